@@ -1,0 +1,116 @@
+// Host interfaces core defines once and each host implements (SandboxRuntime, AskChannel); core, trusted side.
+import type { CapabilityName } from '../protocol/wire.js';
+import type { ToolManifest } from '../protocol/manifest.js';
+
+/** Limits for one call; the host clamps manifest requests to its maxima. */
+export interface CallLimits {
+  /** Wall-clock timeout per call, ms (default 60 000). */
+  timeoutMs: number;
+  /** Cap on the serialized (JSON, UTF-8) result, bytes (default 2 MiB). */
+  outputBytes: number;
+  /** Heap cap for the sandbox, MiB (default 256). */
+  memoryMb: number;
+}
+export const DEFAULT_LIMITS: CallLimits = { timeoutMs: 60_000, outputBytes: 2 * 1024 * 1024, memoryMb: 256 };
+
+/** What a runtime needs to start a sandbox for one immutable revision. */
+export interface SandboxSpec {
+  revision: string;
+  manifest: ToolManifest;
+  limits: CallLimits;
+  /** CLI only: folders granted to the OS sandbox, already canonicalized (realpath). */
+  folders?: { path: string; access: 'read' | 'write' }[];
+}
+
+/**
+ * Handles one capability request from tool code. Identity comes from the host-side sandbox record,
+ * never from the message. Throws TyError with a stable code to refuse.
+ */
+export type CapabilityHandler = (name: CapabilityName, params: unknown, signal: AbortSignal) => Promise<unknown>;
+
+export interface CallOptions {
+  signal: AbortSignal;
+  onCapability: CapabilityHandler;
+  limits: CallLimits;
+}
+
+/** A live sandbox for one revision. */
+export interface SandboxInstance {
+  readonly revision: string;
+  readonly alive: boolean;
+  /**
+   * Run one call; the result is plain JSON data.
+   * @throws TyError E_TOOL_FAILED (tool threw; message rebuilt as plain {name, message}),
+   *   E_OUTPUT_LIMIT, E_TIMEOUT, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED, E_PROTOCOL.
+   */
+  call(args: unknown, opts: CallOptions): Promise<unknown>;
+  /** Kill the sandbox (whole process tree / worker + frame). Idempotent. */
+  destroy(reason: string): Promise<void>;
+}
+
+/** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker). */
+export interface SandboxRuntime {
+  readonly name: string;
+  start(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxInstance>;
+}
+
+/** A question for a person. Text fields are raw; channels sanitize before display (core/text.ts). */
+export interface Question {
+  id: string;
+  /** Short title, e.g. "Allow fetch?" */
+  title: string;
+  /** Lines of detail (tool name, revision, origin, server hints); raw, sanitized on display. */
+  details: string[];
+  /** The rule that would let this through without asking, e.g. `fetch(read:https://api.example.com)`. */
+  suggestedRule?: string;
+  /** Server hints shown as such; they never skip asking. */
+  hints?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  /** Scopes the person may choose; `once` always. */
+  scopes?: ('once' | 'session' | 'permanent')[];
+}
+export interface Answer {
+  allow: boolean;
+  scope: 'once' | 'session' | 'permanent';
+  channel: string;
+}
+
+/** A surface that can present a question to a person (terminal, waiting-question store, browser dialog). */
+export interface AskChannel {
+  readonly name: string;
+  /** True when a person can see a question on this channel right now. */
+  live(): boolean | Promise<boolean>;
+  /** Present the question; resolve with the answer, or undefined when this channel got none. Abort on signal. */
+  ask(q: Question, signal: AbortSignal): Promise<Answer | undefined>;
+}
+
+/** Who is acting, for rules and audit: e.g. `cli:user`, `mcp:SANDBOXNAME`, `browser:app`. */
+export type Principal = string;
+
+/** What reaches the gate: a tool invocation or one capability use by a revision. */
+export interface GateRequest {
+  principal: Principal;
+  /** `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup, python). */
+  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'popup' | 'python';
+  toolName: string;
+  revision: string;
+  /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin. */
+  target?: string;
+  access?: 'read' | 'write';
+  /** MCP server hints, shown in questions; never skip asking. */
+  hints?: Question['hints'];
+  /** Passed to hooks only (never audited, never secret values). */
+  hookPayload?: unknown;
+  /** What the manifest requested: the upper bound for capability grants. */
+  requested?: boolean;
+}
+
+/**
+ * The one gate every invocation and capability use passes (core/gate.ts implements it):
+ * permission check (deny first) -> ask if needed -> pre-hooks -> execute -> post-hooks -> audit.
+ */
+export interface Gate {
+  /** For invocations: run `execute` only if allowed. @throws TyError E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED */
+  run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }>;
+  /** For capability uses: resolve if allowed. @throws TyError E_CAPABILITY_DENIED, E_PAUSED */
+  authorize(req: GateRequest, signal?: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,108 @@
+// Store contract shared by every host (file store on Node, IndexedDB in the browser); core, trusted side.
+import { TyError } from './errors.js';
+import { cidOfBytes, isContentId } from './cid.js';
+
+/**
+ * What a host implements: raw bytes in namespaces, plus append-only logs and a cross-process lock.
+ * Namespaces and keys are `[A-Za-z0-9._@:-]{1,200}`; hosts refuse anything else (no path tricks).
+ * Every write is atomic: a reader sees the old bytes or the new ones, never a half-written entry.
+ */
+export interface StoreBackend {
+  /** Read bytes, or undefined when absent. */
+  get(ns: string, key: string): Promise<Uint8Array | undefined>;
+  /** Write bytes atomically (temp file + rename, or one IndexedDB transaction). */
+  put(ns: string, key: string, bytes: Uint8Array): Promise<void>;
+  /** Delete; absent is not an error. */
+  delete(ns: string, key: string): Promise<void>;
+  /** Keys of a namespace, sorted. */
+  list(ns: string): Promise<string[]>;
+  /** Append one line (no newline inside) to a log; each append is atomic with respect to other appenders. */
+  append(log: string, line: string): Promise<void>;
+  /** All lines of a log, oldest first. */
+  readLog(log: string): Promise<string[]>;
+  /** Run `fn` holding an exclusive lock named `name`, across processes where the host has several. */
+  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export const KEY_RE = /^[A-Za-z0-9._@:-]{1,200}$/;
+
+/** Throws E_STORE for a namespace or key outside KEY_RE. Hosts call this before touching storage. */
+export function checkKey(ns: string, key?: string): void {
+  if (!KEY_RE.test(ns) || ns.startsWith('.')) throw new TyError('E_STORE', `invalid store namespace "${ns.slice(0, 64)}"`);
+  if (key !== undefined && (!KEY_RE.test(key) || key.startsWith('.'))) throw new TyError('E_STORE', `invalid store key "${key.slice(0, 64)}"`);
+}
+
+const dec = new TextDecoder();
+const enc = new TextEncoder();
+
+/**
+ * The store as core uses it: content-addressed objects that are re-hashed on every read
+ * (E_INTEGRITY on mismatch), JSON records, JSON Lines logs.
+ */
+export class Store {
+  constructor(readonly backend: StoreBackend) {}
+
+  /** Store canonical document bytes under their CID; idempotent. Returns the CID. */
+  async putObject(bytes: Uint8Array): Promise<string> {
+    const cid = await cidOfBytes(bytes);
+    const existing = await this.backend.get('objects', cid);
+    if (existing === undefined) await this.backend.put('objects', cid, bytes);
+    return cid;
+  }
+
+  /**
+   * Read an object and re-hash it.
+   * @throws TyError E_INTEGRITY when the bytes do not hash to `cid`; E_STORE for a malformed id.
+   */
+  async getObject(cid: string): Promise<Uint8Array | undefined> {
+    if (!isContentId(cid)) throw new TyError('E_STORE', `"${cid.slice(0, 80)}" is not a content id`);
+    const bytes = await this.backend.get('objects', cid);
+    if (bytes === undefined) return undefined;
+    const actual = await cidOfBytes(bytes);
+    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Remove it and add the tool again.`);
+    return bytes;
+  }
+
+  async getJson<T>(ns: string, key: string): Promise<T | undefined> {
+    const b = await this.backend.get(ns, key);
+    if (b === undefined) return undefined;
+    try {
+      return JSON.parse(dec.decode(b)) as T;
+    } catch {
+      throw new TyError('E_STORE', `store record ${ns}/${key} is not valid JSON`);
+    }
+  }
+
+  async putJson(ns: string, key: string, value: unknown): Promise<void> {
+    await this.backend.put(ns, key, enc.encode(JSON.stringify(value)));
+  }
+
+  /** Read-modify-write under the lock `ns/key`. Returning undefined deletes the record. */
+  async update<T>(ns: string, key: string, fn: (old: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
+    return this.backend.withLock(`${ns}.${key}`, async () => {
+      const next = await fn(await this.getJson<T>(ns, key));
+      if (next === undefined) await this.backend.delete(ns, key);
+      else await this.putJson(ns, key, next);
+      return next;
+    });
+  }
+
+  async appendJsonl(log: string, entry: unknown): Promise<void> {
+    await this.backend.append(log, JSON.stringify(entry));
+  }
+
+  /** Parsed log lines; a torn or corrupt line is skipped and counted, never fatal. */
+  async readJsonl<T>(log: string): Promise<{ entries: T[]; corrupt: number }> {
+    const entries: T[] = [];
+    let corrupt = 0;
+    for (const line of await this.backend.readLog(log)) {
+      if (!line) continue;
+      try {
+        entries.push(JSON.parse(line) as T);
+      } catch {
+        corrupt++;
+      }
+    }
+    return { entries, corrupt };
+  }
+}

@@ -1,0 +1,82 @@
+// Tool manifest and revision id schemas; pure data, crosses every boundary (CLI, protocol clients, browser).
+import { z } from 'zod';
+
+/** A tool name: 1 to 64 of `[a-zA-Z0-9_-]` (the function-name rule providers share). */
+export const ToolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -');
+
+/**
+ * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document.
+ * See core/revision.ts for the codec.
+ */
+export const RevisionIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/, 'a revision id is a base32 CIDv1 string starting with "b"');
+export type RevisionId = z.infer<typeof RevisionIdSchema>;
+
+/** A JSON Schema object (draft 2020-12); validated structurally by ajv at install time, not here. */
+export const JsonSchemaSchema = z.record(z.string(), z.unknown());
+
+/** An origin as used in capability requests and rules: `https://host[:port]` or `https://*.example.com`. */
+export const OriginPatternSchema = z.string().regex(/^https:\/\/(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i, 'an origin is https://host[:port] or https://*.domain');
+
+/** Capabilities a revision requests: an upper bound; grants still come from rules or a person. */
+export const RequestedCapabilitiesSchema = z.strictObject({
+  fetch: z.array(z.strictObject({ origin: OriginPatternSchema, access: z.enum(['read', 'write', '*']) })).max(64).optional(),
+  storage: z.strictObject({ quotaBytes: z.number().int().positive().max(64 * 1024 * 1024).optional() }).optional(),
+  secrets: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/)).max(64).optional(),
+  subtasks: z.boolean().optional(),
+  resolveInvocation: z.array(ToolNameSchema).max(64).optional(),
+  /** Folder grants for the CLI host's OS sandbox; canonicalized with realpath by the host. */
+  folders: z.array(z.strictObject({ path: z.string().min(1).max(4096), access: z.enum(['read', 'write']) })).max(16).optional(),
+});
+export type RequestedCapabilities = z.infer<typeof RequestedCapabilitiesSchema>;
+
+export const SandboxedCodeSchema = z.strictObject({
+  kind: z.literal('sandboxed-code'),
+  runtime: z.enum(['javascript', 'python']),
+  /** ES module source (JavaScript: default export `async (args, ctx) => result`) or Python source. */
+  source: z.string().min(1).max(4 * 1024 * 1024),
+  /** Preferred CLI runtime for JavaScript; `node` when absent. */
+  engine: z.enum(['node', 'deno']).optional(),
+  /** Python only: keep the in-memory file system between calls of a retained sandbox. */
+  retainState: z.boolean().optional(),
+});
+export const TrustedNativeSchema = z.strictObject({
+  kind: z.literal('trusted-native'),
+  /** Key of the in-memory native function registered by the application; never stored code. */
+  entry: z.string().min(1).max(128),
+});
+export const ExternalServiceSchema = z.strictObject({
+  kind: z.literal('external-service'),
+  /** The bridged service, e.g. an MCP server definition name. */
+  serviceId: z.string().min(1).max(128),
+  /** The tool's name at that service. */
+  tool: z.string().min(1).max(256).optional(),
+});
+export const ExecutionSchema = z.discriminatedUnion('kind', [SandboxedCodeSchema, TrustedNativeSchema, ExternalServiceSchema]);
+export type Execution = z.infer<typeof ExecutionSchema>;
+
+/** A tool manifest as hashed into a revision (source inlined). */
+export const ToolManifestSchema = z.strictObject({
+  name: ToolNameSchema,
+  description: z.string().max(8192),
+  parameters: JsonSchemaSchema,
+  outputSchema: JsonSchemaSchema.optional(),
+  execution: ExecutionSchema,
+  capabilities: RequestedCapabilitiesSchema.optional(),
+  /** Per-call limits the tool asks for; the host clamps them to its own maxima. */
+  limits: z.strictObject({
+    timeoutMs: z.number().int().positive().max(24 * 3600 * 1000).optional(),
+    outputBytes: z.number().int().positive().max(64 * 1024 * 1024).optional(),
+    memoryMb: z.number().int().positive().max(16384).optional(),
+  }).optional(),
+});
+export type ToolManifest = z.infer<typeof ToolManifestSchema>;
+
+/** The input form accepted by `tycli tool add`: `sourceFile` (relative to the manifest) instead of `source`. */
+export const ToolManifestInputSchema = ToolManifestSchema.extend({
+  execution: z.discriminatedUnion('kind', [
+    SandboxedCodeSchema.extend({ source: z.string().min(1).max(4 * 1024 * 1024).optional(), sourceFile: z.string().min(1).max(4096).optional() }),
+    TrustedNativeSchema,
+    ExternalServiceSchema,
+  ]),
+});
+export type ToolManifestInput = z.infer<typeof ToolManifestInputSchema>;

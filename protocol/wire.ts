@@ -1,0 +1,84 @@
+// Host-to-sandbox wire messages (one JSON object per line / per postMessage); pure data, versioned.
+import { z } from 'zod';
+import { WireErrorSchema } from './errors.js';
+
+/** Bumped on any incompatible change; both sides refuse a message of another version. */
+export const PROTOCOL_VERSION = 1 as const;
+const V = z.literal(PROTOCOL_VERSION);
+const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** The capability names a sandbox may request; anything else fails closed. */
+export const CAPABILITY_NAMES = [
+  'fetch',
+  'createSubtasksResult',
+  'resolveInvocation',
+  'storage.get',
+  'storage.set',
+  'storage.delete',
+  'storage.list',
+  'getSecret',
+] as const;
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+// host -> sandbox
+export const LoadMessageSchema = z.strictObject({ v: V, type: z.literal('load'), runtime: z.enum(['javascript', 'python']), source: z.string() });
+export const CallMessageSchema = z.strictObject({ v: V, type: z.literal('call'), id: Id, args: z.unknown() });
+export const CapabilityReplySchema = z.strictObject({
+  v: V,
+  type: z.literal('cap-reply'),
+  id: Id,
+  ok: z.boolean(),
+  value: z.unknown().optional(),
+  error: WireErrorSchema.optional(),
+});
+export const HostMessageSchema = z.discriminatedUnion('type', [LoadMessageSchema, CallMessageSchema, CapabilityReplySchema]);
+export type HostMessage = z.infer<typeof HostMessageSchema>;
+
+// sandbox -> host
+export const ReadyMessageSchema = z.strictObject({ v: V, type: z.literal('ready'), runtime: z.string().max(64), version: z.string().max(64).optional() });
+export const LoadedMessageSchema = z.strictObject({ v: V, type: z.literal('loaded'), ok: z.boolean(), error: WireErrorSchema.optional() });
+export const ResultMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('result'),
+  id: Id,
+  ok: z.boolean(),
+  /** JSON text of the result, so the host measures and parses it without touching guest objects. */
+  json: z.string().optional(),
+  error: WireErrorSchema.optional(),
+});
+export const CapabilityRequestSchema = z.strictObject({
+  v: V,
+  type: z.literal('cap'),
+  id: Id,
+  callId: Id,
+  name: z.enum(CAPABILITY_NAMES),
+  params: z.unknown(),
+});
+export const LogMessageSchema = z.strictObject({ v: V, type: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), text: z.string().max(8192) });
+export const SandboxMessageSchema = z.discriminatedUnion('type', [
+  ReadyMessageSchema,
+  LoadedMessageSchema,
+  ResultMessageSchema,
+  CapabilityRequestSchema,
+  LogMessageSchema,
+]);
+export type SandboxMessage = z.infer<typeof SandboxMessageSchema>;
+
+/** A fetch request as it crosses the boundary: plain data only. */
+export const FetchRequestSchema = z.strictObject({
+  url: z.string().max(8192),
+  method: z.string().regex(/^[A-Za-z]{1,16}$/).default('GET'),
+  headers: z.array(z.tuple([z.string().max(256), z.string().max(16384)])).max(128).default([]),
+  /** base64 body, at most the request cap. */
+  body: z.string().max(24 * 1024 * 1024).optional(),
+});
+export type FetchRequest = z.infer<typeof FetchRequestSchema>;
+export const FetchResponseSchema = z.strictObject({
+  status: z.number().int().min(100).max(999),
+  statusText: z.string(),
+  headers: z.array(z.tuple([z.string(), z.string()])),
+  /** base64 body */
+  body: z.string(),
+  url: z.string(),
+});
+export type FetchResponse = z.infer<typeof FetchResponseSchema>;
