@@ -1,0 +1,46 @@
+// Shapes shared by every tycli command module; Node host, trusted side.
+import type { ParseArgsConfig } from 'node:util';
+
+export interface CliIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  /** True when stdin and stderr are a terminal a person sits at. */
+  interactive: boolean;
+}
+
+/** Options every command accepts (parsed before the command's own). */
+export interface GlobalOptions {
+  /** Store and state root: --home, else TYCLI_HOME, else the per-user data folder (env-paths). */
+  home: string;
+  json: boolean;
+  /** Repeated --allow / --deny rules and --mode, for the permission engine (session scope: flags). */
+  allow: string[];
+  deny: string[];
+  mode?: string;
+  /** --sandbox auto|required|off (OS isolation posture). */
+  sandbox?: string;
+}
+
+export interface CliContext {
+  io: CliIO;
+  cwd: string;
+  /** The CLI's own environment. Never passed to a sandbox. */
+  env: NodeJS.ProcessEnv;
+  globals: GlobalOptions;
+}
+
+/**
+ * One command: `path` is its words (e.g. ['tool', 'add']). `options` is a node:util parseArgs
+ * options table. `run` returns the exit code: 0 ok, 1 the tool failed or was refused, 2 bad usage or input.
+ */
+export interface CliCommand {
+  path: string[];
+  summary: string;
+  /** Usage text shown by --help, after the summary. */
+  usage: string;
+  options?: ParseArgsConfig['options'];
+  /** Whether positionals are accepted (default true). */
+  allowPositionals?: boolean;
+  run(ctx: CliContext, values: Record<string, unknown>, positionals: string[]): Promise<number>;
+}
