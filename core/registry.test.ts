@@ -1,0 +1,115 @@
+// Unit tests for the registry: revision ids, bindings, integrity on read.
+import { describe, expect, it } from 'vitest';
+import { Store } from './store.js';
+import { MemoryStoreBackend } from './memory-store.js';
+import { ToolRegistry, revisionId } from './registry.js';
+import { TyError } from './errors.js';
+import type { ToolManifest } from '../protocol/manifest.js';
+
+const manifest = (source = 'export default async (a) => a.x * 2;', extra: Partial<ToolManifest> = {}): ToolManifest => ({
+  name: 'double',
+  description: 'Doubles x.',
+  parameters: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false },
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  ...extra,
+});
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return e instanceof TyError ? e.code : `not a TyError: ${String(e)}`;
+  }
+  return 'resolved';
+}
+
+describe('revision ids', () => {
+  it('are equal for equal manifests regardless of key order, and CIDv1 json/sha2-256', async () => {
+    const a = manifest();
+    const b = JSON.parse(JSON.stringify({ execution: a.execution, parameters: a.parameters, description: a.description, name: a.name }));
+    expect(await revisionId(a)).toBe(await revisionId(b));
+    expect(await revisionId(a)).toMatch(/^bagaaiera[a-z2-7]+$/);
+  });
+  it('change with any change, source included', async () => {
+    const base = await revisionId(manifest());
+    expect(await revisionId(manifest('export default async (a) => a.x * 3;'))).not.toBe(base);
+    expect(await revisionId(manifest(undefined, { description: 'Doubles x!' }))).not.toBe(base);
+    expect(await revisionId(manifest(undefined, { limits: { timeoutMs: 1000 } }))).not.toBe(base);
+  });
+  it('is stable across releases (golden value; changing the codec is a breaking change)', async () => {
+    expect(await revisionId(manifest())).toBe(GOLDEN);
+  });
+});
+// Computed independently: python3 json.dumps(sort_keys, compact) -> sha256 -> CIDv1 bytes [1, 0x80 0x04 (json), 0x12 0x20, digest] -> base32.
+const GOLDEN = 'bagaaieraudnpizzxp2fduvbgeqjkhn4azpvulsjq7n2s73zrxb5lvn5mtrla';
+
+describe('ToolRegistry', () => {
+  const fresh = () => new ToolRegistry(new Store(new MemoryStoreBackend()));
+
+  it('installs, activates a new name, resolves by name and name@rev', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    expect(a).toMatchObject({ created: true, activated: true });
+    expect((await r.resolve('double')).revision).toBe(a.revision);
+    expect((await r.resolve(`double@${a.revision}`)).active).toBe(true);
+    const again = await r.install(manifest());
+    expect(again).toMatchObject({ revision: a.revision, created: false, activated: false });
+  });
+
+  it('needs explicit approval to replace an active binding; a pinned call keeps the old revision', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    const b = await r.install(manifest('export default async (a) => a.x * 3;'));
+    expect(b.activated).toBe(false);
+    expect(await code(r.activate('double', b.revision))).toBe('E_APPROVAL_REQUIRED');
+    expect((await r.resolve('double')).revision).toBe(a.revision);
+    await r.activate('double', b.revision, { approveReplacement: true });
+    expect((await r.resolve('double')).revision).toBe(b.revision);
+    const pinned = await r.resolve(`double@${a.revision}`);
+    expect(pinned.manifest.execution).toMatchObject({ source: 'export default async (a) => a.x * 2;' });
+    expect(pinned.active).toBe(false);
+  });
+
+  it('refuses invalid manifests with E_INVALID_MANIFEST naming the field', async () => {
+    const r = fresh();
+    for (const bad of [
+      { ...manifest(), name: 'bad name!' },
+      { ...manifest(), extra: 1 },
+      { ...manifest(), execution: { kind: 'sandboxed-code', runtime: 'cobol', source: 'x' } },
+      { ...manifest(), parameters: { type: 'objekt' } },
+    ]) {
+      const err = await r.install(bad).catch((e: TyError) => e);
+      expect(err).toBeInstanceOf(TyError);
+      expect((err as TyError).code).toBe('E_INVALID_MANIFEST');
+    }
+  });
+
+  it('re-hashes on read and refuses a tampered object with E_INTEGRITY', async () => {
+    const backend = new MemoryStoreBackend();
+    const r = new ToolRegistry(new Store(backend));
+    const a = await r.install(manifest());
+    const bytes = (await backend.get('objects', a.revision))!;
+    const tampered = new TextDecoder().decode(bytes).replace('a.x * 2', 'a.x * 9');
+    await backend.put('objects', a.revision, new TextEncoder().encode(tampered));
+    expect(await code(r.resolve('double'))).toBe('E_INTEGRITY');
+  });
+
+  it('reports unknown tools and malformed references with E_UNKNOWN_TOOL', async () => {
+    const r = fresh();
+    expect(await code(r.resolve('nope'))).toBe('E_UNKNOWN_TOOL');
+    expect(await code(r.resolve('../etc'))).toBe('E_UNKNOWN_TOOL');
+    const a = await r.install(manifest());
+    const other = await r.install({ ...manifest(), name: 'other' });
+    expect(await code(r.resolve(`double@${other.revision}`))).toBe('E_UNKNOWN_TOOL');
+    expect(await code(r.resolve(`double@${a.revision.slice(0, -2)}aa`))).toBe('E_UNKNOWN_TOOL');
+  });
+
+  it('keeps natives in memory only', async () => {
+    const backend = new MemoryStoreBackend();
+    const r = new ToolRegistry(new Store(backend));
+    const a = await r.install({ ...manifest(), execution: { kind: 'trusted-native', entry: 'double' } });
+    r.registerNative(a.revision, async (x) => x);
+    expect(r.getNative(a.revision)).toBeTypeOf('function');
+    expect(new ToolRegistry(new Store(backend)).getNative(a.revision)).toBeUndefined();
+  });
+});

@@ -1,0 +1,158 @@
+// Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
+import { ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
+import { TyError } from './errors.js';
+import { DOMAINS, contentId, documentBytes } from './cid.js';
+import type { Store } from './store.js';
+import { checkSchema } from './validate.js';
+
+/** A name binding as stored (record `bindings/NAME`). */
+export interface Binding {
+  name: string;
+  /** The active revision, if any. */
+  active?: string;
+  /** Every revision installed under this name, oldest first. */
+  revisions: string[];
+}
+
+export interface ResolvedTool {
+  name: string;
+  revision: string;
+  manifest: ToolManifest;
+  /** True when `revision` is the name's active binding. */
+  active: boolean;
+}
+
+export type NativeFunction = (args: unknown, ctx: unknown) => Promise<unknown>;
+
+const decoder = new TextDecoder();
+
+/**
+ * Validate a manifest: schema (protocol/manifest.ts) and its JSON Schemas (ajv, draft 2020-12).
+ * @throws TyError E_INVALID_MANIFEST naming the field and the fix.
+ */
+export function parseManifest(input: unknown): ToolManifest {
+  const r = ToolManifestSchema.safeParse(input);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at ${at}: ${issue?.message ?? 'invalid'}`, { path: at });
+  }
+  checkSchema(r.data.parameters, 'parameters');
+  if (r.data.outputSchema) checkSchema(r.data.outputSchema, 'outputSchema');
+  return r.data;
+}
+
+/**
+ * The revision id of a manifest: CIDv1 (json codec, sha2-256) over the canonical JSON of
+ * `{"body": MANIFEST, "domain": "tysandbox/tool-revision/v1"}` (keys sorted, undefined omitted; core/canonical.ts).
+ * Same manifest -> same id on every host; any change, source included, -> another id.
+ */
+export async function revisionId(manifest: ToolManifest): Promise<string> {
+  return contentId(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
+}
+
+/** Split `name` or `name@REV`. @throws TyError E_UNKNOWN_TOOL for a malformed reference. */
+export function parseRef(ref: string): { name: string; revision?: string } {
+  const at = ref.indexOf('@');
+  const name = at < 0 ? ref : ref.slice(0, at);
+  const revision = at < 0 ? undefined : ref.slice(at + 1);
+  if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME or NAME@REVISION`);
+  if (revision !== undefined && !/^b[a-z2-7]{20,200}$/.test(revision)) throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id (a base32 CID starting with "b")`);
+  return revision === undefined ? { name } : { name, revision };
+}
+
+/**
+ * The tool manager: installs immutable revisions in the store, keeps name bindings,
+ * resolves `name` or `name@REV`, and holds trusted-native functions in memory by revision.
+ */
+export class ToolRegistry {
+  readonly #natives = new Map<string, NativeFunction>();
+  constructor(readonly store: Store) {}
+
+  /**
+   * Validate, hash and store a manifest; activate it when the name has no binding yet.
+   * @throws TyError E_INVALID_MANIFEST
+   */
+  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean }> {
+    const manifest = parseManifest(input);
+    const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
+    const existed = (await this.store.backend.get('objects', await revisionId(manifest))) !== undefined;
+    const revision = await this.store.putObject(bytes);
+    let activated = false;
+    await this.store.update<Binding>('bindings', manifest.name, (b) => {
+      const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
+      if (!next.revisions.includes(revision)) next.revisions.push(revision);
+      if (!next.active) {
+        next.active = revision;
+        activated = true;
+      }
+      return next;
+    });
+    return { revision, manifest, created: !existed, activated };
+  }
+
+  /**
+   * Bind `name` to `revision`. Replacing a different active binding needs `approveReplacement`.
+   * @throws TyError E_UNKNOWN_TOOL, E_APPROVAL_REQUIRED, E_INTEGRITY
+   */
+  async activate(name: string, revision: string, opts: { approveReplacement?: boolean } = {}): Promise<void> {
+    const tool = await this.#load(name, revision);
+    await this.store.update<Binding>('bindings', name, (b) => {
+      const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name, revisions: [] };
+      if (next.active && next.active !== revision && !opts.approveReplacement) {
+        throw new TyError('E_APPROVAL_REQUIRED', `"${name}" is bound to ${next.active}; replacing the active binding needs explicit approval (tycli tool activate ${name} ${revision} --approve-replacement)`);
+      }
+      if (!next.revisions.includes(tool.revision)) next.revisions.push(tool.revision);
+      next.active = tool.revision;
+      return next;
+    });
+  }
+
+  /**
+   * Resolve `name` (the active binding) or `name@REV` (that exact revision, active or not).
+   * The stored manifest is re-hashed on read.
+   * @throws TyError E_UNKNOWN_TOOL, E_INTEGRITY
+   */
+  async resolve(ref: string): Promise<ResolvedTool> {
+    const { name, revision } = parseRef(ref);
+    const binding = await this.store.getJson<Binding>('bindings', name);
+    const rev = revision ?? binding?.active;
+    if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed; add it with: tycli tool add MANIFEST.json`);
+    const t = await this.#load(name, rev);
+    return { ...t, active: binding?.active === rev };
+  }
+
+  /** Every name with its active revision and installed revisions, sorted by name. */
+  async list(): Promise<{ name: string; active: string | undefined; revisions: string[] }[]> {
+    const out = [];
+    for (const key of await this.store.backend.list('bindings')) {
+      const b = await this.store.getJson<Binding>('bindings', key);
+      if (b) out.push({ name: b.name, active: b.active, revisions: b.revisions });
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Register a trusted-native implementation for a revision; kept in memory only, never stored. */
+  registerNative(revision: string, fn: NativeFunction): void {
+    this.#natives.set(revision, fn);
+  }
+  getNative(revision: string): NativeFunction | undefined {
+    return this.#natives.get(revision);
+  }
+
+  async #load(name: string, revision: string): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
+    const bytes = await this.store.getObject(revision);
+    if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed; see: tycli tool list`);
+    let doc: { domain?: unknown; body?: unknown };
+    try {
+      doc = JSON.parse(decoder.decode(bytes));
+    } catch {
+      throw new TyError('E_INTEGRITY', `stored revision ${revision} is not a manifest document`);
+    }
+    if (doc.domain !== DOMAINS.toolRevision) throw new TyError('E_UNKNOWN_TOOL', `${revision} is not a tool revision`);
+    const parsed = ToolManifestSchema.safeParse(doc.body);
+    if (!parsed.success) throw new TyError('E_INTEGRITY', `stored revision ${revision} holds an invalid manifest`);
+    if (parsed.data.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${parsed.data.name}", not "${name}"`);
+    return { name, revision, manifest: parsed.data };
+  }
+}
