@@ -1,0 +1,7 @@
+// Types of browser/build-config.mjs; build time, trusted side.
+import type { BuildEnvironmentOptions, Plugin } from 'vite';
+export declare const BROWSER_OUT_DIR: string;
+export declare const PYODIDE_FILES: string[];
+export declare const PYODIDE_MANIFEST_ID: string;
+export declare function pyodideAssetsPlugin(): Plugin;
+export declare function browserBuildOptions(outDir?: string): BuildEnvironmentOptions;

@@ -1,0 +1,97 @@
+// The browser host assembled: IndexedDB store + registry + gate (dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
+import { Store } from '../core/store.js';
+import { ToolRegistry } from '../core/registry.js';
+import { Invoker } from '../core/invoke.js';
+import { SandboxPool } from '../core/pool.js';
+import { PermissionGate, StoreDecisions } from '../core/gate.js';
+import { compilePolicy, type RuleSet } from '../core/permissions.js';
+import { AskRouter } from '../core/ask.js';
+import { StoreAuditLog } from '../core/audit.js';
+import { PauseTracker } from '../core/pause.js';
+import { capabilityFactory } from '../core/capabilities.js';
+import type { SecretValues } from '../core/secrets.js';
+import type { FetchTransport } from '../core/fetch/mediated.js';
+import type { AskChannel, Gate } from '../core/runtime.js';
+import { IdbStoreBackend } from './store.js';
+import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox.js';
+import { DialogAskChannel } from './ask-dialog.js';
+import { BrowserFetchTransport } from './fetch.js';
+
+export interface BrowserHostOptions {
+  /** IndexedDB database name (default `tysandbox`). */
+  dbName?: string;
+  /** Permission rules, e.g. `[{ scope: 'session', allow: ['fetch(read:https://api.example.com)'] }]`. Default: none (mode standard). */
+  rules?: RuleSet[];
+  /** Where questions are shown (default: one DialogAskChannel). */
+  askChannels?: AskChannel[];
+  /** How long a question waits for an answer, ms (default 120 000). */
+  askWaitMs?: number;
+  /** Sandbox frames, Pyodide manifest (enables `python`), console output of tools. */
+  sandbox?: BrowserSandboxOptions;
+  /** `retained` (default) or `disposable` sandboxes. */
+  mode?: 'retained' | 'disposable';
+  /** Principal for rules and audit (default `browser:app`). */
+  principal?: string;
+  /** Secret values the app holds; absent: every secret is refused. */
+  secretValues?: SecretValues;
+  /** Replace the page's fetch transport (tests). */
+  transport?: FetchTransport;
+  /** Replace the permission gate. */
+  gate?: Gate;
+}
+
+export interface BrowserHost {
+  store: Store;
+  registry: ToolRegistry;
+  gate: Gate;
+  invoker: Invoker;
+  pool: SandboxPool;
+  /** Destroy every sandbox and close the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Assemble the browser host: IdbStoreBackend -> Store -> ToolRegistry; PermissionGate over the rules, an
+ * AskRouter on the dialog channel, audit log, pause tracker and permanent decisions in the same store;
+ * capability handlers per revision identity (core/capabilities.ts) over BrowserFetchTransport; a
+ * SandboxPool of BrowserSandboxRuntime; the Invoker (core/invoke.ts) tying them together.
+ * @throws TyError E_STORE (IndexedDB unavailable), E_INVALID_SETTINGS (a bad rule or askWaitMs).
+ */
+export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<BrowserHost> {
+  const backend = await IdbStoreBackend.open({ name: opts.dbName ?? 'tysandbox' });
+  const store = new Store(backend);
+  const registry = new ToolRegistry(store);
+  const policy = compilePolicy(opts.rules ?? [{ scope: 'session' }]);
+  const gate =
+    opts.gate ??
+    new PermissionGate({
+      config: () => ({ policy }),
+      asker: new AskRouter({ channels: opts.askChannels ?? [new DialogAskChannel()], ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }),
+      audit: new StoreAuditLog(store),
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+    });
+  const capabilities = capabilityFactory({
+    store,
+    registry,
+    gate,
+    transport: opts.transport ?? new BrowserFetchTransport(),
+    ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
+  });
+  const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime(opts.sandbox ?? {}), mode: opts.mode ?? 'retained' });
+  const invoker = new Invoker({ registry, pool, gate, capabilities, principal: opts.principal ?? 'browser:app' });
+  let closed = false;
+  return {
+    store,
+    registry,
+    gate,
+    invoker,
+    pool,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.shutdown();
+      backend.close();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// Unit tests for the audit log (schema, scrubbing, --since parsing) and pause keys; trusted side.
+import { describe, expect, it } from 'vitest';
+import { StoreAuditLog, formatAuditRecord, parseSince, scrub, type AuditRecord } from './audit.js';
+import { PauseTracker, pauseKey } from './pause.js';
+import { KEY_RE, Store } from './store.js';
+import { MemoryStoreBackend } from './memory-store.js';
+import { TyError } from './errors.js';
+
+const rec = (over: Partial<AuditRecord> = {}): AuditRecord => ({
+  v: 1, time: '2026-01-01T00:00:00.000Z', principal: 'cli:user', tool: 'weather', revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy',
+  kind: 'tool', decision: 'allow', rule: 'mode standard', list: 'mode', scope: 'default', durationMs: 3, outcome: 'ok', ...over,
+});
+
+describe('audit', () => {
+  it('withholds known secret values, longest first, in every string field', async () => {
+    expect(scrub('a-LONGSECRET-b', ['LONG', 'LONGSECRET'])).toBe('a-<withheld>-b');
+    const store = new Store(new MemoryStoreBackend());
+    const log = new StoreAuditLog(store, () => ['tok123']);
+    await log.append(rec({ target: 'https://tok123.example.com', principal: 'mcp:tok123' }));
+    const raw = (await store.backend.readLog('audit')).join('\n');
+    expect(raw).not.toContain('tok123');
+    expect(raw).toContain('<withheld>');
+  });
+
+  it('refuses a record with fields outside the schema (arguments have no place in it)', async () => {
+    const log = new StoreAuditLog(new Store(new MemoryStoreBackend()));
+    await expect(log.append({ ...rec(), args: { a: 1 } } as unknown as AuditRecord)).rejects.toMatchObject({ code: 'E_STORE' });
+  });
+
+  it('reads with --since and skips torn or foreign lines, counting them', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const log = new StoreAuditLog(store);
+    await log.append(rec({ time: '2026-01-01T00:00:00.000Z' }));
+    await store.backend.append('audit', '{"torn":');
+    await store.backend.append('audit', '{"v":1}');
+    await log.append(rec({ time: '2026-01-02T00:00:00.000Z', decision: 'deny', outcome: 'denied' }));
+    const all = await log.read();
+    expect(all.entries).toHaveLength(2);
+    expect(all.corrupt).toBe(2);
+    const later = await log.read({ since: Date.parse('2026-01-01T12:00:00Z') });
+    expect(later.entries.map((e) => e.decision)).toEqual(['deny']);
+    expect(formatAuditRecord(later.entries[0]!)).toContain('DENY cli:user weather@');
+  });
+
+  it('parseSince takes ISO times and spans, refuses the rest', () => {
+    const now = Date.parse('2026-01-10T00:00:00Z');
+    expect(parseSince('2h', now)).toBe(now - 7_200_000);
+    expect(parseSince('7d', now)).toBe(now - 7 * 86_400_000);
+    expect(parseSince('2026-01-01T00:00:00Z', now)).toBe(Date.parse('2026-01-01T00:00:00Z'));
+    for (const bad of ['yesterday', '5', '-1h', '2026-13-45']) expect(() => parseSince(bad, now)).toThrow(TyError);
+  });
+});
+
+describe('pause', () => {
+  it('keys are the tool name when safe, hex otherwise, and never collide across the two', () => {
+    expect(pauseKey('weather')).toBe('weather');
+    expect(pauseKey('files/read')).toMatch(/^x-[0-9a-f]+$/);
+    expect(pauseKey('x-41')).not.toBe('x-41');
+    expect(pauseKey('x-41')).not.toBe(pauseKey('A'));
+    const a = pauseKey(`${'a'.repeat(300)}/1`);
+    const b = pauseKey(`${'a'.repeat(300)}/2`);
+    expect(a).toMatch(KEY_RE);
+    expect(b).toMatch(KEY_RE);
+    expect(a).not.toBe(b);
+  });
+
+  it('rejects a nonsensical configuration', () => {
+    const store = new Store(new MemoryStoreBackend());
+    expect(() => new PauseTracker(store, { maxRefusals: 0 })).toThrow(TyError);
+    expect(() => new PauseTracker(store, { windowMs: -5 })).toThrow(TyError);
+  });
+});

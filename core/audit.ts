@@ -1,0 +1,131 @@
+// Append-only audit trail of every gate decision (never arguments, results or secret values); core, trusted side.
+import { z } from 'zod';
+import { ErrorCodeSchema } from '../protocol/errors.js';
+import { TyError } from './errors.js';
+import type { Store } from './store.js';
+
+export const AUDIT_LOG = 'audit';
+export const WITHHELD = '<withheld>';
+/** Longest name, target or rule kept in a record (characters); the gate cuts longer ones with a marker. */
+export const AUDIT_FIELD_MAX = 2048;
+
+/**
+ * One audit line (JSON Lines, log `audit`). Holds who, what (tool, revision, capability and its target),
+ * the decision and the rule/scope that made it, how long the gate took (ms, decision through execution)
+ * and the outcome. Never arguments, results or secret values.
+ */
+export const AuditRecordSchema = z.strictObject({
+  v: z.literal(1),
+  /** ISO 8601 UTC */
+  time: z.string(),
+  principal: z.string().max(AUDIT_FIELD_MAX),
+  tool: z.string().max(AUDIT_FIELD_MAX),
+  revision: z.string().max(AUDIT_FIELD_MAX),
+  /** `tool` for an invocation, else the capability */
+  kind: z.string().max(32),
+  /** fetch origin, MCP `SERVER/TOOL`, popup target, secret *name* (never its value) */
+  target: z.string().max(AUDIT_FIELD_MAX).optional(),
+  access: z.enum(['read', 'write']).optional(),
+  decision: z.enum(['allow', 'deny']),
+  /** The deciding rule (canonical text) or source, e.g. `fetch(read:https://a.example)`, `mode standard`. */
+  rule: z.string().max(AUDIT_FIELD_MAX),
+  /** The list that decided: deny, allow, ask, alwaysAsk, manifest, mode, remembered, hook, person, pause. */
+  list: z.string().max(32),
+  /** The scope that decided: flags, session, local, project, user, permanent, default, manifest, ... */
+  scope: z.string().max(64),
+  /** The channel a person answered on, when asked. */
+  channel: z.string().max(AUDIT_FIELD_MAX).optional(),
+  durationMs: z.number().nonnegative(),
+  outcome: z.enum(['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused']),
+  code: ErrorCodeSchema.optional(),
+});
+export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+
+/** Where the gate writes audit records. */
+export interface AuditSink {
+  /** Append one record; throws when it cannot be written (the gate then fails the call). */
+  append(rec: AuditRecord): Promise<void>;
+}
+
+/**
+ * Replace every occurrence of each known secret value in `text` with `<withheld>`.
+ * Longest values first, so a secret containing another is withheld whole.
+ */
+export function scrub(text: string, secrets: Iterable<string>): string {
+  let out = text;
+  const list = [...secrets].filter((s) => typeof s === 'string' && s.length > 0).sort((a, b) => b.length - a.length);
+  for (const s of list) out = out.split(s).join(WITHHELD);
+  return out;
+}
+
+/** Scrub every string field of a record. */
+export function scrubRecord<T extends Record<string, unknown>>(rec: T, secrets: Iterable<string>): T {
+  const list = [...secrets];
+  if (list.length === 0) return rec;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rec)) out[k] = typeof v === 'string' ? scrub(v, list) : v;
+  return out as T;
+}
+
+/**
+ * The audit log in the store (`Store.appendJsonl('audit', ...)`): append-only, one JSON object per line.
+ * `withheld` supplies the secret values currently known to the host; any that appears in a field is
+ * replaced with `<withheld>` before writing.
+ */
+export class StoreAuditLog implements AuditSink {
+  constructor(
+    readonly store: Store,
+    readonly withheld: () => Iterable<string> = () => [],
+  ) {}
+
+  async append(rec: AuditRecord): Promise<void> {
+    const clean = scrubRecord(rec, this.withheld());
+    const parsed = AuditRecordSchema.safeParse(clean);
+    if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
+    await this.store.appendJsonl(AUDIT_LOG, parsed.data);
+  }
+
+  /**
+   * Records at or after `since` (ms since the epoch), oldest first. Lines that are torn or do not
+   * match the schema are skipped and counted in `corrupt`.
+   */
+  async read(opts: { since?: number } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
+    const { entries, corrupt } = await this.store.readJsonl<unknown>(AUDIT_LOG);
+    const out: AuditRecord[] = [];
+    let bad = corrupt;
+    for (const e of entries) {
+      const r = AuditRecordSchema.safeParse(e);
+      if (!r.success) {
+        bad++;
+        continue;
+      }
+      if (opts.since !== undefined && !(Date.parse(r.data.time) >= opts.since)) continue;
+      out.push(r.data);
+    }
+    return { entries: out, corrupt: bad };
+  }
+}
+
+/**
+ * Parse a `--since` value: ISO 8601 date/time, or a relative span `30s`, `15m`, `2h`, `7d` before `now`.
+ * Returns ms since the epoch. @throws TyError E_USAGE
+ */
+export function parseSince(value: string, now: number): number {
+  const rel = /^(\d{1,9})([smhd])$/.exec(value.trim());
+  if (rel) {
+    const mult = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[rel[2] as 's' | 'm' | 'h' | 'd'];
+    return now - Number(rel[1]) * mult;
+  }
+  if (/^\d{4}-\d{2}-\d{2}/.test(value)) {
+    const t = Date.parse(value);
+    if (Number.isFinite(t)) return t;
+  }
+  throw new TyError('E_USAGE', `--since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
+}
+
+/** One human-readable line for a record. */
+export function formatAuditRecord(r: AuditRecord): string {
+  const what = r.kind === 'tool' ? 'call' : `${r.kind}${r.access ? `:${r.access}` : ''}${r.target ? ` ${r.target}` : ''}`;
+  const by = `${r.list} ${r.rule} [${r.scope}]${r.channel ? ` via ${r.channel}` : ''}`;
+  return `${r.time} ${r.decision.toUpperCase()} ${r.principal} ${r.tool}@${r.revision.slice(0, 16)}… ${what} by ${by} -> ${r.outcome}${r.code ? ` ${r.code}` : ''} (${Math.round(r.durationMs)} ms)`;
+}

@@ -1,0 +1,145 @@
+// The CapabilityHandler factory: one caller identity, every capability in protocol/wire.ts CAPABILITY_NAMES; core, trusted side.
+import { CAPABILITY_NAMES, type CapabilityName } from '../protocol/wire.js';
+import type { Task } from '../protocol/task.js';
+import type { CapabilityHandler, Gate } from './runtime.js';
+import type { ToolRegistry } from './registry.js';
+import { TyError } from './errors.js';
+import type { Store } from './store.js';
+import { compileDrafts } from './tasks.js';
+import { createMediatedFetch, type CallerIdentity, type FetchLimits, type FetchTransport, type MediatedFetch } from './fetch/mediated.js';
+import { ToolStorage } from './tool-storage.js';
+import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
+
+export interface CapabilityDeps {
+  /** The exact revision the sandbox was started for (from the host's record, never from a message). */
+  identity: CallerIdentity;
+  gate: Gate;
+  fetch: MediatedFetch;
+  storage?: ToolStorage;
+  secrets?: Pick<SecretBroker, 'getSecret'>;
+  registry?: Pick<ToolRegistry, 'resolve'>;
+  /** Compiles drafts into pinned, hashed tasks (core/tasks.ts compileDrafts bound to the registry and lineage). */
+  compile?: (drafts: unknown[]) => Promise<Task[]>;
+  /** The settings revision of a tool revision, when it has settings. Opaque id only. */
+  settingsRevisionOf?: (name: string, revision: string) => Promise<string | undefined>;
+}
+
+type Entry = (params: unknown, signal: AbortSignal) => Promise<unknown>;
+
+/** Accept `"x"` or `{[field]: "x"}`: the runner may send either. */
+function field(params: unknown, name: string): unknown {
+  if (typeof params === 'string') return params;
+  if (params !== null && typeof params === 'object' && !Array.isArray(params) && Object.prototype.hasOwnProperty.call(params, name)) {
+    return (params as Record<string, unknown>)[name];
+  }
+  return undefined;
+}
+
+function unavailable(what: string): never {
+  throw new TyError('E_CAPABILITY_DENIED', `${what} is not available on this host`);
+}
+
+/**
+ * Build the handler a sandbox's capability requests go to. Dispatch is a null-prototype table with one
+ * entry per name in CAPABILITY_NAMES; any other name fails closed (E_CAPABILITY_DENIED). Every entry acts
+ * for `deps.identity` only.
+ *
+ * Params per capability: fetch FetchRequestSchema; createSubtasksResult `DraftTask[]` or `{drafts}`;
+ * resolveInvocation `name` or `{name}`; storage.get/delete `{key}`; storage.set `{key, value}`;
+ * storage.list `{prefix?}`; getSecret `name` or `{name}`.
+ */
+export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler {
+  const id = deps.identity;
+  const caps = id.manifest.capabilities;
+  const table: Record<CapabilityName, Entry> = Object.assign(Object.create(null) as Record<CapabilityName, Entry>, {
+    fetch: (p: unknown, s: AbortSignal) => deps.fetch(id, p, s),
+
+    createSubtasksResult: async (p: unknown) => {
+      if (!deps.compile) unavailable('createSubtasksResult');
+      if (caps?.subtasks !== true) throw new TyError('E_CAPABILITY_DENIED', `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`);
+      const drafts = Array.isArray(p) ? p : field(p, 'drafts');
+      if (!Array.isArray(drafts)) throw new TyError('E_INVALID_TASK', 'createSubtasksResult needs an array of draft tasks');
+      return deps.compile(drafts);
+    },
+
+    resolveInvocation: async (p: unknown) => {
+      if (!deps.registry) unavailable('resolveInvocation');
+      const name = field(p, 'name');
+      if (typeof name !== 'string') throw new TyError('E_INVALID_ARGS', 'resolveInvocation needs a tool name');
+      if (!(caps?.resolveInvocation ?? []).includes(name)) {
+        throw new TyError('E_CAPABILITY_DENIED', `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`);
+      }
+      const tool = await deps.registry.resolve(name);
+      const settingsRevision = deps.settingsRevisionOf ? await deps.settingsRevisionOf(tool.name, tool.revision) : undefined;
+      // Opaque ids only: never the manifest, never settings values.
+      return settingsRevision === undefined ? { toolRevision: tool.revision } : { toolRevision: tool.revision, settingsRevision };
+    },
+
+    'storage.get': async (p: unknown) => {
+      if (!deps.storage) unavailable('storage');
+      return deps.storage.get(id, field(p, 'key'));
+    },
+    'storage.set': async (p: unknown) => {
+      if (!deps.storage) unavailable('storage');
+      await deps.storage.set(id, field(p, 'key'), p !== null && typeof p === 'object' ? (p as Record<string, unknown>).value : undefined);
+      return null;
+    },
+    'storage.delete': async (p: unknown) => {
+      if (!deps.storage) unavailable('storage');
+      return deps.storage.delete(id, field(p, 'key'));
+    },
+    'storage.list': async (p: unknown) => {
+      if (!deps.storage) unavailable('storage');
+      return deps.storage.list(id, p === undefined || p === null ? undefined : field(p, 'prefix'));
+    },
+
+    getSecret: async (p: unknown) => {
+      if (!deps.secrets) throw new TyError('E_SECRET_DENIED', 'secrets are not available on this host');
+      return deps.secrets.getSecret(id, field(p, 'name'));
+    },
+  });
+
+  return async (name, params, signal) => {
+    if (typeof name !== 'string' || !(CAPABILITY_NAMES as readonly string[]).includes(name)) {
+      throw new TyError('E_CAPABILITY_DENIED', `unknown capability "${String(name).slice(0, 64)}"`);
+    }
+    const entry = table[name];
+    if (typeof entry !== 'function') throw new TyError('E_CAPABILITY_DENIED', `unknown capability "${name}"`);
+    if (signal.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
+    return entry(params, signal);
+  };
+}
+
+export interface CapabilityFactoryOptions {
+  store: Store;
+  registry: ToolRegistry;
+  gate: Gate;
+  /** The host's network stack (node/fetch.ts NodeFetchTransport on Node). */
+  transport: FetchTransport;
+  /** Where secret values live (node/secrets-file.ts SecretsFile on Node); absent: secrets are refused. */
+  secretValues?: SecretValues;
+  fetchLimits?: Partial<FetchLimits>;
+  settingsRevisionOf?: CapabilityDeps['settingsRevisionOf'];
+}
+
+/**
+ * Wire every capability for a host: one mediated fetch, per-revision storage and secret grants in `store`,
+ * subtasks compiled against `registry`. Returns the `(identity) => CapabilityHandler` factory the invoker
+ * takes (core/invoke.ts InvokerOptions.capabilities).
+ */
+export function capabilityFactory(o: CapabilityFactoryOptions): (identity: CallerIdentity) => CapabilityHandler {
+  const broker = o.secretValues ? new SecretBroker(new SecretGrants(o.store), o.secretValues) : undefined;
+  const fetch = createMediatedFetch({ gate: o.gate, transport: o.transport, ...(broker ? { secrets: broker } : {}), ...(o.fetchLimits ? { limits: o.fetchLimits } : {}) });
+  const storage = new ToolStorage(o.store);
+  return (identity) =>
+    createCapabilityHandler({
+      identity,
+      gate: o.gate,
+      fetch,
+      storage,
+      registry: o.registry,
+      compile: (drafts) => compileDrafts(drafts, { registry: o.registry }),
+      ...(broker ? { secrets: broker } : {}),
+      ...(o.settingsRevisionOf ? { settingsRevisionOf: o.settingsRevisionOf } : {}),
+    });
+}

@@ -1,0 +1,521 @@
+// The gate every invocation and capability use passes: permissions, asking, hooks, audit, pause; core, trusted side.
+import { TyError, toTyError } from './errors.js';
+import type { ErrorCode } from '../protocol/errors.js';
+import type { Gate, GateRequest, Question } from './runtime.js';
+import type { Asker, AskOutcome } from './ask.js';
+import type { Store } from './store.js';
+import { decide, decisionCovers, parseMatcher, suggestRule, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
+import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
+import { storeKeyFor, type PauseTracker } from './pause.js';
+
+export type HookEvent = 'preToolUse' | 'postToolUse' | 'permissionRequest';
+
+/** One hook from settings. */
+export interface HookSpec {
+  event: HookEvent;
+  /** `*`, a tool-name glob, or a rule (core/permissions.ts parseMatcher). */
+  matcher: string;
+  /** A shell command line (run by node/hooks.ts). */
+  command: string;
+  /** Kill the hook after this long, ms. */
+  timeoutMs: number;
+  scope: Scope;
+  /** Host-side only (settings file path). */
+  source?: string;
+  /** Position in its list, from 0. */
+  index: number;
+}
+
+/** What a hook run produced. `exitCode` null when it was killed or never started (`error` says why). */
+export interface HookResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  error?: string;
+}
+
+/** Runs hook commands (node/hooks.ts). Must never throw; failures come back in the result. */
+export interface HookRunner {
+  /** Run `hook` with `input` (one JSON document) on stdin. */
+  run(hook: HookSpec, input: string, signal?: AbortSignal): Promise<HookResult>;
+}
+
+/**
+ * The JSON a hook gets on stdin. Never secret values: `input` is the call's arguments with every known
+ * secret value replaced by `<withheld>`; `result` (post only) likewise, and omitted above 256 KiB.
+ */
+export interface HookPayload {
+  event: HookEvent;
+  principal: string;
+  tool: { name: string; revision: string };
+  kind: GateRequest['kind'];
+  target?: string;
+  access?: 'read' | 'write';
+  input?: unknown;
+  /** permissionRequest only: the rule/trace that asked, and the rule that would allow it. */
+  trace?: { list: string; rule: string; scope: string };
+  suggestedRule?: string;
+  /** postToolUse only */
+  outcome?: 'ok' | 'error';
+  code?: string;
+  result?: unknown;
+}
+
+export interface GateConfig {
+  policy: Policy;
+  hooks?: Partial<Record<HookEvent, HookSpec[]>>;
+}
+
+/** Permanent decisions, stored per revision identity (store namespace `decisions`, key = revision). */
+export interface DecisionStore {
+  list(revision?: string): Promise<StoredDecision[]>;
+  add(d: StoredDecision): Promise<void>;
+}
+
+interface DecisionRecord {
+  revision: string;
+  decisions: StoredDecision[];
+}
+
+/** Permanent decisions in the store. Revoking removes records; a new revision starts with none. */
+export class StoreDecisions implements DecisionStore {
+  static readonly NS = 'decisions';
+  constructor(readonly store: Store) {}
+
+  async list(revision?: string): Promise<StoredDecision[]> {
+    const keys = revision !== undefined ? [storeKeyFor(revision)] : await this.store.backend.list(StoreDecisions.NS);
+    const out: StoredDecision[] = [];
+    for (const k of keys) {
+      const r = await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
+      if (!r || typeof r.revision !== 'string' || storeKeyFor(r.revision) !== k || !Array.isArray(r.decisions)) continue;
+      if (revision !== undefined && r.revision !== revision) continue;
+      out.push(...r.decisions.filter((d) => d && d.revision === r.revision));
+    }
+    return out;
+  }
+
+  async add(d: StoredDecision): Promise<void> {
+    if (typeof d.revision !== 'string' || d.revision.length === 0) throw new TyError('E_STORE', 'a permanent decision needs a revision identity');
+    const rec: StoredDecision = { ...d, scope: 'permanent' };
+    await this.store.update<DecisionRecord>(StoreDecisions.NS, storeKeyFor(d.revision), (old) => {
+      const keep = (old?.revision === d.revision ? old.decisions ?? [] : []).filter((x) => !decisionCovers(x, rec));
+      return { revision: d.revision, decisions: [...keep, rec] };
+    });
+  }
+
+  /**
+   * Remove permanent decisions of a tool name or revision id; with `rule` (the text `tycli permissions list`
+   * shows, e.g. `fetch(read:https://a.example)`), only that one. Returns the removed decisions.
+   */
+  async revoke(which: { tool?: string; revision?: string; rule?: string }): Promise<StoredDecision[]> {
+    const removed: StoredDecision[] = [];
+    for (const k of await this.store.backend.list(StoreDecisions.NS)) {
+      if (which.revision !== undefined && k !== storeKeyFor(which.revision)) continue;
+      await this.store.update<DecisionRecord>(StoreDecisions.NS, k, (old) => {
+        if (!old) return undefined;
+        const keep: StoredDecision[] = [];
+        for (const d of old.decisions ?? []) {
+          const hit = (which.tool === undefined || d.toolName === which.tool) && (which.rule === undefined || suggestRule(d) === which.rule);
+          (hit ? removed : keep).push(d);
+        }
+        return keep.length ? { revision: old.revision, decisions: keep } : undefined;
+      });
+    }
+    return removed;
+  }
+}
+
+export interface GateDeps {
+  /** Current rules and hooks; called once per request (settings may change between calls). */
+  config: () => GateConfig | Promise<GateConfig>;
+  /** Asks a person (core/ask.ts AskRouter). Without one, every "ask" is refused at once (no-channel). */
+  asker?: Asker;
+  /** Runs hook commands. Without one, configured pre-hooks fail closed (E_HOOK_FAILED). */
+  hooks?: HookRunner;
+  audit: AuditSink;
+  pause: PauseTracker;
+  /** Permanent decisions; session ones stay in this gate's memory. */
+  decisions: DecisionStore;
+  /** ms since the epoch; injected for tests. */
+  clock?: () => number;
+  /** Secret values currently known to the host; withheld from hook input, audit and error messages. */
+  withheld?: () => Iterable<string>;
+  newId?: () => string;
+}
+
+type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string };
+
+const MAX_HOOK_INPUT = 1024 * 1024;
+const MAX_HOOK_RESULT = 256 * 1024;
+
+/** Keep printable text: drop C0/C1 controls (but newline and tab), bidi and zero-width marks; cap length. */
+function cleanText(s: string, max: number): string {
+  const t = s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '').trim();
+  return t.length > max ? `${t.slice(0, max)}… [cut]` : t;
+}
+
+function describe(req: GateRequest): string {
+  const rev = req.revision.slice(0, 12);
+  switch (req.kind) {
+    case 'tool':
+      return `calling tool ${req.toolName}@${rev}`;
+    case 'fetch':
+      return `${req.access ?? ''} fetch to ${req.target ?? '(no origin)'} by ${req.toolName}@${rev}`.trim();
+    default:
+      return `${req.kind}${req.target !== undefined ? ` ${req.target}` : ''} by ${req.toolName}@${rev}`;
+  }
+}
+
+function where(t: Trace): string {
+  return ['flags', 'session', 'local', 'project', 'user'].includes(t.scope) ? `${t.scope} ${t.scope === 'flags' ? '' : 'settings'}`.trim() : t.scope;
+}
+
+/**
+ * The Gate (core/runtime.ts) implementation. For each request:
+ * pause check (E_PAUSED) -> permission decision (core/permissions.ts decide, deny first) -> when it says
+ * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
+ * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
+ * anything else E_HOOK_FAILED, fail closed) -> execute -> postToolUse hooks (output appended as feedback,
+ * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
+ */
+export class PermissionGate implements Gate {
+  readonly #d: GateDeps;
+  readonly #session: StoredDecision[] = [];
+  readonly #clock: () => number;
+
+  constructor(deps: GateDeps) {
+    this.#d = deps;
+    this.#clock = deps.clock ?? (() => Date.now());
+  }
+
+  /** Session decisions given so far (in memory only). */
+  sessionDecisions(): StoredDecision[] {
+    return this.#session.map((d) => ({ ...d }));
+  }
+
+  /** Forget session decisions of a tool (or all). Returns how many were removed. */
+  revokeSession(tool?: string): number {
+    let n = 0;
+    for (let i = this.#session.length - 1; i >= 0; i--) {
+      if (tool === undefined || this.#session[i]!.toolName === tool) {
+        this.#session.splice(i, 1);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  #secrets(): string[] {
+    try {
+      return [...(this.#d.withheld?.() ?? [])].filter((s) => typeof s === 'string' && s.length > 0);
+    } catch {
+      return [];
+    }
+  }
+
+  #scrub(s: string): string {
+    return scrub(s, this.#secrets());
+  }
+
+  async authorize(req: GateRequest, signal?: AbortSignal): Promise<void> {
+    const t0 = this.#clock();
+    const cfg = await this.#d.config();
+    await this.#checkPause(req, t0);
+    const v = await this.#verdictOrAbort(req, cfg, signal, t0);
+    if (!v.allow) await this.#refuse(req, v, t0, 'denied', 'E_CAPABILITY_DENIED', v.message);
+    await this.#audit(req, v, t0, 'granted');
+  }
+
+  async run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+    const t0 = this.#clock();
+    const cfg = await this.#d.config();
+    await this.#checkPause(req, t0);
+    const v = await this.#verdictOrAbort(req, cfg, undefined, t0);
+    if (!v.allow) await this.#refuse(req, v, t0, 'denied', 'E_CAPABILITY_DENIED', v.message);
+
+    for (const hook of this.#hooksFor(cfg, 'preToolUse', req)) {
+      const label = `preToolUse hook #${hook.index + 1} (${hook.scope} settings)`;
+      const r = await this.#runHook(hook, this.#payload('preToolUse', req));
+      if (r.exitCode === 0) continue;
+      if (r.exitCode === 2) {
+        const reason = this.#scrub(cleanText(r.stderr, 1000)) || 'no reason given';
+        await this.#refuse(req, { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: '' }, t0, 'blocked', 'E_HOOK_BLOCKED', `${describe(req)} was blocked by ${label}: ${reason}`);
+      }
+      const why = r.timedOut ? `timed out after ${hook.timeoutMs} ms` : r.exitCode === null ? `could not run${r.error ? `: ${this.#scrub(cleanText(r.error, 300))}` : ''}` : `exited with ${r.exitCode}`;
+      const err = new TyError('E_HOOK_FAILED', `${label} ${why}; the call was not run (pre-hooks fail closed)`);
+      await this.#audit(req, { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: err.message }, t0, 'hook-failed', 'E_HOOK_FAILED');
+      throw err;
+    }
+
+    let value: T;
+    try {
+      value = await execute();
+    } catch (e) {
+      const te = toTyError(e);
+      await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
+      await this.#audit(req, v, t0, 'error', te.code);
+      throw this.#withholdError(e, te);
+    }
+    const feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
+    await this.#audit(req, v, t0, 'ok');
+    return feedback.length ? { value, feedback } : { value };
+  }
+
+  /** The verdict; an abort while asking (or a failing store) is audited, not counted as a refusal, and rethrown. */
+  async #verdictOrAbort(req: GateRequest, cfg: GateConfig, signal: AbortSignal | undefined, t0: number): Promise<Verdict> {
+    try {
+      return await this.#verdict(req, cfg, signal);
+    } catch (e) {
+      const te = toTyError(e, 'E_STORE');
+      const rule = te.code === 'E_ABORTED' ? 'aborted while asking' : 'the decision failed';
+      await this.#audit(req, { allow: false, trace: { list: 'person', rule, scope: 'none' }, message: te.message }, t0, 'denied', te.code);
+      throw te;
+    }
+  }
+
+  /** The error as thrown, unless its message holds a known secret value: then a TyError with it withheld. */
+  #withholdError(e: unknown, te: TyError): unknown {
+    const secrets = this.#secrets();
+    if (!secrets.some((x) => te.message.includes(x) || (te.data !== undefined && JSON.stringify(te.data).includes(x)))) return e;
+    return new TyError(te.code, scrub(te.message, secrets));
+  }
+
+  async #checkPause(req: GateRequest, t0: number): Promise<void> {
+    try {
+      await this.#d.pause.check(req.toolName);
+    } catch (e) {
+      const te = toTyError(e, 'E_STORE');
+      const paused = te.code === 'E_PAUSED';
+      await this.#audit(req, { allow: false, trace: { list: 'pause', rule: paused ? 'paused after repeated refusals' : 'pause state unreadable', scope: 'pause' }, message: te.message }, t0, paused ? 'paused' : 'denied', te.code);
+      throw te;
+    }
+  }
+
+  /** Record a refusal (audit + pause count) and throw. */
+  async #refuse(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode, message: string): Promise<never> {
+    let msg = this.#scrub(message);
+    const nowPaused = await this.#d.pause.recordRefusal(req.toolName);
+    if (nowPaused) msg += ` Too many refusals: calls to "${req.toolName}" are now paused until a person runs: tycli resume ${req.toolName}`;
+    await this.#audit(req, v, t0, outcome, code);
+    const data: Record<string, unknown> = { rule: v.trace.rule, list: v.trace.list, scope: v.trace.scope };
+    if (code === 'E_CAPABILITY_DENIED') data.suggestedRule = suggestRule(req);
+    throw new TyError(code, msg, data);
+  }
+
+  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode): Promise<void> {
+    const rec: AuditRecord = {
+      v: 1,
+      time: new Date(this.#clock()).toISOString(),
+      principal: req.principal,
+      tool: req.toolName,
+      revision: req.revision,
+      kind: req.kind,
+      decision: v.allow ? 'allow' : 'deny',
+      rule: v.trace.rule,
+      list: v.trace.list,
+      scope: v.trace.scope,
+      durationMs: Math.max(0, this.#clock() - t0),
+      outcome,
+    };
+    if (req.target !== undefined) rec.target = req.target;
+    if (req.access !== undefined) rec.access = req.access;
+    if (v.channel !== undefined) rec.channel = v.channel;
+    if (code !== undefined) rec.code = code;
+    const secrets = this.#secrets();
+    for (const k of ['principal', 'tool', 'revision', 'target', 'rule', 'channel'] as const) {
+      const val = rec[k];
+      if (typeof val !== 'string') continue;
+      const clean = scrub(val, secrets);
+      rec[k] = clean.length > AUDIT_FIELD_MAX ? `${clean.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : clean;
+    }
+    try {
+      await this.#d.audit.append(rec);
+    } catch (e) {
+      throw new TyError('E_STORE', `the audit record for ${describe(req)} could not be written (${toTyError(e, 'E_STORE').code}); failing the call`);
+    }
+  }
+
+  async #remembered(req: GateRequest): Promise<StoredDecision[]> {
+    const perm = await this.#d.decisions.list(req.revision);
+    return [...this.#session, ...perm];
+  }
+
+  async #verdict(req: GateRequest, cfg: GateConfig, signal: AbortSignal | undefined): Promise<Verdict> {
+    const d = decide(cfg.policy, req, await this.#remembered(req));
+    if (d.effect === 'allow') return { allow: true, trace: d.trace };
+    if (d.effect === 'deny') return { allow: false, trace: d.trace, message: this.#denyMessage(req, d) };
+
+    // permissionRequest hooks may turn this ask into allow (never for alwaysAsk) or deny.
+    for (const hook of this.#hooksFor(cfg, 'permissionRequest', req)) {
+      const label = `permissionRequest hook #${hook.index + 1} (${hook.scope} settings)`;
+      const payload = this.#payload('permissionRequest', req);
+      payload.trace = { list: d.trace.list, rule: d.trace.rule, scope: d.trace.scope };
+      payload.suggestedRule = d.suggestedRule;
+      const r = await this.#runHook(hook, payload);
+      const trace: Trace = { list: 'hook', rule: label, scope: hook.scope };
+      if (r.exitCode === 2) {
+        const reason = this.#scrub(cleanText(r.stderr, 1000));
+        return { allow: false, trace, message: `${describe(req)} was denied by ${label}${reason ? `: ${reason}` : ''}` };
+      }
+      if (r.exitCode !== 0) continue; // a failing permission hook has no say; a person is still asked
+      const said = parseHookDecision(r.stdout);
+      if (said === 'deny') return { allow: false, trace, message: `${describe(req)} was denied by ${label}` };
+      if (said === 'allow' && !d.alwaysAsk) return { allow: true, trace };
+    }
+    return this.#ask(req, d, signal);
+  }
+
+  #denyMessage(req: GateRequest, d: PolicyDecision): string {
+    switch (d.trace.list) {
+      case 'manifest':
+        return `${describe(req)} is denied: the revision's manifest does not request it (the manifest is the upper bound; publish a revision whose capabilities list it)`;
+      case 'remembered':
+        return `${describe(req)} is denied by an ${d.trace.scope} answer "no"; a person can revoke it (tycli permissions revoke ${req.toolName})`;
+      default:
+        return `${describe(req)} is denied by the ${d.trace.list} rule ${d.trace.rule} in ${where(d.trace)}`;
+    }
+  }
+
+  async #ask(req: GateRequest, d: PolicyDecision, signal: AbortSignal | undefined): Promise<Verdict> {
+    const how = d.alwaysAsk
+      ? `it matches the alwaysAsk rule ${d.trace.rule} in ${where(d.trace)}, so only a person's answer can allow it`
+      : `to allow it without asking, add --allow '${d.suggestedRule}' (or that rule under permissions.allow in settings)`;
+    if (!this.#d.asker) {
+      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval and no channel can ask (no-channel); ${how}` };
+    }
+    const q: Question = {
+      id: this.#d.newId?.() ?? globalThis.crypto.randomUUID(),
+      title: req.kind === 'tool' ? `Allow tool ${req.toolName}?` : `Allow ${req.toolName} to use ${req.kind}${req.target !== undefined ? ` ${req.target}` : ''}?`,
+      details: [
+        `tool: ${req.toolName}`,
+        `revision: ${req.revision}`,
+        `principal: ${req.principal}`,
+        `capability: ${req.kind}${req.access ? ` (${req.access})` : ''}`,
+        ...(req.target !== undefined ? [`target: ${req.target}`] : []),
+        `asked because: ${d.trace.list} ${d.trace.rule} (${d.trace.scope})`,
+      ],
+      scopes: d.alwaysAsk ? ['once'] : ['once', 'session', 'permanent'],
+    };
+    if (!d.alwaysAsk) q.suggestedRule = d.suggestedRule;
+    if (req.hints) q.hints = req.hints;
+    let out: AskOutcome;
+    try {
+      out = await this.#d.asker.ask(q, signal);
+    } catch (e) {
+      out = { allow: false, reason: 'refused' };
+      void e;
+    }
+    if (signal?.aborted) throw new TyError('E_ABORTED', `${describe(req)} was aborted while waiting for an answer`);
+    if (out.allow === true) {
+      const scope = d.alwaysAsk ? 'once' : out.scope;
+      if (scope !== 'once') this.#remember(req, out.channel);
+      if (scope === 'permanent') await this.#d.decisions.add(this.#stored(req, true, 'permanent', out.channel));
+      return { allow: true, trace: { list: 'person', rule: `answer "yes" (${scope})`, scope }, channel: out.channel };
+    }
+    const reason = 'reason' in out ? out.reason : 'refused';
+    const channel = 'channel' in out && typeof out.channel === 'string' ? out.channel : undefined;
+    const v: Verdict = reason === 'refused' && channel !== undefined
+      ? { allow: false, trace: { list: 'person', rule: 'answer "no"', scope: 'once' }, message: `${describe(req)} was refused by a person; ${how}` }
+      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason}); ${how}` };
+    if (channel !== undefined) v.channel = channel;
+    return v;
+  }
+
+  #stored(req: GateRequest, allow: boolean, scope: 'session' | 'permanent', channel: string | undefined): StoredDecision {
+    const s: StoredDecision = { kind: req.kind, revision: req.revision, toolName: req.toolName, allow, scope, at: this.#clock() };
+    if (req.target !== undefined) s.target = req.target;
+    if (req.access !== undefined) s.access = req.access;
+    if (channel !== undefined) s.channel = channel;
+    return s;
+  }
+
+  /** Keep a "yes" for the rest of this session (permanent ones are also stored). */
+  #remember(req: GateRequest, channel: string | undefined): void {
+    const s = this.#stored(req, true, 'session', channel);
+    for (let i = this.#session.length - 1; i >= 0; i--) if (decisionCovers(this.#session[i]!, req)) this.#session.splice(i, 1);
+    this.#session.push(s);
+  }
+
+  #hooksFor(cfg: GateConfig, event: HookEvent, req: GateRequest): HookSpec[] {
+    const list = cfg.hooks?.[event] ?? [];
+    return list.filter((h) => {
+      try {
+        return parseMatcher(h.matcher)(req);
+      } catch {
+        return event !== 'postToolUse'; // an unreadable matcher runs the hook (pre: its failure then blocks)
+      }
+    });
+  }
+
+  #payload(event: HookEvent, req: GateRequest): HookPayload {
+    const p: HookPayload = { event, principal: req.principal, tool: { name: req.toolName, revision: req.revision }, kind: req.kind };
+    if (req.target !== undefined) p.target = req.target;
+    if (req.access !== undefined) p.access = req.access;
+    if (req.hookPayload !== undefined) {
+      const input = this.#cleanJson(req.hookPayload, MAX_HOOK_INPUT);
+      if (input !== undefined) p.input = input;
+    }
+    return p;
+  }
+
+  /** JSON round-trip with secret values withheld; undefined when not JSON or larger than `max` bytes. */
+  #cleanJson(v: unknown, max: number): unknown {
+    try {
+      const text = JSON.stringify(v);
+      if (typeof text !== 'string' || text.length > max) return undefined;
+      const secrets = this.#secrets();
+      // Scrub on the decoded strings so JSON escaping cannot hide a value.
+      return JSON.parse(text, (_k, val: unknown) => (typeof val === 'string' ? scrub(val, secrets) : val));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #runHook(hook: HookSpec, payload: HookPayload): Promise<HookResult> {
+    if (!this.#d.hooks) return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'no hook runner on this host' };
+    let input = JSON.stringify(payload);
+    input = this.#scrub(input);
+    try {
+      return await this.#d.hooks.run(hook, input);
+    } catch (e) {
+      return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: toTyError(e, 'E_HOOK_FAILED').message };
+    }
+  }
+
+  async #postHooks(cfg: GateConfig, req: GateRequest, res: { outcome: 'ok' | 'error'; code?: string; result?: unknown }): Promise<string[]> {
+    const feedback: string[] = [];
+    for (const hook of this.#hooksFor(cfg, 'postToolUse', req)) {
+      const label = `postToolUse hook #${hook.index + 1} (${hook.scope} settings)`;
+      const p = this.#payload('postToolUse', req);
+      p.outcome = res.outcome;
+      if (res.code !== undefined) p.code = res.code;
+      if (res.outcome === 'ok') {
+        const r = this.#cleanJson(res.result, MAX_HOOK_RESULT);
+        if (r !== undefined) p.result = r;
+      }
+      const r = await this.#runHook(hook, p);
+      if (r.exitCode === 0) {
+        const out = this.#scrub(cleanText(r.stdout, 4096));
+        if (out) feedback.push(out);
+      } else {
+        feedback.push(`${label} ${r.timedOut ? `timed out after ${hook.timeoutMs} ms` : r.exitCode === null ? 'could not run' : `exited with ${r.exitCode}`}`);
+      }
+    }
+    return feedback;
+  }
+}
+
+/** A permissionRequest hook's stdout: `{"decision":"allow"|"deny"}` (anything else: no opinion). */
+export function parseHookDecision(stdout: string): 'allow' | 'deny' | undefined {
+  try {
+    const v = JSON.parse(stdout.trim()) as unknown;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const d = (v as Record<string, unknown>).decision;
+      if (d === 'allow' || d === 'deny') return d;
+    }
+  } catch {
+    /* not JSON: no opinion */
+  }
+  return undefined;
+}

@@ -1,0 +1,203 @@
+// One tool call end to end (resolve -> validate -> gate -> execute -> check result); core, trusted side.
+import type { ErrorCode } from '../protocol/errors.js';
+import type { ToolManifest } from '../protocol/manifest.js';
+import type { CapabilityName } from '../protocol/wire.js';
+import { canonicalJson } from './canonical.js';
+import { TyError, toTyError } from './errors.js';
+import type { ToolRegistry } from './registry.js';
+import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
+import { ArgValidator } from './validate.js';
+
+/** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
+export interface ToolIdentity {
+  name: string;
+  revision: string;
+  manifest: ToolManifest;
+  principal: Principal;
+}
+
+/** The part of the sandbox pool (core/pool.ts) the invoker uses. */
+export interface PoolLike {
+  /** @throws TyError E_TIMEOUT, E_OUTPUT_LIMIT, E_TOOL_FAILED, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED, ... */
+  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits }): Promise<unknown>;
+}
+
+/** The context a trusted-native function receives. */
+export interface NativeContext {
+  signal: AbortSignal;
+  identity: ToolIdentity;
+  capability: CapabilityHandler;
+}
+
+export type InvokeResult =
+  | { ok: true; revision: string; result: unknown; feedback?: string[] }
+  | { ok: false; revision?: string; error: { code: ErrorCode; message: string } };
+
+export interface InvokerOptions {
+  registry: ToolRegistry;
+  /** Runs sandboxed-code revisions; without one they fail with E_SANDBOX_UNAVAILABLE. */
+  pool?: PoolLike;
+  /** Permission gate; default allows every tool call (capabilities are still denied by default). */
+  gate?: Gate;
+  validator?: ArgValidator;
+  /** Capability handler per call identity; default refuses every capability with E_CAPABILITY_DENIED. */
+  capabilities?: (identity: ToolIdentity) => CapabilityHandler;
+  /** Bridge for external-service revisions (e.g. MCP); default fails with E_TOOL_FAILED. */
+  external?: (identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>;
+  /** Host defaults where the manifest asks for nothing (default DEFAULT_LIMITS). */
+  defaultLimits?: CallLimits;
+  /** Host maxima every request is clamped to (default 10 min, 16 MiB, 2048 MiB). */
+  maxLimits?: CallLimits;
+  /** Default principal (default `app`). */
+  principal?: Principal;
+  /** Largest serialized arguments accepted, bytes (default 8 MiB). */
+  maxArgsBytes?: number;
+}
+
+export interface InvokeOptions {
+  signal?: AbortSignal;
+  /** Fresh sandbox for this call only. */
+  disposable?: boolean;
+  /** Per-call timeout, ms; clamped to the host maximum. */
+  timeoutMs?: number;
+  principal?: Principal;
+  /** CLI: canonical folders for the OS sandbox. */
+  folders?: SandboxSpec['folders'];
+}
+
+export const MAX_LIMITS: CallLimits = { timeoutMs: 600_000, outputBytes: 16 * 1024 * 1024, memoryMb: 2048 };
+
+const denyAll: CapabilityHandler = async (name: CapabilityName) => {
+  throw new TyError('E_CAPABILITY_DENIED', `${name}: capabilities are not enabled`);
+};
+
+const utf8 = new TextEncoder();
+
+/** Effective limits: the manifest's request (else the host default), then a per-call timeout, each clamped to the host maximum. */
+export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, max: CallLimits, timeoutMs?: number): CallLimits {
+  const m = manifest.limits ?? {};
+  return {
+    timeoutMs: Math.min(timeoutMs ?? m.timeoutMs ?? defaults.timeoutMs, max.timeoutMs),
+    outputBytes: Math.min(m.outputBytes ?? defaults.outputBytes, max.outputBytes),
+    memoryMb: Math.min(m.memoryMb ?? defaults.memoryMb, max.memoryMb),
+  };
+}
+
+/**
+ * Runs one call end to end and returns a decision object; never throws for tool or input faults.
+ * Order: registry.resolve (E_UNKNOWN_TOOL, E_INTEGRITY) -> arguments are JSON data within the size cap
+ * and match the revision's parameters (E_INVALID_ARGS; nothing has started yet) -> gate.run (permission,
+ * asking, hooks) -> execute by execution kind (pool / native / external bridge) -> result checked:
+ * JSON data, at most `outputBytes` serialized (E_OUTPUT_LIMIT), matching `outputSchema` when present.
+ * When the tool fails by letting a capability refusal of this call propagate (E_TOOL_FAILED whose
+ * `data.toolCode` equals the code the host refused with), the host's refusal is reported instead; a code
+ * merely claimed by the tool is never promoted.
+ */
+export class Invoker {
+  readonly #o: InvokerOptions;
+  readonly #validator: ArgValidator;
+  constructor(opts: InvokerOptions) {
+    this.#o = opts;
+    this.#validator = opts.validator ?? new ArgValidator();
+  }
+
+  async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    let revision: string | undefined;
+    let refused: TyError | undefined;
+    try {
+      if (opts.signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
+      const tool = await this.#o.registry.resolve(ref);
+      revision = tool.revision;
+      const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
+      const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
+      if (utf8.encode(argsJson).length > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
+      this.#validator.validate(tool.revision, tool.manifest.parameters, args);
+
+      const identity: ToolIdentity = { name: tool.name, revision: tool.revision, manifest: tool.manifest, principal: opts.principal ?? this.#o.principal ?? 'app' };
+      const limits = effectiveLimits(tool.manifest, this.#o.defaultLimits ?? DEFAULT_LIMITS, this.#o.maxLimits ?? MAX_LIMITS, opts.timeoutMs);
+      const handler = this.#o.capabilities?.(identity) ?? denyAll;
+      // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
+      const onCapability: CapabilityHandler = async (name, params, signal) => {
+        try {
+          return await handler(name, params, signal);
+        } catch (e) {
+          refused = toTyError(e, 'E_CAPABILITY_DENIED');
+          throw e;
+        }
+      };
+      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args } };
+      const execute = () => this.#execute(identity, args, limits, onCapability, opts);
+      const { value, feedback } = this.#o.gate ? await this.#o.gate.run(req, execute) : { value: await execute(), feedback: undefined };
+
+      const result = this.#checkResult(value, limits);
+      if (tool.manifest.outputSchema) this.#validator.validateResult(tool.revision, tool.manifest.outputSchema, result);
+      return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
+    } catch (e) {
+      let err = toTyError(e, 'E_TOOL_FAILED');
+      // The tool let a capability refusal propagate: report the host's refusal (code and message).
+      if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) err = new TyError(refused.code, `${refused.message} (the tool did not handle this refusal)`);
+      const error = { code: err.code, message: err.message };
+      return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
+    }
+  }
+
+  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions): Promise<unknown> {
+    const exec = identity.manifest.execution;
+    const signal = opts.signal ?? new AbortController().signal;
+    switch (exec.kind) {
+      case 'sandboxed-code': {
+        if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
+        const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
+        return this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits });
+      }
+      case 'trusted-native': {
+        const fn = this.#o.registry.getNative(identity.revision);
+        if (!fn) throw new TyError('E_TOOL_FAILED', `no native implementation is registered for ${identity.name}@${identity.revision} in this application`);
+        return withTimeout(limits.timeoutMs, signal, (s) => fn(args, { signal: s, identity, capability: onCapability } satisfies NativeContext));
+      }
+      case 'external-service': {
+        const bridge = this.#o.external;
+        if (!bridge) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);
+        return withTimeout(limits.timeoutMs, signal, (s) => bridge(identity, args, s));
+      }
+    }
+  }
+
+  #checkResult(value: unknown, limits: CallLimits): unknown {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value === undefined ? null : value);
+    } catch {
+      throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
+    }
+    if (json === undefined) throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
+    const bytes = utf8.encode(json).length;
+    if (bytes > limits.outputBytes) throw new TyError('E_OUTPUT_LIMIT', `the result is ${bytes} bytes, over the limit of ${limits.outputBytes} bytes`);
+    return JSON.parse(json) as unknown;
+  }
+}
+
+/** Run `fn` with a signal aborted after `ms` or when `outer` aborts; E_TIMEOUT / E_ABORTED win the race. */
+async function withTimeout<T>(ms: number, outer: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new TyError('E_TIMEOUT', `the call did not finish within ${ms} ms`));
+      ac.abort();
+    }, ms);
+    onAbort = () => {
+      reject(new TyError('E_ABORTED', 'the call was cancelled'));
+      ac.abort();
+    };
+    if (outer.aborted) onAbort();
+    else outer.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([fn(ac.signal), stop]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) outer.removeEventListener('abort', onAbort);
+  }
+}

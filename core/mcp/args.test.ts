@@ -1,0 +1,38 @@
+// Unit tests for bridged tool argument checks; core, trusted side.
+import { describe, expect, it } from 'vitest';
+import { checkToolArguments } from './args.js';
+
+const schema = { type: 'object', properties: { q: { type: 'string' }, opts: { type: 'object', properties: { n: { type: 'number' } } } }, required: ['q'] };
+
+describe('checkToolArguments', () => {
+  it('accepts listed fields', () => {
+    expect(checkToolArguments(schema, { q: 'x', opts: { n: 1 } })).toEqual({ ok: true, args: { q: 'x', opts: { n: 1 } } });
+  });
+  it('names an unlisted field, top-level and nested', () => {
+    const a = checkToolArguments(schema, { q: 'x', bogusProp: true });
+    expect(a.ok).toBe(false);
+    if (!a.ok) expect(a.message).toContain('bogusProp');
+    const b = checkToolArguments(schema, { q: 'x', opts: { n: 1, z: 2 } });
+    if (!b.ok) expect(b.message).toContain('opts.z');
+    expect(b.ok).toBe(false);
+  });
+  it('checks missing arguments against required', () => {
+    const r = checkToolArguments(schema, undefined);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toContain('q');
+  });
+  it('refuses __proto__ as unlisted and pollutes nothing', () => {
+    const args = JSON.parse('{"q":"x","__proto__":{"polluted":true}}');
+    const r = checkToolArguments(schema, args);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toContain('__proto__');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+  it('refuses non-object arguments and wrong types', () => {
+    expect(checkToolArguments(schema, [1]).ok).toBe(false);
+    expect(checkToolArguments(schema, { q: 3 }).ok).toBe(false);
+  });
+  it('a schema allowing extras by an explicit schema lets them through', () => {
+    expect(checkToolArguments({ type: 'object', additionalProperties: { type: 'string' } }, { any: 's' }).ok).toBe(true);
+  });
+});

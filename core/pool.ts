@@ -1,0 +1,234 @@
+// Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core, trusted side.
+import { TyError, toTyError } from './errors.js';
+import type { ErrorCode } from '../protocol/errors.js';
+import type { CallLimits, CapabilityHandler, SandboxInstance, SandboxRuntime, SandboxSpec } from './runtime.js';
+
+/**
+ * Errors after which a sandbox is destroyed and the next call gets a fresh one: the runtime boundary failed
+ * or its state can no longer be trusted. E_OUTPUT_LIMIT is included: the tool just built a value larger than
+ * allowed and may hold it; starting clean is cheaper than reasoning about it. A plain E_TOOL_FAILED (the tool
+ * threw) keeps the sandbox and its in-memory state.
+ */
+export const RETIRING_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'E_TIMEOUT',
+  'E_ABORTED',
+  'E_SANDBOX_FAILED',
+  'E_MEMORY_LIMIT',
+  'E_PROTOCOL',
+  'E_OUTPUT_LIMIT',
+]);
+
+export interface SandboxPoolOptions {
+  /** The runtime, or a chooser per spec (e.g. by `manifest.execution.engine`). */
+  runtime: SandboxRuntime | ((spec: SandboxSpec) => SandboxRuntime);
+  /** `retained` (default): one sandbox per revision, reused. `disposable`: a fresh sandbox per call. */
+  mode?: 'retained' | 'disposable';
+}
+
+export interface PoolCallOptions {
+  onCapability: CapabilityHandler;
+  /** Aborting kills the sandbox running this call (E_ABORTED), or drops the call from the queue. */
+  signal?: AbortSignal;
+  /** Override the pool mode for this call. */
+  disposable?: boolean;
+}
+
+interface Entry {
+  revision: string;
+  name: string;
+  /** What the sandbox was started with (runtime, memory, folders); a different key needs a new sandbox. */
+  key: string;
+  instance: SandboxInstance | undefined;
+  queue: Promise<void>;
+  /** Removed from the pool: takes no new calls; already queued calls still run. */
+  retired: boolean;
+  /** Its sandbox was destroyed for good: queued calls fail. */
+  killed: boolean;
+}
+
+const runtimeIds = new WeakMap<SandboxRuntime, number>();
+let nextRuntimeId = 1;
+/** A different runtime object (e.g. another OS wrapper), heap cap or folder set needs a different sandbox. */
+function specKey(runtime: SandboxRuntime, spec: SandboxSpec): string {
+  let id = runtimeIds.get(runtime);
+  if (id === undefined) runtimeIds.set(runtime, (id = nextRuntimeId++));
+  return JSON.stringify([id, runtime.name, spec.limits.memoryMb, spec.folders ?? []]);
+}
+
+/**
+ * Keeps sandboxes per revision (ARCHITECTURE.md "Sandboxes"). Retained sandboxes are destroyed when: a call
+ * for another revision of the same tool name arrives (after the old one's queued calls finish); a call ends
+ * with a code in RETIRING_CODES; `terminate(revision)`; `shutdown()`. The pool enforces `spec.limits.timeoutMs`
+ * per call (E_TIMEOUT, sandbox killed) in addition to whatever the runtime does. The next call after a destroy
+ * gets a fresh sandbox.
+ */
+export class SandboxPool {
+  readonly #opts: SandboxPoolOptions;
+  readonly #entries = new Map<string, Entry>();
+  readonly #disposables = new Set<SandboxInstance>();
+  #closed = false;
+
+  constructor(opts: SandboxPoolOptions) {
+    this.#opts = opts;
+  }
+
+  #runtimeFor(spec: SandboxSpec): SandboxRuntime {
+    const r = this.#opts.runtime;
+    return typeof r === 'function' ? r(spec) : r;
+  }
+
+  /** The live retained sandbox for a revision, if any (diagnostics and tests). */
+  peek(revision: string): SandboxInstance | undefined {
+    const e = this.#entries.get(revision);
+    return e?.instance?.alive ? e.instance : undefined;
+  }
+  /** Revisions with a pool entry. */
+  revisions(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /**
+   * Run one call of `spec.revision` with `args` (already validated JSON data).
+   * @throws TyError E_TOOL_FAILED, E_OUTPUT_LIMIT, E_TIMEOUT, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED,
+   *   E_SANDBOX_UNAVAILABLE (runtime missing or pool shut down), E_PROTOCOL.
+   */
+  async call(spec: SandboxSpec, args: unknown, opts: PoolCallOptions): Promise<unknown> {
+    if (this.#closed) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the sandbox pool was shut down');
+    const signal = opts.signal ?? new AbortController().signal;
+    if (signal.aborted) throw new TyError('E_ABORTED', 'call aborted before it started');
+    const runtime = this.#runtimeFor(spec);
+    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal);
+
+    // A new revision of the same tool name retires the others (after their queued calls).
+    for (const e of this.#entries.values()) {
+      if (e.name === spec.manifest.name && e.revision !== spec.revision) this.#retire(e, 'revision changed', false);
+    }
+    const key = specKey(runtime, spec);
+    let entry = this.#entries.get(spec.revision);
+    if (entry && entry.key !== key) {
+      this.#retire(entry, 'sandbox settings changed', false);
+      entry = undefined;
+    }
+    if (!entry) {
+      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false };
+      this.#entries.set(spec.revision, entry);
+    }
+    const e = entry;
+    const turn = e.queue;
+    let release!: () => void;
+    e.queue = new Promise<void>((r) => (release = r));
+    try {
+      await waitTurn(turn, signal);
+    } catch (err) {
+      // Aborted while queued: hand our slot on only when our turn would have come, so calls stay serialized.
+      void turn.then(release);
+      throw err;
+    }
+    try {
+      if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
+      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal);
+    } finally {
+      release();
+    }
+  }
+
+  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+    if (!e.instance || !e.instance.alive) {
+      e.instance = undefined;
+      e.instance = await runtime.start(spec, signal);
+      if (e.killed || this.#closed) {
+        await e.instance.destroy('pool closed during start');
+        throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while it started');
+      }
+    }
+    const inst = e.instance;
+    try {
+      return await guarded(inst, args, spec.limits, onCapability, signal);
+    } catch (err) {
+      const t = toTyError(err, 'E_SANDBOX_FAILED');
+      if (RETIRING_CODES.has(t.code) || !inst.alive) {
+        if (e.instance === inst) e.instance = undefined;
+        await inst.destroy(t.code);
+      }
+      throw t;
+    }
+  }
+
+  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+    const inst = await runtime.start(spec, signal);
+    this.#disposables.add(inst);
+    try {
+      return await guarded(inst, args, spec.limits, onCapability, signal);
+    } finally {
+      this.#disposables.delete(inst);
+      await inst.destroy('disposable call finished');
+    }
+  }
+
+  #retire(e: Entry, reason: string, now: boolean): Promise<void> {
+    e.retired = true;
+    if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
+    const kill = async () => {
+      e.killed = true;
+      const inst = e.instance;
+      e.instance = undefined;
+      if (inst) await inst.destroy(reason);
+    };
+    if (now) return kill();
+    // Let calls already queued on the old revision finish first.
+    return e.queue.then(kill);
+  }
+
+  /** Destroy the retained sandbox of `revision` now (a call running in it fails with E_SANDBOX_FAILED). */
+  async terminate(revision: string): Promise<void> {
+    const e = this.#entries.get(revision);
+    if (e) await this.#retire(e, 'terminated', true);
+  }
+
+  /** Destroy every sandbox; later calls fail with E_SANDBOX_UNAVAILABLE. */
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    const all: Promise<void>[] = [];
+    for (const e of [...this.#entries.values()]) all.push(this.#retire(e, 'shutdown', true));
+    for (const d of this.#disposables) all.push(d.destroy('shutdown'));
+    await Promise.allSettled(all);
+  }
+}
+
+/** Resolve when `turn` settles; reject with E_ABORTED if `signal` fires first. */
+function waitTurn(turn: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new TyError('E_ABORTED', 'call aborted while waiting for the sandbox'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void turn.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+/** Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code. */
+function guarded(inst: SandboxInstance, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
+    let settled = false;
+    const finish = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      f();
+    };
+    const onAbort = () => finish(() => {
+      void inst.destroy('aborted').then(() => reject(new TyError('E_ABORTED', 'call aborted; sandbox destroyed')));
+    });
+    const timer = setTimeout(() => finish(() => {
+      void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${limits.timeoutMs} ms; sandbox destroyed`)));
+    }), limits.timeoutMs);
+    signal.addEventListener('abort', onAbort, { once: true });
+    inst.call(args, { signal, onCapability, limits }).then(
+      (v) => finish(() => resolve(v)),
+      (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
+    );
+  });
+}

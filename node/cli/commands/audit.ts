@@ -1,0 +1,44 @@
+// tycli audit: read the audit trail (never arguments, results or secret values); Node host, trusted side.
+import { StoreAuditLog, formatAuditRecord, parseSince } from '../../../core/audit.js';
+import type { CliCommand, CliContext } from '../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../output.js';
+
+async function openAudit(ctx: CliContext) {
+  const { createNodeHost } = await import('../../host.js');
+  const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
+  return { host, log: new StoreAuditLog(host.store) };
+}
+
+const audit: CliCommand = {
+  path: ['audit'],
+  summary: 'show the audit trail: every call and capability use the gate decided, allowed or denied',
+  usage: `Usage: tycli audit [--since TIME] [--tool NAME] [--denied]
+
+  --since TIME   only records at or after TIME: ISO 8601 (2026-01-31T12:00:00Z) or a span (30s, 15m, 2h, 7d)
+  --tool NAME    only records of this tool
+  --denied       only refusals
+
+Each record: time, principal, tool@revision, capability and target, decision, the deciding rule and
+scope, duration (ms) and outcome. Arguments, results and secret values are never recorded.
+With --json: one line per record (the stored JSON object).`,
+  allowPositionals: false,
+  options: { since: { type: 'string' }, tool: { type: 'string' }, denied: { type: 'boolean' } },
+  async run(ctx, values) {
+    const since = typeof values.since === 'string' ? parseSince(values.since, Date.now()) : undefined;
+    if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === '')) usage('--tool needs a tool name');
+    const { host, log } = await openAudit(ctx);
+    try {
+      const { entries, corrupt } = await log.read(since === undefined ? {} : { since });
+      const shown = entries.filter((r) => (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'));
+      if (ctx.globals.json) for (const r of shown) outJson(ctx, r);
+      else if (shown.length === 0) note(ctx, 'no audit records match');
+      else for (const r of shown) out(ctx, terminalSafe(ctx, formatAuditRecord(r)));
+      if (corrupt > 0) note(ctx, `${corrupt} unreadable audit line(s) skipped`);
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+export const auditCommands: CliCommand[] = [audit];

@@ -1,0 +1,126 @@
+// tycli sandbox status: the OS isolation backend, runtime versions and posture; Node host, trusted side.
+import { spawnSync } from 'node:child_process';
+import type { CliCommand, CliContext } from '../types.js';
+import { failWith, out, outJson } from '../output.js';
+import { probeSandbox, type SandboxProbe } from '../../os-sandbox/probe.js';
+import { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND, type Posture } from '../../os-sandbox/posture.js';
+import { TyError } from '../../../core/errors.js';
+
+export interface SandboxStatus {
+  posture: Posture;
+  postureSource: 'flag' | 'settings' | 'default';
+  backend: SandboxProbe['backend'];
+  available: boolean;
+  /** True when tools will run inside the OS sandbox under this posture. */
+  enforced: boolean;
+  path?: string;
+  version?: string;
+  reason?: string;
+  limits: { prlimit: boolean; sandboxUid?: number };
+  runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string } };
+  /** What is not enforced under this posture (empty when enforced). */
+  notEnforced: string[];
+  /** `required` without a backend: what would happen to a call. */
+  refusal?: string;
+}
+
+function denoVersion(path: string): string | undefined {
+  const r = spawnSync(path, ['--version'], { env: { NO_COLOR: '1' }, encoding: 'utf8', timeout: 10_000 });
+  return r.status === 0 ? (/deno (\S+)/.exec(r.stdout)?.[1] ?? undefined) : undefined;
+}
+
+/** Collect the status for a posture (flag, else settings, else auto). The probe is injectable for tests. */
+export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; probe?: SandboxProbe }): Promise<SandboxStatus> {
+  const posture = resolvePosture(opts.flag, opts.setting);
+  const postureSource = opts.flag !== undefined ? 'flag' : opts.setting !== undefined ? 'settings' : 'default';
+  const probe = opts.probe ?? (await probeSandbox());
+  const status: SandboxStatus = {
+    posture,
+    postureSource,
+    backend: probe.backend,
+    available: probe.available,
+    enforced: false,
+    limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? { sandboxUid: probe.dropTo.uid } : {}) },
+    runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
+    notEnforced: [],
+  };
+  if (probe.path) status.path = probe.path;
+  if (probe.version) status.version = probe.version;
+  if (probe.reason) status.reason = probe.reason;
+  try {
+    const { resolveDeno } = await import('../../sandbox.js');
+    const deno = resolveDeno();
+    const v = deno ? denoVersion(deno) : undefined;
+    if (deno && v) status.runtimes.deno = { path: deno, version: v };
+  } catch {
+    /* no deno */
+  }
+  try {
+    const { detectPython } = await import('../../python-tool.js');
+    const py = detectPython();
+    if (py) status.runtimes.python = { path: py.path, version: py.version };
+  } catch {
+    /* no python */
+  }
+  try {
+    status.enforced = planIsolation(posture, probe).enforced;
+  } catch (e) {
+    if (e instanceof TyError) status.refusal = `${e.code}: ${e.message}`;
+    else throw e;
+  }
+  if (!status.enforced) {
+    const kinds = ['node', 'deno', ...(status.runtimes.python ? ['python' as const] : [])] as const;
+    for (const k of kinds) for (const l of UNENFORCED_WITHOUT_BACKEND[k]) status.notEnforced.push(`${k}: ${l}`);
+  }
+  return status;
+}
+
+async function settingPosture(ctx: CliContext): Promise<unknown> {
+  try {
+    const { loadSettings } = await import('../../settings.js');
+    return (await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd })).sandbox;
+  } catch (e) {
+    if (e instanceof TyError) throw e;
+    return undefined;
+  }
+}
+
+const status: CliCommand = {
+  path: ['sandbox', 'status'],
+  summary: 'show the OS sandbox backend (bubblewrap / Seatbelt), runtime versions and the isolation posture',
+  usage: `Usage: tycli sandbox status [--json] [--sandbox auto|required|off]
+
+Probes the OS sandbox once (bubblewrap with working user namespaces on Linux, sandbox-exec on macOS;
+5 s timeout) and prints: backend and version, whether tools will run inside it under the posture
+(--sandbox, else the settings key "sandbox", else auto), the process limits, the runtime versions
+(node, deno, python) and, when not enforced, what is then not protected.
+Exit 0 when tools run isolated or the posture is an explicit off/auto fallback; 1 when posture
+required cannot be met.`,
+  allowPositionals: false,
+  async run(ctx) {
+    try {
+      const s = await sandboxStatus({ flag: ctx.globals.sandbox, setting: ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined });
+      if (ctx.globals.json) outJson(ctx, s);
+      else {
+        out(ctx, `posture:   ${s.posture} (${s.postureSource})`);
+        out(ctx, `backend:   ${s.backend}${s.version ? ` (${s.version})` : ''}${s.path ? ` at ${s.path}` : ''}: ${s.available ? 'available' : `unavailable: ${s.reason ?? ''}`}`);
+        out(ctx, `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`);
+        if (s.backend === 'bwrap' && s.available) {
+          out(ctx, `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`);
+        }
+        out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
+        out(ctx, `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`);
+        out(ctx, `python:    ${s.runtimes.python ? `${s.runtimes.python.version} (${s.runtimes.python.path})` : 'not found'}`);
+        if (s.notEnforced.length) {
+          out(ctx, 'not enforced now:');
+          for (const l of s.notEnforced) out(ctx, `  - ${l}`);
+        }
+      }
+      return s.refusal ? 1 : 0;
+    } catch (e) {
+      return failWith(ctx, e);
+    }
+  },
+};
+
+export const sandboxCommands: CliCommand[] = [status];

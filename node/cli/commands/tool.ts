@@ -1,0 +1,177 @@
+// tycli tool add|list|show|activate: install and inspect tool revisions; Node host, trusted side.
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { TyError } from '../../../core/errors.js';
+import type { CliCommand, CliContext } from '../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../output.js';
+
+/** Largest manifest or source file read, bytes (the manifest schema caps source at 4 MiB). */
+const MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+async function openHost(ctx: CliContext) {
+  const { createNodeHost } = await import('../../host.js');
+  return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch {
+    usage(`cannot read ${what} ${path}: no such file`);
+  }
+  if (!st.isFile()) usage(`${what} ${path} is not a file`);
+  if (st.size > MAX_FILE_BYTES) usage(`${what} ${path} is larger than ${MAX_FILE_BYTES} bytes`);
+  return readFile(path, 'utf8');
+}
+
+/**
+ * Read a manifest file and inline `execution.sourceFile` (relative to the manifest's folder, and
+ * required to stay inside it after resolving symlinks) as `execution.source`.
+ * @throws TyError E_USAGE (file unreadable), E_INVALID_MANIFEST (not JSON, both or neither of source/sourceFile, sourceFile outside)
+ */
+export async function loadManifestFile(path: string): Promise<unknown> {
+  const text = await readText(path, 'manifest');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new TyError('E_INVALID_MANIFEST', `${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new TyError('E_INVALID_MANIFEST', 'a manifest is a JSON object');
+  const exec = (doc as { execution?: unknown }).execution;
+  if (exec === null || typeof exec !== 'object' || Array.isArray(exec)) return doc; // the schema reports it
+  const e = exec as Record<string, unknown>;
+  if (e.sourceFile === undefined) {
+    if (e.kind === 'sandboxed-code' && e.source === undefined) throw new TyError('E_INVALID_MANIFEST', 'execution needs "source" (the code) or "sourceFile" (a file next to the manifest)', { path: 'execution.source' });
+    return doc;
+  }
+  if (e.source !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution has both "source" and "sourceFile"; keep one', { path: 'execution.sourceFile' });
+  if (typeof e.sourceFile !== 'string' || e.sourceFile === '' || isAbsolute(e.sourceFile)) throw new TyError('E_INVALID_MANIFEST', 'execution.sourceFile must be a relative path next to the manifest', { path: 'execution.sourceFile' });
+  const base = await realpath(dirname(resolve(path)));
+  let target: string;
+  try {
+    target = await realpath(resolve(base, e.sourceFile));
+  } catch {
+    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" does not exist next to the manifest`, { path: 'execution.sourceFile' });
+  }
+  const rel = relative(base, target);
+  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
+    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" leaves the manifest's folder; keep the source next to the manifest`, { path: 'execution.sourceFile' });
+  }
+  const { sourceFile: _drop, ...restExec } = e;
+  return { ...(doc as Record<string, unknown>), execution: { ...restExec, source: await readText(target, 'source file') } };
+}
+
+const add: CliCommand = {
+  path: ['tool', 'add'],
+  summary: 'install a tool revision from a manifest file (prints its revision id)',
+  usage: `Usage: tycli tool add MANIFEST.json
+
+The manifest's "execution.sourceFile" (relative to the manifest) is read and inlined as "source"
+before hashing, so the revision id covers the code. The same manifest always yields the same id.
+A new name becomes active at once; a new revision of an existing name is installed but not active
+until 'tycli tool activate NAME REV --approve-replacement'.`,
+  async run(ctx, _v, pos) {
+    if (pos.length !== 1) usage('tycli tool add takes exactly one MANIFEST.json');
+    const manifest = await loadManifestFile(resolve(ctx.cwd, pos[0]!));
+    const host = await openHost(ctx);
+    try {
+      const r = await host.registry.install(manifest);
+      if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated });
+      else {
+        out(ctx, r.revision);
+        const binding = (await host.registry.resolve(r.manifest.name)).revision;
+        note(ctx, `${r.created ? 'added' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
+      }
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+const list: CliCommand = {
+  path: ['tool', 'list'],
+  summary: 'list installed tools, their active revision and revision count',
+  usage: 'Usage: tycli tool list\n\nWith --json: one line per tool {"name","active","revisions"}.',
+  allowPositionals: false,
+  async run(ctx) {
+    const host = await openHost(ctx);
+    try {
+      const tools = await host.registry.list();
+      if (ctx.globals.json) for (const t of tools) outJson(ctx, t);
+      else if (tools.length === 0) note(ctx, 'no tools installed; add one with: tycli tool add MANIFEST.json');
+      else {
+        const w = Math.max(4, ...tools.map((t) => t.name.length));
+        const rw = Math.max(15, ...tools.map((t) => (t.active ?? '-').length));
+        out(ctx, `${'NAME'.padEnd(w)}  ${'ACTIVE REVISION'.padEnd(rw)}  REVISIONS`);
+        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${(t.active ?? '-').padEnd(rw)}  ${t.revisions.length}`);
+      }
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+const show: CliCommand = {
+  path: ['tool', 'show'],
+  summary: 'show one revision: NAME (the active one) or NAME@REV',
+  usage: 'Usage: tycli tool show NAME|NAME@REV [--source]\n\n  --source   also print the code\n\nWith --json: {"ok":true,"name","revision","active","manifest"}.',
+  options: { source: { type: 'boolean' } },
+  async run(ctx, v, pos) {
+    if (pos.length !== 1) usage('tycli tool show takes exactly one NAME or NAME@REV');
+    const host = await openHost(ctx);
+    try {
+      const t = await host.registry.resolve(pos[0]!);
+      if (ctx.globals.json) {
+        outJson(ctx, { ok: true, name: t.name, revision: t.revision, active: t.active, manifest: t.manifest });
+        return 0;
+      }
+      const m = t.manifest;
+      const ex = m.execution;
+      const lines = [
+        `name:         ${t.name}`,
+        `revision:     ${t.revision}${t.active ? ' (active)' : ' (not active)'}`,
+        `description:  ${m.description.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')}`,
+        `execution:    ${ex.kind}${ex.kind === 'sandboxed-code' ? ` ${ex.runtime}${ex.engine ? ` (${ex.engine})` : ''}, ${ex.source.length} characters of source` : ex.kind === 'trusted-native' ? ` entry ${ex.entry}` : ` service ${ex.serviceId}${ex.tool ? ` tool ${ex.tool}` : ''}`}`,
+        `capabilities: ${m.capabilities ? JSON.stringify(m.capabilities) : 'none requested'}`,
+        `limits:       ${m.limits ? JSON.stringify(m.limits) : 'host defaults'}`,
+        `parameters:   ${JSON.stringify(m.parameters, null, 2).replace(/\n/g, '\n              ')}`,
+      ];
+      out(ctx, terminalSafe(ctx, lines.join('\n')));
+      if (v.source && ex.kind === 'sandboxed-code') out(ctx, terminalSafe(ctx, `\n${ex.source}`));
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+const activate: CliCommand = {
+  path: ['tool', 'activate'],
+  summary: 'bind NAME to an installed revision (replacing needs --approve-replacement)',
+  usage: `Usage: tycli tool activate NAME REV [--approve-replacement]
+
+Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 1) unless
+--approve-replacement is given. Calls pinned as NAME@REV keep their revision either way.`,
+  options: { 'approve-replacement': { type: 'boolean' } },
+  async run(ctx, v, pos) {
+    if (pos.length !== 2) usage('tycli tool activate takes NAME and REV');
+    const [name, rev] = pos as [string, string];
+    const host = await openHost(ctx);
+    try {
+      const { parseRef } = await import('../../../core/registry.js');
+      parseRef(`${name}@${rev}`);
+      await host.registry.activate(name, rev, { approveReplacement: v['approve-replacement'] === true });
+      if (ctx.globals.json) outJson(ctx, { ok: true, name, revision: rev });
+      else note(ctx, `${name} now runs ${rev}`);
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+export const toolCommands: CliCommand[] = [add, list, show, activate];

@@ -1,0 +1,174 @@
+// tycli entry: global options, dispatch over the longest matching command path, help, exit codes; Node host, trusted side.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { commands as defaultCommands } from './commands/index.js';
+import { fail, failWith } from './output.js';
+import type { CliCommand, CliContext, CliIO, GlobalOptions } from './types.js';
+
+/** Options every command accepts, in addition to its own. */
+export const GLOBAL_OPTIONS = {
+  home: { type: 'string' },
+  json: { type: 'boolean' },
+  allow: { type: 'string', multiple: true },
+  deny: { type: 'string', multiple: true },
+  mode: { type: 'string' },
+  sandbox: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+const GLOBAL_HELP = `Global options:
+  --home DIR         state folder (default: $TYCLI_HOME, else the per-user data folder)
+  --json             machine output: one JSON line per result
+  --allow RULE       allow rule for this session (repeatable), e.g. 'fetch(read:https://api.example.com)'
+  --deny RULE        deny rule for this session (repeatable; deny wins)
+  --mode MODE        permission mode for this session
+  --sandbox POSTURE  OS isolation: auto (default), required, off
+  -h, --help         show help`;
+
+const SANDBOX_POSTURES = new Set(['auto', 'required', 'off']);
+
+/** Levenshtein distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = d[0]!;
+    d[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = d[j]!;
+      d[j] = Math.min(d[j]! + 1, d[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return d[b.length]!;
+}
+
+/** Positional words before the first option-looking token or `--`, skipping global options and their values. */
+function leadingWords(argv: string[]): { word: string; index: number }[] {
+  const words: { word: string; index: number }[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const t = argv[i]!;
+    if (t === '--') break;
+    if (t.startsWith('-') && t !== '-') {
+      const name = t.replace(/^--?/, '').split('=')[0]!;
+      const def = (GLOBAL_OPTIONS as Record<string, { type: string }>)[name];
+      if (def?.type === 'string' && !t.includes('=')) i++;
+      else if (!def) break; // a command option: command words come first
+      continue;
+    }
+    words.push({ word: t, index: i });
+  }
+  return words;
+}
+
+function findCommand(table: CliCommand[], words: string[]): CliCommand | undefined {
+  let best: CliCommand | undefined;
+  for (const c of table) {
+    if (c.path.length <= words.length && c.path.every((w, i) => words[i] === w) && (!best || c.path.length > best.path.length)) best = c;
+  }
+  return best;
+}
+
+function commandHelp(c: CliCommand): string {
+  return `tycli ${c.path.join(' ')}: ${c.summary}\n\n${c.usage.trimEnd()}\n\n${GLOBAL_HELP}\n`;
+}
+
+function listHelp(table: CliCommand[], prefix: string[] = []): string {
+  const shown = table.filter((c) => prefix.every((w, i) => c.path[i] === w));
+  const width = Math.max(...shown.map((c) => c.path.join(' ').length), 8);
+  const lines = shown.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
+  return `tycli: run the code behind LLM tool calls in a sandbox.\n\nUsage: tycli [global options] COMMAND [options]\n\nCommands:\n${lines.join('\n')}\n\nRun 'tycli COMMAND --help' for a command's options.\n\n${GLOBAL_HELP}\n\nExit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or input.\n`;
+}
+
+/** The default terminal IO. */
+export function processIO(): CliIO {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) };
+}
+
+/**
+ * Run tycli with `argv` (without node and script). Returns the exit code: 0 ok, 1 the tool failed or
+ * the call was refused, 2 bad usage or input (E_USAGE and other input errors).
+ */
+export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[] } = {}): Promise<number> {
+  const io = opts.io ?? processIO();
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const table = opts.commands ?? defaultCommands;
+  const wantsJson = argv.includes('--json');
+  const early: CliContext = { io, env, cwd, globals: { home: '', json: wantsJson, allow: [], deny: [] } };
+
+  const words = leadingWords(argv);
+  const cmd = findCommand(table, words.map((w) => w.word));
+  if (!cmd) {
+    const typed = words.map((w) => w.word);
+    if (typed.length === 0) {
+      if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+        io.stdout.write(listHelp(table));
+        return argv.length === 0 ? 2 : 0;
+      }
+      if (argv[0] === '--version') {
+        io.stdout.write('tycli 0.1.0\n');
+        return 0;
+      }
+      return fail(early, 'E_USAGE', `no command given; run 'tycli --help'`);
+    }
+    if (typed[0] === 'help') {
+      io.stdout.write(listHelp(table));
+      return 0;
+    }
+    const group = table.filter((c) => c.path[0] === typed[0]);
+    if (group.length > 0 && typed.length === 1 && (argv.includes('--help') || argv.includes('-h'))) {
+      io.stdout.write(listHelp(table, [typed[0]!]));
+      return 0;
+    }
+    const attempt = typed.slice(0, 2).join(' ');
+    const ranked = table
+      .map((c) => {
+        const t = typed.slice(0, c.path.length).join(' ');
+        return { c, t, d: distance(t, c.path.join(' ')) };
+      })
+      .sort((a, b) => a.d - b.d);
+    const best = ranked[0];
+    const hint = best && best.d <= Math.max(1, Math.floor(best.t.length / 3)) ? `; did you mean 'tycli ${best.c.path.join(' ')}'?` : group.length ? `; '${typed[0]}' has: ${group.map((c) => c.path.join(' ')).join(', ')}` : '';
+    const shown = best && best.d <= Math.max(1, Math.floor(best.t.length / 3)) ? best.t : attempt;
+    return fail(early, 'E_USAGE', `unknown command '${shown}'${hint} (see 'tycli --help')`);
+  }
+
+  // Remove the command words, then parse global + command options strictly.
+  const used = new Set(words.slice(0, cmd.path.length).map((w) => w.index));
+  const rest = argv.filter((_, i) => !used.has(i));
+  let values: Record<string, unknown>;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({ args: rest, options: { ...(cmd.options ?? {}), ...GLOBAL_OPTIONS }, allowPositionals: cmd.allowPositionals ?? true, strict: true });
+    values = parsed.values as Record<string, unknown>;
+    positionals = parsed.positionals;
+  } catch (e) {
+    return fail(early, 'E_USAGE', `${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see 'tycli ${cmd.path.join(' ')} --help')`);
+  }
+  if (values.help) {
+    io.stdout.write(commandHelp(cmd));
+    return 0;
+  }
+  let globals: GlobalOptions;
+  try {
+    const { resolveHome } = await import('../paths.js');
+    const sandbox = values.sandbox as string | undefined;
+    if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox)) return fail(early, 'E_USAGE', `--sandbox must be auto, required or off (got "${sandbox.slice(0, 40)}")`);
+    globals = {
+      home: resolveHome({ home: values.home as string | undefined, env, cwd }),
+      json: values.json === true,
+      allow: (values.allow as string[] | undefined) ?? [],
+      deny: (values.deny as string[] | undefined) ?? [],
+    };
+    if (values.mode !== undefined) globals.mode = values.mode as string;
+    if (sandbox !== undefined) globals.sandbox = sandbox;
+  } catch (e) {
+    return failWith(early, e);
+  }
+  const ctx: CliContext = { io, env, cwd, globals };
+  for (const k of Object.keys(GLOBAL_OPTIONS)) delete values[k];
+  try {
+    return await cmd.run(ctx, values, positionals);
+  } catch (e) {
+    return failWith(ctx, e);
+  }
+}

@@ -1,0 +1,63 @@
+// Output, error and exit-code helpers shared by tycli commands; Node host, trusted side.
+import type { ErrorCode } from '../../protocol/errors.js';
+import { TyError } from '../../core/errors.js';
+import { escapeCodePoint } from '../../core/text.js';
+import type { CliContext } from './types.js';
+
+/** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
+const INPUT_CODES = new Set<string>(['E_USAGE', 'E_INVALID_ARGS', 'E_INVALID_MANIFEST', 'E_UNKNOWN_TOOL', 'E_INVALID_SETTINGS', 'E_INVALID_TASK', 'E_UNPINNED_TASK']);
+
+/** 2 for bad usage or input, 1 for everything else (the tool failed, or the call was refused). */
+export function exitCodeFor(code: string): 1 | 2 {
+  return INPUT_CODES.has(code) ? 2 : 1;
+}
+
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/gu;
+
+/**
+ * Text from a tool (results, descriptions) made inert for a terminal: when stdout is a TTY, every
+ * control (ESC, CSI, OSC, CR, BEL...), bidi, zero-width and other invisible code point except LF and
+ * tab is shown as a visible escape (core/text.ts escapeCodePoint). Piped output stays byte-exact.
+ */
+export function terminalSafe(ctx: CliContext, text: string, stream: NodeJS.WritableStream = ctx.io.stdout): string {
+  if (!(stream as { isTTY?: boolean }).isTTY) return text;
+  return text.replace(HIDDEN, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeCodePoint(ch.codePointAt(0) ?? 0)));
+}
+
+/** Print one line to stdout. */
+export function out(ctx: CliContext, text: string): void {
+  ctx.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Print a note for people to stderr (never with --json, where stdout carries only results). */
+export function note(ctx: CliContext, text: string): void {
+  if (!ctx.globals.json) ctx.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Print exactly one JSON line to stdout. */
+export function outJson(ctx: CliContext, value: unknown): void {
+  ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * Report an error and return its exit code: `error[CODE]: message` on stderr (made inert for a terminal:
+ * the message may carry a tool's own error text), or with --json the line
+ * `{"ok":false,"error":{"code","message"}}` on stdout.
+ */
+export function fail(ctx: CliContext, code: ErrorCode | string, message: string): 1 | 2 {
+  if (ctx.globals.json) outJson(ctx, { ok: false, error: { code, message } });
+  else ctx.io.stderr.write(`error[${code}]: ${terminalSafe(ctx, message, ctx.io.stderr)}\n`);
+  return exitCodeFor(code);
+}
+
+/** Report any thrown value: TyError keeps its code; anything else is an internal failure (exit 1). */
+export function failWith(ctx: CliContext, e: unknown): 1 | 2 {
+  if (e instanceof TyError) return fail(ctx, e.code, e.message);
+  const msg = e instanceof Error ? e.message : String(e);
+  return fail(ctx, 'E_TOOL_FAILED', `internal error: ${msg.slice(0, 2000)}`);
+}
+
+/** Throw E_USAGE. */
+export function usage(message: string): never {
+  throw new TyError('E_USAGE', message);
+}

@@ -1,0 +1,228 @@
+// The Node host assembled: file store + registry + sandbox runtimes + pool + invoker; Node host, trusted side.
+import { Store } from '../core/store.js';
+import { ToolRegistry } from '../core/registry.js';
+import { Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
+import { TyError } from '../core/errors.js';
+import type { CallLimits, CapabilityHandler, Gate, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
+import type { BwrapOptions } from './os-sandbox/bwrap.js';
+import type { CliIO, GlobalOptions } from './cli/types.js';
+import { FileStoreBackend } from './store.js';
+import { ensurePrivateDir, tycliPaths, type TycliPaths } from './paths.js';
+import type { SpawnWrapper } from './sandbox.js';
+import type { ExternalCaller } from './mcp/external.js';
+
+export interface NodeHostOptions {
+  /** The state root (node/paths.ts resolveHome). */
+  home: string;
+  /** CLI flags: --allow/--deny/--mode feed the gate, --sandbox the OS wrapper posture. */
+  globals?: Partial<GlobalOptions>;
+  io?: CliIO;
+  env?: NodeJS.ProcessEnv;
+  /** Working folder: where project settings (.tycli/) are looked for and hooks run (default process.cwd()). */
+  cwd?: string;
+  /** False for commands that never run code (tool add/list/show): no runtimes are created. Default true. */
+  startSandboxes?: boolean;
+  /** Permission gate; default: node/settings.ts createNodeGate over the settings files and --allow/--deny/--mode. */
+  gate?: Gate;
+  /** Capability handler factory per call identity; default: core/capabilities.ts over mediated fetch, storage, secrets, registry, subtasks. */
+  capabilities?: (identity: ToolIdentity) => CapabilityHandler;
+  /** Bridge for external-service tools; default when running: the MCP bridge (node/mcp/external.ts) under the same gate. */
+  external?: InvokerOptions['external'];
+  /** OS-level wrapper for sandbox processes; when absent, chosen from the posture (--sandbox / settings) by probing node/os-sandbox. */
+  wrap?: SpawnWrapper;
+  /** Use this pool instead of building one (tests, embedders). */
+  pool?: PoolLike;
+  /** Principal for audit and rules (default `cli:user`). */
+  principal?: string;
+}
+
+export interface NodeHost {
+  paths: TycliPaths;
+  store: Store;
+  registry: ToolRegistry;
+  invoker: Invoker;
+  /** Destroy every sandbox this host started. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Assemble the Node host. Creates `<home>` and `<home>/store` (0700). When `startSandboxes` is not false
+ * (the commands that run tools), also: settings (user/project/local files + --allow/--deny/--mode flags,
+ * node/settings.ts) -> asker (terminal + waiting-question store) -> PermissionGate with audit, pause and
+ * decisions -> capability handler per call identity (mediated fetch over NodeFetchTransport, per-revision
+ * storage, secrets broker, invocation lookup, subtasks) -> MCP bridge for external-service tools -> sandbox
+ * pool. Each can be replaced by an option.
+ * @throws TyError E_INVALID_SETTINGS (a settings file), E_USAGE (a bad flag rule),
+ *   E_SANDBOX_UNAVAILABLE (`--sandbox required` and no working OS sandbox).
+ */
+export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
+  const paths = tycliPaths(opts.home);
+  await ensurePrivateDir(paths.home);
+  await ensurePrivateDir(paths.store);
+  const backend = new FileStoreBackend(paths.store);
+  const store = new Store(backend);
+  const registry = new ToolRegistry(store);
+  const running = opts.startSandboxes !== false;
+  const invokerOpts: InvokerOptions = { registry, principal: opts.principal ?? 'cli:user' };
+  const closers: (() => Promise<void>)[] = [];
+
+  if (running) {
+    let gate = opts.gate;
+    let capabilities = opts.capabilities;
+    let posture = opts.globals?.sandbox;
+    if (!gate || !capabilities) {
+      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry);
+      gate ??= wired.gate;
+      capabilities ??= wired.capabilities;
+      closers.push(wired.close);
+      posture ??= wired.sandboxPosture;
+    }
+    invokerOpts.gate = gate;
+    invokerOpts.capabilities = capabilities;
+    if (!opts.external) {
+      // external-service revisions go to the MCP bridge (node/mcp/external.ts), loaded on first use.
+      let ext: ExternalCaller | undefined;
+      const mcpGate = gate;
+      invokerOpts.external = async (identity, args, signal) => {
+        if (!ext) {
+          const { createMcpExternal } = await import('./mcp/external.js');
+          ext = createMcpExternal(paths.home, { gate: mcpGate });
+        }
+        return ext(identity, args, signal);
+      };
+      closers.push(async () => ext?.close());
+    }
+    if (opts.pool) invokerOpts.pool = opts.pool;
+    else {
+      const pool = await buildPool(opts, posture ?? 'auto');
+      closers.push(() => pool.close());
+      invokerOpts.pool = pool;
+    }
+  } else {
+    if (opts.gate) invokerOpts.gate = opts.gate;
+    if (opts.capabilities) invokerOpts.capabilities = opts.capabilities;
+    if (opts.pool) invokerOpts.pool = opts.pool;
+  }
+  if (opts.external) invokerOpts.external = opts.external;
+  const invoker = new Invoker(invokerOpts);
+  let closed = false;
+  return {
+    paths,
+    store,
+    registry,
+    invoker,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.allSettled(closers.map((c) => c()));
+    },
+  };
+}
+
+/** The default gate and capability wiring for the command line (see createNodeHost). */
+async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: ToolRegistry) {
+  const [{ loadSettings, createNodeGate }, { createNodeAsker }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
+    await Promise.all([
+      import('./settings.js'),
+      import('./ask-store.js'),
+      import('../core/capabilities.js'),
+      import('../core/fetch/mediated.js'),
+      import('./fetch.js'),
+      import('../core/tool-storage.js'),
+      import('../core/secrets.js'),
+      import('./secrets-file.js'),
+      import('../core/tasks.js'),
+    ]);
+  const g = opts.globals ?? {};
+  const cwd = opts.cwd ?? process.cwd();
+  const settings = await loadSettings({ home: paths.home, cwd, flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
+  const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
+  // Secret values known now, withheld from hook input, audit and messages (read once per process).
+  const known: string[] = [];
+  for (const name of await secretsFile.names().catch(() => [] as string[])) {
+    const v = await secretsFile.get(name).catch(() => undefined);
+    if (v) known.push(v);
+  }
+  const withheld = () => known;
+  // An injected gate is used by the capabilities too, so one session's decisions cover both.
+  const gate =
+    opts.gate ??
+    createNodeGate({ store, settings, asker: createNodeAsker({ home: paths.home, askWaitMs: settings.askWaitMs, terminal: true }), withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
+  const broker = new SecretBroker(new SecretGrants(store), secretsFile);
+  const transport = new NodeFetchTransport();
+  const fetch = createMediatedFetch({ gate, transport, secrets: broker });
+  const storage = new ToolStorage(store);
+  const capabilities = (identity: ToolIdentity): CapabilityHandler =>
+    createCapabilityHandler({ identity, gate, fetch, storage, secrets: broker, registry, compile: (drafts) => compileDrafts(drafts, { registry }) });
+  const close = async () => {
+    await (transport as unknown as { close?: () => Promise<void> }).close?.();
+  };
+  return { gate, capabilities, close, sandboxPosture: settings.sandbox };
+}
+
+/** Builds the OS wrapper for one call's limits (RLIMITs follow the limits), or undefined for none. */
+type WrapFactory = (limits: CallLimits) => SpawnWrapper | undefined;
+
+let warnedNoOsSandbox = false;
+
+/**
+ * The OS-level wrapper for the posture (`--sandbox`, else settings `sandbox`, else `auto`), from the probe in
+ * node/os-sandbox/probe.ts: bubblewrap on Linux, Seatbelt on macOS, with RLIMITs from osLimitsFor.
+ * `off`: none. `auto`: none when unavailable, with one warning on stderr saying what that means.
+ * `required`: E_SANDBOX_UNAVAILABLE when unavailable (fail closed).
+ */
+async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<WrapFactory> {
+  if (posture === 'off') return () => undefined;
+  const { probeSandbox } = await import('./os-sandbox/probe.js');
+  const p = await probeSandbox();
+  if (p.available && p.backend === 'bwrap' && p.path) {
+    const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js')]);
+    const bwrapPath = p.path;
+    return (limits) => {
+      const o: BwrapOptions = { bwrapPath };
+      if (p.prlimit) {
+        o.prlimitPath = p.prlimit;
+        o.limits = osLimitsFor(limits);
+      }
+      if (p.dropTo) o.dropTo = p.dropTo;
+      return createBwrapWrapper(o);
+    };
+  }
+  if (p.available && p.backend === 'seatbelt') {
+    const [{ createSeatbeltWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/seatbelt.js'), import('./os-sandbox/limits.js')]);
+    return (limits) => createSeatbeltWrapper({ limits: osLimitsFor(limits) });
+  }
+  const reason = p.reason ?? `no OS sandbox backend (${p.backend})`;
+  if (posture === 'required') throw new TyError('E_SANDBOX_UNAVAILABLE', `an OS-level sandbox is required (--sandbox required) but unavailable: ${reason}`);
+  if (!warnedNoOsSandbox && io) {
+    warnedNoOsSandbox = true;
+    io.stderr.write(`warning: no OS-level sandbox (${reason}); tool code runs under the engine's own permission model only, which does not block network access. Use --sandbox required to refuse instead, or --sandbox off to silence this.\n`);
+  }
+  return () => undefined;
+}
+
+/** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
+async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLike & { close(): Promise<void> }> {
+  const [{ NodeSandboxRuntime }, { SandboxPool }] = await Promise.all([import('./sandbox.js'), import('../core/pool.js')]);
+  const wrapFor: WrapFactory = opts.wrap ? () => opts.wrap : await osWrapFactory(posture, opts.io);
+  const runtimes = new Map<string, SandboxRuntime>();
+  const runtimeFor = (spec: SandboxSpec): SandboxRuntime => {
+    const exec = spec.manifest.execution;
+    if (exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed JavaScript (node or deno engine) only');
+    const engine = exec.engine ?? 'node';
+    // One runtime per engine and limits, so the OS limits (RLIMITs) follow the revision's limits.
+    const key = `${engine}:${spec.limits.memoryMb}:${spec.limits.timeoutMs}`;
+    let r = runtimes.get(key);
+    if (!r) {
+      const wrap = wrapFor(spec.limits);
+      r = new NodeSandboxRuntime(wrap ? { engine, wrap } : { engine });
+      runtimes.set(key, r);
+    }
+    return r;
+  };
+  const pool = new SandboxPool({ runtime: runtimeFor });
+  return {
+    call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
+    close: () => pool.shutdown(),
+  };
+}

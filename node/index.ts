@@ -1,0 +1,7 @@
+// Public surface of the Node host (package export "./node"); Node host, trusted side.
+export { createNodeHost, type NodeHost, type NodeHostOptions } from './host.js';
+export { FileStoreBackend, type FileStoreOptions } from './store.js';
+export { resolveHome, tycliPaths, ensurePrivateDir, type TycliPaths } from './paths.js';
+export { NodeSandboxRuntime, type NodeSandboxRuntimeOptions, type SpawnWrapper } from './sandbox.js';
+export { main as tycliMain } from './cli/main.js';
+export type { CliCommand, CliContext, CliIO, GlobalOptions } from './cli/types.js';

@@ -1,0 +1,525 @@
+// The client-facing MCP bridge: one SDK Server per client session offering registered tools and bridged servers' tools, every call checked and gated; Node host, trusted side.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Gate, GateRequest, Question } from '../../core/runtime.js';
+import { TyError, toTyError } from '../../core/errors.js';
+import { checkToolArguments } from '../../core/mcp/args.js';
+import { RPC, requestLogLine } from '../../core/mcp/messages.js';
+import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
+import { fingerprint, listDefinitions, loadDefinition, type McpDefinition } from './definitions.js';
+import { chooseTargets, mergedSchema, type NamespaceAction } from '../../core/mcp/namespace.js';
+import { listNamespaces, loadNamespace } from './namespaces.js';
+import { UpstreamSession, type UpstreamOptions } from './upstream.js';
+import type { HubLauncher } from './hub.js';
+
+/** Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/invoke.ts). */
+export interface LocalTools {
+  list(): Promise<Tool[]>;
+  /** Run one call through the registry's gate, argument checks and audit; returns MCP content. */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+}
+
+export interface BridgeOptions {
+  /** tycli home (definitions are read from it on every call). */
+  home: string;
+  /** The client context the limits count per; principal `mcp:SANDBOX`. */
+  sandbox: string;
+  /** Asks a person (through the ask router) when no server rule allows a call. Without it such calls are refused. */
+  gate?: Gate;
+  local?: LocalTools;
+  /** One line per request: server, method, tool name, outcome; never arguments or answers. */
+  log?: (line: string) => void;
+  limits?: Partial<PoolLimits>;
+  /**
+   * Pause tracking (core/pause.ts PauseTracker) keyed by the offered tool name: a paused tool is refused
+   * first; refusals made by the bridge itself (bad arguments, unknown tool, no rule and no one to ask)
+   * count toward the pause. The gate counts its own refusals.
+   */
+  pause?: { check(tool: string): Promise<void>; recordRefusal(tool: string): Promise<boolean> };
+  /** How a hub for a shared server is started (default: this process's own tycli entry, `mcp hub NAME`). */
+  hubLauncher?: HubLauncher;
+  /** Test seam: how a server session starts. */
+  startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
+}
+
+/** Separator between server and tool names in offered names: `SERVER__TOOL`. */
+export const NAME_SEP = '__';
+const RES_SCHEME = 'tymcp:';
+
+/** A JSON-RPC error as the SDK Server sends it (`code`, `message` as is, `data`). */
+export class RpcFailure extends Error {
+  constructor(readonly code: number, message: string, readonly data: { code: string }) {
+    super(message);
+  }
+}
+
+/**
+ * Map a refusal to the JSON-RPC error the client sees: -32602 for bad arguments or an unknown tool,
+ * -32003 for E_BUSY, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
+ */
+export function toMcpError(e: unknown): Error {
+  if (e instanceof McpError || e instanceof RpcFailure) return e;
+  const t = toTyError(e, 'E_MCP');
+  const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : t.code === 'E_BUSY' ? -32003 : -32001;
+  return new RpcFailure(num, t.message, { code: t.code });
+}
+
+/** `tycli mcp hub NAME` with the same runtime and entry as this process. */
+export function defaultHubLauncher(home: string): HubLauncher {
+  return (def) => ({ command: process.execPath, args: [...process.execArgv, process.argv[1] ?? '', '--home', home, 'mcp', 'hub', def.name] });
+}
+
+/** The server's hints for a tool, as shown in questions (they never skip asking). */
+export function hintsOf(t: Tool): NonNullable<Question['hints']> {
+  const a = t.annotations;
+  const hints: NonNullable<Question['hints']> = {};
+  if (typeof a?.readOnlyHint === 'boolean') hints.readOnlyHint = a.readOnlyHint;
+  if (typeof a?.destructiveHint === 'boolean') hints.destructiveHint = a.destructiveHint;
+  if (typeof a?.idempotentHint === 'boolean') hints.idempotentHint = a.idempotentHint;
+  if (typeof a?.openWorldHint === 'boolean') hints.openWorldHint = a.openWorldHint;
+  return hints;
+}
+
+function splitName(name: string): { server: string; rest: string } | undefined {
+  const i = name.indexOf(NAME_SEP);
+  if (i <= 0) return undefined;
+  return { server: name.slice(0, i), rest: name.slice(i + NAME_SEP.length) };
+}
+
+/** `tymcp:SERVER/ENCODED-URI` <-> (server, uri). */
+export function wrapUri(server: string, uri: string): string {
+  return `${RES_SCHEME}${server}/${encodeURIComponent(uri)}`;
+}
+export function unwrapUri(uri: string): { server: string; uri: string } | undefined {
+  if (!uri.startsWith(RES_SCHEME)) return undefined;
+  const rest = uri.slice(RES_SCHEME.length);
+  const i = rest.indexOf('/');
+  if (i <= 0) return undefined;
+  try {
+    return { server: rest.slice(0, i), uri: decodeURIComponent(rest.slice(i + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Holds the bounded pool of server sessions for one sandbox and makes one SDK Server per client
+ * session. Every gated request reloads the server's definition (a removed server is refused; a changed one
+ * ends older sessions), checks arguments against the tool's own schema (unlisted fields refused), then
+ * passes only if the definition's rules allow it or the gate (a person) says yes.
+ */
+export class McpBridge {
+  readonly pool: SessionPool<UpstreamSession>;
+  private readonly servers = new Map<string, Server>();
+  private seq = 0;
+
+  constructor(private readonly opts: BridgeOptions) {
+    this.pool = new SessionPool<UpstreamSession>(opts.limits);
+  }
+
+  private log(server: string, method: string, name: string | undefined, outcome: string): void {
+    this.opts.log?.(requestLogLine({ server, method, name, outcome }));
+  }
+
+  /** A new client session id. */
+  newSessionId(): string {
+    return `s${++this.seq}`;
+  }
+
+  /** The live upstream session (for tests and diagnostics). */
+  private async withUpstream<T>(sessionId: string, def: McpDefinition, fn: (u: UpstreamSession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const key = `${sessionId}\0${def.name}`;
+    const server = this.servers.get(sessionId);
+    const start = async (sig: AbortSignal): Promise<UpstreamSession> => {
+      const uopts: UpstreamOptions = {
+        onNotification: (method, params) => void this.forwardNotification(server, def.name, method, params),
+        onFiltered: (w) => this.log(def.name, w.method ?? '(message)', undefined, w.action === 'answer' ? 'refused-server-request' : 'dropped'),
+        onClose: () => void this.pool.end(key),
+        hub: { home: this.opts.home, launcher: this.opts.hubLauncher ?? defaultHubLauncher(this.opts.home) },
+      };
+      return (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
+    };
+    return this.pool.use(key, fingerprint(def), start, fn, signal);
+  }
+
+  private async forwardNotification(server: Server | undefined, name: string, method: string, params: unknown): Promise<void> {
+    if (!server) return;
+    const p = (params ?? {}) as Record<string, unknown>;
+    try {
+      switch (method) {
+        case 'notifications/tools/list_changed':
+          return await server.sendToolListChanged();
+        case 'notifications/prompts/list_changed':
+          return await server.sendPromptListChanged();
+        case 'notifications/resources/list_changed':
+          return await server.sendResourceListChanged();
+        case 'notifications/resources/updated':
+          if (typeof p.uri === 'string') await server.sendResourceUpdated({ uri: wrapUri(name, p.uri) });
+          return;
+        case 'notifications/message':
+          await server.sendLoggingMessage({ level: (p.level as 'info') ?? 'info', logger: name, data: p.data });
+          return;
+        default:
+          return; // progress travels with its call; cancelled needs no relay
+      }
+    } catch {
+      /* the client went away */
+    }
+  }
+
+  /**
+   * Load the definition named by a client request.
+   * @throws TyError E_UNKNOWN_TOOL when there is none (removed servers are refused; their sessions end).
+   */
+  private async definition(sessionId: string, server: string): Promise<McpDefinition> {
+    const def = await loadDefinition(this.opts.home, server);
+    if (def === undefined) {
+      await this.pool.end(`${sessionId}\0${server}`);
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${server.slice(0, 40)}" is defined (it may have been removed)`);
+    }
+    return def;
+  }
+
+  /** Count one of the bridge's own refusals toward the pause (never a busy server, a pause or a cancelled call). */
+  private async countRefusal(tool: string, code: string): Promise<void> {
+    if (!this.opts.pause || code === 'E_PAUSED' || code === 'E_BUSY' || code === 'E_ABORTED' || code === 'E_MCP') return;
+    await this.opts.pause.recordRefusal(tool).catch(() => undefined);
+  }
+
+  /** The definition's rules: `--ask none`, or `--allow NAME` (a tool name, `resources/read` or `prompts/get`). */
+  static allowedByRules(def: McpDefinition, kind: GateRequest['kind'], name: string): boolean {
+    if (def.ask === 'none') return true;
+    if (kind === 'mcp') return def.allow.includes(name);
+    if (kind === 'mcp-resource') return def.allow.includes('resources/read');
+    if (kind === 'mcp-prompt') return def.allow.includes('prompts/get');
+    return false;
+  }
+
+  /**
+   * Allowed by the definition's rules, or else asked through the gate. Server hints go into the question
+   * and never skip asking.
+   * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's refusal codes.
+   */
+  private async approve(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, hints: Question['hints'] | undefined, signal: AbortSignal): Promise<void> {
+    if (McpBridge.allowedByRules(def, kind, name)) return;
+    if (!this.opts.gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; add it with --allow ${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}`);
+    const req: GateRequest = {
+      principal: `mcp:${this.opts.sandbox}`,
+      kind,
+      toolName: `${def.name}${NAME_SEP}${name}`,
+      revision: `mcp:${def.name}:${fingerprint(def).slice(0, 16)}`,
+      target: `${def.name}/${name}`,
+      requested: true,
+    };
+    if (hints !== undefined) req.hints = hints;
+    await this.opts.gate.authorize(req, signal);
+  }
+
+  /**
+   * One bridged tools/call: definition reloaded, tool looked up, arguments checked (before approval and
+   * before forwarding), approved, then forwarded.
+   */
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult> {
+    let outcome = 'refused';
+    let byGate = false;
+    const offered = `${server}${NAME_SEP}${tool}`;
+    try {
+      await this.opts.pause?.check(offered);
+      const def = await this.definition(sessionId, server);
+      const result = await this.withUpstream(
+        sessionId,
+        def,
+        async (u) => {
+          let t = (await u.tools(signal)).get(tool);
+          if (t === undefined) throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
+          const checked = checkToolArguments(t.inputSchema, args);
+          if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${server}${NAME_SEP}${tool}: ${checked.message}`);
+          byGate = !McpBridge.allowedByRules(def, 'mcp', tool) && this.opts.gate !== undefined;
+          await this.approve(def, 'mcp', tool, hintsOf(t), signal);
+          byGate = false;
+          outcome = 'forwarded';
+          return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+        },
+        signal,
+      );
+      outcome = result.isError ? 'tool-error' : 'ok';
+      return result;
+    } catch (e) {
+      if (outcome === 'refused') {
+        const code = toTyError(e, 'E_MCP').code;
+        outcome = `refused:${code}`;
+        if (!byGate) await this.countRefusal(offered, code);
+      } else outcome = 'failed';
+      throw e;
+    } finally {
+      this.log(server, 'tools/call', tool, outcome);
+    }
+  }
+
+  /**
+   * One namespace call: the namespace and every chosen provider's definition are reloaded (a removed one is
+   * refused); `kind` picks the target (or every target of a broadcast read); the other fields are checked
+   * against each chosen target's own schema before any approval or forwarding; each target is approved by
+   * its own server's rules or the gate; a broadcast's results are joined under each kind.
+   */
+  async callNamespace(sessionId: string, nsName: string, actionName: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+    let outcome = 'refused';
+    let byGate = false;
+    const offered = `${nsName}${NAME_SEP}${actionName}`;
+    try {
+      await this.opts.pause?.check(offered);
+      const ns = await loadNamespace(this.opts.home, nsName);
+      if (ns === undefined) throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${nsName}"`);
+      const action = ns.actions.find((a) => a.name === actionName);
+      if (action === undefined) throw new TyError('E_UNKNOWN_TOOL', `namespace "${nsName}" has no action "${actionName.slice(0, 80)}"`);
+      const choice = chooseTargets(action, args);
+      if (!choice.ok) throw new TyError('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
+      // 1. every chosen provider exists and the arguments fit each one's own schema: nothing asked or sent yet
+      const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints'] }[] = [];
+      for (const t of choice.targets) {
+        const def = await loadDefinition(this.opts.home, t.server);
+        if (def === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" of ${nsName}${NAME_SEP}${actionName} (kind ${t.kind}) was removed`);
+        const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal);
+        if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" has no tool "${t.tool}" (kind ${t.kind})`);
+        const checked = checkToolArguments(tool.inputSchema, choice.args);
+        if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
+        plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool) });
+      }
+      // 2. approval of each target, by its own server's rules or a person
+      for (const p of plans) {
+        byGate = !McpBridge.allowedByRules(p.def, 'mcp', p.tool) && this.opts.gate !== undefined;
+        await this.approve(p.def, 'mcp', p.tool, p.hints, signal);
+      }
+      byGate = false;
+      outcome = 'forwarded';
+      // 3. forward
+      const results: { kind: string; result: CallToolResult }[] = [];
+      for (const p of plans) results.push({ kind: p.kind, result: await this.withUpstream(sessionId, p.def, (u) => u.callTool(p.tool, p.args, { signal }), signal) });
+      outcome = 'ok';
+      if (results.length === 1 && !action.broadcast) return results[0]!.result;
+      const content: CallToolResult['content'] = [];
+      const structured: Record<string, unknown> = {};
+      for (const r of results) {
+        content.push({ type: 'text', text: `[${r.kind}]` });
+        content.push(...r.result.content);
+        structured[r.kind] = r.result.structuredContent ?? { content: r.result.content, isError: r.result.isError === true };
+      }
+      return { content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) };
+    } catch (e) {
+      if (outcome === 'refused') {
+        const code = toTyError(e, 'E_MCP').code;
+        outcome = `refused:${code}`;
+        if (!byGate) await this.countRefusal(offered, code);
+      } else outcome = 'failed';
+      throw e;
+    } finally {
+      this.log(nsName, 'tools/call', actionName, outcome);
+    }
+  }
+
+  /** The offered tools of every namespace (a namespace named like a server is skipped). */
+  private async namespaceTools(sessionId: string, servers: Set<string>, signal: AbortSignal): Promise<Tool[]> {
+    const out: Tool[] = [];
+    for (const n of await listNamespaces(this.opts.home)) {
+      if (servers.has(n)) {
+        this.log(n, 'tools/list', undefined, 'skipped:namespace-named-like-a-server');
+        continue;
+      }
+      try {
+        const ns = await loadNamespace(this.opts.home, n);
+        if (!ns) continue;
+        for (const a of ns.actions) out.push(await this.actionTool(sessionId, n, a, signal));
+      } catch (e) {
+        this.log(n, 'tools/list', undefined, `failed:${toTyError(e, 'E_MCP').code}`);
+      }
+    }
+    return out;
+  }
+
+  private async actionTool(sessionId: string, ns: string, a: NamespaceAction, signal: AbortSignal): Promise<Tool> {
+    const schemas = new Map<string, unknown>();
+    for (const t of a.targets) {
+      const def = await loadDefinition(this.opts.home, t.server).catch(() => undefined);
+      if (!def) continue;
+      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal).catch(() => undefined);
+      if (tool) schemas.set(t.kind, tool.inputSchema);
+    }
+    const kinds = a.targets.map((t) => `${t.kind} (${t.server}/${t.tool})`).join(', ');
+    return {
+      name: `${ns}${NAME_SEP}${a.name}`,
+      description: `${a.description ?? a.name} [${a.access}${a.broadcast ? ', broadcast' : ''}; kind: ${kinds}]`,
+      inputSchema: mergedSchema(a, schemas) as Tool['inputSchema'],
+      annotations: { readOnlyHint: a.access === 'read' },
+    };
+  }
+
+  /** Build the SDK Server for one client session. Connect it to a guarded transport (see node/mcp/serve.ts). */
+  createServer(sessionId: string): Server {
+    const server = new Server(
+      { name: 'tysandbox', version: '0.1.0' },
+      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true }, logging: {} } },
+    );
+    this.servers.set(sessionId, server);
+    const defs = async (): Promise<McpDefinition[]> => {
+      const out: McpDefinition[] = [];
+      for (const n of await listDefinitions(this.opts.home)) {
+        try {
+          const d = await loadDefinition(this.opts.home, n);
+          if (d) out.push(d);
+        } catch (e) {
+          this.log(n, 'load', undefined, `refused:${toTyError(e, 'E_INVALID_SETTINGS').code}`);
+        }
+      }
+      return out;
+    };
+    const eachServer = async <T>(method: string, signal: AbortSignal, fn: (d: McpDefinition, u: UpstreamSession) => Promise<T[]>): Promise<T[]> => {
+      const all: T[] = [];
+      for (const d of await defs()) {
+        try {
+          all.push(...(await this.withUpstream(sessionId, d, (u) => fn(d, u), signal)));
+          this.log(d.name, method, undefined, 'ok');
+        } catch (e) {
+          this.log(d.name, method, undefined, `failed:${toTyError(e, 'E_MCP').code}`);
+        }
+      }
+      return all;
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
+      const bridged = await eachServer('tools/list', extra.signal, async (d, u) => [...(await u.tools(extra.signal)).values()].map((t) => ({ ...t, name: `${d.name}${NAME_SEP}${t.name}` }) as Tool));
+      const names = new Set(await listDefinitions(this.opts.home));
+      const spaces = await this.namespaceTools(sessionId, names, extra.signal);
+      const taken = new Set([...names, ...(await listNamespaces(this.opts.home))]);
+      const local = this.opts.local ? (await this.opts.local.list()).filter((t) => !taken.has(splitName(t.name)?.server ?? '')) : [];
+      return { tools: [...local, ...bridged, ...spaces] };
+    });
+
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const name = req.params.name;
+      const split = splitName(name);
+      const known = split !== undefined && (await loadDefinition(this.opts.home, split.server).catch(() => 'refused')) !== undefined;
+      // a removed server: its sessions in this client session end too
+      if (split !== undefined && !known) await this.pool.end(`${sessionId}\0${split.server}`);
+      try {
+        if (split !== undefined && known) {
+          const token = extra._meta?.progressToken;
+          // progress is relayed in order, and all of it before the result
+          let relayed: Promise<void> = Promise.resolve();
+          const onprogress =
+            token === undefined
+              ? undefined
+              : (p: { progress: number; total?: number; message?: string }) => {
+                  relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...p } })).catch(() => undefined);
+                };
+          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, extra.signal, onprogress);
+          await relayed;
+          return result;
+        }
+        if (split !== undefined && (await loadNamespace(this.opts.home, split.server).catch(() => undefined)) !== undefined) {
+          return await this.callNamespace(sessionId, split.server, split.rest, req.params.arguments, extra.signal);
+        }
+        if (this.opts.local) {
+          const args = req.params.arguments ?? {};
+          try {
+            const r = await this.opts.local.call(name, args, extra.signal);
+            this.log('local', 'tools/call', name, r.isError ? 'tool-error' : 'ok');
+            return r;
+          } catch (e) {
+            this.log('local', 'tools/call', name, `refused:${toTyError(e, 'E_MCP').code}`);
+            throw e;
+          }
+        }
+        this.log(split?.server ?? 'local', 'tools/call', name, 'refused:E_UNKNOWN_TOOL');
+        throw new TyError('E_UNKNOWN_TOOL', `no tool "${name.slice(0, 80)}"`);
+      } catch (e) {
+        throw toMcpError(e);
+      }
+    });
+
+    server.setRequestHandler(ListPromptsRequestSchema, async (_req, extra) => ({
+      prompts: await eachServer('prompts/list', extra.signal, async (d, u) => {
+        if (!u.capabilities().prompts) return [];
+        return (await u.listPrompts(undefined, extra.signal)).prompts.map((p) => ({ ...p, name: `${d.name}${NAME_SEP}${p.name}` }));
+      }),
+    }));
+
+    server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
+      const split = splitName(req.params.name);
+      if (!split) throw new RpcFailure(RPC.INVALID_PARAMS, 'prompt names are SERVER__PROMPT', { code: 'E_UNKNOWN_TOOL' });
+      let outcome = 'refused';
+      try {
+        const def = await this.definition(sessionId, split.server);
+        await this.approve(def, 'mcp-prompt', split.rest, undefined, extra.signal);
+        outcome = 'forwarded';
+        const r = await this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
+        outcome = 'ok';
+        return r;
+      } catch (e) {
+        if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
+        throw toMcpError(e);
+      } finally {
+        this.log(split.server, 'prompts/get', split.rest, outcome);
+      }
+    });
+
+    server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
+      resources: await eachServer('resources/list', extra.signal, async (d, u) => {
+        if (!u.capabilities().resources) return [];
+        return (await u.listResources(undefined, extra.signal)).resources.map((r) => ({ ...r, uri: wrapUri(d.name, r.uri) }));
+      }),
+    }));
+
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_req, extra) => ({
+      resourceTemplates: await eachServer('resources/templates/list', extra.signal, async (d, u) => {
+        if (!u.capabilities().resources) return [];
+        return (await u.listResourceTemplates(undefined, extra.signal)).resourceTemplates.map((t) => ({ ...t, name: `${d.name}${NAME_SEP}${t.name}` }));
+      }),
+    }));
+
+    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+      const w = unwrapUri(req.params.uri);
+      if (!w) throw new RpcFailure(RPC.INVALID_PARAMS, 'resource URIs are the tymcp: ones the bridge listed', { code: 'E_UNKNOWN_TOOL' });
+      let outcome = 'refused';
+      try {
+        const def = await this.definition(sessionId, w.server);
+        await this.approve(def, 'mcp-resource', w.uri, undefined, extra.signal);
+        outcome = 'forwarded';
+        const r = await this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
+        outcome = 'ok';
+        return { ...r, contents: r.contents.map((c) => ({ ...c, uri: wrapUri(w.server, c.uri) })) };
+      } catch (e) {
+        if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
+        throw toMcpError(e);
+      } finally {
+        this.log(w.server, 'resources/read', undefined, outcome);
+      }
+    });
+
+    return server;
+  }
+
+  /** The client session ended: its server sessions stop (a start still running is cancelled). */
+  async closeSession(sessionId: string): Promise<void> {
+    const s = this.servers.get(sessionId);
+    this.servers.delete(sessionId);
+    await this.pool.endPrefix(`${sessionId}\0`);
+    await s?.close().catch(() => undefined);
+  }
+
+  /** Stop every session and server. */
+  async close(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((k) => this.closeSession(k)));
+    await this.pool.closeAll();
+  }
+}

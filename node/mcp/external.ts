@@ -1,0 +1,63 @@
+// Binds `external-service` revisions to a bridged MCP server's tool (the Invoker's `external` hook); Node host, trusted side.
+import type { ToolIdentity } from '../../core/invoke.js';
+import { TyError } from '../../core/errors.js';
+import { checkToolArguments } from '../../core/mcp/args.js';
+import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
+import { fingerprint, loadDefinition } from './definitions.js';
+import { UpstreamSession } from './upstream.js';
+import { McpBridge, hintsOf } from './bridge.js';
+import type { Gate, GateRequest } from '../../core/runtime.js';
+
+export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & { close(): Promise<void> };
+
+/**
+ * The Invoker's `external` function for MCP: `execution.serviceId` names a server definition, `execution.tool`
+ * (default: the revision's name) its tool. The Invoker has already run the gate (kind `tool`) and checked
+ * the arguments against the revision's parameters; here the definition is reloaded (a removed one is
+ * refused), the arguments are checked again against the server's own current schema (unlisted fields
+ * refused), the call is approved like a bridged one (the server's `--allow`/`--ask none`, else the gate
+ * with kind `mcp`, target `SERVER/TOOL` and the server's hints; no gate means refused), then forwarded. Server sessions are pooled per server with the bridge's limits; `close()` stops them.
+ * @returns the tool's `structuredContent`, else its text joined, else its content array.
+ * @throws TyError E_UNKNOWN_TOOL (no such server or tool), E_INVALID_ARGS, E_TOOL_FAILED (the tool said
+ *   isError), E_MCP, E_BUSY.
+ */
+export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gate | undefined); limits?: Partial<PoolLimits> } = {}): ExternalCaller {
+  const gateNow = (): Gate | undefined => (typeof opts.gate === 'function' ? opts.gate() : opts.gate);
+  const pool = new SessionPool<UpstreamSession>(opts.limits);
+  const fn = async (identity: ToolIdentity, args: unknown, signal: AbortSignal): Promise<unknown> => {
+    const exec = identity.manifest.execution;
+    if (exec.kind !== 'external-service') throw new TyError('E_TOOL_FAILED', `${identity.name} is not an external-service revision`);
+    const def = await loadDefinition(home, exec.serviceId);
+    if (def === undefined) {
+      await pool.end(exec.serviceId);
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${exec.serviceId.slice(0, 40)}" is defined; add it with 'tycli mcp add'`);
+    }
+    const toolName = exec.tool ?? identity.name;
+    const result = await pool.use(
+      def.name,
+      fingerprint(def),
+      (sig) => UpstreamSession.start(def, { onClose: () => void pool.end(def.name) }, sig),
+      async (u) => {
+        const tool = (await u.tools(signal)).get(toolName);
+        if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" has no tool "${toolName.slice(0, 80)}"`);
+        const checked = checkToolArguments(tool.inputSchema, args);
+        if (!checked.ok) throw new TyError('E_INVALID_ARGS', checked.message);
+        // the same approval as a bridged call: the server's rules, else the gate (kind mcp, SERVER/TOOL)
+        if (!McpBridge.allowedByRules(def, 'mcp', toolName)) {
+          const gate = gateNow();
+          if (!gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; add it with --allow ${toolName}`);
+          const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: identity.revision, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true };
+          await gate.authorize(req, signal);
+        }
+        return u.callTool(toolName, checked.args, { signal });
+      },
+      signal,
+    );
+    const texts = (result.content ?? []).filter((c): c is { type: 'text'; text: string } => c.type === 'text').map((c) => c.text);
+    if (result.isError) throw new TyError('E_TOOL_FAILED', (texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096));
+    if (result.structuredContent !== undefined) return result.structuredContent;
+    if (texts.length === (result.content ?? []).length) return texts.join('\n');
+    return result.content;
+  };
+  return Object.assign(fn, { close: () => pool.closeAll() });
+}

@@ -1,0 +1,79 @@
+// MCP namespace definitions: 0600 files merging several servers' tools behind one schema per action; Node host, trusted side.
+import { chmod, mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { TyError } from '../../core/errors.js';
+import { NamespaceSchema, type Namespace } from '../../core/mcp/namespace.js';
+import { tycliPaths } from '../paths.js';
+import { ServerNameSchema } from './definitions.js';
+
+/** `<home>/config/mcp-namespaces` (0700). */
+export function namespacesDir(home: string): string {
+  return join(tycliPaths(home).config, 'mcp-namespaces');
+}
+
+/** Validate a namespace document. @throws TyError E_INVALID_SETTINGS naming the field. */
+export function parseNamespace(raw: unknown, label: string): Namespace {
+  const r = NamespaceSchema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+    throw new TyError('E_INVALID_SETTINGS', `MCP namespace ${label} is refused at ${at}: ${issue?.message ?? 'invalid'}`);
+  }
+  return r.data;
+}
+
+export async function saveNamespace(home: string, ns: Namespace): Promise<void> {
+  const dir = namespacesDir(home);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  await writeFileAtomic(join(dir, `${ns.name}.json`), JSON.stringify(ns, null, 2) + '\n', { mode: 0o600 });
+}
+
+/**
+ * Load a namespace (re-read on every call), or undefined when there is none.
+ * @throws TyError E_INVALID_SETTINGS: unknown fields, a symlink, a file others may read, a name mismatch.
+ */
+export async function loadNamespace(home: string, name: string): Promise<Namespace | undefined> {
+  if (!ServerNameSchema.safeParse(name).success) return undefined;
+  const file = join(namespacesDir(home), `${name}.json`);
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" is not a regular file`);
+  if ((st.mode & 0o077) !== 0) throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" may be read by others; run chmod 600 on it`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" is not valid JSON`);
+  }
+  const ns = parseNamespace(raw, `"${name}"`);
+  if (ns.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP namespace file "${name}" names another namespace`);
+  return ns;
+}
+
+export async function listNamespaces(home: string): Promise<string[]> {
+  try {
+    return (await readdir(namespacesDir(home))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((n) => ServerNameSchema.safeParse(n).success).sort();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
+export async function removeNamespace(home: string, name: string): Promise<boolean> {
+  if (!ServerNameSchema.safeParse(name).success) return false;
+  try {
+    await unlink(join(namespacesDir(home), `${name}.json`));
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+}

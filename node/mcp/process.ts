@@ -1,0 +1,157 @@
+// Runs one bridged MCP server as a child process (exact environment, cwd /, own process group) behind the server-message rules; Node host, trusted side.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { access, constants } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { TyError } from '../../core/errors.js';
+import { LineFramer, MAX_MESSAGE_BYTES, frame, parseMessage, serverMessageRule } from '../../core/mcp/messages.js';
+
+/** Look `command` up on the given PATH (not the CLI's own). @throws TyError E_MCP when not found. */
+export async function resolveCommand(command: string, path: string | undefined): Promise<string> {
+  if (isAbsolute(command)) return command;
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const p = join(dir, command);
+    try {
+      await access(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  throw new TyError('E_MCP', `the server command "${command.slice(0, 80)}" is not on the saved PATH`);
+}
+
+/** Kill a whole process group: TERM, then KILL after `graceMs` (default 1500 ms). Resolves when done. */
+export async function killGroup(child: ChildProcess, graceMs = 1500): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      /* ESRCH: the group is gone */
+    }
+  };
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('exit', () => r()));
+  signal('SIGTERM');
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([exited, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+  if (timer) clearTimeout(timer);
+  // the leader may have gone while children it started (npx -> node) stay in the group
+  signal('SIGKILL');
+  await exited;
+}
+
+export interface ProcessTransportOptions {
+  command: string;
+  args: string[];
+  /** The server's whole environment; nothing is added. */
+  env: Record<string, string>;
+  /** Called for every message the rules dropped or answered (method only; for the log). */
+  onFiltered?: (what: { action: 'drop' | 'answer'; method?: string }) => void;
+  maxMessageBytes?: number;
+}
+
+/**
+ * An SDK Transport to a child process over stdio. Unlike the SDK's StdioClientTransport it adds no
+ * environment of its own, runs the child in `/` in a new process group, and applies the bridge's
+ * server-message rules before anything reaches the client: ping answered, other server requests
+ * refused, non-MCP notifications dropped, a message over the cap ends the session.
+ */
+export class ProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  private child: ChildProcess | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly opts: ProcessTransportOptions) {}
+
+  /** The child's pid (its process group id), once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async start(): Promise<void> {
+    const file = await resolveCommand(this.opts.command, this.opts.env.PATH);
+    const env: Record<string, string> = { ...this.opts.env };
+    const child = spawn(file, this.opts.args, { cwd: '/', env, detached: true, stdio: ['pipe', 'pipe', 'ignore'], shell: false });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      // the code only: the message would carry host paths
+      child.once('error', (e: NodeJS.ErrnoException) => reject(new TyError('E_MCP', `the server did not start (${String(e.code ?? 'spawn error').slice(0, 40)})`)));
+    });
+    const framer = new LineFramer(this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      for (const ev of framer.push(chunk)) {
+        if (ev.type === 'oversize') {
+          this.onerror?.(new TyError('E_MCP', `the server sent a message over ${Math.round((this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES) / 1048576)} MiB; the session is ended`));
+          void this.close();
+          return;
+        }
+        this.handleLine(ev.text);
+      }
+    });
+    child.stdin?.on('error', () => undefined);
+    child.once('exit', () => {
+      if (!this.closed) {
+        this.closed = true;
+        // stragglers left in the group go too
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+        this.onclose?.();
+      }
+    });
+  }
+
+  private handleLine(text: string): void {
+    const m = parseMessage(text);
+    const rule = serverMessageRule(m);
+    const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
+    if (rule.action === 'answer') {
+      this.opts.onFiltered?.({ action: 'answer', method });
+      this.write(rule.reply);
+      return;
+    }
+    if (rule.action === 'drop') {
+      this.opts.onFiltered?.({ action: 'drop', method });
+      return;
+    }
+    if (m.kind === 'invalid') return;
+    this.onmessage?.(m.message as unknown as JSONRPCMessage);
+  }
+
+  private write(message: unknown): void {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || this.closed) return;
+    stdin.write(frame(message));
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) throw new TyError('E_MCP', 'the server session has ended');
+    this.write(message);
+  }
+
+  /** Stop the server and everything in its process group. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closing) return this.closing;
+    const child = this.child;
+    const wasClosed = this.closed;
+    this.closed = true;
+    this.closing = (async () => {
+      if (child) {
+        child.stdin?.end();
+        await killGroup(child);
+      }
+      if (!wasClosed) this.onclose?.();
+    })();
+    return this.closing;
+  }
+}

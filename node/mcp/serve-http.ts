@@ -1,0 +1,182 @@
+// `tycli mcp serve --http`: the bridge over streamable HTTP on loopback, with a bearer token, Host/Origin checks and the client-message rules; Node host, trusted side.
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
+import type { McpBridge } from './bridge.js';
+
+export interface HttpServeOptions {
+  /** TCP port on 127.0.0.1 (0: any free port). */
+  port: number;
+  /** The bearer token clients must send; default a fresh 32-byte random hex string. */
+  token?: string;
+  /** Client sessions open at once for this sandbox (default 8); one more waits for a place. */
+  maxSessions?: number;
+  /** How long a new session waits for a place before it is answered 429, ms (default 60 000). */
+  waitMs?: number;
+  onDropped?: (reason: string) => void;
+}
+
+export interface HttpServeHandle {
+  url: string;
+  token: string;
+  /** Open client sessions. */
+  readonly sessions: number;
+  close(): Promise<void>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Read a body of at most `max` bytes; undefined when it is larger (the rest is not buffered). */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > max) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.once('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Serve the bridge at `http://127.0.0.1:PORT/mcp`. Every request needs `Authorization: Bearer TOKEN`
+ * (401 otherwise), a Host naming this loopback address (421 otherwise: DNS rebinding), and no Origin or a
+ * loopback Origin on the same port (403 otherwise). POST bodies are one JSON-RPC message of at most 8 MiB
+ * (413 beyond), passed through the same client-message rules as stdio before the SDK transport sees them.
+ * Each `initialize` starts a client session with its own server sessions; past `maxSessions` it waits for a
+ * place, and one still waiting after `waitMs` is answered 429 (a client that leaves while waiting holds none).
+ * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's StreamableHTTPServerTransport.
+ */
+export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Promise<HttpServeHandle> {
+  const token = opts.token ?? randomBytes(32).toString('hex');
+  const maxSessions = opts.maxSessions ?? 8;
+  const waitMs = opts.waitMs ?? 60_000;
+  const waiters = new Set<() => void>();
+  const freed = (): void => {
+    for (const w of [...waiters]) w();
+  };
+  /** Wait for a free place; false when the wait ran out or the client went away. */
+  const waitPlace = (res: ServerResponse): Promise<boolean> =>
+    new Promise((resolve) => {
+      const finish = (ok: boolean): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        res.off('close', onClose);
+        resolve(ok);
+      };
+      const check = (): void => {
+        if (sessions.size + starting < maxSessions) finish(true);
+      };
+      const onClose = (): void => finish(false);
+      const timer = setTimeout(() => finish(false), waitMs);
+      waiters.add(check);
+      // the response closing before it was written means the client went away (a request's own 'close' only says its body was read)
+      res.once('close', onClose);
+    });
+  let starting = 0;
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server; bridgeSession: string }>();
+  let port = opts.port;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
+    const host = req.headers.host ?? '';
+    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return json(res, 421, { error: 'wrong Host' });
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`) return json(res, 403, { error: 'origin not allowed' });
+    const auth = req.headers.authorization ?? '';
+    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token)) return json(res, 401, { error: 'missing or wrong bearer token' }, { 'www-authenticate': 'Bearer' });
+
+    const sid = req.headers['mcp-session-id'];
+    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    if (req.method === 'GET' || req.method === 'DELETE') {
+      if (!existing) return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'unknown or ended session', 'E_MCP'));
+      return existing.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
+    const body = await readBody(req, MAX_MESSAGE_BYTES);
+    if (body === undefined) return json(res, 413, rpcError(null, RPC.INVALID_REQUEST, `message over ${MAX_MESSAGE_BYTES / 1048576} MiB refused`, 'E_MCP'));
+    const rule = clientMessageRule(parseMessage(body.toString('utf8')));
+    if (rule.action === 'reply') return json(res, rule.reply.error.code === RPC.PARSE_ERROR ? 400 : 200, rule.reply);
+    if (rule.action === 'drop') {
+      opts.onDropped?.(rule.reason);
+      res.writeHead(202).end();
+      return;
+    }
+    if (existing) return existing.transport.handleRequest(req, res, rule.message);
+    if (typeof sid === 'string') return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
+    if (rule.message.method !== 'initialize') return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
+    if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
+      if (res.destroyed || res.socket?.destroyed !== false) return; // the client went away while waiting: it holds no place
+      return json(res, 429, rpcError(null, -32003, `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`, 'E_BUSY'), { 'retry-after': '5' });
+    }
+    starting++;
+    const bridgeSession = bridge.newSessionId();
+    const server = bridge.createServer(bridgeSession);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server, bridgeSession }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+      void bridge.closeSession(bridgeSession);
+      freed();
+    };
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, rule.message);
+    } finally {
+      starting--;
+      freed();
+    }
+  };
+
+  const http: HttpServer = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) json(res, 500, rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'));
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port, '127.0.0.1', () => resolve());
+  });
+  port = (http.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    token,
+    get sessions() {
+      return sessions.size;
+    },
+    async close() {
+      for (const s of [...sessions.values()]) await s.transport.close().catch(() => undefined);
+      sessions.clear();
+      http.closeAllConnections?.();
+      await new Promise((r) => http.close(() => r(undefined)));
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// `tycli mcp serve` over stdio: a guarded transport applying the client-message rules in front of the bridge's SDK Server; Node host, trusted side.
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, frame, parseMessage, rpcError } from '../../core/mcp/messages.js';
+import type { McpBridge } from './bridge.js';
+
+/**
+ * An SDK server Transport over a byte stream pair (stdio). Every inbound line passes the client-message
+ * rules first (core/mcp/messages.ts): batches and id-less or null-id requests never reach the server,
+ * unknown methods are refused, `initialize` loses the client's capabilities, a line over 8 MiB is refused
+ * with memory bounded.
+ */
+export class GuardedStreamTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  private closed = false;
+  private readonly framer: LineFramer;
+  private readonly onData = (chunk: Buffer): void => {
+    for (const ev of this.framer.push(chunk)) {
+      if (ev.type === 'oversize') {
+        this.write(rpcError(null, RPC.INVALID_REQUEST, `message over ${Math.round(this.maxBytes / 1048576)} MiB refused`, 'E_MCP'));
+        this.onDropped?.('oversize');
+        continue;
+      }
+      const rule = clientMessageRule(parseMessage(ev.text));
+      if (rule.action === 'reply') this.write(rule.reply);
+      else if (rule.action === 'drop') this.onDropped?.(rule.reason);
+      else this.onmessage?.(rule.message as unknown as JSONRPCMessage);
+    }
+  };
+  private readonly onEnd = (): void => void this.close();
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly onDropped?: (reason: string) => void,
+    private readonly maxBytes: number = MAX_MESSAGE_BYTES,
+  ) {
+    this.framer = new LineFramer(maxBytes);
+  }
+
+  async start(): Promise<void> {
+    this.input.on('data', this.onData);
+    this.input.once('end', this.onEnd);
+    this.input.once('close', this.onEnd);
+  }
+
+  private write(message: unknown): void {
+    if (this.closed || this.output.destroyed) return;
+    this.output.write(frame(message));
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.write(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off('data', this.onData);
+    this.input.off('end', this.onEnd);
+    this.input.off('close', this.onEnd);
+    this.onclose?.();
+  }
+}
+
+/**
+ * Serve one client session over a stream pair until the input ends; then every server session of it stops.
+ * Resolves when the session is over.
+ */
+export async function serveStream(bridge: McpBridge, input: Readable, output: Writable, onDropped?: (reason: string) => void): Promise<void> {
+  const sessionId = bridge.newSessionId();
+  const server = bridge.createServer(sessionId);
+  const transport = new GuardedStreamTransport(input, output, onDropped);
+  const done = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  await done;
+  await bridge.closeSession(sessionId);
+}

@@ -1,0 +1,177 @@
+// Unit tests of the bubblewrap argv builder, and plain `bwrap ... node -e` runs of its folder grants; Node host, trusted side.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bwrapArgv, createBwrapWrapper, SANDBOX_DENO_DIR, type BwrapOptions } from './bwrap.js';
+import { osLimitsFor } from './limits.js';
+import { probeUncached, type SandboxProbe } from './probe.js';
+
+const node = process.execPath;
+const base = { command: node, args: ['-e', '0'], env: {} as Record<string, string>, readOnlyPaths: [] as string[], writablePaths: [] as string[] };
+let probe: SandboxProbe;
+let opts: BwrapOptions;
+let dir: string;
+
+beforeAll(async () => {
+  probe = await probeUncached();
+  opts = { bwrapPath: probe.path ?? '/usr/bin/bwrap' };
+  if (probe.prlimit) {
+    opts.prlimitPath = probe.prlimit;
+    opts.limits = osLimitsFor({ memoryMb: 128, timeoutMs: 10_000 });
+  }
+  if (probe.dropTo) opts.dropTo = probe.dropTo;
+  dir = mkdtempSync(join(tmpdir(), 'tysandbox-bwrap-test-'));
+  chmodSync(dir, 0o755);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function flagPairs(argv: string[], flag: string): [string, string][] {
+  const out: [string, string][] = [];
+  argv.forEach((a, i) => {
+    if (a === flag) out.push([argv[i + 1] as string, argv[i + 2] as string]);
+  });
+  return out;
+}
+
+describe('bwrapArgv', () => {
+  it('unshares every namespace, dies with its parent, starts a new session and clears the environment', () => {
+    const argv = bwrapArgv(base, opts);
+    for (const f of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) expect(argv).toContain(f);
+    expect(argv).not.toContain('--share-net');
+    expect(argv.join(' ')).toMatch(/--proc \/proc --dev \/dev --size \d+ --tmpfs \/tmp/);
+    expect(argv.slice(-3)).toEqual([node, '-e', '0']);
+  });
+
+  it('binds no home, no project folder, no /etc: only the runtime binary, its libraries and prlimit', () => {
+    const argv = bwrapArgv(base, opts);
+    const dests = [...flagPairs(argv, '--ro-bind'), ...flagPairs(argv, '--bind')].map(([, d]) => d);
+    expect(dests).toContain(node);
+    for (const d of dests) {
+      expect(d.startsWith('/home') || d.startsWith('/root') || d.startsWith('/etc') || d.startsWith(process.cwd())).toBe(false);
+      expect(d === node || d === probe.prlimit || /\/lib[^/]*\/|\/ld-linux/.test(d)).toBe(true);
+    }
+  });
+
+  it('passes variables with --setenv and gives bwrap itself an empty environment (pid 1 environ is readable inside)', () => {
+    const w = createBwrapWrapper(opts)({ ...base, env: { NO_COLOR: '1' } });
+    expect(w.env).toEqual({});
+    expect(flagPairs([w.command, ...w.args], '--setenv')).toEqual([['NO_COLOR', '1']]);
+  });
+
+  it('refuses invalid variable names instead of passing them', () => {
+    expect(() => bwrapArgv({ ...base, env: { 'A=B': 'x' } }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
+  });
+
+  it('moves DENO_DIR into the sandbox tmpfs instead of binding the host folder', () => {
+    const denoDir = join(dir, 'denodir');
+    mkdirSync(denoDir, { recursive: true });
+    const argv = bwrapArgv({ ...base, env: { DENO_DIR: denoDir }, writablePaths: [denoDir] }, opts);
+    expect(flagPairs(argv, '--setenv')).toEqual([['DENO_DIR', SANDBOX_DENO_DIR]]);
+    expect(argv).not.toContain(denoDir);
+  });
+
+  it('canonicalizes grants with realpath and binds the real folder', () => {
+    const real = join(dir, 'real');
+    mkdirSync(real, { recursive: true, mode: 0o777 });
+    chmodSync(real, 0o777);
+    const link = join(dir, 'link');
+    if (!existsSync(link)) symlinkSync(real, link);
+    const argv = bwrapArgv({ ...base, writablePaths: [link] }, opts);
+    expect(flagPairs(argv, '--bind')).toContainEqual([real, real]);
+    expect(argv).not.toContain(link);
+  });
+
+  it.each(['relative/path', '/definitely/not/here', '/', '/proc/self', '/sys', '/dev'])('refuses the grant %s with E_SANDBOX_FAILED', (p) => {
+    expect(() => bwrapArgv({ ...base, writablePaths: [p] }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
+    expect(() => bwrapArgv({ ...base, readOnlyPaths: [p] }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
+  });
+
+  it('puts runtime binds after grants so a writable grant cannot make the runtime writable', () => {
+    const argv = bwrapArgv({ ...base, writablePaths: [dir] }, { ...opts, dropTo: undefined });
+    const grantAt = argv.indexOf('--bind');
+    const nodeAt = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === node);
+    expect(grantAt).toBeGreaterThan(-1);
+    expect(nodeAt).toBeGreaterThan(grantAt);
+  });
+
+  it('applies prlimit inside the sandbox, and drops root to an unprivileged uid', () => {
+    const argv = bwrapArgv(base, { ...opts, prlimitPath: '/usr/bin/prlimit', limits: osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }), dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 } });
+    expect(argv.slice(0, 6)).toEqual(['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--']);
+    const sep = argv.lastIndexOf(node) - 1;
+    expect(argv[sep]).toBe('--');
+    expect(argv[argv.indexOf('--chdir') + 3]).toBe('/usr/bin/prlimit');
+    expect(argv.slice(sep - 6, sep)).toEqual(expect.arrayContaining(['--nproc=128:128', '--core=0:0']));
+  });
+
+  it('refuses, as root, a writable grant the sandbox uid could not write (clear error, not a silent failure)', () => {
+    const closed = join(dir, 'closed');
+    mkdirSync(closed, { recursive: true, mode: 0o700 });
+    chmodSync(closed, 0o700);
+    expect(() => bwrapArgv({ ...base, writablePaths: [closed] }, { ...opts, dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 } })).toThrow(/not writable by the sandbox's uid 65534/);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants', () => {
+  function runNode(code: string, req: Partial<typeof base> = {}) {
+    const w = createBwrapWrapper(opts)({ ...base, ...req, args: ['-e', code] });
+    return spawnSync(w.command, w.args, { env: w.env, encoding: 'utf8', timeout: 30_000 });
+  }
+
+  it('sees only its own view: no home, no /etc, fresh /proc, own hostname', () => {
+    expect(probe.available).toBe(true);
+    const r = runNode("const fs=require('fs');console.log(JSON.stringify({root:fs.readdirSync('/').sort(),host:require('os').hostname(),pids:fs.readdirSync('/proc').filter(n=>/^\\d+$/.test(n)).length}))");
+    expect(r.status, r.stderr).toBe(0);
+    const seen = JSON.parse(r.stdout) as { root: string[]; host: string; pids: number };
+    expect(seen.root).not.toContain('etc');
+    expect(seen.root).not.toContain('home');
+    expect(seen.root).not.toContain('root');
+    expect(seen.host).toBe('tysandbox');
+    expect(seen.pids).toBeLessThan(5);
+  });
+
+  it('a writable grant is writable and the write shows on the host; a read-only grant refuses writes', () => {
+    const rw = join(dir, 'rw');
+    const ro = join(dir, 'ro');
+    for (const d of [rw, ro]) {
+      mkdirSync(d, { recursive: true });
+      chmodSync(d, 0o777);
+    }
+    writeFileSync(join(ro, 'in.txt'), 'hello', { mode: 0o644 });
+    const r = runNode(
+      `const fs=require('fs');fs.writeFileSync(${JSON.stringify(join(rw, 'out.txt'))},'w');let e='none';try{fs.writeFileSync(${JSON.stringify(join(ro, 'x.txt'))},'x')}catch(x){e=x.code}console.log(fs.readFileSync(${JSON.stringify(join(ro, 'in.txt'))},'utf8')+' '+e)`,
+      { readOnlyPaths: [ro], writablePaths: [rw] },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('hello EROFS');
+    expect(readFileSync(join(rw, 'out.txt'), 'utf8')).toBe('w');
+    expect(existsSync(join(ro, 'x.txt'))).toBe(false);
+  });
+
+  it('a symlink inside a grant that points outside resolves inside the sandbox view, not the host', () => {
+    const g = join(dir, 'g');
+    mkdirSync(g, { recursive: true });
+    chmodSync(g, 0o777);
+    const link = join(g, 'etc-link');
+    if (!existsSync(link)) symlinkSync('/etc', link);
+    const r = runNode(`let e='read';try{require('fs').readdirSync(${JSON.stringify(link)})}catch(x){e=x.code}console.log(e)`, { writablePaths: [g] });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('ENOENT');
+  });
+
+  it('the private /tmp is size-capped (64 MiB by default): filling it fails with ENOSPC or EFBIG', () => {
+    const r = runNode("let e='none';try{const b=Buffer.alloc(16*1024*1024);for(let i=0;i<8;i++)require('fs').writeFileSync('/tmp/f'+i,b)}catch(x){e=x.code}console.log(e)");
+    expect(r.status, r.stderr).toBe(0);
+    expect(['ENOSPC', 'EFBIG']).toContain(r.stdout.trim());
+  });
+
+  it('the CPU limit (RLIMIT_CPU via prlimit) kills a busy loop on its own, without any wall-clock timeout', () => {
+    expect(probe.prlimit).toBeDefined();
+    const w = createBwrapWrapper({ ...opts, limits: osLimitsFor({ memoryMb: 128, timeoutMs: 1000 }, { cpuSeconds: 1 }) })({ ...base, args: ['-e', 'for(;;){}'] });
+    const r = spawnSync(w.command, w.args, { env: w.env, encoding: 'utf8', timeout: 60_000 });
+    expect(r.error).toBeUndefined(); // not the 60 s spawnSync timeout
+    // bwrap reports the child's death by signal as exit status 128+N: SIGXCPU (24) first, SIGKILL (9) at the hard limit.
+    expect([128 + 24, 128 + 9]).toContain(r.status);
+  });
+});

@@ -1,0 +1,257 @@
+// Builds the bubblewrap (bwrap) command line around a sandbox runtime process (Linux); Node host, trusted side.
+import { execFileSync } from 'node:child_process';
+import { closeSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, posix } from 'node:path';
+import { TyError } from '../../core/errors.js';
+import { prlimitPrefix, type OsLimits } from './limits.js';
+
+/**
+ * What a runtime wants to spawn, before OS isolation. Structurally the `SpawnWrapper` input of
+ * node/sandbox.ts: `env` is the complete environment the process gets; `readOnlyPaths` are files or
+ * folders the runtime needs (its runner, its own data); `writablePaths` are granted folders.
+ */
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  readOnlyPaths: string[];
+  writablePaths: string[];
+}
+/** The process to spawn instead: spawn `command` with `args` and exactly `env` (nothing inherited). */
+export interface WrappedSpawn {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+export type SpawnWrapperFn = (s: SpawnRequest) => WrappedSpawn;
+
+export interface BwrapOptions {
+  /** Absolute path of bwrap (from the probe). */
+  bwrapPath: string;
+  /** prlimit(1) path; with `limits`, the limits are applied inside the sandbox (see limits.ts). */
+  prlimitPath?: string;
+  limits?: OsLimits;
+  /** Drop to this host uid/gid with setpriv(1) before bwrap; set when the CLI runs as root. */
+  dropTo?: { setprivPath: string; uid: number; gid: number };
+  /**
+   * How the runtime binary's shared libraries are provided: `minimal` (default) binds exactly the files
+   * ldd(1) lists; `system` binds /usr, /lib*, /bin, /sbin read-only (for interpreters such as Python
+   * that load modules at run time).
+   */
+  libraries?: 'minimal' | 'system';
+  /** Size of the private /tmp, bytes (default 64 MiB). */
+  tmpBytes?: number;
+  /** Hostname inside the sandbox (default `tysandbox`). */
+  hostname?: string;
+}
+
+/** Path prefixes that are never bound into a sandbox from a grant: they would hand over the host. */
+const FORBIDDEN_GRANT_ROOTS = ['/proc', '/sys', '/dev'];
+
+function fail(message: string): never {
+  throw new TyError('E_SANDBOX_FAILED', message);
+}
+
+/** Where a runtime's private cache folder lives inside the sandbox (tmpfs). */
+export const SANDBOX_DENO_DIR = '/tmp/.deno';
+
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/** Canonicalize an absolute path with realpath; E_SANDBOX_FAILED when relative or missing. */
+export function canonical(path: string, what: string): string {
+  if (typeof path !== 'string' || !isAbsolute(path) || path.includes('\0')) fail(`${what} must be an absolute path`);
+  try {
+    return realpathSync(path);
+  } catch {
+    return fail(`${what} does not exist: ${path}`);
+  }
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+}
+
+const libCache = new Map<string, { path: string; real: string }[] | null>();
+
+/**
+ * Shared libraries of an ELF binary as ldd(1) lists them (including the dynamic loader), each with its
+ * realpath; `[]` for a static binary; null when ldd is unavailable or fails. Cached per binary realpath.
+ */
+export function sharedLibraries(binaryReal: string): { path: string; real: string }[] | null {
+  const hit = libCache.get(binaryReal);
+  if (hit !== undefined) return hit;
+  let out: string;
+  try {
+    out = execFileSync('ldd', [binaryReal], { env: { PATH: '/usr/bin:/bin' }, timeout: 5000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    const text = String((e as { stdout?: unknown }).stdout ?? '') + String((e as { stderr?: unknown }).stderr ?? '');
+    const result = /not a dynamic executable|statically linked/.test(text) ? [] : null;
+    libCache.set(binaryReal, result);
+    return result;
+  }
+  if (/statically linked/.test(out)) {
+    libCache.set(binaryReal, []);
+    return [];
+  }
+  const libs: { path: string; real: string }[] = [];
+  for (const line of out.split('\n')) {
+    if (line.includes('=> not found')) fail(`a shared library of ${binaryReal} is missing: ${line.trim()}`);
+    const m = /(?:=>\s*)?(\/\S+)\s+\(0x[0-9a-f]+\)/.exec(line);
+    if (!m) continue;
+    const p = m[1] as string;
+    try {
+      libs.push({ path: p, real: realpathSync(p) });
+    } catch {
+      /* listed but absent: the loader will report it */
+    }
+  }
+  libCache.set(binaryReal, libs);
+  return libs;
+}
+
+function isScript(real: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(real, 'r');
+    const head = Buffer.alloc(2);
+    readSync(fd, head, 0, 2, 0);
+    return head[0] === 0x23 && head[1] === 0x21;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Binds that provide the system library folders read-only, mirroring the host's symlinks (e.g. /lib -> usr/lib). */
+function systemBinds(): string[] {
+  const out: string[] = ['--ro-bind', '/usr', '/usr'];
+  for (const p of ['/lib', '/lib64', '/lib32', '/libx32', '/bin', '/sbin']) {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
+    else if (st.isDirectory()) out.push('--ro-bind', p, p);
+  }
+  return out;
+}
+
+/** When the sandbox runs as another uid, every bind source must be reachable by "others". */
+function checkReachable(path: string, writable: boolean, uid: number): void {
+  let p = path;
+  for (;;) {
+    const st = statSync(p);
+    const need = p === path ? (st.isDirectory() ? 0o5 | (writable ? 0o2 : 0) : 0o4 | (writable ? 0o2 : 0)) : 0o1;
+    if (st.uid !== uid && (st.mode & need) !== need) {
+      fail(`${path} is not ${writable ? 'writable' : 'readable'} by the sandbox's uid ${uid} (the CLI runs as root, so sandboxes run as an unprivileged uid); make ${p} accessible to others or run the CLI as a normal user`);
+    }
+    if (p === '/') return;
+    p = dirname(p);
+  }
+}
+
+/**
+ * The full argv (`argv[0]` is the program) that runs `req` under bubblewrap:
+ * `[setpriv ... --] bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session
+ * --cap-drop ALL --hostname tysandbox --clearenv --setenv K V ... --proc /proc --dev /dev --tmpfs /tmp
+ * <grants> <runtime binds, read-only> --remount-ro /dev --remount-ro / --chdir FIRST_GRANT_OR_/tmp -- [prlimit ... --] command args`.
+ * Nothing of the host is visible except what is bound: no home, no project folder, no /etc.
+ * Paths are canonicalized with realpath; a grant of `/`, /proc, /sys or /dev is refused.
+ * @throws TyError E_SANDBOX_FAILED (a path missing, not absolute, forbidden or unreachable; a bad env key)
+ */
+export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
+  const dropUid = opts.dropTo?.uid;
+  const cmdReal = canonical(req.command, 'the runtime binary');
+  const runtimeBinds = new Map<string, string>(); // dest -> source, read-only
+  const addRo = (given: string, what: string) => {
+    const real = canonical(given, what);
+    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
+    if (dropUid !== undefined) checkReachable(real, false, dropUid);
+    runtimeBinds.set(real, real);
+    if (posix.normalize(given) !== real) runtimeBinds.set(posix.normalize(given), real);
+  };
+  addRo(req.command, 'the runtime binary');
+  if (opts.prlimitPath && opts.limits) addRo(opts.prlimitPath, 'prlimit');
+
+  const libsMode = opts.libraries ?? 'minimal';
+  let libArgs: string[] = [];
+  if (libsMode === 'system') {
+    libArgs = systemBinds();
+  } else {
+    for (const bin of [cmdReal, ...(opts.prlimitPath && opts.limits ? [canonical(opts.prlimitPath, 'prlimit')] : [])]) {
+      if (isScript(bin)) fail(`the runtime binary ${bin} is a script; pass the interpreter's real binary`);
+      const libs = sharedLibraries(bin);
+      if (libs === null) {
+        libArgs = systemBinds();
+        break;
+      }
+      for (const l of libs) {
+        runtimeBinds.set(l.path, l.real);
+        if (l.real !== l.path) runtimeBinds.set(l.real, l.real);
+      }
+    }
+  }
+  for (const p of req.readOnlyPaths) addRo(p, 'a read-only path');
+
+  // A runtime's private cache folder (Deno's DENO_DIR) moves into the sandbox's own /tmp: nothing of the
+  // host is bound for it, and a root CLI's 0700 temp folder need not be opened to the sandbox's uid.
+  const env = { ...req.env };
+  let writable = req.writablePaths;
+  if (typeof env.DENO_DIR === 'string' && writable.includes(env.DENO_DIR)) {
+    writable = writable.filter((p) => p !== env.DENO_DIR);
+    env.DENO_DIR = SANDBOX_DENO_DIR;
+  }
+  const grants = new Map<string, 'ro' | 'rw'>();
+  for (const p of writable) {
+    const real = canonical(p, 'a writable folder grant');
+    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
+    if (dropUid !== undefined) checkReachable(real, true, dropUid);
+    grants.set(real, 'rw');
+  }
+
+  const args: string[] = [
+    '--unshare-all', '--unshare-user', '--disable-userns',
+    '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
+    '--hostname', opts.hostname ?? 'tysandbox',
+    '--clearenv',
+  ];
+  for (const [k, v] of Object.entries(env)) {
+    if (!ENV_KEY.test(k) || typeof v !== 'string' || v.includes('\0')) fail(`environment variable ${JSON.stringify(k).slice(0, 80)} is not valid`);
+    args.push('--setenv', k, v);
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(opts.tmpBytes ?? 64 * 1024 * 1024), '--tmpfs', '/tmp');
+  args.push(...libArgs);
+  const depth = (p: string) => p.split('/').length;
+  for (const [p, mode] of [...grants].sort((a, b) => depth(a[0]) - depth(b[0]))) {
+    args.push(mode === 'rw' ? '--bind' : '--ro-bind', p, p);
+  }
+  for (const [dest, src] of [...runtimeBinds].sort((a, b) => depth(a[0]) - depth(b[0]))) {
+    args.push('--ro-bind', src, dest);
+  }
+  // Working folder: the first writable grant (a tool's own work folder), else the private /tmp.
+  const cwd = [...grants.keys()][0] ?? '/tmp';
+  args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', cwd, '--');
+  if (opts.prlimitPath && opts.limits) args.push(...prlimitPrefix(opts.prlimitPath, opts.limits));
+  args.push(req.command, ...req.args);
+
+  const prefix = opts.dropTo
+    ? [opts.dropTo.setprivPath, `--reuid=${opts.dropTo.uid}`, `--regid=${opts.dropTo.gid}`, '--clear-groups', '--inh-caps=-all', '--']
+    : [];
+  return [...prefix, opts.bwrapPath, ...args];
+}
+
+/**
+ * A SpawnWrapper for node/sandbox.ts: the returned process is bwrap (or setpriv, which execs bwrap)
+ * with an *empty* environment, because the sandbox can read the environment of its pid 1 (bwrap) in
+ * /proc/1/environ; the runtime's variables are passed with --setenv only.
+ * @throws TyError E_SANDBOX_FAILED (see bwrapArgv)
+ */
+export function createBwrapWrapper(opts: BwrapOptions): SpawnWrapperFn {
+  return (req) => {
+    const argv = bwrapArgv(req, opts);
+    return { command: argv[0] as string, args: argv.slice(1), env: {} };
+  };
+}

@@ -1,0 +1,68 @@
+// OS resource limits for a sandboxed process (process count, CPU seconds, data size) as prlimit arguments; Node host, trusted side.
+import type { CallLimits } from '../../core/runtime.js';
+
+/**
+ * Kernel resource limits (setrlimit(2)) applied to the sandboxed process tree, soft = hard.
+ * - `nproc`: RLIMIT_NPROC, tasks (processes *and threads*) of the sandbox's uid. Under bubblewrap the
+ *   sandbox has its own user namespace, and since Linux 5.14 the count is kept per (user namespace, uid),
+ *   so it counts only the sandbox's own tasks. The kernel never applies it to host uid 0, which is why
+ *   a root CLI drops the sandbox to an unprivileged uid (see bwrap.ts).
+ * - `cpuSeconds`: RLIMIT_CPU, CPU seconds over the process lifetime (SIGXCPU, then SIGKILL). For a
+ *   retained sandbox this accumulates across calls; the wall-clock timeout is the per-call limit.
+ * - `dataBytes`: RLIMIT_DATA, bytes of private writable memory; large ArrayBuffer allocations fail with a
+ *   RangeError instead of exhausting host memory. The V8 heap itself is capped by --max-old-space-size.
+ * - `fileBytes`: RLIMIT_FSIZE, largest file the sandbox may write, bytes.
+ */
+export interface OsLimits {
+  nproc: number;
+  cpuSeconds: number;
+  dataBytes: number;
+  fileBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Tasks for one runtime: Node uses about 11 threads, Deno about 2 per CPU; a fork bomb stops here. */
+export const DEFAULT_NPROC = 128;
+
+/**
+ * Derive OS limits from a call's limits.
+ * dataBytes = max(1 GiB, 4 x heap MiB + 512 MiB); cpuSeconds = max(60, 2 x timeout s) capped at 3600;
+ * fileBytes = 64 MiB (also the size of the sandbox's private /tmp).
+ */
+export function osLimitsFor(limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>, overrides: Partial<OsLimits> = {}): OsLimits {
+  const dataBytes = Math.max(1024 * MiB, (4 * limits.memoryMb + 512) * MiB);
+  const cpuSeconds = Math.min(3600, Math.max(60, Math.ceil((2 * limits.timeoutMs) / 1000)));
+  const out: OsLimits = { nproc: DEFAULT_NPROC, cpuSeconds, dataBytes, fileBytes: 64 * MiB, ...overrides };
+  for (const [k, v] of Object.entries(out)) {
+    if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`OS limit ${k} must be a positive integer`);
+  }
+  return out;
+}
+
+/**
+ * The `prlimit(1)` (util-linux) prefix that applies `l` to the command that follows it:
+ * `[prlimitPath, --nproc=N:N, --cpu=S:S, --data=B:B, --fsize=B:B, --core=0:0, --]`.
+ */
+export function prlimitPrefix(prlimitPath: string, l: OsLimits): string[] {
+  return [
+    prlimitPath,
+    `--nproc=${l.nproc}:${l.nproc}`,
+    `--cpu=${l.cpuSeconds}:${l.cpuSeconds}`,
+    `--data=${l.dataBytes}:${l.dataBytes}`,
+    `--fsize=${l.fileBytes}:${l.fileBytes}`,
+    '--core=0:0',
+    '--',
+  ];
+}
+
+/**
+ * The POSIX-shell equivalent for hosts without prlimit (macOS): `/bin/sh -c 'ulimit ...; exec "$@"' sh`.
+ * ulimit -d and -f take KiB, -t seconds. On macOS RLIMIT_NPROC counts every process of the user, so it
+ * is not set there (a small value would break the user's session; a large one contains nothing).
+ */
+export function ulimitPrefix(l: OsLimits, opts: { nproc: boolean }): string[] {
+  const parts = [`ulimit -t ${l.cpuSeconds}`, `ulimit -d ${Math.floor(l.dataBytes / 1024)}`, `ulimit -f ${Math.floor(l.fileBytes / 1024)}`, 'ulimit -c 0'];
+  if (opts.nproc) parts.unshift(`ulimit -u ${l.nproc}`);
+  return ['/bin/sh', '-c', `${parts.join(' && ')} && exec "$@"`, 'sh'];
+}

@@ -1,0 +1,429 @@
+// Node host SandboxRuntime: tool JavaScript in a Node (permission model) or Deno (no permissions) subprocess; trusted host side.
+//
+// What the engine's own permission model does NOT cover, and the OS wrapper (node/os-sandbox, via `wrap`) must:
+// - Node 20-24 `--permission` / `--experimental-permission` restricts the file system, child processes, workers,
+//   addons, WASI and the inspector only. It does NOT restrict the network (tool code can `import('node:net')`
+//   and connect, including to Unix sockets), nor signals to other processes (the runner stubs process.kill and
+//   os.setPriority as defence in depth only), nor reading the process's own environment (so we pass an EMPTY
+//   one), nor memory outside the V8 heap (ArrayBuffers are not capped by --max-old-space-size).
+//   Without an OS wrapper, a Node sandbox can reach the network.
+// - Deno with no --allow-* flags denies network, file system, environment, subprocesses, signals and FFI. Its
+//   caches live in a per-sandbox temporary DENO_DIR written by the deno binary itself, not by tool code.
+// - Both run as the host's user. Neither bounds CPU (we kill at the time limit). Sandboxes are SIGKILLed as a
+//   process group on destroy, timeout, abort and host `exit`; an idle sandbox also exits when its stdin closes
+//   (host died), but a busy-looping one outlives a host killed by a signal unless the OS wrapper uses
+//   --die-with-parent.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HostMessage } from '../protocol/wire.js';
+import { SandboxChannel } from '../core/channel.js';
+import { TyError } from '../core/errors.js';
+import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
+
+/** What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). */
+export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] }) => {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+};
+
+export interface NodeSandboxRuntimeOptions {
+  engine: 'node' | 'deno';
+  /** OS-level wrapper (bubblewrap / Seatbelt); identity when absent. */
+  wrap?: SpawnWrapper;
+  /** Node binary (default: process.execPath). */
+  nodePath?: string;
+  /** Deno binary (default: the `deno` npm package's binary). */
+  denoPath?: string;
+  /** Tool log lines (console.* inside the sandbox). */
+  onLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
+  /** Budget for spawn + load, ms (default 15 000, never above the call timeout... plus 5 s). */
+  startTimeoutMs?: number;
+}
+
+const STDERR_CAP = 64 * 1024;
+const MIN_LINE_CAP = 26 * 1024 * 1024; // a fetch request body (24 MiB base64) plus headers
+const OOM_RE = /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
+
+/** Walk up from this module to the folder whose package.json is named `tysandbox` (works from sources and from dist/). */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pj = join(dir, 'package.json');
+    if (existsSync(pj)) {
+      try {
+        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: unknown }).name === 'tysandbox') return dir;
+      } catch {
+        /* unreadable package.json: keep walking */
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new TyError('E_SANDBOX_UNAVAILABLE', 'cannot locate the tysandbox package root');
+    dir = up;
+  }
+}
+
+let runnerPathCache: string | undefined;
+/** Absolute path of node/runner/sandbox-runner.mjs (the only project file a sandbox reads). */
+export function runnerPath(): string {
+  if (runnerPathCache) return runnerPathCache;
+  const p = join(packageRoot(), 'node', 'runner', 'sandbox-runner.mjs');
+  if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox runner file is missing from the package');
+  return (runnerPathCache = p);
+}
+
+/** Node's --allow-fs-* and Deno's --allow-* split on "," and treat "*" as a wildcard: such paths would grant more. */
+function flagSafe(p: string): boolean {
+  return !/[,*\x00-\x1f]/.test(p);
+}
+
+const permissionFlagCache = new Map<string, string>();
+/** `--permission` where the binary supports it (Node >= 22.13/23.5), else `--experimental-permission` (Node 20). Probed once per binary. */
+export function permissionFlag(nodePath: string): string {
+  const hit = permissionFlagCache.get(nodePath);
+  if (hit) return hit;
+  const r = spawnSync(nodePath, ['--permission', '--allow-fs-read=*', '-e', '0'], { env: {}, stdio: 'ignore', timeout: 10_000 });
+  const flag = r.status === 0 ? '--permission' : '--experimental-permission';
+  permissionFlagCache.set(nodePath, flag);
+  return flag;
+}
+
+/** The deno binary shipped by the `deno` npm package (or its platform package), else undefined. */
+export function resolveDeno(): string | undefined {
+  const req = createRequire(join(packageRoot(), 'package.json'));
+  const exe = process.platform === 'win32' ? 'deno.exe' : 'deno';
+  const candidates: string[] = [];
+  try {
+    candidates.push(join(dirname(req.resolve('deno/package.json')), exe));
+  } catch {
+    /* not installed */
+  }
+  const plat = `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch}`;
+  for (const name of [`@deno/${plat}-glibc`, `@deno/${plat}`]) {
+    try {
+      candidates.push(join(dirname(req.resolve(`${name}/package.json`)), exe));
+    } catch {
+      /* not this platform */
+    }
+  }
+  return candidates.find((c) => existsSync(c));
+}
+
+const DENO_DIR_PREFIX = 'tysandbox-deno-';
+/**
+ * Remove temporary DENO_DIRs left by hosts that died without running their exit hook (SIGKILL). Directory names
+ * carry the creating host's pid; a directory whose host is gone is removed. Returns how many were removed.
+ */
+export function sweepStaleDenoDirs(): number {
+  let n = 0;
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const m = /^tysandbox-deno-(\d+)-/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // host alive (or pid reused: leave it)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') continue;
+    }
+    try {
+      rmSync(join(tmpdir(), name), { recursive: true, force: true });
+      n++;
+    } catch {
+      /* someone else's: leave it */
+    }
+  }
+  return n;
+}
+let swept = false;
+
+// Every live sandbox process group (and its temporary DENO_DIR), killed and removed when the host exits.
+const liveGroups = new Map<number, string | undefined>();
+let exitHookInstalled = false;
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+function trackGroup(pid: number, tempDir: string | undefined): void {
+  liveGroups.set(pid, tempDir);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const [g, dir] of liveGroups) {
+        killGroup(g);
+        if (dir) rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+}
+
+/** A live subprocess sandbox for one revision. `pid` is the process-group leader. */
+export class NodeSandboxInstance implements SandboxInstance {
+  readonly revision: string;
+  readonly pid: number;
+  readonly engine: 'node' | 'deno';
+  #child: ChildProcessWithoutNullStreams;
+  #channel: SandboxChannel;
+  #stderr = '';
+  #exited: Promise<void>;
+  #tempDir: string | undefined;
+  #lineCap = MIN_LINE_CAP;
+
+  /** @internal use NodeSandboxRuntime.start */
+  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, tempDir: string | undefined, onLog?: NodeSandboxRuntimeOptions['onLog']) {
+    this.revision = revision;
+    this.engine = engine;
+    this.#child = child;
+    this.#tempDir = tempDir;
+    if (child.pid === undefined) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${engine} sandbox`);
+    this.pid = child.pid;
+    trackGroup(this.pid, tempDir);
+    this.#channel = new SandboxChannel(
+      {
+        send: (msg: HostMessage) => {
+          let line: string;
+          try {
+            line = JSON.stringify(msg);
+          } catch {
+            throw new TyError('E_INVALID_ARGS', 'arguments are not JSON data');
+          }
+          child.stdin.write(line + '\n');
+        },
+        close: () => this.#kill(),
+      },
+      {
+        ...(onLog ? { onLog: (level, text) => onLog(revision, level, text) } : {}),
+        onClosed: () => this.#kill(),
+      },
+    );
+    // stdout: NDJSON, one message per line, each line capped (E_OUTPUT_LIMIT, sandbox killed; never truncated).
+    let chunks: Buffer[] = [];
+    let pending = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (!this.#channel.alive) {
+        chunks = [];
+        return;
+      }
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf(10, start);
+        if (nl === -1) break;
+        const part = chunk.subarray(start, nl);
+        let line: Buffer;
+        if (chunks.length === 0) line = part;
+        else {
+          chunks.push(part);
+          line = Buffer.concat(chunks, pending + part.length);
+          chunks = [];
+          pending = 0;
+        }
+        if (line.length > this.#lineCap) return this.#overflow(this.#lineCap);
+        this.#channel.receive(line.toString('utf8'));
+        if (!this.#channel.alive) return;
+        start = nl + 1;
+      }
+      if (start < chunk.length) {
+        const rest = chunk.subarray(start);
+        chunks.push(rest);
+        pending += rest.length;
+        if (pending > this.#lineCap) this.#overflow(this.#lineCap);
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (this.#stderr.length < STDERR_CAP) this.#stderr += chunk.toString('utf8').slice(0, STDERR_CAP - this.#stderr.length);
+    });
+    child.stdin.on('error', () => {
+      /* EPIPE after death: reported through 'exit' */
+    });
+    this.#exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        liveGroups.delete(this.pid);
+        killGroup(this.pid); // anything the leader left behind in its group
+        // stdout/stderr may still be draining: read them to the end before classifying the death.
+        let done = false;
+        const classify = () => {
+          if (done) return;
+          done = true;
+          this.#channel.fail(this.#deathReason(code, signal));
+          this.#cleanupTemp();
+          resolve();
+        };
+        let open = 0;
+        for (const s of [child.stdout, child.stderr]) {
+          if (s.closed) continue;
+          open++;
+          s.once('close', () => {
+            if (--open === 0) classify();
+          });
+        }
+        if (open === 0) classify();
+        else setTimeout(classify, 500).unref();
+      });
+      child.once('error', () => {
+        this.#channel.fail(new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${engine} sandbox`));
+        this.#cleanupTemp();
+        resolve();
+      });
+    });
+  }
+
+  get alive(): boolean {
+    return this.#channel.alive;
+  }
+  /** Captured stderr of the sandbox (first 64 KiB), for diagnostics. */
+  get stderr(): string {
+    return this.#stderr;
+  }
+  /** @internal */
+  get channel(): SandboxChannel {
+    return this.#channel;
+  }
+
+  /** @throws TyError as SandboxInstance.call. */
+  call(args: unknown, opts: CallOptions): Promise<unknown> {
+    // A JSON string inside a JSON line can grow up to 6x (\u00XX escapes); the exact check happens in the channel.
+    this.#lineCap = Math.max(MIN_LINE_CAP, opts.limits.outputBytes * 6 + 64 * 1024);
+    return this.#channel.call(args, opts);
+  }
+
+  async destroy(reason: string): Promise<void> {
+    this.#channel.fail(new TyError('E_SANDBOX_FAILED', `sandbox destroyed: ${reason}`));
+    await this.#exited;
+  }
+
+  /** Wait until the process has exited (after destroy or death). */
+  get exited(): Promise<void> {
+    return this.#exited;
+  }
+
+  #overflow(cap: number): void {
+    this.#channel.fail(new TyError('E_OUTPUT_LIMIT', `sandbox sent a message larger than ${cap} bytes; sandbox destroyed`));
+  }
+  #kill(): void {
+    killGroup(this.pid);
+  }
+  #cleanupTemp(): void {
+    if (this.#tempDir) {
+      try {
+        rmSync(this.#tempDir, { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
+      this.#tempDir = undefined;
+    }
+  }
+  #deathReason(code: number | null, signal: NodeJS.Signals | null): TyError {
+    if (OOM_RE.test(this.#stderr)) return new TyError('E_MEMORY_LIMIT', `the ${this.engine} sandbox ran out of its heap limit and was killed`);
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
+  }
+}
+
+/**
+ * Starts tool JavaScript in a subprocess: Node with the permission model (read access to the runner file only,
+ * no child processes / workers / addons, empty environment, V8 heap cap) or Deno with no permissions at all.
+ * One process group per sandbox, SIGKILLed as a group on destroy, timeout, abort and host exit.
+ */
+export class NodeSandboxRuntime implements SandboxRuntime {
+  readonly name: string;
+  readonly #opts: NodeSandboxRuntimeOptions;
+
+  constructor(opts: NodeSandboxRuntimeOptions) {
+    if (opts.engine !== 'node' && opts.engine !== 'deno') throw new TyError('E_USAGE', `unknown engine ${String(opts.engine)}`);
+    this.#opts = opts;
+    this.name = opts.engine;
+  }
+
+  /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
+  command(spec: SandboxSpec, tempDir?: string): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
+    const runner = runnerPath();
+    if (!flagSafe(runner)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
+    for (const f of spec.folders ?? []) {
+      if (!isAbsolute(f.path) || !flagSafe(f.path)) {
+        throw new TyError('E_USAGE', 'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")');
+      }
+    }
+    const mem = Math.max(16, Math.floor(spec.limits.memoryMb));
+    const readFolders = (spec.folders ?? []).map((f) => f.path);
+    const writeFolders = (spec.folders ?? []).filter((f) => f.access === 'write').map((f) => f.path);
+    if (this.#opts.engine === 'node') {
+      const node = this.#opts.nodePath ?? process.execPath;
+      const args = [permissionFlag(node), `--allow-fs-read=${runner}`];
+      for (const p of readFolders) args.push(`--allow-fs-read=${p}`);
+      for (const p of writeFolders) args.push(`--allow-fs-write=${p}`);
+      args.push('--no-warnings', `--max-old-space-size=${mem}`, runner);
+      return { command: node, args, env: {}, readOnlyPaths: [node, runner, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
+    }
+    const deno = this.#opts.denoPath ?? resolveDeno();
+    if (!deno) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the deno binary was not found (install the `deno` npm package or pass denoPath)');
+    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}`];
+    if (readFolders.length) args.push(`--allow-read=${readFolders.join(',')}`);
+    if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);
+    args.push(runner);
+    const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' };
+    if (tempDir) env.DENO_DIR = tempDir;
+    return { command: deno, args, env, readOnlyPaths: [deno, runner, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
+  }
+
+  /**
+   * Spawn, handshake and load the revision's source.
+   * @throws TyError E_SANDBOX_UNAVAILABLE (binary/runner missing), E_TOOL_FAILED (module failed to load),
+   *   E_TIMEOUT (no `loaded` within the start budget), E_ABORTED, E_SANDBOX_FAILED, E_MEMORY_LIMIT, E_PROTOCOL.
+   */
+  async start(spec: SandboxSpec, signal?: AbortSignal): Promise<NodeSandboxInstance> {
+    const exec = spec.manifest.execution;
+    if (exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript') {
+      throw new TyError('E_SANDBOX_UNAVAILABLE', 'this runtime runs sandboxed JavaScript only');
+    }
+    if (signal?.aborted) throw new TyError('E_ABORTED', 'sandbox start aborted');
+    if (this.#opts.engine === 'deno' && !swept) {
+      swept = true;
+      sweepStaleDenoDirs();
+    }
+    const tempDir = this.#opts.engine === 'deno' ? mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`)) : undefined;
+    let cmd;
+    try {
+      const base = this.command(spec, tempDir);
+      cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
+    } catch (e) {
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw e;
+    }
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tempDir ?? tmpdir(), windowsHide: true });
+    } catch {
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox`);
+    }
+    if (child.pid === undefined) {
+      // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.
+      await new Promise<void>((r) => child.once('error', () => r()));
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
+    }
+    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, this.#opts.onLog);
+    const budget = this.#opts.startTimeoutMs ?? 15_000;
+    try {
+      await inst.channel.load('javascript', exec.source, budget, signal);
+    } catch (e) {
+      await inst.destroy('start failed');
+      throw e;
+    }
+    return inst;
+  }
+}

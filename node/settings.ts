@@ -1,0 +1,310 @@
+// Loads and validates the user, project and local settings files, merges them with flags, builds the CLI gate; Node host, trusted side.
+import { readFile, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { TyError } from '../core/errors.js';
+import { DEFAULT_ASK_WAIT_MS, MAX_ASK_WAIT_MS } from '../core/ask.js';
+import { PERMISSION_MODES, compilePolicy, parseMatcher, parseRule, type Policy, type RuleSet, type Scope } from '../core/permissions.js';
+import { PermissionGate, StoreDecisions, type GateConfig, type GateDeps, type HookEvent, type HookSpec } from '../core/gate.js';
+import { DEFAULT_PAUSE, PauseTracker, type PauseConfig } from '../core/pause.js';
+import { StoreAuditLog } from '../core/audit.js';
+import type { Asker } from '../core/ask.js';
+import type { Store } from '../core/store.js';
+import { NodeHookRunner } from './hooks.js';
+import { tycliPaths } from './paths.js';
+
+export const PROJECT_DIR = '.tycli';
+export const PROJECT_FILE = 'settings.json';
+export const LOCAL_FILE = 'settings.local.json';
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
+export const MAX_HOOK_TIMEOUT_MS = 600_000;
+
+const checked = (fn: (s: string) => unknown) => (s: string, ctx: z.RefinementCtx) => {
+  try {
+    fn(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+  }
+};
+
+const RuleString = z.string().max(2048).superRefine(checked(parseRule));
+const RuleList = z.array(RuleString).max(1000);
+
+const HookSchema = z.strictObject({
+  /** `*`, a tool-name glob, or a rule (core/permissions.ts parseMatcher); default `*`. */
+  matcher: z.string().max(2048).superRefine(checked(parseMatcher)).default('*'),
+  /** A shell command line, run with /bin/sh -c. */
+  command: z.string().min(1).max(8192),
+  /** ms, 1..600 000, default 60 000 */
+  timeoutMs: z.number().int().min(1).max(MAX_HOOK_TIMEOUT_MS).default(DEFAULT_HOOK_TIMEOUT_MS),
+});
+
+/**
+ * A settings file. Every key is optional; unknown keys are refused.
+ * - `permissions`: `{mode, allow, deny, ask, alwaysAsk}` (core/permissions.ts rule grammar)
+ * - `hooks`: `{preToolUse, postToolUse, permissionRequest}`: lists of `{matcher, command, timeoutMs}`
+ * - `ask_wait`: ms a question waits for an answer (default 120 000, at most 86 400 000)
+ * - `sandbox`: OS isolation posture `auto` | `required` | `off`
+ * - `runtime`: default JavaScript runtime `node` | `deno`
+ * - `pause`: `{maxRefusals, windowMs}`: refusals within the window (ms) that pause a tool (default 10 in 60 000)
+ */
+export const SettingsSchema = z.strictObject({
+  permissions: z
+    .strictObject({
+      mode: z.enum(PERMISSION_MODES).optional(),
+      allow: RuleList.optional(),
+      deny: RuleList.optional(),
+      ask: RuleList.optional(),
+      alwaysAsk: RuleList.optional(),
+    })
+    .optional(),
+  hooks: z
+    .strictObject({
+      preToolUse: z.array(HookSchema).max(64).optional(),
+      postToolUse: z.array(HookSchema).max(64).optional(),
+      permissionRequest: z.array(HookSchema).max(64).optional(),
+    })
+    .optional(),
+  ask_wait: z.number().int().min(1).max(MAX_ASK_WAIT_MS).optional(),
+  sandbox: z.enum(['auto', 'required', 'off']).optional(),
+  runtime: z.enum(['node', 'deno']).optional(),
+  pause: z
+    .strictObject({
+      maxRefusals: z.number().int().min(1).max(10_000).optional(),
+      windowMs: z.number().int().min(1000).max(86_400_000).optional(),
+    })
+    .optional(),
+});
+export type Settings = z.infer<typeof SettingsSchema>;
+
+type FileScope = Extract<Scope, 'user' | 'project' | 'local'>;
+
+function fieldOf(path: readonly PropertyKey[], extra?: string): string {
+  let out = '';
+  for (const p of [...path, ...(extra !== undefined ? [extra] : [])]) {
+    out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
+  }
+  return out || '(top level)';
+}
+
+/**
+ * Validate parsed settings JSON. @throws TyError E_INVALID_SETTINGS naming `file` and the field(s),
+ * with `data: {file, field}` for the first.
+ */
+export function parseSettings(value: unknown, file: string): Settings {
+  const r = SettingsSchema.safeParse(value);
+  if (r.success) return r.data;
+  const parts: string[] = [];
+  let first: string | undefined;
+  for (const issue of r.error.issues.slice(0, 5)) {
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+    for (const k of keys) {
+      const field = fieldOf(issue.path, k);
+      first ??= field;
+      parts.push(issue.code === 'unrecognized_keys' ? `${field}: unknown key` : `${field}: ${issue.message}`);
+    }
+  }
+  throw new TyError('E_INVALID_SETTINGS', `invalid settings file ${file}: ${parts.join('; ')}`, { file, field: first ?? '(top level)' });
+}
+
+/**
+ * Read and validate one settings file; undefined when it does not exist.
+ * @throws TyError E_INVALID_SETTINGS (unreadable, too large, not JSON, not an object, schema errors).
+ */
+export async function readSettingsFile(file: string): Promise<Settings | undefined> {
+  let text: string;
+  try {
+    const st = await stat(file);
+    if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
+    if (st.size > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if (e instanceof TyError) throw e;
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} cannot be read (${String(code ?? 'error')})`, { file, field: '(file)' });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (e) {
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not valid JSON: ${e instanceof Error ? e.message : 'parse error'}`, { file, field: '(file)' });
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} must hold one JSON object`, { file, field: '(top level)' });
+  }
+  return parseSettings(json, file);
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The project root: the nearest folder from `cwd` upwards holding a `.tycli/` folder. The walk checks
+ * each folder and stops after the git root (a folder holding `.git`), after `homeDir`, or at the
+ * file-system root. Undefined when none.
+ */
+export async function findProjectRoot(cwd: string, homeDir: string = homedir()): Promise<string | undefined> {
+  let dir = resolve(cwd);
+  const home = resolve(homeDir);
+  for (;;) {
+    if (await exists(join(dir, PROJECT_DIR))) {
+      try {
+        if ((await stat(join(dir, PROJECT_DIR))).isDirectory()) return dir;
+      } catch {
+        /* raced away: keep walking */
+      }
+    }
+    if (dir === home || (await exists(join(dir, '.git')))) return undefined;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+export interface SettingsFiles {
+  user: string;
+  project?: string;
+  local?: string;
+  projectRoot?: string;
+}
+
+/**
+ * Where settings come from:
+ * - user: `<home>/config/settings.json`, where home is `--home`, else `TYCLI_HOME`, else the per-user
+ *   data folder (node/paths.ts resolveHome). So `--home` and `TYCLI_HOME` also move the user settings.
+ * - project: `<root>/.tycli/settings.json`; local: `<root>/.tycli/settings.local.json` (keep it out of git).
+ */
+export async function settingsFiles(opts: { home: string; cwd: string; homeDir?: string }): Promise<SettingsFiles> {
+  const out: SettingsFiles = { user: tycliPaths(opts.home).settingsFile };
+  const root = await findProjectRoot(opts.cwd, opts.homeDir);
+  if (root !== undefined) {
+    out.projectRoot = root;
+    out.project = join(root, PROJECT_DIR, PROJECT_FILE);
+    out.local = join(root, PROJECT_DIR, LOCAL_FILE);
+  }
+  return out;
+}
+
+export interface LoadedSettings {
+  files: { scope: FileScope; path: string; present: boolean }[];
+  projectRoot?: string;
+  /** Rule sets of every scope (user, project, local, session, flags), for compilePolicy. */
+  sets: RuleSet[];
+  policy: Policy;
+  /** Hooks of every file scope, user first, then project, then local; all of them run. */
+  hooks: Record<HookEvent, HookSpec[]>;
+  /** ms; the most specific file that sets it wins */
+  askWaitMs: number;
+  sandbox?: 'auto' | 'required' | 'off';
+  runtime?: 'node' | 'deno';
+  pause: PauseConfig;
+}
+
+export interface LoadOptions {
+  /** The resolved tycli home (node/paths.ts resolveHome). */
+  home: string;
+  cwd: string;
+  /** The user's home folder, where the project walk stops (default os.homedir()). */
+  homeDir?: string;
+  /** Command-line flags: repeated --allow / --deny and --mode (scope `flags`, highest precedence). */
+  flags?: { allow?: string[]; deny?: string[]; mode?: string | undefined };
+  /** In-memory rules of this session. */
+  session?: Omit<RuleSet, 'scope'>;
+}
+
+/**
+ * Load, validate and merge every scope. Nothing is skipped silently: an invalid file is an error.
+ * @throws TyError E_INVALID_SETTINGS naming the file and field; E_USAGE for a bad --allow/--deny/--mode.
+ */
+export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
+  const where = await settingsFiles(opts);
+  const order: [FileScope, string | undefined][] = [
+    ['user', where.user],
+    ['project', where.project],
+    ['local', where.local],
+  ];
+  const files: LoadedSettings['files'] = [];
+  const sets: RuleSet[] = [];
+  const hooks: Record<HookEvent, HookSpec[]> = { preToolUse: [], postToolUse: [], permissionRequest: [] };
+  let askWaitMs = DEFAULT_ASK_WAIT_MS;
+  let sandbox: LoadedSettings['sandbox'];
+  let runtime: LoadedSettings['runtime'];
+  const pause: PauseConfig = { ...DEFAULT_PAUSE };
+  for (const [scope, path] of order) {
+    if (path === undefined) continue;
+    const s = await readSettingsFile(path);
+    files.push({ scope, path, present: s !== undefined });
+    if (!s) continue;
+    if (s.permissions) sets.push({ scope, source: path, ...s.permissions });
+    for (const event of ['preToolUse', 'postToolUse', 'permissionRequest'] as const) {
+      (s.hooks?.[event] ?? []).forEach((h, index) => hooks[event].push({ event, matcher: h.matcher, command: h.command, timeoutMs: h.timeoutMs, scope, source: path, index }));
+    }
+    if (s.ask_wait !== undefined) askWaitMs = s.ask_wait;
+    if (s.sandbox !== undefined) sandbox = s.sandbox;
+    if (s.runtime !== undefined) runtime = s.runtime;
+    if (s.pause?.maxRefusals !== undefined) pause.maxRefusals = s.pause.maxRefusals;
+    if (s.pause?.windowMs !== undefined) pause.windowMs = s.pause.windowMs;
+  }
+  if (opts.session) sets.push({ ...opts.session, scope: 'session', source: 'session' });
+  const f = opts.flags;
+  if (f && (f.allow?.length || f.deny?.length || f.mode !== undefined)) {
+    const flags: RuleSet = { scope: 'flags', source: 'command line' };
+    if (f.allow?.length) flags.allow = f.allow;
+    if (f.deny?.length) flags.deny = f.deny;
+    if (f.mode !== undefined) flags.mode = f.mode as RuleSet['mode'];
+    sets.push(flags);
+  }
+  const policy = compilePolicy(sets);
+  const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, pause };
+  if (where.projectRoot !== undefined) out.projectRoot = where.projectRoot;
+  if (sandbox !== undefined) out.sandbox = sandbox;
+  if (runtime !== undefined) out.runtime = runtime;
+  return out;
+}
+
+/** The gate's view of loaded settings (core/gate.ts GateConfig). */
+export function gateConfigOf(s: LoadedSettings): GateConfig {
+  return { policy: s.policy, hooks: s.hooks };
+}
+
+export interface NodeGateOptions {
+  store: Store;
+  settings: LoadedSettings;
+  /** Asks a person (core/ask.ts AskRouter over the terminal / question-store channels). */
+  asker?: Asker;
+  /** Secret values known to the host, withheld from hook input, audit and messages. */
+  withheld?: () => Iterable<string>;
+  /** Where hooks run when there is no project root. */
+  cwd: string;
+  /** Environment for hooks (default: the CLI's own). */
+  env?: NodeJS.ProcessEnv;
+  clock?: () => number;
+}
+
+/**
+ * The CLI's gate: PermissionGate over the loaded settings, the store's audit log (`audit`), pause
+ * records (`pause`, thresholds from settings) and permanent decisions (`decisions`), with hooks run by
+ * NodeHookRunner in the project root.
+ */
+export function createNodeGate(o: NodeGateOptions): PermissionGate {
+  const deps: GateDeps = {
+    config: () => gateConfigOf(o.settings),
+    audit: new StoreAuditLog(o.store, o.withheld),
+    pause: new PauseTracker(o.store, o.settings.pause, o.clock),
+    decisions: new StoreDecisions(o.store),
+    hooks: new NodeHookRunner(o.env ? { cwd: o.settings.projectRoot ?? o.cwd, env: o.env } : { cwd: o.settings.projectRoot ?? o.cwd }),
+  };
+  if (o.asker) deps.asker = o.asker;
+  if (o.withheld) deps.withheld = o.withheld;
+  if (o.clock) deps.clock = o.clock;
+  return new PermissionGate(deps);
+}

@@ -1,0 +1,40 @@
+// Diagnostics page script: exposes runBrowserContracts to the driver and renders results as a table; test page, trusted host side.
+import { runBrowserContracts, contractNames, type ContractRow } from './harness.js';
+import { runBrowserBench } from './bench.js';
+
+declare global {
+  interface Window {
+    tyRunContracts: typeof runBrowserContracts;
+    tyContractNames: typeof contractNames;
+    tyHarnessReady: boolean;
+    tyBench: typeof runBrowserBench;
+  }
+}
+
+function render(rows: ContractRow[]): void {
+  const body = document.querySelector('#rows tbody')!;
+  body.replaceChildren(
+    ...rows.map((r) => {
+      const tr = document.createElement('tr');
+      for (const text of [r.name, r.ok ? 'ok' : 'FAIL', r.detail]) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      return tr;
+    }),
+  );
+}
+
+window.tyRunContracts = async (opts) => {
+  const status = document.getElementById('status')!;
+  status.textContent = 'running...';
+  const rows = await runBrowserContracts(opts);
+  render(rows);
+  status.textContent = `${rows.filter((r) => r.ok).length}/${rows.length} passed`;
+  return rows;
+};
+window.tyContractNames = contractNames;
+window.tyBench = runBrowserBench;
+document.getElementById('run')!.addEventListener('click', () => void window.tyRunContracts());
+window.tyHarnessReady = true;

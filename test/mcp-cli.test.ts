@@ -1,0 +1,190 @@
+// tycli mcp add|list|show|remove|serve, including the SDK's own Client connected to `tycli mcp serve`; test side.
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { main } from '../node/cli/main.js';
+import type { CliIO } from '../node/cli/types.js';
+import { EVERYTHING, FIXTURE, ROOT, groupAlive, tempHome } from './mcp-helpers.js';
+import { definitionsDir } from '../node/mcp/definitions.js';
+
+let home: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ home, cleanup } = await tempHome());
+});
+afterEach(async () => cleanup());
+
+async function tycli(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let o = '';
+  let e = '';
+  stdout.on('data', (c) => (o += c));
+  stderr.on('data', (c) => (e += c));
+  const io: CliIO = { stdout, stderr, stdin: new PassThrough(), interactive: false };
+  const code = await main(['--home', home, ...args], { io, env: { ...process.env, SECRET_IN_PARENT: 'parent-only' }, cwd });
+  return { code, stdout: o, stderr: e };
+}
+
+describe('tycli mcp definitions', () => {
+  it('add writes a 0600 file, keeps --env values secret in show and list', async () => {
+    const r = await tycli(['mcp', 'add', 'ev', '--env', 'API_TOKEN=s3cret-value', '--allow', 'echo', '--', process.execPath, EVERYTHING, 'stdio']);
+    expect(r.code, r.stderr).toBe(0);
+    const file = join(definitionsDir(home), 'ev.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(definitionsDir(home))).mode & 0o777).toBe(0o700);
+    const saved = JSON.parse(await readFile(file, 'utf8'));
+    expect(saved.env.API_TOKEN).toBe('s3cret-value');
+    expect(saved.env.SECRET_IN_PARENT).toBeUndefined();
+    expect(saved.allow).toEqual(['echo']);
+    for (const args of [['mcp', 'show', 'ev'], ['mcp', 'list'], ['--json', 'mcp', 'show', 'ev'], ['--json', 'mcp', 'list']]) {
+      const s = await tycli(args);
+      expect(s.code).toBe(0);
+      expect(s.stdout + s.stderr).not.toContain('s3cret-value');
+      expect(s.stdout).toContain('ev');
+    }
+    expect((await tycli(['--json', 'mcp', 'show', 'ev'])).stdout).toContain('API_TOKEN');
+  });
+
+  it('--env-from and --header-env take values from the environment, never the command line', async () => {
+    expect((await tycli(['mcp', 'add', 'ev2', '--env-from', 'SECRET_IN_PARENT', '--', process.execPath, EVERYTHING])).code).toBe(0);
+    expect(JSON.parse(await readFile(join(definitionsDir(home), 'ev2.json'), 'utf8')).env.SECRET_IN_PARENT).toBe('parent-only');
+    expect((await tycli(['mcp', 'add', 'web', '--url', 'https://mcp.example.com/mcp', '--header-env', 'Authorization=SECRET_IN_PARENT'])).code).toBe(0);
+    expect(JSON.parse(await readFile(join(definitionsDir(home), 'web.json'), 'utf8')).env.TYMCP_HEADER_1).toBe('Authorization: parent-only');
+    const missing = await tycli(['mcp', 'add', 'ev3', '--env-from', 'NOT_SET_ANYWHERE', '--', process.execPath]);
+    expect(missing.code).toBe(2);
+  });
+
+  it('refuses relative paths, bad names, neither or both of command and url, and --shared with --url', async () => {
+    for (const args of [
+      ['mcp', 'add', 'a', '--', 'node', './server.js'],
+      ['mcp', 'add', 'a', '--', 'node', '--root=../x'],
+      ['mcp', 'add', 'a', '--', 'bin/server'],
+      ['mcp', 'add', 'a', '--', 'node', '.'],
+      ['mcp', 'add', 'Bad_Name', '--', process.execPath],
+      ['mcp', 'add', 'a'],
+      ['mcp', 'add', 'a', '--url', 'http://example.com/mcp'],
+      ['mcp', 'add', 'a', '--url', 'https://u:p@example.com/mcp'],
+      ['mcp', 'add', 'a', '--shared', '--url', 'https://example.com/mcp'],
+    ]) {
+      const r = await tycli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/E_USAGE/);
+    }
+    expect((await tycli(['mcp', 'list'])).stdout).toBe('');
+  });
+
+  it('a saved definition with any other field, or readable by others, is refused', async () => {
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const file = join(definitionsDir(home), 'fx.json');
+    const saved = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...saved, cwd: '/tmp' }), { mode: 0o600 });
+    const r = await tycli(['mcp', 'show', 'fx']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('E_INVALID_SETTINGS');
+    await writeFile(file, JSON.stringify(saved), { mode: 0o644 });
+    const { chmod } = await import('node:fs/promises');
+    await chmod(file, 0o644);
+    expect((await tycli(['mcp', 'show', 'fx'])).stderr).toContain('E_INVALID_SETTINGS');
+  });
+
+  it('remove deletes it; removing again is an error', async () => {
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    expect((await tycli(['mcp', 'remove', 'fx'])).code).toBe(0);
+    expect((await tycli(['mcp', 'remove', 'fx'])).code).toBe(2);
+  });
+});
+
+describe('the SDK Client connected to tycli mcp serve', () => {
+  it('lists bridged tools, runs an allowed call, refuses one no rule allows, and leaves no server process', async () => {
+    expect((await tycli(['mcp', 'add', 'fx', '--allow', 'received', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', home, 'mcp', 'serve', '--client', 'sdk', '--allow', 'mcp(fx/poke)'],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'sdk', version: '1' }, { capabilities: { sampling: {}, roots: {} } });
+    await client.connect(transport);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['fx__poke', 'fx__search', 'fx__received']));
+      const r = await client.callTool({ name: 'fx__received', arguments: {} });
+      const info = JSON.parse((r.content as { text: string }[])[0]!.text) as { pgid: number; initCaps: unknown; cwd: string };
+      expect(info.initCaps).toEqual({});
+      expect(info.cwd).toBe('/');
+      // no rule and no one to ask (no terminal, no question watcher): refused by the real gate
+      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/approval and got none \(no-channel\)/);
+      // a permission rule given to serve lets the call through the gate
+      const poked = await client.callTool({ name: 'fx__poke', arguments: {} });
+      expect(JSON.stringify(poked)).toContain('-32601');
+      await client.close();
+      // the serve process is gone and took the server's process group with it
+      for (let i = 0; i < 100 && groupAlive(info.pgid); i++) await new Promise((res) => setTimeout(res, 20));
+      expect(groupAlive(info.pgid)).toBe(false);
+      const log = await readFile(join(home, 'state', 'mcp-requests.log'), 'utf8');
+      expect(log).toContain('"method":"tools/call"');
+      expect(log).toContain('"name":"search"');
+      expect(log).not.toContain('"q"');
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 30_000);
+});
+
+describe('tycli mcp namespace', () => {
+  it('set validates and saves 0600; a broadcast mutation or a server name is refused; remove works', async () => {
+    const { mkdtemp } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'tymcp-ns-'));
+    const good = { v: 1, name: 'code', actions: [{ name: 'find', access: 'read', targets: [{ kind: 'a', server: 'fa', tool: 'find' }] }] };
+    await writeFile(join(dir, 'good.json'), JSON.stringify(good));
+    await writeFile(join(dir, 'bad.json'), JSON.stringify({ ...good, actions: [{ ...good.actions[0], access: 'mutation', broadcast: true }] }));
+    await writeFile(join(dir, 'clash.json'), JSON.stringify({ ...good, name: 'fx' }));
+    expect((await tycli(['mcp', 'namespace', 'set', 'good.json'], dir)).code).toBe(0);
+    expect((await stat(join(home, 'config', 'mcp-namespaces', 'code.json'))).mode & 0o777).toBe(0o600);
+    const bad = await tycli(['mcp', 'namespace', 'set', 'bad.json'], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('E_INVALID_SETTINGS');
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    expect((await tycli(['mcp', 'namespace', 'set', 'clash.json'], dir)).code).toBe(2);
+    expect((await tycli(['mcp', 'namespace', 'remove', 'code'])).code).toBe(0);
+    expect((await tycli(['mcp', 'namespace', 'remove', 'code'])).code).toBe(2);
+  });
+});
+
+describe('registered tool revisions through tycli mcp serve', () => {
+  it('an external-service revision bound to a bridged tool is offered and needs the same MCP approval as a bridged call', async () => {
+    const { mkdtemp } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'tymcp-tool-'));
+    const manifest = (name: string, tool: string) => ({ name, description: 'search via fx', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false }, execution: { kind: 'external-service', serviceId: 'fx', tool } });
+    await writeFile(join(dir, 'a.json'), JSON.stringify(manifest('ext-search', 'search')));
+    await writeFile(join(dir, 'b.json'), JSON.stringify(manifest('ext-other', 'find')));
+    expect((await tycli(['tool', 'add', 'a.json'], dir)).code).toBe(0);
+    expect((await tycli(['tool', 'add', 'b.json'], dir)).code).toBe(0);
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', home, 'mcp', 'serve', '--allow', 'mcp(fx/search)'],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'sdk', version: '1' }, { capabilities: {} });
+    await client.connect(transport);
+    try {
+      const tools = (await client.listTools()).tools;
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['ext-search', 'ext-other', 'fx__search']));
+      const r = await client.callTool({ name: 'ext-search', arguments: { q: 'reg' } });
+      expect(JSON.stringify(r)).toContain('found reg');
+      const other = await client.callTool({ name: 'ext-other', arguments: { q: 'reg' } }).then((x) => JSON.stringify(x), (e: Error) => e.message);
+      expect(other).toMatch(/no-channel|approval/);
+      await expect(client.callTool({ name: 'ext-search', arguments: { q: 'reg', extra: 1 } })).rejects.toThrow(/E_INVALID_ARGS|extra|additional/);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 30_000);
+});

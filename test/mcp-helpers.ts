@@ -1,0 +1,121 @@
+// Helpers for MCP bridge tests: temp homes, definitions of the test peers, an in-process client pair; test side.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Gate, GateRequest } from '../core/runtime.js';
+import { TyError } from '../core/errors.js';
+import { buildDefinition, saveDefinition, type McpDefinition } from '../node/mcp/definitions.js';
+import { McpBridge, type BridgeOptions } from '../node/mcp/bridge.js';
+import { serveStream } from '../node/mcp/serve.js';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+export const FIXTURE = join(ROOT, 'test/mcp-fixture-server.mjs');
+
+export async function tempHome(): Promise<{ home: string; cleanup: () => Promise<void> }> {
+  const home = await mkdtemp(join(tmpdir(), 'tymcp-'));
+  return { home, cleanup: () => rm(home, { recursive: true, force: true }) };
+}
+
+/** Save a definition running `node SCRIPT ARGS...`. */
+export async function addNodeServer(home: string, name: string, script: string, args: string[] = [], extra: { env?: Record<string, string>; allow?: string[]; ask?: 'none' | 'default'; shared?: boolean } = {}): Promise<McpDefinition> {
+  const def = buildDefinition({ name, command: [process.execPath, script, ...args], folder: ROOT, processEnv: process.env, env: extra.env ?? {}, allow: extra.allow ?? [], ask: extra.ask ?? 'default', shared: extra.shared ?? false });
+  await saveDefinition(home, def);
+  return def;
+}
+
+/** A gate that records requests and answers with `decide`. */
+export class FakeGate implements Gate {
+  requests: GateRequest[] = [];
+  constructor(public decide: (r: GateRequest) => boolean = () => false) {}
+  async authorize(req: GateRequest): Promise<void> {
+    this.requests.push(req);
+    if (!this.decide(req)) throw new TyError('E_CAPABILITY_DENIED', `denied ${req.target ?? ''}`);
+  }
+  async run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T }> {
+    await this.authorize(req);
+    return { value: await execute() };
+  }
+}
+
+/** A client-side SDK Transport over a PassThrough pair (also exposes raw line writes). */
+export class PairTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (e: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(m: T) => void;
+  raw: unknown[] = [];
+  private buf = '';
+  constructor(readonly toServer: PassThrough, readonly fromServer: PassThrough) {}
+  async start(): Promise<void> {
+    this.fromServer.on('data', (c: Buffer) => {
+      this.buf += c.toString('utf8');
+      let i: number;
+      while ((i = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, i);
+        this.buf = this.buf.slice(i + 1);
+        const m = JSON.parse(line);
+        this.raw.push(m);
+        this.onmessage?.(m);
+      }
+    });
+  }
+  async send(m: JSONRPCMessage): Promise<void> {
+    this.toServer.write(JSON.stringify(m) + '\n');
+  }
+  writeRaw(text: string): void {
+    this.toServer.write(text);
+  }
+  async close(): Promise<void> {
+    this.toServer.end();
+    this.onclose?.();
+  }
+}
+
+export interface Connected {
+  bridge: McpBridge;
+  client: Client;
+  transport: PairTransport;
+  logs: string[];
+  done: Promise<void>;
+  close: () => Promise<void>;
+}
+
+/** Start a bridge session over an in-process stream pair and connect an SDK Client to it. */
+export async function connect(opts: Omit<BridgeOptions, 'log'>, clientCaps: Record<string, unknown> = { sampling: {}, elicitation: {}, roots: {} }): Promise<Connected> {
+  const logs: string[] = [];
+  const bridge = new McpBridge({ ...opts, log: (l) => logs.push(l) });
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const done = serveStream(bridge, toServer, fromServer, (r) => logs.push(`dropped ${r}`));
+  const transport = new PairTransport(toServer, fromServer);
+  const client = new Client({ name: 'test', version: '1' }, { capabilities: clientCaps });
+  await client.connect(transport);
+  return {
+    bridge,
+    client,
+    transport,
+    logs,
+    done,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      toServer.end();
+      await done;
+      await bridge.close();
+    },
+  };
+}
+
+/** True while a process group exists. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
