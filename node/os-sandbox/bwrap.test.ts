@@ -1,5 +1,5 @@
 // Unit tests of the bubblewrap argv builder, and plain `bwrap ... node -e` runs of its folder grants; Node host, trusted side.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,5 +173,24 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
     expect(r.error).toBeUndefined(); // not the 60 s spawnSync timeout
     // bwrap reports the child's death by signal as exit status 128+N: SIGXCPU (24) first, SIGKILL (9) at the hard limit.
     expect([128 + 24, 128 + 9]).toContain(r.status);
+  });
+
+  it('when the host process dies (SIGKILL, no cleanup), everything inside the sandbox dies with it (--die-with-parent)', async () => {
+    const marker = `tysandbox-parent-${process.pid}-${Date.now()}`;
+    const w = createBwrapWrapper(opts)({ ...base, args: ['-e', `require('child_process').spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)//${marker}'], {detached: true, stdio: 'ignore'}).unref(); setInterval(()=>{},1000)//${marker}`] });
+    // A stand-in for the CLI: a shell that starts the sandbox and waits; it is then killed without any chance to clean up.
+    const parent = spawn('/bin/sh', ['-c', '"$@" & wait', 'sh', w.command, ...w.args], { env: w.env, stdio: 'ignore' });
+    const { processesWithMarker, waitNoMarker, killMarker } = await import('../diagnostics/probes.js');
+    try {
+      const end = Date.now() + 15_000;
+      // The shell, bwrap (outer), bwrap (pid 1 inside) and the two node processes all carry the marker in their argv.
+      while (processesWithMarker(marker).length < 5 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      expect(processesWithMarker(marker).length).toBe(5);
+      parent.kill('SIGKILL');
+      expect(await waitNoMarker(marker, 5000)).toEqual([]);
+    } finally {
+      parent.kill('SIGKILL');
+      killMarker(marker);
+    }
   });
 });

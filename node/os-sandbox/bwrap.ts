@@ -166,6 +166,7 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   const dropUid = opts.dropTo?.uid;
   const cmdReal = canonical(req.command, 'the runtime binary');
   const runtimeBinds = new Map<string, string>(); // dest -> source, read-only
+  const libLinks = new Map<string, string>(); // link path -> target
   const addRo = (given: string, what: string) => {
     const real = canonical(given, what);
     if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
@@ -189,8 +190,9 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
         break;
       }
       for (const l of libs) {
-        runtimeBinds.set(l.path, l.real);
-        if (l.real !== l.path) runtimeBinds.set(l.real, l.real);
+        // One mount per library file; the name the loader asks for becomes a symlink (cheaper than a mount).
+        runtimeBinds.set(l.real, l.real);
+        if (l.real !== l.path) libLinks.set(l.path, l.real);
       }
     }
   }
@@ -233,6 +235,7 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   }
   // Working folder: the first writable grant (a tool's own work folder), else the private /tmp.
   const cwd = [...grants.keys()][0] ?? '/tmp';
+  for (const [link, target] of libLinks) if (!runtimeBinds.has(link)) args.push('--symlink', target, link);
   args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', cwd, '--');
   if (opts.prlimitPath && opts.limits) args.push(...prlimitPrefix(opts.prlimitPath, opts.limits));
   args.push(req.command, ...req.args);
