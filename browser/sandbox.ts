@@ -1,5 +1,6 @@
 // Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` srcdoc iframe whose Blob worker runs the tool; browser host, trusted side.
-import WORKER_SOURCE from './worker-bootstrap.js?raw';
+import GUEST_CORE from '../node/runner/guest-core.mjs?raw';
+import WORKER_ADAPTER from './worker-bootstrap.js?raw';
 import { SandboxChannel, type ChannelOptions, type SandboxPort } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
@@ -30,6 +31,23 @@ export function sandboxCsp(nonce: string): string {
     "base-uri 'none'",
   ].join('; ');
 }
+
+const GUEST_EXPORT = 'export function createGuest(';
+/**
+ * The worker's classic script: the shared guest core (node/runner/guest-core.mjs, the same code the Node and Deno
+ * sandboxes run) with its one `export` removed, then the MessagePort adapter (worker-bootstrap.js), in one strict
+ * function scope.
+ * @throws Error when the core text does not have exactly one `export function createGuest(` and no other
+ *   import/export statement (a build-time invariant).
+ */
+export function workerSource(core: string, adapter: string): string {
+  const at = core.indexOf(GUEST_EXPORT);
+  if (at === -1 || core.indexOf(GUEST_EXPORT, at + 1) !== -1) throw new Error('guest core must contain exactly one createGuest export');
+  const body = core.slice(0, at) + core.slice(at + 'export '.length);
+  if (/^\s*(import|export)\b/m.test(body)) throw new Error('guest core must not contain other import/export statements');
+  return `(() => {\n'use strict';\n${body}\n${adapter}\n})();\n`;
+}
+const WORKER_SOURCE = workerSource(GUEST_CORE, WORKER_ADAPTER);
 
 const HELLO = 'tysandbox-hello';
 

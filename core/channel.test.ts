@@ -223,6 +223,37 @@ describe('SandboxChannel capabilities', () => {
     await p;
     expect(capSignal?.aborted).toBe(true);
   });
+
+  it('cap-cancel aborts only that request\'s signal (E_ABORTED reason); the call and the sandbox go on', async () => {
+    const { ch, port } = await loaded();
+    const signals = new Map<number, AbortSignal>();
+    const handler: CapabilityHandler = (_n, params, signal) => {
+      signals.set((params as { n: number }).n, signal);
+      return new Promise((_, rej) => signal.addEventListener('abort', () => rej(signal.reason)));
+    };
+    const { p, id } = await startCall(ch, port, opts({ onCapability: handler }));
+    ch.receive({ v: 1, type: 'cap', id: 1, callId: id, name: 'fetch', params: { n: 1 } });
+    ch.receive({ v: 1, type: 'cap', id: 2, callId: id, name: 'fetch', params: { n: 2 } });
+    const reply = port.next();
+    ch.receive({ v: 1, type: 'cap-cancel', id: 1 });
+    expect(signals.get(1)?.aborted).toBe(true);
+    expect(signals.get(1)?.reason).toMatchObject({ code: 'E_ABORTED' });
+    expect(signals.get(2)?.aborted).toBe(false);
+    // The handler's rejection still produces a reply (the sandbox ignores it), so the in-flight count stays honest.
+    expect(await reply).toMatchObject({ type: 'cap-reply', id: 1, ok: false, error: { code: 'E_ABORTED' } });
+    ch.receive({ v: 1, type: 'cap-cancel', id: 99 }); // unknown or already answered: ignored
+    expect(ch.alive).toBe(true);
+    ch.receive({ v: 1, type: 'result', id, ok: true, json: '7' });
+    expect(await p).toBe(7);
+    expect(signals.get(2)?.aborted).toBe(true); // call ended
+  });
+
+  it('a malformed cap-cancel is E_PROTOCOL', async () => {
+    const { ch } = await loaded();
+    ch.receive({ v: 1, type: 'cap-cancel', id: 'x' });
+    expect(ch.alive).toBe(false);
+    expect(ch.closedReason?.code).toBe('E_PROTOCOL');
+  });
 });
 
 describe('SandboxChannel limits', () => {

@@ -320,6 +320,10 @@ export class SandboxChannel {
       this.#send({ v: PROTOCOL_VERSION, type: 'cap-reply', id, ok: false, error: { code: 'E_CAPABILITY_DENIED', message: `${name} returned no JSON data` } });
     }
   }
+  /** `cap-cancel`: abort the signal the CapabilityHandler got for that request. An id no longer in flight (its reply already sent) is ignored. */
+  static onCapCancel(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'cap-cancel' }>): void {
+    ch.#caps.get(m.id)?.abort(new TyError('E_ABORTED', 'the tool cancelled the request'));
+  }
   static onLog(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'log' }>): void {
     const cap = ch.#opts.maxLogsPerCall ?? 1000;
     // The sandbox's own rate cap (200/s) can be bypassed by tool code writing to its stdout directly: 10x that is fatal.
@@ -340,5 +344,6 @@ const HANDLERS: Record<string, (ch: SandboxChannel, m: never) => void> = Object.
   loaded: SandboxChannel.onLoaded,
   result: SandboxChannel.onResult,
   cap: SandboxChannel.onCap,
+  'cap-cancel': SandboxChannel.onCapCancel,
   log: SandboxChannel.onLog,
 });

@@ -1,6 +1,6 @@
 // The Node host assembled: file store + registry + sandbox runtimes + pool + invoker; Node host, trusted side.
 import { Store } from '../core/store.js';
-import { ToolRegistry } from '../core/registry.js';
+import type { Asker } from '../core/ask.js';
 import { Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
 import { TyError } from '../core/errors.js';
 import type { CallLimits, CapabilityHandler, Gate, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
@@ -10,6 +10,9 @@ import { FileStoreBackend } from './store.js';
 import { ensurePrivateDir, tycliPaths, type TycliPaths } from './paths.js';
 import type { SpawnWrapper } from './sandbox.js';
 import type { ExternalCaller } from './mcp/external.js';
+import { HostToolRegistry } from './builtin-tools.js';
+import type { LoadedSettings } from './settings.js';
+import { python3OnPath, pythonToolManifest, type PythonInfo } from './python-tool.js';
 
 export interface NodeHostOptions {
   /** The state root (node/paths.ts resolveHome). */
@@ -34,12 +37,19 @@ export interface NodeHostOptions {
   pool?: PoolLike;
   /** Principal for audit and rules (default `cli:user`). */
   principal?: string;
+  /** Asks a person (the python tool's session approval; the default gate's questions). Default: terminal + waiting-question store. */
+  asker?: Asker;
+  /**
+   * The built-in `python` tool (trusted-native, node/python-tool.ts): `false` never offers it; a PythonInfo
+   * uses that interpreter. Default: offered when a `python3` is on PATH (env), detected on first use.
+   */
+  python?: PythonInfo | false;
 }
 
 export interface NodeHost {
   paths: TycliPaths;
   store: Store;
-  registry: ToolRegistry;
+  registry: HostToolRegistry;
   invoker: Invoker;
   /** Destroy every sandbox this host started. Idempotent. */
   close(): Promise<void>;
@@ -51,7 +61,8 @@ export interface NodeHost {
  * node/settings.ts) -> asker (terminal + waiting-question store) -> PermissionGate with audit, pause and
  * decisions -> capability handler per call identity (mediated fetch over NodeFetchTransport, per-revision
  * storage, secrets broker, invocation lookup, subtasks) -> MCP bridge for external-service tools -> sandbox
- * pool. Each can be replaced by an option.
+ * pool. Each can be replaced by an option. The registry is a HostToolRegistry: when a `python3` is on PATH
+ * (cheap check, no process started) it offers the built-in native `python` tool in memory (see pythonNative).
  * @throws TyError E_INVALID_SETTINGS (a settings file), E_USAGE (a bad flag rule),
  *   E_SANDBOX_UNAVAILABLE (`--sandbox required` and no working OS sandbox).
  */
@@ -61,17 +72,43 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   await ensurePrivateDir(paths.store);
   const backend = new FileStoreBackend(paths.store);
   const store = new Store(backend);
-  const registry = new ToolRegistry(store);
+  const registry = new HostToolRegistry(store);
   const running = opts.startSandboxes !== false;
   const invokerOpts: InvokerOptions = { registry, principal: opts.principal ?? 'cli:user' };
   const closers: (() => Promise<void>)[] = [];
+  const env = opts.env ?? process.env;
+  let settings: LoadedSettings | undefined;
+  let asker = opts.asker;
+  const loadHostSettings = async (): Promise<LoadedSettings> => {
+    if (settings) return settings;
+    const { loadSettings } = await import('./settings.js');
+    const g = opts.globals ?? {};
+    settings = await loadSettings({ home: paths.home, cwd: opts.cwd ?? process.cwd(), flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
+    return settings;
+  };
+  const hostAsker = async (): Promise<Asker> => {
+    if (asker) return asker;
+    const { createNodeAsker } = await import('./ask-store.js');
+    asker = createNodeAsker({ home: paths.home, askWaitMs: (await loadHostSettings()).askWaitMs, terminal: true });
+    return asker;
+  };
+
+  if (opts.python !== false && (opts.python !== undefined || python3OnPath(env))) {
+    const python = opts.python === undefined ? undefined : opts.python;
+    const fn = running
+      ? pythonNative({ opts, env, python, settings: loadHostSettings, asker: hostAsker, revision: () => pythonRevision })
+      : async () => {
+          throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host was opened without runtimes');
+        };
+    const pythonRevision = await registry.addBuiltin(pythonToolManifest(), fn);
+  }
 
   if (running) {
     let gate = opts.gate;
     let capabilities = opts.capabilities;
     let posture = opts.globals?.sandbox;
     if (!gate || !capabilities) {
-      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry);
+      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker());
       gate ??= wired.gate;
       capabilities ??= wired.capabilities;
       closers.push(wired.close);
@@ -120,11 +157,10 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 }
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
-async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: ToolRegistry) {
-  const [{ loadSettings, createNodeGate }, { createNodeAsker }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
+async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker) {
+  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
     await Promise.all([
       import('./settings.js'),
-      import('./ask-store.js'),
       import('../core/capabilities.js'),
       import('../core/fetch/mediated.js'),
       import('./fetch.js'),
@@ -133,9 +169,7 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
       import('./secrets-file.js'),
       import('../core/tasks.js'),
     ]);
-  const g = opts.globals ?? {};
   const cwd = opts.cwd ?? process.cwd();
-  const settings = await loadSettings({ home: paths.home, cwd, flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
   const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
   // Secret values known now, withheld from hook input, audit and messages (read once per process).
   const known: string[] = [];
@@ -147,7 +181,7 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
   // An injected gate is used by the capabilities too, so one session's decisions cover both.
   const gate =
     opts.gate ??
-    createNodeGate({ store, settings, asker: createNodeAsker({ home: paths.home, askWaitMs: settings.askWaitMs, terminal: true }), withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
+    createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
   const broker = new SecretBroker(new SecretGrants(store), secretsFile);
   const transport = new NodeFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
@@ -224,5 +258,73 @@ async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLi
   return {
     call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
     close: () => pool.shutdown(),
+  };
+}
+
+/**
+ * The native function behind the built-in `python` tool. On first call (then kept for the host's life, so
+ * one approval covers the session): resolve the posture (--sandbox, else settings, else auto) and plan OS
+ * isolation with system libraries (node/os-sandbox planIsolation); find python3 on PATH and, when the
+ * sandbox runs as another uid (root CLI -> 65534), switch to a system interpreter that uid can reach
+ * (pythonForSandbox); then a PythonTool whose approval follows the `python(*)` rules (deny / allow / ask
+ * via the host's asker; mode default otherwise).
+ * @throws TyError E_SANDBOX_UNAVAILABLE (required posture without a backend; no interpreter the sandbox
+ *   user can reach), E_TOOL_FAILED (python3 does not answer), and PythonTool.run's errors.
+ */
+function pythonNative(o: {
+  opts: NodeHostOptions;
+  env: NodeJS.ProcessEnv;
+  python: PythonInfo | undefined;
+  settings: () => Promise<LoadedSettings>;
+  asker: () => Promise<Asker>;
+  revision: () => string;
+}): (args: unknown, ctx: unknown) => Promise<unknown> {
+  let tool: Promise<import('./python-tool.js').PythonTool> | undefined;
+  const build = async () => {
+    const [{ PythonTool, detectPython, pythonForSandbox }, { resolvePosture, planIsolation, warnOnce }, { probeSandbox }, { decide }] = await Promise.all([
+      import('./python-tool.js'),
+      import('./os-sandbox/posture.js'),
+      import('./os-sandbox/probe.js'),
+      import('../core/permissions.js'),
+    ]);
+    const settings = await o.settings();
+    const posture = resolvePosture(o.opts.globals?.sandbox, settings.sandbox);
+    let python = o.python ?? detectPython({ env: o.env });
+    if (!python) throw new TyError('E_TOOL_FAILED', 'no working python3 was found on PATH (a python3 file is there but did not answer as Python 3)');
+    const options: import('./python-tool.js').PythonToolOptions = {
+      python,
+      asker: await o.asker(),
+      policy: () => decide(settings.policy, { kind: 'python', toolName: 'python', revision: o.revision() }).effect,
+    };
+    if (o.opts.wrap) options.wrap = o.opts.wrap;
+    else if (posture !== 'off') {
+      const probe = await probeSandbox();
+      const plan = planIsolation(posture, probe, { libraries: 'system', runtimes: ['python'] });
+      if (plan.warning && o.opts.io) warnOnce(o.opts.io.stderr, plan.warning);
+      if (plan.enforced && plan.wrap) {
+        options.wrap = plan.wrap;
+        if (probe.dropTo) {
+          const who = { uid: probe.dropTo.uid, gid: probe.dropTo.gid };
+          const chosen = pythonForSandbox(python, who);
+          if (chosen.note && o.opts.io) warnOnce(o.opts.io.stderr, chosen.note);
+          python = chosen.python;
+          options.python = python;
+          options.sandboxOwner = who;
+        }
+      }
+    }
+    return new PythonTool(options);
+  };
+  return async (args, ctx) => {
+    tool ??= build();
+    let t;
+    try {
+      t = await tool;
+    } catch (e) {
+      tool = undefined; // try again on the next call (e.g. after the interpreter is installed)
+      throw e;
+    }
+    const signal = ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal ? (ctx as { signal: AbortSignal }).signal : undefined;
+    return t.run(args, signal ? { signal } : {});
   };
 }

@@ -5,3 +5,7 @@ export { resolveHome, tycliPaths, ensurePrivateDir, type TycliPaths } from './pa
 export { NodeSandboxRuntime, type NodeSandboxRuntimeOptions, type SpawnWrapper } from './sandbox.js';
 export { main as tycliMain } from './cli/main.js';
 export type { CliCommand, CliContext, CliIO, GlobalOptions } from './cli/types.js';
+export * from './os-sandbox/index.js';
+export * from './diagnostics/index.js';
+export { HostToolRegistry, type ListedTool } from './builtin-tools.js';
+export { PythonTool, detectPython, pythonToolManifest, pythonApprovalQuestion, pythonForSandbox, pythonReachableBy, registerPythonTool, PYTHON_NATIVE_ENTRY, type PythonInfo, type PythonToolOptions, type PythonResult } from './python-tool.js';

@@ -1,9 +1,9 @@
 // Native Python tool for the CLI: trusted-native, runs python3 with the user's authority after session approval; Node host, trusted side.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants as fsc, statSync } from 'node:fs';
+import { accessSync, constants as fsc, realpathSync, statSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { TyError } from '../core/errors.js';
 import { askRefusalError, type Asker } from '../core/ask.js';
 import type { Question } from '../core/runtime.js';
@@ -305,4 +305,81 @@ export async function registerPythonTool(
   const r = await registry.install(pythonToolManifest());
   registry.registerNative(r.revision, fn);
   return { revision: r.revision, activated: r.activated, python };
+}
+
+/** Permission bits `want` (4 r, 2 w, 1 x) of `path` for `who` (owner, else group, else other; ACLs and supplementary groups ignored). */
+function permits(path: string, who: { uid: number; gid: number }, want: number): boolean {
+  try {
+    const st = statSync(path);
+    if (who.uid === 0) return true;
+    const bits = st.uid === who.uid ? (st.mode >> 6) & 7 : st.gid === who.gid ? (st.mode >> 3) & 7 : st.mode & 7;
+    return (bits & want) === want;
+  } catch {
+    return false;
+  }
+}
+
+/** Every folder from `/` down to (not including) `path` can be searched (x) by `who`. */
+function traversable(path: string, who: { uid: number; gid: number }): boolean {
+  for (let d = dirname(path); ; d = dirname(d)) {
+    if (!permits(d, who, 1)) return false;
+    if (d === dirname(d)) return true;
+  }
+}
+
+/**
+ * True when the host uid/gid `who` (the sandbox user, e.g. 65534 when the CLI runs as root) can reach the
+ * interpreter: search every folder above it (as written and after resolving symlinks), execute it, and read
+ * and search its library prefixes. From the mode bits only; ACLs and supplementary groups are ignored.
+ */
+export function pythonReachableBy(info: PythonInfo, who: { uid: number; gid: number }): boolean {
+  let real: string;
+  try {
+    real = realpathSync(info.path);
+  } catch {
+    return false;
+  }
+  if (!traversable(info.path, who) || !traversable(real, who) || !permits(real, who, 1)) return false;
+  return info.prefixes.every((p) => traversable(p, who) && permits(p, who, 5));
+}
+
+/** The system interpreter, searched in /usr/bin then /bin only (what a sandbox user can normally reach). */
+export const SYSTEM_PYTHON_PATH = '/usr/bin:/bin';
+
+/**
+ * Choose the interpreter the sandbox user `who` can run: `found` when reachable, else the system python3
+ * (SYSTEM_PYTHON_PATH) when that is reachable, with a `note` saying so.
+ * @throws TyError E_SANDBOX_UNAVAILABLE when neither is reachable (says why and what to do).
+ */
+export function pythonForSandbox(
+  found: PythonInfo,
+  who: { uid: number; gid: number },
+  system: () => PythonInfo | undefined = () => detectPython({ env: { PATH: SYSTEM_PYTHON_PATH } }),
+): { python: PythonInfo; note?: string } {
+  if (pythonReachableBy(found, who)) return { python: found };
+  const sys = system();
+  if (sys && sys.path !== found.path && pythonReachableBy(sys, who)) {
+    return { python: sys, note: `note: ${found.path} is not reachable by the sandbox user (uid ${who.uid}); the python tool uses the system interpreter ${sys.path} (Python ${sys.version}) instead.` };
+  }
+  throw new TyError(
+    'E_SANDBOX_UNAVAILABLE',
+    `python3 at ${found.path} is not reachable by the sandbox user (uid ${who.uid}: a folder above it or its library is not readable by that user), and no reachable system python3 was found in ${SYSTEM_PYTHON_PATH}; install python3 system-wide (e.g. apt-get install python3) or run with --sandbox off to run it without OS isolation`,
+  );
+}
+
+/** Cheap check, no process started: an executable file named `python3` in an absolute folder of `env.PATH`. */
+export function python3OnPath(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env.PATH ?? '')
+    .split(delimiter)
+    .filter((d) => d !== '' && isAbsolute(d))
+    .some((d) => {
+      try {
+        const p = join(d, 'python3');
+        if (!statSync(p).isFile()) return false;
+        accessSync(p, fsc.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }

@@ -3,9 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerPath, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
+import { NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
 import { TyError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
@@ -53,7 +53,8 @@ afterAll(async () => {
 
 describe('runner location', () => {
   it('finds the runner file relative to the package root', () => {
-    expect(runnerPath()).toMatch(/node\/runner\/sandbox-runner\.mjs$/);
+    expect(runnerPath('node')).toMatch(/node\/runner\/sandbox-runner\.cjs$/);
+    expect(runnerPath('deno')).toMatch(/node\/runner\/sandbox-runner\.mjs$/);
     expect(existsSync(runnerPath())).toBe(true);
   });
   it('finds the deno binary of the deno npm package', () => {
@@ -228,7 +229,7 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(logs.some((l) => l.includes('stray'))).toBe(true);
   });
 
-  it('passes the command through the SpawnWrapper with an empty environment and the runner as the only project path', async () => {
+  it('passes the command through the SpawnWrapper with an empty environment and the runner files as the only project paths', async () => {
     const seen: Parameters<SpawnWrapper>[0][] = [];
     const wrap: SpawnWrapper = (s) => {
       seen.push(s);
@@ -240,10 +241,11 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(await inst.call({}, opts())).toBe(7);
     expect(seen).toHaveLength(1);
     const s = seen[0]!;
-    expect(s.readOnlyPaths).toContain(runnerPath());
+    expect(runnerFiles(engine)).toEqual([runnerPath(engine), join(dirname(runnerPath(engine)), 'guest-core.mjs')]);
+    expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]); // the engine binary and the two runner files, nothing else
     if (engine === 'node') {
       expect(s.env).toEqual({});
-      expect(s.args).toContain(`--allow-fs-read=${runnerPath()}`);
+      expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(runnerFiles(engine).map((f) => `--allow-fs-read=${f}`));
       expect(s.args.some((a) => a === '--permission' || a === '--experimental-permission')).toBe(true);
       expect(s.args.some((a) => /^--allow-(child-process|worker|addons|wasi)/.test(a))).toBe(false);
       expect(s.args).toContain(`--max-old-space-size=${DEFAULT_LIMITS.memoryMb}`);
@@ -358,5 +360,30 @@ ${mode === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
       expect(sweepStaleDenoDirs()).toBeGreaterThanOrEqual(1);
       expect(mine()).toEqual([]);
     }
+  });
+});
+
+describe.each(['node', 'deno'] as const)('%s engine under bwrap with an OS CPU limit', (engine) => {
+  it('a busy loop killed by RLIMIT_CPU (SIGXCPU) is E_TIMEOUT "CPU time limit reached", not a bare exit status', async (ctx) => {
+    const { probeUncached } = await import('./os-sandbox/probe.js');
+    const { createBwrapWrapper } = await import('./os-sandbox/bwrap.js');
+    const { osLimitsFor } = await import('./os-sandbox/limits.js');
+    const probe = await probeUncached();
+    if (!probe.available || !probe.path || !probe.prlimit) return ctx.skip(`bubblewrap or prlimit unusable here: ${probe.reason ?? 'no prlimit'}`);
+    const wrap = createBwrapWrapper({
+      bwrapPath: probe.path,
+      prlimitPath: probe.prlimit,
+      limits: osLimitsFor({ memoryMb: 128, timeoutMs: 1000 }, { cpuSeconds: 1 }),
+      ...(probe.dropTo ? { dropTo: probe.dropTo } : {}),
+    });
+    const rt = new NodeSandboxRuntime({ engine, wrap });
+    const inst = await rt.start(spec('export default async () => { for (;;) {} }'));
+    started.push(inst);
+    // The wall-clock limit is far away: only the CPU limit can end this call.
+    const err = await inst.call({}, opts(deny, { ...DEFAULT_LIMITS, timeoutMs: 120_000 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TyError);
+    expect((err as TyError).code).toBe('E_TIMEOUT');
+    expect((err as TyError).message).toMatch(/^CPU time limit reached/);
+    expect(inst.alive).toBe(false);
   });
 });

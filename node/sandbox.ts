@@ -16,7 +16,7 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostMessage } from '../protocol/wire.js';
@@ -46,6 +46,8 @@ export interface NodeSandboxRuntimeOptions {
 }
 
 const STDERR_CAP = 64 * 1024;
+/** SIGXCPU's number on Linux and macOS (os.constants.signals.SIGXCPU). */
+const SIGXCPU = osConstants.signals.SIGXCPU ?? 24;
 const MIN_LINE_CAP = 26 * 1024 * 1024; // a fetch request body (24 MiB base64) plus headers
 const OOM_RE = /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
@@ -67,13 +69,26 @@ export function packageRoot(): string {
   }
 }
 
-let runnerPathCache: string | undefined;
-/** Absolute path of node/runner/sandbox-runner.mjs (the only project file a sandbox reads). */
-export function runnerPath(): string {
-  if (runnerPathCache) return runnerPathCache;
-  const p = join(packageRoot(), 'node', 'runner', 'sandbox-runner.mjs');
+const runnerPathCache = new Map<string, string>();
+/**
+ * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner.cjs for Node (CommonJS, for
+ * start-up time), node/runner/sandbox-runner.mjs for Deno. Both are thin stdio adapters of guest-core.mjs.
+ * @throws TyError E_SANDBOX_UNAVAILABLE when the file is missing from the package.
+ */
+export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
+  const hit = runnerPathCache.get(engine);
+  if (hit) return hit;
+  const p = join(packageRoot(), 'node', 'runner', engine === 'node' ? 'sandbox-runner.cjs' : 'sandbox-runner.mjs');
   if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox runner file is missing from the package');
-  return (runnerPathCache = p);
+  runnerPathCache.set(engine, p);
+  return p;
+}
+/** The project files a sandbox may read: its runner and the guest core the runner loads (node/runner/guest-core.mjs). */
+export function runnerFiles(engine: 'node' | 'deno' = 'node'): string[] {
+  const runner = runnerPath(engine);
+  const core = join(dirname(runner), 'guest-core.mjs');
+  if (!existsSync(core)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox guest core file is missing from the package');
+  return [runner, core];
 }
 
 /** Node's --allow-fs-* and Deno's --allow-* split on "," and treat "*" as a wildcard: such paths would grant more. */
@@ -182,10 +197,12 @@ export class NodeSandboxInstance implements SandboxInstance {
   #exited: Promise<void>;
   #tempDir: string | undefined;
   #lineCap = MIN_LINE_CAP;
+  #wrapped: boolean;
 
   /** @internal use NodeSandboxRuntime.start */
-  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, tempDir: string | undefined, onLog?: NodeSandboxRuntimeOptions['onLog']) {
+  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, tempDir: string | undefined, onLog?: NodeSandboxRuntimeOptions['onLog'], wrapped = false) {
     this.revision = revision;
+    this.#wrapped = wrapped;
     this.engine = engine;
     this.#child = child;
     this.#tempDir = tempDir;
@@ -328,13 +345,19 @@ export class NodeSandboxInstance implements SandboxInstance {
   }
   #deathReason(code: number | null, signal: NodeJS.Signals | null): TyError {
     if (OOM_RE.test(this.#stderr)) return new TyError('E_MEMORY_LIMIT', `the ${this.engine} sandbox ran out of its heap limit and was killed`);
+    // RLIMIT_CPU (node/os-sandbox/limits.ts): the kernel sends SIGXCPU at the soft limit, SIGKILL at the hard one.
+    // A direct child shows the signal itself; behind a wrapper (bwrap reports a child's death by signal N as exit
+    // status 128+N) the status is read that way (tool code calling exit(152) there is reported the same).
+    if (signal === 'SIGXCPU' || (this.#wrapped && code === 128 + SIGXCPU)) {
+      return new TyError('E_TIMEOUT', `CPU time limit reached: the ${this.engine} sandbox used up its CPU seconds and was killed`);
+    }
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
   }
 }
 
 /**
- * Starts tool JavaScript in a subprocess: Node with the permission model (read access to the runner file only,
+ * Starts tool JavaScript in a subprocess: Node with the permission model (read access to the two runner files only,
  * no child processes / workers / addons, empty environment, V8 heap cap) or Deno with no permissions at all.
  * One process group per sandbox, SIGKILLed as a group on destroy, timeout, abort and host exit.
  */
@@ -350,8 +373,9 @@ export class NodeSandboxRuntime implements SandboxRuntime {
 
   /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
   command(spec: SandboxSpec, tempDir?: string): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
-    const runner = runnerPath();
-    if (!flagSafe(runner)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
+    const runner = runnerPath(this.#opts.engine);
+    const files = runnerFiles(this.#opts.engine);
+    if (!files.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
     for (const f of spec.folders ?? []) {
       if (!isAbsolute(f.path) || !flagSafe(f.path)) {
         throw new TyError('E_USAGE', 'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")');
@@ -362,11 +386,11 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     const writeFolders = (spec.folders ?? []).filter((f) => f.access === 'write').map((f) => f.path);
     if (this.#opts.engine === 'node') {
       const node = this.#opts.nodePath ?? process.execPath;
-      const args = [permissionFlag(node), `--allow-fs-read=${runner}`];
+      const args = [permissionFlag(node), ...files.map((f) => `--allow-fs-read=${f}`)];
       for (const p of readFolders) args.push(`--allow-fs-read=${p}`);
       for (const p of writeFolders) args.push(`--allow-fs-write=${p}`);
       args.push('--no-warnings', `--max-old-space-size=${mem}`, runner);
-      return { command: node, args, env: {}, readOnlyPaths: [node, runner, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
+      return { command: node, args, env: {}, readOnlyPaths: [node, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
     }
     const deno = this.#opts.denoPath ?? resolveDeno();
     if (!deno) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the deno binary was not found (install the `deno` npm package or pass denoPath)');
@@ -376,7 +400,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     args.push(runner);
     const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' };
     if (tempDir) env.DENO_DIR = tempDir;
-    return { command: deno, args, env, readOnlyPaths: [deno, runner, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
+    return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
   }
 
   /**
@@ -416,7 +440,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
     }
-    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, this.#opts.onLog);
+    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, this.#opts.onLog, this.#opts.wrap !== undefined);
     const budget = this.#opts.startTimeoutMs ?? 15_000;
     try {
       await inst.channel.load('javascript', exec.source, budget, signal);

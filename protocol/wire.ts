@@ -54,12 +54,15 @@ export const CapabilityRequestSchema = z.strictObject({
   name: z.enum(CAPABILITY_NAMES),
   params: z.unknown(),
 });
+/** The tool cancelled capability request `id` (its own AbortSignal fired); the host aborts it and its reply is ignored. */
+export const CapabilityCancelSchema = z.strictObject({ v: V, type: z.literal('cap-cancel'), id: Id });
 export const LogMessageSchema = z.strictObject({ v: V, type: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), text: z.string().max(8192) });
 export const SandboxMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,
   LoadedMessageSchema,
   ResultMessageSchema,
   CapabilityRequestSchema,
+  CapabilityCancelSchema,
   LogMessageSchema,
 ]);
 export type SandboxMessage = z.infer<typeof SandboxMessageSchema>;

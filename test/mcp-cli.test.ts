@@ -1,5 +1,6 @@
 // tycli mcp add|list|show|remove|serve, including the SDK's own Client connected to `tycli mcp serve`; test side.
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +16,17 @@ let cleanup: () => Promise<void>;
 beforeEach(async () => {
   ({ home, cleanup } = await tempHome());
 });
-afterEach(async () => cleanup());
+/** Scratch folders of one test, removed after it. */
+const scratch: string[] = [];
+async function scratchDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const d of scratch.splice(0)) await rm(d, { recursive: true, force: true });
+  await cleanup();
+});
 
 async function tycli(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new PassThrough();
@@ -137,9 +148,7 @@ describe('the SDK Client connected to tycli mcp serve', () => {
 
 describe('tycli mcp namespace', () => {
   it('set validates and saves 0600; a broadcast mutation or a server name is refused; remove works', async () => {
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'tymcp-ns-'));
+    const dir = await scratchDir('tymcp-ns-');
     const good = { v: 1, name: 'code', actions: [{ name: 'find', access: 'read', targets: [{ kind: 'a', server: 'fa', tool: 'find' }] }] };
     await writeFile(join(dir, 'good.json'), JSON.stringify(good));
     await writeFile(join(dir, 'bad.json'), JSON.stringify({ ...good, actions: [{ ...good.actions[0], access: 'mutation', broadcast: true }] }));
@@ -158,9 +167,7 @@ describe('tycli mcp namespace', () => {
 
 describe('registered tool revisions through tycli mcp serve', () => {
   it('an external-service revision bound to a bridged tool is offered and needs the same MCP approval as a bridged call', async () => {
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'tymcp-tool-'));
+    const dir = await scratchDir('tymcp-tool-');
     const manifest = (name: string, tool: string) => ({ name, description: 'search via fx', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false }, execution: { kind: 'external-service', serviceId: 'fx', tool } });
     await writeFile(join(dir, 'a.json'), JSON.stringify(manifest('ext-search', 'search')));
     await writeFile(join(dir, 'b.json'), JSON.stringify(manifest('ext-other', 'find')));

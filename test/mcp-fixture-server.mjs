@@ -20,6 +20,9 @@ const tools = [
     ? { name: 'find', description: 'find in a repo', inputSchema: { type: 'object', properties: { q: { type: 'string' }, repo: { type: 'string' } }, required: ['q', 'repo'] } }
     : { name: 'find', description: 'find by language', inputSchema: { type: 'object', properties: { q: { type: 'string' }, lang: { type: 'string' } }, required: ['q'] } },
   { name: 'big', description: 'answers with n bytes', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } },
+  { name: 'slow', description: 'answers after ms', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } } },
+  { name: 'bad', description: 'answers with a result that is not a CallToolResult', inputSchema: { type: 'object', properties: { how: { type: 'string' } } } },
+  { name: 'shaped', description: 'structured output', inputSchema: { type: 'object', properties: { n: {} } }, outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
 ];
 
 function ask(method, params) {
@@ -67,6 +70,14 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'found ' + m.params.arguments.q }] } });
     } else if (name === 'find') {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: `${process.env.FX_VARIANT ?? 'a'} found ${JSON.stringify(m.params.arguments)}` }] } });
+    } else if (name === 'slow') {
+      setTimeout(() => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'slept' }] } }), m.params.arguments.ms);
+    } else if (name === 'bad') {
+      const how = m.params.arguments.how;
+      const result = how === 'content' ? { content: 'not a list' } : how === 'block' ? { content: [{ type: 'text' }] } : how === 'iserror' ? { content: [], isError: 'yes' } : 42;
+      send({ jsonrpc: '2.0', id: m.id, result });
+    } else if (name === 'shaped') {
+      send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'n' }], structuredContent: { n: m.params.arguments.n } } });
     } else if (name === 'big') {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'x'.repeat(m.params.arguments.n) }] } });
     } else {

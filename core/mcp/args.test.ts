@@ -1,6 +1,6 @@
 // Unit tests for bridged tool argument checks; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { checkToolArguments } from './args.js';
+import { checkStructuredContent, checkToolArguments } from './args.js';
 
 const schema = { type: 'object', properties: { q: { type: 'string' }, opts: { type: 'object', properties: { n: { type: 'number' } } } }, required: ['q'] };
 
@@ -34,5 +34,20 @@ describe('checkToolArguments', () => {
   });
   it('a schema allowing extras by an explicit schema lets them through', () => {
     expect(checkToolArguments({ type: 'object', additionalProperties: { type: 'string' } }, { any: 's' }).ok).toBe(true);
+  });
+});
+
+describe('checkStructuredContent', () => {
+  const out = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
+  it('passes matching structured content, and anything when the tool has no output schema', () => {
+    expect(checkStructuredContent('t', out, { structuredContent: { n: 1 } })).toBeUndefined();
+    expect(checkStructuredContent('t', undefined, { structuredContent: { n: 'x' } })).toBeUndefined();
+    expect(checkStructuredContent('t', undefined, {})).toBeUndefined();
+  });
+  it('refuses content off the schema, and a missing one unless the result is an error', () => {
+    expect(checkStructuredContent('t', out, { structuredContent: { n: 'x' } })).toContain("does not match the tool's output schema");
+    expect(checkStructuredContent('t', out, { structuredContent: {} })).toContain('does not match');
+    expect(checkStructuredContent('t', out, {})).toContain('did not return structured content');
+    expect(checkStructuredContent('t', out, { isError: true })).toBeUndefined();
   });
 });

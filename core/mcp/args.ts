@@ -78,3 +78,26 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
   }
   return { ok: true, args: value };
 }
+
+/**
+ * Check a tool result's `structuredContent` against the tool's `outputSchema` (what the MCP SDK Client
+ * does in callTool): a tool with an output schema must return structured content unless `isError`, and it
+ * must match. No output schema: nothing to check.
+ * @returns undefined when it passes, else the reason (the SDK's wording).
+ */
+export function checkStructuredContent(toolName: string, outputSchema: unknown, result: { structuredContent?: unknown; isError?: unknown }): string | undefined {
+  if (!isObj(outputSchema)) return undefined;
+  if (result.structuredContent === undefined) return result.isError === true ? undefined : `Tool ${toolName} has an output schema but did not return structured content`;
+  let validate = cache.get(outputSchema);
+  if (validate === undefined) {
+    try {
+      validate = ajv.compile(outputSchema);
+    } catch (e) {
+      return `Failed to validate structured content: ${String((e as Error)?.message ?? e).slice(0, 200)}`;
+    }
+    cache.set(outputSchema, validate);
+  }
+  if (validate(result.structuredContent)) return undefined;
+  const err = validate.errors?.[0];
+  return `Structured content does not match the tool's output schema: ${`${err?.instancePath || '(root)'} ${err?.message ?? 'is invalid'}`.slice(0, 400)}`;
+}

@@ -1,6 +1,6 @@
 // Unit tests for the MCP bridge message rules; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities } from './messages.js';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams } from './messages.js';
 
 const enc = new TextEncoder();
 
@@ -129,5 +129,61 @@ describe('clientMessageRule', () => {
     expect(clientMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })).action).toBe('pass');
     const init = clientMessageRule(classify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: { sampling: {} } } }));
     expect(init.action === 'pass' && (init.message.params as { capabilities: object }).capabilities).toEqual({});
+  });
+});
+
+describe('toolCallParams (what the direct path takes)', () => {
+  it('takes a name, object arguments and a string or integer progress token', () => {
+    expect(toolCallParams({ name: 'a__b', arguments: { q: 1 } })).toEqual({ name: 'a__b', arguments: { q: 1 } });
+    expect(toolCallParams({ name: 'a__b' })).toEqual({ name: 'a__b', arguments: undefined });
+    expect(toolCallParams({ name: 'a__b', _meta: { progressToken: 'p' } })).toEqual({ name: 'a__b', arguments: undefined, progressToken: 'p' });
+    expect(toolCallParams({ name: 'a__b', _meta: { progressToken: 7 } })?.progressToken).toBe(7);
+    expect(toolCallParams({ name: 'a__b', _meta: {} })).toEqual({ name: 'a__b', arguments: undefined });
+  });
+  it('declines anything else, so the SDK path answers it', () => {
+    for (const p of [undefined, null, [], 'x', {}, { name: 1 }, { name: 'a__b', arguments: 'x' }, { name: 'a__b', arguments: [] }, { name: 'a__b', arguments: null }, { name: 'a__b', _meta: 'm' }, { name: 'a__b', _meta: { progressToken: {} } }, { name: 'a__b', _meta: { progressToken: 1.5 } }, { name: 'a__b', task: {} }]) {
+      expect(toolCallParams(p), JSON.stringify(p)).toBeUndefined();
+    }
+  });
+});
+
+describe('checkToolResult', () => {
+  it('passes content blocks of every MCP kind and keeps other fields; a missing content becomes []', () => {
+    const content = [
+      { type: 'text', text: 't' },
+      { type: 'image', data: 'AA==', mimeType: 'image/png' },
+      { type: 'audio', data: 'AA==', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'file:///x', name: 'x' },
+      { type: 'resource', resource: { uri: 'file:///x', text: 'x' } },
+      { type: 'resource', resource: { uri: 'file:///x', blob: 'AA==' } },
+    ];
+    const r = checkToolResult({ content, isError: false, structuredContent: { a: 1 }, extra: 1 });
+    expect(r).toEqual({ ok: true, result: { content, isError: false, structuredContent: { a: 1 }, extra: 1 } });
+    const empty = { isError: true };
+    expect(checkToolResult(empty)).toEqual({ ok: true, result: { isError: true, content: [] } });
+    expect(empty).toEqual({ isError: true }); // input unchanged
+  });
+  it('refuses a result that is not an object, or a malformed field or block', () => {
+    for (const v of [42, null, [], 'x', { content: 'x' }, { content: [1] }, { content: [{ type: 'text' }] }, { content: [{ type: 'image', data: 'x' }] }, { content: [{ type: 'resource', resource: { uri: 'u' } }] }, { content: [{ type: 'nope' }] }, { content: [], isError: 'yes' }, { content: [], structuredContent: [1] }, { content: [], _meta: 1 }]) {
+      expect(checkToolResult(v).ok, JSON.stringify(v)).toBe(false);
+    }
+  });
+});
+
+describe('LineFramer: whole lines in one chunk and lines split over chunks give the same messages', () => {
+  it('frames alike however the bytes arrive (CRLF and blank lines included)', () => {
+    const text = '{"a":1}\r\n\n{"b":"\u00e9\u4e2d"}\n{"c":3}\n';
+    const bytes = enc.encode(text);
+    const whole = new LineFramer(1024).push(bytes);
+    const f = new LineFramer(1024);
+    const split: unknown[] = [];
+    for (let i = 0; i < bytes.length; i += 3) split.push(...f.push(bytes.subarray(i, i + 3)));
+    expect(whole).toEqual([{ type: 'line', text: '{"a":1}' }, { type: 'line', text: '{"b":"\u00e9\u4e2d"}' }, { type: 'line', text: '{"c":3}' }]);
+    expect(split).toEqual(whole);
+    expect(f.buffered).toBe(0);
+  });
+  it('a whole line over the cap inside one chunk is still refused', () => {
+    const f = new LineFramer(8);
+    expect(f.push(enc.encode('{"a":"123456"}\n{"b":1}\n'))).toEqual([{ type: 'oversize', bytes: 14 }, { type: 'line', text: '{"b":1}' }]);
   });
 });

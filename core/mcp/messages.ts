@@ -203,6 +203,14 @@ export class LineFramer {
       const nl = chunk.indexOf(10, start);
       const end = nl === -1 ? chunk.length : nl;
       const piece = chunk.subarray(start, end);
+      if (!this.skipping && nl !== -1 && this.size === 0 && piece.length <= this.maxBytes) {
+        // the common case: a whole line inside one chunk, decoded in place without a copy
+        let text = this.decoder.decode(piece);
+        if (text.endsWith('\r')) text = text.slice(0, -1);
+        if (text.trim().length > 0) out.push({ type: 'line', text });
+        start = nl + 1;
+        continue;
+      }
       if (!this.skipping) {
         if (this.size + piece.length > this.maxBytes) {
           out.push({ type: 'oversize', bytes: this.size + piece.length });
@@ -302,4 +310,77 @@ export function clientMessageRule(m: Classified): ClientMessageRule {
     case 'response':
       return { action: 'pass', message: m.message };
   }
+}
+
+/** The fields of a plain `tools/call` request the bridge forwards itself (see `toolCallParams`). */
+export interface ToolCallParams {
+  name: string;
+  arguments: unknown;
+  progressToken?: string | number;
+}
+
+/**
+ * The structural check of a `tools/call` request's params that the bridge's direct path relies on (the
+ * same fields the MCP SDK's CallToolRequestSchema checks): `name` a string, `arguments` absent or an
+ * object, `_meta` absent or an object whose `progressToken` is absent, a string or a number. Anything
+ * else, and task-augmented calls (`task`), returns undefined: such a request takes the SDK path, which
+ * answers it with its own -32602.
+ */
+export function toolCallParams(params: unknown): ToolCallParams | undefined {
+  if (!isPlainObject(params)) return undefined;
+  const has = (k: string): boolean => Object.prototype.hasOwnProperty.call(params, k);
+  if (typeof params.name !== 'string' || has('task')) return undefined;
+  if (has('arguments') && params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  const out: ToolCallParams = { name: params.name, arguments: params.arguments };
+  if (has('_meta')) {
+    const meta = params._meta;
+    if (!isPlainObject(meta)) return undefined;
+    const t = meta.progressToken;
+    if (t !== undefined && typeof t !== 'string' && !(typeof t === 'number' && Number.isInteger(t))) return undefined;
+    if (t !== undefined) out.progressToken = t;
+  }
+  return out;
+}
+
+const isStr = (v: unknown): v is string => typeof v === 'string';
+
+/** One content block as MCP's ContentBlock defines it (text, image, audio, resource_link, resource). */
+function contentBlockProblem(b: unknown): string | undefined {
+  if (!isPlainObject(b)) return 'is not an object';
+  switch (b.type) {
+    case 'text':
+      return isStr(b.text) ? undefined : 'text needs a string "text"';
+    case 'image':
+    case 'audio':
+      return isStr(b.data) && isStr(b.mimeType) ? undefined : `${b.type} needs string "data" and "mimeType"`;
+    case 'resource_link':
+      return isStr(b.uri) && isStr(b.name) ? undefined : 'resource_link needs string "uri" and "name"';
+    case 'resource': {
+      const r = b.resource;
+      if (!isPlainObject(r) || !isStr(r.uri)) return 'resource needs an object "resource" with a string "uri"';
+      return isStr(r.text) || isStr(r.blob) ? undefined : 'resource needs "text" or "blob"';
+    }
+    default:
+      return 'has an unknown type';
+  }
+}
+
+/**
+ * Structural check of a server's `tools/call` result before it is passed on (the checks of the MCP SDK's
+ * CallToolResultSchema that matter to a client: `content` an array of known content blocks, `isError` a
+ * boolean, `structuredContent` and `_meta` objects; other fields pass as they are, as in the SDK).
+ * A missing `content` becomes `[]` (the SDK's default). Never mutates its input.
+ */
+export function checkToolResult(value: unknown): { ok: true; result: Record<string, unknown> } | { ok: false; message: string } {
+  if (!isPlainObject(value)) return { ok: false, message: 'the result is not an object' };
+  if (value.isError !== undefined && typeof value.isError !== 'boolean') return { ok: false, message: '"isError" is not a boolean' };
+  if (value.structuredContent !== undefined && !isPlainObject(value.structuredContent)) return { ok: false, message: '"structuredContent" is not an object' };
+  if (value._meta !== undefined && !isPlainObject(value._meta)) return { ok: false, message: '"_meta" is not an object' };
+  if (value.content === undefined) return { ok: true, result: { ...value, content: [] } };
+  if (!Array.isArray(value.content)) return { ok: false, message: '"content" is not an array' };
+  for (let i = 0; i < value.content.length; i++) {
+    const p = contentBlockProblem(value.content[i]);
+    if (p !== undefined) return { ok: false, message: `content[${i}] ${p}` };
+  }
+  return { ok: true, result: value };
 }

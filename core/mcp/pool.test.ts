@@ -123,4 +123,41 @@ describe('SessionPool', () => {
     expect(await pool.use('a', 'v2', async () => new Fake(), async () => 3)).toBe(3);
     await pool.closeAll();
   });
+
+  it('tryHold gives only a ready session of the same fingerprint, and holds it against the idle end until released', async () => {
+    const pool = new SessionPool<Fake>({ idleMs: 30 });
+    const g = deferred<void>();
+    const f = new Fake();
+    const starting = pool.use('a', 'v1', async () => (await g.promise, f), async () => 1);
+    expect(pool.tryHold('a', 'v1')).toBeUndefined(); // still starting
+    g.resolve();
+    await starting;
+    expect(pool.tryHold('a', 'v2')).toBeUndefined(); // defined again: use() decides, the session is not handed out
+    expect(pool.tryHold('b', 'v1')).toBeUndefined();
+    const held = pool.tryHold('a', 'v1');
+    expect(held?.session).toBe(f);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(f.closed).toBe(false);
+    held!.release();
+    held!.release(); // a second release counts once
+    await new Promise((r) => setTimeout(r, 80));
+    expect(f.closed).toBe(true);
+    expect(pool.size).toBe(0);
+    await pool.closeAll();
+    expect(pool.tryHold('a', 'v1')).toBeUndefined();
+  });
+
+  it('a session used again before the idle time is up stays; it ends idleMs after its last call', async () => {
+    // gaps well inside the idle time, adding up to more than it
+    const pool = new SessionPool<Fake>({ idleMs: 250 });
+    const f = new Fake();
+    await pool.use('a', 'fp', async () => f, async () => 1);
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await pool.use('a', 'fp', async () => new Fake(), async () => 1);
+    }
+    expect(f.closed).toBe(false);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(f.closed).toBe(true);
+  });
 });

@@ -26,6 +26,8 @@ interface Entry<S> {
   ready: Promise<S>;
   abort: AbortController;
   inFlight: number;
+  /** When the last call ended (Date.now() ms). */
+  lastUsed: number;
   idleTimer?: ReturnType<typeof setTimeout>;
 }
 
@@ -82,12 +84,37 @@ export class SessionPool<S extends Closable> {
     }
   }
 
+  /**
+   * The ready session for `key`, if its fingerprint is `fingerprint`, held busy (it cannot idle out) until
+   * `release` is called; undefined when none is ready or the fingerprint differs, and then `use` is the way
+   * (it starts, waits, or ends a session whose server was defined again).
+   */
+  tryHold(key: string, fingerprint: string): { session: S; release: () => void } | undefined {
+    const e = this.entries.get(key);
+    if (this.closed || e === undefined || e.state !== 'ready' || e.session === undefined || e.fingerprint !== fingerprint) return undefined;
+    this.busy(e, +1);
+    let released = false;
+    return {
+      session: e.session,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (this.entries.get(key) === e) this.busy(e, -1);
+      },
+    };
+  }
+
   private async acquire(key: string, fingerprint: string, start: (signal: AbortSignal) => Promise<S>, signal?: AbortSignal): Promise<S> {
     if (this.closed) throw new TyError('E_MCP', 'the bridge is closing');
     let e = this.entries.get(key);
     if (e !== undefined && e.fingerprint !== fingerprint) {
       await this.end(key);
       throw new TyError('E_MCP', 'this session is gone: its server was defined again; the next request starts a new one');
+    }
+    // a ready session needs no wait (and no abort listener): the common case of every call after the first
+    if (e !== undefined && e.state === 'ready' && e.session !== undefined) {
+      if (signal?.aborted) throw new TyError('E_ABORTED', 'the client went away');
+      return e.session;
     }
     if (e === undefined) e = await this.create(key, fingerprint, start, signal);
     return await waitWithSignal(e.ready, signal);
@@ -102,7 +129,7 @@ export class SessionPool<S extends Closable> {
     }
     const abort = new AbortController();
     this.starting++;
-    const entry: Entry<S> = { key, fingerprint, state: 'starting', ready: Promise.resolve(undefined as unknown as S), abort, inFlight: 0 };
+    const entry: Entry<S> = { key, fingerprint, state: 'starting', ready: Promise.resolve(undefined as unknown as S), abort, inFlight: 0, lastUsed: Date.now() };
     entry.ready = (async () => {
       try {
         const s = await start(abort.signal);
@@ -112,7 +139,8 @@ export class SessionPool<S extends Closable> {
         }
         entry.session = s;
         entry.state = 'ready';
-        this.armIdle(entry);
+        entry.lastUsed = Date.now();
+        this.armIdle(entry, this.limits.idleMs);
         return s;
       } catch (err) {
         if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -160,18 +188,26 @@ export class SessionPool<S extends Closable> {
     await Promise.all([...this.entries.keys()].map((k) => this.end(k)));
   }
 
+  // the idle timer is not reset per call (a timer per call is a measurable part of a call's cost): when it
+  // fires it ends the session only if no call ran for idleMs, and otherwise waits out the rest
   private busy(e: Entry<S>, d: number): void {
     e.inFlight += d;
-    if (e.inFlight > 0 && e.idleTimer !== undefined) {
-      clearTimeout(e.idleTimer);
-      e.idleTimer = undefined;
-    } else if (e.inFlight === 0 && e.state === 'ready') this.armIdle(e);
+    if (e.inFlight === 0 && e.state === 'ready') {
+      e.lastUsed = Date.now();
+      if (e.idleTimer === undefined) this.armIdle(e, this.limits.idleMs);
+    }
   }
 
-  private armIdle(e: Entry<S>): void {
+  private armIdle(e: Entry<S>, ms: number): void {
     if (e.idleTimer !== undefined) clearTimeout(e.idleTimer);
-    if (e.inFlight > 0) return;
-    e.idleTimer = setTimeout(() => void this.end(e.key), this.limits.idleMs);
+    e.idleTimer = setTimeout(() => {
+      e.idleTimer = undefined;
+      // a call in flight re-arms it when it ends
+      if (this.entries.get(e.key) !== e || e.inFlight > 0) return;
+      const left = e.lastUsed + this.limits.idleMs - Date.now();
+      if (left > 0) this.armIdle(e, left);
+      else void this.end(e.key);
+    }, ms);
     unref(e.idleTimer);
   }
 

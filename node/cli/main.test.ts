@@ -109,3 +109,33 @@ describe('tycli dispatch', () => {
     expect(terminalSafe(ctxPipe, evil)).toBe(evil);
   });
 });
+
+describe('lazy command modules', () => {
+  it('the permissions rules help names the permission engine\'s scopes in order', async () => {
+    const { SCOPES } = await import('../../core/permissions.js');
+    const { RULE_SCOPES_TEXT } = await import('./commands/permissions.js');
+    expect(RULE_SCOPES_TEXT).toBe(SCOPES.join(', '));
+  });
+
+  it('loading the command table and printing --help loads no schema, MCP, validator or CID library', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'tyhelp-'));
+    try {
+      // A resolve hook that records every module the process loads (tsx runs the TypeScript sources).
+      writeFileSync(join(dir, 'hook.mjs'), `export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write('LOAD ' + r.url + '\\n'); return r; }`);
+      writeFileSync(join(dir, 'reg.mjs'), `import { register } from 'node:module'; register(${JSON.stringify(`file://${join(dir, 'hook.mjs')}`)});`);
+      writeFileSync(join(dir, 'run.mts'), `import { main } from ${JSON.stringify(join(import.meta.dirname, 'main.ts'))}; process.exitCode = await main(['--help']);`);
+      const r = spawnSync(process.execPath, ['--import', join(dir, 'reg.mjs'), '--import', 'tsx', join(dir, 'run.mts')], { encoding: 'utf8', cwd: join(import.meta.dirname, '..', '..'), timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain('Commands:');
+      const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOAD ')).map((l) => l.slice(5));
+      expect(loaded.some((u) => u.includes('/node/cli/commands/mcp.ts'))).toBe(true); // the hook saw the command modules
+      expect(loaded.filter((u) => /node_modules\/(zod|@modelcontextprotocol|ajv|ajv-formats|multiformats|undici)\//.test(u))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

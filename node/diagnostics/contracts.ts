@@ -303,8 +303,7 @@ export const CONTRACTS: Contract[] = [
             const p = f.port;
             const targets: [string, string][] = [
               [`http://127.0.0.1:${p}/`, 'E_FETCH_SCHEME'],
-              // Node's runner refuses credentials while building the Request (WHATWG: TypeError), before the host sees it.
-              [`https://user:pw@example.com/`, 'E_FETCH_CREDENTIALS|E_INVALID_ARGS'],
+              [`https://user:pw@example.com/`, 'E_FETCH_CREDENTIALS'],
               [`https://127.0.0.1:${p}/`, 'E_FETCH_TARGET'],
               [`https://localhost:${p}/`, 'E_FETCH_TARGET'],
               [`https://[::ffff:127.0.0.1]:${p}/`, 'E_FETCH_TARGET'],

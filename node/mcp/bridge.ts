@@ -15,12 +15,12 @@ import {
 import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
-import { RPC, requestLogLine } from '../../core/mcp/messages.js';
+import { RPC, requestLogLine, toolCallParams, type RpcId } from '../../core/mcp/messages.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
-import { fingerprint, listDefinitions, loadDefinition, type McpDefinition } from './definitions.js';
+import { fingerprint, listDefinitions, loadDefinition, loadDefinitionSync, type McpDefinition } from './definitions.js';
 import { chooseTargets, mergedSchema, type NamespaceAction } from '../../core/mcp/namespace.js';
 import { listNamespaces, loadNamespace } from './namespaces.js';
-import { UpstreamSession, type UpstreamOptions } from './upstream.js';
+import { UpstreamSession, type CancelSignal, type UpstreamOptions } from './upstream.js';
 import type { HubLauncher } from './hub.js';
 
 /** Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/invoke.ts). */
@@ -51,6 +51,44 @@ export interface BridgeOptions {
   hubLauncher?: HubLauncher;
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
+}
+
+/** What a guarded transport hands the bridge directly instead of to the session's SDK Server. */
+export interface DirectPath {
+  /** A client `tools/call` request that passed the message rules; false: give it to the SDK Server. */
+  request(message: Record<string, unknown>): boolean;
+  /** A client `notifications/cancelled`; false when it names no call on the direct path. */
+  cancelled(params: unknown): boolean;
+}
+
+/**
+ * The abort switch of one direct-path call: it makes a real AbortSignal only when one is asked for (making
+ * one costs microseconds on every call, and the common call never needs it).
+ */
+class CallAbort implements CancelSignal {
+  aborted = false;
+  private ac: AbortController | undefined;
+  private listeners: (() => void)[] = [];
+  get signal(): AbortSignal {
+    if (this.ac === undefined) {
+      this.ac = new AbortController();
+      if (this.aborted) this.ac.abort();
+    }
+    return this.ac.signal;
+  }
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.ac?.abort();
+    for (const f of this.listeners.splice(0)) f();
+  }
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i >= 0) this.listeners.splice(i, 1);
+  }
 }
 
 /** Separator between server and tool names in offered names: `SERVER__TOOL`. */
@@ -122,6 +160,8 @@ export function unwrapUri(uri: string): { server: string; uri: string } | undefi
 export class McpBridge {
   readonly pool: SessionPool<UpstreamSession>;
   private readonly servers = new Map<string, Server>();
+  /** Calls on the direct path in flight, per client session, by the client's request id. */
+  private readonly direct = new Map<string, Map<RpcId, CallAbort>>();
   private seq = 0;
 
   constructor(private readonly opts: BridgeOptions) {
@@ -230,13 +270,14 @@ export class McpBridge {
    * One bridged tools/call: definition reloaded, tool looked up, arguments checked (before approval and
    * before forwarding), approved, then forwarded.
    */
-  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult> {
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition): Promise<CallToolResult> {
     let outcome = 'refused';
     let byGate = false;
     const offered = `${server}${NAME_SEP}${tool}`;
     try {
       await this.opts.pause?.check(offered);
-      const def = await this.definition(sessionId, server);
+      // `loaded`: the caller loaded it for this very request (one stat per call)
+      const def = loaded ?? (await this.definition(sessionId, server));
       const result = await this.withUpstream(
         sessionId,
         def,
@@ -408,7 +449,16 @@ export class McpBridge {
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const name = req.params.name;
       const split = splitName(name);
-      const known = split !== undefined && (await loadDefinition(this.opts.home, split.server).catch(() => 'refused')) !== undefined;
+      let def: McpDefinition | undefined;
+      let known = false;
+      if (split !== undefined) {
+        try {
+          def = loadDefinitionSync(this.opts.home, split.server);
+          known = def !== undefined;
+        } catch {
+          known = true; // refused inside callBridged with its stable code
+        }
+      }
       // a removed server: its sessions in this client session end too
       if (split !== undefined && !known) await this.pool.end(`${sessionId}\0${split.server}`);
       try {
@@ -422,7 +472,7 @@ export class McpBridge {
               : (p: { progress: number; total?: number; message?: string }) => {
                   relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...p } })).catch(() => undefined);
                 };
-          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, extra.signal, onprogress);
+          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, extra.signal, onprogress, def);
           await relayed;
           return result;
         }
@@ -509,10 +559,107 @@ export class McpBridge {
     return server;
   }
 
+  /**
+   * The direct path of one client session (see node/mcp/serve.ts): a `tools/call` for a defined server is
+   * run by callBridged itself (the definition loaded once, the tool looked up, arguments checked against
+   * its schema, the rules or the gate asked, the call forwarded) and answered on `reply`, without the SDK
+   * Server's and Client's schema passes; callBridged and UpstreamSession.callTool apply the same checks.
+   * Anything else (a namespace, a registered tool, an unknown or undefined server, params the structural
+   * check of toolCallParams does not take) returns false and goes to the session's SDK Server.
+   */
+  directPath(sessionId: string, reply: (message: unknown) => void): DirectPath {
+    return {
+      request: (message) => this.directToolCall(sessionId, message, reply),
+      cancelled: (params) => {
+        const id = (params as { requestId?: unknown } | undefined)?.requestId;
+        const ac = typeof id === 'string' || typeof id === 'number' ? this.direct.get(sessionId)?.get(id) : undefined;
+        if (ac === undefined) return false;
+        ac.abort();
+        return true;
+      },
+    };
+  }
+
+  private directToolCall(sessionId: string, message: Record<string, unknown>, reply: (message: unknown) => void): boolean {
+    const id = message.id;
+    if (typeof id !== 'string' && typeof id !== 'number') return false;
+    if (!this.servers.has(sessionId)) return false;
+    const p = toolCallParams(message.params);
+    const split = p === undefined ? undefined : splitName(p.name);
+    if (p === undefined || split === undefined) return false;
+    let def: McpDefinition | undefined;
+    try {
+      def = loadDefinitionSync(this.opts.home, split.server);
+    } catch {
+      return false; // the SDK path refuses it with its stable code
+    }
+    if (def === undefined) return false;
+    let calls = this.direct.get(sessionId);
+    if (calls === undefined) this.direct.set(sessionId, (calls = new Map()));
+    if (calls.has(id)) return false;
+    const ac = new CallAbort();
+    calls.set(id, ac);
+    const token = p.progressToken;
+    // written at once, in arrival order, so all of a call's progress goes out before its result
+    const onprogress =
+      token === undefined ? undefined : (pr: { progress: number; total?: number; message?: string }) => void (ac.aborted || reply({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, ...pr } }));
+    (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def)).then(
+      (result) => {
+        calls.delete(id);
+        // a cancelled request gets no response (MCP cancellation)
+        if (!ac.aborted) reply({ jsonrpc: '2.0', id, result });
+      },
+      (e: unknown) => {
+        calls.delete(id);
+        if (ac.aborted) return;
+        // the JSON-RPC error the SDK Server would send for the same throw
+        const err = toMcpError(e) as Error & { code?: unknown; data?: unknown };
+        const code = typeof err.code === 'number' && Number.isSafeInteger(err.code) ? err.code : RPC.INTERNAL_ERROR;
+        reply({ jsonrpc: '2.0', id, error: err.data === undefined ? { code, message: err.message } : { code, message: err.message, data: err.data } });
+      },
+    );
+    return true;
+  }
+
+  /**
+   * callBridged's checks when each can be made at once: no pause tracker, a ready session whose definition
+   * fingerprint is `def`'s, the tool in its cached list, arguments that pass the tool's schema, a rule of
+   * `def` (loaded for this request) that allows the call; then the call is forwarded and logged as
+   * callBridged logs it. Undefined whenever any check cannot pass at once: callBridged then decides, asks
+   * or refuses (so every refusal, question and count stays in one place).
+   */
+  private forwardAtOnce(sessionId: string, def: McpDefinition, tool: string, args: unknown, signal: CancelSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult> | undefined {
+    if (this.opts.pause !== undefined || !McpBridge.allowedByRules(def, 'mcp', tool)) return undefined;
+    const held = this.pool.tryHold(`${sessionId}\0${def.name}`, fingerprint(def));
+    if (held === undefined) return undefined;
+    const u = held.session;
+    const t = u.alive ? u.cachedTool(tool) : undefined;
+    const checked = t === undefined ? undefined : checkToolArguments(t.inputSchema, args);
+    if (checked === undefined || !checked.ok) {
+      held.release();
+      return undefined;
+    }
+    const server = def.name;
+    return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal }).then(
+      (r) => {
+        held.release();
+        this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
+        return r;
+      },
+      (e: unknown) => {
+        held.release();
+        this.log(server, 'tools/call', tool, 'failed');
+        throw e;
+      },
+    );
+  }
+
   /** The client session ended: its server sessions stop (a start still running is cancelled). */
   async closeSession(sessionId: string): Promise<void> {
     const s = this.servers.get(sessionId);
     this.servers.delete(sessionId);
+    for (const ac of this.direct.get(sessionId)?.values() ?? []) ac.abort();
+    this.direct.delete(sessionId);
     await this.pool.endPrefix(`${sessionId}\0`);
     await s?.close().catch(() => undefined);
   }

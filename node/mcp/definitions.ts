@@ -1,6 +1,6 @@
 // MCP server definitions: 0600 files in the settings folder with the command and its frozen environment; Node host, trusted side.
-import { chmod, mkdir, readFile, readdir, unlink } from 'node:fs/promises';
-import { lstatSync } from 'node:fs';
+import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -10,7 +10,8 @@ import { canonicalJson } from '../../core/canonical.js';
 import { tycliPaths } from '../paths.js';
 
 /** Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays unambiguous). */
-export const ServerNameSchema = z.string().regex(/^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/, 'a server name is 1-32 of a-z, 0-9 and single dashes');
+export const SERVER_NAME_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
+export const ServerNameSchema = z.string().regex(SERVER_NAME_RE, 'a server name is 1-32 of a-z, 0-9 and single dashes');
 
 /**
  * The environment variables snapshotted at add time, and no others: PATH, HOME, the user, the locale,
@@ -168,8 +169,49 @@ export async function saveDefinition(home: string, def: McpDefinition): Promise<
  * @throws TyError E_INVALID_SETTINGS: any unknown field or bad value, a symlink, or a file others may read.
  */
 export async function loadDefinition(home: string, name: string): Promise<McpDefinition | undefined> {
-  if (!ServerNameSchema.safeParse(name).success) return undefined;
-  const file = join(definitionsDir(home), `${name}.json`);
+  return loadDefinitionSync(home, name);
+}
+
+/**
+ * `loadDefinition` without a thread-pool round trip: one lstat per call; the file is read again when its
+ * stamp (device, inode, size, mtime, ctime, mode) changed or it changed within the last 2 s (coarse file
+ * times could hide a same-size rewrite: then the content is compared), and parsed and validated again only
+ * when its content changed. An edit, a re-add (atomic rename: new inode), a chmod or a removal is seen by
+ * the very next call.
+ * @throws TyError E_INVALID_SETTINGS as loadDefinition.
+ */
+export function loadDefinitionSync(home: string, name: string): McpDefinition | undefined {
+  if (!SERVER_NAME_RE.test(name)) return undefined;
+  const fileKey = `${home}\0${name}`;
+  let file = fileOf.get(fileKey);
+  if (file === undefined) {
+    file = join(definitionsDir(home), `${name}.json`);
+    if (fileOf.size > 4096) fileOf.clear();
+    fileOf.set(fileKey, file);
+  }
+  return loadSettingsFile(file, `MCP definition "${name}"`, (raw) => {
+    const r = McpDefinitionSchema.safeParse(raw);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+      throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" is refused at ${at}: ${issue?.message ?? 'invalid'}`);
+    }
+    if (r.data.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP definition file "${name}" names another server`);
+    if ((r.data.command === undefined) === (r.data.url === undefined)) throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" needs exactly one of command and url`);
+    return r.data;
+  });
+}
+
+/**
+ * Load a 0600 JSON settings file (an MCP definition or namespace) through the freshness cache: one lstat
+ * per call; read again (opened without following links, checked on the opened file) when its stamp changed
+ * or it changed within RACY_MS; `parse` (validation, throwing TyError) runs again only when the content
+ * changed. The result is deep-frozen: the cached object is shared by every caller.
+ * @returns undefined when there is no such file.
+ * @throws TyError E_INVALID_SETTINGS: not a regular file (a symlink), readable by others, not JSON, or
+ *   whatever `parse` refuses.
+ */
+export function loadSettingsFile<T>(file: string, label: string, parse: (raw: unknown) => T): T | undefined {
   let st;
   try {
     // sync: microseconds on a local file, and on every call's path (the thread-pool round trip costs more)
@@ -178,32 +220,94 @@ export async function loadDefinition(home: string, name: string): Promise<McpDef
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
-  // unchanged file (same inode, size, times): the parsed definition is reused; any rewrite is re-read
-  const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.mode}`;
+  // unchanged file (same inode, size, times, mode, and not changed too recently for its times to tell):
+  // the parsed value is reused; any rewrite is read again
   const hit = loadCache.get(file);
-  if (hit !== undefined && hit.stamp === stamp) return hit.def;
-  if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" is not a regular file`);
-  if ((st.mode & 0o077) !== 0) throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" may be read by others (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 on it`);
+  if (hit !== undefined && !hit.racy && sameStamp(hit, st)) return hit.value as T;
+  if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `${label} is not a regular file`);
+  let text: string;
+  let fst;
+  // opened without following a link, then checked on the opened file itself: no swap between check and read
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    fst = fstatSync(fd);
+    if (!fst.isFile()) throw new TyError('E_INVALID_SETTINGS', `${label} is not a regular file`);
+    if ((fst.mode & 0o077) !== 0) throw new TyError('E_INVALID_SETTINGS', `${label} may be read by others (mode ${(fst.mode & 0o777).toString(8)}); run chmod 600 on it`);
+    text = readFileSync(fd, 'utf8');
+  } catch (e) {
+    if (e instanceof TyError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new TyError('E_INVALID_SETTINGS', `${label} is not a regular file`);
+    throw e;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  // times within RACY_MS of now may not yet tell a later same-size rewrite apart (coarse file system clocks):
+  // such an entry is compared by content on every call until its times are old enough
+  const racy = isRacy(fst, Date.now());
+  if (hit !== undefined && hit.text === text) {
+    loadCache.set(file, { ...stampOf(fst), racy, text, value: hit.value });
+    return hit.value as T;
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
+    raw = JSON.parse(text);
   } catch {
-    throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" is not valid JSON`);
+    throw new TyError('E_INVALID_SETTINGS', `${label} is not valid JSON`);
   }
-  const r = McpDefinitionSchema.safeParse(raw);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
-    throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" is refused at ${at}: ${issue?.message ?? 'invalid'}`);
-  }
-  if (r.data.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP definition file "${name}" names another server`);
-  if ((r.data.command === undefined) === (r.data.url === undefined)) throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" needs exactly one of command and url`);
-  const def = Object.freeze(r.data) as McpDefinition;
-  loadCache.set(file, { stamp, def });
-  return def;
+  const value = deepFreeze(parse(raw));
+  if (loadCache.size > 4096) loadCache.clear();
+  loadCache.set(file, { ...stampOf(fst), racy, text, value });
+  return value;
 }
 
-const loadCache = new Map<string, { stamp: string; def: McpDefinition }>();
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+/** A settings file changed less than this long ago (ms) is compared by content on each load. */
+const RACY_MS = 2000;
+
+interface Stamp {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  mode: number;
+}
+function stampOf(st: Stamp): Stamp {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode };
+}
+/**
+ * True when a file's times are within RACY_MS (2 s) of `now` (ms), or ahead of it: a rewrite of the same size
+ * in the same file-system clock tick would keep them, so such a file is compared by content.
+ */
+export function isRacy(st: { mtimeMs: number; ctimeMs: number }, now: number): boolean {
+  return now - Math.max(st.mtimeMs, st.ctimeMs) < RACY_MS;
+}
+
+/** Same device, inode, size, mtime, ctime and mode. */
+export function sameStamp(a: Stamp, b: Stamp): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.mode === b.mode;
+}
+
+/** The file's stamp when it was last read, and what it held. */
+interface Loaded extends Stamp {
+  /** Changed within RACY_MS of being read: compared by content. */
+  racy: boolean;
+  text: string;
+  value: unknown;
+}
+const loadCache = new Map<string, Loaded>();
+/** `home\0name` -> the definition's path (path joins are a measurable part of a call's cost). */
+const fileOf = new Map<string, string>();
 
 /** Names of every saved definition, sorted. */
 export async function listDefinitions(home: string): Promise<string[]> {

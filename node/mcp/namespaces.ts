@@ -1,12 +1,11 @@
 // MCP namespace definitions: 0600 files merging several servers' tools behind one schema per action; Node host, trusted side.
-import { chmod, mkdir, readFile, readdir, unlink } from 'node:fs/promises';
-import { lstatSync } from 'node:fs';
+import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
 import { NamespaceSchema, type Namespace } from '../../core/mcp/namespace.js';
 import { tycliPaths } from '../paths.js';
-import { ServerNameSchema } from './definitions.js';
+import { SERVER_NAME_RE, ServerNameSchema, loadSettingsFile } from './definitions.js';
 
 /** `<home>/config/mcp-namespaces` (0700). */
 export function namespacesDir(home: string): string {
@@ -32,30 +31,17 @@ export async function saveNamespace(home: string, ns: Namespace): Promise<void> 
 }
 
 /**
- * Load a namespace (re-read on every call), or undefined when there is none.
+ * Load a namespace, or undefined when there is none. Checked on every call (one lstat; read, parsed and
+ * validated again whenever the file changed: node/mcp/definitions.ts loadSettingsFile).
  * @throws TyError E_INVALID_SETTINGS: unknown fields, a symlink, a file others may read, a name mismatch.
  */
 export async function loadNamespace(home: string, name: string): Promise<Namespace | undefined> {
-  if (!ServerNameSchema.safeParse(name).success) return undefined;
-  const file = join(namespacesDir(home), `${name}.json`);
-  let st;
-  try {
-    st = lstatSync(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" is not a regular file`);
-  if ((st.mode & 0o077) !== 0) throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" may be read by others; run chmod 600 on it`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
-  } catch {
-    throw new TyError('E_INVALID_SETTINGS', `MCP namespace "${name}" is not valid JSON`);
-  }
-  const ns = parseNamespace(raw, `"${name}"`);
-  if (ns.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP namespace file "${name}" names another namespace`);
-  return ns;
+  if (!SERVER_NAME_RE.test(name)) return undefined;
+  return loadSettingsFile(join(namespacesDir(home), `${name}.json`), `MCP namespace "${name}"`, (raw) => {
+    const ns = parseNamespace(raw, `"${name}"`);
+    if (ns.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP namespace file "${name}" names another namespace`);
+    return ns;
+  });
 }
 
 export async function listNamespaces(home: string): Promise<string[]> {

@@ -3,18 +3,22 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, frame, parseMessage, rpcError } from '../../core/mcp/messages.js';
-import type { McpBridge } from './bridge.js';
+import type { DirectPath, McpBridge } from './bridge.js';
 
 /**
  * An SDK server Transport over a byte stream pair (stdio). Every inbound line passes the client-message
  * rules first (core/mcp/messages.ts): batches and id-less or null-id requests never reach the server,
  * unknown methods are refused, `initialize` loses the client's capabilities, a line over 8 MiB is refused
- * with memory bounded.
+ * with memory bounded. With `direct` set, a `tools/call` request and a `notifications/cancelled` that
+ * passed the rules are offered to it first (the bridge's direct path) and reach the SDK Server only when
+ * it declines.
  */
 export class GuardedStreamTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  /** The bridge's direct path for this session (see McpBridge.directPath). */
+  direct?: DirectPath;
   private closed = false;
   private readonly framer: LineFramer;
   private readonly onData = (chunk: Buffer): void => {
@@ -27,7 +31,14 @@ export class GuardedStreamTransport implements Transport {
       const rule = clientMessageRule(parseMessage(ev.text));
       if (rule.action === 'reply') this.write(rule.reply);
       else if (rule.action === 'drop') this.onDropped?.(rule.reason);
-      else this.onmessage?.(rule.message as unknown as JSONRPCMessage);
+      else {
+        const m = rule.message;
+        if (this.direct !== undefined) {
+          if (m.method === 'tools/call' && this.direct.request(m)) continue;
+          if (m.method === 'notifications/cancelled' && this.direct.cancelled(m.params)) continue;
+        }
+        this.onmessage?.(m as unknown as JSONRPCMessage);
+      }
     }
   };
   private readonly onEnd = (): void => void this.close();
@@ -74,6 +85,7 @@ export async function serveStream(bridge: McpBridge, input: Readable, output: Wr
   const sessionId = bridge.newSessionId();
   const server = bridge.createServer(sessionId);
   const transport = new GuardedStreamTransport(input, output, onDropped);
+  transport.direct = bridge.directPath(sessionId, (m) => void transport.send(m as JSONRPCMessage));
   const done = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

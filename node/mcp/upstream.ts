@@ -2,9 +2,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../core/errors.js';
-import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from '../../core/mcp/messages.js';
+import { checkStructuredContent } from '../../core/mcp/args.js';
+import { MAX_MESSAGE_BYTES, checkToolResult, classify, serverMessageRule } from '../../core/mcp/messages.js';
 import type { McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
 import { SocketTransport, connectHub, type HubLauncher } from './hub.js';
@@ -111,13 +112,35 @@ export function headersFromEnv(env: Record<string, string>): Record<string, stri
   return h;
 }
 
+/** A `tools/call` sent by the session itself (not through the SDK Client), waiting for its response. */
+interface PendingCall {
+  /** Date.now() ms after which it times out (moved on by progress). */
+  deadline: number;
+  settle(m: Record<string, unknown> | Error): void;
+  /** Tell the server (notifications/cancelled). */
+  cancel(reason: string): void;
+}
+
+/** What callTool needs of an AbortSignal (an AbortSignal is one). */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** Id prefix of the session's own `tools/call` requests (the SDK Client's ids are numbers, so they never meet). */
+const CALL_ID = 'tyc-';
+
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
   private toolCache: Map<string, UpstreamTool> | undefined;
   private ended = false;
+  /** Own tools/call requests in flight, by id. */
+  private readonly calls = new Map<string, PendingCall>();
+  private callSeq = 0;
+  private sweepTimer: ReturnType<typeof setTimeout> | undefined;
   /** Progress callbacks by our own progress token (relayed as they arrive, before the result). */
   private readonly progress = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
-  private progressSeq = 0;
 
   private constructor(readonly server: string, private readonly client: Client, private readonly transport: Transport, private readonly timeoutMs: number) {}
 
@@ -155,6 +178,7 @@ export class UpstreamSession {
     };
     client.onclose = () => {
       s.ended = true;
+      s.failCalls();
       opts.onClose?.();
     };
     const onAbort = (): void => void transport.close().catch(() => undefined);
@@ -178,6 +202,12 @@ export class UpstreamSession {
           }
           return;
         }
+        // responses to the session's own tools/call requests never reach the SDK Client
+        const id = (m as { id?: unknown }).id;
+        if (n.method === undefined && typeof id === 'string' && id.startsWith(CALL_ID)) {
+          s.calls.get(id)?.settle(m as Record<string, unknown>);
+          return;
+        }
         deliver?.(m);
       };
     } catch (e) {
@@ -188,6 +218,11 @@ export class UpstreamSession {
       signal?.removeEventListener('abort', onAbort);
     }
     return s;
+  }
+
+  /** A tool from the cached list, without asking the server (undefined when not cached or not listed). */
+  cachedTool(name: string): UpstreamTool | undefined {
+    return this.toolCache?.get(name);
   }
 
   /** The server's tools (cached until it says the list changed). */
@@ -205,15 +240,92 @@ export class UpstreamSession {
     return map;
   }
 
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: AbortSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void } = {}): Promise<CallToolResult> {
-    if (!opts.onprogress) return (await this.client.callTool({ name, arguments: args }, undefined, { signal: opts.signal, timeout: this.timeoutMs })) as CallToolResult;
-    const token = `tyb-${++this.progressSeq}`;
-    this.progress.set(token, opts.onprogress);
-    try {
-      return (await this.client.callTool({ name, arguments: args, _meta: { progressToken: token } }, undefined, { signal: opts.signal, timeout: this.timeoutMs })) as CallToolResult;
-    } finally {
-      this.progress.delete(token);
+  /**
+   * One `tools/call`, sent as a JSON-RPC request on the session's transport (the server-message rules have
+   * already run on its response) and answered without the SDK Client's schema pass: the result gets the
+   * structural check of core/mcp/messages.ts checkToolResult, and `structuredContent` is checked against the
+   * tool's `outputSchema` as the SDK Client does. Progress is relayed in arrival order before the result;
+   * the timeout (requestTimeoutMs) restarts on each progress; an abort sends `notifications/cancelled`.
+   * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,
+   *   TyError E_MCP (malformed result, session ended), E_ABORTED (signal).
+   */
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void } = {}): Promise<CallToolResult> {
+    const tool = this.toolCache?.get(name);
+    if (tool?.execution?.taskSupport === 'required') throw new McpError(ErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
+    if (this.ended) throw new TyError('E_MCP', 'the server session has ended');
+    const signal = opts.signal;
+    if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
+    const id = `${CALL_ID}${++this.callSeq}`;
+    const params: Record<string, unknown> = { name, arguments: args };
+    const msg = await new Promise<Record<string, unknown> | Error>((resolve) => {
+      const call: PendingCall = {
+        deadline: 0,
+        settle: (m) => {
+          if (!this.calls.delete(id)) return;
+          signal?.removeEventListener('abort', onAbort);
+          this.progress.delete(id);
+          resolve(m);
+        },
+        cancel: (reason) => void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage).catch(() => undefined),
+      };
+      const onAbort = (): void => {
+        call.cancel('the client cancelled the call');
+        call.settle(new TyError('E_ABORTED', 'the call was cancelled'));
+      };
+      this.calls.set(id, call);
+      if (opts.onprogress) {
+        const cb = opts.onprogress;
+        params._meta = { progressToken: id };
+        this.progress.set(id, (p) => {
+          call.deadline = Date.now() + this.timeoutMs;
+          cb(p);
+        });
+      }
+      // sent first, the bookkeeping after: nothing can answer before this synchronous code returns
+      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage).catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
+      if (!this.calls.has(id)) return;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      call.deadline = Date.now() + this.timeoutMs;
+      if (this.sweepTimer === undefined) this.armSweep(this.timeoutMs);
+    });
+    if (msg instanceof Error) throw msg;
+    if (msg.error !== undefined) {
+      const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as { code?: unknown; message?: unknown; data?: unknown };
+      throw new McpError(typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError, typeof e.message === 'string' ? e.message : 'the server sent an error', e.data);
     }
+    const checked = checkToolResult(msg.result);
+    if (!checked.ok) throw new TyError('E_MCP', `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`);
+    const problem = checkStructuredContent(name, tool?.outputSchema, checked.result);
+    if (problem !== undefined) throw new McpError(checked.result.structuredContent === undefined ? ErrorCode.InvalidRequest : ErrorCode.InvalidParams, problem);
+    return checked.result as CallToolResult;
+  }
+
+  /**
+   * One timer per session for the deadlines of its own calls (a timer per call is a measurable part of a
+   * call's cost): when it fires, calls past their deadline time out (cancelled on the server) and it is
+   * armed again for the earliest deadline left.
+   */
+  private armSweep(ms: number): void {
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = undefined;
+      const now = Date.now();
+      let next = Infinity;
+      for (const c of [...this.calls.values()]) {
+        if (c.deadline <= now) {
+          c.cancel('timed out');
+          c.settle(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs }));
+        } else next = Math.min(next, c.deadline);
+      }
+      if (next !== Infinity && !this.ended) this.armSweep(next - now);
+    }, Math.max(1, ms));
+    (this.sweepTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** Every own call still waiting fails: the session ended. */
+  private failCalls(): void {
+    if (this.sweepTimer !== undefined) clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    for (const c of [...this.calls.values()]) c.settle(new TyError('E_MCP', 'the server session has ended'));
   }
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */
@@ -240,6 +352,7 @@ export class UpstreamSession {
   /** End the session: the server and its whole process group stop. Idempotent. */
   async close(): Promise<void> {
     this.ended = true;
+    this.failCalls();
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);
   }

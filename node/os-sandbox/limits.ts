@@ -2,12 +2,13 @@
 import type { CallLimits } from '../../core/runtime.js';
 
 /**
- * Kernel resource limits (setrlimit(2)) applied to the sandboxed process tree, soft = hard.
+ * Kernel resource limits (setrlimit(2)) applied to the sandboxed process tree, soft = hard (except RLIMIT_CPU).
  * - `nproc`: RLIMIT_NPROC, tasks (processes *and threads*) of the sandbox's uid. Under bubblewrap the
  *   sandbox has its own user namespace, and since Linux 5.14 the count is kept per (user namespace, uid),
  *   so it counts only the sandbox's own tasks. The kernel never applies it to host uid 0, which is why
  *   a root CLI drops the sandbox to an unprivileged uid (see bwrap.ts).
- * - `cpuSeconds`: RLIMIT_CPU, CPU seconds over the process lifetime (SIGXCPU, then SIGKILL). For a
+ * - `cpuSeconds`: RLIMIT_CPU, CPU seconds over the process lifetime: soft limit S (SIGXCPU, so the host can
+ *   report "CPU time limit reached"), hard limit S+1 (SIGKILL; with soft = hard Linux sends only SIGKILL). For a
  *   retained sandbox this accumulates across calls; the wall-clock timeout is the per-call limit.
  * - `dataBytes`: RLIMIT_DATA, bytes of private writable memory; large ArrayBuffer allocations fail with a
  *   RangeError instead of exhausting host memory. The V8 heap itself is capped by --max-old-space-size.
@@ -42,13 +43,13 @@ export function osLimitsFor(limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>, 
 
 /**
  * The `prlimit(1)` (util-linux) prefix that applies `l` to the command that follows it:
- * `[prlimitPath, --nproc=N:N, --cpu=S:S, --data=B:B, --fsize=B:B, --core=0:0, --]`.
+ * `[prlimitPath, --nproc=N:N, --cpu=S:S+1, --data=B:B, --fsize=B:B, --core=0:0, --]`.
  */
 export function prlimitPrefix(prlimitPath: string, l: OsLimits): string[] {
   return [
     prlimitPath,
     `--nproc=${l.nproc}:${l.nproc}`,
-    `--cpu=${l.cpuSeconds}:${l.cpuSeconds}`,
+    `--cpu=${l.cpuSeconds}:${l.cpuSeconds + 1}`,
     `--data=${l.dataBytes}:${l.dataBytes}`,
     `--fsize=${l.fileBytes}:${l.fileBytes}`,
     '--core=0:0',

@@ -72,9 +72,13 @@ describe('OS limits', () => {
     expect(() => osLimitsFor({ memoryMb: 256, timeoutMs: 1000 }, { nproc: 0 })).toThrow(RangeError);
     expect(() => osLimitsFor({ memoryMb: 256, timeoutMs: 1000 }, { cpuSeconds: 1.5 })).toThrow(RangeError);
   });
-  it('sets soft = hard so the sandbox cannot raise them', () => {
-    const a = prlimitPrefix('/usr/bin/prlimit', osLimitsFor({ memoryMb: 256, timeoutMs: 1000 }));
-    for (const x of a.slice(1, -1)) expect(x).toMatch(/^--[a-z]+=(\d+):\1$/);
+  it('sets soft = hard so the sandbox cannot raise them (CPU: hard = soft + 1 s, so SIGXCPU comes before SIGKILL)', () => {
+    const l = osLimitsFor({ memoryMb: 256, timeoutMs: 1000 });
+    const a = prlimitPrefix('/usr/bin/prlimit', l);
+    for (const x of a.slice(1, -1)) {
+      if (x.startsWith('--cpu=')) expect(x).toBe(`--cpu=${l.cpuSeconds}:${l.cpuSeconds + 1}`);
+      else expect(x).toMatch(/^--[a-z]+=(\d+):\1$/);
+    }
     expect(a.at(-1)).toBe('--');
   });
 });

@@ -1,17 +1,21 @@
-// Benchmark: tools/call through the MCP bridge vs a direct SDK client to the same server-everything over stdio; test side.
+// Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy) to server-everything over stdio; test side.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-const N = 200;
+const N = 400;
 const CONCURRENT = 16;
+const ROUNDS = 5;
+const PER_ROUND = 1000;
 
 /** Load the compiled modules (npm run build); fall back to the TypeScript sources through tsx. */
 async function load() {
@@ -30,26 +34,26 @@ async function load() {
   }
 }
 
-/** A client-side SDK Transport over a PassThrough pair. */
+/**
+ * A client-side SDK Transport over a PassThrough pair doing per message exactly what the SDK's
+ * StdioClientTransport does (its ReadBuffer: framing, JSON.parse and the JSONRPCMessage schema; its
+ * serializeMessage), so the clients of every path spend the same; only the byte carrier differs.
+ */
 class PairTransport {
   constructor(toServer, fromServer) {
     this.toServer = toServer;
     this.fromServer = fromServer;
-    this.buf = '';
+    this.buf = new ReadBuffer();
   }
   async start() {
     this.fromServer.on('data', (c) => {
-      this.buf += c.toString('utf8');
-      let i;
-      while ((i = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, i);
-        this.buf = this.buf.slice(i + 1);
-        this.onmessage?.(JSON.parse(line));
-      }
+      this.buf.append(c);
+      let m;
+      while ((m = this.buf.readMessage()) !== null) this.onmessage?.(m);
     });
   }
   async send(m) {
-    this.toServer.write(JSON.stringify(m) + '\n');
+    this.toServer.write(serializeMessage(m));
   }
   async close() {
     this.toServer.end();
@@ -57,43 +61,74 @@ class PairTransport {
   }
 }
 
+/** The same line forwarding as a process of its own (`tycli mcp serve` is one): one more stdio hop. */
+const HOP_PROXY = `
+const { spawn } = require('node:child_process');
+const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ['pipe', 'pipe', 'ignore'] });
+const lines = (from, to) => { let buf = ''; from.on('data', (c) => { buf += c.toString('utf8'); let i; while ((i = buf.indexOf('\\n')) >= 0) { to.write(buf.slice(0, i + 1)); buf = buf.slice(i + 1); } }); };
+lines(process.stdin, child.stdin); lines(child.stdout, process.stdout);
+process.stdin.on('end', () => child.kill()); child.on('exit', () => process.exit(0));
+`;
+
+/**
+ * The floor for any in-process proxy: client lines forwarded unchanged to the server's stdin and its lines
+ * back, over the same PassThrough pair the bridge is measured on; no parsing, no rules, no checks.
+ */
+function bareProxy(toServer, fromServer) {
+  const child = spawn(process.execPath, [EVERYTHING, 'stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const pipeLines = (from, to) => {
+    let buf = '';
+    from.on('data', (c) => {
+      buf += c.toString('utf8');
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        to.write(buf.slice(0, i + 1));
+        buf = buf.slice(i + 1);
+      }
+    });
+  };
+  pipeLines(toServer, child.stdin);
+  pipeLines(child.stdout, fromServer);
+  return { close: () => new Promise((r) => { child.once('exit', r); child.kill(); }) };
+}
+
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }
 
-/** Sequential latency, interleaved (direct, bridged, direct, ...) so both paths see the same machine load. */
-async function latencies(direct, bridged) {
-  for (let i = 0; i < 20; i++) {
-    await direct(i);
-    await bridged(i);
-  }
-  const d = [];
-  const b = [];
+/**
+ * Sequential latency of each path, interleaved call by call (the order rotating every round) so every path
+ * sees the same machine load; median per path.
+ */
+async function latencies(paths) {
+  const names = Object.keys(paths);
+  for (let i = 0; i < 50; i++) for (const n of names) await paths[n](i);
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < N; i++) {
-    let t = performance.now();
-    await direct(i);
-    d.push(performance.now() - t);
-    t = performance.now();
-    await bridged(i);
-    b.push(performance.now() - t);
+    for (let k = 0; k < names.length; k++) {
+      const n = names[(i + k) % names.length];
+      const t = performance.now();
+      await paths[n](i);
+      samples[n].push(performance.now() - t);
+    }
   }
-  return { direct: median(d), bridged: median(b) };
+  return Object.fromEntries(names.map((n) => [n, median(samples[n])]));
 }
 
-/** Calls per second with CONCURRENT callers, in alternating rounds; the best round of each path counts. */
+/** Calls per second with CONCURRENT callers, in alternating rounds of PER_ROUND calls; the best round of each path counts. */
 async function throughput(direct, bridged) {
   const round = async (call) => {
     const t0 = performance.now();
     let next = 0;
     await Promise.all(Array.from({ length: CONCURRENT }, async () => {
-      while (next < N) await call(next++);
+      while (next < PER_ROUND) await call(next++);
     }));
-    return N / ((performance.now() - t0) / 1000);
+    return PER_ROUND / ((performance.now() - t0) / 1000);
   };
   let d = 0;
   let b = 0;
-  for (let r = 0; r < 3; r++) {
+  for (let r = 0; r < ROUNDS; r++) {
     d = Math.max(d, await round(direct));
     b = Math.max(b, await round(bridged));
   }
@@ -108,18 +143,34 @@ export async function run() {
   let bridge;
   let toServer;
   let done;
+  let proxied;
+  let proxy;
+  let hopped;
   try {
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
     await m.saveDefinition(home, m.buildDefinition({ name: 'everything', command: [process.execPath, EVERYTHING, 'stdio'], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
+    const savedAt = Date.now();
     bridge = new m.McpBridge({ home, sandbox: 'bench' });
     toServer = new PassThrough();
     const fromServer = new PassThrough();
     done = m.serveStream(bridge, toServer, fromServer);
     bridged = new Client({ name: 'bench-bridged', version: '1' }, { capabilities: {} });
     await bridged.connect(new PairTransport(toServer, fromServer));
+    const pToServer = new PassThrough();
+    const pFromServer = new PassThrough();
+    proxy = bareProxy(pToServer, pFromServer);
+    proxied = new Client({ name: 'bench-proxied', version: '1' }, { capabilities: {} });
+    await proxied.connect(new PairTransport(pToServer, pFromServer));
     const callDirect = (i) => direct.callTool({ name: 'echo', arguments: { message: `m${i}` } });
     const callBridged = (i) => bridged.callTool({ name: 'everything__echo', arguments: { message: `m${i}` } });
-    const lat = await latencies(callDirect, callBridged);
+    hopped = new Client({ name: 'bench-hopped', version: '1' }, { capabilities: {} });
+    await hopped.connect(new StdioClientTransport({ command: process.execPath, args: ['-e', HOP_PROXY, process.execPath, EVERYTHING, 'stdio'], stderr: 'ignore' }));
+    const callProxied = (i) => proxied.callTool({ name: 'echo', arguments: { message: `m${i}` } });
+    const callHopped = (i) => hopped.callTool({ name: 'echo', arguments: { message: `m${i}` } });
+    // a definition written in the last 2 s is compared by content on every call (node/mcp/definitions.ts):
+    // measure the steady state, where one lstat per call is the freshness check
+    await new Promise((r) => setTimeout(r, Math.max(0, savedAt + 2100 - Date.now())));
+    const lat = await latencies({ direct: callDirect, bridged: callBridged, proxied: callProxied, hopped: callHopped });
     const thr = await throughput(callDirect, callBridged);
     const d = { latencyMs: lat.direct, perSec: thr.direct };
     const b = { latencyMs: lat.bridged, perSec: thr.bridged };
@@ -130,13 +181,19 @@ export async function run() {
       title: 'MCP bridge: tools/call (server-everything echo over stdio)',
       rows: [
         { name: 'tools/call latency (median, sequential)', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +latRatio.toFixed(2), target: '<= 1.3x' },
-        { name: `tools/call throughput (${CONCURRENT} concurrent)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: 'ratio (direct/bridged) <= 1.3' },
+        { name: 'tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', value: +lat.proxied.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxied / d.latencyMs).toFixed(2) },
+        { name: 'tools/call latency, bare line-forwarding proxy process (one more stdio hop, as with tycli mcp serve)', value: +lat.hopped.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.hopped / d.latencyMs).toFixed(2) },
+        { name: 'tools/call latency, bridge over the bare proxy', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'bare line-forwarding proxy', baselineValue: +lat.proxied.toFixed(3), ratio: +(b.latencyMs / lat.proxied).toFixed(2) },
+        { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: '<= 1.3x' },
       ],
-      notes: `Latency: median of ${N} sequential calls per path, interleaved with the direct ones after 20 warm-up calls; throughput: best of 3 alternating rounds of ${N} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, definition reload, argument check and rule approval per call) -> the same server process. A client of 'tycli mcp serve' adds one more stdio hop, not measured here.`,
+      notes: `Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone.`,
     };
   } finally {
     await direct.close().catch(() => undefined);
     await bridged?.close().catch(() => undefined);
+    await proxied?.close().catch(() => undefined);
+    await proxy?.close();
+    await hopped?.close().catch(() => undefined);
     toServer?.end();
     await done;
     await bridge?.close();

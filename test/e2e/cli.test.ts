@@ -95,7 +95,8 @@ describe('tycli tool add/list/show/activate', () => {
 
     const list = await tycli(['--home', h, 'tool', 'list', '--json']);
     expect(list.code).toBe(0);
-    const rows = list.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    // Built-ins (the native python tool, when python3 is on PATH) are not installed tools.
+    const rows = list.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.builtin !== true);
     expect(rows.map((r) => r.name)).toEqual(['csv-stats', 'text-stats']);
     expect(rows[0]).toEqual({ name: 'csv-stats', active: rev, revisions: [rev] });
 
@@ -189,7 +190,7 @@ describe('tycli run', () => {
     expect(out.rows).toBe(12);
     expect(out.columns.map((c) => `${c.name}:${c.type}`)).toEqual(['date:text', 'region:text', 'product:text', 'units:numeric', 'unit_price:numeric', 'note:text']);
     const list = await tycli(['--home', home('example'), 'tool', 'list', '--json']);
-    expect(list.stdout.trim().split('\n').map((l) => JSON.parse(l).name)).toEqual(['csv-stats', 'json-reshape', 'text-stats']);
+    expect(list.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.builtin !== true).map((r) => r.name)).toEqual(['csv-stats', 'json-reshape', 'text-stats']);
   });
 
   it('runs a tool whose manifest picks the deno engine', async () => {

@@ -1,5 +1,4 @@
 // tycli answer ID yes|no: answer a waiting question; the first answer is final; Node host, trusted side.
-import { QuestionStore, questionsDir } from '../../ask-store.js';
 import type { CliCommand } from '../types.js';
 import { fail, out, outJson, usage } from '../output.js';
 
@@ -22,6 +21,7 @@ answer is refused with E_USAGE and changes nothing.`,
     const scope = (values.scope as string | undefined) ?? 'once';
     if (!SCOPES.has(scope)) usage('--scope is once, session or permanent');
     if (verdict === 'no' && values.scope !== undefined) usage('--scope goes with yes only');
+    const { QuestionStore, questionsDir } = await import('../../ask-store.js');
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     const r = await store.answer(id, { allow: verdict === 'yes', scope: scope as 'once' | 'session' | 'permanent', by: 'tycli answer' });
     if (!r.ok) return fail(ctx, r.code, r.message);

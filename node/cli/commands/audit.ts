@@ -1,10 +1,10 @@
 // tycli audit: read the audit trail (never arguments, results or secret values); Node host, trusted side.
-import { StoreAuditLog, formatAuditRecord, parseSince } from '../../../core/audit.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
 async function openAudit(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
+  const { StoreAuditLog } = await import('../../../core/audit.js');
   const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
   return { host, log: new StoreAuditLog(host.store) };
 }
@@ -24,6 +24,7 @@ With --json: one line per record (the stored JSON object).`,
   allowPositionals: false,
   options: { since: { type: 'string' }, tool: { type: 'string' }, denied: { type: 'boolean' } },
   async run(ctx, values) {
+    const { formatAuditRecord, parseSince } = await import('../../../core/audit.js');
     const since = typeof values.since === 'string' ? parseSince(values.since, Date.now()) : undefined;
     if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === '')) usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);

@@ -1,7 +1,9 @@
 // tycli diagnostics: runs the named security contracts against this command-line host; Node host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
-import { fail, failWith, out, outJson } from '../output.js';
+import { fail, failWith, out, outJson, terminalSafe } from '../output.js';
 import { TyError } from '../../../core/errors.js';
+import type { Contract } from '../../diagnostics/contracts.js';
+import type { HostContractRow } from '../../diagnostics/browser.js';
 
 async function settingPosture(ctx: CliContext): Promise<unknown> {
   try {
@@ -16,22 +18,28 @@ async function settingPosture(ctx: CliContext): Promise<unknown> {
 const diagnostics: CliCommand = {
   path: ['diagnostics'],
   summary: 'run the security-contract suite against this host (real probes through the real sandbox)',
-  usage: `Usage: tycli diagnostics [--list] [--filter TEXT] [--json] [--verbose] [--sandbox auto|required|off]
+  usage: `Usage: tycli diagnostics [--list] [--filter TEXT] [--json] [--verbose] [--browser] [--sandbox auto|required|off]
 
   --list          list the contracts (name and requirement) without running them
   --filter TEXT   only contracts whose name contains TEXT (case-insensitive), e.g. os_isolation
   --verbose       print every check of every contract, not only the failing ones
+  --browser       also run the browser contracts in Debian's Chromium (served on 127.0.0.1, driven by
+                  playwright-core; needs the source checkout and its dev dependencies) and print one
+                  table for both hosts. Contracts of the same property carry the same name on both
+                  hosts (e.g. tool_security_contracts); --filter also matches a browser check's title.
 
 Each contract runs a probe tool through the real Node and Deno sandboxes (and the OS sandbox of the
 posture) and checks the outcome on the host. Prints a PASS/FAIL table; exit 0 when all pass, 1 when any
-fails, 2 when the filter matches nothing. With --json: one line {ok, host, isolation, contracts:[...]}.`,
+fails, 2 when the filter matches nothing. With --json: one line {ok, host, isolation, contracts:[...]};
+with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name, check?, ok, detail}]}.`,
   allowPositionals: false,
-  options: { list: { type: 'boolean' }, filter: { type: 'string' }, verbose: { type: 'boolean' } },
+  options: { list: { type: 'boolean' }, filter: { type: 'string' }, verbose: { type: 'boolean' }, browser: { type: 'boolean' } },
   async run(ctx, values) {
     try {
       const { selectContracts, runContracts } = await import('../../diagnostics/contracts.js');
       const filter = typeof values.filter === 'string' ? values.filter : undefined;
       const chosen = selectContracts('cli', filter);
+      if (values.browser === true) return await bothHosts(ctx, chosen, filter, values);
       if (chosen.length === 0) return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list)`);
       if (values.list === true) {
         if (ctx.globals.json) outJson(ctx, { contracts: chosen.map((c) => ({ name: c.name, requirement: c.requirement, hosts: c.hosts })) });
@@ -60,5 +68,52 @@ fails, 2 when the filter matches nothing. With --json: one line {ok, host, isola
     }
   },
 };
+
+async function cliPosture(ctx: CliContext) {
+  const { resolvePosture } = await import('../../os-sandbox/posture.js');
+  return resolvePosture(ctx.globals.sandbox, ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined);
+}
+
+/** `--browser`: the CLI contracts and the browser contracts, one table (or one JSON line) for both hosts. */
+async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | undefined, values: Record<string, unknown>): Promise<number> {
+  const { BROWSER_GROUPS, runBrowserHostContracts } = await import('../../diagnostics/browser.js');
+  if (values.list === true) {
+    const f = filter?.toLowerCase();
+    const groups = BROWSER_GROUPS.filter((g) => !f || g.name.toLowerCase().includes(f));
+    const rows = [...chosen.map((c) => ({ host: 'cli', name: c.name, requirement: c.requirement })), ...groups.map((g) => ({ host: 'browser', name: g.name, requirement: g.requirement }))];
+    if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
+    if (ctx.globals.json) outJson(ctx, { contracts: rows });
+    else for (const r of rows) out(ctx, `${r.host.padEnd(8)} ${r.name.padEnd(26)} ${r.requirement}`);
+    return 0;
+  }
+  const posture = await cliPosture(ctx);
+  const rows: HostContractRow[] = [];
+  let isolation = 'not run';
+  if (chosen.length > 0) {
+    const [{ runContracts }, { CliContractHost }] = await Promise.all([import('../../diagnostics/contracts.js'), import('../../diagnostics/cli-host.js')]);
+    const host = await CliContractHost.create({ posture });
+    isolation = host.describe();
+    for (const r of await runContracts(host, chosen)) rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
+  }
+  const browserRows = await runBrowserHostContracts(filter ? { filter } : {});
+  rows.push(...browserRows);
+  if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name on either host contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
+  const ok = rows.every((r) => r.ok);
+  if (ctx.globals.json) {
+    outJson(ctx, { ok, hosts: ['cli', 'browser'], isolation, contracts: rows });
+    return ok ? 0 : 1;
+  }
+  out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: Chromium (headless, loopback server)`);
+  const nw = Math.max(8, ...rows.map((r) => r.name.length));
+  out(ctx, `${'RESULT'}  ${'HOST'.padEnd(7)}  ${'CONTRACT'.padEnd(nw)}  CHECK`);
+  for (const r of rows) {
+    out(ctx, terminalSafe(ctx, `${r.ok ? 'PASS  ' : 'FAIL  '}  ${r.host.padEnd(7)}  ${r.name.padEnd(nw)}  ${r.check ?? '-'}`));
+    const lines = r.detail.split('\n').filter((l) => (values.verbose === true || !r.ok) && !(r.host === 'cli' && !values.verbose && l.startsWith('PASS')));
+    for (const l of lines) out(ctx, terminalSafe(ctx, `        ${l.slice(0, 400)}`));
+  }
+  const per = (h: string) => `${h} ${rows.filter((r) => r.host === h && r.ok).length}/${rows.filter((r) => r.host === h).length}`;
+  out(ctx, `${rows.filter((r) => r.ok).length}/${rows.length} passed (${per('cli')}, ${per('browser')})`);
+  return ok ? 0 : 1;
+}
 
 export const diagnosticsCommands: CliCommand[] = [diagnostics];

@@ -3,11 +3,12 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../../core/errors.js';
-import { buildDefinition, describeDefinition, listDefinitions, loadDefinition, parseEnvPairs, removeDefinition, saveDefinition } from '../../mcp/definitions.js';
 import type { LocalTools } from '../../mcp/bridge.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
-import { tycliPaths } from '../../paths.js';
+
+/** Server definitions (zod schemas): loaded only by the commands that use them. */
+const defs = () => import('../../mcp/definitions.js');
 
 const add: CliCommand = {
   path: ['mcp', 'add'],
@@ -33,6 +34,7 @@ its running sessions.`,
     shared: { type: 'boolean' },
   },
   async run(ctx, v, pos) {
+    const { buildDefinition, describeDefinition, loadDefinition, parseEnvPairs, saveDefinition } = await defs();
     const [name, ...command] = pos;
     if (name === undefined) usage('give a server name: tycli mcp add NAME -- COMMAND ARGS...');
     if (v.shared === true && v.url !== undefined) throw new TyError('E_USAGE', '--shared is for command servers, not --url');
@@ -80,6 +82,7 @@ const list: CliCommand = {
   usage: 'Usage: tycli mcp list',
   allowPositionals: false,
   async run(ctx) {
+    const { describeDefinition, listDefinitions, loadDefinition } = await defs();
     const rows: Record<string, unknown>[] = [];
     for (const n of await listDefinitions(ctx.globals.home)) {
       try {
@@ -106,6 +109,7 @@ const show: CliCommand = {
   summary: 'show one MCP server definition (environment names only, never values)',
   usage: 'Usage: tycli mcp show NAME',
   async run(ctx, _v, pos) {
+    const { describeDefinition, loadDefinition } = await defs();
     if (pos.length !== 1) usage('give one server name');
     const d = await loadDefinition(ctx.globals.home, pos[0]!);
     if (!d) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${pos[0]!.slice(0, 40)}"`);
@@ -121,6 +125,7 @@ const remove: CliCommand = {
   summary: 'remove an MCP server definition (its next call is refused)',
   usage: 'Usage: tycli mcp remove NAME',
   async run(ctx, _v, pos) {
+    const { removeDefinition } = await defs();
     if (pos.length !== 1) usage('give one server name');
     if (!(await removeDefinition(ctx.globals.home, pos[0]!))) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${pos[0]!.slice(0, 40)}"`);
     if (ctx.globals.json) outJson(ctx, { ok: true, removed: pos[0] });
@@ -138,6 +143,7 @@ FILE holds {"v":1,"name":"NAME","actions":[{"name":"find","access":"read"|"mutat
 "targets":[{"kind":"a","server":"SERVER","tool":"TOOL"}, ...]}]}. It is validated and saved as a 0600
 file in the settings folder; clients see NAME__ACTION with a kind selector.`,
   async run(ctx, _v, pos) {
+    const { listDefinitions } = await defs();
     if (pos.length !== 1) usage('give one JSON file');
     const { readFile } = await import('node:fs/promises');
     const { resolve } = await import('node:path');
@@ -191,19 +197,32 @@ kills the server's whole process group.`,
   },
 };
 
-/** Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit). */
-function localTools(invoker: { invoke(ref: string, args: unknown, o: { signal: AbortSignal; principal: string }): Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string } }> }, registry: { list(): Promise<{ name: string; active: string | undefined }[]>; resolve(ref: string): Promise<{ manifest: { name: string; description: string; parameters: Record<string, unknown> } }> }, principal: string): LocalTools {
+/**
+ * Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit).
+ * Trusted-native tools (host authority, e.g. the built-in native python) are never offered to an MCP
+ * client: listing skips them and a call to one is refused before the invoker runs.
+ */
+export function localTools(
+  invoker: { invoke(ref: string, args: unknown, o: { signal: AbortSignal; principal: string }): Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string } }> },
+  registry: { list(): Promise<{ name: string; active: string | undefined }[]>; resolve(ref: string): Promise<{ manifest: { name: string; description: string; parameters: Record<string, unknown>; execution: { kind: string } } }> },
+  principal: string,
+): LocalTools {
   return {
     async list() {
       const tools: Tool[] = [];
       for (const b of await registry.list()) {
         if (b.active === undefined) continue;
         const r = await registry.resolve(b.name);
+        if (r.manifest.execution.kind === 'trusted-native') continue;
         tools.push({ name: r.manifest.name, description: r.manifest.description, inputSchema: { type: 'object', ...r.manifest.parameters } as Tool['inputSchema'] });
       }
       return tools;
     },
     async call(name, args, signal): Promise<CallToolResult> {
+      const target = await registry.resolve(name);
+      if (target.manifest.execution.kind === 'trusted-native') {
+        throw new TyError('E_CAPABILITY_DENIED', `"${target.manifest.name}" is a trusted-native tool (host authority); it is not offered to MCP clients`);
+      }
       const r = await invoker.invoke(name, args, { signal, principal });
       if (!r.ok) throw new TyError(r.error.code as 'E_TOOL_FAILED', r.error.message);
       const text = typeof r.result === 'string' ? r.result : JSON.stringify(r.result);
@@ -242,7 +261,7 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     const settings = await loadSettings({ home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
     const { Store } = await import('../../../core/store.js');
     const { FileStoreBackend } = await import('../../store.js');
-    const paths = tycliPaths(home);
+    const paths = (await import('../../paths.js')).tycliPaths(home);
     await mkdir(paths.store, { recursive: true, mode: 0o700 });
     const store = new Store(new FileStoreBackend(paths.store));
     const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs }), cwd: ctx.cwd, env: ctx.env });

@@ -1,15 +1,15 @@
 // tycli permissions list|revoke|rules: remembered decisions and the effective rules; Node host, trusted side.
-import { StoreDecisions } from '../../../core/gate.js';
-import { SCOPES, suggestRule } from '../../../core/permissions.js';
-import { parseRef } from '../../../core/registry.js';
-import { loadSettings } from '../../settings.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
+/** core/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks it). */
+export const RULE_SCOPES_TEXT = 'flags, session, local, project, user';
+
 async function openDecisions(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
+  const [{ StoreDecisions }, { suggestRule }] = await Promise.all([import('../../../core/gate.js'), import('../../../core/permissions.js')]);
   const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
-  return { host, decisions: new StoreDecisions(host.store) };
+  return { host, decisions: new StoreDecisions(host.store), suggestRule };
 }
 
 const list: CliCommand = {
@@ -21,7 +21,7 @@ Permanent answers are kept per revision identity: a new revision of a tool start
 Session answers live only in the process that asked. With --json: one line per decision.`,
   async run(ctx, _v, pos) {
     if (pos.length > 1) usage('tycli permissions list takes at most one tool NAME');
-    const { host, decisions } = await openDecisions(ctx);
+    const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
       const all = (await decisions.list()).filter((d) => pos.length === 0 || d.toolName === pos[0]);
       if (ctx.globals.json) for (const d of all) outJson(ctx, { tool: d.toolName, revision: d.revision, rule: suggestRule(d), allow: d.allow, channel: d.channel, at: d.at !== undefined ? new Date(d.at).toISOString() : undefined });
@@ -44,8 +44,9 @@ const revoke: CliCommand = {
 Rules in settings files are not touched; edit those files to change them.`,
   async run(ctx, _v, pos) {
     if (pos.length < 1 || pos.length > 2) usage('tycli permissions revoke needs NAME or NAME@REV, and optionally one RULE');
+    const { parseRef } = await import('../../../core/registry.js');
     const ref = parseRef(pos[0]!);
-    const { host, decisions } = await openDecisions(ctx);
+    const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
       const which: { tool: string; revision?: string; rule?: string } = { tool: ref.name };
       if (ref.revision !== undefined) which.revision = ref.revision;
@@ -66,11 +67,12 @@ const rules: CliCommand = {
   summary: 'show the effective mode and rules, with the scope and file each comes from',
   usage: `Usage: tycli permissions rules
 
-Scopes, highest precedence first: ${SCOPES.join(', ')}. A deny in any scope wins; alwaysAsk beats allow;
+Scopes, highest precedence first: ${RULE_SCOPES_TEXT}. A deny in any scope wins; alwaysAsk beats allow;
 allow beats ask; the mode (from the highest scope that sets one) decides the rest.
 With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source"}]}.`,
   allowPositionals: false,
   async run(ctx) {
+    const { loadSettings } = await import('../../settings.js');
     const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
     const rows = (['deny', 'alwaysAsk', 'allow', 'ask'] as const).flatMap((l) => s.policy.rules[l].map((c) => ({ list: l, rule: c.rule.text, scope: c.scope, source: c.source })));
     if (ctx.globals.json) {

@@ -1,11 +1,10 @@
 // tycli resume: lift a tool's pause after repeated refusals (a person's decision); Node host, trusted side.
-import { PauseTracker } from '../../../core/pause.js';
-import { ToolNameSchema } from '../../../protocol/manifest.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
 async function openPause(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
+  const { PauseTracker } = await import('../../../core/pause.js');
   const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
   return { host, pause: new PauseTracker(host.store) };
 }
@@ -31,6 +30,7 @@ With --json: {"ok":true,"tool","resumed"} or one line per paused tool.`,
         return 0;
       }
       const name = pos[0]!;
+      const { ToolNameSchema } = await import('../../../protocol/manifest.js');
       if (!ToolNameSchema.safeParse(name).success && !(await pause.paused(name))) usage(`"${name.slice(0, 80)}" is not a tool name`);
       const was = await pause.resume(name);
       if (ctx.globals.json) outJson(ctx, { ok: true, tool: name, resumed: was });

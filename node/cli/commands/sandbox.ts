@@ -2,8 +2,8 @@
 import { spawnSync } from 'node:child_process';
 import type { CliCommand, CliContext } from '../types.js';
 import { failWith, out, outJson } from '../output.js';
-import { probeSandbox, type SandboxProbe } from '../../os-sandbox/probe.js';
-import { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND, type Posture } from '../../os-sandbox/posture.js';
+import type { SandboxProbe } from '../../os-sandbox/probe.js';
+import type { Posture } from '../../os-sandbox/posture.js';
 import { TyError } from '../../../core/errors.js';
 
 export interface SandboxStatus {
@@ -31,6 +31,7 @@ function denoVersion(path: string): string | undefined {
 
 /** Collect the status for a posture (flag, else settings, else auto). The probe is injectable for tests. */
 export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; probe?: SandboxProbe }): Promise<SandboxStatus> {
+  const [{ probeSandbox }, { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND }] = await Promise.all([import('../../os-sandbox/probe.js'), import('../../os-sandbox/posture.js')]);
   const posture = resolvePosture(opts.flag, opts.setting);
   const postureSource = opts.flag !== undefined ? 'flag' : opts.setting !== undefined ? 'settings' : 'default';
   const probe = opts.probe ?? (await probeSandbox());

@@ -94,7 +94,12 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
 const list: CliCommand = {
   path: ['tool', 'list'],
   summary: 'list installed tools, their active revision and revision count',
-  usage: 'Usage: tycli tool list\n\nWith --json: one line per tool {"name","active","revisions"}.',
+  usage: `Usage: tycli tool list
+
+Built-in tools of this host (the native "python" tool, offered when a python3 is on PATH) are listed
+with "built-in": they live in memory, never in the store, and their revision id is the CID of their
+manifest (the same on every run). An installed tool of the same name takes precedence.
+With --json: one line per tool {"name","active","revisions"} (built-ins add "builtin":true).`,
   allowPositionals: false,
   async run(ctx) {
     const host = await openHost(ctx);
@@ -106,7 +111,7 @@ const list: CliCommand = {
         const w = Math.max(4, ...tools.map((t) => t.name.length));
         const rw = Math.max(15, ...tools.map((t) => (t.active ?? '-').length));
         out(ctx, `${'NAME'.padEnd(w)}  ${'ACTIVE REVISION'.padEnd(rw)}  REVISIONS`);
-        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${(t.active ?? '-').padEnd(rw)}  ${t.revisions.length}`);
+        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${(t.active ?? '-').padEnd(rw)}  ${t.builtin ? 'built-in' : t.revisions.length}`);
       }
       return 0;
     } finally {

@@ -1,0 +1,165 @@
+// Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of node/runner/guest-core.mjs for Node.
+// CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
+// skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
+// building process.stdout / process.stdin streams (together about a third of a bare `node -e 0`). The guest core
+// is the same file the Deno runner imports and the browser embeds; it is compiled here the way the browser build
+// embeds it (its one `export` removed). Under the permission model this file and guest-core.mjs are the only project
+// files the sandbox may read (node/sandbox.ts grants and binds exactly them).
+'use strict';
+
+// ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
+const ReflectApply = Reflect.apply;
+const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
+const { defineProperty: ReflectDefineProperty, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, getPrototypeOf: ReflectGetPrototypeOf } = Reflect;
+const JSONStringify = JSON.stringify;
+const JSONParse = JSON.parse;
+const StringCtor = String;
+const StringPrototypeSlice = uncurry(String.prototype.slice);
+const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
+const ArrayPrototypePush = uncurry(Array.prototype.push);
+const ArrayPrototypeJoin = uncurry(Array.prototype.join);
+const FunctionPrototypeBind = uncurry(Function.prototype.bind);
+const TextDecoderCtor = TextDecoder;
+const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
+const encodeURIComponentFn = encodeURIComponent;
+const proc = process;
+const fs = require('node:fs');
+const vm = require('node:vm');
+const fsWriteSync = fs.writeSync;
+const fsRead = fs.read;
+const BufferFrom = Buffer.from;
+const BufferAllocUnsafe = Buffer.allocUnsafe;
+const BufferSubarray = uncurry(Buffer.prototype.subarray);
+const exitFn = FunctionPrototypeBind(proc.exit, proc);
+const importModule = (url) => import(url);
+
+// ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
+const GUEST_EXPORT = 'export function createGuest(';
+const corePath = __dirname + '/guest-core.mjs';
+const coreText = fs.readFileSync(corePath, 'utf8');
+const at = StringPrototypeIndexOf(coreText, GUEST_EXPORT);
+if (at === -1) throw new Error('guest core without createGuest');
+const createGuest = vm.runInThisContext(
+  `(function () {${StringPrototypeSlice(coreText, 0, at)}${StringPrototypeSlice(coreText, at + 'export '.length)}\nreturn createGuest;\n})()`,
+  { filename: corePath },
+);
+
+// ---- output: one synchronous write per message to fd 1 -------------------------------------------------------
+const stdoutDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdout');
+/** Node's stdout stream (built on first access, then cached by Node). */
+const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
+let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
+function writeLine(line) {
+  if (fallback !== undefined) return void fallback(line);
+  const buf = BufferFrom(line, 'utf8');
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fsWriteSync(1, buf, off, buf.length - off);
+    } catch (e) {
+      if (!e || e.code !== 'EAGAIN') throw e;
+      const s = realStdout();
+      const write = ReflectGetPrototypeOf(s).write; // the stream's own write, not the guest-facing one below
+      fallback = (chunk) => ReflectApply(write, s, [chunk]);
+      fallback(BufferSubarray(buf, off));
+      return;
+    }
+  }
+}
+// Tool code that reaches for process.stdout gets Node's stream whose writes become log lines instead of
+// corrupting the protocol stream.
+let guestWrite;
+let guestStdout;
+ReflectDefineProperty(proc, 'stdout', {
+  get() {
+    if (guestStdout === undefined) {
+      guestStdout = realStdout();
+      ReflectDefineProperty(guestStdout, 'write', {
+        value: (chunk, enc, cb) => {
+          let text;
+          try { text = typeof chunk === 'string' ? chunk : TextDecoderDecode(new TextDecoderCtor(), chunk); } catch { text = '[unprintable]'; }
+          guestWrite(text);
+          if (typeof enc === 'function') enc(); else if (typeof cb === 'function') cb();
+          return true;
+        },
+        configurable: true,
+        writable: true,
+      });
+    }
+    return guestStdout;
+  },
+  configurable: true,
+  enumerable: stdoutDesc.enumerable,
+});
+
+const guest = createGuest({
+  send: (msg) => writeLine(JSONStringify(msg) + '\n'),
+  importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
+  // Proxy detection without running traps.
+  isProxy: require('node:util').types.isProxy,
+});
+const { log, describe, toolError } = guest;
+guestWrite = (text) => log('info', text);
+
+// A stray rejection or exception in tool code is logged, not a crash of the whole sandbox.
+proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
+proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
+
+// ---- signals and priorities of other processes are not covered by the permission model ----------------------
+// Defence in depth only (the OS wrapper's PID namespace is the real limit): without these stubs tool code could
+// signal the host or any process of the same user. process.binding is already denied by the permission model.
+const denied = (what) => () => { throw toolError('E_CAPABILITY_DENIED', `${what} is not available in the sandbox`); };
+for (const k of ['kill', '_kill']) ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
+const os = require('node:os');
+for (const k of ['setPriority']) ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });
+require('node:module').syncBuiltinESMExports();
+
+// ---- input: NDJSON lines from fd 0 -> guest.handle ---------------------------------------------------------
+function onLine(line) {
+  if (line.length === 0) return;
+  let msg;
+  try {
+    msg = JSONParse(line);
+  } catch {
+    return;
+  }
+  guest.handle(msg);
+}
+// Pieces of a line not yet terminated; each chunk is scanned once (a large cap-reply arrives in many chunks).
+let pendingParts = [];
+function onChunk(text) {
+  let start = 0;
+  let nl;
+  while ((nl = StringPrototypeIndexOf(text, '\n', start)) !== -1) {
+    let line = StringPrototypeSlice(text, start, nl);
+    if (pendingParts.length > 0) {
+      ArrayPrototypePush(pendingParts, line);
+      line = ArrayPrototypeJoin(pendingParts, '');
+      pendingParts = [];
+    }
+    onLine(line);
+    start = nl + 1;
+  }
+  if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
+}
+// Reads run on libuv's thread pool (fd 0 is a blocking pipe); end of input (host gone) ends the sandbox. Should
+// fd 0 be non-blocking (EAGAIN), Node's stdin stream takes over.
+const decoder = new TextDecoderCtor('utf-8');
+const inBuf = BufferAllocUnsafe(256 * 1024);
+function readLoop() {
+  fsRead(0, inBuf, 0, inBuf.length, null, (err, n) => {
+    if (err && err.code === 'EAGAIN') {
+      const stdin = proc.stdin;
+      stdin.setEncoding('utf8');
+      stdin.on('data', onChunk);
+      stdin.on('end', () => exitFn(0));
+      return;
+    }
+    if (err || n === 0) return exitFn(0);
+    onChunk(TextDecoderDecode(decoder, BufferSubarray(inBuf, 0, n), { stream: true }));
+    readLoop();
+  });
+}
+readLoop();
+
+writeLine(JSONStringify({ v: 1, type: 'ready', runtime: 'node', version: StringCtor(`node ${proc.version}`) }) + '\n');

@@ -1,0 +1,77 @@
+// End-to-end: `tycli diagnostics --browser` runs the browser contracts in Debian's Chromium and reports both hosts in one table; test side.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+let tmp: string;
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node BIN ARGS` in a new session with a clean environment; the whole group is killed after 120 s. */
+function tycli(bin: string, args: string[]): Promise<Ran> {
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, [bin, '--home', join(tmp, 'home'), ...args], { cwd: tmp, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 120_000);
+    child.on('error', rej);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      res({ code: code ?? (signal ? 128 : -1), stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
+  tmp = await mkdtemp(join(tmpdir(), 'tycli-diag-'));
+});
+afterAll(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('tycli diagnostics --browser', () => {
+  it.skipIf(!existsSync('/usr/bin/chromium'))('runs the selected browser contract in Chromium and reports it under its cross-host name (--json)', async () => {
+    const r = await tycli(join(ROOT, 'bin', 'tycli.mjs'), ['diagnostics', '--browser', '--filter', 'origin is', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    const res = JSON.parse(lines[0]!) as { ok: boolean; hosts: string[]; contracts: { host: string; name: string; check?: string; ok: boolean; detail: string }[] };
+    expect(res.ok).toBe(true);
+    expect(res.hosts).toEqual(['cli', 'browser']);
+    expect(res.contracts.length).toBeGreaterThan(0);
+    for (const c of res.contracts) {
+      expect(c).toMatchObject({ host: 'browser', name: 'tool_security_contracts', ok: true });
+      expect(c.check?.startsWith('origin is "null"')).toBe(true);
+    }
+  });
+
+  it('outside a source checkout, fails with E_SANDBOX_UNAVAILABLE and a plain message, not a stack', async () => {
+    // An installed copy: the compiled code and the launcher, without test/browser.
+    const inst = join(tmp, 'installed');
+    for (const d of ['dist/node', 'dist/core', 'dist/protocol', 'bin', 'package.json']) await cp(join(ROOT, d), join(inst, d), { recursive: true });
+    await symlink(join(ROOT, 'node_modules'), join(inst, 'node_modules'));
+    const r = await tycli(join(inst, 'bin', 'tycli.mjs'), ['diagnostics', '--browser', '--filter', 'origin is', '--json']);
+    expect(r.code).toBe(1);
+    const line = JSON.parse(r.stdout.trim()) as { ok: boolean; error: { code: string; message: string } };
+    expect(line).toMatchObject({ ok: false, error: { code: 'E_SANDBOX_UNAVAILABLE' } });
+    expect(line.error.message).toContain('source checkout');
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/\n\s+at /);
+  });
+});
