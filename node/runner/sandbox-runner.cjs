@@ -105,15 +105,6 @@ guestWrite = (text) => log('info', text);
 proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
 proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
 
-// ---- signals and priorities of other processes are not covered by the permission model ----------------------
-// Defence in depth only (the OS wrapper's PID namespace is the real limit): without these stubs tool code could
-// signal the host or any process of the same user. process.binding is already denied by the permission model.
-const denied = (what) => () => { throw toolError('E_CAPABILITY_DENIED', `${what} is not available in the sandbox`); };
-for (const k of ['kill', '_kill']) ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
-const os = require('node:os');
-for (const k of ['setPriority']) ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });
-require('node:module').syncBuiltinESMExports();
-
 // ---- input: NDJSON lines from fd 0 -> guest.handle ---------------------------------------------------------
 function onLine(line) {
   if (line.length === 0) return;
@@ -162,4 +153,17 @@ function readLoop() {
 }
 readLoop();
 
+// `ready` goes out now; the rest below is synchronous, so it completes before any host message is handled (input
+// is only read in later turns of the event loop) and overlaps with the host's reply. The ES-module loader, which
+// the tool's module needs anyway, is initialized meanwhile by importing an empty module.
 writeLine(JSONStringify({ v: 1, type: 'ready', runtime: 'node', version: StringCtor(`node ${proc.version}`) }) + '\n');
+importModule('data:text/javascript,').then(undefined, () => {});
+
+// ---- signals and priorities of other processes are not covered by the permission model ----------------------
+// Defence in depth only (the OS wrapper's PID namespace is the real limit): without these stubs tool code could
+// signal the host or any process of the same user. process.binding is already denied by the permission model.
+const denied = (what) => () => { throw toolError('E_CAPABILITY_DENIED', `${what} is not available in the sandbox`); };
+for (const k of ['kill', '_kill']) ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
+const os = require('node:os');
+for (const k of ['setPriority']) ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });
+require('node:module').syncBuiltinESMExports();

@@ -30,6 +30,7 @@ const EXPECTED = [
   'host end to end: registry on IndexedDB',
   'fetch transport: no cookies or referrer sent, redirects refused',
   'capabilities: ctx.storage/getSecret requests reach the host handler',
+  'fetch (worker): URL credentials are E_FETCH_CREDENTIALS',
   'store (IndexedDB): content-addressed objects are re-hashed on read',
   'store (IndexedDB): withLock serializes read-modify-write',
   'no request from a sandbox reached the network (loopback beacon server)',

@@ -743,6 +743,46 @@ const contracts: Contract[] = [
       }
     },
   },
+  {
+    // Same guest code as the Node and Deno sandboxes (node/runner/guest-core.mjs); here in the real worker.
+    name: 'fetch (worker): URL credentials are E_FETCH_CREDENTIALS; the tool\'s own AbortSignal cancels the host request',
+    async run() {
+      const names: string[] = [];
+      let entered!: () => void;
+      let aborted!: () => void;
+      const fetchEntered = new Promise<void>((r) => (entered = r));
+      const fetchAborted = new Promise<void>((r) => (aborted = r));
+      const sb = await start(`export default async (a, ctx) => {
+        let cred; try { await fetch('https://u:p@example.org/'); cred = 'sent'; } catch (e) { cred = e.code; }
+        const ac = new AbortController();
+        const p = fetch('https://example.org/slow', { signal: ac.signal });
+        p.catch(() => {});
+        await ctx.storage.get('entered');
+        ac.abort();
+        let ab; try { await p; ab = 'resolved'; } catch (e) { ab = e.name + ':' + e.code; }
+        await ctx.storage.get('aborted');
+        return { cred, ab };
+      }`);
+      try {
+        const r = await sb.call({}, callOpts(async (name, params, signal) => {
+          names.push(name);
+          if (name === 'fetch') {
+            entered();
+            return new Promise((_, reject) => signal.addEventListener('abort', () => { aborted(); reject(new TyError('E_ABORTED', 'cancelled')); }, { once: true }));
+          }
+          const key = (params as { key?: string }).key;
+          if (key === 'entered') await fetchEntered;
+          if (key === 'aborted') await fetchAborted; // never resolves (call timeout) unless the host request was cancelled
+          return null;
+        }, { timeoutMs: 10_000 }));
+        check(JSON.stringify(r) === '{"cred":"E_FETCH_CREDENTIALS","ab":"AbortError:E_ABORTED"}', `got ${JSON.stringify(r)}`);
+        check(JSON.stringify(names) === '["fetch","storage.get","storage.get"]', `capability requests ${JSON.stringify(names)} (the credentials URL must not reach the host)`);
+        return JSON.stringify(r);
+      } finally {
+        await sb.destroy('done');
+      }
+    },
+  },
 ];
 
 /** Store contract rows against the page's real IndexedDB. */
