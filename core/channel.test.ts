@@ -146,6 +146,9 @@ describe('SandboxChannel fails closed on protocol violations', () => {
     ['unknown capability', { v: 1, type: 'cap', id: 1, callId: 1, name: 'exec', params: {} }],
     ['result for unknown call', { v: 1, type: 'result', id: 999, ok: true, json: '1' }],
     ['non-object', 42],
+    // RPC-library style messages (path-walking SET/APPLY, as generic postMessage RPC uses) have no meaning here.
+    ['path-walking SET', { id: 'x', type: 'SET', path: ['__proto__', 'polluted'], value: { type: 'RAW', value: 1 } }],
+    ['path-walking APPLY', { id: 'y', type: 'APPLY', path: ['constructor', 'constructor'], argumentList: [] }],
   ];
   for (const [label, msg] of bad) {
     it(`${label} -> E_PROTOCOL, pending call rejected, sandbox closed`, async () => {
@@ -155,6 +158,7 @@ describe('SandboxChannel fails closed on protocol violations', () => {
       await expect(p).rejects.toMatchObject({ code: 'E_PROTOCOL' });
       expect(ch.alive).toBe(false);
       expect(port.closed).toBe(1);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
   }
 
