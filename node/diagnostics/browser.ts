@@ -25,7 +25,7 @@ export const BROWSER_GROUPS: { name: string; requirement: string; prefixes: stri
     requirement: 'A sandboxed tool in the opaque frame and worker cannot reach the page, storage or the network, cannot escape through hostile values, and is stopped and destroyed at its limits.',
     prefixes: ['sandbox frame', 'worker:', 'control:', 'origin is', 'frame:', 'host: messages', 'js-escape:', 'lifecycle', 'no request from a sandbox reached the network'],
   },
-  { name: 'mediated_fetch', requirement: 'Fetch from tool code goes through the mediated fetch: no cookies or referrer, no redirects, size cap while streaming; capability refusals carry a stable code.', prefixes: ['fetch transport', 'capabilities:'] },
+  { name: 'mediated_fetch', requirement: 'Fetch from tool code goes through the mediated fetch: no cookies or referrer, no redirects, size cap while streaming; capability refusals carry a stable code.', prefixes: ['fetch transport', 'fetch (worker)', 'capabilities:'] },
   { name: 'python_sandbox', requirement: 'Python (Pyodide) runs in the worker with the same mediated network, limits, reset and integrity checks.', prefixes: ['python:'] },
   { name: 'asking', requirement: 'Questions are shown sanitized, one at a time, with Deny focused.', prefixes: ['ask dialog'] },
   { name: 'popups', requirement: 'Popups only for trusted host tools after the gate allows them.', prefixes: ['popups'] },
