@@ -8,16 +8,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cidOfBytes } from '../../core/cid.js';
+import { oneLine, runProcess, type Ran } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'tycli.mjs');
 let tmp: string;
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /**
  * Run `node bin/tycli.mjs ARGS` with a clean environment (plus `env`) in a new session (setsid: no
@@ -25,35 +20,6 @@ interface Ran {
  */
 function tycli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Ran> {
   return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...opts.env }, opts.cwd ?? tmp);
-}
-
-function runProcess(cmd: string, args: string[], env: Record<string, string>, cwd: string): Promise<Ran> {
-  return new Promise((res, rej) => {
-    const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 60_000);
-    child.on('error', rej);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      res({ code: code ?? (signal ? 128 : -1), stdout, stderr });
-    });
-  });
-}
-
-/** The one JSON line printed with --json. */
-function oneLine(r: Ran): Record<string, unknown> {
-  const lines = r.stdout.split('\n').filter(Boolean);
-  expect(lines, `stdout: ${r.stdout} stderr: ${r.stderr}`).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, unknown>;
 }
 
 async function manifest(dir: string, name: string, source: string, extra: Record<string, unknown> = {}): Promise<string> {

@@ -1,6 +1,6 @@
 // End-to-end: `tycli diagnostics --browser` runs the browser contracts in Debian's Chromium and reports both hosts in one table; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { runProcess, type Ran } from './helpers.js';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,33 +9,9 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 let tmp: string;
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** `node BIN ARGS` in a new session with a clean environment; the whole group is killed after 120 s. */
 function tycli(bin: string, args: string[]): Promise<Ran> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [bin, '--home', join(tmp, 'home'), ...args], { cwd: tmp, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 120_000);
-    child.on('error', rej);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      res({ code: code ?? (signal ? 128 : -1), stdout, stderr });
-    });
-  });
+  return runProcess(process.execPath, [bin, '--home', join(tmp, 'home'), ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, tmp, 120_000);
 }
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 // End-to-end tests of the built-in native `python` tool through tycli (built dist/, temp homes, no terminal); test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { oneLine, runProcess, type Ran } from './helpers.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,39 +15,9 @@ const PATH = process.env.PATH ?? '/usr/bin:/bin';
 const hasPython = detectPython({ env: { PATH } }) !== undefined;
 let tmp: string;
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** `node bin/tycli.mjs ARGS` in a new session (no controlling terminal: nobody can answer a question), clean environment. */
 function tycli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: tmp, env: { PATH, HOME: tmp, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 60_000);
-    child.on('error', rej);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      res({ code: code ?? (signal ? 128 : -1), stdout, stderr });
-    });
-  });
-}
-
-function oneLine(r: Ran): Record<string, unknown> {
-  const lines = r.stdout.split('\n').filter(Boolean);
-  expect(lines, `stdout: ${r.stdout} stderr: ${r.stderr}`).toHaveLength(1);
-  return JSON.parse(lines[0]!) as Record<string, unknown>;
+  return runProcess(process.execPath, [BIN, ...args], { PATH, HOME: tmp, ...env }, tmp);
 }
 
 const home = (n: string) => join(tmp, `home-${n}`);
