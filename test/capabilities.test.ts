@@ -12,6 +12,7 @@ import { createCapabilityHandler } from '../core/capabilities.js';
 import type { CallerIdentity, MediatedFetch } from '../core/fetch/mediated.js';
 import { ToolStorage, DEFAULT_STORAGE_QUOTA } from '../core/tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from '../core/secrets.js';
+import { codeOf } from './helpers/errors.js';
 
 const never = new AbortController().signal;
 const gate: Gate = {
@@ -67,15 +68,6 @@ async function world() {
       settingsRevisionOf: async () => undefined,
     });
   return { store, registry, storage, values, grants, broker, install, handler, fetchCalls };
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return e instanceof TyError ? e.code : `not a TyError: ${String(e)}`;
-  }
-  return 'no error';
 }
 
 describe('dispatch', () => {

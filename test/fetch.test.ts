@@ -14,6 +14,7 @@ import { createMediatedFetch, type CallerIdentity, type FetchLimits } from '../c
 import { SecretBroker, SecretGrants, type SecretValues } from '../core/secrets.js';
 import { NodeFetchTransport } from '../node/fetch.js';
 import { OTHER_TEST_HOST, TEST_HOST, startHttpsServer, streamBytes, type TestHttpsServer } from './helpers/https-server.js';
+import { codeOf } from './helpers/errors.js';
 
 const cases = JSON.parse(readFileSync(new URL('./fixtures/cases/fetch-targets.json', import.meta.url), 'utf8')) as {
   refused: { url: string; kind: string }[];
@@ -68,15 +69,6 @@ async function identityFor(fetchCaps: NonNullable<ToolManifest['capabilities']>[
     capabilities: { fetch: fetchCaps, secrets },
   };
   return { name: 'fetcher', revision: await revisionId(manifest), manifest, principal: 'test:user' };
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return e instanceof TyError ? e.code : `not a TyError: ${String(e)}`;
-  }
-  return 'no error';
 }
 
 const never = new AbortController().signal;

@@ -4,6 +4,7 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate, GateRequest } from '../runtime.js';
 import { TyError } from '../errors.js';
 import { accessOf, createMediatedFetch, manifestAllowsFetch, originMatches, type CallerIdentity, type FetchTransport, type TransportRequest } from './mediated.js';
+import { codeOf } from '../../test/helpers/errors.js';
 
 const never = new AbortController().signal;
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -40,15 +41,6 @@ const allowAll = (calls: GateRequest[] = []): Gate => ({
     throw new Error('unused');
   },
 });
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return e instanceof TyError ? e.code : `not a TyError: ${String(e)}`;
-  }
-  return 'no error';
-}
 
 describe('origin patterns', () => {
   it.each([
