@@ -2,6 +2,7 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { TyError } from '../core/errors.js';
 import { checkKey, type StoreBackend } from '../core/store.js';
+import { serializeByName } from '../core/memory-store.js';
 
 interface TyDb extends DBSchema {
   /** Bytes keyed by [namespace, key]: objects (revisions), bindings, tasks, tool storage, questions... */
@@ -88,15 +89,7 @@ export class IdbStoreBackend implements StoreBackend {
   }
   async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
     if (this.#lockManager) return this.#lockManager.request(`tysandbox:${name}`, fn);
-    const prev = this.#locks.get(name) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    this.#locks.set(name, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.#locks.get(name) === tail) this.#locks.delete(name);
-    }
+    return serializeByName(this.#locks, name, fn);
   }
   /** Close the database connection. */
   close(): void {

@@ -38,14 +38,22 @@ export class MemoryStoreBackend implements StoreBackend {
     return [...(this.#logs.get(log) ?? [])];
   }
   async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#locks.get(name) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    this.#locks.set(name, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.#locks.get(name) === tail) this.#locks.delete(name);
-    }
+    return serializeByName(this.#locks, name, fn);
+  }
+}
+
+/**
+ * Run `fn` after every earlier call queued under `name` in `locks` has settled (an in-process mutex per name).
+ * Used by stores whose writers all live in one JavaScript realm.
+ */
+export async function serializeByName<T>(locks: Map<string, Promise<unknown>>, name: string, fn: () => Promise<T>): Promise<T> {
+  const prev = locks.get(name) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  locks.set(name, tail);
+  try {
+    return await run;
+  } finally {
+    if (locks.get(name) === tail) locks.delete(name);
   }
 }
