@@ -39,6 +39,20 @@ describe('tycli dispatch', () => {
     expect(seen[1]!.ctx.globals.home).toBe('/base/rel');
   });
 
+  it('--sandbox NAME names the client context of a command that takes names; a posture stays a posture', async () => {
+    seen.length = 0;
+    const serve: CliCommand[] = [{ path: ['serve'], summary: 's', usage: 'Usage: s', options: { client: { type: 'string' } }, sandboxNames: true, run: async (ctx, values, pos) => (seen.push({ ctx, values, pos }), 0) }];
+    expect(await main(['serve', '--sandbox', 'agent1'], { io: io(), commands: serve, env: {} })).toBe(0);
+    expect(seen[0]!.values).toEqual({ client: 'agent1' });
+    expect(seen[0]!.ctx.globals.sandbox).toBeUndefined();
+    expect(await main(['serve', '--sandbox', 'required'], { io: io(), commands: serve, env: {} })).toBe(0);
+    expect(seen[1]!.values).toEqual({});
+    expect(seen[1]!.ctx.globals.sandbox).toBe('required');
+    expect(await main(['serve', '--sandbox', 'a', '--client', 'b'], { io: io(), commands: serve, env: {} })).toBe(2);
+    // a command without names keeps the strict posture check
+    expect(await main(['tool', 'add', '--sandbox', 'agent1'], { io: io(), commands: fake, env: {} })).toBe(2);
+  });
+
   it('unknown commands and options are E_USAGE (exit 2) with a suggestion', async () => {
     const i = io();
     expect(await main(['tool', 'ad'], { io: i, commands: commands, env: {} })).toBe(2);

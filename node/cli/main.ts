@@ -151,7 +151,12 @@ export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.Proc
   let globals: GlobalOptions;
   try {
     const { resolveHome } = await import('../paths.js');
-    const sandbox = values.sandbox as string | undefined;
+    let sandbox = values.sandbox as string | undefined;
+    if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox) && cmd.sandboxNames) {
+      if (values.client !== undefined && values.client !== sandbox) return fail(early, 'E_USAGE', `--sandbox ${sandbox.slice(0, 40)} and --client ${String(values.client).slice(0, 40)} name two client contexts; give one`);
+      values.client = sandbox;
+      sandbox = undefined;
+    }
     if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox)) return fail(early, 'E_USAGE', `--sandbox must be auto, required or off (got "${sandbox.slice(0, 40)}")`);
     globals = {
       home: resolveHome({ home: values.home as string | undefined, env, cwd }),

@@ -40,6 +40,11 @@ export interface CliCommand {
   /** Usage text shown by --help, after the summary. */
   usage: string;
   options?: ParseArgsConfig['options'];
+  /**
+   * When true, `--sandbox NAME` with a NAME other than a posture (auto, required, off) names this command's
+   * client context instead (passed as the `client` option); `mcp serve` uses it.
+   */
+  sandboxNames?: boolean;
   /** Whether positionals are accepted (default true). */
   allowPositionals?: boolean;
   run(ctx: CliContext, values: Record<string, unknown>, positionals: string[]): Promise<number>;

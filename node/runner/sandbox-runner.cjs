@@ -133,22 +133,28 @@ function onChunk(text) {
   }
   if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
 }
-// Reads run on libuv's thread pool (fd 0 is a blocking pipe); end of input (host gone) ends the sandbox. Should
-// fd 0 be non-blocking (EAGAIN), Node's stdin stream takes over.
+// Start-up reads run on libuv's thread pool (fd 0 is a blocking pipe), which needs no stream machinery. Once the
+// tool is loaded and its first call was read, input moves to Node's stdin stream (epoll on the main thread): each
+// thread-pool read costs an extra thread hop per message (test/bench/runtime.bench.mjs, warm call), building the
+// stream costs a few ms once, after the first call's turn. Should fd 0 be non-blocking (EAGAIN), the stream takes
+// over at once. Bytes stay in one TextDecoder across the switch, so a UTF-8 sequence split between reads survives.
+// End of input (host gone) ends the sandbox.
 const decoder = new TextDecoderCtor('utf-8');
 const inBuf = BufferAllocUnsafe(256 * 1024);
+const setImmediateFn = setImmediate;
+function useStream() {
+  const stdin = proc.stdin;
+  stdin.on('data', (chunk) => onChunk(TextDecoderDecode(decoder, chunk, { stream: true })));
+  stdin.on('end', () => exitFn(0));
+}
 function readLoop() {
   fsRead(0, inBuf, 0, inBuf.length, null, (err, n) => {
-    if (err && err.code === 'EAGAIN') {
-      const stdin = proc.stdin;
-      stdin.setEncoding('utf8');
-      stdin.on('data', onChunk);
-      stdin.on('end', () => exitFn(0));
-      return;
-    }
+    if (err && err.code === 'EAGAIN') return useStream();
     if (err || n === 0) return exitFn(0);
     onChunk(TextDecoderDecode(decoder, BufferSubarray(inBuf, 0, n), { stream: true }));
-    readLoop();
+    // Nothing reads fd 0 until the stream starts: what arrives meanwhile waits in the pipe.
+    if (guest.loadState === 'loaded') setImmediateFn(useStream);
+    else readLoop();
   });
 }
 readLoop();

@@ -234,16 +234,18 @@ export function localTools(
 const serve: CliCommand = {
   path: ['mcp', 'serve'],
   summary: 'serve registered tools and bridged MCP servers to an MCP client (stdio, or HTTP on loopback)',
-  usage: `Usage: tycli mcp serve [--client NAME] [--http PORT]
+  usage: `Usage: tycli mcp serve [--sandbox NAME | --client NAME] [--http PORT]
 
 Speaks MCP on stdin/stdout (or, with --http PORT, streamable HTTP at http://127.0.0.1:PORT/mcp with a
 bearer token written 0600 to <home>/run/mcp-http.token and an Origin/Host check). Offers the active
 registered tool revisions (each call through the gate and its sandbox) and every defined server's tools
 as SERVER__TOOL. A call no server rule (--allow, --ask none) lets through is asked about through the
-gate (terminal, or 'tycli questions' / 'tycli answer'); with no one to ask it is refused. --client NAME
-names the client context the session limits count per (default "default"); principal mcp:NAME. One line
+gate (terminal, or 'tycli questions' / 'tycli answer'); with no one to ask it is refused. --sandbox NAME
+(or --client NAME) names the client context the session limits count per (default "default"); principal
+mcp:NAME. A posture value (--sandbox auto|required|off) still sets the OS isolation of local tool calls. One line
 per request (server, method, tool name; never arguments) goes to <home>/state/mcp-requests.log.`,
   options: { client: { type: 'string' }, http: { type: 'string' } },
+  sandboxNames: true,
   allowPositionals: false,
   async run(ctx: CliContext, v) {
     const client = (v.client as string | undefined) ?? 'default';
