@@ -113,3 +113,18 @@ describe('ToolRegistry', () => {
     expect(new ToolRegistry(new Store(backend)).getNative(a.revision)).toBeUndefined();
   });
 });
+
+describe('repair', () => {
+  it('adding the same manifest again replaces an altered stored copy', async () => {
+    const backend = new MemoryStoreBackend();
+    const r = new ToolRegistry(new Store(backend));
+    const a = await r.install(manifest());
+    const bytes = (await backend.get('objects', a.revision))!;
+    await backend.put('objects', a.revision, new TextEncoder().encode(new TextDecoder().decode(bytes).replace('a.x * 2', 'a.x * 9')));
+    expect(await code(r.resolve('double'))).toBe('E_INTEGRITY');
+    const again = await r.install(manifest());
+    expect(again).toMatchObject({ revision: a.revision, created: false, repaired: true });
+    expect((await r.resolve('double')).manifest.execution).toMatchObject({ source: 'export default async (a) => a.x * 2;' });
+    expect(await r.install(manifest())).toMatchObject({ created: false, repaired: false });
+  });
+});

@@ -70,14 +70,14 @@ export class ToolRegistry {
   constructor(readonly store: Store) {}
 
   /**
-   * Validate, hash and store a manifest; activate it when the name has no binding yet.
+   * Validate, hash and store a manifest; activate it when the name has no binding yet. Installing a manifest
+   * whose stored copy was altered replaces the bad copy (`repaired`).
    * @throws TyError E_INVALID_MANIFEST
    */
-  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean }> {
+  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean }> {
     const manifest = parseManifest(input);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
-    const existed = (await this.store.backend.get('objects', await revisionId(manifest))) !== undefined;
-    const revision = await this.store.putObject(bytes);
+    const { cid: revision, created, repaired } = await this.store.putObjectChecked(bytes);
     let activated = false;
     await this.store.update<Binding>('bindings', manifest.name, (b) => {
       const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
@@ -88,7 +88,7 @@ export class ToolRegistry {
       }
       return next;
     });
-    return { revision, manifest, created: !existed, activated };
+    return { revision, manifest, created, activated, repaired };
   }
 
   /**

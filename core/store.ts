@@ -42,12 +42,22 @@ const enc = new TextEncoder();
 export class Store {
   constructor(readonly backend: StoreBackend) {}
 
-  /** Store canonical document bytes under their CID; idempotent. Returns the CID. */
-  async putObject(bytes: Uint8Array): Promise<string> {
+  /**
+   * Store canonical document bytes under their CID; idempotent. An existing entry that no longer hashes to
+   * its CID (altered or corrupt) is replaced, so adding the same document again repairs it.
+   * @returns the CID and whether bytes were written (`created`: absent before; `repaired`: replaced a bad entry).
+   */
+  async putObjectChecked(bytes: Uint8Array): Promise<{ cid: string; created: boolean; repaired: boolean }> {
     const cid = await cidOfBytes(bytes);
     const existing = await this.backend.get('objects', cid);
-    if (existing === undefined) await this.backend.put('objects', cid, bytes);
-    return cid;
+    if (existing !== undefined && (await cidOfBytes(existing)) === cid) return { cid, created: false, repaired: false };
+    await this.backend.put('objects', cid, bytes);
+    return { cid, created: existing === undefined, repaired: existing !== undefined };
+  }
+
+  /** putObjectChecked, returning the CID only. */
+  async putObject(bytes: Uint8Array): Promise<string> {
+    return (await this.putObjectChecked(bytes)).cid;
   }
 
   /**
@@ -59,7 +69,7 @@ export class Store {
     const bytes = await this.backend.get('objects', cid);
     if (bytes === undefined) return undefined;
     const actual = await cidOfBytes(bytes);
-    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Remove it and add the tool again.`);
+    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Add the same manifest again (tycli tool add MANIFEST.json) to repair it.`);
     return bytes;
   }
 

@@ -14,8 +14,13 @@ export type RevisionId = z.infer<typeof RevisionIdSchema>;
 /** A JSON Schema object (draft 2020-12); validated structurally by ajv at install time, not here. */
 export const JsonSchemaSchema = z.record(z.string(), z.unknown());
 
-/** An origin as used in capability requests and rules: `https://host[:port]` or `https://*.example.com`. */
-export const OriginPatternSchema = z.string().regex(/^https:\/\/(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i, 'an origin is https://host[:port] or https://*.domain');
+/**
+ * An origin as used in capability requests and rules: `https://host[:port]`, `https://[IPv6]:port` or
+ * `https://*.example.com`.
+ */
+export const OriginPatternSchema = z
+  .string()
+  .regex(/^https:\/\/((\*\.)?[a-z0-9.-]+|\[[0-9a-f:.]{2,45}\])(:\d{1,5})?$/i, 'an origin is https://host[:port], https://[IPv6][:port] or https://*.domain');
 
 /** Capabilities a revision requests: an upper bound; grants still come from rules or a person. */
 export const RequestedCapabilitiesSchema = z.strictObject({

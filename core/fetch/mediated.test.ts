@@ -5,6 +5,7 @@ import type { Gate, GateRequest } from '../runtime.js';
 import { TyError } from '../errors.js';
 import { accessOf, createMediatedFetch, manifestAllowsFetch, originMatches, type CallerIdentity, type FetchTransport, type TransportRequest } from './mediated.js';
 import { codeOf } from '../../test/helpers/errors.js';
+import { OriginPatternSchema } from '../../protocol/manifest.js';
 
 const never = new AbortController().signal;
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -54,8 +55,18 @@ describe('origin patterns', () => {
     ['https://*.example.com', 'https://badexample.com', false],
     ['https://*.example.com', 'https://a.example.com.evil.io', false],
     ['https://api.example.com', 'http://api.example.com', false],
+    ['https://[2606:4700::1111]', 'https://[2606:4700:0:0::1111]', true],
+    ['https://[2606:4700::1111]:8443', 'https://[2606:4700::1111]:8443', true],
+    ['https://[2606:4700::1111]', 'https://[2606:4700::1112]', false],
   ])('%s vs %s -> %s', (p, o, want) => {
     expect(originMatches(p, new URL(o).origin)).toBe(want);
+  });
+  it('a manifest may request an IPv6 literal origin, and nothing looser', () => {
+    expect(OriginPatternSchema.safeParse('https://[2606:4700::1111]').success).toBe(true);
+    expect(OriginPatternSchema.safeParse('https://[2606:4700::1111]:8443').success).toBe(true);
+    for (const bad of ['https://[2606:4700::1111', 'https://*.[::1]', 'https://[::1]/x', 'http://[::1]', 'https://[zz::1]']) {
+      expect(OriginPatternSchema.safeParse(bad).success, bad).toBe(false);
+    }
   });
   it('access classes', () => {
     expect(['GET', 'HEAD', 'OPTIONS'].map(accessOf)).toEqual(['read', 'read', 'read']);

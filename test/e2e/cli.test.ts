@@ -273,7 +273,10 @@ describe('tycli run', () => {
   it('tool code is wrapped by the OS sandbox by default (no host network); --sandbox off is the engine alone', async () => {
     const { probeSandbox } = await import('../../node/os-sandbox/probe.js');
     const probe = await probeSandbox();
-    const server = createServer((sock) => sock.end('hello'));
+    const server = createServer((sock) => {
+      sock.on('error', () => undefined); // a peer reset is not what this test is about
+      sock.end('hello');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     try {

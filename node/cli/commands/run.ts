@@ -86,7 +86,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     let timeoutMs: number | undefined;
     if (v.timeout !== undefined) {
       const t = String(v.timeout);
-      if (!/^[1-9][0-9]{0,9}$/.test(t)) usage(`--timeout takes a whole number of milliseconds (got "${t.slice(0, 40)}")`);
+      if (!/^[1-9][0-9]{0,15}$/.test(t)) usage(`--timeout takes a whole number of milliseconds (got "${t.slice(0, 40)}")`);
       timeoutMs = Number(t);
     }
     const args = await buildArgs(ctx, v.args as string | undefined, (v['arg-file'] as string[] | undefined) ?? []);

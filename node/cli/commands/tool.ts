@@ -78,11 +78,11 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
     const host = await openHost(ctx);
     try {
       const r = await host.registry.install(manifest);
-      if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated });
+      if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated, repaired: r.repaired });
       else {
         out(ctx, r.revision);
         const binding = (await host.registry.resolve(r.manifest.name)).revision;
-        note(ctx, `${r.created ? 'added' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
+        note(ctx, `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
       }
       return 0;
     } finally {
