@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { ErrorCodeSchema } from '../protocol/errors.js';
 import { TyError } from './errors.js';
 import type { Store } from './store.js';
+import { sanitizeInline } from './text.js';
+import { traceText, type Trace } from './permissions.js';
 
 export const AUDIT_LOG = 'audit';
 export const WITHHELD = '<withheld>';
@@ -123,9 +125,14 @@ export function parseSince(value: string, now: number): number {
   throw new TyError('E_USAGE', `--since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
 }
 
-/** One human-readable line for a record. */
+/**
+ * One human-readable line for a record. Every field is made inert (core/text.ts sanitizeInline: controls,
+ * ESC/OSC, bidi, zero-width and other invisible code points shown as visible escapes), whatever the output
+ * is, because tool, server and target names come from tools and MCP servers.
+ */
 export function formatAuditRecord(r: AuditRecord): string {
-  const what = r.kind === 'tool' ? 'call' : `${r.kind}${r.access ? `:${r.access}` : ''}${r.target ? ` ${r.target}` : ''}`;
-  const by = `${r.list} ${r.rule} [${r.scope}]${r.channel ? ` via ${r.channel}` : ''}`;
-  return `${r.time} ${r.decision.toUpperCase()} ${r.principal} ${r.tool}@${r.revision.slice(0, 16)}… ${what} by ${by} -> ${r.outcome}${r.code ? ` ${r.code}` : ''} (${Math.round(r.durationMs)} ms)`;
+  const f = (v: string | number | undefined): string => sanitizeInline(String(v ?? ''));
+  const what = r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
+  const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
+  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(r.revision.slice(0, 16))}… ${what} by ${by} -> ${f(r.outcome)}${r.code ? ` ${f(r.code)}` : ''} (${Math.round(r.durationMs)} ms)`;
 }

@@ -9,6 +9,7 @@ import { compileDrafts } from './tasks.js';
 import { createMediatedFetch, type CallerIdentity, type FetchLimits, type FetchTransport, type MediatedFetch } from './fetch/mediated.js';
 import { ToolStorage } from './tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
+import { StoreAuditLog, type AuditSink } from './audit.js';
 
 export interface CapabilityDeps {
   /** The exact revision the sandbox was started for (from the host's record, never from a message). */
@@ -120,15 +121,17 @@ export interface CapabilityFactoryOptions {
   secretValues?: SecretValues;
   fetchLimits?: Partial<FetchLimits>;
   settingsRevisionOf?: CapabilityDeps['settingsRevisionOf'];
+  /** Where secret uses are audited (default: the store's audit log, core/audit.ts StoreAuditLog). */
+  audit?: AuditSink;
 }
 
 /**
  * Wire every capability for a host: one mediated fetch, per-revision storage and secret grants in `store`,
- * subtasks compiled against `registry`. Returns the `(identity) => CapabilityHandler` factory the invoker
+ * subtasks compiled against `registry`, every secret use audited (`audit`). Returns the `(identity) => CapabilityHandler` factory the invoker
  * takes (core/invoke.ts InvokerOptions.capabilities).
  */
 export function capabilityFactory(o: CapabilityFactoryOptions): (identity: CallerIdentity) => CapabilityHandler {
-  const broker = o.secretValues ? new SecretBroker(new SecretGrants(o.store), o.secretValues) : undefined;
+  const broker = o.secretValues ? new SecretBroker(new SecretGrants(o.store), o.secretValues, { audit: o.audit ?? new StoreAuditLog(o.store) }) : undefined;
   const fetch = createMediatedFetch({ gate: o.gate, transport: o.transport, ...(broker ? { secrets: broker } : {}), ...(o.fetchLimits ? { limits: o.fetchLimits } : {}) });
   const storage = new ToolStorage(o.store);
   return (identity) =>

@@ -4,7 +4,7 @@ import type { ErrorCode } from '../protocol/errors.js';
 import type { Gate, GateRequest, Question } from './runtime.js';
 import type { Asker, AskOutcome } from './ask.js';
 import type { Store } from './store.js';
-import { decide, decisionCovers, parseMatcher, suggestRule, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
+import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
 import { storeKeyFor, type PauseTracker } from './pause.js';
 
@@ -147,6 +147,10 @@ export interface GateDeps {
 type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string };
 
 const MAX_HOOK_INPUT = 1024 * 1024;
+/** Most lines of a request's preview shown in a question. */
+export const PREVIEW_LINES = 6;
+/** Characters of a preview kept after secret scrubbing, before display (each line is then cut at 600 on display). */
+const MAX_PREVIEW_CHARS = 64 * 1024;
 const MAX_HOOK_RESULT = 256 * 1024;
 
 /** Keep printable text: drop C0/C1 controls (but newline and tab), bidi and zero-width marks; cap length. */
@@ -373,7 +377,7 @@ export class PermissionGate implements Gate {
       case 'remembered':
         return `${describe(req)} is denied by an ${d.trace.scope} answer "no"; a person can revoke it (tycli permissions revoke ${req.toolName})`;
       default:
-        return `${describe(req)} is denied by the ${d.trace.list} rule ${d.trace.rule} in ${where(d.trace)}`;
+        return `${describe(req)} is denied by ${traceText(d.trace)} in ${where(d.trace)}`;
     }
   }
 
@@ -393,7 +397,8 @@ export class PermissionGate implements Gate {
         `principal: ${req.principal}`,
         `capability: ${req.kind}${req.access ? ` (${req.access})` : ''}`,
         ...(req.target !== undefined ? [`target: ${req.target}`] : []),
-        `asked because: ${d.trace.list} ${d.trace.rule} (${d.trace.scope})`,
+        `asked because: ${traceText(d.trace)} (${d.trace.scope})`,
+        ...this.#previewLines(req),
       ],
       scopes: d.alwaysAsk ? ['once'] : ['once', 'session', 'permanent'],
     };
@@ -420,6 +425,18 @@ export class PermissionGate implements Gate {
       : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason}); ${how}` };
     if (channel !== undefined) v.channel = channel;
     return v;
+  }
+
+  /** The request's preview for the question: known secret values withheld, at most PREVIEW_LINES lines (each cut at 600 on display). */
+  #previewLines(req: GateRequest): string[] {
+    if (typeof req.preview !== 'string' || req.preview.length === 0) return [];
+    // Scrub before cutting, so a cut never leaves part of a secret value behind.
+    // A preview is often JSON: withhold each value also in its JSON-escaped form (quotes, backslashes, controls).
+    const secrets = this.#secrets();
+    const clean = scrub(req.preview, [...secrets, ...secrets.map((x) => JSON.stringify(x).slice(1, -1))]);
+    const lines = (clean.length > MAX_PREVIEW_CHARS ? `${clean.slice(0, MAX_PREVIEW_CHARS)}…` : clean).split(/\r?\n/);
+    if (lines.length <= PREVIEW_LINES) return lines;
+    return [...lines.slice(0, PREVIEW_LINES - 1), `… [cut: ${lines.length - (PREVIEW_LINES - 1)} more lines]`];
   }
 
   #stored(req: GateRequest, allow: boolean, scope: 'session' | 'permanent', channel: string | undefined): StoredDecision {

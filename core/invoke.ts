@@ -91,7 +91,9 @@ export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, ma
  * JSON data, at most `outputBytes` serialized (E_OUTPUT_LIMIT), matching `outputSchema` when present.
  * When the tool fails by letting a capability refusal of this call propagate (E_TOOL_FAILED whose
  * `data.toolCode` equals the code the host refused with), the host's refusal is reported instead; a code
- * merely claimed by the tool is never promoted.
+ * merely claimed by the tool is never promoted. The promotion and the result checks run inside the gate's
+ * execute step, so the audit record carries the same code the caller gets. The question shown to a person
+ * carries the arguments as one JSON line (`GateRequest.preview`; the gate withholds known secret values).
  */
 export class Invoker {
   readonly #o: InvokerOptions;
@@ -125,17 +127,28 @@ export class Invoker {
           throw e;
         }
       };
-      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args } };
-      const execute = () => this.#execute(identity, args, limits, onCapability, opts);
-      const { value, feedback } = this.#o.gate ? await this.#o.gate.run(req, execute) : { value: await execute(), feedback: undefined };
-
-      const result = this.#checkResult(value, limits);
-      if (tool.manifest.outputSchema) this.#validator.validateResult(tool.revision, tool.manifest.outputSchema, result);
+      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args }, preview: `arguments: ${JSON.stringify(args)}` };
+      // Everything that decides the caller's outcome happens inside `execute`, so the gate's audit record and
+      // post-hooks see the same code the caller gets: the host's refusal when the tool let one propagate, and
+      // result checks (E_OUTPUT_LIMIT, outputSchema).
+      const execute = async (): Promise<unknown> => {
+        let value: unknown;
+        try {
+          value = await this.#execute(identity, args, limits, onCapability, opts);
+        } catch (e) {
+          const err = toTyError(e, 'E_TOOL_FAILED');
+          // The tool let a capability refusal propagate: report the host's refusal (code and message).
+          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this refusal)`);
+          throw e;
+        }
+        const result = this.#checkResult(value, limits);
+        if (tool.manifest.outputSchema) this.#validator.validateResult(tool.revision, tool.manifest.outputSchema, result);
+        return result;
+      };
+      const { value: result, feedback } = this.#o.gate ? await this.#o.gate.run(req, execute) : { value: await execute(), feedback: undefined };
       return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
     } catch (e) {
-      let err = toTyError(e, 'E_TOOL_FAILED');
-      // The tool let a capability refusal propagate: report the host's refusal (code and message).
-      if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) err = new TyError(refused.code, `${refused.message} (the tool did not handle this refusal)`);
+      const err = toTyError(e, 'E_TOOL_FAILED');
       const error = { code: err.code, message: err.message };
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }

@@ -326,6 +326,17 @@ export interface Trace {
   source?: string;
 }
 
+/**
+ * A trace as one phrase for people (questions, audit lines, messages): rule lists read `allow fetch(...)`;
+ * other sources whose rule text already names them (`mode standard`, `manifest upper bound`, hook labels)
+ * are shown once, never `mode mode standard`.
+ */
+export function traceText(t: Pick<Trace, 'list' | 'rule'>): string {
+  if ((RULE_LISTS as readonly string[]).includes(t.list)) return `${t.list} rule ${t.rule}`;
+  if (t.rule === t.list || t.rule.startsWith(`${t.list} `) || t.list === 'hook') return t.rule;
+  return `${t.list}: ${t.rule}`;
+}
+
 export interface PolicyDecision {
   effect: 'allow' | 'deny' | 'ask';
   trace: Trace;

@@ -100,6 +100,12 @@ export interface GateRequest {
   hints?: Question['hints'];
   /** Passed to hooks only (never audited, never secret values). */
   hookPayload?: unknown;
+  /**
+   * Shown to the person in the approval question only (e.g. the call's arguments as one JSON line): the
+   * gate withholds known secret values, shows at most 6 lines, each sanitized and cut at 600 characters
+   * (core/text.ts). Never audited, never given to hooks.
+   */
+  preview?: string;
   /** What the manifest requested: the upper bound for capability grants. */
   requested?: boolean;
 }

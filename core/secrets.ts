@@ -4,6 +4,7 @@ import type { Store } from './store.js';
 import type { CallerIdentity, HeaderSecrets } from './fetch/mediated.js';
 import { originMatches } from './fetch/mediated.js';
 import { OriginPatternSchema, RevisionIdSchema, ToolNameSchema } from '../protocol/manifest.js';
+import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from './audit.js';
 
 /** Secret names: 1-64 of `[A-Za-z0-9_.-]`, not starting with "." (the manifest's `capabilities.secrets` rule). */
 export const SECRET_NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/;
@@ -108,29 +109,106 @@ export class SecretGrants {
   }
 }
 
+/** Where the broker records each secret use, and its clock (ms since the epoch; injected for tests). */
+export interface SecretAuditOptions {
+  audit: AuditSink;
+  clock?: () => number;
+}
+
+/** Why a secret use was refused: the audit `list` and `rule` (never the value). */
+class SecretRefusal extends TyError {
+  constructor(
+    message: string,
+    readonly list: string,
+    readonly rule: string,
+  ) {
+    super('E_SECRET_DENIED', message);
+  }
+}
+
 /**
  * What tool code reaches: `getSecret` and header substitution, each checked against the caller's exact
  * revision, the manifest's `capabilities.secrets` (upper bound) and the grant records. Error messages name
  * the secret, never its value.
+ *
+ * Every use is audited when an audit sink is given: one record per secret name and use, kind `secret`,
+ * target = the secret name (`NAME` for getSecret, `NAME -> https://origin` for a header placeholder),
+ * decision allow/deny, list `grant` with the grant that allowed it or the list that refused it (`manifest`,
+ * `grant`, `value`, `input`), outcome granted/denied. The value is never recorded. The broker records
+ * directly (it does not go through the permission gate): a grant made with `tycli secret grant` is already
+ * the person's decision, so a granted secret never asks a question, in any mode. If the record cannot be
+ * written the use fails (E_STORE) and no value is released.
  */
 export class SecretBroker implements HeaderSecrets {
-  constructor(readonly grants: SecretGrants, readonly values: SecretValues) {}
+  readonly #audit: SecretAuditOptions | undefined;
+  constructor(
+    readonly grants: SecretGrants,
+    readonly values: SecretValues,
+    audit?: SecretAuditOptions,
+  ) {
+    this.#audit = audit;
+  }
 
-  #deny(name: string, why: string): never {
-    throw new TyError('E_SECRET_DENIED', `secret "${name}" ${why}`);
+  #deny(name: string, why: string, list = 'grant', rule = 'no grant'): never {
+    throw new SecretRefusal(`secret "${name}" ${why}`, list, rule);
+  }
+
+  async #record(identity: CallerIdentity, target: string, t0: number, ok: { list: string; rule: string } | SecretRefusal | TyError): Promise<void> {
+    if (!this.#audit) return;
+    const now = this.#audit.clock ?? (() => Date.now());
+    const cut = (v: string) => (v.length > AUDIT_FIELD_MAX ? `${v.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : v);
+    const allowed = !(ok instanceof TyError);
+    const rec: AuditRecord = {
+      v: 1,
+      time: new Date(now()).toISOString(),
+      principal: cut(identity.principal),
+      tool: cut(identity.name),
+      revision: cut(identity.revision),
+      kind: 'secret',
+      target: cut(target),
+      access: 'read',
+      decision: allowed ? 'allow' : 'deny',
+      list: ok instanceof SecretRefusal || allowed ? ok.list : 'error',
+      rule: cut(ok instanceof SecretRefusal || allowed ? ok.rule : ok.message),
+      scope: 'secret-grants',
+      durationMs: Math.max(0, now() - t0),
+      outcome: allowed ? 'granted' : 'denied',
+    };
+    if (!allowed) rec.code = ok.code;
+    try {
+      await this.#audit.audit.append(rec);
+    } catch {
+      throw new TyError('E_STORE', `the audit record for secret "${target.slice(0, 64)}" could not be written; the secret was not used`);
+    }
+  }
+
+  /** Run one audited use: record the refusal (and rethrow) or the grant (then return). */
+  async #audited<T>(identity: CallerIdentity, target: string, fn: () => Promise<{ value: T; grant: SecretGrant; name: string }>): Promise<T> {
+    const t0 = (this.#audit?.clock ?? (() => Date.now()))();
+    let r: { value: T; grant: SecretGrant; name: string };
+    try {
+      r = await fn();
+    } catch (e) {
+      const te = e instanceof TyError ? e : new TyError('E_SECRET_DENIED', 'the secret could not be read');
+      await this.#record(identity, target, t0, te);
+      throw te instanceof SecretRefusal ? new TyError(te.code, te.message) : te;
+    }
+    const g = r.grant;
+    await this.#record(identity, target, t0, { list: 'grant', rule: `secret grant ${r.name} to ${g.tool}@${g.revision}${g.origins.length ? ` for ${g.origins.join(', ')}` : ''}` });
+    return r.value;
   }
 
   async #grantFor(identity: CallerIdentity, name: string): Promise<SecretGrant> {
-    if (!SECRET_NAME_RE.test(name)) this.#deny(name.slice(0, 64), 'is not a valid secret name');
-    if (!(identity.manifest.capabilities?.secrets ?? []).includes(name)) this.#deny(name, `is not declared in ${identity.name}'s manifest (capabilities.secrets)`);
+    if (!SECRET_NAME_RE.test(name)) this.#deny(name.slice(0, 64), 'is not a valid secret name', 'input', 'invalid secret name');
+    if (!(identity.manifest.capabilities?.secrets ?? []).includes(name)) this.#deny(name, `is not declared in ${identity.name}'s manifest (capabilities.secrets)`, 'manifest', 'manifest upper bound');
     const grant = (await this.grants.grantsOf(name)).find((g) => g.tool === identity.name && g.revision === identity.revision);
-    if (!grant) this.#deny(name, `is not granted to ${identity.name}@${identity.revision} (tycli secret grant ${name} --tool ${identity.name}@${identity.revision})`);
+    if (!grant) this.#deny(name, `is not granted to ${identity.name}@${identity.revision} (tycli secret grant ${name} --tool ${identity.name}@${identity.revision})`, 'grant', 'no grant to this revision');
     return grant;
   }
 
   async #value(name: string): Promise<string> {
     const v = await this.values.get(name);
-    if (v === undefined) this.#deny(name, 'has no value set (tycli secret set ' + name + ')');
+    if (v === undefined) this.#deny(name, 'has no value set (tycli secret set ' + name + ')', 'value', 'no value set');
     return v;
   }
 
@@ -139,10 +217,13 @@ export class SecretBroker implements HeaderSecrets {
    * @throws TyError E_SECRET_DENIED (not declared, not granted to this exact revision, origin-restricted, or unset)
    */
   async getSecret(identity: CallerIdentity, name: unknown): Promise<string> {
-    if (typeof name !== 'string') this.#deny('?', 'name must be a string');
-    const grant = await this.#grantFor(identity, name);
-    if (grant.origins.length > 0) this.#deny(name, `is granted for header use with ${grant.origins.join(', ')} only; use a {{secret:${name}}} header placeholder`);
-    return this.#value(name);
+    const target = typeof name === 'string' ? name.slice(0, 128) : '?';
+    return this.#audited(identity, target, async () => {
+      if (typeof name !== 'string') this.#deny('?', 'name must be a string', 'input', 'secret name is not a string');
+      const grant = await this.#grantFor(identity, name);
+      if (grant.origins.length > 0) this.#deny(name, `is granted for header use with ${grant.origins.join(', ')} only; use a {{secret:${name}}} header placeholder`, 'grant', `header-only grant for ${grant.origins.join(', ')}`);
+      return { value: await this.#value(name), grant, name };
+    });
   }
 
   /**
@@ -156,15 +237,20 @@ export class SecretBroker implements HeaderSecrets {
     for (const [k, v] of headers) {
       const names = [...v.matchAll(PLACEHOLDER_RE)].map((m) => m[1] ?? '');
       if (names.length === 0) {
-        if (v.includes('{{secret:')) this.#deny('?', 'placeholder is malformed');
+        if (v.includes('{{secret:')) await this.#audited(identity, `? -> ${origin}`, async () => this.#deny('?', 'placeholder is malformed', 'input', 'malformed placeholder'));
         out.push([k, v]);
         continue;
       }
       const values = new Map<string, string>();
       for (const name of names) {
-        const grant = await this.#grantFor(identity, name);
-        if (!grant.origins.some((p) => originMatches(p, origin))) this.#deny(name, `is not granted for ${origin}`);
-        values.set(name, await this.#value(name));
+        const value = await this.#audited(identity, `${name.slice(0, 128)} -> ${origin}`, async () => {
+          const grant = await this.#grantFor(identity, name);
+          if (!grant.origins.some((p) => originMatches(p, origin))) this.#deny(name, `is not granted for ${origin}`, 'grant', `grant does not cover ${origin}`);
+          const value = await this.#value(name);
+          if (/[\r\n\0]/.test(value)) this.#deny(name, 'value cannot be used in a header (line break or NUL)', 'value', 'value has a line break or NUL');
+          return { value, grant, name };
+        });
+        values.set(name, value);
       }
       const replaced = v.replace(PLACEHOLDER_RE, (_m, n: string) => values.get(n) ?? '');
       if (/[\r\n\0]/.test(replaced)) this.#deny(names[0] ?? '?', 'value cannot be used in a header (line break or NUL)');

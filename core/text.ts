@@ -125,6 +125,24 @@ function sourceCodePointsOf(line: string, tokenCount: number): number {
   return consumed;
 }
 
+const HIDDEN_ALL = new RegExp(HIDDEN.source, 'gu');
+
+/**
+ * JSON.stringify(value) with every hidden code point (the HIDDEN set above: controls incl. DEL and C1,
+ * bidi, zero-width, U+2028/2029, tags, private use, ...) written as `\uXXXX` escapes (astral ones as
+ * an escaped surrogate pair), so the text is pure inert JSON wherever it is shown (RFC 8259 section 7
+ * allows any character escaped). Parses back to the same value. @throws TypeError like JSON.stringify.
+ */
+export function inertJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (typeof text !== 'string') return 'null';
+  return text.replace(HIDDEN_ALL, (ch) => {
+    let out = '';
+    for (let i = 0; i < ch.length; i++) out += `\\u${hex(ch.charCodeAt(i), 4)}`;
+    return out;
+  });
+}
+
 /** Sanitize a one-line field (title, rule): every line joined with the visible separator ` ⏎ `. */
 export function sanitizeInline(text: string): string {
   return sanitizeForDisplay(text).join(' ⏎ ');

@@ -84,6 +84,11 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     const { loadSettings } = await import('./settings.js');
     const g = opts.globals ?? {};
     settings = await loadSettings({ home: paths.home, cwd: opts.cwd ?? process.cwd(), flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
+    // Project/local files that weaken isolation or policy: one line each on stderr, every run (paths made inert).
+    if (opts.io && settings.warnings.length > 0) {
+      const { sanitizeInline } = await import('../core/text.js');
+      for (const w of settings.warnings) opts.io.stderr.write(`${sanitizeInline(w)}\n`);
+    }
     return settings;
   };
   const hostAsker = async (): Promise<Asker> => {
@@ -182,7 +187,9 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
   const gate =
     opts.gate ??
     createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
-  const broker = new SecretBroker(new SecretGrants(store), secretsFile);
+  // Secret uses are audited by the broker itself (core/secrets.ts): a grant is already a person's decision, so no question.
+  const { StoreAuditLog } = await import('../core/audit.js');
+  const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store, withheld) });
   const transport = new NodeFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
   const storage = new ToolStorage(store);

@@ -1,5 +1,5 @@
 // Loads and validates the user, project and local settings files, merges them with flags, builds the CLI gate; Node host, trusted side.
-import { readFile, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -109,23 +109,56 @@ export function parseSettings(value: unknown, file: string): Settings {
   throw new TyError('E_INVALID_SETTINGS', `invalid settings file ${file}: ${parts.join('; ')}`, { file, field: first ?? '(top level)' });
 }
 
+/** Who the current process runs as, or undefined where the platform has no uids (Windows). */
+function currentUid(): number | undefined {
+  return typeof process.getuid === 'function' ? process.getuid() : undefined;
+}
+
 /**
- * Read and validate one settings file; undefined when it does not exist.
- * @throws TyError E_INVALID_SETTINGS (unreadable, too large, not JSON, not an object, schema errors).
+ * Why a settings file or its folder must not be trusted, or undefined when it may: owned by a user other
+ * than the current user or root, or writable by group or others (anyone who can write it can switch off
+ * the sandbox or run hooks as this user). Skipped where the platform has no uids.
+ */
+export function untrustedReason(st: { uid: number; mode: number }, uid: number | undefined = currentUid()): string | undefined {
+  if (uid === undefined) return undefined;
+  if (st.uid !== uid && st.uid !== 0) return `it is owned by uid ${st.uid}, not by the current user (uid ${uid}) or root`;
+  if ((st.mode & 0o022) !== 0) return `it is writable by ${(st.mode & 0o020) !== 0 ? 'group' : ''}${(st.mode & 0o022) === 0o022 ? ' and ' : ''}${(st.mode & 0o002) !== 0 ? 'others' : ''} (mode ${(st.mode & 0o777).toString(8).padStart(3, '0')})`;
+  return undefined;
+}
+
+function refuseUntrusted(what: string, path: string, why: string): never {
+  throw new TyError('E_INVALID_SETTINGS', `${what} ${path} is not trusted: ${why}; settings are only read from files the current user owns and only they can write (fix: chown to yourself and chmod go-w, or remove it)`, { file: path, field: '(owner)' });
+}
+
+/**
+ * Read and validate one settings file; undefined when it does not exist. The file is opened once and
+ * its owner and mode checked on the open descriptor (untrustedReason), so it cannot be swapped between
+ * the check and the read.
+ * @throws TyError E_INVALID_SETTINGS (not trusted: other owner or group/other-writable; unreadable, too
+ *   large, not JSON, not an object, schema errors).
  */
 export async function readSettingsFile(file: string): Promise<Settings | undefined> {
   let text: string;
   try {
-    const st = await stat(file);
-    if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
-    if (st.size > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
-    text = await readFile(file, 'utf8');
+    const fh = await open(file, 'r');
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
+      const why = untrustedReason(st);
+      if (why !== undefined) refuseUntrusted('settings file', file, why);
+      if (st.size > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
+      text = await fh.readFile('utf8');
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
     if (e instanceof TyError) throw e;
     const code = (e as { code?: unknown }).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'EISDIR') throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
     throw new TyError('E_INVALID_SETTINGS', `settings file ${file} cannot be read (${String(code ?? 'error')})`, { file, field: '(file)' });
   }
+  if (text.length > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
   let json: unknown;
   try {
     json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -136,6 +169,30 @@ export async function readSettingsFile(file: string): Promise<Settings | undefin
     throw new TyError('E_INVALID_SETTINGS', `settings file ${file} must hold one JSON object`, { file, field: '(top level)' });
   }
   return parseSettings(json, file);
+}
+
+/** What a project or local file sets that weakens isolation or policy (empty when nothing). */
+export function weakeningsOf(s: Settings): string[] {
+  const out: string[] = [];
+  if (s.sandbox === 'off') out.push('sandbox "off"');
+  if (s.permissions?.mode === 'unrestricted') out.push('permissions.mode "unrestricted"');
+  const allow = s.permissions?.allow?.length ?? 0;
+  if (allow > 0) out.push(`${allow} permissions.allow rule${allow === 1 ? '' : 's'}`);
+  const hooks = (['preToolUse', 'postToolUse', 'permissionRequest'] as const).filter((e) => (s.hooks?.[e]?.length ?? 0) > 0);
+  if (hooks.length > 0) out.push(`hooks that run shell commands as you (${hooks.map((e) => `${e}: ${s.hooks?.[e]?.length}`).join(', ')})`);
+  return out;
+}
+
+/** Refuse a project `.tycli` folder someone else controls (untrustedReason). @throws TyError E_INVALID_SETTINGS */
+async function checkProjectDir(dir: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(dir);
+  } catch {
+    return; // gone: the files inside are then absent too
+  }
+  const why = untrustedReason(st);
+  if (why !== undefined) refuseUntrusted('settings folder', dir, why);
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -207,6 +264,11 @@ export interface LoadedSettings {
   sandbox?: 'auto' | 'required' | 'off';
   runtime?: 'node' | 'deno';
   pause: PauseConfig;
+  /**
+   * One line per project or local file that weakens isolation or policy (sandbox off, mode unrestricted,
+   * allow rules, hooks), naming the file and what it sets. The CLI prints them on stderr (node/host.ts).
+   */
+  warnings: string[];
 }
 
 export interface LoadOptions {
@@ -222,8 +284,10 @@ export interface LoadOptions {
 }
 
 /**
- * Load, validate and merge every scope. Nothing is skipped silently: an invalid file is an error.
- * @throws TyError E_INVALID_SETTINGS naming the file and field; E_USAGE for a bad --allow/--deny/--mode.
+ * Load, validate and merge every scope. Nothing is skipped silently: an invalid file is an error, and so
+ * is a settings file or project `.tycli` folder owned by another user (not root) or writable by group or
+ * others. Project and local files that weaken isolation or policy are reported in `warnings`.
+ * @throws TyError E_INVALID_SETTINGS naming the file and field (or the reason it is not trusted); E_USAGE for a bad --allow/--deny/--mode.
  */
 export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const where = await settingsFiles(opts);
@@ -239,11 +303,17 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   let sandbox: LoadedSettings['sandbox'];
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
+  const warnings: string[] = [];
+  if (where.projectRoot !== undefined) await checkProjectDir(join(where.projectRoot, PROJECT_DIR));
   for (const [scope, path] of order) {
     if (path === undefined) continue;
     const s = await readSettingsFile(path);
     files.push({ scope, path, present: s !== undefined });
     if (!s) continue;
+    if (scope !== 'user') {
+      const weak = weakeningsOf(s);
+      if (weak.length > 0) warnings.push(`warning: ${scope} settings ${path} sets ${weak.join(', ')}; review it if you did not write it`);
+    }
     if (s.permissions) sets.push({ scope, source: path, ...s.permissions });
     for (const event of ['preToolUse', 'postToolUse', 'permissionRequest'] as const) {
       (s.hooks?.[event] ?? []).forEach((h, index) => hooks[event].push({ event, matcher: h.matcher, command: h.command, timeoutMs: h.timeoutMs, scope, source: path, index }));
@@ -264,7 +334,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     sets.push(flags);
   }
   const policy = compilePolicy(sets);
-  const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, pause };
+  const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, pause, warnings };
   if (where.projectRoot !== undefined) out.projectRoot = where.projectRoot;
   if (sandbox !== undefined) out.sandbox = sandbox;
   if (runtime !== undefined) out.runtime = runtime;

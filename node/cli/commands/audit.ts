@@ -1,6 +1,6 @@
 // tycli audit: read the audit trail (never arguments, results or secret values); Node host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import { note, out, usage } from '../output.js';
 
 async function openAudit(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
@@ -20,20 +20,24 @@ const audit: CliCommand = {
 
 Each record: time, principal, tool@revision, capability and target, decision, the deciding rule and
 scope, duration (ms) and outcome. Arguments, results and secret values are never recorded.
-With --json: one line per record (the stored JSON object).`,
+With --json: one line per record (the stored JSON object; control, bidi and invisible characters
+as \\u escapes). Both forms show hidden characters as visible escapes, also when piped.`,
   allowPositionals: false,
   options: { since: { type: 'string' }, tool: { type: 'string' }, denied: { type: 'boolean' } },
   async run(ctx, values) {
     const { formatAuditRecord, parseSince } = await import('../../../core/audit.js');
+    const { inertJson } = await import('../../../core/text.js');
     const since = typeof values.since === 'string' ? parseSince(values.since, Date.now()) : undefined;
     if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === '')) usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);
     try {
       const { entries, corrupt } = await log.read(since === undefined ? {} : { since });
       const shown = entries.filter((r) => (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'));
-      if (ctx.globals.json) for (const r of shown) outJson(ctx, r);
+      // Both forms are inert whatever stdout is (a pipe into `less -R` replays escapes): the text line
+      // escapes every hidden code point, the JSON line writes them as \u escapes.
+      if (ctx.globals.json) for (const r of shown) ctx.io.stdout.write(`${inertJson(r)}\n`);
       else if (shown.length === 0) note(ctx, 'no audit records match');
-      else for (const r of shown) out(ctx, terminalSafe(ctx, formatAuditRecord(r)));
+      else for (const r of shown) out(ctx, formatAuditRecord(r));
       if (corrupt > 0) note(ctx, `${corrupt} unreadable audit line(s) skipped`);
       return 0;
     } finally {

@@ -69,16 +69,19 @@ const rules: CliCommand = {
 
 Scopes, highest precedence first: ${RULE_SCOPES_TEXT}. A deny in any scope wins; alwaysAsk beats allow;
 allow beats ask; the mode (from the highest scope that sets one) decides the rest.
-With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source"}]}.`,
+Project/local files that weaken isolation or policy are named on stderr (with --json: "warnings").
+With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source"}],"warnings":[...]}.`,
   allowPositionals: false,
   async run(ctx) {
     const { loadSettings } = await import('../../settings.js');
     const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
     const rows = (['deny', 'alwaysAsk', 'allow', 'ask'] as const).flatMap((l) => s.policy.rules[l].map((c) => ({ list: l, rule: c.rule.text, scope: c.scope, source: c.source })));
     if (ctx.globals.json) {
-      outJson(ctx, { mode: s.policy.mode, modeScope: s.policy.modeScope, files: s.files, rules: rows });
+      outJson(ctx, { mode: s.policy.mode, modeScope: s.policy.modeScope, files: s.files, rules: rows, warnings: s.warnings });
       return 0;
     }
+    const { sanitizeInline } = await import('../../../core/text.js');
+    for (const w of s.warnings) ctx.io.stderr.write(`${sanitizeInline(w)}\n`);
     out(ctx, `mode: ${s.policy.mode} (${s.policy.modeScope})`);
     for (const f of s.files) out(ctx, terminalSafe(ctx, `${f.scope} settings: ${f.path}${f.present ? '' : ' (absent)'}`));
     for (const r of rows) out(ctx, terminalSafe(ctx, `${r.list.padEnd(9)} ${r.rule}  [${r.scope}${r.source && r.scope !== 'flags' ? ` ${r.source}` : ''}]`));
