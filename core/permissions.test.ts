@@ -260,3 +260,15 @@ describe('parseMatcher', () => {
     expect(() => parseMatcher('bad name!')).toThrow(TyError);
   });
 });
+
+describe('rule messages', () => {
+  it('a fetch rule without its access class says where the access class goes', () => {
+    let message = '';
+    try {
+      parseRule('fetch(https://x.example.com)');
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('fetch(read:https://x.example.com)');
+  });
+});

@@ -185,7 +185,10 @@ export function parseRule(input: string): Rule {
       const colon = body.indexOf(':');
       if (colon < 0) throw invalid(rule, 'expected fetch(ACCESS:ORIGIN), e.g. fetch(read:https://api.example.com)');
       const access = body.slice(0, colon).toLowerCase();
-      if (access !== 'read' && access !== 'write' && access !== '*') throw invalid(rule, `access "${body.slice(0, colon)}" must be read, write or *`);
+      if (access !== 'read' && access !== 'write' && access !== '*') {
+        const hint = /^https?$/.test(access) ? `; the access class comes first: fetch(read:${body}) or fetch(*:${body})` : '';
+        throw invalid(rule, `access "${body.slice(0, colon)}" must be read, write or *, as in fetch(ACCESS:ORIGIN)${hint}`);
+      }
       const origin = parseOriginPattern(rule, body.slice(colon + 1));
       return {
         kind,

@@ -52,7 +52,7 @@ function judgeV4(a: IPv4): TargetVerdict {
   const range = a.range();
   // Allow-list: only ordinary unicast. Everything ipaddr.js classifies otherwise (loopback, private,
   // linkLocal, carrierGradeNat, multicast, broadcast, unspecified, reserved, benchmarking, as112, amt) is refused.
-  if (range !== 'unicast') return refuse(`${text} is a ${range} address`);
+  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? "an" : "a"} ${range} address`);
   return OK;
 }
 
@@ -82,7 +82,7 @@ function judgeV6(a: IPv6): TargetVerdict {
     const inner = judgeV4(embeddedV4(bytes, 12));
     return inner.ok ? OK : refuse(`${text} is a NAT64 address embedding a refused IPv4 target (${inner.message})`);
   }
-  if (range !== 'unicast') return refuse(`${text} is a ${range} address`);
+  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? "an" : "a"} ${range} address`);
   // Allow-list: global unicast 2000::/3 only (refuses the deprecated site-local fec0::/10 and unassigned space).
   if (((bytes[0] ?? 0) & 0xe0) !== 0x20) return refuse(`${text} is outside global unicast space (2000::/3)`);
   return OK;

@@ -20,7 +20,7 @@ const GLOBAL_HELP = `Global options:
   --json             machine output: one JSON line per result
   --allow RULE       allow rule for this session (repeatable), e.g. 'fetch(read:https://api.example.com)'
   --deny RULE        deny rule for this session (repeatable; deny wins)
-  --mode MODE        permission mode for this session
+  --mode MODE        permission mode for this session: strict, standard (default) or unrestricted
   --sandbox POSTURE  OS isolation: auto (default), required, off
   -h, --help         show help`;
 
