@@ -92,3 +92,101 @@ describe('checkSchema', () => {
     expect(() => checkSchema({ type: 'string' }, 'outputSchema')).not.toThrow();
   });
 });
+
+describe('schema regexes run on a linear-time engine (S2)', () => {
+  // A backtracking engine needs ~2^n steps on these inputs; 10 000 characters would never finish.
+  const evil = 'a'.repeat(10_000) + '!';
+  const catastrophic = ['(a+)+$', '^(a|a)*$', '(a|aa)+$', '^(a*)*b$', '(\\w+\\s?)+$', '^(([a-z])+.)+[A-Z]([a-z])+$'];
+  it.each(catastrophic)('pattern %s gives its verdict on a 10 000-character input', (pattern) => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern } }, additionalProperties: false };
+    const v = new ArgValidator();
+    const e = codeOf(() => v.validate(`r-${pattern}`, schema, { s: evil }));
+    expect(e.code).toBe('E_INVALID_ARGS');
+    expect(e.data).toEqual({ field: '/s', keyword: 'pattern' });
+  });
+  it('patternProperties and propertyNames patterns are linear too', () => {
+    const schema = { type: 'object', patternProperties: { '(a+)+$': { type: 'number' } }, propertyNames: { pattern: '^(a|aa)+$' }, additionalProperties: false };
+    const v = new ArgValidator();
+    expect(codeOf(() => v.validate('pp', schema, { [evil]: 1 })).code).toBe('E_INVALID_ARGS');
+    expect(() => v.validate('pp', schema, { aaaa: 1 })).not.toThrow();
+    expect(codeOf(() => v.validate('pp', schema, { aaaa: 'x' })).code).toBe('E_INVALID_ARGS');
+  });
+  it('ajv compile-time check of properties against patternProperties does not run a backtracking RegExp', () => {
+    // ajv strict mode tests each `properties` name against each patternProperties key with `new RegExp` at compile time
+    const schema = { type: 'object', properties: { [evil]: { type: 'string' } }, patternProperties: { '(a+)+$': { type: 'string' } } };
+    expect(() => checkSchema(schema)).not.toThrow();
+  });
+  it.each([
+    ['^(a)\\1$', 'backreference'],
+    ['^(?<x>a)\\k<x>$', 'backreference'],
+    ['a(?=b)', 'construct'],
+    ['a(?!b)', 'construct'],
+    ['(?<=a)b', 'construct'],
+    ['(?<!a)b', 'construct'],
+    ['a{1001}', 'construct'],
+    ['(?i)abc', 'ECMA-262'],
+    ['[', 'ECMA-262'],
+  ])('refuses %s at install time with E_INVALID_MANIFEST', (pattern, word) => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern } } };
+    const e = codeOf(() => checkSchema(schema));
+    expect(e.code).toBe('E_INVALID_MANIFEST');
+    expect(e.message).toContain(word);
+    expect(e.message).toContain('parameters');
+    const pp = codeOf(() => checkSchema({ type: 'object', patternProperties: { [pattern]: {} } }));
+    expect(pp.code).toBe('E_INVALID_MANIFEST');
+  });
+  it('ordinary and Unicode patterns keep ECMA-262 meaning', () => {
+    const cases: [string, string, boolean][] = [
+      ['^[a-z]+$', 'abc', true],
+      ['^[a-z]+$', 'abC', false],
+      ['^\\d{4}-\\d{2}-\\d{2}$', '2024-01-31', true],
+      ['^\\p{L}+$', 'héllo', true],
+      ['^\\p{L}+$', 'hé1', false],
+      ['^\\u00e9$', 'é', true],
+      ['^\\u{1F600}$', '😀', true],
+      ['^.$', '😀', true], // one code point in "u" mode
+      ['^(?<year>\\d{4})$', '2024', true],
+      ['a/b', 'xa/by', true], // unanchored: matches anywhere
+      ['^[^/]+$', 'a/b', false],
+      ['^$', '', true],
+    ];
+    const v = new ArgValidator();
+    for (const [pattern, value, ok] of cases) {
+      const schema = { type: 'object', properties: { s: { type: 'string', pattern } } };
+      const run = () => v.validate(`u-${pattern}`, schema, { s: value });
+      if (ok) expect(run, `${pattern} on ${value}`).not.toThrow();
+      else expect(codeOf(run).code, `${pattern} on ${value}`).toBe('E_INVALID_ARGS');
+    }
+  });
+  it('two different patterns in one schema each keep their own meaning', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^x+$' }, b: { type: 'string', pattern: '^y+$' } } };
+    const v = new ArgValidator();
+    expect(() => v.validate('two', schema, { a: 'xx', b: 'yy' })).not.toThrow();
+    expect(codeOf(() => v.validate('two', schema, { a: 'xx', b: 'xx' })).data).toEqual({ field: '/b', keyword: 'pattern' });
+  });
+});
+
+describe('ECMA-262 meaning kept where RE2 differs', () => {
+  it.each([
+    ['^\\s$', '\u00a0', true],
+    ['^\\s$', '\u2028', true],
+    ['^\\s+$', ' \t\n\v\f\r', true],
+    ['^\\S+$', 'a\u00a0b', false],
+    ['^\\S+$', 'ab', true],
+    ['^[\\s]$', '\u3000', true],
+    ['^[\\s\\S]+$', 'any\nthing\u00a0', true],
+    ['^.$', '\r', false],
+    ['^.$', '\u2029', false],
+    ['^.$', 'x', true],
+    ['^[.]$', '.', true],
+    ['^[.]$', 'x', false],
+    ['^a\\.b$', 'a.b', true],
+    ['^a\\.b$', 'axb', false],
+  ])('%s on %j gives %s (as RegExp with "u" does)', (pattern, value, expected) => {
+    expect(new RegExp(pattern, 'u').test(value)).toBe(expected); // the reference
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern } } };
+    const v = new ArgValidator();
+    if (expected) expect(() => v.validate(`e-${pattern}`, schema, { s: value })).not.toThrow();
+    else expect(codeOf(() => v.validate(`e-${pattern}`, schema, { s: value })).code).toBe('E_INVALID_ARGS');
+  });
+});

@@ -1,6 +1,7 @@
 // JSON Schema (draft 2020-12) checks for tool parameters and call arguments, via ajv; core, trusted side.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { TyError } from './errors.js';
 
 // ajv-formats is CommonJS; its plugin is module.exports (and .default under some bundlers).
@@ -9,13 +10,160 @@ const addFormats = ((formatsModule as unknown as { default?: unknown }).default 
 /** The only `$schema` accepted (or none): JSON Schema draft 2020-12. */
 export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
+/** Thrown by `linearRegExp` for a pattern it refuses; `message` says which construct and why. */
+export class UnsupportedPatternError extends Error {
+  constructor(readonly pattern: string, reason: string) {
+    super(`pattern ${JSON.stringify(pattern.length > 120 ? `${pattern.slice(0, 120)}…` : pattern)} ${reason}`);
+    this.name = 'UnsupportedPatternError';
+  }
+}
+
+/**
+ * An escape `\k` in an ECMA-262 `u`-mode pattern that already compiled is a named backreference;
+ * re2js's translation would silently turn it into the literal "k<name>", so it is looked for first.
+ */
+function hasNamedBackreference(pattern: string): boolean {
+  for (let i = 0; i < pattern.length - 1; i++) {
+    if (pattern[i] !== '\\') continue;
+    if (pattern[i + 1] === 'k') return true;
+    i++; // skip the escaped character
+  }
+  return false;
+}
+
+/** ECMA-262 WhiteSpace and LineTerminator code points (what `\s` means there), in RE2 class syntax. */
+const ECMA_WS = '\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+
+/**
+ * Rewrite the escapes whose meaning differs between ECMA-262 and RE2 into explicit classes: `\s` (RE2:
+ * ASCII whitespace only) and, outside a class, `\S` and `.` (RE2's `.` excludes only `\n`; ECMA-262's
+ * also excludes `\r`, U+2028, U+2029). `\S` inside a class keeps RE2's meaning (it then also matches
+ * Unicode spaces). Input: a pattern that already compiled as an ECMA-262 `u`-mode RegExp.
+ */
+function ecmaClasses(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\' && i + 1 < pattern.length) {
+      const n = pattern[i + 1] as string;
+      if (n === 's') out += inClass ? ECMA_WS : `[${ECMA_WS}]`;
+      else if (n === 'S' && !inClass) out += `[^${ECMA_WS}]`;
+      else out += c + n;
+      i++;
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+    } else if (c === '[') {
+      inClass = true;
+      out += c;
+    } else out += c === '.' ? '[^\\n\\r\\x{2028}\\x{2029}]' : c;
+  }
+  return out;
+}
+
+/** Longest schema pattern accepted, in UTF-16 code units. */
+export const MAX_PATTERN_CHARS = 4096;
+const compiledPatterns = new Map<string, RE2JS>();
+
+/** What `linearRegExp` returns. `toString` is unique per pattern: ajv keys its compiled-pattern scope by it. */
+class LinearPattern {
+  constructor(readonly source: string, readonly re: RE2JS) {}
+  test(s: string): boolean {
+    return this.re.test(s);
+  }
+  toString(): string {
+    return `re2:${this.source}`;
+  }
+}
+
+/**
+ * Compile a JSON Schema `pattern` (ECMA-262 syntax, `u` mode) for a linear-time engine (re2js, a
+ * JavaScript port of RE2: matching time grows linearly with the input, so no pattern can stall the
+ * host, unlike backtracking `RegExp`). The pattern must be a valid ECMA-262 `u`-mode expression
+ * (checked by compiling, never running, a `RegExp`) and expressible in RE2 after re2js's own
+ * ECMA-262 translation. Refused: backreferences (`\1`, `\k<name>`), lookahead and lookbehind, and
+ * repeat counts over 1000 (RE2 limit), Unicode property names RE2 does not know (e.g. `\p{Letter}`;
+ * `\p{L}` works). `\s`, `\S` and `.` keep their ECMA-262 meaning (see ecmaClasses); remaining
+ * difference: `\S` inside a class also matches Unicode spaces.
+ * Shape: ajv's `RegExpEngine` (`(pattern, flags) => { test(s): boolean }`); `flags` is ajv's `"u"` or `""`
+ * and is ignored (RE2 always matches by code point). Compiled patterns are cached (bounded).
+ * @throws UnsupportedPatternError naming the construct.
+ */
+export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
+  if (typeof pattern !== 'string') throw new UnsupportedPatternError(String(pattern), 'is not a string');
+  const cached = compiledPatterns.get(pattern);
+  if (cached) return new LinearPattern(pattern, cached);
+  if (pattern.length > MAX_PATTERN_CHARS) throw new UnsupportedPatternError(pattern, `is longer than ${MAX_PATTERN_CHARS} characters`);
+  try {
+    new RegExp(pattern, 'u'); // syntax check only: compiling never backtracks
+  } catch {
+    throw new UnsupportedPatternError(pattern, 'is not a valid ECMA-262 regular expression (JSON Schema patterns use ECMA-262 syntax, "u" mode)');
+  }
+  if (hasNamedBackreference(pattern)) throw new UnsupportedPatternError(pattern, 'uses a backreference (\\k<name>), which the linear-time pattern engine cannot run; rewrite it without backreferences');
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
+  } catch (e) {
+    const why = e instanceof Error ? e.message.slice(0, 200) : 'cannot be compiled';
+    throw new UnsupportedPatternError(pattern, `uses a construct the linear-time pattern engine cannot run (backreferences, lookahead, lookbehind, repeat counts over 1000, long Unicode property names such as \\p{Letter}: use \\p{L}): ${why}`);
+  }
+  if (compiledPatterns.size >= 512) {
+    const oldest = compiledPatterns.keys().next().value;
+    if (oldest !== undefined) compiledPatterns.delete(oldest);
+  }
+  compiledPatterns.set(pattern, re);
+  return new LinearPattern(pattern, re);
+}
+linearRegExp.code = 'linearRegExp'; // ajv's RegExpEngine carries a name for standalone code (unused: no standalone code here)
+
+/**
+ * Options every ajv instance in tysandbox must use: schema regexes (`pattern`, `patternProperties`,
+ * `propertyNames.pattern`) run on `linearRegExp`, and ajv's own compile-time check of `properties`
+ * names against `patternProperties` (plain backtracking `RegExp`) is switched off.
+ */
+export const LINEAR_REGEXP_OPTIONS = { code: { regExp: linearRegExp }, allowMatchingProperties: true } as const;
+
+const SUB_SCHEMA = new Set(['items', 'additionalItems', 'contains', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
+const SUB_SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+const SUB_SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+
+/**
+ * Compile every regex a schema holds (`pattern` values and `patternProperties` keys, at any depth, through
+ * schema-valued keywords only: values of `const`, `enum`, `default`, `examples` are data and skipped) on
+ * `linearRegExp`, so a pattern ajv would skip (e.g. a `patternProperties` key whose schema is `{}`) is
+ * refused the same way as one it compiles.
+ * @throws UnsupportedPatternError for the first pattern refused.
+ */
+export function checkSchemaPatterns(schema: unknown, depth = 0): void {
+  if (depth > 64 || schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'pattern' && typeof v === 'string') linearRegExp(v);
+    else if (SUB_SCHEMA.has(k)) {
+      if (Array.isArray(v)) for (const x of v) checkSchemaPatterns(x, depth + 1); // draft-07 tuple `items`
+      else checkSchemaPatterns(v, depth + 1);
+    } else if (SUB_SCHEMA_MAP.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [key, sub] of Object.entries(v as Record<string, unknown>)) {
+        if (k === 'patternProperties') linearRegExp(key);
+        checkSchemaPatterns(sub, depth + 1);
+      }
+    } else if (SUB_SCHEMA_LIST.has(k) && Array.isArray(v)) for (const x of v) checkSchemaPatterns(x, depth + 1);
+  }
+}
+
+/** Turn an ajv compile failure into the schema problem to report (an unsupported pattern is named as such). */
+export function schemaCompileMessage(e: unknown): string {
+  if (e instanceof UnsupportedPatternError) return e.message;
+  return (e instanceof Error ? e.message : String(e)).slice(0, 500);
+}
+
 /**
  * A fresh ajv per schema: strict mode on (unknown keywords, ambiguous types and unreachable `required`
  * are errors), formats from ajv-formats, no type coercion, no defaults written into arguments,
  * and no schema loading (remote `$ref` is refused before ajv sees it, see `checkRefs`).
  */
 function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, coerceTypes: false, useDefaults: false, validateFormats: true });
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, coerceTypes: false, useDefaults: false, validateFormats: true, ...LINEAR_REGEXP_OPTIONS });
   addFormats(ajv);
   return ajv;
 }
@@ -48,10 +196,11 @@ function compile(schema: unknown, field: string): ValidateFunction {
   }
   checkRefs(schema, '', field);
   try {
+    checkSchemaPatterns(schema);
     return newAjv().compile(schema as Record<string, unknown>);
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    throw new TyError('E_INVALID_MANIFEST', `${field} is not a valid JSON Schema (draft 2020-12, strict): ${msg.slice(0, 500)}`, { path: field });
+    if (e instanceof UnsupportedPatternError) throw new TyError('E_INVALID_MANIFEST', `${field}: ${e.message}`, { path: field });
+    throw new TyError('E_INVALID_MANIFEST', `${field} is not a valid JSON Schema (draft 2020-12, strict): ${schemaCompileMessage(e)}`, { path: field });
   }
 }
 

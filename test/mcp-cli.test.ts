@@ -88,6 +88,31 @@ describe('tycli mcp definitions', () => {
     expect((await tycli(['mcp', 'list'])).stdout).toBe('');
   });
 
+  it('refuses a bare relative argument naming a file or folder in the current folder, and stores the command found on PATH (D6)', async () => {
+    const dir = await scratchDir('tymcp-rel-');
+    await writeFile(join(dir, 'x.js'), '');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'srv'));
+    for (const args of [
+      ['mcp', 'add', 'rel', '--', 'node', 'x.js'],
+      ['mcp', 'add', 'rel', '--', 'node', 'srv'],
+      ['mcp', 'add', 'rel', '--', 'node', '--root=srv'],
+      ['mcp', 'add', 'rel', '--', 'no-such-command-tymcp'],
+    ]) {
+      const r = await tycli(args, dir);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/E_USAGE/);
+      expect(r.stderr).toMatch(/absolute path/);
+    }
+    // words that name nothing in the folder are ordinary arguments; a command name is stored absolute
+    const ok = await tycli(['mcp', 'add', 'rel', '--', 'node', join(dir, 'x.js'), 'stdio', '--flag=value'], dir);
+    expect(ok.code, ok.stderr).toBe(0);
+    const saved = JSON.parse(await readFile(join(definitionsDir(home), 'rel.json'), 'utf8'));
+    expect(saved.command.startsWith('/')).toBe(true);
+    expect(saved.command.endsWith('/node')).toBe(true);
+    expect(saved.args).toEqual([join(dir, 'x.js'), 'stdio', '--flag=value']);
+  });
+
   it('a saved definition with any other field, or readable by others, is refused', async () => {
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
     const file = join(definitionsDir(home), 'fx.json');

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 
 // FX_CHILD=1: start a long-lived child in the same process group (like npx starting node)
 const child = process.env.FX_CHILD === '1' ? spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }) : undefined;
+// FX_KEEP=1: a timer keeps the process alive even after its stdin closes (a server that does not exit on its own)
+if (process.env.FX_KEEP === '1') setInterval(() => {}, 1000);
 // FX_INIT_DELAY=ms: answer initialize late (a slow-starting server)
 const initDelay = Number(process.env.FX_INIT_DELAY ?? 0);
 
@@ -24,6 +26,14 @@ const tools = [
   { name: 'bad', description: 'answers with a result that is not a CallToolResult', inputSchema: { type: 'object', properties: { how: { type: 'string' } } } },
   { name: 'shaped', description: 'structured output', inputSchema: { type: 'object', properties: { n: {} } }, outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
 ];
+// FX_SCHEMAS=1: tools whose schemas carry regexes (a catastrophic one, and one only a backtracking engine can run)
+if (process.env.FX_SCHEMAS === '1') {
+  tools.push(
+    { name: 'redos', description: 'catastrophic pattern', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '(a+)+$' } } } },
+    { name: 'backref', description: 'backreference pattern', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } } },
+    { name: 'lookout', description: 'lookahead in an output schema', inputSchema: { type: 'object', properties: {} }, outputSchema: { type: 'object', patternProperties: { '^(?=x)': {} } } },
+  );
+}
 
 function ask(method, params) {
   const id = nextId++;
@@ -78,6 +88,8 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
       send({ jsonrpc: '2.0', id: m.id, result });
     } else if (name === 'shaped') {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'n' }], structuredContent: { n: m.params.arguments.n } } });
+    } else if (name === 'redos') {
+      send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: `got ${String(m.params.arguments.s).length}` }] } });
     } else if (name === 'big') {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'x'.repeat(m.params.arguments.n) }] } });
     } else {

@@ -121,6 +121,10 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
       expect(((await nullId.json()) as { error: { code: number } }).error.code).toBe(-32600);
       expect((await post({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'fx__received' } })).status).toBe(202);
       expect((await post('a'.repeat(8 * 1024 * 1024 + 10))).status).toBe(413);
+      // params that do not fit MCP's schema: -32602 with a short message (C7), before any session is looked up
+      const badParams = (await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'fx__received', arguments: [1] } })).json()) as { error: { code: number; message: string } };
+      expect(badParams.error.code).toBe(-32602);
+      expect(badParams.error.message).toMatch(/^invalid params for tools\/call: params\.arguments: /);
 
       const mk = () => new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } });
       const c1 = new Client({ name: 'c1', version: '1' }, { capabilities: { sampling: {} } });

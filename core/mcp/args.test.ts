@@ -1,6 +1,6 @@
 // Unit tests for bridged tool argument checks; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { checkStructuredContent, checkToolArguments } from './args.js';
+import { checkStructuredContent, checkToolArguments, checkToolSchema, validateLinear } from './args.js';
 
 const schema = { type: 'object', properties: { q: { type: 'string' }, opts: { type: 'object', properties: { n: { type: 'number' } } } }, required: ['q'] };
 
@@ -49,5 +49,38 @@ describe('checkStructuredContent', () => {
     expect(checkStructuredContent('t', out, { structuredContent: {} })).toContain('does not match');
     expect(checkStructuredContent('t', out, {})).toContain('did not return structured content');
     expect(checkStructuredContent('t', out, { isError: true })).toBeUndefined();
+  });
+});
+
+describe('server schemas with regexes (S2)', () => {
+  const evil = 'a'.repeat(10_000) + '!';
+  it('a catastrophic pattern in an input schema gives its verdict on a 10 000-character input', () => {
+    const s = { type: 'object', properties: { s: { type: 'string', pattern: '(a+)+$' } } };
+    const r = checkToolArguments(s, { s: evil });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toContain('pattern');
+    expect(checkToolArguments(s, { s: 'aaa' }).ok).toBe(true);
+  });
+  it('patternProperties keys used to list fields run linearly', () => {
+    const s = { type: 'object', patternProperties: { '(a|aa)+$': { type: 'number' } }, additionalProperties: false };
+    expect(checkToolArguments(s, { [evil]: 1 }).ok).toBe(false);
+    expect(checkToolArguments(s, { aaaa: 1 }).ok).toBe(true);
+  });
+  it('an output schema with a catastrophic pattern gives its verdict', () => {
+    const out = { type: 'object', properties: { s: { type: 'string', pattern: '^(\\w+\\s?)+$' } } };
+    expect(checkStructuredContent('t', out, { structuredContent: { s: evil } })).toContain('pattern');
+    expect(checkStructuredContent('t', out, { structuredContent: { s: 'ab cd' } })).toBeUndefined();
+  });
+  it('checkToolSchema refuses backreferences and lookaround and accepts ordinary patterns', () => {
+    expect(checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } })).toContain('backreference');
+    expect(checkToolSchema({ type: 'object', patternProperties: { '^(?=x)': {} } })).toContain('construct');
+    expect(checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^\\p{L}+$' } } })).toBeUndefined();
+    expect(checkToolSchema(undefined)).toBeUndefined();
+    expect(checkToolArguments({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } }, { s: 'aa' }).ok).toBe(false);
+  });
+  it('validateLinear (the SDK Client validator) reports instead of throwing', () => {
+    expect(validateLinear({ type: 'object', properties: { s: { type: 'string', pattern: '(a+)+$' } } }, { s: evil }).valid).toBe(false);
+    expect(validateLinear({ type: 'object', properties: { s: { pattern: '(?=a)' } } }, {}).valid).toBe(false);
+    expect(validateLinear({ type: 'object' }, {}).valid).toBe(true);
   });
 });

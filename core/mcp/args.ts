@@ -1,9 +1,11 @@
 // Checks a bridged tool call's arguments against the tool's own input schema before approval or forwarding; core, trusted side.
 import { Ajv, type ValidateFunction } from 'ajv';
+import { LINEAR_REGEXP_OPTIONS, checkSchemaPatterns, linearRegExp, schemaCompileMessage, UnsupportedPatternError } from '../validate.js';
 
 export type ArgsDecision = { ok: true; args: Record<string, unknown> } | { ok: false; code: 'E_INVALID_ARGS'; message: string };
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, addUsedSchema: false });
+// Every schema regex runs on the linear-time engine (a server's schema may carry a catastrophic pattern).
+const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, addUsedSchema: false, ...LINEAR_REGEXP_OPTIONS });
 const cache = new WeakMap<object, ValidateFunction>();
 
 function isObj(v: unknown): v is Record<string, unknown> {
@@ -42,11 +44,31 @@ export function findUnlisted(schema: unknown, value: unknown, path = ''): string
   return undefined;
 }
 
+/** A `patternProperties` key tested on the linear-time engine; a pattern it refuses matches nothing. */
 function safeTest(re: string, s: string): boolean {
   try {
-    return new RegExp(re, 'u').test(s);
+    return linearRegExp(re).test(s);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether a server's tool schema (input or output) can be offered: it must compile, and every regex in
+ * it must run on the linear-time engine. A tool that fails is hidden from `tools/list` and its calls
+ * are refused with -32602 (see node/mcp/bridge.ts).
+ * @returns undefined when usable, else the reason (names the refused pattern).
+ */
+export function checkToolSchema(schema: unknown): string | undefined {
+  if (schema === undefined) return undefined;
+  if (!isObj(schema)) return 'the schema is not an object';
+  if (cache.has(schema)) return undefined;
+  try {
+    checkSchemaPatterns(schema);
+    cache.set(schema, ajv.compile(schema));
+    return undefined;
+  } catch (e) {
+    return e instanceof UnsupportedPatternError ? e.message : `the schema cannot be compiled: ${schemaCompileMessage(e).slice(0, 200)}`;
   }
 }
 
@@ -61,15 +83,9 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
   const schema = isObj(inputSchema) ? inputSchema : { type: 'object', properties: {} };
   const unlisted = findUnlisted(schema, value);
   if (unlisted !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `unlisted field "${unlisted.slice(0, 200)}" is not in the tool's schema` };
-  let validate = cache.get(schema);
-  if (validate === undefined) {
-    try {
-      validate = ajv.compile(schema);
-    } catch (e) {
-      return { ok: false, code: 'E_INVALID_ARGS', message: `the tool's input schema cannot be compiled: ${String((e as Error)?.message ?? e).slice(0, 200)}` };
-    }
-    cache.set(schema, validate);
-  }
+  const problem = checkToolSchema(schema);
+  if (problem !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `the tool's input schema cannot be used: ${problem.slice(0, 300)}` };
+  const validate = cache.get(schema) as ValidateFunction;
   if (!validate(value)) {
     const err = validate.errors?.[0];
     const where = err?.instancePath ? err.instancePath : '(arguments)';
@@ -88,16 +104,23 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
 export function checkStructuredContent(toolName: string, outputSchema: unknown, result: { structuredContent?: unknown; isError?: unknown }): string | undefined {
   if (!isObj(outputSchema)) return undefined;
   if (result.structuredContent === undefined) return result.isError === true ? undefined : `Tool ${toolName} has an output schema but did not return structured content`;
-  let validate = cache.get(outputSchema);
-  if (validate === undefined) {
-    try {
-      validate = ajv.compile(outputSchema);
-    } catch (e) {
-      return `Failed to validate structured content: ${String((e as Error)?.message ?? e).slice(0, 200)}`;
-    }
-    cache.set(outputSchema, validate);
-  }
+  const problem = checkToolSchema(outputSchema);
+  if (problem !== undefined) return `Failed to validate structured content: ${problem.slice(0, 300)}`;
+  const validate = cache.get(outputSchema) as ValidateFunction;
   if (validate(result.structuredContent)) return undefined;
   const err = validate.errors?.[0];
   return `Structured content does not match the tool's output schema: ${`${err?.instancePath || '(root)'} ${err?.message ?? 'is invalid'}`.slice(0, 400)}`;
+}
+
+/**
+ * Check `value` against `schema` on the linear-time ajv (compiled lazily, cached by schema object).
+ * Shape of the MCP SDK's `JsonSchemaValidator` result; a schema that cannot be compiled never validates.
+ */
+export function validateLinear<T>(schema: unknown, value: unknown): { valid: true; data: T; errorMessage: undefined } | { valid: false; data: undefined; errorMessage: string } {
+  const problem = checkToolSchema(schema);
+  if (problem !== undefined) return { valid: false, data: undefined, errorMessage: problem };
+  const validate = cache.get(schema as object);
+  if (validate === undefined || validate(value)) return { valid: true, data: value as T, errorMessage: undefined };
+  const err = validate.errors?.[0];
+  return { valid: false, data: undefined, errorMessage: `${err?.instancePath || '(root)'} ${err?.message ?? 'is invalid'}`.slice(0, 400) };
 }

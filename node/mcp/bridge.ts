@@ -91,6 +91,20 @@ class CallAbort implements CancelSignal {
   }
 }
 
+/** Characters of a call's arguments (as one JSON line) handed to the gate as the question's preview. */
+const PREVIEW_CHARS = 2000;
+
+/** A call's arguments as one JSON line for the approval question (undefined when there are none). */
+export function previewOf(args: unknown): string | undefined {
+  if (args === undefined) return undefined;
+  try {
+    const s = JSON.stringify(args);
+    return s === undefined || s === '{}' ? undefined : `arguments: ${s.slice(0, PREVIEW_CHARS)}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Separator between server and tool names in offered names: `SERVER__TOOL`. */
 export const NAME_SEP = '__';
 const RES_SCHEME = 'tymcp:';
@@ -186,6 +200,10 @@ export class McpBridge {
         onNotification: (method, params) => void this.forwardNotification(server, def.name, method, params),
         onFiltered: (w) => this.log(def.name, w.method ?? '(message)', undefined, w.action === 'answer' ? 'refused-server-request' : 'dropped'),
         onClose: () => void this.pool.end(key),
+        onToolRefused: (tool, reason) => {
+          const line = JSON.parse(requestLogLine({ server: def.name, method: 'tools/list', name: tool, outcome: 'hidden:unsupported-schema' })) as Record<string, string>;
+          this.opts.log?.(JSON.stringify({ ...line, reason: reason.slice(0, 300) }));
+        },
         hub: { home: this.opts.home, launcher: this.opts.hubLauncher ?? defaultHubLauncher(this.opts.home) },
       };
       return (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
@@ -251,7 +269,7 @@ export class McpBridge {
    * and never skip asking.
    * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's refusal codes.
    */
-  private async approve(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, hints: Question['hints'] | undefined, signal: AbortSignal): Promise<void> {
+  private async approve(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, hints: Question['hints'] | undefined, signal: AbortSignal, preview?: string): Promise<void> {
     if (McpBridge.allowedByRules(def, kind, name)) return;
     if (!this.opts.gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; add it with --allow ${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}`);
     const req: GateRequest = {
@@ -263,6 +281,8 @@ export class McpBridge {
       requested: true,
     };
     if (hints !== undefined) req.hints = hints;
+    // what the person approves: the gate sanitizes it, withholds known secrets and cuts it for display
+    if (preview !== undefined && preview.length > 0) req.preview = preview.slice(0, PREVIEW_CHARS);
     await this.opts.gate.authorize(req, signal);
   }
 
@@ -282,12 +302,16 @@ export class McpBridge {
         sessionId,
         def,
         async (u) => {
-          let t = (await u.tools(signal)).get(tool);
-          if (t === undefined) throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
+          const t = (await u.tools(signal)).get(tool);
+          if (t === undefined) {
+            const why = u.refusedTool(tool);
+            if (why !== undefined) throw new TyError('E_INVALID_ARGS', `${offered} is not offered: its schema ${why.slice(0, 300)}`);
+            throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
+          }
           const checked = checkToolArguments(t.inputSchema, args);
           if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${server}${NAME_SEP}${tool}: ${checked.message}`);
           byGate = !McpBridge.allowedByRules(def, 'mcp', tool) && this.opts.gate !== undefined;
-          await this.approve(def, 'mcp', tool, hintsOf(t), signal);
+          await this.approve(def, 'mcp', tool, hintsOf(t), signal, previewOf(checked.args));
           byGate = false;
           outcome = 'forwarded';
           return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
@@ -340,7 +364,7 @@ export class McpBridge {
       // 2. approval of each target, by its own server's rules or a person
       for (const p of plans) {
         byGate = !McpBridge.allowedByRules(p.def, 'mcp', p.tool) && this.opts.gate !== undefined;
-        await this.approve(p.def, 'mcp', p.tool, p.hints, signal);
+        await this.approve(p.def, 'mcp', p.tool, p.hints, signal, previewOf(p.args));
       }
       byGate = false;
       outcome = 'forwarded';
@@ -441,8 +465,15 @@ export class McpBridge {
       const bridged = await eachServer('tools/list', extra.signal, async (d, u) => [...(await u.tools(extra.signal)).values()].map((t) => ({ ...t, name: `${d.name}${NAME_SEP}${t.name}` }) as Tool));
       const names = new Set(await listDefinitions(this.opts.home));
       const spaces = await this.namespaceTools(sessionId, names, extra.signal);
-      const taken = new Set([...names, ...(await listNamespaces(this.opts.home))]);
-      const local = this.opts.local ? (await this.opts.local.list()).filter((t) => !taken.has(splitName(t.name)?.server ?? '')) : [];
+      // `SERVER__TOOL` names belong to bridged servers and namespaces: a registered tool named with `__` is
+      // never offered (whether or not such a server exists now), so a name always means one thing
+      const local = this.opts.local
+        ? (await this.opts.local.list()).filter((t) => {
+            if (!t.name.includes(NAME_SEP)) return true;
+            this.log('local', 'tools/list', t.name, 'hidden:name-has-separator');
+            return false;
+          })
+        : [];
       return { tools: [...local, ...bridged, ...spaces] };
     });
 
@@ -479,6 +510,10 @@ export class McpBridge {
         if (split !== undefined && (await loadNamespace(this.opts.home, split.server).catch(() => undefined)) !== undefined) {
           return await this.callNamespace(sessionId, split.server, split.rest, req.params.arguments, extra.signal);
         }
+        if (this.opts.local && name.includes(NAME_SEP)) {
+          this.log('local', 'tools/call', name, 'refused:E_UNKNOWN_TOOL');
+          throw new TyError('E_UNKNOWN_TOOL', `no tool "${name.slice(0, 80)}": names with "${NAME_SEP}" are SERVER${NAME_SEP}TOOL (no such server or namespace); registered tools named with "${NAME_SEP}" are not offered over MCP, rename the tool`);
+        }
         if (this.opts.local) {
           const args = req.params.arguments ?? {};
           try {
@@ -510,7 +545,7 @@ export class McpBridge {
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, split.server);
-        await this.approve(def, 'mcp-prompt', split.rest, undefined, extra.signal);
+        await this.approve(def, 'mcp-prompt', split.rest, undefined, extra.signal, previewOf(req.params.arguments));
         outcome = 'forwarded';
         const r = await this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
         outcome = 'ok';
@@ -543,7 +578,7 @@ export class McpBridge {
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, w.server);
-        await this.approve(def, 'mcp-resource', w.uri, undefined, extra.signal);
+        await this.approve(def, 'mcp-resource', w.uri, undefined, extra.signal, `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`);
         outcome = 'forwarded';
         const r = await this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
         outcome = 'ok';

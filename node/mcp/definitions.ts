@@ -1,8 +1,8 @@
 // MCP server definitions: 0600 files in the settings folder with the command and its frozen environment; Node host, trusted side.
 import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { isAbsolute, join } from 'node:path';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { TyError } from '../../core/errors.js';
@@ -65,6 +65,39 @@ export function isRelativePathArg(arg: string): boolean {
   return values.some((v) => v === '.' || v === '..' || v.startsWith('./') || v.startsWith('../'));
 }
 
+/**
+ * The first argument that is a path relative to `folder`: `.`/`..`/`./x`/`../x` (see isRelativePathArg),
+ * or any non-absolute value (also after `--opt=`) that names an existing file or folder there. Servers run
+ * in `/`, so such an argument would point somewhere else at run time.
+ */
+export function findRelativeArg(args: string[], folder: string): string | undefined {
+  return args.find((arg) => {
+    if (isRelativePathArg(arg)) return true;
+    const values = arg.startsWith('-') ? [] : [arg];
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('-') && eq > 0) values.push(arg.slice(eq + 1));
+    return values.some((v) => v !== '' && !isAbsolute(v) && existsSync(resolve(folder, v)));
+  });
+}
+
+/**
+ * The absolute path of an executable `command` on `path` (a PATH value; relative entries skipped).
+ * @returns undefined when none of its folders holds an executable file of that name.
+ */
+export function findOnPath(command: string, path: string | undefined): string | undefined {
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const p = join(dir, command);
+    try {
+      accessSync(p, fsConstants.X_OK);
+      if (statSync(p).isFile()) return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
 /** Parse `K=V` pairs. @throws TyError E_USAGE */
 export function parseEnvPairs(pairs: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -95,7 +128,8 @@ export interface NewDefinition {
 
 /**
  * Build a definition from `mcp add` input.
- * @throws TyError E_USAGE: bad name, neither or both of command and url, a relative command or argument,
+ * @throws TyError E_USAGE: bad name, neither or both of command and url, a relative command or one not on
+ *   PATH (a command found on PATH is stored as its absolute path), a relative path argument (findRelativeArg),
  *   a non-https url (http only on loopback), a malformed header.
  */
 export function buildDefinition(input: NewDefinition): McpDefinition {
@@ -111,8 +145,14 @@ export function buildDefinition(input: NewDefinition): McpDefinition {
     const [cmd, ...rest] = input.command as string[];
     command = cmd as string;
     if (!isAbsolute(command) && command.includes('/')) throw new TyError('E_USAGE', `the command "${command.slice(0, 80)}" is a relative path; servers run in /, so give an absolute path or a name on PATH`);
-    const rel = rest.find(isRelativePathArg);
-    if (rel !== undefined) throw new TyError('E_USAGE', `the argument "${rel.slice(0, 80)}" is a relative path; servers run in /, never in the folder they were added from. Give an absolute path.`);
+    if (!isAbsolute(command)) {
+      // looked up now, stored absolute: the server runs what was found at add time
+      const found = findOnPath(command, input.processEnv.PATH);
+      if (found === undefined) throw new TyError('E_USAGE', `the command "${command.slice(0, 80)}" is not found on PATH; give an absolute path`);
+      command = found;
+    }
+    const rel = findRelativeArg(rest, input.folder);
+    if (rel !== undefined) throw new TyError('E_USAGE', `the argument "${rel.slice(0, 80)}" is a relative path (it names a file or folder in ${input.folder.slice(0, 120)}); servers run in /, never in the folder they were added from. Give an absolute path.`);
     args = rest;
   } else {
     url = checkUrl(input.url as string);

@@ -5,7 +5,7 @@ import { checkToolArguments } from '../../core/mcp/args.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, loadDefinition } from './definitions.js';
 import { UpstreamSession } from './upstream.js';
-import { McpBridge, hintsOf } from './bridge.js';
+import { McpBridge, hintsOf, previewOf } from './bridge.js';
 import type { Gate, GateRequest } from '../../core/runtime.js';
 
 export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & { close(): Promise<void> };
@@ -39,7 +39,11 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
       (sig) => UpstreamSession.start(def, { onClose: () => void pool.end(def.name) }, sig),
       async (u) => {
         const tool = (await u.tools(signal)).get(toolName);
-        if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" has no tool "${toolName.slice(0, 80)}"`);
+        if (tool === undefined) {
+          const why = u.refusedTool(toolName);
+          if (why !== undefined) throw new TyError('E_INVALID_ARGS', `${def.name}/${toolName.slice(0, 80)} is not offered: its schema ${why.slice(0, 300)}`);
+          throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" has no tool "${toolName.slice(0, 80)}"`);
+        }
         const checked = checkToolArguments(tool.inputSchema, args);
         if (!checked.ok) throw new TyError('E_INVALID_ARGS', checked.message);
         // the same approval as a bridged call: the server's rules, else the gate (kind mcp, SERVER/TOOL)
@@ -47,6 +51,8 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
           const gate = gateNow();
           if (!gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; add it with --allow ${toolName}`);
           const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: identity.revision, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true };
+          const preview = previewOf(checked.args);
+          if (preview !== undefined) req.preview = preview;
           await gate.authorize(req, signal);
         }
         return u.callTool(toolName, checked.args, { signal });

@@ -1,5 +1,6 @@
 // Runs one bridged MCP server as a child process (exact environment, cwd /, own process group) behind the server-message rules; Node host, trusted side.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -21,6 +22,31 @@ export async function resolveCommand(command: string, path: string | undefined):
     }
   }
   throw new TyError('E_MCP', `the server command "${command.slice(0, 80)}" is not on the saved PATH`);
+}
+
+/** util-linux setpriv: `--pdeathsig KILL` asks the kernel to kill the server when the bridge process dies. */
+export const SETPRIV = '/usr/bin/setpriv';
+let setprivOk: boolean | undefined;
+
+/**
+ * How a server is started: on Linux with setpriv present, `setpriv --pdeathsig KILL -- FILE ARGS...` (it
+ * sets PR_SET_PDEATHSIG and execs FILE, same pid), so the direct child dies with this process even on
+ * SIGKILL; elsewhere FILE ARGS... as they are (the process-group kill on close still applies).
+ * Grandchildren (a server started behind npx or a shell) do not get the death signal.
+ */
+export function withDeathSignal(file: string, args: string[]): { file: string; args: string[] } {
+  if (setprivOk === undefined) {
+    setprivOk = false;
+    if (process.platform === 'linux') {
+      try {
+        accessSync(SETPRIV, fsConstants.X_OK);
+        setprivOk = true;
+      } catch {
+        /* not installed: today's behaviour */
+      }
+    }
+  }
+  return setprivOk ? { file: SETPRIV, args: ['--pdeathsig', 'KILL', '--', file, ...args] } : { file, args };
 }
 
 /** Kill a whole process group: TERM, then KILL after `graceMs` (default 1500 ms). Resolves when done. */
@@ -67,6 +93,8 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
+  /** Why the session ended, when the bridge ended it (an oversize message); undefined otherwise. */
+  endReason: TyError | undefined;
 
   constructor(private readonly opts: ProcessTransportOptions) {}
 
@@ -78,7 +106,14 @@ export class ProcessTransport implements Transport {
   async start(): Promise<void> {
     const file = await resolveCommand(this.opts.command, this.opts.env.PATH);
     const env: Record<string, string> = { ...this.opts.env };
-    const child = spawn(file, this.opts.args, { cwd: '/', env, detached: true, stdio: ['pipe', 'pipe', 'ignore'], shell: false });
+    // checked here because under setpriv a missing file would show only as an early exit
+    try {
+      await access(file, constants.X_OK);
+    } catch (e) {
+      throw new TyError('E_MCP', `the server did not start (${String((e as NodeJS.ErrnoException).code ?? 'not executable').slice(0, 40)})`);
+    }
+    const run = withDeathSignal(file, this.opts.args);
+    const child = spawn(run.file, run.args, { cwd: '/', env, detached: true, stdio: ['pipe', 'pipe', 'ignore'], shell: false });
     this.child = child;
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
@@ -86,10 +121,18 @@ export class ProcessTransport implements Transport {
       child.once('error', (e: NodeJS.ErrnoException) => reject(new TyError('E_MCP', `the server did not start (${String(e.code ?? 'spawn error').slice(0, 40)})`)));
     });
     const framer = new LineFramer(this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES);
+    const cap = this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     child.stdout?.on('data', (chunk: Buffer) => {
+      if (this.closed) return;
       for (const ev of framer.push(chunk)) {
         if (ev.type === 'oversize') {
-          this.onerror?.(new TyError('E_MCP', `the server sent a message over ${Math.round((this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES) / 1048576)} MiB; the session is ended`));
+          // the session ends at once (pending calls fail with this reason, the pool drops the session so the
+          // next call starts a fresh one); the process group is killed in the background
+          const reason = new TyError('E_MCP', `the server sent a message over ${Math.round(cap / 1048576)} MiB (the bridge's cap); its session was ended and the next call starts a new one`);
+          this.endReason = reason;
+          this.closed = true;
+          this.onerror?.(reason);
+          this.onclose?.();
           void this.close();
           return;
         }

@@ -4,6 +4,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
+import { checkRequestParams } from '../../core/mcp/params.js';
 import type { McpBridge } from './bridge.js';
 
 export interface HttpServeOptions {
@@ -126,6 +127,11 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       opts.onDropped?.(rule.reason);
       res.writeHead(202).end();
       return;
+    }
+    const m = rule.message;
+    if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
+      const bad = checkRequestParams(m.id, m.method, m.params);
+      if (bad !== undefined) return json(res, 200, bad);
     }
     if (existing) return existing.transport.handleRequest(req, res, rule.message);
     if (typeof sid === 'string') return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));

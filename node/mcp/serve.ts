@@ -3,12 +3,14 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, frame, parseMessage, rpcError } from '../../core/mcp/messages.js';
+import { ClientLifecycle, checkRequestParams } from '../../core/mcp/params.js';
 import type { DirectPath, McpBridge } from './bridge.js';
 
 /**
  * An SDK server Transport over a byte stream pair (stdio). Every inbound line passes the client-message
  * rules first (core/mcp/messages.ts): batches and id-less or null-id requests never reach the server,
- * unknown methods are refused, `initialize` loses the client's capabilities, a line over 8 MiB is refused
+ * unknown methods are refused, `initialize` loses the client's capabilities and is accepted once (a second
+ * gets -32600), params that do not fit MCP's schema for the method get -32602, a line over 8 MiB is refused
  * with memory bounded. With `direct` set, a `tools/call` request and a `notifications/cancelled` that
  * passed the rules are offered to it first (the bridge's direct path) and reach the SDK Server only when
  * it declines.
@@ -20,6 +22,7 @@ export class GuardedStreamTransport implements Transport {
   /** The bridge's direct path for this session (see McpBridge.directPath). */
   direct?: DirectPath;
   private closed = false;
+  private readonly lifecycle = new ClientLifecycle();
   private readonly framer: LineFramer;
   private readonly onData = (chunk: Buffer): void => {
     for (const ev of this.framer.push(chunk)) {
@@ -33,6 +36,14 @@ export class GuardedStreamTransport implements Transport {
       else if (rule.action === 'drop') this.onDropped?.(rule.reason);
       else {
         const m = rule.message;
+        // a request: initialize only once, params as MCP's schema for the method says (-32602, short message)
+        if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
+          const refusal = this.lifecycle.check(m.id, m.method) ?? checkRequestParams(m.id, m.method, m.params);
+          if (refusal !== undefined) {
+            this.write(refusal);
+            continue;
+          }
+        }
         if (this.direct !== undefined) {
           if (m.method === 'tools/call' && this.direct.request(m)) continue;
           if (m.method === 'notifications/cancelled' && this.direct.cancelled(m.params)) continue;

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../core/errors.js';
-import { checkStructuredContent } from '../../core/mcp/args.js';
+import { checkStructuredContent, checkToolSchema, validateLinear } from '../../core/mcp/args.js';
 import { MAX_MESSAGE_BYTES, checkToolResult, classify, serverMessageRule } from '../../core/mcp/messages.js';
 import type { McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
@@ -20,6 +20,8 @@ export interface UpstreamOptions {
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
   /** The session ended on the server's side (exit, oversize message). */
   onClose?: () => void;
+  /** A listed tool hidden because its input or output schema cannot be used (e.g. a pattern the linear-time engine refuses). */
+  onToolRefused?: (tool: string, reason: string) => void;
   /** Per-request timeout, ms (default 600 000; reset by progress). */
   requestTimeoutMs?: number;
   /** For `shared` definitions: where the hub's socket lives and how to start a hub. */
@@ -134,6 +136,9 @@ const CALL_ID = 'tyc-';
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
   private toolCache: Map<string, UpstreamTool> | undefined;
+  /** Listed tools hidden for an unusable schema, with the reason (their calls are refused with -32602). */
+  private refusedCache = new Map<string, string>();
+  private onToolRefused: UpstreamOptions['onToolRefused'];
   private ended = false;
   /** Own tools/call requests in flight, by id. */
   private readonly calls = new Map<string, PendingCall>();
@@ -170,15 +175,17 @@ export class UpstreamSession {
       transport = new RuledTransport(inner, opts.onFiltered);
     }
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
-    const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: {} });
+    // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
+    const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) } });
     const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? 600_000);
+    s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
       opts.onNotification?.(n.method, n.params);
     };
     client.onclose = () => {
       s.ended = true;
-      s.failCalls();
+      s.failCalls(s.endReason());
       opts.onClose?.();
     };
     const onAbort = (): void => void transport.close().catch(() => undefined);
@@ -225,19 +232,37 @@ export class UpstreamSession {
     return this.toolCache?.get(name);
   }
 
-  /** The server's tools (cached until it says the list changed). */
+  /**
+   * The server's usable tools (cached until it says the list changed). A tool whose inputSchema or
+   * outputSchema does not compile on the linear-time ajv (a backreference or lookaround in a pattern, an
+   * invalid schema) is left out and reported once per listing through `onToolRefused`; see `refusedTool`.
+   */
   async tools(signal?: AbortSignal): Promise<Map<string, UpstreamTool>> {
     if (this.toolCache) return this.toolCache;
     const map = new Map<string, UpstreamTool>();
+    const refused = new Map<string, string>();
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
-      const r = await this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs });
-      for (const t of r.tools) map.set(t.name, t);
+      const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
+      for (const t of r.tools) {
+        const problem = checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema);
+        if (problem === undefined) map.set(t.name, t);
+        else {
+          refused.set(t.name, problem);
+          this.onToolRefused?.(t.name, problem);
+        }
+      }
       cursor = r.nextCursor;
       if (!cursor) break;
     }
     this.toolCache = map;
+    this.refusedCache = refused;
     return map;
+  }
+
+  /** Why a listed tool was hidden (undefined when it was not). Valid after `tools()`. */
+  refusedTool(name: string): string | undefined {
+    return this.refusedCache.get(name);
   }
 
   /**
@@ -252,7 +277,7 @@ export class UpstreamSession {
   async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void } = {}): Promise<CallToolResult> {
     const tool = this.toolCache?.get(name);
     if (tool?.execution?.taskSupport === 'required') throw new McpError(ErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
-    if (this.ended) throw new TyError('E_MCP', 'the server session has ended');
+    if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
     const signal = opts.signal;
     if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
     const id = `${CALL_ID}${++this.callSeq}`;
@@ -321,28 +346,44 @@ export class UpstreamSession {
     (this.sweepTimer as { unref?: () => void }).unref?.();
   }
 
-  /** Every own call still waiting fails: the session ended. */
-  private failCalls(): void {
+  /** Every own call still waiting fails: the session ended (with `reason` when the bridge knows why). */
+  private failCalls(reason?: TyError): void {
     if (this.sweepTimer !== undefined) clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
-    for (const c of [...this.calls.values()]) c.settle(new TyError('E_MCP', 'the server session has ended'));
+    for (const c of [...this.calls.values()]) c.settle(reason ?? new TyError('E_MCP', 'the server session has ended'));
+  }
+
+  /** Why the transport ended the session (e.g. a message over the cap), when it says. */
+  private endReason(): TyError | undefined {
+    return this.transport instanceof ProcessTransport ? this.transport.endReason : undefined;
+  }
+
+  /** An SDK Client request whose "Connection closed" is replaced by the reason the session ended, when known. */
+  private async sdk<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (e) {
+      const reason = this.endReason();
+      if (reason !== undefined && e instanceof McpError && e.code === ErrorCode.ConnectionClosed) throw reason;
+      throw e;
+    }
   }
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */
   listPrompts(cursor: string | undefined, signal?: AbortSignal) {
-    return this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs });
+    return this.sdk(this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
   }
   getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal) {
-    return this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs });
+    return this.sdk(this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }));
   }
   listResources(cursor: string | undefined, signal?: AbortSignal) {
-    return this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs });
+    return this.sdk(this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
   }
   listResourceTemplates(cursor: string | undefined, signal?: AbortSignal) {
-    return this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs });
+    return this.sdk(this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
   }
   readResource(uri: string, signal?: AbortSignal) {
-    return this.client.readResource({ uri }, { signal, timeout: this.timeoutMs });
+    return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }));
   }
   /** Server capabilities from the handshake. */
   capabilities() {

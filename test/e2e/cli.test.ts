@@ -56,7 +56,7 @@ describe('tycli tool add/list/show/activate', () => {
     expect(rev).toMatch(/^b[a-z2-7]{50,}$/);
     expect(add.stderr).toContain('(active)');
     const again = await tycli(['--home', h, '--json', 'tool', 'add', join(ROOT, 'tools/csv-stats/manifest.json')]);
-    expect(oneLine(again)).toEqual({ ok: true, name: 'csv-stats', revision: rev, created: false, activated: false });
+    expect(oneLine(again)).toEqual({ ok: true, name: 'csv-stats', revision: rev, created: false, activated: false, repaired: false });
     expect((await tycli(['--home', h, 'tool', 'add', join(ROOT, 'tools/text-stats/manifest.json')])).code).toBe(0);
 
     const list = await tycli(['--home', h, 'tool', 'list', '--json']);

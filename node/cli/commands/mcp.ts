@@ -21,7 +21,9 @@ appears on a command line. --shared runs one server for every session, under a h
 
 The server runs in /, with only PATH, HOME, USER/LOGNAME, the locale, TMPDIR, SSH_AUTH_SOCK and the
 desktop-session variables as they are now, plus each --env value (kept as secrets, never printed).
-Relative-path arguments are refused. --allow TOOL (or resources/read, prompts/get) lets those calls
+The command must be an absolute path or a name on PATH (stored as the absolute path found now).
+Arguments that are relative paths (./x, ../x, or any name of a file or folder in the current folder)
+are refused: give absolute paths. --allow TOOL (or resources/read, prompts/get) lets those calls
 through without asking; --ask none lets every call through. Adding a name again replaces it and ends
 its running sessions.`,
   options: {
@@ -239,7 +241,9 @@ const serve: CliCommand = {
 Speaks MCP on stdin/stdout (or, with --http PORT, streamable HTTP at http://127.0.0.1:PORT/mcp with a
 bearer token written 0600 to <home>/run/mcp-http.token and an Origin/Host check). Offers the active
 registered tool revisions (each call through the gate and its sandbox) and every defined server's tools
-as SERVER__TOOL. A call no server rule (--allow, --ask none) lets through is asked about through the
+as SERVER__TOOL. A registered tool whose name contains "__" is not offered (such names always mean
+SERVER__TOOL; the log says so). A server's tool whose schema holds a pattern the linear-time regex engine
+cannot run (backreference, lookahead, lookbehind) is not offered either; calls to it get -32602. A call no server rule (--allow, --ask none) lets through is asked about through the
 gate (terminal, or 'tycli questions' / 'tycli answer'); with no one to ask it is refused. --sandbox NAME
 (or --client NAME) names the client context the session limits count per (default "default"); principal
 mcp:NAME. A posture value (--sandbox auto|required|off) still sets the OS isolation of local tool calls. One line
@@ -270,7 +274,7 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     const { PauseTracker } = await import('../../../core/pause.js');
     const pause = new PauseTracker(store, settings.pause);
     const external = createMcpExternal(home, { gate });
-    const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, external, principal, gate });
+    const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, external, principal, gate });
     await mkdir(paths.state, { recursive: true, mode: 0o700 });
     const logFile = join(paths.state, 'mcp-requests.log');
     let chain = Promise.resolve();

@@ -1,0 +1,36 @@
+// Unit tests for client request params checks and the initialize-once lifecycle; test side.
+import { describe, expect, it } from 'vitest';
+import { ClientLifecycle, checkRequestParams } from './params.js';
+
+describe('checkRequestParams', () => {
+  it('passes well-formed params and methods it has no schema for', () => {
+    expect(checkRequestParams(1, 'tools/call', { name: 'a__b', arguments: { q: 1 } })).toBeUndefined();
+    expect(checkRequestParams(1, 'tools/call', { name: 'a__b' })).toBeUndefined();
+    expect(checkRequestParams(1, 'tools/list', undefined)).toBeUndefined();
+    expect(checkRequestParams(1, 'ping', undefined)).toBeUndefined();
+    expect(checkRequestParams(1, 'x-vendor/thing', 42)).toBeUndefined();
+  });
+  it('refuses with -32602, E_INVALID_ARGS, the field and what was expected, in one short line without values', () => {
+    const r = checkRequestParams(7, 'tools/call', { name: 'a__b', arguments: ['secret-value'] });
+    expect(r?.id).toBe(7);
+    expect(r?.error.code).toBe(-32602);
+    expect(r?.error.data).toEqual({ code: 'E_INVALID_ARGS' });
+    expect(r?.error.message).toMatch(/^invalid params for tools\/call: params\.arguments: .*expected record, received array$/);
+    expect(r?.error.message).not.toContain('secret-value');
+    expect(checkRequestParams(1, 'tools/call', 'str')?.error.message).toMatch(/: params: /);
+    expect(checkRequestParams(1, 'prompts/get', { name: 'p', arguments: { a: 1 } })?.error.code).toBe(-32602);
+    expect(checkRequestParams(1, 'initialize', { capabilities: {} })?.error.code).toBe(-32602);
+    expect(checkRequestParams(1, 'tools/call', { ['k'.repeat(5000)]: 1 })?.error.message.length).toBeLessThan(260);
+  });
+});
+
+describe('ClientLifecycle', () => {
+  it('lets the first initialize through and refuses every later one with -32600', () => {
+    const l = new ClientLifecycle();
+    expect(l.check(1, 'tools/list')).toBeUndefined();
+    expect(l.check(2, 'initialize')).toBeUndefined();
+    expect(l.check(3, 'initialize')?.error).toMatchObject({ code: -32600, data: { code: 'E_MCP' } });
+    expect(l.check(4, 'initialize')?.id).toBe(4);
+    expect(l.check(5, 'ping')).toBeUndefined();
+  });
+});

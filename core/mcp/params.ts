@@ -1,0 +1,70 @@
+// Client request params checked against MCP's own request schemas, and the session lifecycle (initialize once), before the bridge's SDK Server sees a request; core, trusted side.
+//
+// Schemas: the MCP SDK's (the MCP specification's `schema.ts`), so a malformed request gets JSON-RPC
+// -32602 with a short message here instead of the SDK Server's -32603 with a raw zod issue dump.
+// Lifecycle: MCP specification, "Lifecycle": `initialize` is the first request of a session and is sent once.
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  GetTaskPayloadRequestSchema,
+  InitializeRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { RPC, rpcError, type RpcErrorResponse, type RpcId } from './messages.js';
+
+interface RequestSchema {
+  safeParse(v: unknown): { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+}
+
+const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(Object.create(null) as Record<string, RequestSchema>, {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'logging/setLevel': SetLevelRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+  'prompts/list': ListPromptsRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'tasks/result': GetTaskPayloadRequestSchema,
+});
+
+/**
+ * Check a client request's params against MCP's schema for its method (methods without one pass: the
+ * method rules refuse unknown methods first).
+ * @returns undefined when they fit, else a JSON-RPC -32602 error (`data.code` E_INVALID_ARGS) naming the
+ *   first offending field and what was expected, at most ~200 characters, never echoing values.
+ */
+export function checkRequestParams(id: RpcId, method: string, params: unknown): RpcErrorResponse | undefined {
+  const schema = Object.prototype.hasOwnProperty.call(SCHEMAS, method) ? SCHEMAS[method] : undefined;
+  if (schema === undefined) return undefined;
+  const r = schema.safeParse(params === undefined ? { method } : { method, params });
+  if (r.success) return undefined;
+  const issue = r.error.issues[0];
+  // paths are in the request (`params.arguments`); an empty one is the request itself: `params` is what is wrong
+  const where = issue === undefined || issue.path.length === 0 ? 'params' : issue.path.map((p) => String(p).slice(0, 40)).join('.');
+  const what = (issue?.message ?? 'invalid').replace(/\s+/g, ' ').slice(0, 120);
+  return rpcError(id, RPC.INVALID_PARAMS, `invalid params for ${method}: ${where.slice(0, 80)}: ${what}`, 'E_INVALID_ARGS');
+}
+
+/**
+ * One client session's lifecycle as the bridge enforces it: the first `initialize` passes; any later one
+ * is refused with -32600 (MCP: initialization happens once per session; start a new session instead).
+ */
+export class ClientLifecycle {
+  private initialized = false;
+  /** Call for every client request that passed the message rules; a reply means: answer it with this, do not pass it on. */
+  check(id: RpcId, method: string): RpcErrorResponse | undefined {
+    if (method !== 'initialize') return undefined;
+    if (this.initialized) return rpcError(id, RPC.INVALID_REQUEST, 'the session is already initialized; initialize is sent once per session (start a new session to initialize again)', 'E_MCP');
+    this.initialized = true;
+    return undefined;
+  }
+}
