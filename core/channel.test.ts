@@ -120,6 +120,27 @@ describe('SandboxChannel results', () => {
     await expect(ok.p).resolves.toBe('é'.repeat(40));
   });
 
+  it('output cap boundaries: exactly the cap passes, one byte over fails, for 1-, 3- and 4-byte UTF-8', async () => {
+    const { ch, port } = await loaded();
+    const limits = { ...DEFAULT_LIMITS, outputBytes: 101 };
+    const cases: [string, boolean][] = [
+      ['a'.repeat(99), true], // 101 bytes, 101 units
+      ['a'.repeat(100), false],
+      ['€'.repeat(33), true], // 2 + 99 bytes, 35 units
+      ['€'.repeat(33) + 'a', false],
+      ['😀'.repeat(24) + 'abc', true], // 2 + 96 + 3 bytes, 53 units
+      ['😀'.repeat(24) + 'abcd', false],
+      ['\ud800'.repeat(33), true], // lone surrogates count as U+FFFD (3 bytes); JSON.stringify escapes them (6 units each)
+    ];
+    for (const [text, fits] of cases) {
+      const c = await startCall(ch, port, opts({ limits }));
+      const json = text.startsWith('\ud800') ? `"${text}"` : JSON.stringify(text);
+      ch.receive({ v: 1, type: 'result', id: c.id, ok: true, json });
+      if (fits) await expect(c.p).resolves.toBe(text);
+      else await expect(c.p).rejects.toMatchObject({ code: 'E_OUTPUT_LIMIT' });
+    }
+  });
+
   it('rebuilds tool errors as strings only; odd names are dropped', async () => {
     const { ch, port } = await loaded();
     const a = await startCall(ch, port);

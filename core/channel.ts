@@ -263,8 +263,9 @@ export class SandboxChannel {
     if (!m.ok) return call.reject(rebuildToolError(m.error, 'the tool failed'));
     if (m.json === undefined) return ch.fail(new TyError('E_PROTOCOL', 'result without json'));
     const cap = call.opts.limits.outputBytes;
-    // Cheap bound first (UTF-16 length <= UTF-8 bytes), exact count only when it can matter.
-    if (m.json.length > cap || utf8Length(m.json) > cap) {
+    // Cheap bounds first (UTF-16 length <= UTF-8 bytes <= 3 x UTF-16 length), exact count only when it can matter.
+    const len = m.json.length;
+    if (len > cap || (len * 3 > cap && utf8Length(m.json) > cap)) {
       const err = new TyError('E_OUTPUT_LIMIT', `tool result exceeds the output limit of ${cap} bytes`);
       call.reject(err);
       return;

@@ -1,7 +1,8 @@
 // Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of node/runner/guest-core.mjs for Node.
 // CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
 // skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
-// building process.stdout / process.stdin streams (together about a third of a bare `node -e 0`). The guest core
+// building process.stdout / process.stdin streams at start-up (together about a third of a bare `node -e 0`; input
+// moves to the stdin stream only once the sandbox has served a few messages, see below). The guest core
 // is the same file the Deno runner imports and the browser embeds; it is compiled here the way the browser build
 // embeds it (its one `export` removed). Under the permission model this file and guest-core.mjs are the only project
 // files the sandbox may read (node/sandbox.ts grants and binds exactly them).
@@ -46,6 +47,7 @@ const createGuest = vm.runInThisContext(
 
 // ---- output: one synchronous write per message to fd 1 -------------------------------------------------------
 const stdoutDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdout');
+const stdinDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdin'); // Node's own lazy getter, whatever tool code redefines later
 /** Node's stdout stream (built on first access, then cached by Node). */
 const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
@@ -133,17 +135,21 @@ function onChunk(text) {
   }
   if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
 }
-// Start-up reads run on libuv's thread pool (fd 0 is a blocking pipe), which needs no stream machinery. Once the
-// tool is loaded and its first call was read, input moves to Node's stdin stream (epoll on the main thread): each
-// thread-pool read costs an extra thread hop per message (test/bench/runtime.bench.mjs, warm call), building the
-// stream costs a few ms once, after the first call's turn. Should fd 0 be non-blocking (EAGAIN), the stream takes
-// over at once. Bytes stay in one TextDecoder across the switch, so a UTF-8 sequence split between reads survives.
-// End of input (host gone) ends the sandbox.
+// Input starts on libuv's thread pool (fd 0 is a blocking pipe), which needs no stream machinery at start-up. Each
+// thread-pool read costs an extra thread hop per message, though (about 40-70 us of a warm call here,
+// test/bench/runtime.bench.mjs), so after STREAM_AFTER_READS reads since the tool loaded (calls, capability replies)
+// input moves to Node's stdin stream (epoll on the main thread). Building that stream costs about 7-12 ms once,
+// synchronously: a message arriving meanwhile waits that long (the bench's "slowest of the next 31 calls" row), which
+// is why short bursts on a fresh sandbox never pay it. Should fd 0 be non-blocking (EAGAIN), the stream takes over at
+// once. Bytes stay in one TextDecoder across the switch, so a UTF-8 sequence split between reads survives; no read is
+// in flight during the switch, so nothing is reordered. End of input (host gone) ends the sandbox.
+const STREAM_AFTER_READS = 16;
+let readsSinceLoad = 0;
 const decoder = new TextDecoderCtor('utf-8');
 const inBuf = BufferAllocUnsafe(256 * 1024);
 const setImmediateFn = setImmediate;
 function useStream() {
-  const stdin = proc.stdin;
+  const stdin = stdinDesc && typeof stdinDesc.get === 'function' ? ReflectApply(stdinDesc.get, proc, []) : proc.stdin;
   stdin.on('data', (chunk) => onChunk(TextDecoderDecode(decoder, chunk, { stream: true })));
   stdin.on('end', () => exitFn(0));
 }
@@ -152,17 +158,17 @@ function readLoop() {
     if (err && err.code === 'EAGAIN') return useStream();
     if (err || n === 0) return exitFn(0);
     onChunk(TextDecoderDecode(decoder, BufferSubarray(inBuf, 0, n), { stream: true }));
-    // Nothing reads fd 0 until the stream starts: what arrives meanwhile waits in the pipe.
-    if (guest.loadState === 'loaded') setImmediateFn(useStream);
+    // Nothing reads fd 0 until the stream starts (after this turn): what arrives meanwhile waits in the pipe.
+    if (guest.loadState === 'loaded' && ++readsSinceLoad >= STREAM_AFTER_READS) setImmediateFn(useStream);
     else readLoop();
   });
 }
-readLoop();
-
-// `ready` goes out now; the rest below is synchronous, so it completes before any host message is handled (input
-// is only read in later turns of the event loop) and overlaps with the host's reply. The ES-module loader, which
-// the tool's module needs anyway, is initialized meanwhile by importing an empty module.
+// `ready` goes out before the first read (whose thread-pool start-up, about 0.5-2 ms, then overlaps with the host's
+// reply); the rest below is synchronous, so it completes before any host message is handled (input is only read in
+// later turns of the event loop) and overlaps with the host's reply too.
 writeLine(JSONStringify({ v: 1, type: 'ready', runtime: 'node', version: StringCtor(`node ${proc.version}`) }) + '\n');
+readLoop();
+// The ES-module loader, which the tool's module needs anyway, is initialized meanwhile by importing an empty module.
 importModule('data:text/javascript,').then(undefined, () => {});
 
 // ---- signals and priorities of other processes are not covered by the permission model ----------------------

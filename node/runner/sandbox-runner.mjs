@@ -112,14 +112,17 @@ function onChunk(text) {
 }
 
 const exitFn = FunctionPrototypeBind(G.Deno.exit, G.Deno);
-const reader = G.Deno.stdin.readable.getReader();
-const read = uncurry(ReflectGetPrototypeOf(reader).read);
+// Deno.stdin.read straight into one buffer: 0-10% less per warm call than stdin.readable's stream reader in A/B runs
+// (test/bench/runtime.bench.mjs). The method is captured now, before tool code could replace it.
+const stdin = G.Deno.stdin;
+const stdinRead = ReflectGetPrototypeOf(stdin).read;
 (async () => {
   const dec = new TextDecoderCtor('utf-8');
+  const buf = new Uint8Array(256 * 1024);
   for (;;) {
-    const { value, done } = await read(reader);
-    if (done) break;
-    onChunk(TextDecoderDecode(dec, value, { stream: true }));
+    const n = await ReflectApply(stdinRead, stdin, [buf]);
+    if (n === null) break;
+    onChunk(TextDecoderDecode(dec, TypedArraySubarray(buf, 0, n), { stream: true }));
   }
   exitFn(0); // end of input: the host is gone
 })();

@@ -1,6 +1,7 @@
 // Benchmark: what the OS sandbox (bubblewrap) adds to cold starts and warm calls of the Node and Deno sandboxes; test side.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { pairRatio, spread, summary } from './stats.mjs';
 
 /** Load the compiled modules (npm run build); fall back to the TypeScript sources through tsx. */
 async function load() {
@@ -17,11 +18,15 @@ async function load() {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
 const round = (x) => Math.round(x * 100) / 100;
+
+/** A row from interleaved pairs of ms samples: medians, spreads, and the spread of the per-pair ratio. */
+function pairRow(name, xs, bs, baseline, target) {
+  const v = summary(xs);
+  const b = summary(bs);
+  const r = pairRatio(xs, bs);
+  return { name, value: round(v.median), unit: 'ms', spread: spread(v, b, 2), baseline, baselineValue: round(b.median), ratio: round(v.median / b.median), ratioSpread: `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`, target };
+}
 
 /** Spawn and wait for exit; ms. */
 function timedSpawn(command, args, env = {}) {
@@ -57,21 +62,28 @@ async function cold(mod, engine, wrap) {
   return ms;
 }
 
-/** Warm calls on one retained sandbox: median ms per call. */
-async function warm(mod, engine, wrap, n) {
-  const rt = new mod.NodeSandboxRuntime(wrap ? { engine, wrap } : { engine });
-  const inst = await rt.start(spec(mod, engine));
+/**
+ * Warm calls on two retained sandboxes (without and with the wrapper), interleaved call by call with the order
+ * alternating, after 20 warm-up calls each: ms samples of each.
+ */
+async function warmPair(mod, engine, wrap, n) {
+  const insts = [];
   try {
-    for (let i = 0; i < 5; i++) await inst.call({ q: i }, callOpts(mod));
-    const xs = [];
+    for (const w of [undefined, wrap]) insts.push(await new mod.NodeSandboxRuntime(w ? { engine, wrap: w } : { engine }).start(spec(mod, engine)));
+    const o = callOpts(mod);
+    for (const inst of insts) for (let i = 0; i < 20; i++) await inst.call({ q: i }, o);
+    const xs = [[], []];
     for (let i = 0; i < n; i++) {
-      const t0 = performance.now();
-      await inst.call({ q: i }, callOpts(mod));
-      xs.push(performance.now() - t0);
+      for (let j = 0; j < 2; j++) {
+        const k = (i + j) % 2;
+        const t0 = performance.now();
+        await insts[k].call({ q: i }, o);
+        xs[k].push(performance.now() - t0);
+      }
     }
-    return median(xs);
+    return { plain: xs[0], wrapped: xs[1] };
   } finally {
-    await inst.destroy('bench');
+    await Promise.all(insts.map((x) => x.destroy('bench')));
   }
 }
 
@@ -85,8 +97,8 @@ export async function run() {
   const wrap = plan.wrap;
   const node = process.execPath;
   const deno = mod.resolveDeno();
-  const COLD = 9;
-  const WARM = 40;
+  const COLD = 21;
+  const WARM = 400;
   const rows = [];
 
   // Bare spawns, interleaved so machine load hits both sides alike.
@@ -97,24 +109,33 @@ export async function run() {
     bare.push(await timedSpawn(node, ['-e', '0']));
     wrapped.push(await timedSpawn(w.command, w.args, w.env));
   }
-  const base = median(bare);
-  rows.push({ name: 'node -e 0 inside bwrap (spawn to exit)', value: round(median(wrapped)), unit: 'ms', baseline: 'env -i node -e 0', baselineValue: round(base), ratio: round(median(wrapped) / base), target: '<= 1.15x' });
+  const bareS = summary(bare);
+  const base = bareS.median;
+  rows.push(pairRow('node -e 0 inside bwrap (spawn to exit)', wrapped, bare, 'env -i node -e 0', '<= 1.15x'));
 
   for (const engine of ['node', ...(deno ? ['deno'] : [])]) {
     const c0 = [];
     const c1 = [];
+    await cold(mod, engine, undefined); // warm-up of each (page cache, per-process caches)
+    await cold(mod, engine, wrap);
     for (let i = 0; i < COLD; i++) {
-      c0.push(await cold(mod, engine, undefined));
-      c1.push(await cold(mod, engine, wrap));
+      // order alternates so neither side always runs right after the other's teardown
+      if (i % 2 === 0) {
+        c0.push(await cold(mod, engine, undefined));
+        c1.push(await cold(mod, engine, wrap));
+      } else {
+        c1.push(await cold(mod, engine, wrap));
+        c0.push(await cold(mod, engine, undefined));
+      }
     }
-    const a = median(c0);
-    const b = median(c1);
-    rows.push({ name: `${engine} sandbox cold start (start + first call), bwrap`, value: round(b), unit: 'ms', baseline: `${engine} sandbox without bwrap`, baselineValue: round(a), ratio: round(b / a), target: '<= 1.15x' });
-    rows.push({ name: `${engine} sandbox cold start, bwrap, vs bare spawn`, value: round(b), unit: 'ms', baseline: 'env -i node -e 0', baselineValue: round(base), ratio: round(b / base), target: '' });
-    const w0 = await warm(mod, engine, undefined, WARM);
-    const w1 = await warm(mod, engine, wrap, WARM);
-    rows.push({ name: `${engine} warm call, bwrap`, value: round(w1), unit: 'ms', baseline: `${engine} warm call without bwrap`, baselineValue: round(w0), ratio: round(w1 / w0), target: '<= 1.1x' });
+    rows.push(pairRow(`${engine} sandbox cold start (start + first call), bwrap`, c1, c0, `${engine} sandbox without bwrap`, '<= 1.15x'));
+    const b = summary(c1);
+    rows.push({ name: `${engine} sandbox cold start, bwrap, vs bare spawn`, value: round(b.median), unit: 'ms', spread: spread(b, bareS, 2), baseline: 'env -i node -e 0', baselineValue: round(base), ratio: round(b.median / base), target: '' });
+    const wp = await warmPair(mod, engine, wrap, WARM);
+    const w0 = summary(wp.plain);
+    const w1 = summary(wp.wrapped);
+    rows.push({ name: `${engine} warm call, bwrap`, value: round(w1.median), unit: 'ms', spread: spread(w1, w0, 3), baseline: `${engine} warm call without bwrap`, baselineValue: round(w0.median), ratio: round(w1.median / w0.median), target: '<= 1.1x' });
   }
-  notes.push(`medians of ${COLD} cold runs and ${WARM} warm calls; with and without bwrap interleaved`, 'bwrap cost is namespace setup, bind mounts and setpriv/prlimit execs at spawn; a warm call crosses only the stdio pipe, so it should not differ');
+  notes.push(`medians of ${COLD} cold runs and ${WARM} warm calls; with and without bwrap interleaved (cold: run by run, ratio p25–p75 over the per-run pairs; warm: call by call on two retained sandboxes, order alternating)`, 'bwrap cost is namespace setup, bind mounts and setpriv/prlimit execs at spawn; a warm call crosses only the stdio pipe, so it should not differ');
   return { title: 'OS isolation overhead (bubblewrap)', rows, notes };
 }
