@@ -37,6 +37,8 @@ export interface NodeHostOptions {
   pool?: PoolLike;
   /** Principal for audit and rules (default `cli:user`). */
   principal?: string;
+  /** Receives what tool code writes with console.* (text from the sandbox: make it inert before display). */
+  onToolLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
   /** Asks a person (the python tool's session approval; the default gate's questions). Default: terminal + waiting-question store. */
   asker?: Asker;
   /**
@@ -256,7 +258,7 @@ async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLi
     let r = runtimes.get(key);
     if (!r) {
       const wrap = wrapFor(spec.limits);
-      r = new NodeSandboxRuntime(wrap ? { engine, wrap } : { engine });
+      r = new NodeSandboxRuntime({ engine, ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}) });
       runtimes.set(key, r);
     }
     return r;

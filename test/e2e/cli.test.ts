@@ -159,6 +159,21 @@ describe('tycli run', () => {
     expect(list.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.builtin !== true).map((r) => r.name)).toEqual(['csv-stats', 'json-reshape', 'text-stats']);
   });
 
+  it('--logs shows what the tool writes with console.* on stderr, escaped; without it nothing is shown', async () => {
+    const h = home('logs');
+    const m = await manifest(tmp, 'logger', "export default async () => { console.log('hello \\u001b[2J world'); console.error('bad'); return 1; }");
+    expect((await tycli(['--home', h, 'tool', 'add', m])).code).toBe(0);
+    const withLogs = await tycli(['--home', h, 'run', 'logger', '--logs']);
+    expect(withLogs.code).toBe(0);
+    expect(withLogs.stdout.trim()).toBe('1');
+    expect(withLogs.stderr).toContain('[tool info] hello \\x1b[2J world');
+    expect(withLogs.stderr).toContain('[tool error] bad');
+    expect(withLogs.stderr).not.toContain('\u001b');
+    const without = await tycli(['--home', h, 'run', 'logger']);
+    expect(without.code).toBe(0);
+    expect(without.stderr).not.toContain('[tool');
+  });
+
   it('runs a tool whose manifest picks the deno engine', async () => {
     const h = home('deno');
     await tycli(['--home', h, 'tool', 'add', await manifest(tmp, 'denotool', 'export default async (a) => ({ deno: typeof Deno === "object", x: a.x })', {})]);

@@ -70,6 +70,7 @@ const run: CliCommand = {
   --arg-file NAME=PATH  set argument NAME to the text of the file PATH (read by tycli, not by the tool)
   --timeout MS          wall-clock limit for this call in milliseconds (clamped to the host maximum)
   --disposable          run in a fresh sandbox that is destroyed afterwards
+  --logs                show what the tool writes with console.* on stderr (control characters escaped)
 
 Arguments are checked against the revision's parameters before any sandbox starts.
 Output: the result (strings as they are, other values as JSON). With --json exactly one line:
@@ -80,6 +81,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     'arg-file': { type: 'string', multiple: true },
     timeout: { type: 'string' },
     disposable: { type: 'boolean' },
+    logs: { type: 'boolean' },
   },
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('tycli run takes exactly one NAME or NAME@REV');
@@ -91,7 +93,9 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     }
     const args = await buildArgs(ctx, v.args as string | undefined, (v['arg-file'] as string[] | undefined) ?? []);
     const { createNodeHost } = await import('../../host.js');
-    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd });
+    const { sanitizeInline } = await import('../../../core/text.js');
+    const onToolLog = (_rev: string, level: string, text: string): void => void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
+    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}) });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     process.once('SIGINT', onSignal);
