@@ -28,7 +28,7 @@ export async function cidOfBytes(bytes: Uint8Array): Promise<string> {
   return CID.createV1(json.code, digest).toString();
 }
 
-/** CIDv1 of a domain-separated canonical document. */
+/** CIDv1 of the domain-separated canonical document of `body`. */
 export async function contentId(domain: Domain, body: unknown, code?: 'E_INVALID_MANIFEST' | 'E_INVALID_TASK'): Promise<string> {
   return cidOfBytes(documentBytes(domain, body, code));
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const ToolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -');
 
 /**
- * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document.
+ * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/cid.ts).
  * See core/revision.ts for the codec.
  */
 export const RevisionIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/, 'a revision id is a base32 CIDv1 string starting with "b"');

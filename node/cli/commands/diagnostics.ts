@@ -4,16 +4,7 @@ import { fail, failWith, out, outJson, terminalSafe } from '../output.js';
 import { TyError } from '../../../core/errors.js';
 import type { Contract } from '../../diagnostics/contracts.js';
 import type { HostContractRow } from '../../diagnostics/browser.js';
-
-async function settingPosture(ctx: CliContext): Promise<unknown> {
-  try {
-    const { loadSettings } = await import('../../settings.js');
-    return (await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd })).sandbox;
-  } catch (e) {
-    if (e instanceof TyError) throw e;
-    return undefined;
-  }
-}
+import { settingPosture } from './sandbox.js';
 
 const diagnostics: CliCommand = {
   path: ['diagnostics'],

@@ -76,7 +76,8 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
   return status;
 }
 
-async function settingPosture(ctx: CliContext): Promise<unknown> {
+/** The `sandbox` posture from the settings files (undefined when unset or unreadable for a non-TyError reason). */
+export async function settingPosture(ctx: CliContext): Promise<unknown> {
   try {
     const { loadSettings } = await import('../../settings.js');
     return (await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd })).sandbox;
