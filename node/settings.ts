@@ -183,17 +183,31 @@ export function weakeningsOf(s: Settings): string[] {
   return out;
 }
 
-/** Refuse a project `.tycli` folder someone else controls (untrustedReason). @throws TyError E_INVALID_SETTINGS */
-async function checkProjectDir(dir: string): Promise<void> {
+/**
+ * Check a project `.tycli` folder. One owned by another user (not root) is not ours: it is ignored, with
+ * a warning, so nobody can plant settings for us (nor block us by planting them, e.g. in /tmp). One we
+ * own but others can write is refused (untrustedReason).
+ * @returns a warning when the folder is ignored
+ * @throws TyError E_INVALID_SETTINGS
+ */
+async function checkProjectDir(dir: string): Promise<string | undefined> {
   let st;
   try {
     st = await stat(dir);
   } catch {
-    return; // gone: the files inside are then absent too
+    return undefined; // gone: the files inside are then absent too
+  }
+  const uid = currentUid();
+  if (uid !== undefined && st.uid !== uid && st.uid !== 0) {
+    return `warning: ignoring project settings folder ${dir}: it is owned by uid ${st.uid}, not by you (uid ${uid}) or root, so its settings are not read`;
   }
   const why = untrustedReason(st);
   if (why !== undefined) refuseUntrusted('settings folder', dir, why);
+  return undefined;
 }
+
+const MODE_STRENGTH: Record<string, number> = { strict: 2, standard: 1, unrestricted: 0 };
+const SANDBOX_STRENGTH: Record<string, number> = { required: 2, auto: 1, off: 0 };
 
 async function exists(p: string): Promise<boolean> {
   try {
@@ -304,14 +318,27 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
   const warnings: string[] = [];
-  if (where.projectRoot !== undefined) await checkProjectDir(join(where.projectRoot, PROJECT_DIR));
+  const ignored = where.projectRoot !== undefined ? await checkProjectDir(join(where.projectRoot, PROJECT_DIR)) : undefined;
+  if (ignored !== undefined) warnings.push(ignored);
+  let userMode: string | undefined;
+  let userSandbox: string | undefined;
   for (const [scope, path] of order) {
-    if (path === undefined) continue;
+    if (path === undefined || (scope !== 'user' && ignored !== undefined)) continue;
     const s = await readSettingsFile(path);
     files.push({ scope, path, present: s !== undefined });
     if (!s) continue;
-    if (scope !== 'user') {
+    if (scope === 'user') {
+      userMode = s.permissions?.mode;
+      userSandbox = s.sandbox;
+    } else {
       const weak = weakeningsOf(s);
+      const mode = s.permissions?.mode;
+      if (mode !== undefined && mode !== 'unrestricted' && userMode !== undefined && (MODE_STRENGTH[mode] ?? 0) < (MODE_STRENGTH[userMode] ?? 0)) {
+        weak.push(`permissions.mode "${mode}" (your user settings say "${userMode}")`);
+      }
+      if (s.sandbox !== undefined && s.sandbox !== 'off' && userSandbox !== undefined && (SANDBOX_STRENGTH[s.sandbox] ?? 0) < (SANDBOX_STRENGTH[userSandbox] ?? 0)) {
+        weak.push(`sandbox "${s.sandbox}" (your user settings say "${userSandbox}")`);
+      }
       if (weak.length > 0) warnings.push(`warning: ${scope} settings ${path} sets ${weak.join(', ')}; review it if you did not write it`);
     }
     if (s.permissions) sets.push({ scope, source: path, ...s.permissions });

@@ -85,7 +85,7 @@ describe('S1: settings files someone else controls are refused; weakening files 
     expect(untrustedReason({ uid: 0, mode: 0o100646 }, 1000)).toMatch(/writable by others/);
   });
 
-  it.skipIf(!isRoot)('the planted repro: a .tycli owned by nobody (folder 0777) is refused by tycli run and its hook never runs; owned by the user it runs, with a warning', async () => {
+  it.skipIf(!isRoot)('the planted repro: a .tycli owned by nobody (folder 0777) is ignored with a warning and its hook never runs; owned by the user but writable by others it is refused; owned by the user it runs, with a warning', async () => {
     const marker = join(root, 'HOOK_RAN');
     const dir = join(proj, '.tycli');
     const file = join(dir, 'settings.json');
@@ -97,11 +97,20 @@ describe('S1: settings files someone else controls are refused; weakening files 
     const add = await tycli(['tool', 'add', join(ROOT, 'tools/text-stats/manifest.json')]);
     expect(add.code).toBe(0);
 
+    // Planted by another user: not ours, so never read, and it cannot block the run either.
+    const ignored = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
+    expect(ignored.code).toBe(0);
+    expect(ignored.stderr).toContain(`warning: ignoring project settings folder ${dir}`);
+    expect(ignored.stderr).toMatch(/owned by uid 65534/);
+    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+
+    // Ours, but writable by others: refused, nothing runs.
+    await chown(dir, 0, 0);
     const refused = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('error[E_INVALID_SETTINGS]');
     expect(refused.stderr).toContain(dir);
-    expect(refused.stderr).toMatch(/owned by uid 65534/);
+    expect(refused.stderr).toMatch(/writable by/);
     await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
 
     // The same file, owned by the current user and not writable by others: used, and announced once.
@@ -159,6 +168,21 @@ describe('S1: settings files someone else controls are refused; weakening files 
     await chmod(join(dir, 'settings.local.json'), 0o644);
     const e = await rejection(loadSettings({ home, cwd: proj, homeDir: root }));
     expect(e.message).toMatch(/settings\.local\.json is not trusted: it is owned by uid 65534/);
+  });
+
+  it('a project file that sets a weaker mode or sandbox posture than the user settings is named too', async () => {
+    const dir = join(proj, '.tycli');
+    await mkdir(dir);
+    await writeFile(join(dir, 'settings.json'), JSON.stringify({ sandbox: 'auto', permissions: { mode: 'standard' } }));
+    const user = tycliPaths(home).settingsFile;
+    await mkdir(join(user, '..'), { recursive: true });
+    await writeFile(user, JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict' } }));
+    const s = await loadSettings({ home, cwd: proj, homeDir: root });
+    expect(s.warnings).toEqual([
+      `warning: project settings ${join(dir, 'settings.json')} sets permissions.mode "standard" (your user settings say "strict"), sandbox "auto" (your user settings say "required"); review it if you did not write it`,
+    ]);
+    await writeFile(join(dir, 'settings.json'), JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict' } }));
+    expect((await loadSettings({ home, cwd: proj, homeDir: root })).warnings).toEqual([]);
   });
 
   it('warnings name each project/local file that weakens isolation or policy; the user file never warns', async () => {
