@@ -177,7 +177,8 @@ function where(t: Trace): string {
 
 /**
  * The Gate (core/runtime.ts) implementation. For each request:
- * pause check (E_PAUSED) -> permission decision (core/permissions.ts decide, deny first) -> when it says
+ * pause check (E_PAUSED) -> permission decision (core/permissions.ts decide, deny first; a request's
+ * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
  * anything else E_HOOK_FAILED, fail closed) -> execute -> postToolUse hooks (output appended as feedback,
@@ -231,11 +232,11 @@ export class PermissionGate implements Gate {
     await this.#audit(req, v, t0, 'granted');
   }
 
-  async run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+  async run<T>(req: GateRequest, execute: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; feedback?: string[] }> {
     const t0 = this.#clock();
     const cfg = await this.#d.config();
     await this.#checkPause(req, t0);
-    const v = await this.#verdictOrAbort(req, cfg, undefined, t0);
+    const v = await this.#verdictOrAbort(req, cfg, signal, t0);
     if (!v.allow) await this.#refuse(req, v, t0, 'denied', 'E_CAPABILITY_DENIED', v.message);
 
     for (const hook of this.#hooksFor(cfg, 'preToolUse', req)) {
@@ -347,8 +348,13 @@ export class PermissionGate implements Gate {
 
   async #verdict(req: GateRequest, cfg: GateConfig, signal: AbortSignal | undefined): Promise<Verdict> {
     const d = decide(cfg.policy, req, await this.#remembered(req));
-    if (d.effect === 'allow') return { allow: true, trace: d.trace };
     if (d.effect === 'deny') return { allow: false, trace: d.trace, message: this.#denyMessage(req, d) };
+    // a rule from outside settings (an MCP server definition's --allow / --ask none): an allow below every
+    // settings rule; deny and alwaysAsk (decided above) still win; it replaces only the asking step
+    const pre = req.preapproved;
+    const preTrace: Trace | undefined = pre !== undefined && typeof pre.rule === 'string' && typeof pre.scope === 'string' ? { list: 'allow', rule: pre.rule, scope: pre.scope } : undefined;
+    if (d.effect === 'allow') return { allow: true, trace: d.trace.list === 'mode' && preTrace ? preTrace : d.trace };
+    if (preTrace !== undefined && !d.alwaysAsk) return { allow: true, trace: preTrace };
 
     // permissionRequest hooks may turn this ask into allow (never for alwaysAsk) or deny.
     for (const hook of this.#hooksFor(cfg, 'permissionRequest', req)) {

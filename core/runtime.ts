@@ -108,6 +108,14 @@ export interface GateRequest {
   preview?: string;
   /** What the manifest requested: the upper bound for capability grants. */
   requested?: boolean;
+  /**
+   * A rule outside settings that allows this request without asking, e.g. an MCP server definition's own
+   * `--allow TOOL` / `--ask none` (`{ rule: 'server everything: --ask none', scope: 'server definition' }`).
+   * It counts like an allow rule below every settings scope: every deny rule and remembered "no", an
+   * alwaysAsk rule, the manifest bound and the pause still win; hooks run and the call is audited, the
+   * trace naming this rule and scope.
+   */
+  preapproved?: { rule: string; scope: string };
 }
 
 /**
@@ -115,8 +123,8 @@ export interface GateRequest {
  * permission check (deny first) -> ask if needed -> pre-hooks -> execute -> post-hooks -> audit.
  */
 export interface Gate {
-  /** For invocations: run `execute` only if allowed. @throws TyError E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED */
-  run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }>;
+  /** For invocations: run `execute` only if allowed; `signal` aborts a pending question. @throws TyError E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED */
+  run<T>(req: GateRequest, execute: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; feedback?: string[] }>;
   /** For capability uses: resolve if allowed. @throws TyError E_CAPABILITY_DENIED, E_PAUSED */
   authorize(req: GateRequest, signal?: AbortSignal): Promise<void>;
 }

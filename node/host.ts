@@ -178,13 +178,7 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
     ]);
   const cwd = opts.cwd ?? process.cwd();
   const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
-  // Secret values known now, withheld from hook input, audit and messages (read once per process).
-  const known: string[] = [];
-  for (const name of await secretsFile.names().catch(() => [] as string[])) {
-    const v = await secretsFile.get(name).catch(() => undefined);
-    if (v) known.push(v);
-  }
-  const withheld = () => known;
+  const withheld = await knownSecretValues(secretsFile);
   // An injected gate is used by the capabilities too, so one session's decisions cover both.
   const gate =
     opts.gate ??
@@ -336,4 +330,17 @@ function pythonNative(o: {
     const signal = ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal ? (ctx as { signal: AbortSignal }).signal : undefined;
     return t.run(args, signal ? { signal } : {});
   };
+}
+
+/**
+ * The secret values stored now, as the `withheld` source of a gate and audit log: they are replaced by
+ * `<withheld>` in question previews, hook input, audit fields and messages. Read once per process.
+ */
+export async function knownSecretValues(secretsFile: { names(): Promise<string[]>; get(name: string): Promise<string | undefined> }): Promise<() => string[]> {
+  const known: string[] = [];
+  for (const name of await secretsFile.names().catch(() => [] as string[])) {
+    const v = await secretsFile.get(name).catch(() => undefined);
+    if (v) known.push(v);
+  }
+  return () => known;
 }

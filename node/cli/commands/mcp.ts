@@ -269,8 +269,13 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     const { FileStoreBackend } = await import('../../store.js');
     const paths = (await import('../../paths.js')).tycliPaths(home);
     await mkdir(paths.store, { recursive: true, mode: 0o700 });
-    const store = new Store(new FileStoreBackend(paths.store));
-    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs }), cwd: ctx.cwd, env: ctx.env });
+    const backend = new FileStoreBackend(paths.store);
+    const store = new Store(backend);
+    const { SecretsFile } = await import('../../secrets-file.js');
+    const { knownSecretValues } = await import('../../host.js');
+    // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
+    const withheld = await knownSecretValues(new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)));
+    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs }), withheld, cwd: ctx.cwd, env: ctx.env });
     const { PauseTracker } = await import('../../../core/pause.js');
     const pause = new PauseTracker(store, settings.pause);
     const external = createMcpExternal(home, { gate });
