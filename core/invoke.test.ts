@@ -169,7 +169,7 @@ describe('Invoker capability refusals', () => {
   it('reports an uncaught host refusal with its own code and message', async () => {
     const { registry, inv } = await setup({}, failing('E_CAPABILITY_DENIED', true));
     await registry.install(code());
-    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED', message: 'fetch: capabilities are not enabled (the tool did not handle this refusal)' } });
+    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED', message: 'fetch: capabilities are not enabled (the tool did not handle this error from the host)' } });
   });
   it('never promotes a code the tool only claims', async () => {
     const { registry, inv } = await setup({}, failing('E_CAPABILITY_DENIED', false));

@@ -138,7 +138,7 @@ export class Invoker {
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
-          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this refusal)`);
+          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this error from the host)`);
           throw e;
         }
         const result = this.#checkResult(value, limits);

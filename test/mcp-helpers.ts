@@ -29,12 +29,19 @@ export async function addNodeServer(home: string, name: string, script: string, 
   return def;
 }
 
-/** A gate that records requests and answers with `decide`. */
+/**
+ * A gate that records requests and answers with `decide` (a person's answer); a request with a server
+ * definition's `preapproved` rule is allowed without asking, as PermissionGate does when no rule denies it.
+ * `asked` lists the requests `decide` was consulted for.
+ */
 export class FakeGate implements Gate {
   requests: GateRequest[] = [];
+  asked: GateRequest[] = [];
   constructor(public decide: (r: GateRequest) => boolean = () => false) {}
   async authorize(req: GateRequest): Promise<void> {
     this.requests.push(req);
+    if (req.preapproved !== undefined) return;
+    this.asked.push(req);
     if (!this.decide(req)) throw new TyError('E_CAPABILITY_DENIED', `denied ${req.target ?? ''}`);
   }
   async run<T>(req: GateRequest, execute: () => Promise<T>): Promise<{ value: T }> {

@@ -1,7 +1,7 @@
 // Output, error and exit-code helpers shared by tycli commands; Node host, trusted side.
 import type { ErrorCode } from '../../protocol/errors.js';
 import { TyError } from '../../core/errors.js';
-import { escapeCodePoint } from '../../core/text.js';
+import { escapeCodePoint, inertJson } from '../../core/text.js';
 import type { CliContext } from './types.js';
 
 /** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
@@ -21,6 +21,11 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/gu;
  */
 export function terminalSafe(ctx: CliContext, text: string, stream: NodeJS.WritableStream = ctx.io.stdout): string {
   if (!(stream as { isTTY?: boolean }).isTTY) return text;
+  return inert(text);
+}
+
+/** Every hidden code point except LF and tab shown as a visible escape, whatever the output is. */
+export function inert(text: string): string {
   return text.replace(HIDDEN, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeCodePoint(ch.codePointAt(0) ?? 0)));
 }
 
@@ -34,19 +39,23 @@ export function note(ctx: CliContext, text: string): void {
   if (!ctx.globals.json) ctx.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
-/** Print exactly one JSON line to stdout. */
+/**
+ * Print exactly one JSON line to stdout. Hidden code points (controls, bidi, zero-width, line separators)
+ * are written as `\\u` escapes (core/text.ts inertJson), so the line parses to the same value and cannot
+ * drive a terminal it is shown on.
+ */
 export function outJson(ctx: CliContext, value: unknown): void {
-  ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+  ctx.io.stdout.write(`${inertJson(value)}\n`);
 }
 
 /**
- * Report an error and return its exit code: `error[CODE]: message` on stderr (made inert for a terminal:
- * the message may carry a tool's own error text), or with --json the line
+ * Report an error and return its exit code: `error[CODE]: message` on stderr (always made inert: the
+ * message may carry a tool's own error text, and stderr is read by people even when piped), or with --json the line
  * `{"ok":false,"error":{"code","message"}}` on stdout.
  */
 export function fail(ctx: CliContext, code: ErrorCode | string, message: string): 1 | 2 {
   if (ctx.globals.json) outJson(ctx, { ok: false, error: { code, message } });
-  else ctx.io.stderr.write(`error[${code}]: ${terminalSafe(ctx, message, ctx.io.stderr)}\n`);
+  else ctx.io.stderr.write(`error[${code}]: ${inert(message)}\n`);
   return exitCodeFor(code);
 }
 

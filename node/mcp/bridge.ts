@@ -105,6 +105,25 @@ export function previewOf(args: unknown): string | undefined {
   }
 }
 
+/** The trace scope of a server definition's own rule (audit `scope`, question "asked because"). */
+export const SERVER_RULE_SCOPE = 'server definition';
+
+/**
+ * The definition's own rule that allows this request, as its trace text (`SERVER: --ask none`, `SERVER:
+ * --allow TOOL`, `SERVER: --allow resources/read`), or undefined when none does.
+ */
+export function serverRule(def: McpDefinition, kind: GateRequest['kind'], name: string): string | undefined {
+  if (def.ask === 'none') return `${def.name}: --ask none`;
+  const allow = kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : kind === 'mcp-prompt' ? 'prompts/get' : undefined;
+  return allow !== undefined && def.allow.includes(allow) ? `${def.name}: --allow ${allow}` : undefined;
+}
+
+/** A tools/call result with postToolUse feedback appended as text content (`[hook] ...`); as is without any. */
+export function withFeedback(r: CallToolResult, feedback: readonly string[] | undefined): CallToolResult {
+  if (!feedback?.length) return r;
+  return { ...r, content: [...(r.content ?? []), ...feedback.map((f) => ({ type: 'text' as const, text: `[hook] ${f}` }))] };
+}
+
 /** Separator between server and tool names in offered names: `SERVER__TOOL`. */
 export const NAME_SEP = '__';
 const RES_SCHEME = 'tymcp:';
@@ -255,23 +274,32 @@ export class McpBridge {
     await this.opts.pause.recordRefusal(tool).catch(() => undefined);
   }
 
-  /** The definition's rules: `--ask none`, or `--allow NAME` (a tool name, `resources/read` or `prompts/get`). */
+  /**
+   * The definition's rules: `--ask none`, or `--allow NAME` (a tool name, `resources/read` or `prompts/get`).
+   * They only replace asking a person: with a gate, deny rules, alwaysAsk, the pause, hooks and the audit
+   * still apply (see serverRule).
+   */
   static allowedByRules(def: McpDefinition, kind: GateRequest['kind'], name: string): boolean {
-    if (def.ask === 'none') return true;
-    if (kind === 'mcp') return def.allow.includes(name);
-    if (kind === 'mcp-resource') return def.allow.includes('resources/read');
-    if (kind === 'mcp-prompt') return def.allow.includes('prompts/get');
-    return false;
+    return serverRule(def, kind, name) !== undefined;
   }
 
   /**
-   * Allowed by the definition's rules, or else asked through the gate. Server hints go into the question
-   * and never skip asking.
-   * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's refusal codes.
+   * Run `execute` (the forwarding of one request) through the gate, `gate.run`: pause, deny rules of every
+   * scope, the definition's own rule as a `preapproved` allow (scope `server definition`; it replaces only
+   * the asking step), else asking a person, then preToolUse hooks, `execute`, postToolUse hooks, the audit
+   * record. Server hints go into the question and never skip asking. Without a gate (a library use; `tycli
+   * mcp serve` always has one) only the definition's rule lets a request through, unaudited.
+   * @returns the value and the postToolUse hooks' feedback.
+   * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's codes (E_CAPABILITY_DENIED,
+   *   E_PAUSED, E_HOOK_BLOCKED, E_HOOK_FAILED, E_ABORTED), or what `execute` throws.
    */
-  private async approve(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, hints: Question['hints'] | undefined, signal: AbortSignal, preview?: string): Promise<void> {
-    if (McpBridge.allowedByRules(def, kind, name)) return;
-    if (!this.opts.gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; add it with --allow ${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}`);
+  private async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+    const rule = serverRule(def, kind, name);
+    const gate = this.opts.gate;
+    if (!gate) {
+      if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; add it with --allow ${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}`);
+      return { value: await execute() };
+    }
     const req: GateRequest = {
       principal: `mcp:${this.opts.sandbox}`,
       kind,
@@ -280,10 +308,12 @@ export class McpBridge {
       target: `${def.name}/${name}`,
       requested: true,
     };
-    if (hints !== undefined) req.hints = hints;
+    if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
+    if (what.hints !== undefined) req.hints = what.hints;
+    if (what.input !== undefined) req.hookPayload = what.input;
     // what the person approves: the gate sanitizes it, withholds known secrets and cuts it for display
-    if (preview !== undefined && preview.length > 0) req.preview = preview.slice(0, PREVIEW_CHARS);
-    await this.opts.gate.authorize(req, signal);
+    if (what.preview !== undefined && what.preview.length > 0) req.preview = what.preview.slice(0, PREVIEW_CHARS);
+    return gate.run(req, execute, signal);
   }
 
   /**
@@ -310,11 +340,12 @@ export class McpBridge {
           }
           const checked = checkToolArguments(t.inputSchema, args);
           if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${server}${NAME_SEP}${tool}: ${checked.message}`);
-          byGate = !McpBridge.allowedByRules(def, 'mcp', tool) && this.opts.gate !== undefined;
-          await this.approve(def, 'mcp', tool, hintsOf(t), signal, previewOf(checked.args));
-          byGate = false;
-          outcome = 'forwarded';
-          return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+          byGate = this.opts.gate !== undefined;
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args } }, signal, () => {
+            outcome = 'forwarded';
+            return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+          });
+          return withFeedback(r.value, r.feedback);
         },
         signal,
       );
@@ -361,18 +392,27 @@ export class McpBridge {
         if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
         plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool) });
       }
-      // 2. approval of each target, by its own server's rules or a person
-      for (const p of plans) {
-        byGate = !McpBridge.allowedByRules(p.def, 'mcp', p.tool) && this.opts.gate !== undefined;
-        await this.approve(p.def, 'mcp', p.tool, p.hints, signal, previewOf(p.args));
-      }
-      byGate = false;
-      outcome = 'forwarded';
-      // 3. forward
+      // 2. each target through the gate (its own server's rule, else a person; pre-hooks) and only when every
+      // one passed, 3. forward them all: target i's gated step runs the steps of targets i+1.. inside it
       const results: { kind: string; result: CallToolResult }[] = [];
-      for (const p of plans) results.push({ kind: p.kind, result: await this.withUpstream(sessionId, p.def, (u) => u.callTool(p.tool, p.args, { signal }), signal) });
+      const feedback: string[] = [];
+      const step = async (i: number): Promise<void> => {
+        const p = plans[i];
+        if (p === undefined) {
+          outcome = 'forwarded';
+          for (const q of plans) results.push({ kind: q.kind, result: await this.withUpstream(sessionId, q.def, (u) => u.callTool(q.tool, q.args, { signal }), signal) });
+          return;
+        }
+        const r = await this.gated(p.def, 'mcp', p.tool, { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args } }, signal, async () => {
+          await step(i + 1);
+          return results[i]!.result;
+        });
+        if (r.feedback) feedback.push(...r.feedback);
+      };
+      byGate = this.opts.gate !== undefined;
+      await step(0);
       outcome = 'ok';
-      if (results.length === 1 && !action.broadcast) return results[0]!.result;
+      if (results.length === 1 && !action.broadcast) return withFeedback(results[0]!.result, feedback);
       const content: CallToolResult['content'] = [];
       const structured: Record<string, unknown> = {};
       for (const r of results) {
@@ -380,7 +420,7 @@ export class McpBridge {
         content.push(...r.result.content);
         structured[r.kind] = r.result.structuredContent ?? { content: r.result.content, isError: r.result.isError === true };
       }
-      return { content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) };
+      return withFeedback({ content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) }, feedback);
     } catch (e) {
       if (outcome === 'refused') {
         const code = toTyError(e, 'E_MCP').code;
@@ -545,9 +585,11 @@ export class McpBridge {
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, split.server);
-        await this.approve(def, 'mcp-prompt', split.rest, undefined, extra.signal, previewOf(req.params.arguments));
-        outcome = 'forwarded';
-        const r = await this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
+        // postToolUse feedback has no place in a prompt result: the hooks run, their output is not sent
+        const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} } }, extra.signal, () => {
+          outcome = 'forwarded';
+          return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
+        });
         outcome = 'ok';
         return r;
       } catch (e) {
@@ -578,9 +620,11 @@ export class McpBridge {
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, w.server);
-        await this.approve(def, 'mcp-resource', w.uri, undefined, extra.signal, `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`);
-        outcome = 'forwarded';
-        const r = await this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
+        // postToolUse feedback has no place in a resource result: the hooks run, their output is not sent
+        const { value: r } = await this.gated(def, 'mcp-resource', w.uri, { preview: `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`, input: { uri: w.uri } }, extra.signal, () => {
+          outcome = 'forwarded';
+          return this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
+        });
         outcome = 'ok';
         return { ...r, contents: r.contents.map((c) => ({ ...c, uri: wrapUri(w.server, c.uri) })) };
       } catch (e) {
@@ -664,7 +708,8 @@ export class McpBridge {
    * or refuses (so every refusal, question and count stays in one place).
    */
   private forwardAtOnce(sessionId: string, def: McpDefinition, tool: string, args: unknown, signal: CancelSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult> | undefined {
-    if (this.opts.pause !== undefined || !McpBridge.allowedByRules(def, 'mcp', tool)) return undefined;
+    // with a gate every call goes through gate.run in callBridged (pause, deny rules, hooks, audit)
+    if (this.opts.gate !== undefined || this.opts.pause !== undefined || !McpBridge.allowedByRules(def, 'mcp', tool)) return undefined;
     const held = this.pool.tryHold(`${sessionId}\0${def.name}`, fingerprint(def));
     if (held === undefined) return undefined;
     const u = held.session;

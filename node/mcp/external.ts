@@ -5,7 +5,7 @@ import { checkToolArguments } from '../../core/mcp/args.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, loadDefinition } from './definitions.js';
 import { UpstreamSession } from './upstream.js';
-import { McpBridge, hintsOf, previewOf } from './bridge.js';
+import { SERVER_RULE_SCOPE, hintsOf, previewOf, serverRule } from './bridge.js';
 import type { Gate, GateRequest } from '../../core/runtime.js';
 
 export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & { close(): Promise<void> };
@@ -15,8 +15,9 @@ export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: Ab
  * (default: the revision's name) its tool. The Invoker has already run the gate (kind `tool`) and checked
  * the arguments against the revision's parameters; here the definition is reloaded (a removed one is
  * refused), the arguments are checked again against the server's own current schema (unlisted fields
- * refused), the call is approved like a bridged one (the server's `--allow`/`--ask none`, else the gate
- * with kind `mcp`, target `SERVER/TOOL` and the server's hints; no gate means refused), then forwarded. Server sessions are pooled per server with the bridge's limits; `close()` stops them.
+ * refused), the call goes through `gate.run` like a bridged one (kind `mcp`, target `SERVER/TOOL`, the
+ * server's hints; its `--allow`/`--ask none` as a preapproved allow that never beats a deny rule or the
+ * pause; without a gate only that rule lets it through), then forwarded. Server sessions are pooled per server with the bridge's limits; `close()` stops them.
  * @returns the tool's `structuredContent`, else its text joined, else its content array.
  * @throws TyError E_UNKNOWN_TOOL (no such server or tool), E_INVALID_ARGS, E_TOOL_FAILED (the tool said
  *   isError), E_MCP, E_BUSY.
@@ -46,16 +47,20 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
         }
         const checked = checkToolArguments(tool.inputSchema, args);
         if (!checked.ok) throw new TyError('E_INVALID_ARGS', checked.message);
-        // the same approval as a bridged call: the server's rules, else the gate (kind mcp, SERVER/TOOL)
-        if (!McpBridge.allowedByRules(def, 'mcp', toolName)) {
-          const gate = gateNow();
-          if (!gate) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; add it with --allow ${toolName}`);
-          const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: identity.revision, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true };
-          const preview = previewOf(checked.args);
-          if (preview !== undefined) req.preview = preview;
-          await gate.authorize(req, signal);
+        // the same path as a bridged call: gate.run (kind mcp, SERVER/TOOL) with the server's rule as a
+        // preapproved allow (deny rules, alwaysAsk, the pause and pre-hooks still apply; audited)
+        const rule = serverRule(def, 'mcp', toolName);
+        const gate = gateNow();
+        if (!gate) {
+          if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; add it with --allow ${toolName}`);
+          return u.callTool(toolName, checked.args, { signal });
         }
-        return u.callTool(toolName, checked.args, { signal });
+        const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: identity.revision, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true, hookPayload: { arguments: checked.args } };
+        if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
+        const preview = previewOf(checked.args);
+        if (preview !== undefined) req.preview = preview;
+        // postToolUse feedback of this inner call is not carried out (the invocation's own hooks report)
+        return (await gate.run(req, () => u.callTool(toolName, checked.args, { signal }), signal)).value;
       },
       signal,
     );

@@ -253,6 +253,10 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
   allowPositionals: false,
   async run(ctx: CliContext, v) {
     const client = (v.client as string | undefined) ?? 'default';
+    if (ctx.globals.sandbox !== undefined) {
+      // --sandbox doubles as the client-context name here; say plainly when it set the isolation posture instead.
+      ctx.io.stderr.write(`note: --sandbox ${ctx.globals.sandbox} sets the OS isolation posture of local tool calls (${ctx.globals.sandbox === 'off' ? 'no OS sandbox' : ctx.globals.sandbox}), not a client name; name the client context with --client NAME\n`);
+    }
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(client)) usage('--client takes 1-64 of A-Z, a-z, 0-9, _ . -');
     const httpPort = v.http === undefined ? undefined : Number(v.http);
     if (httpPort !== undefined && (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535)) usage('--http takes a port number (0 for any free port)');
