@@ -394,3 +394,63 @@ describe('PermissionGate: audit failures', () => {
     expect(e.message).not.toContain('/home/u');
   });
 });
+
+describe('preapproved (a rule from outside settings, e.g. an MCP server definition)', () => {
+  const mcpReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'mcp:s', kind: 'mcp', toolName: 'fx__search', revision: 'mcp:fx:0123456789abcdef', target: 'fx/search', requested: true, preapproved: { rule: 'fx: --ask none', scope: 'server definition' }, ...over });
+
+  it('allows without asking and is audited naming the rule and its scope', async () => {
+    const asker = new FakeAsker(() => ({ allow: false, reason: 'refused', channel: 't' }));
+    const { gate, audit } = setup({ asker });
+    expect(await gate.run(mcpReq(), async () => 'ran')).toEqual({ value: 'ran' });
+    await gate.authorize(mcpReq());
+    expect(asker.questions).toHaveLength(0);
+    expect((await auditEntries(audit)).map((e) => [e.decision, e.list, e.rule, e.scope, e.outcome])).toEqual([
+      ['allow', 'allow', 'fx: --ask none', 'server definition', 'ok'],
+      ['allow', 'allow', 'fx: --ask none', 'server definition', 'granted'],
+    ]);
+  });
+
+  it('never beats a deny rule of any scope, a remembered "no", nor the manifest bound; each refusal audited', async () => {
+    for (const scope of ['flags', 'session', 'local', 'project', 'user'] as const) {
+      const { gate, audit } = setup({ sets: [{ scope, deny: ['mcp(fx/*)'] }] });
+      let ran = false;
+      const e = await rejection(gate.run(mcpReq(), async () => (ran = true)));
+      expect(e.code).toBe('E_CAPABILITY_DENIED');
+      expect(ran).toBe(false);
+      expect((await auditEntries(audit))[0]).toMatchObject({ decision: 'deny', rule: 'mcp(fx/*)', scope, outcome: 'denied' });
+    }
+    const { gate } = setup();
+    expect((await rejection(gate.authorize(mcpReq({ requested: false })))).code).toBe('E_CAPABILITY_DENIED');
+  });
+
+  it('an alwaysAsk rule still asks (and a "no" refuses); the pause still refuses first', async () => {
+    const asker = new FakeAsker(() => ({ allow: false, reason: 'refused', channel: 't' }));
+    const { gate, pause, audit } = setup({ asker, sets: [{ scope: 'user', alwaysAsk: ['mcp(fx/search)'] }], pause: { maxRefusals: 1, windowMs: 60_000 } });
+    expect((await rejection(gate.run(mcpReq(), async () => 1))).code).toBe('E_CAPABILITY_DENIED');
+    expect(asker.questions).toHaveLength(1);
+    expect(await pause.paused('fx__search')).toBeDefined();
+    let ran = false;
+    expect((await rejection(gate.run(mcpReq({ preapproved: { rule: 'fx: --allow search', scope: 'server definition' } }), async () => (ran = true)))).code).toBe('E_PAUSED');
+    expect(ran).toBe(false);
+    expect((await auditEntries(audit)).map((e) => e.outcome)).toEqual(['denied', 'paused']);
+  });
+
+  it('pre-hooks still run and can block a preapproved call', async () => {
+    const runner = new FakeHooks(() => exit(2, 'not this one'));
+    const { gate } = setup({ runner, hooks: { preToolUse: [hook('preToolUse', 'mcp(fx/*)')] } });
+    let ran = false;
+    const e = await rejection(gate.run(mcpReq(), async () => (ran = true)));
+    expect(e.code).toBe('E_HOOK_BLOCKED');
+    expect(e.message).toContain('not this one');
+    expect(ran).toBe(false);
+  });
+
+  it('an allow by mode unrestricted is traced to the preapproved rule; a settings allow rule keeps its own trace', async () => {
+    const a = setup({ sets: [{ scope: 'user', mode: 'unrestricted' }] });
+    await a.gate.authorize(mcpReq());
+    expect((await auditEntries(a.audit))[0]).toMatchObject({ rule: 'fx: --ask none', scope: 'server definition' });
+    const b = setup({ sets: [{ scope: 'project', allow: ['mcp(fx/*)'] }] });
+    await b.gate.authorize(mcpReq());
+    expect((await auditEntries(b.audit))[0]).toMatchObject({ rule: 'mcp(fx/*)', scope: 'project' });
+  });
+});

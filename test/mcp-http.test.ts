@@ -59,7 +59,7 @@ describe('a --url server (server-everything over streamable HTTP)', () => {
     const r = await conn.client.callTool({ name: 'web__echo', arguments: { message: 'over http' } });
     expect(JSON.stringify(r)).toContain('over http');
     await expect(conn.client.callTool({ name: 'web__get-env', arguments: {} })).rejects.toBeInstanceOf(McpError);
-    expect(gate.requests.map((q) => q.target)).toEqual(['web/get-env']);
+    expect(gate.asked.map((q) => q.target)).toEqual(['web/get-env']);
   }, 30_000);
 
   it('headers live in the definition environment as TYMCP_HEADER_n', () => {

@@ -35,7 +35,11 @@ export interface BridgeOptions {
   home: string;
   /** The client context the limits count per; principal `mcp:SANDBOX`. */
   sandbox: string;
-  /** Asks a person (through the ask router) when no server rule allows a call. Without it such calls are refused. */
+  /**
+   * Every bridged tools/call, resources/read and prompts/get goes through `gate.run` (pause, deny rules,
+   * the server's own rule as a preapproved allow or else a question, hooks, audit). Without a gate only the
+   * server's own rule lets a request through, and nothing is audited (library and benchmark use only).
+   */
   gate?: Gate;
   local?: LocalTools;
   /** One line per request: server, method, tool name, outcome; never arguments or answers. */
@@ -188,7 +192,8 @@ export function unwrapUri(uri: string): { server: string; uri: string } | undefi
  * Holds the bounded pool of server sessions for one sandbox and makes one SDK Server per client
  * session. Every gated request reloads the server's definition (a removed server is refused; a changed one
  * ends older sessions), checks arguments against the tool's own schema (unlisted fields refused), then
- * passes only if the definition's rules allow it or the gate (a person) says yes.
+ * runs it through the gate (`gate.run`: deny rules and the pause first, the definition's own rule only
+ * replacing the question, hooks, audit).
  */
 export class McpBridge {
   readonly pool: SessionPool<UpstreamSession>;

@@ -24,8 +24,9 @@ desktop-session variables as they are now, plus each --env value (kept as secret
 The command must be an absolute path or a name on PATH (stored as the absolute path found now).
 Arguments that are relative paths (./x, ../x, or any name of a file or folder in the current folder)
 are refused: give absolute paths. --allow TOOL (or resources/read, prompts/get) lets those calls
-through without asking; --ask none lets every call through. Adding a name again replaces it and ends
-its running sessions.`,
+through without asking; --ask none lets every call through without asking. Either only replaces the
+question: deny rules (any scope), alwaysAsk rules, the pause, hooks and the audit still apply to every
+call. Adding a name again replaces it and ends its running sessions.`,
   options: {
     env: { type: 'string', multiple: true },
     'env-from': { type: 'string', multiple: true },
