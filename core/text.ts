@@ -128,6 +128,15 @@ function sourceCodePointsOf(line: string, tokenCount: number): number {
 const HIDDEN_ALL = new RegExp(HIDDEN.source, 'gu');
 
 /**
+ * Text kept as it is but made inert: every hidden code point (the HIDDEN set) except line feed and tab
+ * becomes a visible escape (escapeCodePoint). For text from untrusted peers that is passed on, such as an
+ * MCP server's tool descriptions.
+ */
+export function inertText(text: string): string {
+  return text.replace(HIDDEN_ALL, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeCodePoint(ch.codePointAt(0) ?? 0)));
+}
+
+/**
  * JSON.stringify(value) with every hidden code point (the HIDDEN set above: controls incl. DEL and C1,
  * bidi, zero-width, U+2028/2029, tags, private use, ...) written as `\uXXXX` escapes (astral ones as
  * an escaped surrogate pair), so the text is pure inert JSON wherever it is shown (RFC 8259 section 7

@@ -149,6 +149,21 @@ describe('server schemas with regexes (S2)', () => {
   }, 20_000);
 });
 
+describe('server tool names and descriptions', () => {
+  it('a tool whose name carries control characters is not offered; descriptions pass on with hidden characters made visible', async () => {
+    await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', env: { FX_NAMES: '1' } });
+    session = new RawSession(home);
+    await session.init();
+    const tools = ((await session.request(1, 'tools/list')).result as { tools: Tool[] }).tools;
+    const names = tools.map((t) => t.name);
+    expect(names).toContain('fx__fine');
+    expect(names.some((n) => n.startsWith('fx__esc'))).toBe(false);
+    const fine = tools.find((t) => t.name === 'fx__fine')!;
+    expect(fine.description).toBe('desc \\x1b[2J with \\u202e bidi\nsecond line');
+    expect(session.logs.some((l) => l.includes('hidden:unsupported-schema') && l.includes('its name is not'))).toBe(true);
+  }, 20_000);
+});
+
 describe('local tool names with the server separator (C6)', () => {
   it('a registered tool named SERVER__TOOL is never offered or called; the bridged server keeps its name', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });

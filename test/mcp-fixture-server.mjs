@@ -35,6 +35,14 @@ if (process.env.FX_SCHEMAS === '1') {
   );
 }
 
+// FX_NAMES=1: tools whose name or description carries terminal escapes
+if (process.env.FX_NAMES === '1') {
+  tools.push(
+    { name: 'esc\u001b]0;PWN\u0007', description: 'bad name', inputSchema: { type: 'object', properties: {} } },
+    { name: 'fine', description: 'desc \u001b[2J with \u202e bidi\nsecond line', inputSchema: { type: 'object', properties: {} } },
+  );
+}
+
 function ask(method, params) {
   const id = nextId++;
   return new Promise((resolve) => {

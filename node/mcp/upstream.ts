@@ -4,11 +4,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../core/errors.js';
+import { inertText } from '../../core/text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from '../../core/mcp/args.js';
 import { MAX_MESSAGE_BYTES, checkToolResult, classify, serverMessageRule } from '../../core/mcp/messages.js';
 import type { McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
 import { SocketTransport, connectHub, type HubLauncher } from './hub.js';
+
+/** Tool names the bridge offers (the MCP specification's recommended character set and length). */
+const TOOL_NAME_RE = /^[A-Za-z0-9_.\/-]{1,128}$/;
 
 /** A tool as the server lists it (name, description, inputSchema, annotations). */
 export type UpstreamTool = Tool;
@@ -245,8 +249,15 @@ export class UpstreamSession {
     for (let page = 0; page < 50; page++) {
       const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
       for (const t of r.tools) {
-        const problem = checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema);
-        if (problem === undefined) map.set(t.name, t);
+        // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
+        const badName = TOOL_NAME_RE.test(t.name) ? undefined : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
+        const problem = badName ?? checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema);
+        if (problem === undefined) {
+          // Descriptions and titles pass on as text, with hidden and control characters made visible.
+          if (typeof t.description === 'string') t.description = inertText(t.description);
+          if (typeof t.title === 'string') t.title = inertText(t.title);
+          map.set(t.name, t);
+        }
         else {
           refused.set(t.name, problem);
           this.onToolRefused?.(t.name, problem);
