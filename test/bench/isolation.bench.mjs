@@ -113,6 +113,27 @@ export async function run() {
   const base = bareS.median;
   rows.push(pairRow('node -e 0 inside bwrap (spawn to exit)', wrapped, bare, 'env -i node -e 0', '<= 1.15x'));
 
+  // Where that cost comes from: each layer of the wrapper alone around `node -e 0`, interleaved with the bare spawn.
+  if (probe.path) {
+    const ns = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+    const layers = [
+      ['layer: bwrap namespaces only (unshare-all, new session, die-with-parent)', probe.path, [...ns, node, '-e', '0']],
+      ['layer: bwrap + nested user namespace (--unshare-user --disable-userns)', probe.path, ['--unshare-user', '--disable-userns', ...ns, node, '-e', '0']],
+      ...(probe.prlimit ? [['layer: prlimit (RLIMITs) alone', probe.prlimit, ['--nproc=128', '--', node, '-e', '0']]] : []),
+      ...(probe.dropTo ? [['layer: setpriv uid drop alone', probe.dropTo.setprivPath, [`--reuid=${probe.dropTo.uid}`, `--regid=${probe.dropTo.gid}`, '--clear-groups', '--', node, '-e', '0']]] : []),
+    ];
+    for (const [name, command, args] of layers) {
+      const b = [];
+      const l = [];
+      for (let i = 0; i < COLD; i++) {
+        b.push(await timedSpawn(node, ['-e', '0']));
+        l.push(await timedSpawn(command, args));
+      }
+      rows.push(pairRow(name, l, b, 'env -i node -e 0', ''));
+    }
+    notes.push('the layer rows measure each piece of the wrapper alone; their extra milliseconds roughly add up to the full wrapper\'s (the second includes the first). --disable-userns (a nested user namespace) stops tool code from creating namespaces of its own; the uid drop exists because RLIMIT_NPROC does not bind uid 0');
+  }
+
   for (const engine of ['node', ...(deno ? ['deno'] : [])]) {
     const c0 = [];
     const c1 = [];
