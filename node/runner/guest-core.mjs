@@ -21,7 +21,7 @@
  *     network and worker constructors;
  *   - `eagerFetchClasses` (optional): capture Request/Response/Headers prototype methods now rather than on the
  *     first fetch (where loading them costs nothing: Deno's snapshot, browsers).
- * @returns {{ handle(msg): void, log(level, text): void, describe(v): string, toolError(code, message, Ctor?): Error,
+ * @returns {{ handle(msg): void, feed(text): void, log(level, text): void, describe(v): string, toolError(code, message, Ctor?): Error,
  *   toWireError(e): object, mediatedFetch: Function, loadState: string }} `handle` takes one parsed host->sandbox
  *   message; unknown types are ignored (fail closed: nothing runs).
  */
@@ -576,8 +576,40 @@ export function createGuest(host) {
     h(msg);
   }
 
+  // NDJSON framing for the stdio adapters (Node, Deno): pieces of a line not yet terminated; each chunk is
+  // scanned once (a large cap-reply arrives in many chunks). A line that is not JSON is ignored.
+  const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
+  let pendingParts = [];
+  function onLine(line) {
+    if (line.length === 0) return;
+    let msg;
+    try {
+      msg = JSONParse(line);
+    } catch {
+      return;
+    }
+    handle(msg);
+  }
+  /** Feed decoded text from a byte stream of newline-delimited JSON messages. */
+  function feed(text) {
+    let start = 0;
+    let nl;
+    while ((nl = StringPrototypeIndexOf(text, '\n', start)) !== -1) {
+      let line = StringPrototypeSlice(text, start, nl);
+      if (pendingParts.length > 0) {
+        ArrayPrototypePush(pendingParts, line);
+        line = ArrayPrototypeJoin(pendingParts, '');
+        pendingParts = [];
+      }
+      onLine(line);
+      start = nl + 1;
+    }
+    if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
+  }
+
   return ObjectFreeze({
     handle,
+    feed,
     log,
     describe,
     toolError,

@@ -13,12 +13,9 @@ const ReflectApply = Reflect.apply;
 const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
 const { defineProperty: ReflectDefineProperty, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, getPrototypeOf: ReflectGetPrototypeOf } = Reflect;
 const JSONStringify = JSON.stringify;
-const JSONParse = JSON.parse;
 const StringCtor = String;
 const StringPrototypeSlice = uncurry(String.prototype.slice);
 const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
-const ArrayPrototypePush = uncurry(Array.prototype.push);
-const ArrayPrototypeJoin = uncurry(Array.prototype.join);
 const FunctionPrototypeBind = uncurry(Function.prototype.bind);
 const TextDecoderCtor = TextDecoder;
 const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
@@ -107,34 +104,8 @@ guestWrite = (text) => log('info', text);
 proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
 proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
 
-// ---- input: NDJSON lines from fd 0 -> guest.handle ---------------------------------------------------------
-function onLine(line) {
-  if (line.length === 0) return;
-  let msg;
-  try {
-    msg = JSONParse(line);
-  } catch {
-    return;
-  }
-  guest.handle(msg);
-}
-// Pieces of a line not yet terminated; each chunk is scanned once (a large cap-reply arrives in many chunks).
-let pendingParts = [];
-function onChunk(text) {
-  let start = 0;
-  let nl;
-  while ((nl = StringPrototypeIndexOf(text, '\n', start)) !== -1) {
-    let line = StringPrototypeSlice(text, start, nl);
-    if (pendingParts.length > 0) {
-      ArrayPrototypePush(pendingParts, line);
-      line = ArrayPrototypeJoin(pendingParts, '');
-      pendingParts = [];
-    }
-    onLine(line);
-    start = nl + 1;
-  }
-  if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
-}
+// ---- input: NDJSON lines from fd 0 -> guest.feed (framing and dispatch live in guest-core.mjs) ----------------
+const onChunk = guest.feed;
 // Input starts on libuv's thread pool (fd 0 is a blocking pipe), which needs no stream machinery at start-up. Each
 // thread-pool read costs an extra thread hop per message, though (about 40-70 us of a warm call here,
 // test/bench/runtime.bench.mjs), so after STREAM_AFTER_READS reads since the tool loaded (calls, capability replies)

@@ -11,11 +11,6 @@ const ReflectApply = Reflect.apply;
 const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
 const { getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, defineProperty: ReflectDefineProperty } = Reflect;
 const JSONStringify = JSON.stringify;
-const JSONParse = JSON.parse;
-const StringPrototypeSlice = uncurry(String.prototype.slice);
-const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
-const ArrayPrototypePush = uncurry(Array.prototype.push);
-const ArrayPrototypeJoin = uncurry(Array.prototype.join);
 const FunctionPrototypeBind = uncurry(Function.prototype.bind);
 const TextEncoderEncode = uncurry(TextEncoder.prototype.encode);
 const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
@@ -81,35 +76,8 @@ guestWrite = (text) => log('info', text);
 G.addEventListener('unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });
 G.addEventListener('error', (ev) => { ev.preventDefault(); log('error', `uncaught exception: ${describe(ev.error)}`); });
 
-// ---- input: NDJSON lines -> guest.handle -------------------------------------------------------------------
-function onLine(line) {
-  if (line.length === 0) return;
-  let msg;
-  try {
-    msg = JSONParse(line);
-  } catch {
-    return;
-  }
-  guest.handle(msg);
-}
-
-// Pieces of a line not yet terminated; each chunk is scanned once (a large cap-reply arrives in many chunks).
-let pendingParts = [];
-function onChunk(text) {
-  let start = 0;
-  let nl;
-  while ((nl = StringPrototypeIndexOf(text, '\n', start)) !== -1) {
-    let line = StringPrototypeSlice(text, start, nl);
-    if (pendingParts.length > 0) {
-      ArrayPrototypePush(pendingParts, line);
-      line = ArrayPrototypeJoin(pendingParts, '');
-      pendingParts = [];
-    }
-    onLine(line);
-    start = nl + 1;
-  }
-  if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
-}
+// ---- input: NDJSON lines -> guest.feed (framing and dispatch live in guest-core.mjs) -------------------------
+const onChunk = guest.feed;
 
 const exitFn = FunctionPrototypeBind(G.Deno.exit, G.Deno);
 // Deno.stdin.read straight into one buffer: 0-10% less per warm call than stdin.readable's stream reader in A/B runs
