@@ -9,6 +9,7 @@ import { MemoryStoreBackend } from './memory-store.js';
 import { TyError } from './errors.js';
 import type { Asker, AskOutcome } from './ask.js';
 import type { GateRequest, Question } from './runtime.js';
+import { rejection } from '../test/helpers/errors.js';
 
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const REV2 = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku';
@@ -65,16 +66,6 @@ function setup(opts: { sets?: RuleSet[]; hooks?: GateConfig['hooks']; asker?: As
 
 const toolReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'cli:user', kind: 'tool', toolName: 'weather', revision: REV, hookPayload: { city: CANARY_ARG }, ...over });
 const fetchReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'cli:user', kind: 'fetch', toolName: 'weather', revision: REV, target: 'https://api.example.com', access: 'read', requested: true, ...over });
-
-async function rejection(p: Promise<unknown>): Promise<TyError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof TyError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function auditEntries(a: StoreAuditLog): Promise<AuditRecord[]> {
   return (await a.read()).entries;

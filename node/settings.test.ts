@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { findProjectRoot, gateConfigOf, loadSettings, readSettingsFile } from './settings.js';
 import { decide } from '../core/permissions.js';
 import { TyError } from '../core/errors.js';
+import { rejection } from '../test/helpers/errors.js';
 
 let root: string;
 let home: string;
@@ -15,16 +16,6 @@ let project: string;
 async function write(path: string, value: unknown): Promise<void> {
   await mkdir(join(path, '..'), { recursive: true });
   await writeFile(path, typeof value === 'string' ? value : JSON.stringify(value));
-}
-
-async function rejection(p: Promise<unknown>): Promise<TyError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof TyError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeEach(async () => {

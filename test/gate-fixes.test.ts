@@ -24,6 +24,7 @@ import type { Asker, AskOutcome } from '../core/ask.js';
 import type { GateRequest, Question } from '../core/runtime.js';
 import type { CallerIdentity } from '../core/fetch/mediated.js';
 import type { ToolManifest } from '../protocol/manifest.js';
+import { rejection } from './helpers/errors.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -57,16 +58,6 @@ async function tycli(argv: string[], opts: { cwd?: string; stdin?: string } = {}
   const stdin = Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]);
   const code = await main(['--home', home, ...argv], { io: { stdout, stderr, stdin, interactive: false }, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cwd: opts.cwd ?? proj });
   return { code, stdout: chunks.out, stderr: chunks.err };
-}
-
-async function rejection(p: Promise<unknown>): Promise<TyError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof TyError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
 }
 
 const PLANTED = (marker: string) => ({

@@ -1,7 +1,7 @@
 // The MCP bridge against real peers (server-everything over stdio, a raw JSON-RPC fixture server); test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { EVERYTHING, FIXTURE, FakeGate, addNodeServer, connect, groupAlive, tempHome, type Connected } from './mcp-helpers.js';
+import { EVERYTHING, FIXTURE, FakeGate, addNodeServer, connect, groupAlive, tempHome, type Connected, mcpRefusal } from './mcp-helpers.js';
 import { buildDefinition, saveDefinition, removeDefinition } from '../node/mcp/definitions.js';
 
 let home: string;
@@ -20,15 +20,7 @@ function text(r: unknown): string {
   const c = (r as { content: { type: string; text: string }[] }).content[0];
   return c?.text ?? '';
 }
-async function codeOf(p: Promise<unknown>): Promise<{ code: number; stable: unknown; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof McpError) return { code: e.code, stable: (e.data as { code?: string } | undefined)?.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
+const codeOf = mcpRefusal;
 
 describe('bridge with server-everything over stdio', () => {
   it('the server receives exactly the snapshot plus --env, and empty client capabilities', async () => {

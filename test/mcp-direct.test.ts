@@ -3,7 +3,7 @@ import { lstatSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { FIXTURE, addNodeServer, connect, groupAlive, tempHome, type Connected } from './mcp-helpers.js';
+import { FIXTURE, addNodeServer, connect, groupAlive, tempHome, type Connected, mcpRefusal } from './mcp-helpers.js';
 import { buildDefinition, definitionsDir, isRacy, loadDefinitionSync, sameStamp, saveDefinition } from '../node/mcp/definitions.js';
 import { UpstreamSession } from '../node/mcp/upstream.js';
 
@@ -24,15 +24,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function text(r: unknown): string {
   return (r as { content: { text: string }[] }).content[0]?.text ?? '';
 }
-async function refusal(p: Promise<unknown>): Promise<{ code: number; stable: unknown; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof McpError) return { code: e.code, stable: (e.data as { code?: string } | undefined)?.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = mcpRefusal;
 type Received = { received: { method: string; name?: string }[]; pgid: number };
 async function received(c: Connected): Promise<Received> {
   return JSON.parse(text(await c.client.callTool({ name: 'fx__received', arguments: {} }))) as Received;

@@ -11,6 +11,7 @@ import { TyError } from '../core/errors.js';
 import { buildDefinition, saveDefinition, type McpDefinition } from '../node/mcp/definitions.js';
 import { McpBridge, type BridgeOptions } from '../node/mcp/bridge.js';
 import { serveStream } from '../node/mcp/serve.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -125,4 +126,15 @@ export function groupAlive(pgid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The MCP error a client call rejects with: JSON-RPC code, the stable tysandbox code in `data`, and message. */
+export async function mcpRefusal(p: Promise<unknown>): Promise<{ code: number; stable: unknown; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof McpError) return { code: e.code, stable: (e.data as { code?: string } | undefined)?.code, message: e.message };
+    throw e;
+  }
+  throw new Error('expected a refusal');
 }

@@ -9,3 +9,14 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
   }
   return 'no error';
 }
+
+/** The TyError a promise rejects with; anything else (or no rejection) fails the test. */
+export async function rejection(p: Promise<unknown>): Promise<TyError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof TyError) return e;
+    throw e;
+  }
+  throw new Error('expected a rejection');
+}
