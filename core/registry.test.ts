@@ -128,3 +128,40 @@ describe('repair', () => {
     expect(await r.install(manifest())).toMatchObject({ created: false, repaired: false });
   });
 });
+
+describe('references by prefix, binding removal, install times', () => {
+  const fresh = () => new ToolRegistry(new Store(new MemoryStoreBackend()));
+  it('resolves NAME@PREFIX and a bare unique prefix; an ambiguous or unknown prefix is E_UNKNOWN_TOOL', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    const b = await r.install(manifest('export default async (a) => a.x * 3;'));
+    const uniq = (x: string, y: string) => {
+      let i = 0;
+      while (x[i] === y[i]) i++;
+      return x.slice(0, i + 1);
+    };
+    expect((await r.resolve(`double@${uniq(b.revision, a.revision)}`)).revision).toBe(b.revision);
+    expect((await r.resolve(uniq(b.revision, a.revision))).revision).toBe(b.revision);
+    expect((await r.resolve(uniq(b.revision, a.revision))).active).toBe(false);
+    expect(await code(r.resolve('double@bagaaiera'))).toBe('E_UNKNOWN_TOOL'); // every CID starts so: ambiguous
+    expect(await code(r.resolve('bagaaiera'))).toBe('E_UNKNOWN_TOOL');
+    expect(await code(r.resolve('double@bzzzzzzz'))).toBe('E_UNKNOWN_TOOL');
+  });
+  it('removeBinding unbinds NAME but keeps NAME@REV, and a later install or activate binds again', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    expect(await r.removeBinding('double')).toBe(a.revision);
+    expect(await code(r.resolve('double'))).toBe('E_UNKNOWN_TOOL');
+    expect((await r.resolve(`double@${a.revision}`)).active).toBe(false);
+    expect(await code(r.removeBinding('double'))).toBe('E_UNKNOWN_TOOL');
+    await r.activate('double', a.revision);
+    expect((await r.resolve('double')).revision).toBe(a.revision);
+  });
+  it('records when each revision was installed', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    const at = (await r.binding('double'))?.addedAt?.[a.revision];
+    expect(typeof at).toBe('string');
+    expect(Number.isNaN(Date.parse(at!))).toBe(false);
+  });
+});

@@ -12,6 +12,8 @@ export interface Binding {
   active?: string;
   /** Every revision installed under this name, oldest first. */
   revisions: string[];
+  /** When each revision was installed under this name (ISO 8601 UTC); absent for stores written before it was kept. */
+  addedAt?: Record<string, string>;
 }
 
 export interface ResolvedTool {
@@ -51,14 +53,30 @@ export async function revisionId(manifest: ToolManifest): Promise<string> {
   return contentId(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
 }
 
-/** Split `name` or `name@REV`. @throws TyError E_UNKNOWN_TOOL for a malformed reference. */
+/** A full revision id (base32 CIDv1). */
+const FULL_REV_RE = /^b[a-z2-7]{20,200}$/;
+/** A revision id prefix as accepted in references: at least 6 characters of a base32 CID. */
+const REV_PREFIX_RE = /^b[a-z2-7]{5,200}$/;
+
+/**
+ * Split `name` or `name@REV`; REV is a full revision id or a prefix of one (at least 6 characters, resolved
+ * against that name's revisions). @throws TyError E_UNKNOWN_TOOL for a malformed reference.
+ */
 export function parseRef(ref: string): { name: string; revision?: string } {
   const at = ref.indexOf('@');
   const name = at < 0 ? ref : ref.slice(0, at);
   const revision = at < 0 ? undefined : ref.slice(at + 1);
   if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME or NAME@REVISION`);
-  if (revision !== undefined && !/^b[a-z2-7]{20,200}$/.test(revision)) throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id (a base32 CID starting with "b")`);
+  if (revision !== undefined && !REV_PREFIX_RE.test(revision)) throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id (a base32 CID starting with "b") nor a prefix of one`);
   return revision === undefined ? { name } : { name, revision };
+}
+
+/** The one revision in `revisions` starting with `prefix`. @throws TyError E_UNKNOWN_TOOL when none or several do. */
+function uniquePrefix(prefix: string, revisions: readonly string[], what: string): string {
+  const hits = [...new Set(revisions.filter((r) => r.startsWith(prefix)))];
+  if (hits.length === 1) return hits[0]!;
+  if (hits.length === 0) throw new TyError('E_UNKNOWN_TOOL', `no installed revision of ${what} starts with ${prefix.slice(0, 100)}`);
+  throw new TyError('E_UNKNOWN_TOOL', `${prefix.slice(0, 100)} is ambiguous: ${hits.length} revisions of ${what} start with it; give more characters`, { candidates: hits.slice(0, 8) });
 }
 
 /**
@@ -81,7 +99,10 @@ export class ToolRegistry {
     let activated = false;
     await this.store.update<Binding>('bindings', manifest.name, (b) => {
       const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
-      if (!next.revisions.includes(revision)) next.revisions.push(revision);
+      if (!next.revisions.includes(revision)) {
+        next.revisions.push(revision);
+        next.addedAt = { ...next.addedAt, [revision]: new Date().toISOString() };
+      }
       if (!next.active) {
         next.active = revision;
         activated = true;
@@ -102,20 +123,62 @@ export class ToolRegistry {
       if (next.active && next.active !== revision && !opts.approveReplacement) {
         throw new TyError('E_APPROVAL_REQUIRED', `"${name}" is bound to ${next.active}; replacing the active binding needs explicit approval (tycli tool activate ${name} ${revision} --approve-replacement)`);
       }
-      if (!next.revisions.includes(tool.revision)) next.revisions.push(tool.revision);
+      if (!next.revisions.includes(tool.revision)) {
+        next.revisions.push(tool.revision);
+        next.addedAt = { ...next.addedAt, [tool.revision]: new Date().toISOString() };
+      }
       next.active = tool.revision;
       return next;
     });
   }
 
   /**
-   * Resolve `name` (the active binding) or `name@REV` (that exact revision, active or not).
-   * The stored manifest is re-hashed on read.
-   * @throws TyError E_UNKNOWN_TOOL, E_INTEGRITY
+   * Remove the name binding's active revision: `NAME` no longer resolves; stored revisions stay, so calls
+   * pinned as `NAME@REV` keep working and `activate` can bind one again. Returns the revision that was active.
+   * @throws TyError E_UNKNOWN_TOOL when the name has no active binding.
+   */
+  async removeBinding(name: string): Promise<string> {
+    let previous: string | undefined;
+    await this.store.update<Binding>('bindings', name, (b) => {
+      if (!b?.active) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name.slice(0, 64)}" is active`);
+      previous = b.active;
+      const { active: _drop, ...rest } = b;
+      return { ...rest, revisions: [...b.revisions] };
+    });
+    return previous!;
+  }
+
+  /** The stored binding of a name, if any (read-only copy). */
+  async binding(name: string): Promise<Binding | undefined> {
+    return ToolNameSchema.safeParse(name).success ? this.store.getJson<Binding>('bindings', name) : undefined;
+  }
+
+  /**
+   * Resolve `name` (the active binding), `name@REV` (that exact revision, active or not; REV may be a unique
+   * prefix among that name's revisions) or a bare revision prefix (unique among every installed revision; a
+   * name binding of the same spelling wins). The stored manifest is re-hashed on read.
+   * @throws TyError E_UNKNOWN_TOOL (also for an ambiguous prefix), E_INTEGRITY
    */
   async resolve(ref: string): Promise<ResolvedTool> {
-    const { name, revision } = parseRef(ref);
-    const binding = await this.store.getJson<Binding>('bindings', name);
+    const parsed = parseRef(ref);
+    const { name } = parsed;
+    let binding = await this.store.getJson<Binding>('bindings', name);
+    let revision = parsed.revision;
+    if (revision !== undefined && !(FULL_REV_RE.test(revision) && (await this.store.getObject(revision)))) {
+      revision = uniquePrefix(revision, binding?.revisions ?? [], `"${name}"`);
+    }
+    if (revision === undefined && !binding?.active && REV_PREFIX_RE.test(name)) {
+      // a bare revision (prefix): find its name among every binding
+      const all = await ToolRegistry.prototype.list.call(this); // stored revisions only
+      const revs = all.flatMap((t) => t.revisions);
+      if (revs.some((r) => r.startsWith(name))) {
+        const hit = uniquePrefix(name, revs, 'any tool');
+        const owner = all.find((t) => t.revisions.includes(hit))!;
+        binding = await this.store.getJson<Binding>('bindings', owner.name);
+        const t = await this.#load(owner.name, hit);
+        return { ...t, active: binding?.active === hit };
+      }
+    }
     const rev = revision ?? binding?.active;
     if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed; add it with: tycli tool add MANIFEST.json`);
     const t = await this.#load(name, rev);
