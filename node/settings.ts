@@ -46,6 +46,7 @@ const HookSchema = z.strictObject({
  * - `permissions`: `{mode, allow, deny, ask, alwaysAsk}` (core/permissions.ts rule grammar)
  * - `hooks`: `{preToolUse, postToolUse, permissionRequest}`: lists of `{matcher, command, timeoutMs}`
  * - `ask_wait`: ms a question waits for an answer (default 120 000, at most 86 400 000)
+ * - `session_idle`: ms an MCP client session over HTTP may go without a request before it ends (default 300 000)
  * - `sandbox`: OS isolation posture `auto` | `required` | `off`
  * - `runtime`: default JavaScript runtime `node` | `deno`
  * - `pause`: `{maxRefusals, windowMs}`: refusals within the window (ms) that pause a tool (default 10 in 60 000)
@@ -68,6 +69,7 @@ export const SettingsSchema = z.strictObject({
     })
     .optional(),
   ask_wait: z.number().int().min(1).max(MAX_ASK_WAIT_MS).optional(),
+  session_idle: z.number().int().min(1000).max(86_400_000).optional(),
   sandbox: z.enum(['auto', 'required', 'off']).optional(),
   runtime: z.enum(['node', 'deno']).optional(),
   pause: z
@@ -275,6 +277,8 @@ export interface LoadedSettings {
   hooks: Record<HookEvent, HookSpec[]>;
   /** ms; the most specific file that sets it wins */
   askWaitMs: number;
+  /** `session_idle`, ms (undefined: the bridge's default); the most specific file that sets it wins */
+  sessionIdleMs?: number;
   sandbox?: 'auto' | 'required' | 'off';
   runtime?: 'node' | 'deno';
   pause: PauseConfig;
@@ -314,6 +318,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const sets: RuleSet[] = [];
   const hooks: Record<HookEvent, HookSpec[]> = { preToolUse: [], postToolUse: [], permissionRequest: [] };
   let askWaitMs = DEFAULT_ASK_WAIT_MS;
+  let sessionIdleMs: number | undefined;
   let sandbox: LoadedSettings['sandbox'];
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
@@ -346,6 +351,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
       (s.hooks?.[event] ?? []).forEach((h, index) => hooks[event].push({ event, matcher: h.matcher, command: h.command, timeoutMs: h.timeoutMs, scope, source: path, index }));
     }
     if (s.ask_wait !== undefined) askWaitMs = s.ask_wait;
+    if (s.session_idle !== undefined) sessionIdleMs = s.session_idle;
     if (s.sandbox !== undefined) sandbox = s.sandbox;
     if (s.runtime !== undefined) runtime = s.runtime;
     if (s.pause?.maxRefusals !== undefined) pause.maxRefusals = s.pause.maxRefusals;
@@ -364,6 +370,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, pause, warnings };
   if (where.projectRoot !== undefined) out.projectRoot = where.projectRoot;
   if (sandbox !== undefined) out.sandbox = sandbox;
+  if (sessionIdleMs !== undefined) out.sessionIdleMs = sessionIdleMs;
   if (runtime !== undefined) out.runtime = runtime;
   return out;
 }

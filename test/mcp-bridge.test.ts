@@ -1,7 +1,7 @@
 // The MCP bridge against real peers (server-everything over stdio, a raw JSON-RPC fixture server); test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { EVERYTHING, FIXTURE, FakeGate, addNodeServer, connect, groupAlive, tempHome, type Connected, mcpRefusal } from './mcp-helpers.js';
+import { EVERYTHING, FIXTURE, FakeGate, addNodeServer, connect, groupAlive, tempHome, toolError, type Connected, mcpRefusal } from './mcp-helpers.js';
 import { buildDefinition, saveDefinition, removeDefinition } from '../node/mcp/definitions.js';
 
 let home: string;
@@ -64,16 +64,16 @@ describe('bridge with server-everything over stdio', () => {
     expect((await codeOf(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x' } }))).stable).toBe('E_APPROVAL_REQUIRED');
   });
 
-  it('unlisted and missing arguments are refused with -32602 before the gate is asked', async () => {
+  it('unlisted and missing arguments are tool execution errors (isError, E_INVALID_ARGS) before the gate is asked', async () => {
     await addNodeServer(home, 'everything', EVERYTHING, ['stdio']);
     const gate = new FakeGate(() => true);
     conn = await connect({ home, sandbox: 't', gate });
-    const a = await codeOf(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x', bogusProp: true } }));
-    expect(a.code).toBe(-32602);
-    expect(a.message).toContain('bogusProp');
-    const b = await codeOf(conn.client.callTool({ name: 'everything__echo' } as never));
-    expect(b.code).toBe(-32602);
-    expect(b.message).toContain('message');
+    const a = await toolError(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x', bogusProp: true } }));
+    expect(a.code).toBe('E_INVALID_ARGS');
+    expect(a.text).toContain('bogusProp');
+    const b = await toolError(conn.client.callTool({ name: 'everything__echo' } as never));
+    expect(b.code).toBe('E_INVALID_ARGS');
+    expect(b.text).toContain('message');
     expect(gate.requests).toHaveLength(0);
   });
 
@@ -190,11 +190,11 @@ describe('bridge with server-filesystem over stdio', () => {
       await conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'written' } });
       expect(gate.requests[1]?.hints).toMatchObject({ destructiveHint: true, readOnlyHint: false });
       expect(await readFile(file, 'utf8')).toBe('written');
-      const bad = await codeOf(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'x', mode: '777' } }));
-      expect(bad.code).toBe(-32602);
-      expect(bad.message).toContain('mode');
-      const missing = await codeOf(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file } }));
-      expect(missing.code).toBe(-32602);
+      const bad = await toolError(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'x', mode: '777' } }));
+      expect(bad.code).toBe('E_INVALID_ARGS');
+      expect(bad.text).toContain('mode');
+      const missing = await toolError(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file } }));
+      expect(missing.code).toBe('E_INVALID_ARGS');
       expect(gate.requests).toHaveLength(2);
       expect(await readFile(file, 'utf8')).toBe('written');
     } finally {
@@ -211,7 +211,7 @@ describe('refusals count toward the pause', () => {
     const pause = new PauseTracker(new Store(new MemoryStoreBackend()), { maxRefusals: 3, windowMs: 60_000 });
     await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['search'] });
     conn = await connect({ home, sandbox: 't', pause });
-    for (let i = 0; i < 3; i++) expect((await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x', bad: i } }))).code).toBe(-32602);
+    for (let i = 0; i < 3; i++) expect((await toolError(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x', bad: i } }))).code).toBe('E_INVALID_ARGS');
     const paused = await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
     expect(paused.stable).toBe('E_PAUSED');
     expect(paused.message).toContain('tycli resume fx__search');

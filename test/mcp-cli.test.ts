@@ -214,9 +214,49 @@ describe('registered tool revisions through tycli mcp serve', () => {
       expect(JSON.stringify(r)).toContain('found reg');
       const other = await client.callTool({ name: 'ext-other', arguments: { q: 'reg' } }).then((x) => JSON.stringify(x), (e: Error) => e.message);
       expect(other).toMatch(/no-channel|approval/);
-      await expect(client.callTool({ name: 'ext-search', arguments: { q: 'reg', extra: 1 } })).rejects.toThrow(/E_INVALID_ARGS|extra|additional/);
+      // a registered tool's failure (here arguments its schema refuses) is a tool execution error, not a JSON-RPC error
+      const bad = (await client.callTool({ name: 'ext-search', arguments: { q: 'reg', extra: 1 } })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+      expect(bad.isError).toBe(true);
+      expect(bad._meta?.['tysandbox/code']).toBe('E_INVALID_ARGS');
+      expect(bad.content[0]?.text).toMatch(/extra/);
     } finally {
       await client.close().catch(() => undefined);
     }
   }, 30_000);
+});
+
+describe('tool failures reach an MCP client as tool execution errors', () => {
+  it('a registered tool that throws, passes its output limit or gets arguments its schema refuses: CallToolResult isError, not a JSON-RPC error', async () => {
+    const dir = await scratchDir('tymcp-fail-');
+    const params = { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false };
+    const tool = (name: string, source: string, extra: Record<string, unknown> = {}) => ({ name, description: `test tool ${name}`, parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, ...extra });
+    await writeFile(join(dir, 'boom.json'), JSON.stringify(tool('boom', 'export default async () => { throw new Error("boom inside") }')));
+    await writeFile(join(dir, 'huge.json'), JSON.stringify(tool('huge', 'export default async () => "x".repeat(5000)', { limits: { outputBytes: 1000 } })));
+    expect((await tycli(['tool', 'add', 'boom.json'], dir)).code).toBe(0);
+    expect((await tycli(['tool', 'add', 'huge.json'], dir)).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', home, '--sandbox', 'off', 'mcp', 'serve', '--allow', 'tool(boom)', '--allow', 'tool(huge)'],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'sdk', version: '1' }, { capabilities: {} });
+    await client.connect(transport);
+    try {
+      const expectToolError = async (name: string, args: Record<string, unknown>, code: string, text: RegExp) => {
+        const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+        expect(r.isError, JSON.stringify(r)).toBe(true);
+        expect(r._meta?.['tysandbox/code']).toBe(code);
+        expect(r.content[0]?.text).toMatch(text);
+        expect(r.content[0]?.text).not.toMatch(/tycli /);
+      };
+      await expectToolError('boom', {}, 'E_TOOL_FAILED', /boom inside/);
+      await expectToolError('huge', {}, 'E_OUTPUT_LIMIT', /.+/);
+      await expectToolError('boom', { y: 1 }, 'E_INVALID_ARGS', /y/);
+      // an unknown tool stays a protocol fault
+      await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/nope/);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 60_000);
 });

@@ -128,6 +128,16 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * The text of a tool execution error (a CallToolResult with isError: true) and its stable code
+ * (`_meta["tysandbox/code"]`); throws when the call rejected or succeeded instead.
+ */
+export async function toolError(p: Promise<unknown>): Promise<{ text: string; code: unknown }> {
+  const r = (await p) as { isError?: boolean; content?: { type: string; text?: string }[]; _meta?: Record<string, unknown> };
+  if (r.isError !== true) throw new Error(`expected isError, got ${JSON.stringify(r).slice(0, 200)}`);
+  return { text: (r.content ?? []).map((c) => c.text ?? '').join('\n'), code: r._meta?.['tysandbox/code'] };
+}
+
 /** The MCP error a client call rejects with: JSON-RPC code, the stable tysandbox code in `data`, and message. */
 export async function mcpRefusal(p: Promise<unknown>): Promise<{ code: number; stable: unknown; message: string }> {
   try {

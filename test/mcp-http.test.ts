@@ -93,7 +93,7 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const { FIXTURE, addNodeServer } = await import('./mcp-helpers.js');
-    await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['received'] });
+    await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['received', 'slow'] });
     const bridge = new McpBridge({ home, sandbox: 'web' });
     const h = await serveHttp(bridge, { port: 0, maxSessions: 2, waitMs: 300 });
     try {
@@ -136,17 +136,17 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
       const c2 = new Client({ name: 'c2', version: '1' }, { capabilities: {} });
       await c2.connect(mk());
       expect(h.sessions).toBe(2);
-      // a third session in this sandbox waits, and is answered 429 when no place frees in time
+      // both sessions with a call in flight: a third waits, and is answered 429 when no place frees in time
+      const busy = [c1, c2].map((c) => c.callTool({ name: 'fx__slow', arguments: { ms: 1500 } }));
+      await new Promise((r) => setTimeout(r, 200));
       const third = await post({ ...init, id: 5 });
       expect(third.status).toBe(429);
-      // a place freed while waiting lets the next one in
-      const fourth = post({ ...init, id: 6 });
-      await new Promise((r) => setTimeout(r, 50));
-      await (c1.transport as { terminateSession?: () => Promise<void> } | undefined)?.terminateSession?.();
-      await c1.close();
-      expect((await fourth).status).toBe(200);
+      // once the calls ended, the least recently used idle session is ended at once to let the next one in
+      await Promise.all(busy);
+      expect((await post({ ...init, id: 6 })).status).toBe(200);
+      expect(h.sessions).toBe(2);
       await c2.close();
-    } finally {
+      await c1.close();    } finally {
       await h.close();
       await bridge.close();
     }

@@ -82,6 +82,11 @@ afterEach(async () => {
 function errCode(r: Record<string, unknown>): number | undefined {
   return (r.error as { code?: number } | undefined)?.code;
 }
+/** The stable code of a tool execution error (result.isError), undefined otherwise. */
+function toolErrCode(r: Record<string, unknown>): unknown {
+  const res = r.result as { isError?: boolean; _meta?: Record<string, unknown> } | undefined;
+  return res?.isError === true ? res._meta?.['tysandbox/code'] : undefined;
+}
 
 describe('from_client cases', () => {
   it('has every case of the shared file covered below', () => {
@@ -122,19 +127,22 @@ describe('from_client cases', () => {
     expect(got.initCaps).toEqual({});
   });
 
-  it('unlisted fields (bogusProp, __proto__) and missing arguments get -32602 before approval and before forwarding', async () => {
+  // the shared cases predate MCP 2025-11-25 (SEP-1303): argument errors are tool execution errors now (isError,
+  // E_INVALID_ARGS, naming the field), still decided before approval and before forwarding
+  it('unlisted fields (bogusProp, __proto__) and missing arguments are tool errors naming the field, before approval and before forwarding', async () => {
     const [bogus, missing, proto] = [cases.from_client[5]!, cases.from_client[6]!, cases.from_client[7]!];
     const rewrite = (m: unknown): string => JSON.stringify(m).replace('"name":"search"', '"name":"fx__search"');
     s.send(rewrite(bogus.message));
     const a = await s.reply(3);
-    expect(errCode(a)).toBe(-32602);
+    expect(toolErrCode(a)).toBe('E_INVALID_ARGS');
     expect(JSON.stringify(a)).toContain('bogusProp');
     s.send(rewrite(missing.message));
     const b = await s.reply(4);
-    expect(errCode(b)).toBe(-32602);
+    expect(toolErrCode(b)).toBe('E_INVALID_ARGS');
     expect(JSON.stringify(b)).toContain('q');
     s.send(rewrite(proto.message));
     const c = await s.reply(5);
+    // a __proto__ key anywhere is refused by the message rules as a malformed request, before any schema
     expect(errCode(c)).toBe(-32602);
     expect(JSON.stringify(c)).toContain('__proto__');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -1,6 +1,6 @@
 // MCP namespaces end to end: one schema over two providers, per-target checks before approval, broadcast reads, removed providers; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FIXTURE, FakeGate, addNodeServer, connect, tempHome, type Connected } from './mcp-helpers.js';
+import { FIXTURE, FakeGate, addNodeServer, connect, tempHome, toolError, type Connected } from './mcp-helpers.js';
 import { saveNamespace } from '../node/mcp/namespaces.js';
 import { removeDefinition } from '../node/mcp/definitions.js';
 
@@ -46,13 +46,13 @@ describe('MCP namespaces', () => {
     expect(find?.inputSchema).toMatchObject({ properties: { kind: { enum: ['a', 'b'] } }, required: ['kind', 'q'], additionalProperties: false });
     expect(Object.keys(find?.inputSchema.properties ?? {}).sort()).toEqual(['kind', 'lang', 'q', 'repo']);
     // repo is target b's field, unlisted for a: refused before approval and forwarding
-    const a = await refusal(conn.client.callTool({ name: 'code__find', arguments: { kind: 'a', q: 'x', repo: 'r' } }));
-    expect(a.code).toBe(-32602);
-    expect(a.message).toContain('repo');
-    const b = await refusal(conn.client.callTool({ name: 'code__find', arguments: { kind: 'b', q: 'x' } }));
-    expect(b.code).toBe(-32602);
-    const c = await refusal(conn.client.callTool({ name: 'code__find', arguments: { q: 'x' } }));
-    expect(c.message).toContain('kind');
+    const a = await toolError(conn.client.callTool({ name: 'code__find', arguments: { kind: 'a', q: 'x', repo: 'r' } }));
+    expect(a.code).toBe('E_INVALID_ARGS');
+    expect(a.text).toContain('repo');
+    const b = await toolError(conn.client.callTool({ name: 'code__find', arguments: { kind: 'b', q: 'x' } }));
+    expect(b.code).toBe('E_INVALID_ARGS');
+    const c = await toolError(conn.client.callTool({ name: 'code__find', arguments: { q: 'x' } }));
+    expect(c.text).toContain('kind');
     expect(gate.requests).toHaveLength(0);
     // a valid call goes to the chosen target only, keeping that server's tool name
     const ok = await conn.client.callTool({ name: 'code__find', arguments: { kind: 'b', q: 'x', repo: 'r' } });

@@ -15,6 +15,7 @@ import {
 import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
+import { TOOL_EXECUTION_CODES, toolErrorResult } from '../../core/mcp/results.js';
 import { RPC, requestLogLine, toolCallParams, type RpcId } from '../../core/mcp/messages.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, listDefinitions, loadDefinition, loadDefinitionSync, type McpDefinition } from './definitions.js';
@@ -302,7 +303,7 @@ export class McpBridge {
     const rule = serverRule(def, kind, name);
     const gate = this.opts.gate;
     if (!gate) {
-      if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; add it with --allow ${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}`);
+      if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; the server definition's allow list ("${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}") or a permission rule would`);
       return { value: await execute() };
     }
     const req: GateRequest = {
@@ -344,7 +345,13 @@ export class McpBridge {
             throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
           }
           const checked = checkToolArguments(t.inputSchema, args);
-          if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${server}${NAME_SEP}${tool}: ${checked.message}`);
+          // a tool execution error (MCP 2025-11-25): the model sees it in the result and can correct itself
+          if (!checked.ok) {
+            const code = 'E_INVALID_ARGS';
+            outcome = `refused:${code}`;
+            await this.countRefusal(offered, code);
+            return toolErrorResult(code, `${offered}: ${checked.message}`);
+          }
           byGate = this.opts.gate !== undefined;
           const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args } }, signal, () => {
             outcome = 'forwarded';
@@ -354,7 +361,7 @@ export class McpBridge {
         },
         signal,
       );
-      outcome = result.isError ? 'tool-error' : 'ok';
+      if (outcome === 'refused' || outcome === 'forwarded') outcome = result.isError ? 'tool-error' : 'ok';
       return result;
     } catch (e) {
       if (outcome === 'refused') {
@@ -385,7 +392,11 @@ export class McpBridge {
       const action = ns.actions.find((a) => a.name === actionName);
       if (action === undefined) throw new TyError('E_UNKNOWN_TOOL', `namespace "${nsName}" has no action "${actionName.slice(0, 80)}"`);
       const choice = chooseTargets(action, args);
-      if (!choice.ok) throw new TyError('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
+      if (!choice.ok) {
+        outcome = 'refused:E_INVALID_ARGS';
+        await this.countRefusal(offered, 'E_INVALID_ARGS');
+        return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
+      }
       // 1. every chosen provider exists and the arguments fit each one's own schema: nothing asked or sent yet
       const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints'] }[] = [];
       for (const t of choice.targets) {
@@ -394,7 +405,11 @@ export class McpBridge {
         const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal);
         if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" has no tool "${t.tool}" (kind ${t.kind})`);
         const checked = checkToolArguments(tool.inputSchema, choice.args);
-        if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
+        if (!checked.ok) {
+          outcome = 'refused:E_INVALID_ARGS';
+          await this.countRefusal(offered, 'E_INVALID_ARGS');
+          return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
+        }
         plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool) });
       }
       // 2. each target through the gate (its own server's rule, else a person; pre-hooks) and only when every
@@ -416,7 +431,7 @@ export class McpBridge {
       };
       byGate = this.opts.gate !== undefined;
       await step(0);
-      outcome = 'ok';
+      outcome = results.every((r) => r.result.isError === true) ? 'tool-error' : 'ok';
       if (results.length === 1 && !action.broadcast) return withFeedback(results[0]!.result, feedback);
       const content: CallToolResult['content'] = [];
       const structured: Record<string, unknown> = {};
@@ -566,7 +581,12 @@ export class McpBridge {
             this.log('local', 'tools/call', name, r.isError ? 'tool-error' : 'ok');
             return r;
           } catch (e) {
-            this.log('local', 'tools/call', name, `refused:${toTyError(e, 'E_MCP').code}`);
+            const t = toTyError(e, 'E_MCP');
+            if (TOOL_EXECUTION_CODES.has(t.code)) {
+              this.log('local', 'tools/call', name, `tool-error:${t.code}`);
+              return toolErrorResult(t.code, t.message);
+            }
+            this.log('local', 'tools/call', name, `refused:${t.code}`);
             throw e;
           }
         }

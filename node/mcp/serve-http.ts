@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
 import { checkRequestParams } from '../../core/mcp/params.js';
+import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
 import type { McpBridge } from './bridge.js';
 
 export interface HttpServeOptions {
@@ -16,6 +17,8 @@ export interface HttpServeOptions {
   maxSessions?: number;
   /** How long a new session waits for a place before it is answered 429, ms (default 60 000). */
   waitMs?: number;
+  /** A client session with no request for this long ends (setting `session_idle`), ms (default 300 000). */
+  idleMs?: number;
   onDropped?: (reason: string) => void;
 }
 
@@ -68,8 +71,11 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
  * (401 otherwise), a Host naming this loopback address (421 otherwise: DNS rebinding), and no Origin or a
  * loopback Origin on the same port (403 otherwise). POST bodies are one JSON-RPC message of at most 8 MiB
  * (413 beyond), passed through the same client-message rules as stdio before the SDK transport sees them.
- * Each `initialize` starts a client session with its own server sessions; past `maxSessions` it waits for a
- * place, and one still waiting after `waitMs` is answered 429 (a client that leaves while waiting holds none).
+ * Each `initialize` starts a client session with its own server sessions. A session with no request for
+ * `idleMs` ends (with its server sessions); past `maxSessions` the least recently used session with no
+ * request in flight is ended at once to make room (core/mcp/session-clock.ts). Only when every session
+ * has a request in flight does a new one wait for a place; one still waiting after `waitMs` is answered
+ * 429 (a client that leaves while waiting holds none).
  * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's StreamableHTTPServerTransport.
  */
 export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Promise<HttpServeHandle> {
@@ -79,6 +85,38 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   const waiters = new Set<() => void>();
   const freed = (): void => {
     for (const w of [...waiters]) w();
+  };
+  type Live = { transport: StreamableHTTPServerTransport; server: Server; bridgeSession: string };
+  const sessions = new SessionClock<Live>(opts.idleMs ?? DEFAULT_SESSION_IDLE_MS);
+  let closing = false;
+  let sweep: ReturnType<typeof setTimeout> | undefined;
+  /** End a session: its transport closes, which ends its bridge session and frees its place. */
+  const endSession = (id: string, why: string): void => {
+    const s = sessions.get(id);
+    sessions.remove(id);
+    opts.onDropped?.(`session ended: ${why}`);
+    void s?.transport.close().catch(() => undefined);
+    freed();
+  };
+  /** One timer for every session's idle expiry, armed for the earliest one. */
+  const armSweep = (): void => {
+    if (sweep !== undefined) clearTimeout(sweep);
+    sweep = undefined;
+    const ms = sessions.nextCheckMs();
+    if (ms === undefined || closing) return;
+    sweep = setTimeout(() => {
+      sweep = undefined;
+      for (const id of sessions.expired()) endSession(id, 'idle');
+      armSweep();
+    }, Math.max(10, ms));
+    sweep.unref();
+  };
+  /** Make room for one more session: the least recently used one with nothing in flight ends. */
+  const makeRoom = (): boolean => {
+    const id = sessions.evictable();
+    if (id === undefined) return false;
+    endSession(id, 'least recently used, to make room');
+    return true;
   };
   /** Wait for a free place; false when the wait ran out or the client went away. */
   const waitPlace = (res: ServerResponse): Promise<boolean> =>
@@ -90,7 +128,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
         resolve(ok);
       };
       const check = (): void => {
-        if (sessions.size + starting < maxSessions) finish(true);
+        if (sessions.size + starting < maxSessions || (sessions.size > 0 && makeRoom())) finish(true);
       };
       const onClose = (): void => finish(false);
       const timer = setTimeout(() => finish(false), waitMs);
@@ -99,7 +137,6 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       res.once('close', onClose);
     });
   let starting = 0;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server; bridgeSession: string }>();
   let port = opts.port;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -133,9 +170,23 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       const bad = checkRequestParams(m.id, m.method, m.params);
       if (bad !== undefined) return json(res, 200, bad);
     }
-    if (existing) return existing.transport.handleRequest(req, res, rule.message);
+    if (existing) {
+      // a request counts as activity until its response ends; a session with one in flight is never ended
+      if (typeof sid === 'string' && m.id !== undefined) {
+        const done = sessions.begin(sid);
+        res.once('close', () => {
+          done();
+          armSweep();
+          freed(); // a session with nothing in flight now can make room for one waiting
+        });
+      }
+      return existing.transport.handleRequest(req, res, rule.message);
+    }
     if (typeof sid === 'string') return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
     if (rule.message.method !== 'initialize') return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
+    while (sessions.size + starting >= maxSessions && sessions.size > 0 && makeRoom()) {
+      /* each pass ended one idle session */
+    }
     if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
       if (res.destroyed || res.socket?.destroyed !== false) return; // the client went away while waiting: it holds no place
       return json(res, 429, rpcError(null, -32003, `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`, 'E_BUSY'), { 'retry-after': '5' });
@@ -145,10 +196,13 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     const server = bridge.createServer(bridgeSession);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server, bridgeSession }),
+      onsessioninitialized: (id) => {
+        sessions.add(id, { transport, server, bridgeSession });
+        armSweep();
+      },
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) sessions.remove(transport.sessionId);
       void bridge.closeSession(bridgeSession);
       freed();
     };
@@ -179,8 +233,9 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       return sessions.size;
     },
     async close() {
-      for (const s of [...sessions.values()]) await s.transport.close().catch(() => undefined);
-      sessions.clear();
+      closing = true;
+      if (sweep !== undefined) clearTimeout(sweep);
+      for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
       http.closeAllConnections?.();
       await new Promise((r) => http.close(() => r(undefined)));
     },

@@ -312,7 +312,7 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
         await Promise.race([serveStream(bridge, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream, onDropped), stopped]);
       } else {
         const { serveHttp } = await import('../../mcp/serve-http.js');
-        const h = await serveHttp(bridge, { port: httpPort, onDropped });
+        const h = await serveHttp(bridge, settings.sessionIdleMs === undefined ? { port: httpPort, onDropped } : { port: httpPort, onDropped, idleMs: settings.sessionIdleMs });
         stopHttp = () => h.close();
         await mkdir(paths.run, { recursive: true, mode: 0o700 });
         const tokenFile = join(paths.run, 'mcp-http.token');
