@@ -1,9 +1,10 @@
 // Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
 import { ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
 import { TyError } from './errors.js';
-import { DOMAINS, contentId, documentBytes } from './cid.js';
+import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from './store.js';
 import { checkSchema } from './validate.js';
+import { MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './revisions.js';
 
 /** A name binding as stored (record `bindings/NAME`). */
 export interface Binding {
@@ -14,6 +15,22 @@ export interface Binding {
   revisions: string[];
   /** When each revision was installed under this name (ISO 8601 UTC); absent for stores written before it was kept. */
   addedAt?: Record<string, string>;
+}
+
+/** One stored tool revision, as `revisions()` lists it. */
+export interface StoredRevision {
+  name: string;
+  revision: string;
+  /** When the revision was installed under its name (ISO 8601 UTC), when known. */
+  addedAt?: string;
+  /** True when it is its name's active binding. */
+  active: boolean;
+}
+
+/** What `gc()` did (or, with `dryRun`, would do). */
+export interface GcResult {
+  removed: { name: string; revision: string }[];
+  kept: { name: string; revision: string; reasons: RevisionReference[] }[];
 }
 
 export interface ResolvedTool {
@@ -27,6 +44,8 @@ export interface ResolvedTool {
 export type NativeFunction = (args: unknown, ctx: unknown) => Promise<unknown>;
 
 const decoder = new TextDecoder();
+/** Lock held while revision objects are written or collected. */
+const OBJECTS_LOCK = 'registry.objects';
 
 /**
  * Validate a manifest: schema (protocol/manifest.ts) and its JSON Schemas (ajv, draft 2020-12).
@@ -53,31 +72,22 @@ export async function revisionId(manifest: ToolManifest): Promise<string> {
   return contentId(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
 }
 
-/** A full revision id (base32 CIDv1). */
-const FULL_REV_RE = /^b[a-z2-7]{20,200}$/;
-/** A revision id prefix as accepted in references: at least 6 characters of a base32 CID. */
-const REV_PREFIX_RE = /^b[a-z2-7]{5,200}$/;
-
 /**
- * Split `name` or `name@REV`; REV is a full revision id or a prefix of one (at least 6 characters, resolved
- * against that name's revisions). @throws TyError E_UNKNOWN_TOOL for a malformed reference.
+ * Split `name`, `name@REV` or `name@PREFIX` (PREFIX: 8 or more characters of a revision id, with or without
+ * its constant `bagaaiera` head; see core/revisions.ts). Does not look anything up.
+ * @throws TyError E_UNKNOWN_TOOL for a malformed reference.
  */
 export function parseRef(ref: string): { name: string; revision?: string } {
   const at = ref.indexOf('@');
   const name = at < 0 ? ref : ref.slice(0, at);
   const revision = at < 0 ? undefined : ref.slice(at + 1);
-  if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME or NAME@REVISION`);
-  if (revision !== undefined && !REV_PREFIX_RE.test(revision)) throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id (a base32 CID starting with "b") nor a prefix of one`);
+  if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
+  if (revision !== undefined && !REVISION_PREFIX_RE.test(revision)) {
+    throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id or a prefix of one (at least ${MIN_PREFIX_CHARS} lowercase base32 characters)`, { ref: ref.slice(0, 100) });
+  }
   return revision === undefined ? { name } : { name, revision };
 }
 
-/** The one revision in `revisions` starting with `prefix`. @throws TyError E_UNKNOWN_TOOL when none or several do. */
-function uniquePrefix(prefix: string, revisions: readonly string[], what: string): string {
-  const hits = [...new Set(revisions.filter((r) => r.startsWith(prefix)))];
-  if (hits.length === 1) return hits[0]!;
-  if (hits.length === 0) throw new TyError('E_UNKNOWN_TOOL', `no installed revision of ${what} starts with ${prefix.slice(0, 100)}`);
-  throw new TyError('E_UNKNOWN_TOOL', `${prefix.slice(0, 100)} is ambiguous: ${hits.length} revisions of ${what} start with it; give more characters`, { candidates: hits.slice(0, 8) });
-}
 
 /**
  * The tool manager: installs immutable revisions in the store, keeps name bindings,
@@ -95,21 +105,23 @@ export class ToolRegistry {
   async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean }> {
     const manifest = parseManifest(input);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
-    const { cid: revision, created, repaired } = await this.store.putObjectChecked(bytes);
-    let activated = false;
-    await this.store.update<Binding>('bindings', manifest.name, (b) => {
-      const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
-      if (!next.revisions.includes(revision)) {
-        next.revisions.push(revision);
-        next.addedAt = { ...next.addedAt, [revision]: new Date().toISOString() };
-      }
-      if (!next.active) {
-        next.active = revision;
-        activated = true;
-      }
-      return next;
+    return this.store.backend.withLock(OBJECTS_LOCK, async () => {
+      const { cid: revision, created, repaired } = await this.store.putObjectChecked(bytes);
+      let activated = false;
+      await this.store.update<Binding>('bindings', manifest.name, (b) => {
+        const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
+        if (!next.revisions.includes(revision)) {
+          next.revisions.push(revision);
+          next.addedAt = { ...next.addedAt, [revision]: new Date().toISOString() };
+        }
+        if (!next.active) {
+          next.active = revision;
+          activated = true;
+        }
+        return next;
+      });
+      return { revision, manifest, created, activated, repaired };
     });
-    return { revision, manifest, created, activated, repaired };
   }
 
   /**
@@ -117,11 +129,11 @@ export class ToolRegistry {
    * @throws TyError E_UNKNOWN_TOOL, E_APPROVAL_REQUIRED, E_INTEGRITY
    */
   async activate(name: string, revision: string, opts: { approveReplacement?: boolean } = {}): Promise<void> {
-    const tool = await this.#load(name, revision);
+    const tool = await this.#resolveStored(name, revision);
     await this.store.update<Binding>('bindings', name, (b) => {
       const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name, revisions: [] };
-      if (next.active && next.active !== revision && !opts.approveReplacement) {
-        throw new TyError('E_APPROVAL_REQUIRED', `"${name}" is bound to ${next.active}; replacing the active binding needs explicit approval (tycli tool activate ${name} ${revision} --approve-replacement)`);
+      if (next.active && next.active !== tool.revision && !opts.approveReplacement) {
+        throw new TyError('E_APPROVAL_REQUIRED', `"${name}" is bound to ${next.active}; replacing the active binding with ${tool.revision} needs explicit approval`, { name, active: next.active, revision: tool.revision, approval: 'replacement' });
       }
       if (!next.revisions.includes(tool.revision)) {
         next.revisions.push(tool.revision);
@@ -133,19 +145,96 @@ export class ToolRegistry {
   }
 
   /**
-   * Remove the name binding's active revision: `NAME` no longer resolves; stored revisions stay, so calls
-   * pinned as `NAME@REV` keep working and `activate` can bind one again. Returns the revision that was active.
-   * @throws TyError E_UNKNOWN_TOOL when the name has no active binding.
+   * Resolve `name` (the active binding), `name@REV` (that exact revision, active or not, bound or not) or
+   * `name@PREFIX` (the one stored revision of that name the prefix abbreviates; see core/revisions.ts).
+   * The stored manifest is re-hashed on read.
+   * @throws TyError E_UNKNOWN_TOOL (unknown name or revision; an ambiguous prefix, `data.candidates` listing the
+   *   matching revision ids), E_INTEGRITY
    */
-  async removeBinding(name: string): Promise<string> {
-    let previous: string | undefined;
+  async resolve(ref: string): Promise<ResolvedTool> {
+    const { name, revision } = parseRef(ref);
+    if (revision === undefined && REVISION_PREFIX_RE.test(name)) {
+      const binding = await this.store.getJson<Binding>('bindings', name);
+      if (!binding?.active) {
+        const bare = await this.#bare(name);
+        if (bare) return bare;
+      }
+    }
+    return this.#resolveStored(name, revision);
+  }
+
+  /** A bare revision prefix, unique among every stored tool revision; undefined when none matches. */
+  async #bare(prefix: string): Promise<ResolvedTool | undefined> {
+    const hits = (await this.revisions()).filter((r) => matchesPrefix(r.revision, prefix));
+    if (hits.length === 0) return undefined;
+    if (hits.length > 1) {
+      const all = hits.map((h) => h.revision);
+      throw new TyError('E_UNKNOWN_TOOL', `the prefix ${prefix} is ambiguous: it matches ${hits.map((h) => `${h.name}@${shortId(h.revision, 20)}`).join(', ')}; give more characters`, { prefix, candidates: all });
+    }
+    return this.#resolveStored(hits[0]!.name, hits[0]!.revision);
+  }
+
+  async #resolveStored(name: string, revision: string | undefined): Promise<ResolvedTool> {
+    const binding = await this.store.getJson<Binding>('bindings', name);
+    let rev = revision ?? binding?.active;
+    if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed`, { name });
+    if (revision !== undefined && !(revision.startsWith('b') && isContentId(revision))) rev = await this.#expand(name, revision, binding);
+    const t = await this.#load(name, rev);
+    return { ...t, active: binding?.active === rev };
+  }
+
+  /**
+   * The stored revisions of `name` that `prefix` abbreviates (revisions installed under the name, and stored
+   * revision documents of that name that no binding lists any more), sorted.
+   */
+  async candidates(name: string, prefix: string): Promise<string[]> {
+    const binding = await this.store.getJson<Binding>('bindings', name);
+    const found = new Set((binding?.revisions ?? []).filter((r) => matchesPrefix(r, prefix)));
+    for (const key of await this.store.backend.list('objects')) {
+      if (found.has(key) || !matchesPrefix(key, prefix)) continue;
+      const doc = await this.#peek(key);
+      if (doc?.name === name) found.add(key);
+    }
+    return [...found].sort();
+  }
+
+  async #expand(name: string, prefix: string, binding: Binding | undefined): Promise<string> {
+    const found = (binding?.revisions ?? []).filter((r) => matchesPrefix(r, prefix));
+    const all = found.length === 1 && (await this.store.backend.get('objects', found[0]!)) !== undefined ? found : await this.candidates(name, prefix);
+    if (all.length === 1) return all[0]!;
+    if (all.length === 0) throw new TyError('E_UNKNOWN_TOOL', `no revision of "${name}" starts with ${prefix}`, { name, prefix });
+    throw new TyError('E_UNKNOWN_TOOL', `the prefix ${prefix} is ambiguous for "${name}": it matches ${all.map((r) => shortId(r, 20)).join(', ')}; give more characters`, { name, prefix, candidates: all });
+  }
+
+  /**
+   * Remove the name binding of `name`: the name no longer resolves, and its revisions stay stored (calls pinned
+   * as NAME@REV keep working, `activate` can bind one again) until `gc()` removes the unreferenced ones. Needs
+   * `approveRemoval`, like replacing an active binding.
+   * @returns the binding that was removed
+   * @throws TyError E_UNKNOWN_TOOL (no such binding), E_APPROVAL_REQUIRED (without `approveRemoval`)
+   */
+  async remove(name: string, opts: { approveRemoval?: boolean } = {}): Promise<Binding> {
+    if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${name.slice(0, 100)}" is not a tool name`, { name: name.slice(0, 100) });
+    let removed: Binding | undefined;
     await this.store.update<Binding>('bindings', name, (b) => {
-      if (!b?.active) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name.slice(0, 64)}" is active`);
-      previous = b.active;
+      if (!b?.active) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is active`, { name });
+      if (!opts.approveRemoval) {
+        throw new TyError('E_APPROVAL_REQUIRED', `removing "${name}" (bound to ${b.active}) needs explicit approval`, { name, active: b.active, approval: 'removal' });
+      }
+      removed = b;
       const { active: _drop, ...rest } = b;
       return { ...rest, revisions: [...b.revisions] };
     });
-    return previous!;
+    return removed!;
+  }
+
+  /**
+   * remove(name) for callers that obtained approval their own way (the registration protocol gates it):
+   * unbinds `name`, keeping its revisions. Returns the revision that was active.
+   * @throws TyError E_UNKNOWN_TOOL when the name has no active binding.
+   */
+  async removeBinding(name: string): Promise<string> {
+    return (await this.remove(name, { approveRemoval: true })).active!;
   }
 
   /** The stored binding of a name, if any (read-only copy). */
@@ -154,38 +243,61 @@ export class ToolRegistry {
   }
 
   /**
-   * Resolve `name` (the active binding), `name@REV` (that exact revision, active or not; REV may be a unique
-   * prefix among that name's revisions) or a bare revision prefix (unique among every installed revision; a
-   * name binding of the same spelling wins). The stored manifest is re-hashed on read.
-   * @throws TyError E_UNKNOWN_TOOL (also for an ambiguous prefix), E_INTEGRITY
+   * Every stored tool revision: those listed by a binding (with their install date) and stored revision
+   * documents no binding lists (after `remove`), sorted by name, then install date, then id.
    */
-  async resolve(ref: string): Promise<ResolvedTool> {
-    const parsed = parseRef(ref);
-    const { name } = parsed;
-    let binding = await this.store.getJson<Binding>('bindings', name);
-    let revision = parsed.revision;
-    if (revision !== undefined && !(FULL_REV_RE.test(revision) && (await this.store.getObject(revision)))) {
-      revision = uniquePrefix(revision, binding?.revisions ?? [], `"${name}"`);
-    }
-    if (revision === undefined && !binding?.active && REV_PREFIX_RE.test(name)) {
-      // a bare revision (prefix): find its name among every binding
-      const all = await ToolRegistry.prototype.list.call(this); // stored revisions only
-      const revs = all.flatMap((t) => t.revisions);
-      if (revs.some((r) => r.startsWith(name))) {
-        const hit = uniquePrefix(name, revs, 'any tool');
-        const owner = all.find((t) => t.revisions.includes(hit))!;
-        binding = await this.store.getJson<Binding>('bindings', owner.name);
-        const t = await this.#load(owner.name, hit);
-        return { ...t, active: binding?.active === hit };
+  async revisions(): Promise<StoredRevision[]> {
+    const out = new Map<string, StoredRevision>();
+    for (const key of await this.store.backend.list('bindings')) {
+      const b = await this.store.getJson<Binding>('bindings', key);
+      if (!b || !Array.isArray(b.revisions)) continue;
+      for (const r of b.revisions) {
+        const addedAt = b.addedAt?.[r];
+        out.set(r, { name: b.name, revision: r, active: b.active === r, ...(typeof addedAt === 'string' ? { addedAt } : {}) });
       }
     }
-    const rev = revision ?? binding?.active;
-    if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed; add it with: tycli tool add MANIFEST.json`);
-    const t = await this.#load(name, rev);
-    return { ...t, active: binding?.active === rev };
+    for (const key of await this.store.backend.list('objects')) {
+      if (out.has(key)) continue;
+      const doc = await this.#peek(key);
+      if (doc) out.set(key, { name: doc.name, revision: key, active: false });
+    }
+    return [...out.values()].sort((a, b) => a.name.localeCompare(b.name) || (a.addedAt ?? '').localeCompare(b.addedAt ?? '') || a.revision.localeCompare(b.revision));
   }
 
-  /** Every name with its active revision and installed revisions, sorted by name. */
+  /**
+   * Garbage-collect tool revisions: delete every stored tool revision that nothing references (no active
+   * binding, permanent decision, stored task, secret grant or tool storage; core/revisions.ts
+   * revisionReferences), and drop it from its name's revision list. Other stored objects are left alone.
+   * With `dryRun`, reports what would be removed and changes nothing. Runs under the objects lock, so an
+   * install of the same revision meanwhile is never lost.
+   */
+  async gc(opts: { dryRun?: boolean } = {}): Promise<GcResult> {
+    return this.store.backend.withLock(OBJECTS_LOCK, async () => {
+      const refs = await revisionReferences(this.store);
+      const result: GcResult = { removed: [], kept: [] };
+      for (const r of await this.revisions()) {
+        const why = refs.get(r.revision);
+        if (why && why.size > 0) result.kept.push({ name: r.name, revision: r.revision, reasons: [...why].sort() });
+        else result.removed.push({ name: r.name, revision: r.revision });
+      }
+      if (opts.dryRun) return result;
+      for (const r of result.removed) {
+        await this.store.backend.delete('objects', r.revision);
+        await this.store.update<Binding>('bindings', r.name, (b) => {
+          if (!b) return undefined;
+          const addedAt = { ...(b.addedAt ?? {}) };
+          delete addedAt[r.revision];
+          const revisions = b.revisions.filter((x) => x !== r.revision);
+          // A name with no active revision and none left is forgotten entirely.
+          if (!b.active && revisions.length === 0) return undefined;
+          return { ...b, revisions, addedAt };
+        });
+      }
+      return result;
+    });
+  }
+
+  /** Every name with its active revision and installed revisions (oldest first), sorted by name. */
   async list(): Promise<{ name: string; active: string | undefined; revisions: string[] }[]> {
     const out = [];
     for (const key of await this.store.backend.list('bindings')) {
@@ -203,9 +315,21 @@ export class ToolRegistry {
     return this.#natives.get(revision);
   }
 
+  /** The name of a stored tool revision document, or undefined for another kind of object or an unreadable one. */
+  async #peek(cid: string): Promise<{ name: string } | undefined> {
+    try {
+      const bytes = await this.store.backend.get('objects', cid);
+      if (!bytes) return undefined;
+      const doc = JSON.parse(decoder.decode(bytes)) as { domain?: unknown; body?: { name?: unknown } };
+      return doc.domain === DOMAINS.toolRevision && typeof doc.body?.name === 'string' ? { name: doc.body.name } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async #load(name: string, revision: string): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
     const bytes = await this.store.getObject(revision);
-    if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed; see: tycli tool list`);
+    if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed`, { name, revision });
     let doc: { domain?: unknown; body?: unknown };
     try {
       doc = JSON.parse(decoder.decode(bytes));

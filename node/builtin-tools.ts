@@ -1,6 +1,7 @@
 // Registry with host built-in tools (e.g. the native `python` tool) held in memory beside the stored revisions; Node host, trusted side.
 import { TyError } from '../core/errors.js';
 import { ToolRegistry, parseRef, revisionId, type NativeFunction, type ResolvedTool } from '../core/registry.js';
+import { matchesPrefix, shortId } from '../core/revisions.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 
 /** One row of `list()`: stored tools as ToolRegistry lists them; built-ins carry `builtin: true`. */
@@ -44,6 +45,11 @@ export class HostToolRegistry extends ToolRegistry {
     const { name, revision } = parseRef(ref);
     const b = this.#builtins.get(name);
     if (b) {
+      if (revision !== undefined && revision !== b.revision && matchesPrefix(b.revision, revision)) {
+        const stored = await this.candidates(name, revision);
+        if (stored.length === 0) return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
+        throw new TyError('E_UNKNOWN_TOOL', `the prefix ${revision} is ambiguous for "${name}": it matches ${[b.revision, ...stored].map((r) => shortId(r, 20)).join(', ')}; give more characters`, { name, prefix: revision, candidates: [b.revision, ...stored] });
+      }
       if (revision === b.revision) return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
       if (revision === undefined && !(await this.#storedActive(name))) return { name, revision: b.revision, manifest: b.manifest, active: true };
     }

@@ -3,6 +3,7 @@ import type { ErrorCode } from '../../protocol/errors.js';
 import { TyError } from '../../core/errors.js';
 import { escapeCodePoint, inertJson } from '../../core/text.js';
 import type { CliContext } from './types.js';
+import { cliHint } from './hints.js';
 
 /** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
 const INPUT_CODES = new Set<string>(['E_USAGE', 'E_INVALID_ARGS', 'E_INVALID_MANIFEST', 'E_UNKNOWN_TOOL', 'E_INVALID_SETTINGS', 'E_INVALID_TASK', 'E_UNPINNED_TASK']);
@@ -61,7 +62,10 @@ export function fail(ctx: CliContext, code: ErrorCode | string, message: string)
 
 /** Report any thrown value: TyError keeps its code; anything else is an internal failure (exit 1). */
 export function failWith(ctx: CliContext, e: unknown): 1 | 2 {
-  if (e instanceof TyError) return fail(ctx, e.code, e.message);
+  if (e instanceof TyError) {
+    const hint = cliHint(e);
+    return fail(ctx, e.code, hint ? `${e.message}; ${hint}` : e.message);
+  }
   const msg = e instanceof Error ? e.message : String(e);
   return fail(ctx, 'E_TOOL_FAILED', `internal error: ${msg.slice(0, 2000)}`);
 }
