@@ -70,6 +70,8 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       audit: new StoreAuditLog(store),
       pause: new PauseTracker(store),
       decisions: new StoreDecisions(store),
+      // One id per page: a started call of another page (closed, reloaded) reads as interrupted.
+      hostId: `browser:${globalThis.crypto.randomUUID()}`,
     });
   const capabilities = capabilityFactory({
     store,

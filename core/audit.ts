@@ -38,8 +38,17 @@ export const AuditRecordSchema = z.strictObject({
   /** The channel a person answered on, when asked. */
   channel: z.string().max(AUDIT_FIELD_MAX).optional(),
   durationMs: z.number().nonnegative(),
-  outcome: z.enum(['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused']),
+  /**
+   * `started` is the intent record of an allowed invocation, made durable before the sandbox runs it; the
+   * completion record (`ok`/`error`) with the same `call` follows. `interrupted` is never stored: readers show
+   * it for a `started` record without a completion whose host process is gone.
+   */
+  outcome: z.enum(['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused', 'started', 'interrupted']),
   code: ErrorCodeSchema.optional(),
+  /** Pairs an invocation's `started` record with its completion (a random id). */
+  call: z.string().max(64).optional(),
+  /** On `started` records: the host process that ran the call (opaque to core; the host decides whether it still runs). */
+  host: z.string().max(128).optional(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 
@@ -88,12 +97,12 @@ export class StoreAuditLog implements AuditSink {
   }
 
   /**
-   * Records at or after `since` (ms since the epoch), oldest first. Lines that are torn or do not
-   * match the schema are skipped and counted in `corrupt`.
+   * Records at or after `since` (ms since the epoch), oldest first, folded by foldCalls (`hostAlive` as there).
+   * Lines that are torn or do not match the schema are skipped and counted in `corrupt`.
    */
-  async read(opts: { since?: number } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
+  async read(opts: { since?: number; hostAlive?: (host: string) => boolean } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
     const { entries, corrupt } = await this.store.readJsonl<unknown>(AUDIT_LOG);
-    const out: AuditRecord[] = [];
+    const all: AuditRecord[] = [];
     let bad = corrupt;
     for (const e of entries) {
       const r = AuditRecordSchema.safeParse(e);
@@ -101,11 +110,39 @@ export class StoreAuditLog implements AuditSink {
         bad++;
         continue;
       }
-      if (opts.since !== undefined && !(Date.parse(r.data.time) >= opts.since)) continue;
-      out.push(r.data);
+      all.push(r.data);
     }
+    const folded = foldCalls(all, opts.hostAlive);
+    const out = opts.since === undefined ? folded : folded.filter((r) => Date.parse(r.time) >= (opts.since as number));
     return { entries: out, corrupt: bad };
   }
+}
+
+/**
+ * One entry per invocation: a `started` record whose completion (same `call`) exists is dropped, the completion
+ * kept; a `started` record without one stays `started` while `hostAlive(host)` says its host still runs, and
+ * becomes `interrupted` otherwise (no predicate: every unfinished call counts as interrupted).
+ */
+export function foldCalls(records: readonly AuditRecord[], hostAlive?: (host: string) => boolean): AuditRecord[] {
+  const done = new Set<string>();
+  for (const r of records) if (r.call !== undefined && r.outcome !== 'started') done.add(r.call);
+  const out: AuditRecord[] = [];
+  const alive = new Map<string, boolean>();
+  for (const r of records) {
+    if (r.outcome !== 'started') {
+      out.push(r);
+      continue;
+    }
+    if (r.call !== undefined && done.has(r.call)) continue;
+    const host = r.host ?? '';
+    let live = alive.get(host);
+    if (live === undefined) {
+      live = host !== '' && hostAlive !== undefined && hostAlive(host);
+      alive.set(host, live);
+    }
+    out.push(live ? r : { ...r, outcome: 'interrupted' });
+  }
+  return out;
 }
 
 /**
@@ -134,5 +171,6 @@ export function formatAuditRecord(r: AuditRecord): string {
   const f = (v: string | number | undefined): string => sanitizeInline(String(v ?? ''));
   const what = r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
   const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
-  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(r.revision.slice(0, 16))}… ${what} by ${by} -> ${f(r.outcome)}${r.code ? ` ${f(r.code)}` : ''} (${Math.round(r.durationMs)} ms)`;
+  const outcome = r.outcome === 'started' ? 'started (still running)' : r.outcome === 'interrupted' ? 'interrupted (its host stopped before the call finished)' : f(r.outcome);
+  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(r.revision.slice(0, 16))}… ${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''} (${Math.round(r.durationMs)} ms)`;
 }

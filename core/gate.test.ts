@@ -1,8 +1,8 @@
 // Unit tests for the gate pipeline with fake asker, hook runner and clock; trusted side.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PermissionGate, StoreDecisions, parseHookDecision, type GateConfig, type HookResult, type HookRunner, type HookSpec } from './gate.js';
 import { compilePolicy, type RuleSet } from './permissions.js';
-import { StoreAuditLog, type AuditRecord } from './audit.js';
+import { StoreAuditLog, formatAuditRecord, type AuditRecord } from './audit.js';
 import { PauseTracker } from './pause.js';
 import { Store } from './store.js';
 import { MemoryStoreBackend } from './memory-store.js';
@@ -368,6 +368,47 @@ describe('PermissionGate: pause and resume', () => {
       advance(6_000);
     }
     expect(await pause.paused('weather')).toBeUndefined();
+  });
+});
+
+describe('PermissionGate: intent records', () => {
+  it('a started record is durable before the call runs; the completion pairs with it; an unfinished call of a dead host reads as interrupted', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const audit = new StoreAuditLog(store);
+    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit, pause: new PauseTracker(store), decisions: new StoreDecisions(store), hostId: 'h:1:1' });
+    let seen: AuditRecord[] = [];
+    await gate.run(toolReq(), async () => {
+      seen = (await store.readJsonl<AuditRecord>('audit')).entries;
+      return 1;
+    });
+    expect(seen).toMatchObject([{ outcome: 'started', decision: 'allow', host: 'h:1:1', tool: 'weather' }]);
+    const raw = (await store.readJsonl<AuditRecord>('audit')).entries;
+    expect(raw.map((r) => r.outcome)).toEqual(['started', 'ok']);
+    expect(raw[1]!.call).toBe(raw[0]!.call);
+    expect(raw[1]!.host).toBeUndefined();
+    // folded: one entry per call
+    expect((await audit.read()).entries.map((r) => r.outcome)).toEqual(['ok']);
+
+    // A call whose host dies mid-call leaves only its intent record.
+    const never = new Promise<number>(() => {});
+    void gate.run(toolReq(), () => never);
+    await vi.waitFor(async () => expect((await store.readJsonl('audit')).entries).toHaveLength(3));
+    expect((await audit.read({ hostAlive: () => true })).entries.map((r) => r.outcome)).toEqual(['ok', 'started']);
+    expect((await audit.read({ hostAlive: () => false })).entries.map((r) => r.outcome)).toEqual(['ok', 'interrupted']);
+    expect(formatAuditRecord((await audit.read()).entries[1]!)).toContain('-> interrupted');
+  });
+
+  it('a started record that cannot be written keeps the call from running (E_STORE)', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    let ran = false;
+    const gate = new PermissionGate({
+      config: () => ({ policy: compilePolicy([]) }),
+      audit: { append: async (r) => { if (r.outcome === 'started') throw new Error('disk full'); } },
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+    });
+    expect((await rejection(gate.run(toolReq(), async () => (ran = true)))).code).toBe('E_STORE');
+    expect(ran).toBe(false);
   });
 });
 

@@ -142,6 +142,8 @@ export interface GateDeps {
   /** Secret values currently known to the host; withheld from hook input, audit and error messages. */
   withheld?: () => Iterable<string>;
   newId?: () => string;
+  /** This host process, written on `started` audit records so readers can tell a running call from an interrupted one. */
+  hostId?: string;
 }
 
 type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string };
@@ -181,7 +183,7 @@ function where(t: Trace): string {
  * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
- * anything else E_HOOK_FAILED, fail closed) -> execute -> postToolUse hooks (output appended as feedback,
+ * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output appended as feedback,
  * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
  */
 export class PermissionGate implements Gate {
@@ -253,17 +255,21 @@ export class PermissionGate implements Gate {
       throw err;
     }
 
+    // The intent record is durable before anything runs (a host killed mid-call still leaves it); the
+    // completion record with the same `call` follows. Neither written: the call does not run (E_STORE).
+    const call = this.#d.newId?.() ?? globalThis.crypto.randomUUID();
+    await this.#audit(req, v, t0, 'started', undefined, call);
     let value: T;
     try {
       value = await execute();
     } catch (e) {
       const te = toTyError(e);
       await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
-      await this.#audit(req, v, t0, 'error', te.code);
+      await this.#audit(req, v, t0, 'error', te.code, call);
       throw this.#withholdError(e, te);
     }
     const feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
-    await this.#audit(req, v, t0, 'ok');
+    await this.#audit(req, v, t0, 'ok', undefined, call);
     return feedback.length ? { value, feedback } : { value };
   }
 
@@ -308,7 +314,7 @@ export class PermissionGate implements Gate {
     throw new TyError(code, msg, data);
   }
 
-  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode): Promise<void> {
+  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode, call?: string): Promise<void> {
     const rec: AuditRecord = {
       v: 1,
       time: new Date(this.#clock()).toISOString(),
@@ -327,6 +333,8 @@ export class PermissionGate implements Gate {
     if (req.access !== undefined) rec.access = req.access;
     if (v.channel !== undefined) rec.channel = v.channel;
     if (code !== undefined) rec.code = code;
+    if (call !== undefined) rec.call = call;
+    if (outcome === 'started' && this.#d.hostId !== undefined) rec.host = this.#d.hostId;
     const secrets = this.#secrets();
     for (const k of ['principal', 'tool', 'revision', 'target', 'rule', 'channel'] as const) {
       const val = rec[k];

@@ -9,6 +9,7 @@ import { PERMISSION_MODES, compilePolicy, parseMatcher, parseRule, type Policy, 
 import { PermissionGate, StoreDecisions, type GateConfig, type GateDeps, type HookEvent, type HookSpec } from '../core/gate.js';
 import { DEFAULT_PAUSE, PauseTracker, type PauseConfig } from '../core/pause.js';
 import { StoreAuditLog } from '../core/audit.js';
+import { hostIdentity } from './proc.js';
 import type { Asker } from '../core/ask.js';
 import type { Store } from '../core/store.js';
 import { NodeHookRunner } from './hooks.js';
@@ -406,6 +407,7 @@ export function createNodeGate(o: NodeGateOptions): PermissionGate {
     pause: new PauseTracker(o.store, o.settings.pause, o.clock),
     decisions: new StoreDecisions(o.store),
     hooks: new NodeHookRunner(o.env ? { cwd: o.settings.projectRoot ?? o.cwd, env: o.env } : { cwd: o.settings.projectRoot ?? o.cwd }),
+    hostId: hostIdentity(),
   };
   if (o.asker) deps.asker = o.asker;
   if (o.withheld) deps.withheld = o.withheld;

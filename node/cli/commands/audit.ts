@@ -19,7 +19,8 @@ const audit: CliCommand = {
   --denied       only refusals
 
 Each record: time, principal, tool@revision, capability and target, decision, the deciding rule and
-scope, duration (ms) and outcome. Arguments, results and secret values are never recorded.
+scope, duration (ms) and outcome. A call is recorded as started before its code runs; one whose tycli
+process died before it finished shows as "interrupted", one still running as "started". Arguments, results and secret values are never recorded.
 With --json: one line per record (the stored JSON object; control, bidi and invisible characters
 as \\u escapes). Both forms show hidden characters as visible escapes, also when piped.`,
   allowPositionals: false,
@@ -31,7 +32,8 @@ as \\u escapes). Both forms show hidden characters as visible escapes, also when
     if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === '')) usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);
     try {
-      const { entries, corrupt } = await log.read(since === undefined ? {} : { since });
+      const { hostIdentityAlive } = await import('../../proc.js');
+      const { entries, corrupt } = await log.read(since === undefined ? { hostAlive: hostIdentityAlive } : { since, hostAlive: hostIdentityAlive });
       const shown = entries.filter((r) => (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'));
       // Both forms are inert whatever stdout is (a pipe into `less -R` replays escapes): the text line
       // escapes every hidden code point, the JSON line writes them as \u escapes.
