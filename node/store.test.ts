@@ -1,7 +1,7 @@
 // Unit tests for node/store.ts (FileStoreBackend): atomicity, modes, key checks, cross-process locks; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, rm, stat, writeFile, mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -68,6 +68,21 @@ describe('FileStoreBackend', () => {
     expect(await s.readLog('none')).toEqual([]);
     await expect(s.append('audit', 'a\nb')).rejects.toMatchObject({ code: 'E_STORE' });
     expect((await stat(join(root, 'store', '.logs', 'audit'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('an append after a torn tail (a write cut short) starts on a fresh line: the next record parses', async () => {
+    const s = new FileStoreBackend(join(root, 'store'));
+    const store = new Store(s);
+    await store.appendJsonl('audit', { n: 1 });
+    await appendFile(join(root, 'store', '.logs', 'audit'), '{"n":2,"tor'); // what a full disk leaves
+    await store.appendJsonl('audit', { n: 3 });
+    await s.append('audit', 'y'.repeat(10_000)); // the locked path too
+    await appendFile(join(root, 'store', '.logs', 'audit'), 'zz');
+    await s.append('audit', 'y'.repeat(10_000));
+    const { entries, corrupt } = await store.readJsonl<unknown>('audit');
+    expect(entries.slice(0, 2)).toEqual([{ n: 1 }, { n: 3 }]);
+    expect(corrupt).toBe(4); // the two fragments (each its own line) and the two non-JSON lines
+    expect((await s.readLog('audit')).slice(-2)).toEqual(['zz', 'y'.repeat(10_000)]);
   });
 
   it('serializes withLock inside one process', async () => {

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TyError } from '../core/errors.js';
 import { checkKey, type StoreBackend } from '../core/store.js';
+import { appendLine } from './append.js';
 
 /** Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave. */
 const ATOMIC_APPEND_BYTES = 4096;
@@ -45,7 +46,8 @@ function pidAlive(pid: number): boolean {
  *   the folder (POSIX rename is atomic: readers see the old bytes or the new ones). Temp files of dead
  *   writers are swept on a process's first write.
  * - append: one `write` on an O_APPEND descriptor per line (atomic for lines up to PIPE_BUF); longer
- *   lines take the log's lock. Logs live in `<root>/.logs/<name>`.
+ *   lines take the log's lock. A torn tail (a write cut short by a full disk) never merges with the next
+ *   line: node/append.ts appendLine starts the record on a fresh line. Logs live in `<root>/.logs/<name>`.
  * - withLock: a `mkdir` lock folder `<root>/.locks/<name>` holding `owner.json` {pid, host, token, at};
  *   a lock whose owner process is gone (same host), whose owner file never appeared within 10 s, or
  *   older than `lockStaleMs` is taken over under a second "steal" lock so two waiters never both take it.
@@ -148,19 +150,15 @@ export class FileStoreBackend implements StoreBackend {
   async append(log: string, line: string): Promise<void> {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
-    const bytes = Buffer.from(`${line}\n`, 'utf8');
     const write = async () => {
       const dir = await this.#dir('.logs');
-      const fh = await open(join(dir, log), FS.O_WRONLY | FS.O_APPEND | FS.O_CREAT, 0o600);
       try {
-        const { bytesWritten } = await fh.write(bytes, 0, bytes.length);
-        if (bytesWritten !== bytes.length) throw new TyError('E_STORE', `short write to log ${log} (disk full?)`);
-        await fh.sync();
-      } finally {
-        await fh.close();
+        await appendLine(join(dir, log), line);
+      } catch (e) {
+        throw e instanceof TyError ? e : new TyError('E_STORE', `cannot append to log ${log}: ${(e as Error).message}`);
       }
     };
-    if (bytes.length <= ATOMIC_APPEND_BYTES) await write();
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) await write();
     else await this.withLock(`log.${log}`, write);
   }
 

@@ -1,5 +1,6 @@
 // tycli mcp add|list|show|remove|namespace|serve|hub: MCP server definitions, namespaces, the client-facing bridge and the shared-server hub; Node host, trusted side.
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { appendLine } from '../../append.js';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../../core/errors.js';
@@ -289,8 +290,8 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     const logFile = join(paths.state, 'mcp-requests.log');
     let chain = Promise.resolve();
     const log = (line: string): void => {
-      const stamped = `${new Date().toISOString()} ${client} ${line}\n`;
-      chain = chain.then(() => appendFile(logFile, stamped, { mode: 0o600 })).catch(() => undefined);
+      const stamped = `${new Date().toISOString()} ${client} ${line.replace(/[\r\n]/g, ' ')}`;
+      chain = chain.then(() => appendLine(logFile, stamped, { sync: false })).catch(() => undefined);
     };
     const entry = process.argv[1] ?? '';
     const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
