@@ -17,6 +17,38 @@ async function setup(extra: Partial<ConstructorParameters<typeof Invoker>[0]> = 
   return { registry, pool: p, inv };
 }
 
+describe('Invoker: admission control', () => {
+  it('beyond maxQueuedCalls in flight a call is refused at once with E_BUSY; the admitted ones complete, then room is made', async () => {
+    const gates: (() => void)[] = [];
+    const pool: PoolLike = { call: vi.fn(() => new Promise((r) => gates.push(() => r(1)))) };
+    const { registry, inv } = await setup({ maxQueuedCalls: 3 }, pool);
+    await registry.install(code());
+    const first = [1, 2, 3].map((x) => inv.invoke('dbl', { x }));
+    const busy = await inv.invoke('dbl', { x: 4 });
+    expect(busy).toMatchObject({ ok: false, error: { code: 'E_BUSY' } });
+    expect(inv.inFlight).toBe(3);
+    await vi.waitFor(() => expect(gates).toHaveLength(3));
+    for (const g of gates) g();
+    expect((await Promise.all(first)).every((r) => r.ok)).toBe(true);
+    expect(inv.inFlight).toBe(0);
+    const later = inv.invoke('dbl', { x: 5 });
+    await vi.waitFor(() => expect(gates).toHaveLength(4));
+    gates[3]!();
+    expect(await later).toMatchObject({ ok: true });
+  });
+
+  it('calls of one tool join the pool in invoke order even when earlier steps take longer for earlier calls', async () => {
+    const order: number[] = [];
+    const pool: PoolLike = { call: vi.fn(async (_s, a: unknown) => order.push((a as { x: number }).x)) };
+    // A gate whose decision takes longer for earlier calls (as a slow store read would).
+    const gate: Gate = { authorize: vi.fn(), run: async (req, execute) => { await new Promise((r) => setTimeout(r, 20 - Number((req.preview ?? '').match(/\d+/)?.[0] ?? 0))); return { value: await execute() }; } };
+    const { registry, inv } = await setup({ gate }, pool);
+    await registry.install(code());
+    await Promise.all(Array.from({ length: 10 }, (_, x) => inv.invoke('dbl', { x })));
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
+
 describe('Invoker', () => {
   it('resolves, validates and runs through the pool with the revision identity and clamped limits', async () => {
     const { registry, pool, inv } = await setup();

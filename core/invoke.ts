@@ -52,7 +52,15 @@ export interface InvokerOptions {
   principal?: Principal;
   /** Largest serialized arguments accepted, bytes (default 8 MiB). */
   maxArgsBytes?: number;
+  /**
+   * Admission control: most calls in flight on this host at once (running or waiting for their turn), default
+   * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
+   */
+  maxQueuedCalls?: number;
 }
+
+/** Default bound on calls in flight per host (InvokerOptions.maxQueuedCalls). */
+export const DEFAULT_MAX_QUEUED_CALLS = 1024;
 
 export interface InvokeOptions {
   signal?: AbortSignal;
@@ -98,12 +106,49 @@ export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, ma
 export class Invoker {
   readonly #o: InvokerOptions;
   readonly #validator: ArgValidator;
+  readonly #max: number;
+  #inFlight = 0;
+  /** Per tool name: settles when the latest call of that name has joined its sandbox's queue (or failed before). */
+  readonly #order = new Map<string, Promise<void>>();
   constructor(opts: InvokerOptions) {
     this.#o = opts;
     this.#validator = opts.validator ?? new ArgValidator();
+    this.#max = opts.maxQueuedCalls ?? DEFAULT_MAX_QUEUED_CALLS;
+    if (!Number.isSafeInteger(this.#max) || this.#max < 1) throw new TyError('E_USAGE', 'maxQueuedCalls must be a positive integer');
   }
 
+  /** Calls in flight now (admitted, not yet answered). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /**
+   * Calls of one tool name reach their sandbox in the order `invoke` was called (FIFO): each call does its
+   * resolve, validation and gate steps after the previous call of that name has joined the sandbox's queue
+   * (core/pool.ts serializes from there) or ended. A call waiting for a person's answer holds later calls
+   * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY.
+   */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    if (this.#inFlight >= this.#max) {
+      return { ok: false, error: { code: 'E_BUSY', message: `the host has ${this.#max} calls in flight (its admission limit); retry later` } };
+    }
+    this.#inFlight++;
+    const key = ref.split('@')[0] ?? ref;
+    const prev = this.#order.get(key);
+    let joined!: () => void;
+    const mine = new Promise<void>((r) => (joined = r));
+    this.#order.set(key, mine);
+    try {
+      if (prev) await prev;
+      return await this.#invoke(ref, args, opts, joined);
+    } finally {
+      joined();
+      if (this.#order.get(key) === mine) this.#order.delete(key);
+      this.#inFlight--;
+    }
+  }
+
+  async #invoke(ref: string, args: unknown, opts: InvokeOptions, joined: () => void): Promise<InvokeResult> {
     let revision: string | undefined;
     let refused: TyError | undefined;
     try {
@@ -134,7 +179,7 @@ export class Invoker {
       const execute = async (): Promise<unknown> => {
         let value: unknown;
         try {
-          value = await this.#execute(identity, args, limits, onCapability, opts);
+          value = await this.#execute(identity, args, limits, onCapability, opts, joined);
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -154,21 +199,26 @@ export class Invoker {
     }
   }
 
-  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions): Promise<unknown> {
+  /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
+  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void): Promise<unknown> {
     const exec = identity.manifest.execution;
     const signal = opts.signal ?? new AbortController().signal;
     switch (exec.kind) {
       case 'sandboxed-code': {
         if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
         const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
-        return this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits });
+        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits });
+        joined();
+        return running;
       }
       case 'trusted-native': {
+        joined();
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn) throw new TyError('E_TOOL_FAILED', `no native implementation is registered for ${identity.name}@${identity.revision} in this application`);
         return withTimeout(limits.timeoutMs, signal, (s) => fn(args, { signal: s, identity, capability: onCapability } satisfies NativeContext));
       }
       case 'external-service': {
+        joined();
         const bridge = this.#o.external;
         if (!bridge) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);
         return withTimeout(limits.timeoutMs, signal, (s) => bridge(identity, args, s));
