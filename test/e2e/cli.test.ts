@@ -276,8 +276,9 @@ describe('tycli run', () => {
     expect(oneLine(allowed)).toEqual({ ok: true, revision: rev, result: 31337424242 });
     expect(existsSync(spawnLog)).toBe(true);
     const audit = await readFile(join(h, 'store', '.logs', 'audit'), 'utf8');
-    const records = audit.trim().split('\n').map((l) => JSON.parse(l) as { tool: string; revision: string; decision: string });
-    expect(records.map((r) => r.decision)).toEqual(['deny', 'deny', 'allow']);
+    const records = audit.trim().split('\n').map((l) => JSON.parse(l) as { tool: string; revision: string; decision: string; outcome: string });
+    // the allowed call: its intent record (before the sandbox ran it), then its completion
+    expect(records.map((r) => [r.decision, r.outcome])).toEqual([['deny', 'denied'], ['deny', 'denied'], ['allow', 'started'], ['allow', 'ok']]);
     for (const r of records) expect(r).toMatchObject({ tool: 'gated', revision: rev });
     expect(audit).not.toContain('31337424242');
     const badRule = await tycli(['--home', h, 'run', 'gated', '--allow', 'not a rule']);
