@@ -50,8 +50,8 @@ export function pyodideAssetsPlugin() {
 }
 
 /**
- * Two entries: `browser/index.ts` (the library, exports kept) and `test/browser/diagnostics.html` (the page
- * that runs the browser security contracts). Target ES2022, not minified, so the embedded worker bootstrap
+ * Three entries: `browser/index.ts` (the library, exports kept), `test/browser/diagnostics.html` (the page
+ * that runs the browser security contracts) and `browser/app/index.html` (the web chat app, served by `tycli app`). Target ES2022, not minified, so the embedded worker bootstrap
  * text stays as written.
  * @param {string} [outDir]
  */
@@ -64,7 +64,7 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
     sourcemap: false,
     modulePreload: false,
     rolldownOptions: {
-      input: { index: 'browser/index.ts', diagnostics: 'test/browser/diagnostics.html' },
+      input: { index: 'browser/index.ts', diagnostics: 'test/browser/diagnostics.html', app: 'browser/app/index.html' },
       preserveEntrySignatures: 'strict',
       output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js' },
     },

@@ -7,3 +7,4 @@ declare module 'virtual:tysandbox/pyodide-manifest' {
   const manifest: { version: string; base: string; files: Record<string, { sha256: string; bytes: number }> };
   export default manifest;
 }
+declare module '*.css';

@@ -11,6 +11,7 @@ import { resumeCommands } from './resume.js';
 import { permissionsCommands } from './permissions.js';
 import { sandboxCommands } from './sandbox.js';
 import { diagnosticsCommands } from './diagnostics.js';
+import { appCommands } from './app.js';
 
 /** All commands, in --help order. Add one import line and one entry per module. */
 export const commands: CliCommand[] = [
@@ -25,4 +26,5 @@ export const commands: CliCommand[] = [
   ...permissionsCommands,
   ...sandboxCommands,
   ...diagnosticsCommands,
+  ...appCommands,
 ];

@@ -1,0 +1,219 @@
+// The chat app's entry: opens the stores and the browser host, wires the conversation, composer and panels; browser app, trusted side.
+import './app.css';
+import { createBrowserHost, type BrowserHost } from '../host.js';
+import { PYODIDE_MANIFEST } from '../pyodide-manifest.js';
+import { AppDb, settingsFromUrl, type AppSettings } from './app-db.js';
+import { ConversationTree } from './tree.js';
+import { ToolRunner } from './tool-runner.js';
+import { runTurn } from './turn.js';
+import { h, replaceChildren } from './dom.js';
+import { ConversationView, type BranchInfo } from './ui/conversation.js';
+import { InlineAskChannel } from './ui/approvals.js';
+import { settingsPanel } from './ui/settings-panel.js';
+import { EXAMPLE_TOOLS } from './examples.js';
+import { mountEmbedding } from './embed.js';
+import type { Task } from '../../protocol/task.js';
+
+declare global {
+  interface Window {
+    /** Set when the app is interactive (tests and benchmarks wait on it). */
+    tyAppReady?: boolean;
+  }
+}
+
+class App {
+  tree!: ConversationTree;
+  busy: AbortController | undefined;
+  editing: Task | undefined;
+  readonly view: ConversationView;
+  readonly message = h('textarea', { id: 'message', rows: 3, placeholder: 'Ask something; tools run in a sandbox in this page' });
+  readonly send = h('button', { type: 'submit', class: 'primary' }, 'Send');
+  readonly stop = h('button', { type: 'button', disabled: true }, 'Stop');
+  readonly editNote = h('p', { class: 'edit-note', hidden: true });
+  readonly panels = h('div', { class: 'panels' });
+  readonly convList = h('ul', { class: 'conv-list', 'aria-label': 'Conversations' });
+  host!: BrowserHost;
+  runner!: ToolRunner;
+  disabledTools = new Set<string>();
+
+  constructor(
+    readonly db: AppDb,
+    readonly settings: AppSettings,
+  ) {
+    this.view = new ConversationView({ edit: (t) => this.edit(t), switchBranch: (t, d) => void this.switchBranch(t, d) });
+  }
+
+  async start(): Promise<void> {
+    const ask = new InlineAskChannel((rev) => this.view.placeFor(rev));
+    this.host = await createBrowserHost({ askChannels: [ask], sandbox: { pyodide: PYODIDE_MANIFEST } });
+    this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
+    this.runner = new ToolRunner(this.host, () => this.disabledTools);
+    if (!this.settings.examplesOffered) {
+      for (const m of EXAMPLE_TOOLS) await this.host.registry.install(m);
+      this.settings.examplesOffered = true;
+      await this.db.putSettings(this.settings);
+    }
+    const last = (await this.db.listConversations())[0];
+    const current = await this.db.getValue<string>('current');
+    this.tree = (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ?? (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ?? (await this.newTree());
+    this.layout();
+    await this.refresh();
+    mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
+  }
+
+  async newTree(): Promise<ConversationTree> {
+    const t = await ConversationTree.create(this.host.store, this.db);
+    await this.db.putValue('current', t.record.id);
+    return t;
+  }
+
+  layout(): void {
+    const form = h('form', { class: 'composer', 'aria-label': 'Composer' }, this.editNote, h('label', { for: 'message', class: 'visually-hidden' }, 'Message'), this.message, h('div', { class: 'composer-buttons' }, this.send, this.stop));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      void this.submit();
+    });
+    this.message.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        void this.submit();
+      }
+    });
+    this.stop.addEventListener('click', () => this.busy?.abort());
+    const toggle = (label: string, make: () => HTMLElement) => {
+      const b = h('button', { type: 'button', 'aria-expanded': 'false' }, label);
+      b.addEventListener('click', () => {
+        const open = b.getAttribute('aria-expanded') === 'true';
+        for (const other of document.querySelectorAll('.toolbar [aria-expanded]')) other.setAttribute('aria-expanded', 'false');
+        if (open) replaceChildren(this.panels);
+        else {
+          b.setAttribute('aria-expanded', 'true');
+          replaceChildren(this.panels, make());
+        }
+      });
+      return b;
+    };
+    const toolbar = h(
+      'nav',
+      { class: 'toolbar', 'aria-label': 'App' },
+      h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation'),
+      toggle('Settings', () => settingsPanel(this.db, this.settings, () => {})),
+    );
+    const app = document.getElementById('app')!;
+    replaceChildren(app, h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar), h('div', { class: 'body' }, h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList), h('main', {}, this.view.root, form), this.panels));
+    app.removeAttribute('aria-busy');
+  }
+
+  async openNew(): Promise<void> {
+    if (this.busy) return;
+    this.tree = await this.newTree();
+    this.editing = undefined;
+    this.view.clearNotices();
+    await this.refresh();
+  }
+
+  async openConversation(id: string): Promise<void> {
+    if (this.busy) return;
+    const t = await ConversationTree.open(this.host.store, this.db, id);
+    if (!t) return;
+    this.tree = t;
+    await this.db.putValue('current', id);
+    this.view.clearNotices();
+    await this.refresh();
+  }
+
+  async refresh(): Promise<void> {
+    const path = await this.tree.path();
+    const branches = new Map<string, BranchInfo>();
+    for (const t of path) {
+      if (t.parent === undefined) continue;
+      const sib = this.tree.children(t.parent);
+      if (sib.length > 1) branches.set(t.id, { index: sib.indexOf(t.id), count: sib.length });
+    }
+    this.view.render(path, branches);
+    const convs = await this.db.listConversations();
+    replaceChildren(
+      this.convList,
+      ...convs.map((c) => h('li', {}, h('button', { type: 'button', 'aria-current': c.id === this.tree.record.id ? 'true' : undefined, onclick: () => void this.openConversation(c.id) }, c.title))),
+    );
+  }
+
+  edit(t: Task): void {
+    if (this.busy || t.content.type !== 'message') return;
+    this.editing = t;
+    this.message.value = t.content.text;
+    this.editNote.hidden = false;
+    this.editNote.textContent = 'Editing a message: Send makes a new branch beside the old one.';
+    this.message.focus();
+  }
+
+  async switchBranch(t: Task, delta: number): Promise<void> {
+    if (this.busy || t.parent === undefined) return;
+    const sib = this.tree.children(t.parent);
+    const next = sib[sib.indexOf(t.id) + delta];
+    if (!next) return;
+    await this.tree.select(next);
+    await this.refresh();
+  }
+
+  async submit(): Promise<void> {
+    const text = this.message.value.trim();
+    if (!text || this.busy) return;
+    if (!this.settings.endpoint || !this.settings.model) {
+      this.view.notice('Set the Endpoint URL and the Model in Settings first.', 'error');
+      return;
+    }
+    const parent = this.editing?.parent ?? this.tree.record.leaf;
+    this.editing = undefined;
+    this.editNote.hidden = true;
+    this.message.value = '';
+    this.view.clearNotices();
+    const ac = new AbortController();
+    this.busy = ac;
+    this.send.disabled = true;
+    this.stop.disabled = false;
+    try {
+      if (this.tree.record.title === 'New conversation') await this.tree.setTitle(text.split('\n')[0]!.slice(0, 60));
+      await this.tree.append(parent, [{ role: 'user', content: { type: 'message', text } }], this.host.registry);
+      await this.refresh();
+      await runTurn({
+        tree: this.tree,
+        registry: this.host.registry,
+        runner: this.runner,
+        settings: this.settings,
+        apiKey: () => this.db.getKey(),
+        signal: ac.signal,
+        events: {
+          onText: (d) => this.view.streamText(d),
+          onTasks: () => {
+            this.view.clearStream();
+            void this.refresh();
+          },
+          onCalls: (ids) => this.view.setRunning(ids),
+          onNotice: (m, k) => this.view.notice(m, k),
+        },
+      });
+    } catch (e) {
+      this.view.notice(`The turn failed: ${e instanceof Error ? e.message : String(e)}`, 'error');
+    } finally {
+      this.busy = undefined;
+      this.send.disabled = false;
+      this.stop.disabled = true;
+      this.view.clearStream();
+      await this.refresh();
+    }
+  }
+}
+
+async function boot(): Promise<void> {
+  const db = await AppDb.open();
+  const settings: AppSettings = { ...(await db.getSettings()), ...settingsFromUrl(location.search) };
+  const app = new App(db, settings);
+  await app.start();
+  window.tyAppReady = true;
+}
+
+boot().catch((e: unknown) => {
+  const el = document.getElementById('app');
+  if (el) replaceChildren(el, h('p', { role: 'alert' }, `The app could not start: ${e instanceof Error ? e.message : String(e)}`));
+});

@@ -1,0 +1,95 @@
+// Runs the model's tool calls as pinned function-call tasks through the browser host's gate and sandboxes; browser app, trusted side.
+import { Invoker } from '../../core/invoke.js';
+import { ToolRegistry } from '../../core/registry.js';
+import { Store } from '../../core/store.js';
+import { MemoryStoreBackend } from '../../core/memory-store.js';
+import { capabilityFactory } from '../../core/capabilities.js';
+import { visibleToolSignatures } from '../../core/tasks.js';
+import type { ToolManifest } from '../../protocol/manifest.js';
+import type { Task, ToolSignature } from '../../protocol/task.js';
+import type { BrowserHost } from '../host.js';
+import { BrowserFetchTransport } from '../fetch.js';
+import type { CallOutcome } from './convert.js';
+
+/** The principal the app's calls run as (rules and audit). */
+export const APP_PRINCIPAL = 'browser:app';
+
+/**
+ * Tool signatures and execution for one app. Registry tools are called by their pinned `name@revision`
+ * through the host's invoker. A tool defined in the conversation (a tooldefinition task among the call's
+ * ancestors) is never installed in the host registry: it runs through an invoker over a registry kept in
+ * memory for that revision alone, with the host's gate, sandbox pool and capability handlers, so its
+ * capability uses are asked about and audited like any other.
+ */
+export class ToolRunner {
+  readonly #scoped = new Map<string, Invoker>();
+  readonly #transport = new BrowserFetchTransport();
+
+  constructor(
+    private readonly host: BrowserHost,
+    /** Names the person switched off in the tools panel: not offered to the model. */
+    private readonly disabled: () => Set<string>,
+  ) {}
+
+  /** The active manifests of the host registry that are offered to the model. */
+  async offeredTools(): Promise<ToolManifest[]> {
+    const out: ToolManifest[] = [];
+    const off = this.disabled();
+    for (const b of await this.host.registry.list()) {
+      if (!b.active || off.has(b.name)) continue;
+      try {
+        out.push((await this.host.registry.resolve(`${b.name}@${b.active}`)).manifest);
+      } catch {
+        /* a revision that fails its integrity check is not offered */
+      }
+    }
+    return out;
+  }
+
+  /** What the model sees at the end of `path`: scoped definitions (nearest first) shadow registry tools of the same name. */
+  async signatures(path: Task[]): Promise<ToolSignature[]> {
+    return visibleToolSignatures(path, { registry: this.host.registry, registryTools: await this.offeredTools() });
+  }
+
+  /**
+   * Run one compiled function-call task. Never throws: every failure (unknown tool, E_INVALID_ARGS, a refusal,
+   * E_ABORTED after Stop) is an outcome the model receives as the tool's result.
+   */
+  async run(call: Task, path: Task[], signal: AbortSignal): Promise<CallOutcome> {
+    if (call.content.type !== 'functioncall' || !call.content.toolRevision) return { ok: false, error: { code: 'E_UNPINNED_TASK', message: 'the call is not pinned to a revision' } };
+    const { name, toolRevision, arguments: args } = call.content;
+    const def = scopedManifest(path, name, toolRevision);
+    const invoker = def ? await this.#scopedInvoker(def, toolRevision) : this.host.invoker;
+    const r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL });
+    return r.ok ? { ok: true, value: r.result } : { ok: false, error: { code: r.error.code, message: r.error.message } };
+  }
+
+  async #scopedInvoker(manifest: ToolManifest, revision: string): Promise<Invoker> {
+    const hit = this.#scoped.get(revision);
+    if (hit) return hit;
+    const registry = new ToolRegistry(new Store(new MemoryStoreBackend()));
+    await registry.install(manifest);
+    const inv = new Invoker({
+      registry,
+      pool: this.host.pool,
+      gate: this.host.gate,
+      capabilities: capabilityFactory({ store: this.host.store, registry, gate: this.host.gate, transport: this.#transport }),
+      principal: APP_PRINCIPAL,
+    });
+    this.#scoped.set(revision, inv);
+    return inv;
+  }
+}
+
+/** The manifest of the nearest tooldefinition of `name` among the path's tasks, when it is the pinned revision. */
+function scopedManifest(path: Task[], name: string, revision: string): ToolManifest | undefined {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const c = path[i]!.content;
+    if (c.type !== 'tooldefinition') continue;
+    const d = c.definition;
+    if ('manifest' in d && d.manifest.name === name) return d.manifest;
+    if ('binding' in d && d.binding.name === name) return undefined;
+  }
+  void revision;
+  return undefined;
+}

@@ -1,0 +1,75 @@
+// The settings panel: API, endpoint, model, API key (IndexedDB only), streaming, embedding origins; browser app, trusted side.
+import { h } from '../dom.js';
+import type { AppDb, AppSettings } from '../app-db.js';
+
+/** One labelled field: a <label> wrapping its text and control gives the control its accessible name. */
+function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+  return h('label', { class: 'field' }, h('span', { class: 'label' }, label), control, hint ? h('small', {}, hint) : null);
+}
+
+/** Origins, one per line: only `http(s)://host[:port]` values are kept (no paths, no wildcards). */
+export function parseOrigins(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const v = line.trim();
+    if (!v) continue;
+    try {
+      const u = new URL(v);
+      if ((u.protocol === 'https:' || u.protocol === 'http:') && u.origin === v.replace(/\/$/, '') && !out.includes(u.origin)) out.push(u.origin);
+    } catch {
+      /* not an origin: dropped */
+    }
+  }
+  return out;
+}
+
+/**
+ * Builds the panel. Every change is applied to `settings` at once (the next request uses it) and saved to the
+ * app database. The API key is written only to the database's `keys` store; the field masks it and it is never
+ * put in the URL, the conversation, an export or any tool's reach.
+ */
+export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => void): HTMLElement {
+  const api = h('select', { name: 'api' }, h('option', { value: 'openai' }, 'openai'), h('option', { value: 'anthropic' }, 'anthropic'));
+  api.value = settings.api;
+  const endpoint = h('input', { type: 'url', name: 'endpoint', autocomplete: 'off', spellcheck: 'false', placeholder: 'http://127.0.0.1:11434/v1', value: settings.endpoint });
+  // A text input (role textbox) masked with CSS, not type=password: browsers would offer to store it in their password manager.
+  const key = h('input', { type: 'text', name: 'api-key', class: 'masked', autocomplete: 'off', spellcheck: 'false', 'data-lpignore': 'true' });
+  const model = h('input', { type: 'text', name: 'model', autocomplete: 'off', spellcheck: 'false', placeholder: 'llama3.2', value: settings.model });
+  const stream = h('input', { type: 'checkbox', name: 'stream' });
+  stream.checked = settings.stream;
+  const origins = h('textarea', { name: 'embedding-origins', rows: 2, placeholder: 'https://example.org' });
+  origins.value = settings.embeddingOrigins.join('\n');
+  const show = h('input', { type: 'checkbox' });
+  show.addEventListener('change', () => key.classList.toggle('masked', !show.checked));
+  void db.getKey().then((k) => {
+    if (!key.value) key.value = k;
+  });
+  // endpoint is type=url for the keyboard, but it must keep role textbox: give it an explicit role.
+  endpoint.setAttribute('role', 'textbox');
+  const save = () => {
+    settings.api = api.value === 'anthropic' ? 'anthropic' : 'openai';
+    settings.endpoint = endpoint.value.trim();
+    settings.model = model.value.trim();
+    settings.stream = stream.checked;
+    settings.embeddingOrigins = parseOrigins(origins.value);
+    void db.putSettings(settings);
+    onChange();
+  };
+  for (const el of [api, endpoint, model, stream, origins]) {
+    el.addEventListener('input', save);
+    el.addEventListener('change', save);
+  }
+  key.addEventListener('input', () => void db.putKey(key.value.trim()));
+  return h(
+    'section',
+    { class: 'panel settings', 'aria-label': 'Settings' },
+    h('h2', {}, 'Settings'),
+    field('API', api),
+    field('Endpoint URL', endpoint, 'OpenAI-compatible: the base URL ending in /v1 (OpenAI, Ollama, llama.cpp, vLLM, LM Studio). Anthropic: https://api.anthropic.com'),
+    field('Model', model),
+    field('API key', key, 'Kept in this browser (IndexedDB) and sent only to the endpoint above.'),
+    h('label', { class: 'check' }, show, ' Show key'),
+    h('label', { class: 'check' }, stream, ' Stream responses'),
+    field('Allowed embedding origins', origins, 'Pages (one origin per line) that may embed this app and register tools with it. Empty: none.'),
+  );
+}
