@@ -41,7 +41,8 @@ describe('external-service revisions through the MCP bridge', () => {
     if (r.ok) expect(String(r.result)).toContain('hello');
     // the revision's own gate check, then the same MCP approval a bridged call gets, with the server's hints
     expect(gate.requests.map((q) => [q.kind, q.target ?? q.toolName])).toEqual([['tool', 'ext-echo'], ['mcp', 'everything/echo']]);
-    expect(gate.requests[1]).toMatchObject({ revision, hints: { readOnlyHint: true } });
+    // keyed by the revision and the server's current tool definition (a changed tool is asked about again)
+    expect(gate.requests[1]).toMatchObject({ revision: expect.stringMatching(new RegExp(`^${revision}:mcp-sha256-[0-9a-f]{64}$`)), hints: { readOnlyHint: true } });
   });
 
   it('a gate refusal means nothing is forwarded; bad arguments are refused before the gate', async () => {

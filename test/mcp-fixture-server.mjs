@@ -1,6 +1,7 @@
 // A raw JSON-RPC MCP server for bridge tests: sends server-to-client requests and odd notifications on demand; test peer, untrusted side.
 import { createInterface } from 'node:readline';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 // FX_CHILD=1: start a long-lived child in the same process group (like npx starting node)
 const child = process.env.FX_CHILD === '1' ? spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }) : undefined;
@@ -71,7 +72,16 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
     if (initDelay > 0) await new Promise((r) => setTimeout(r, initDelay));
     send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: { listChanged: true }, logging: {} }, serverInfo: { name: 'fixture', version: '1' } } });
   } else if (m.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: m.id, result: { tools } });
+    // FX_TOOLS_FILE=path: JSON {TOOL: {description?, inputSchema?, annotations?}} read at each listing (a changed tool)
+    let listed = tools;
+    if (process.env.FX_TOOLS_FILE) {
+      let over = {};
+      try {
+        over = JSON.parse(readFileSync(process.env.FX_TOOLS_FILE, 'utf8'));
+      } catch {}
+      listed = tools.map((t) => (over[t.name] ? { ...t, ...over[t.name] } : t));
+    }
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: listed } });
   } else if (m.method === 'ping') {
     send({ jsonrpc: '2.0', id: m.id, result: {} });
   } else if (m.method === 'tools/call' && m.id !== undefined) {

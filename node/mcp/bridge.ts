@@ -16,6 +16,7 @@ import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
 import { TOOL_EXECUTION_CODES, toolErrorResult } from '../../core/mcp/results.js';
+import { definitionHash, definitionSnapshot, describeChange, type DefinitionKind, type DefinitionMemory } from '../../core/mcp/definitions.js';
 import { RPC, requestLogLine, toolCallParams, type RpcId } from '../../core/mcp/messages.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, listDefinitions, loadDefinition, loadDefinitionSync, type McpDefinition } from './definitions.js';
@@ -52,6 +53,12 @@ export interface BridgeOptions {
    * count toward the pause. The gate counts its own refusals.
    */
   pause?: { check(tool: string): Promise<void>; recordRefusal(tool: string): Promise<boolean> };
+  /**
+   * Where the definitions calls were let through under are remembered (core/mcp/definitions.ts), so a
+   * question after a changed definition says what changed. Decisions are keyed by the definition hash
+   * whether or not this is given.
+   */
+  definitions?: DefinitionMemory;
   /** How a hub for a shared server is started (default: this process's own tycli entry, `mcp hub NAME`). */
   hubLauncher?: HubLauncher;
   /** Test seam: how a server session starts. */
@@ -127,6 +134,14 @@ export function serverRule(def: McpDefinition, kind: GateRequest['kind'], name: 
 export function withFeedback(r: CallToolResult, feedback: readonly string[] | undefined): CallToolResult {
   if (!feedback?.length) return r;
   return { ...r, content: [...(r.content ?? []), ...feedback.map((f) => ({ type: 'text' as const, text: `[hook] ${f}` }))] };
+}
+
+/**
+ * The revision identity of a bridged tool, prompt or resource for the gate (decisions, audit):
+ * `mcp:SERVER:SERVER-FINGERPRINT16:sha256-DEFINITION-HASH` (core/mcp/definitions.ts definitionHash).
+ */
+export function definitionRevision(def: McpDefinition, hash: string): string {
+  return `mcp:${def.name}:${fingerprint(def).slice(0, 16)}:sha256-${hash}`;
 }
 
 /** Separator between server and tool names in offered names: `SERVER__TOOL`. */
@@ -299,26 +314,44 @@ export class McpBridge {
    * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's codes (E_CAPABILITY_DENIED,
    *   E_PAUSED, E_HOOK_BLOCKED, E_HOOK_FAILED, E_ABORTED), or what `execute` throws.
    */
-  private async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+  private async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown; definition?: Record<string, unknown> }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
     const rule = serverRule(def, kind, name);
     const gate = this.opts.gate;
     if (!gate) {
       if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; the server definition's allow list ("${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}") or a permission rule would`);
       return { value: await execute() };
     }
+    // the identity a decision is stored under covers what the person approved: the server definition and
+    // the tool's (prompt's, resource's) own definition, hashed; any change makes it a new one (asked again)
+    const dkind: DefinitionKind = kind === 'mcp' ? 'tool' : kind === 'mcp-prompt' ? 'prompt' : 'resource';
+    const body = what.definition ?? (kind === 'mcp-resource' ? { uri: name } : { name });
+    const hash = await definitionHash(dkind, body);
+    const target = `${def.name}/${name}`;
     const req: GateRequest = {
       principal: `mcp:${this.opts.sandbox}`,
       kind,
       toolName: `${def.name}${NAME_SEP}${name}`,
-      revision: `mcp:${def.name}:${fingerprint(def).slice(0, 16)}`,
-      target: `${def.name}/${name}`,
+      revision: definitionRevision(def, hash),
+      target,
       requested: true,
     };
+    const memory = this.opts.definitions;
+    let changed: string[] = [];
+    if (memory !== undefined) {
+      const prev = await memory.get(dkind, target).catch(() => undefined);
+      if (prev !== undefined && prev.hash !== hash) changed = describeChange(dkind, prev.snapshot, definitionSnapshot(dkind, body), { before: prev.hash, after: hash });
+      const run = execute;
+      execute = async () => {
+        await memory.put({ target, kind: dkind, hash, snapshot: definitionSnapshot(dkind, body), at: Date.now() }).catch(() => undefined);
+        return run();
+      };
+    }
     if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
     if (what.hints !== undefined) req.hints = what.hints;
     if (what.input !== undefined) req.hookPayload = what.input;
     // what the person approves: the gate sanitizes it, withholds known secrets and cuts it for display
-    if (what.preview !== undefined && what.preview.length > 0) req.preview = what.preview.slice(0, PREVIEW_CHARS);
+    const preview = [...changed, ...(what.preview !== undefined && what.preview.length > 0 ? [what.preview.slice(0, PREVIEW_CHARS)] : [])].join('\n');
+    if (preview.length > 0) req.preview = preview;
     return gate.run(req, execute, signal);
   }
 
@@ -353,7 +386,7 @@ export class McpBridge {
             return toolErrorResult(code, `${offered}: ${checked.message}`);
           }
           byGate = this.opts.gate !== undefined;
-          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args } }, signal, () => {
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown> }, signal, () => {
             outcome = 'forwarded';
             return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
           });
@@ -398,7 +431,7 @@ export class McpBridge {
         return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
       }
       // 1. every chosen provider exists and the arguments fit each one's own schema: nothing asked or sent yet
-      const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints'] }[] = [];
+      const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints']; definition: Record<string, unknown> }[] = [];
       for (const t of choice.targets) {
         const def = await loadDefinition(this.opts.home, t.server);
         if (def === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" of ${nsName}${NAME_SEP}${actionName} (kind ${t.kind}) was removed`);
@@ -410,7 +443,7 @@ export class McpBridge {
           await this.countRefusal(offered, 'E_INVALID_ARGS');
           return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
         }
-        plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool) });
+        plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool), definition: tool as Record<string, unknown> });
       }
       // 2. each target through the gate (its own server's rule, else a person; pre-hooks) and only when every
       // one passed, 3. forward them all: target i's gated step runs the steps of targets i+1.. inside it
@@ -423,7 +456,7 @@ export class McpBridge {
           for (const q of plans) results.push({ kind: q.kind, result: await this.withUpstream(sessionId, q.def, (u) => u.callTool(q.tool, q.args, { signal }), signal) });
           return;
         }
-        const r = await this.gated(p.def, 'mcp', p.tool, { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args } }, signal, async () => {
+        const r = await this.gated(p.def, 'mcp', p.tool, { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args }, definition: p.definition }, signal, async () => {
           await step(i + 1);
           return results[i]!.result;
         });
@@ -611,7 +644,8 @@ export class McpBridge {
       try {
         const def = await this.definition(sessionId, split.server);
         // postToolUse feedback has no place in a prompt result: the hooks run, their output is not sent
-        const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} } }, extra.signal, () => {
+        const definition = await this.withUpstream(sessionId, def, (u) => u.promptDefinition(split.rest, extra.signal), extra.signal).catch(() => undefined);
+        const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} }, ...(definition ? { definition } : {}) }, extra.signal, () => {
           outcome = 'forwarded';
           return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
         });
@@ -646,7 +680,8 @@ export class McpBridge {
       try {
         const def = await this.definition(sessionId, w.server);
         // postToolUse feedback has no place in a resource result: the hooks run, their output is not sent
-        const { value: r } = await this.gated(def, 'mcp-resource', w.uri, { preview: `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`, input: { uri: w.uri } }, extra.signal, () => {
+        const definition = await this.withUpstream(sessionId, def, (u) => u.resourceDefinition(w.uri, extra.signal), extra.signal).catch(() => undefined);
+        const { value: r } = await this.gated(def, 'mcp-resource', w.uri, { preview: `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`, input: { uri: w.uri }, ...(definition ? { definition } : {}) }, extra.signal, () => {
           outcome = 'forwarded';
           return this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
         });

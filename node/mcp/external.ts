@@ -2,6 +2,7 @@
 import type { ToolIdentity } from '../../core/invoke.js';
 import { TyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
+import { definitionHash } from '../../core/mcp/definitions.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, loadDefinition } from './definitions.js';
 import { UpstreamSession } from './upstream.js';
@@ -31,7 +32,7 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
     const def = await loadDefinition(home, exec.serviceId);
     if (def === undefined) {
       await pool.end(exec.serviceId);
-      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${exec.serviceId.slice(0, 40)}" is defined; add it with 'tycli mcp add'`);
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${exec.serviceId.slice(0, 40)}" is defined`);
     }
     const toolName = exec.tool ?? identity.name;
     const result = await pool.use(
@@ -52,10 +53,12 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
         const rule = serverRule(def, 'mcp', toolName);
         const gate = gateNow();
         if (!gate) {
-          if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; add it with --allow ${toolName}`);
+          if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; the server definition's allow list ("${toolName}") or a permission rule would`);
           return u.callTool(toolName, checked.args, { signal });
         }
-        const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: identity.revision, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true, hookPayload: { arguments: checked.args } };
+        // the decision covers the server's current tool definition too (a changed tool is asked about again)
+        const defHash = await definitionHash('tool', tool as Record<string, unknown>);
+        const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: `${identity.revision}:mcp-sha256-${defHash}`, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true, hookPayload: { arguments: checked.args } };
         if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
         const preview = previewOf(checked.args);
         if (preview !== undefined) req.preview = preview;

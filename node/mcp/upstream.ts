@@ -140,6 +140,8 @@ const CALL_ID = 'tyc-';
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
   private toolCache: Map<string, UpstreamTool> | undefined;
+  private promptCache: Promise<Map<string, Record<string, unknown>>> | undefined;
+  private resourceCache: Promise<Map<string, Record<string, unknown>>> | undefined;
   /** Listed tools hidden for an unusable schema, with the reason (their calls are refused with -32602). */
   private refusedCache = new Map<string, string>();
   private onToolRefused: UpstreamOptions['onToolRefused'];
@@ -185,6 +187,8 @@ export class UpstreamSession {
     s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
+      if (n.method === 'notifications/prompts/list_changed') s.promptCache = undefined;
+      if (n.method === 'notifications/resources/list_changed') s.resourceCache = undefined;
       opts.onNotification?.(n.method, n.params);
     };
     client.onclose = () => {
@@ -378,6 +382,47 @@ export class UpstreamSession {
       if (reason !== undefined && e instanceof McpError && e.code === ErrorCode.ConnectionClosed) throw reason;
       throw e;
     }
+  }
+
+  /**
+   * A prompt's definition as the server lists it (every page, at most 50), cached until the server says
+   * the prompt list changed; undefined when it is not listed.
+   */
+  async promptDefinition(name: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    if (!this.capabilities().prompts) return undefined;
+    this.promptCache ??= this.allPages(async (cursor) => {
+      const r = await this.listPrompts(cursor, signal);
+      return { items: r.prompts.map((p) => [p.name, p as Record<string, unknown>] as const), next: r.nextCursor };
+    }).catch((e: unknown) => {
+      this.promptCache = undefined;
+      throw e;
+    });
+    return (await this.promptCache).get(name);
+  }
+
+  /** A listed resource's definition by URI (cached like promptDefinition); undefined when not listed. */
+  async resourceDefinition(uri: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    if (!this.capabilities().resources) return undefined;
+    this.resourceCache ??= this.allPages(async (cursor) => {
+      const r = await this.listResources(cursor, signal);
+      return { items: r.resources.map((x) => [x.uri, x as Record<string, unknown>] as const), next: r.nextCursor };
+    }).catch((e: unknown) => {
+      this.resourceCache = undefined;
+      throw e;
+    });
+    return (await this.resourceCache).get(uri);
+  }
+
+  private async allPages(page: (cursor: string | undefined) => Promise<{ items: (readonly [string, Record<string, unknown>])[]; next?: string | undefined }>): Promise<Map<string, Record<string, unknown>>> {
+    const out = new Map<string, Record<string, unknown>>();
+    let cursor: string | undefined;
+    for (let i = 0; i < 50; i++) {
+      const r = await page(cursor);
+      for (const [k, v] of r.items) out.set(k, v);
+      cursor = r.next;
+      if (!cursor) break;
+    }
+    return out;
   }
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */

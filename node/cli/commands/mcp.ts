@@ -295,7 +295,8 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     };
     const entry = process.argv[1] ?? '';
     const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
-    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, local: localTools(host.invoker, host.registry, principal) });
+    const { StoreDefinitionMemory } = await import('../../../core/mcp/definitions.js');
+    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, definitions: new StoreDefinitionMemory(store), local: localTools(host.invoker, host.registry, principal) });
     const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
     let stopHttp: (() => Promise<void>) | undefined;
     const stopped = new Promise<void>((resolve) => {
