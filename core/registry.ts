@@ -25,6 +25,8 @@ export interface StoredRevision {
   addedAt?: string;
   /** True when it is its name's active binding. */
   active: boolean;
+  /** `active`; `installed`: listed under a name bound to another revision; `unbound`: its name has no active binding (removed) or no longer lists it. */
+  status: 'active' | 'installed' | 'unbound';
 }
 
 /** What `gc()` did (or, with `dryRun`, would do). */
@@ -253,13 +255,14 @@ export class ToolRegistry {
       if (!b || !Array.isArray(b.revisions)) continue;
       for (const r of b.revisions) {
         const addedAt = b.addedAt?.[r];
-        out.set(r, { name: b.name, revision: r, active: b.active === r, ...(typeof addedAt === 'string' ? { addedAt } : {}) });
+        const status = b.active === r ? 'active' : b.active ? 'installed' : 'unbound';
+        out.set(r, { name: b.name, revision: r, active: b.active === r, status, ...(typeof addedAt === 'string' ? { addedAt } : {}) });
       }
     }
     for (const key of await this.store.backend.list('objects')) {
       if (out.has(key)) continue;
       const doc = await this.#peek(key);
-      if (doc) out.set(key, { name: doc.name, revision: key, active: false });
+      if (doc) out.set(key, { name: doc.name, revision: key, active: false, status: 'unbound' });
     }
     return [...out.values()].sort((a, b) => a.name.localeCompare(b.name) || (a.addedAt ?? '').localeCompare(b.addedAt ?? '') || a.revision.localeCompare(b.revision));
   }

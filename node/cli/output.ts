@@ -30,6 +30,26 @@ export function inert(text: string): string {
   return text.replace(HIDDEN, (ch) => (ch === '\n' || ch === '\t' ? ch : escapeCodePoint(ch.codePointAt(0) ?? 0)));
 }
 
+const SGR = { bold: '1', dim: '2', red: '31', green: '32', yellow: '33', cyan: '36' } as const;
+export type Style = keyof typeof SGR;
+
+/**
+ * Whether to colour what goes to `stream`: `FORCE_COLOR` set (and not `0`/`false`) forces it on, as Node's own
+ * tty.getColorDepth does; else a non-empty `NO_COLOR` (no-color.org) turns it off; else only on a TTY whose
+ * TERM is not `dumb`. Colour never reaches a pipe or a file unless forced.
+ */
+export function colorEnabled(ctx: Pick<CliContext, 'env' | 'io'>, stream: NodeJS.WritableStream = ctx.io.stdout): boolean {
+  const force = ctx.env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  if (ctx.env.NO_COLOR !== undefined && ctx.env.NO_COLOR !== '') return false;
+  return Boolean((stream as { isTTY?: boolean }).isTTY) && ctx.env.TERM !== 'dumb';
+}
+
+/** `text` in the style when colour is enabled for `stream` (colorEnabled), else unchanged. */
+export function paint(ctx: Pick<CliContext, 'env' | 'io'>, style: Style, text: string, stream: NodeJS.WritableStream = ctx.io.stdout): string {
+  return text && colorEnabled(ctx, stream) ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
+}
+
 /** Print one line to stdout. */
 export function out(ctx: CliContext, text: string): void {
   ctx.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);

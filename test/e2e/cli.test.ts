@@ -62,7 +62,7 @@ describe('tycli tool add/list/show/activate', () => {
     const list = await tycli(['--home', h, 'tool', 'list', '--json']);
     expect(list.code).toBe(0);
     // Built-ins (the native python tool, when python3 is on PATH) are not installed tools.
-    const rows = list.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.builtin !== true);
+    const rows = (oneLine(list).tools as { name: string; builtin?: boolean }[]).filter((r) => r.builtin !== true);
     expect(rows.map((r) => r.name)).toEqual(['csv-stats', 'text-stats']);
     expect(rows[0]).toEqual({ name: 'csv-stats', active: rev, revisions: [rev] });
 
@@ -71,7 +71,7 @@ describe('tycli tool add/list/show/activate', () => {
     const source = await readFile(join(ROOT, 'tools/csv-stats/index.mjs'), 'utf8');
     expect((show.manifest as { execution: { source: string } }).execution.source).toBe(source);
     const human = await tycli(['--home', h, 'tool', 'show', 'csv-stats']);
-    expect(human.stdout).toContain(`revision:     ${rev} (active)`);
+    expect(human.stdout).toContain(`revision:     ${rev.slice(9, 21)} (active)`);
   });
 
   it('same manifest -> same revision id in two separate homes; any change, source included -> another id', async () => {
@@ -156,7 +156,7 @@ describe('tycli run', () => {
     expect(out.rows).toBe(12);
     expect(out.columns.map((c) => `${c.name}:${c.type}`)).toEqual(['date:text', 'region:text', 'product:text', 'units:numeric', 'unit_price:numeric', 'note:text']);
     const list = await tycli(['--home', home('example'), 'tool', 'list', '--json']);
-    expect(list.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.builtin !== true).map((r) => r.name)).toEqual(['csv-stats', 'json-reshape', 'text-stats']);
+    expect((oneLine(list).tools as { name: string; builtin?: boolean }[]).filter((r) => r.builtin !== true).map((r) => r.name)).toEqual(['csv-stats', 'json-reshape', 'text-stats']);
   });
 
   it('--logs shows what the tool writes with console.* on stderr, escaped; without it nothing is shown', async () => {

@@ -35,9 +35,9 @@ describe.skipIf(!hasPython)('tycli and the built-in python tool', () => {
     const want = await revisionId(pythonToolManifest());
     const list = await tycli(['--home', home('list'), 'tool', 'list', '--json']);
     expect(list.code, list.stderr).toBe(0);
-    expect(oneLine(list)).toEqual({ name: 'python', active: want, revisions: [want], builtin: true });
+    expect(oneLine(list)).toEqual({ ok: true, tools: [{ name: 'python', active: want, revisions: [want], builtin: true }] });
     const human = await tycli(['--home', home('list'), 'tool', 'list']);
-    expect(human.stdout).toMatch(new RegExp(`^python\\s+${want}\\s+built-in$`, 'm'));
+    expect(human.stdout).toMatch(new RegExp(`^python\\s+${want.slice(9, 21)}\\s+built-in$`, 'm'));
     const show = oneLine(await tycli(['--home', home('list'), 'tool', 'show', `python@${want}`, '--json']));
     expect(show).toMatchObject({ ok: true, name: 'python', revision: want, active: true, manifest: { execution: { kind: 'trusted-native' } } });
     const stored = await readdir(join(home('list'), 'store'), { recursive: true });

@@ -1,9 +1,12 @@
-// tycli tool add|list|show|activate: install and inspect tool revisions; Node host, trusted side.
+// tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node host, trusted side.
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import { shortId, uniqueShortIds } from '../../../core/revisions.js';
+import type { StoredRevision } from '../../../core/registry.js';
+import { lifecycleCommands } from './tool-lifecycle.js';
 
 /** Largest manifest or source file read, bytes (the manifest schema caps source at 4 MiB). */
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -97,25 +100,38 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
 
 const list: CliCommand = {
   path: ['tool', 'list'],
-  summary: 'list installed tools, their active revision and revision count',
-  usage: `Usage: tycli tool list
+  summary: 'list installed tools (short ids); --revisions lists every stored revision with its date',
+  usage: `Usage: tycli tool list [--revisions] [--full]
 
+  --revisions  every stored revision, one per line: name, revision, when it was added, and whether it is
+               active, installed (bound to the name but not active) or unbound (its name was removed;
+               kept until 'tycli tool gc' because something still references it, or not yet collected)
+  --full       print whole revision ids instead of short ones
+
+Revisions are shown as short ids: 12 characters of the digest (the part after the "bagaaiera" every id
+starts with), lengthened where two would look alike. Any unique prefix of 8 or more characters, with or
+without that head, is accepted wherever NAME@REV is.
 Built-in tools of this host (the native "python" tool, offered when a python3 is on PATH) are listed
 with "built-in": they live in memory, never in the store, and their revision id is the CID of their
-manifest (the same on every run). An installed tool of the same name takes precedence.
-With --json: one line per tool {"name","active","revisions"} (built-ins add "builtin":true).`,
+manifest (the same on every run). An installed tool of the same name takes precedence. A removed name
+is not listed (its revisions are, with --revisions).
+With --json: {"ok":true,"tools":[{"name","active","revisions"[,"builtin":true]}]} with whole ids, or with
+--revisions {"ok":true,"revisions":[{"name","revision","addedAt","status"}]}.`,
   allowPositionals: false,
-  async run(ctx) {
+  options: { revisions: { type: 'boolean' }, full: { type: 'boolean' } },
+  async run(ctx, v) {
     const host = await openHost(ctx);
     try {
-      const tools = await host.registry.list();
-      if (ctx.globals.json) for (const t of tools) outJson(ctx, t);
+      if (v.revisions) return await listRevisions(ctx, host.registry, v.full === true);
+      const tools = (await host.registry.list()).filter((t) => t.active !== undefined);
+      if (ctx.globals.json) outJson(ctx, { ok: true, tools });
       else if (tools.length === 0) note(ctx, 'no tools installed; add one with: tycli tool add MANIFEST.json');
       else {
+        const short = v.full ? (r: string) => r : abbreviator(tools.flatMap((t) => t.revisions));
         const w = Math.max(4, ...tools.map((t) => t.name.length));
-        const rw = Math.max(15, ...tools.map((t) => (t.active ?? '-').length));
+        const rw = Math.max(15, ...tools.map((t) => short(t.active!).length));
         out(ctx, `${'NAME'.padEnd(w)}  ${'ACTIVE REVISION'.padEnd(rw)}  REVISIONS`);
-        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${(t.active ?? '-').padEnd(rw)}  ${t.builtin ? 'built-in' : t.revisions.length}`);
+        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${short(t.active!).padEnd(rw)}  ${t.builtin ? 'built-in' : t.revisions.length}`);
       }
       return 0;
     } finally {
@@ -124,11 +140,38 @@ With --json: one line per tool {"name","active","revisions"} (built-ins add "bui
   },
 };
 
+/** Short ids, unique within `ids` (core/revisions.ts uniqueShortIds). */
+export function abbreviator(ids: string[]): (id: string) => string {
+  const m = uniqueShortIds(ids);
+  return (id) => m.get(id) ?? shortId(id);
+}
+
+async function listRevisions(ctx: CliContext, registry: { revisions(): Promise<StoredRevision[]> }, full: boolean): Promise<number> {
+  const rows = await registry.revisions();
+  if (ctx.globals.json) {
+    outJson(ctx, { ok: true, revisions: rows.map((r) => ({ name: r.name, revision: r.revision, addedAt: r.addedAt ?? null, status: r.status })) });
+    return 0;
+  }
+  if (rows.length === 0) {
+    note(ctx, 'no revisions stored; add one with: tycli tool add MANIFEST.json');
+    return 0;
+  }
+  const short = full ? (r: string) => r : abbreviator(rows.map((r) => r.revision));
+  const w = Math.max(4, ...rows.map((r) => r.name.length));
+  const rw = Math.max(8, ...rows.map((r) => short(r.revision).length));
+  out(ctx, `${'NAME'.padEnd(w)}  ${'REVISION'.padEnd(rw)}  ${'ADDED'.padEnd(20)}  STATUS`);
+  for (const r of rows) {
+    const when = r.addedAt ? r.addedAt.replace(/\.\d+Z$/, 'Z') : '-';
+    out(ctx, `${r.name.padEnd(w)}  ${short(r.revision).padEnd(rw)}  ${when.padEnd(20)}  ${r.status}`);
+  }
+  return 0;
+}
+
 const show: CliCommand = {
   path: ['tool', 'show'],
   summary: 'show one revision: NAME (the active one) or NAME@REV',
-  usage: 'Usage: tycli tool show NAME|NAME@REV [--source]\n\n  --source   also print the code\n\nWith --json: {"ok":true,"name","revision","active","manifest"}.',
-  options: { source: { type: 'boolean' } },
+  usage: 'Usage: tycli tool show NAME|NAME@REV [--source] [--full]\n\n  --source   also print the code\n  --full     print the whole revision id (default: a short id; REV may be any unique prefix of 8+ characters)\n\nWith --json: {"ok":true,"name","revision","active","manifest"} (the whole id).',
+  options: { source: { type: 'boolean' }, full: { type: 'boolean' } },
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('tycli tool show takes exactly one NAME or NAME@REV');
     const host = await openHost(ctx);
@@ -142,7 +185,7 @@ const show: CliCommand = {
       const ex = m.execution;
       const lines = [
         `name:         ${t.name}`,
-        `revision:     ${t.revision}${t.active ? ' (active)' : ' (not active)'}`,
+        `revision:     ${v.full ? t.revision : shortId(t.revision)}${t.active ? ' (active)' : ' (not active)'}`,
         `description:  ${m.description.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')}`,
         `execution:    ${ex.kind}${ex.kind === 'sandboxed-code' ? ` ${ex.runtime}${ex.engine ? ` (${ex.engine})` : ''}, ${ex.source.length} characters of source` : ex.kind === 'trusted-native' ? ` entry ${ex.entry}` : ` service ${ex.serviceId}${ex.tool ? ` tool ${ex.tool}` : ''}`}`,
         `capabilities: ${m.capabilities ? JSON.stringify(m.capabilities) : 'none requested'}`,
@@ -173,9 +216,10 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
     try {
       const { parseRef } = await import('../../../core/registry.js');
       parseRef(`${name}@${rev}`);
-      await host.registry.activate(name, rev, { approveReplacement: v['approve-replacement'] === true });
-      if (ctx.globals.json) outJson(ctx, { ok: true, name, revision: rev });
-      else note(ctx, `${name} now runs ${rev}`);
+      const full = (await host.registry.resolve(`${name}@${rev}`)).revision;
+      await host.registry.activate(name, full, { approveReplacement: v['approve-replacement'] === true });
+      if (ctx.globals.json) outJson(ctx, { ok: true, name, revision: full });
+      else note(ctx, `${name} now runs ${full}`);
       return 0;
     } finally {
       await host.close();
@@ -183,4 +227,4 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
   },
 };
 
-export const toolCommands: CliCommand[] = [add, list, show, activate];
+export const toolCommands: CliCommand[] = [add, list, show, activate, ...lifecycleCommands];

@@ -1,0 +1,148 @@
+// End-to-end tests of short revisions and the tool lifecycle (remove, gc, list --revisions, diff) through tycli; test side.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { oneLine, runProcess, type Ran } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'tycli.mjs');
+let tmp: string;
+
+function tycli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env }, tmp);
+}
+
+async function manifest(name: string, factor: number, description = `multiplies x by ${factor}`): Promise<string> {
+  const file = join(tmp, `${name}-${factor}-${Math.random().toString(36).slice(2)}.json`);
+  const params = { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false };
+  await writeFile(file, JSON.stringify({ name, description, parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: `export default async (a) => {\n  const f = ${factor};\n  return a.x * f;\n};\n` } }));
+  return file;
+}
+
+async function add(h: string, file: string): Promise<string> {
+  const r = await tycli(['--home', h, 'tool', 'add', file]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim();
+}
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'tycli-life-'));
+});
+afterAll(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('short revisions', () => {
+  it('tool list and tool show print short ids; any unique prefix of 8+ characters works as NAME@PREFIX', async () => {
+    const h = join(tmp, 'short');
+    const r1 = await add(h, await manifest('mul', 2));
+    const r2 = await add(h, await manifest('mul', 3));
+    const short1 = r1.slice(9, 21);
+    const list = await tycli(['--home', h, 'tool', 'list']);
+    expect(list.stdout).toMatch(new RegExp(`^mul\\s+${short1}\\s+2$`, 'm'));
+    expect(list.stdout).not.toContain(r1);
+    expect((await tycli(['--home', h, 'tool', 'list', '--full'])).stdout).toContain(r1);
+    const show = await tycli(['--home', h, 'tool', 'show', 'mul']);
+    expect(show.stdout).toMatch(new RegExp(`^revision:\\s+${short1} \\(active\\)$`, 'm'));
+
+    // 8 characters of the short form, and a prefix of the whole id, both resolve.
+    const run = await tycli(['--home', h, 'run', `mul@${r2.slice(9, 17)}`, '--args', '{"x":5}']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('15');
+    const shown = oneLine(await tycli(['--home', h, '--json', 'tool', 'show', `mul@${r2.slice(0, 22)}`]));
+    expect(shown).toMatchObject({ ok: true, revision: r2, active: false });
+
+    // Ambiguous (every id starts with "bagaaier"): refused, candidates listed.
+    const amb = await tycli(['--home', h, 'tool', 'show', 'mul@bagaaier']);
+    expect(amb.code).toBe(2);
+    expect(amb.stderr).toMatch(/^error\[E_UNKNOWN_TOOL\]: .*ambiguous/);
+    expect(amb.stderr).toContain(r1.slice(9, 29));
+    expect(amb.stderr).toContain(r2.slice(9, 29));
+    const ambJson = oneLine(await tycli(['--home', h, '--json', 'tool', 'show', 'mul@bagaaier']));
+    expect(ambJson).toMatchObject({ ok: false, error: { code: 'E_UNKNOWN_TOOL' } });
+    // Too short: malformed.
+    expect((await tycli(['--home', h, 'tool', 'show', `mul@${short1.slice(0, 7)}`])).stderr).toMatch(/at least 8/);
+    // activate by prefix binds the whole id.
+    const act = oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 19), '--approve-replacement']));
+    expect(act).toEqual({ ok: true, name: 'mul', revision: r2 });
+  });
+});
+
+describe('lifecycle', () => {
+  it('remove asks for approval, unbinds the name, keeps pinned revisions until gc; gc deletes the unreferenced', async () => {
+    const h = join(tmp, 'life');
+    const r1 = await add(h, await manifest('mul', 2));
+    const r2 = await add(h, await manifest('mul', 3));
+    const other = await add(h, await manifest('keep', 4));
+
+    const revs = oneLine(await tycli(['--home', h, '--json', 'tool', 'list', '--revisions']));
+    const rows = revs.revisions as { name: string; revision: string; addedAt: string; status: string }[];
+    expect(rows.map((r) => [r.name, r.revision, r.status])).toEqual([
+      ['keep', other, 'active'],
+      ['mul', r1, 'active'],
+      ['mul', r2, 'installed'],
+    ]);
+    for (const r of rows) expect(Number.isNaN(Date.parse(r.addedAt))).toBe(false);
+    const human = await tycli(['--home', h, 'tool', 'list', '--revisions']);
+    expect(human.stdout).toMatch(new RegExp(`^mul\\s+${r2.slice(9, 21)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+installed$`, 'm'));
+
+    const refused = await tycli(['--home', h, 'tool', 'remove', 'mul']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error\[E_APPROVAL_REQUIRED\]: .*tycli tool remove mul --approve-removal/);
+    expect((await tycli(['--home', h, 'run', 'mul', '--args', '{"x":1}'])).code).toBe(0);
+
+    const removed = oneLine(await tycli(['--home', h, '--json', 'tool', 'remove', 'mul', '--approve-removal']));
+    expect(removed).toEqual({ ok: true, name: 'mul', removed: r1 });
+    const gone = await tycli(['--home', h, 'run', 'mul', '--args', '{"x":1}']);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/E_UNKNOWN_TOOL/);
+    expect(((oneLine(await tycli(['--home', h, '--json', 'tool', 'list'])).tools as { name: string; builtin?: boolean }[]).filter((t) => !t.builtin).map((t) => t.name))).toEqual(['keep']);
+    const pinned = await tycli(['--home', h, 'run', `mul@${r1.slice(9, 21)}`, '--args', '{"x":7}']);
+    expect(pinned.stdout.trim()).toBe('14');
+
+    // A permanent decision keeps r2 alive; r1 has none.
+    const { Store } = await import('../../core/store.js');
+    const { FileStoreBackend } = await import('../../node/store.js');
+    const { StoreDecisions } = await import('../../core/gate.js');
+    await new StoreDecisions(new Store(new FileStoreBackend(join(h, 'store')))).add({ kind: 'fetch', revision: r2, toolName: 'mul', target: 'https://a.example', access: 'read', allow: true, scope: 'permanent' });
+
+    const dry = oneLine(await tycli(['--home', h, '--json', 'tool', 'gc', '--dry-run']));
+    expect(dry).toMatchObject({ ok: true, dryRun: true, removed: [{ name: 'mul', revision: r1 }] });
+    expect((await tycli(['--home', h, 'run', `mul@${r1}`, '--args', '{"x":1}'])).code).toBe(0);
+    const gc = await tycli(['--home', h, 'tool', 'gc']);
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.stdout).toContain(`deleted mul@${r1.slice(9, 21)}`);
+    expect(gc.stderr).toContain(`kept mul@${r2.slice(9, 21)} (decision)`);
+    expect(gc.stderr).toContain(`kept keep@${other.slice(9, 21)} (binding)`);
+    expect((await tycli(['--home', h, 'run', `mul@${r1}`, '--args', '{"x":1}'])).code).toBe(2);
+    const after = oneLine(await tycli(['--home', h, '--json', 'tool', 'list', '--revisions']));
+    expect((after.revisions as { revision: string; status: string }[]).map((r) => [r.revision, r.status])).toEqual([
+      [other, 'active'],
+      [r2, 'unbound'],
+    ]);
+    // activate binds a kept revision again.
+    expect((await tycli(['--home', h, 'tool', 'activate', 'mul', r2.slice(9, 21)])).code).toBe(0);
+    expect((await tycli(['--home', h, 'run', 'mul', '--args', '{"x":2}'])).stdout.trim()).toBe('6');
+  });
+
+  it('tool diff NAME@A NAME@B shows the manifest and code changes as a unified diff', async () => {
+    const h = join(tmp, 'diff');
+    const r1 = await add(h, await manifest('mul', 2));
+    const r2 = await add(h, await manifest('mul', 3, 'triples x'));
+    const d = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`]);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.stdout).toContain(`--- mul@${r1.slice(9, 21)}/manifest.json`);
+    expect(d.stdout).toMatch(/^-\s+"description": "multiplies x by 2",$/m);
+    expect(d.stdout).toMatch(/^\+\s+"description": "triples x",$/m);
+    expect(d.stdout).toMatch(/^-  const f = 2;$/m);
+    expect(d.stdout).toMatch(/^\+  const f = 3;$/m);
+    expect(d.stdout).not.toContain('\u001b['); // piped: no colour
+    const forced = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`], { FORCE_COLOR: '1' });
+    expect(forced.stdout).toContain('\u001b[32m+  const f = 3;\u001b[0m');
+    const same = oneLine(await tycli(['--home', h, '--json', 'tool', 'diff', 'mul', `mul@${r1}`]));
+    expect(same).toMatchObject({ ok: true, same: true, patch: '' });
+    const j = oneLine(await tycli(['--home', h, '--json', 'tool', 'diff', `mul@${r1}`, `mul@${r2}`]));
+    expect(j).toMatchObject({ ok: true, same: false, a: { revision: r1 }, b: { revision: r2 } });
+  });
+});
