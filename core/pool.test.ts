@@ -175,6 +175,27 @@ describe('SandboxPool retained mode', () => {
     expect(rt.started).toHaveLength(2);
   });
 
+  it('the module load counts against the call time limit: a start that never ends is E_TIMEOUT at the limit, the late sandbox destroyed', async () => {
+    let deliver!: (i: SandboxInstance) => void;
+    const late = new FakeInstance('r1', counter);
+    let startSignal: AbortSignal | undefined;
+    const rt: SandboxRuntime = { name: 'hang', start: (_s, signal) => { startSignal = signal; return new Promise((r) => (deliver = r)); } };
+    const pool = new SandboxPool({ runtime: rt });
+    const e = await pool.call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 50 }), {}, { onCapability }).catch((x: TyError) => x);
+    expect(e).toMatchObject({ code: 'E_TIMEOUT', message: expect.stringContaining('module loaded') });
+    expect(startSignal?.aborted).toBe(true);
+    deliver(late);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(late.destroyed).toBe('start timed out');
+  });
+
+  it('the time a start took is taken from the call: start + call stay within one limit', async () => {
+    const rt: SandboxRuntime = { name: 'slow', start: async (sp) => { await new Promise((r) => setTimeout(r, 40)); return new FakeInstance(sp.revision, () => new Promise((r) => setTimeout(() => r('late'), 40))); } };
+    const pool = new SandboxPool({ runtime: rt });
+    // 40 ms start + 40 ms call > 60 ms limit: fails although each alone fits
+    await expect(pool.call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 60 }), {}, { onCapability })).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+  });
+
   it('abort kills the running sandbox; an aborted queued call never runs', async () => {
     const ran: unknown[] = [];
     const rt = new FakeRuntime(async (a) => {

@@ -59,7 +59,8 @@ function specKey(runtime: SandboxRuntime, spec: SandboxSpec): string {
  * Keeps sandboxes per revision (ARCHITECTURE.md "Sandboxes"). Retained sandboxes are destroyed when: a call
  * for another revision of the same tool name arrives (after the old one's queued calls finish); a call ends
  * with a code in RETIRING_CODES; `terminate(revision)`; `shutdown()`. The pool enforces `spec.limits.timeoutMs`
- * per call (E_TIMEOUT, sandbox killed) in addition to whatever the runtime does. The next call after a destroy
+ * per call (E_TIMEOUT, sandbox killed) in addition to whatever the runtime does; starting a sandbox (module load
+ * included) counts against it. The next call after a destroy
  * gets a fresh sandbox.
  */
 export class SandboxPool {
@@ -133,9 +134,10 @@ export class SandboxPool {
   }
 
   async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+    const deadline = Date.now() + spec.limits.timeoutMs;
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
-      e.instance = await runtime.start(spec, signal);
+      e.instance = await startWithin(runtime, spec, signal, deadline);
       if (e.killed || this.#closed) {
         await e.instance.destroy('pool closed during start');
         throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while it started');
@@ -143,7 +145,7 @@ export class SandboxPool {
     }
     const inst = e.instance;
     try {
-      return await guarded(inst, args, spec.limits, onCapability, signal);
+      return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
     } catch (err) {
       const t = toTyError(err, 'E_SANDBOX_FAILED');
       if (RETIRING_CODES.has(t.code) || !inst.alive) {
@@ -155,10 +157,11 @@ export class SandboxPool {
   }
 
   async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
-    const inst = await runtime.start(spec, signal);
+    const deadline = Date.now() + spec.limits.timeoutMs;
+    const inst = await startWithin(runtime, spec, signal, deadline);
     this.#disposables.add(inst);
     try {
-      return await guarded(inst, args, spec.limits, onCapability, signal);
+      return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
     } finally {
       this.#disposables.delete(inst);
       await inst.destroy('disposable call finished');
@@ -208,8 +211,46 @@ function waitTurn(turn: Promise<void>, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code. */
-function guarded(inst: SandboxInstance, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+/**
+ * Start a sandbox (spawn + module load) within the call's own time limit: the load counts against the call's
+ * `timeoutMs` (the runtime's own start budget still applies when smaller). Past `deadline` (ms since the epoch)
+ * the start is aborted and the call fails with E_TIMEOUT at once, even if the runtime ignores the abort (a
+ * sandbox it still delivers is destroyed).
+ */
+async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: AbortSignal, deadline: number): Promise<SandboxInstance> {
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  if (signal.aborted) ac.abort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new TyError('E_TIMEOUT', `tool call exceeded ${spec.limits.timeoutMs} ms while its module loaded (the load counts against the call's time limit); sandbox destroyed`);
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(late);
+      ac.abort();
+    }, Math.max(0, deadline - Date.now()));
+  });
+  const starting = runtime.start(spec, ac.signal);
+  try {
+    return await Promise.race([starting, timeout]);
+  } catch (e) {
+    if (ac.signal.aborted && !signal.aborted) {
+      void starting.then((inst) => inst.destroy('start timed out'), () => {});
+      throw late;
+    }
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
+ * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
+ */
+function guarded(inst: SandboxInstance, args: unknown, full: CallLimits, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number): Promise<unknown> {
+  const left = Math.max(1, deadline - Date.now());
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
     const finish = (f: () => void) => {
@@ -223,10 +264,10 @@ function guarded(inst: SandboxInstance, args: unknown, limits: CallLimits, onCap
       void inst.destroy('aborted').then(() => reject(new TyError('E_ABORTED', 'call aborted; sandbox destroyed')));
     });
     const timer = setTimeout(() => finish(() => {
-      void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${limits.timeoutMs} ms; sandbox destroyed`)));
-    }), limits.timeoutMs);
+      void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
+    }), left);
     signal.addEventListener('abort', onAbort, { once: true });
-    inst.call(args, { signal, onCapability, limits }).then(
+    inst.call(args, { signal, onCapability, limits: full }).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
     );

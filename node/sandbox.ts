@@ -46,6 +46,10 @@ export interface NodeSandboxRuntimeOptions {
 }
 
 const STDERR_CAP = 64 * 1024;
+/** What a runner writes on stderr before it ends itself because tool code closed or replaced its channel (node/runner/*). */
+const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
+/** After a sandbox's stdout ends or its stdin breaks, how long its exit status may take to classify the death, ms. */
+const CHANNEL_GRACE_MS = 250;
 /** SIGXCPU's number on Linux and macOS (os.constants.signals.SIGXCPU). */
 const SIGXCPU = osConstants.signals.SIGXCPU ?? 24;
 const MIN_LINE_CAP = 26 * 1024 * 1024; // a fetch request body (24 MiB base64) plus headers
@@ -198,6 +202,7 @@ export class NodeSandboxInstance implements SandboxInstance {
   #tempDir: string | undefined;
   #lineCap = MIN_LINE_CAP;
   #wrapped: boolean;
+  #exitSeen = false;
 
   /** @internal use NodeSandboxRuntime.start */
   constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, tempDir: string | undefined, onLog?: NodeSandboxRuntimeOptions['onLog'], wrapped = false) {
@@ -263,11 +268,21 @@ export class NodeSandboxInstance implements SandboxInstance {
     child.stderr.on('data', (chunk: Buffer) => {
       if (this.#stderr.length < STDERR_CAP) this.#stderr += chunk.toString('utf8').slice(0, STDERR_CAP - this.#stderr.length);
     });
-    child.stdin.on('error', () => {
-      /* EPIPE after death: reported through 'exit' */
-    });
+    // A sandbox that closes its stdout (or whose stdin breaks) while it lives can no longer answer: fail the
+    // call at once (E_SANDBOX_FAILED), not at the call timeout. A short grace lets a dying process's exit
+    // status classify the death instead (heap limit, CPU limit).
+    const broken = (what: string) => {
+      if (!this.#channel.alive || this.#exitSeen) return;
+      setTimeout(() => {
+        if (this.#channel.alive && !this.#exitSeen) this.#channel.fail(new TyError('E_SANDBOX_FAILED', `the ${engine} sandbox ${what}; sandbox destroyed`));
+      }, CHANNEL_GRACE_MS).unref();
+    };
+    child.stdout.once('end', () => broken('closed its output channel'));
+    child.stdin.on('error', () => broken('stopped reading its input channel'));
+    child.stdin.once('close', () => broken('closed its input channel'));
     this.#exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
+        this.#exitSeen = true;
         liveGroups.delete(this.pid);
         killGroup(this.pid); // anything the leader left behind in its group
         // stdout/stderr may still be draining: read them to the end before classifying the death.
@@ -351,6 +366,7 @@ export class NodeSandboxInstance implements SandboxInstance {
     if (signal === 'SIGXCPU' || (this.#wrapped && code === 128 + SIGXCPU)) {
       return new TyError('E_TIMEOUT', `CPU time limit reached: the ${this.engine} sandbox used up its CPU seconds and was killed`);
     }
+    if (this.#stderr.includes(CHANNEL_LOST_MARK)) return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox closed or replaced its channel (stdin/stdout); sandbox destroyed`);
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
   }

@@ -48,7 +48,26 @@ const stdinDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdin'); // Node's own 
 /** Node's stdout stream (built on first access, then cached by Node). */
 const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
+// ---- channel watch: tool code that closes or replaces fd 0 / fd 1 ends the sandbox (stderr mark, SIGKILL) ---------
+// Under bubblewrap the wrapper's own processes hold copies of the channel, so the host would never see it close; the
+// runner checks the descriptors' identity before each write and every CHANNEL_CHECK_MS (unreferenced timer).
+const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
+const CHANNEL_CHECK_MS = 200;
+const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
+const SIGKILL = require('node:os').constants.signals.SIGKILL;
+const fsFstatSync = fs.fstatSync;
+const fdIdentity = (fd) => { try { const st = fsFstatSync(fd); return `${st.dev}:${st.ino}`; } catch { return undefined; } };
+const channelIds = [fdIdentity(0), fdIdentity(1)];
+function checkChannel() {
+  if (fdIdentity(0) === channelIds[0] && fdIdentity(1) === channelIds[1]) return;
+  // process.exit would wait for the thread-pool read of fd 0, which may never return: SIGKILL ourselves instead.
+  try { fsWriteSync(2, `\n${CHANNEL_LOST_MARK}\n`); } catch { /* stderr closed too */ }
+  rawKill(proc.pid, SIGKILL);
+}
+const watchTimer = setInterval(checkChannel, CHANNEL_CHECK_MS);
+if (watchTimer && typeof watchTimer.unref === 'function') watchTimer.unref();
 function writeLine(line) {
+  checkChannel();
   if (fallback !== undefined) return void fallback(line);
   const buf = BufferFrom(line, 'utf8');
   let off = 0;

@@ -55,6 +55,18 @@ function writeLine(line) {
     bytes = TypedArraySubarray(bytes, n);
   }
 }
+// Channel watch: tool code that closes stdout ends the sandbox (stderr mark, exit CHANNEL_LOST), checked with an empty write every
+// CHANNEL_CHECK_MS (unreferenced timer): under bubblewrap the wrapper holds copies of the channel, so the host would
+// not see it close. Without permissions Deno cannot open a file that could take the closed descriptor's place.
+const CHANNEL_LOST = 86;
+const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
+const CHANNEL_CHECK_MS = 200;
+const EMPTY = new Uint8Array(0);
+const exitNow = FunctionPrototypeBind(G.Deno.exit, G.Deno);
+const watch = setInterval(() => {
+  try { ReflectApply(writeSync, out, [EMPTY]); } catch { try { G.Deno.stderr.writeSync(encoder.encode(`\n${CHANNEL_LOST_MARK}\n`)); } catch { /* closed */ } exitNow(CHANNEL_LOST); }
+}, CHANNEL_CHECK_MS);
+G.Deno.unrefTimer(watch);
 // Guest writes to stdout become log lines instead of corrupting the protocol stream.
 ReflectDefineProperty(out, 'writeSync', { value: (b) => { guestWrite(decodeGuest(b)); return TypedArrayLength(b); }, configurable: true, writable: true });
 ReflectDefineProperty(out, 'write', { value: async (b) => { guestWrite(decodeGuest(b)); return TypedArrayLength(b); }, configurable: true, writable: true });
