@@ -14,7 +14,20 @@ export type AskRefusalReason = 'no-channel' | 'timeout' | 'refused' | 'aborted';
 /** The outcome of one question. `channel` names the channel that answered (absent when none did). */
 export type AskOutcome =
   | { allow: true; scope: AskScope; channel: string }
-  | { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string };
+  | { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string; channels?: ChannelStatus[] };
+
+/** Whether one channel can present a question now; `detail` says why not (from the channel's `whyNot`). */
+export interface ChannelStatus {
+  name: string;
+  live: boolean;
+  detail?: string;
+}
+
+/** One line naming each channel and why it cannot ask, e.g. `terminal (no controlling terminal); dialog (no desktop session)`. */
+export function describeChannels(list: readonly ChannelStatus[]): string {
+  if (list.length === 0) return 'no ask channel is configured';
+  return list.map((c) => `${sanitizeInline(c.name)}${c.live ? ' (live)' : c.detail ? ` (${sanitizeInline(c.detail)})` : ' (not available)'}`).join('; ');
+}
 
 /** What the gate calls to ask a person. */
 export interface Asker {
@@ -50,9 +63,22 @@ async function isLive(ch: AskChannel): Promise<boolean> {
   }
 }
 
-function refusal(q: Question, reason: AskRefusalReason, channel?: string): AskOutcome {
-  const o: { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string } = { allow: false, reason };
+async function statusOf(ch: AskChannel): Promise<ChannelStatus> {
+  if (await isLive(ch)) return { name: ch.name, live: true };
+  const s: ChannelStatus = { name: ch.name, live: false };
+  try {
+    const why = ch.whyNot ? await ch.whyNot() : undefined;
+    if (typeof why === 'string' && why.length > 0) s.detail = why.slice(0, 300);
+  } catch {
+    /* no detail */
+  }
+  return s;
+}
+
+function refusal(q: Question, reason: AskRefusalReason, channel?: string, channels?: ChannelStatus[]): AskOutcome {
+  const o: Extract<AskOutcome, { allow: false }> = { allow: false, reason };
   if (channel !== undefined) o.channel = channel;
+  if (channels !== undefined) o.channels = channels;
   if (typeof q.suggestedRule === 'string' && q.suggestedRule.length > 0) o.suggestedRule = q.suggestedRule;
   return o;
 }
@@ -93,6 +119,13 @@ export class AskRouter implements Asker {
     return false;
   }
 
+  /** Every channel, in order, with whether it can present a question now and, when not, why. */
+  async status(): Promise<ChannelStatus[]> {
+    const out: ChannelStatus[] = [];
+    for (const ch of [...this.channels]) out.push(await statusOf(ch));
+    return out;
+  }
+
   /** Questions waiting behind the one being asked. */
   get waiting(): number {
     return this.queue.length;
@@ -115,12 +148,12 @@ export class AskRouter implements Asker {
       this.queue.push(p);
       if (this.busy) {
         // Refuse at once when nobody could see it, rather than after the question ahead of it.
-        void this.anyLive().then((live) => {
+        void this.status().then((all) => {
           const i = this.queue.indexOf(p);
-          if (!live && i >= 0) {
+          if (!all.some((c) => c.live) && i >= 0) {
             this.queue.splice(i, 1);
             if (p.onAbort) signal?.removeEventListener('abort', p.onAbort);
-            resolve(refusal(q, 'no-channel'));
+            resolve(refusal(q, 'no-channel', undefined, all));
           }
         });
       }
@@ -150,8 +183,13 @@ export class AskRouter implements Asker {
   private async present(q: Question, outer: AbortSignal | undefined): Promise<AskOutcome> {
     if (outer?.aborted) return refusal(q, 'aborted');
     const live: AskChannel[] = [];
-    for (const ch of [...this.channels]) if (await isLive(ch)) live.push(ch);
-    if (live.length === 0) return refusal(q, 'no-channel');
+    const all: ChannelStatus[] = [];
+    for (const ch of [...this.channels]) {
+      const st = await statusOf(ch);
+      all.push(st);
+      if (st.live) live.push(ch);
+    }
+    if (live.length === 0) return refusal(q, 'no-channel', undefined, all);
     if (outer?.aborted) return refusal(q, 'aborted');
 
     const offered = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
@@ -210,6 +248,7 @@ export function askRefusalError(what: string, outcome: Extract<AskOutcome, { all
     refused: `refused${outcome.channel ? ` on ${outcome.channel}` : ''}`,
     aborted: 'the call was cancelled while asking',
   };
+  const channels = outcome.reason === 'no-channel' && outcome.channels ? `; channels: ${describeChannels(outcome.channels)}` : '';
   const rule = outcome.suggestedRule ? `; to allow it without asking, run with --allow '${sanitizeInline(outcome.suggestedRule)}'` : '';
-  return new TyError('E_CAPABILITY_DENIED', `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${rule}`, { reason: outcome.reason });
+  return new TyError('E_CAPABILITY_DENIED', `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${channels}${rule}`, { reason: outcome.reason });
 }

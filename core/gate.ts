@@ -2,7 +2,7 @@
 import { TyError, toTyError } from './errors.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import type { Gate, GateRequest, Question } from './runtime.js';
-import type { Asker, AskOutcome } from './ask.js';
+import { describeChannels, type Asker, type AskOutcome } from './ask.js';
 import type { Store } from './store.js';
 import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
@@ -436,7 +436,7 @@ export class PermissionGate implements Gate {
     const channel = 'channel' in out && typeof out.channel === 'string' ? out.channel : undefined;
     const v: Verdict = reason === 'refused' && channel !== undefined
       ? { allow: false, trace: { list: 'person', rule: 'answer "no"', scope: 'once' }, message: `${describe(req)} was refused by a person; ${how}` }
-      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason}); ${how}` };
+      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason})${reason === 'no-channel' && 'channels' in out && out.channels ? `: no channel could present it (${describeChannels(out.channels)})` : ''}; ${how}` };
     if (channel !== undefined) v.channel = channel;
     return v;
   }

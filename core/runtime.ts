@@ -79,6 +79,8 @@ export interface AskChannel {
   readonly name: string;
   /** True when a person can see a question on this channel right now. */
   live(): boolean | Promise<boolean>;
+  /** Optional: why this channel cannot present a question now (one short line), for status and for refusals naming the channels. */
+  whyNot?(): string | undefined | Promise<string | undefined>;
   /** Present the question; resolve with the answer, or undefined when this channel got none. Abort on signal. */
   ask(q: Question, signal: AbortSignal): Promise<Answer | undefined>;
 }

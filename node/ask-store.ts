@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { TyError } from '../core/errors.js';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
 import { tycliPaths } from './paths.js';
-import { AskRouter } from '../core/ask.js';
+import { AskRouter, DEFAULT_ASK_WAIT_MS } from '../core/ask.js';
 import { TerminalAskChannel } from './ask-terminal.js';
+import { DialogAskChannel } from './ask-dialog.js';
 
 /** A question id: 24 base32 characters = 120 bits from crypto.randomBytes. */
 export const QUESTION_ID_RE = /^[a-z2-7]{24}$/;
@@ -436,6 +437,10 @@ export class StoreAskChannel implements AskChannel {
     return this.store.isWatched();
   }
 
+  async whyNot(): Promise<string | undefined> {
+    return (await this.store.isWatched()) ? undefined : 'no `tycli questions --watch` running';
+  }
+
   async ask(q: Question, signal: AbortSignal): Promise<Answer | undefined> {
     if (signal.aborted) return undefined;
     const id = await this.store.put(q);
@@ -479,13 +484,16 @@ export class StoreAskChannel implements AskChannel {
 }
 
 /**
- * The command line's asker: an AskRouter over the controlling terminal (when this process has one) and
- * the waiting-question store under `home` (live only while `tycli questions --watch` runs).
+ * The command line's asker: an AskRouter over the controlling terminal (when this process has one), the
+ * waiting-question store under `home` (live only while `tycli questions --watch` runs) and the desktop dialog
+ * (node/ask-dialog.ts; live while a desktop session and a system dialog program are there, unless `dialog` is `off`).
+ * `env` is the CLI's environment, read by the dialog channel for the desktop session's variables only.
  * @throws TyError E_INVALID_SETTINGS for an askWaitMs outside 1 ms .. 1 day.
  */
-export function createNodeAsker(opts: { home: string; askWaitMs?: number; terminal?: boolean }): AskRouter {
+export function createNodeAsker(opts: { home: string; askWaitMs?: number; terminal?: boolean; dialog?: 'auto' | 'off'; env?: NodeJS.ProcessEnv }): AskRouter {
   const channels: AskChannel[] = [];
   if (opts.terminal !== false) channels.push(new TerminalAskChannel());
   channels.push(new StoreAskChannel(new QuestionStore(questionsDir(opts.home))));
+  channels.push(new DialogAskChannel({ mode: opts.dialog ?? 'auto', env: opts.env ?? process.env, waitMs: opts.askWaitMs ?? DEFAULT_ASK_WAIT_MS }));
   return new AskRouter(opts.askWaitMs === undefined ? { channels } : { channels, askWaitMs: opts.askWaitMs });
 }

@@ -117,6 +117,10 @@ export class TerminalAskChannel implements AskChannel {
     return this.probe();
   }
 
+  whyNot(): string | undefined {
+    return this.probe() ? undefined : 'no controlling terminal';
+  }
+
   ask(q: Question, signal: AbortSignal): Promise<Answer | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     const tty = this.openTerminal();

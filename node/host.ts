@@ -96,7 +96,8 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   const hostAsker = async (): Promise<Asker> => {
     if (asker) return asker;
     const { createNodeAsker } = await import('./ask-store.js');
-    asker = createNodeAsker({ home: paths.home, askWaitMs: (await loadHostSettings()).askWaitMs, terminal: true });
+    const loaded = await loadHostSettings();
+    asker = createNodeAsker({ home: paths.home, askWaitMs: loaded.askWaitMs, terminal: true, dialog: loaded.askDialog, env });
     return asker;
   };
 

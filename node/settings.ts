@@ -48,6 +48,7 @@ const HookSchema = z.strictObject({
  * - `hooks`: `{preToolUse, postToolUse, permissionRequest}`: lists of `{matcher, command, timeoutMs}`
  * - `ask_wait`: ms a question waits for an answer (default 120 000, at most 86 400 000)
  * - `session_idle`: ms an MCP client session over HTTP may go without a request before it ends (default 300 000)
+ * - `ask`: `{dialog}`: the desktop dialog channel `auto` (default: used when a desktop session is there) | `off`
  * - `sandbox`: OS isolation posture `auto` | `required` | `off`
  * - `runtime`: default JavaScript runtime `node` | `deno`
  * - `pause`: `{maxRefusals, windowMs}`: refusals within the window (ms) that pause a tool (default 10 in 60 000)
@@ -71,6 +72,7 @@ export const SettingsSchema = z.strictObject({
     .optional(),
   ask_wait: z.number().int().min(1).max(MAX_ASK_WAIT_MS).optional(),
   session_idle: z.number().int().min(1000).max(86_400_000).optional(),
+  ask: z.strictObject({ dialog: z.enum(['auto', 'off']).optional() }).optional(),
   sandbox: z.enum(['auto', 'required', 'off']).optional(),
   runtime: z.enum(['node', 'deno']).optional(),
   pause: z
@@ -280,6 +282,8 @@ export interface LoadedSettings {
   askWaitMs: number;
   /** `session_idle`, ms (undefined: the bridge's default); the most specific file that sets it wins */
   sessionIdleMs?: number;
+  /** The desktop dialog ask channel (settings `ask.dialog`): `auto` (default) or `off`; the most specific file wins. */
+  askDialog: 'auto' | 'off';
   sandbox?: 'auto' | 'required' | 'off';
   runtime?: 'node' | 'deno';
   pause: PauseConfig;
@@ -320,6 +324,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const hooks: Record<HookEvent, HookSpec[]> = { preToolUse: [], postToolUse: [], permissionRequest: [] };
   let askWaitMs = DEFAULT_ASK_WAIT_MS;
   let sessionIdleMs: number | undefined;
+  let askDialog: LoadedSettings['askDialog'] = 'auto';
   let sandbox: LoadedSettings['sandbox'];
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
@@ -353,6 +358,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     }
     if (s.ask_wait !== undefined) askWaitMs = s.ask_wait;
     if (s.session_idle !== undefined) sessionIdleMs = s.session_idle;
+    if (s.ask?.dialog !== undefined) askDialog = s.ask.dialog;
     if (s.sandbox !== undefined) sandbox = s.sandbox;
     if (s.runtime !== undefined) runtime = s.runtime;
     if (s.pause?.maxRefusals !== undefined) pause.maxRefusals = s.pause.maxRefusals;
@@ -368,7 +374,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     sets.push(flags);
   }
   const policy = compilePolicy(sets);
-  const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, pause, warnings };
+  const out: LoadedSettings = { files, sets, policy, hooks, askWaitMs, askDialog, pause, warnings };
   if (where.projectRoot !== undefined) out.projectRoot = where.projectRoot;
   if (sandbox !== undefined) out.sandbox = sandbox;
   if (sessionIdleMs !== undefined) out.sessionIdleMs = sessionIdleMs;

@@ -4,6 +4,7 @@ import { toolCommands } from './tool.js';
 import { runCommands } from './run.js';
 import { questionsCommands } from './questions.js';
 import { answerCommands } from './answer.js';
+import { askCommands } from './ask.js';
 import { secretCommands } from './secret.js';
 import { mcpCommands } from './mcp.js';
 import { auditCommands } from './audit.js';
@@ -19,6 +20,7 @@ export const commands: CliCommand[] = [
   ...runCommands,
   ...questionsCommands,
   ...answerCommands,
+  ...askCommands,
   ...secretCommands,
   ...mcpCommands,
   ...auditCommands,

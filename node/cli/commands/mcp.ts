@@ -281,7 +281,7 @@ per request (server, method, tool name; never arguments) goes to <home>/state/mc
     const { knownSecretValues } = await import('../../host.js');
     // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
     const withheld = await knownSecretValues(new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)));
-    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs }), withheld, cwd: ctx.cwd, env: ctx.env });
+    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env }), withheld, cwd: ctx.cwd, env: ctx.env });
     const { PauseTracker } = await import('../../../core/pause.js');
     const pause = new PauseTracker(store, settings.pause);
     const external = createMcpExternal(home, { gate });
