@@ -3,19 +3,39 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Output folder of the browser build, relative to the repository root. */
 export const BROWSER_OUT_DIR = 'dist/browser';
 
-/** The Pyodide files the browser Python runtime needs (no packages: stdlib only). */
+/** The one Pyodide asset manifest both hosts verify against (sha-256 and size of each file), in the repository. */
+export const PYODIDE_MANIFEST_FILE = fileURLToPath(new URL('../core/pyodide-manifest.json', import.meta.url));
+/** The Pyodide files the Python runtime needs (no packages: stdlib only), in manifest order. */
 export const PYODIDE_FILES = ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'];
 export const PYODIDE_MANIFEST_ID = 'virtual:tysandbox/pyodide-manifest';
 
 /**
- * Vite plugin: copies the Pyodide files from node_modules/pyodide into `<outDir>/pyodide/` and compiles their
- * sha-256 digests into the JavaScript bundle as the module `virtual:tysandbox/pyodide-manifest`
- * (`{ version, base, files: { [name]: { sha256, bytes } } }`). The digests travel inside the app's own code,
- * so a server that swaps an asset cannot also swap the digest the host checks it against.
+ * Hash the installed `pyodide` package's files into a manifest `{ version, files: { [name]: { sha256, bytes } } }`.
+ * `npm run pyodide-manifest` writes it to core/pyodide-manifest.json after a reviewed Pyodide upgrade.
+ */
+export async function hashPyodidePackage() {
+  const require = createRequire(import.meta.url);
+  const dir = dirname(require.resolve('pyodide/package.json'));
+  const version = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')).version;
+  const files = {};
+  for (const f of PYODIDE_FILES) {
+    const bytes = await readFile(join(dir, f));
+    files[f] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+  }
+  return { version, files };
+}
+
+/**
+ * Vite plugin: checks the Pyodide files in node_modules/pyodide against core/pyodide-manifest.json (the build
+ * fails on any difference), copies them into `<outDir>/pyodide/` and compiles the manifest's digests into the
+ * JavaScript bundle as the module `virtual:tysandbox/pyodide-manifest` (`{ version, base, files: { [name]:
+ * { sha256, bytes } } }`). The digests travel inside the app's own code, so a server that swaps an asset cannot
+ * also swap the digest the host checks it against; the command line checks the same manifest (node/python-assets.ts).
  */
 export function pyodideAssetsPlugin() {
   const require = createRequire(import.meta.url);
@@ -31,8 +51,17 @@ export function pyodideAssetsPlugin() {
       base = config.base || '/';
     },
     async buildStart() {
-      version = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')).version;
-      for (const f of PYODIDE_FILES) files.set(f, await readFile(join(dir, f)));
+      const manifest = JSON.parse(await readFile(PYODIDE_MANIFEST_FILE, 'utf8'));
+      version = manifest.version;
+      for (const f of PYODIDE_FILES) {
+        const bytes = await readFile(join(dir, f));
+        const want = manifest.files[f];
+        const got = createHash('sha256').update(bytes).digest('hex');
+        if (!want || want.sha256 !== got || want.bytes !== bytes.length) {
+          throw new Error(`node_modules/pyodide/${f} does not match core/pyodide-manifest.json (sha-256 ${got}); after a reviewed Pyodide upgrade run npm run pyodide-manifest`);
+        }
+        files.set(f, bytes);
+      }
     },
     resolveId(id) {
       return id === PYODIDE_MANIFEST_ID ? '\0' + PYODIDE_MANIFEST_ID : undefined;

@@ -8,7 +8,7 @@ import type { BwrapOptions } from './os-sandbox/bwrap.js';
 import type { CliIO, GlobalOptions } from './cli/types.js';
 import { FileStoreBackend } from './store.js';
 import { ensurePrivateDir, tycliPaths, type TycliPaths } from './paths.js';
-import type { SpawnWrapper } from './sandbox.js';
+import type { NodeSandboxRuntimeOptions, SpawnWrapper } from './sandbox.js';
 import type { ExternalCaller } from './mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import type { LoadedSettings } from './settings.js';
@@ -39,6 +39,8 @@ export interface NodeHostOptions {
   principal?: string;
   /** Receives what tool code writes with console.* (text from the sandbox: make it inert before display). */
   onToolLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
+  /** Told when a sandbox starts loading Pyodide for a Python revision and when it is done (a terminal progress line). */
+  onStartProgress?: NodeSandboxRuntimeOptions['onStartProgress'];
   /** Asks a person (the python tool's session approval; the default gate's questions). Default: terminal + waiting-question store. */
   asker?: Asker;
   /**
@@ -246,14 +248,14 @@ async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLi
   const runtimes = new Map<string, SandboxRuntime>();
   const runtimeFor = (spec: SandboxSpec): SandboxRuntime => {
     const exec = spec.manifest.execution;
-    if (exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed JavaScript (node or deno engine) only');
+    if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only');
     const engine = exec.engine ?? 'node';
     // One runtime per engine and limits, so the OS limits (RLIMITs) follow the revision's limits.
     const key = `${engine}:${spec.limits.memoryMb}:${spec.limits.timeoutMs}`;
     let r = runtimes.get(key);
     if (!r) {
       const wrap = wrapFor(spec.limits);
-      r = new NodeSandboxRuntime({ engine, ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}) });
+      r = new NodeSandboxRuntime({ engine, ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
       runtimes.set(key, r);
     }
     return r;

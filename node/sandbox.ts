@@ -23,6 +23,7 @@ import type { HostMessage } from '../protocol/wire.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
+import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets } from './python-sandbox.js';
 
 /** What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). */
 export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] }) => {
@@ -41,8 +42,12 @@ export interface NodeSandboxRuntimeOptions {
   denoPath?: string;
   /** Tool log lines (console.* inside the sandbox). */
   onLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
-  /** Budget for spawn + load, ms (default 15 000, never above the call timeout... plus 5 s). */
+  /** Budget for spawn + load, ms (default 15 000; Python revisions PYTHON_SANDBOX_NEEDS.startTimeoutMs). */
   startTimeoutMs?: number;
+  /** Pyodide files for Python revisions (default: the installed `pyodide` package checked against core/pyodide-manifest.json). */
+  pyodide?: PyodideAssets;
+  /** Told when a sandbox for `revision` starts loading a runtime that takes long (`python`: Pyodide) and when it is done. */
+  onStartProgress?: (e: { revision: string; runtime: 'python'; phase: 'start' | 'done' | 'failed' }) => void;
 }
 
 const STDERR_CAP = 64 * 1024;
@@ -397,7 +402,14 @@ export class NodeSandboxRuntime implements SandboxRuntime {
         throw new TyError('E_USAGE', 'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")');
       }
     }
-    const mem = Math.max(16, Math.floor(spec.limits.memoryMb));
+    const exec = spec.manifest.execution;
+    // Python (Pyodide): the verified asset files, read-only; code generation from strings off (node/python-sandbox.ts).
+    const py = exec.kind === 'sandboxed-code' && exec.runtime === 'python' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true }) : undefined;
+    if (py) {
+      if (!py.readFiles.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")');
+      files.push(...py.readFiles);
+    }
+    const mem = Math.max(py ? PYTHON_SANDBOX_NEEDS.minHeapMb : 16, Math.floor(spec.limits.memoryMb));
     const readFolders = (spec.folders ?? []).map((f) => f.path);
     const writeFolders = (spec.folders ?? []).filter((f) => f.access === 'write').map((f) => f.path);
     if (this.#opts.engine === 'node') {
@@ -405,15 +417,20 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       const args = [permissionFlag(node), ...files.map((f) => `--allow-fs-read=${f}`)];
       for (const p of readFolders) args.push(`--allow-fs-read=${p}`);
       for (const p of writeFolders) args.push(`--allow-fs-write=${p}`);
-      args.push('--no-warnings', `--max-old-space-size=${mem}`, runner);
+      args.push('--no-warnings', `--max-old-space-size=${mem}`);
+      if (py) args.push('--disallow-code-generation-from-strings');
+      args.push(runner);
+      if (py) args.push(py.runnerArg);
       return { command: node, args, env: {}, readOnlyPaths: [node, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
     }
     const deno = this.#opts.denoPath ?? resolveDeno();
     if (!deno) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the deno binary was not found (install the `deno` npm package or pass denoPath)');
-    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}`];
-    if (readFolders.length) args.push(`--allow-read=${readFolders.join(',')}`);
+    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : ''}`];
+    const denoReads = [...(py ? py.readFiles.slice(1) : []), ...readFolders];
+    if (denoReads.length) args.push(`--allow-read=${denoReads.join(',')}`);
     if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);
     args.push(runner);
+    if (py) args.push(py.runnerArg);
     const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' };
     if (tempDir) env.DENO_DIR = tempDir;
     return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
@@ -426,8 +443,8 @@ export class NodeSandboxRuntime implements SandboxRuntime {
    */
   async start(spec: SandboxSpec, signal?: AbortSignal): Promise<NodeSandboxInstance> {
     const exec = spec.manifest.execution;
-    if (exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript') {
-      throw new TyError('E_SANDBOX_UNAVAILABLE', 'this runtime runs sandboxed JavaScript only');
+    if (exec.kind !== 'sandboxed-code') {
+      throw new TyError('E_SANDBOX_UNAVAILABLE', 'this runtime runs sandboxed code (JavaScript, Python) only');
     }
     if (signal?.aborted) throw new TyError('E_ABORTED', 'sandbox start aborted');
     if (this.#opts.engine === 'deno' && !swept) {
@@ -457,13 +474,22 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
     }
     const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, this.#opts.onLog, this.#opts.wrap !== undefined);
-    const budget = this.#opts.startTimeoutMs ?? 15_000;
+    const python = exec.runtime === 'python';
+    const budget = this.#opts.startTimeoutMs ?? (python ? PYTHON_SANDBOX_NEEDS.startTimeoutMs : 15_000);
+    const progress = python ? this.#opts.onStartProgress : undefined;
+    progress?.({ revision: spec.revision, runtime: 'python', phase: 'start' });
     try {
-      await inst.channel.load('javascript', exec.source, budget, signal);
+      await inst.channel.load(exec.runtime, exec.source, budget, signal);
     } catch (e) {
+      progress?.({ revision: spec.revision, runtime: 'python', phase: 'failed' });
       await inst.destroy('start failed');
+      // Pyodide's start runs no tool code (the source runs on the first call): its integrity and availability
+      // refusals keep their own codes.
+      const inner = e instanceof TyError && e.code === 'E_TOOL_FAILED' ? e.data?.toolCode : undefined;
+      if (python && (inner === 'E_INTEGRITY' || inner === 'E_SANDBOX_UNAVAILABLE')) throw new TyError(inner, (e as TyError).message.replace(/^Error: /, ''));
       throw e;
     }
+    progress?.({ revision: spec.revision, runtime: 'python', phase: 'done' });
     return inst;
   }
 }

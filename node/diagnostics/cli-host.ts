@@ -13,6 +13,8 @@ export type Layers = 'full' | 'os-only';
 
 export interface RunToolOptions {
   engine: Engine;
+  /** `javascript` (default) or `python` (Pyodide in the same sandbox process). */
+  runtime?: 'javascript' | 'python';
   source: string;
   args: unknown;
   layers?: Layers;
@@ -118,12 +120,12 @@ export class CliContractHost implements ContractHost {
       ...(this.#deno ? { denoPath: this.#deno } : {}),
       ...(this.#opts.nodePath ? { nodePath: this.#opts.nodePath } : {}),
     });
-    const limits: CallLimits = { ...DEFAULT_LIMITS, timeoutMs: 30_000, ...o.limits };
+    const limits: CallLimits = { ...DEFAULT_LIMITS, timeoutMs: o.runtime === 'python' ? 120_000 : 30_000, ...o.limits };
     const manifest: ToolManifest = {
       name: 'diagnostics_probe',
       description: 'security contract probe',
       parameters: { type: 'object' },
-      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: o.source, engine: o.engine },
+      execution: { kind: 'sandboxed-code', runtime: o.runtime ?? 'javascript', source: o.source, engine: o.engine },
     };
     const revision = await revisionId(manifest);
     const signal = o.signal ?? new AbortController().signal;

@@ -32,15 +32,20 @@ const exitFn = FunctionPrototypeBind(proc.exit, proc);
 const importModule = (url) => import(url);
 
 // ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
-const GUEST_EXPORT = 'export function createGuest(';
-const corePath = __dirname + '/guest-core.mjs';
-const coreText = fs.readFileSync(corePath, 'utf8');
-const at = StringPrototypeIndexOf(coreText, GUEST_EXPORT);
-if (at === -1) throw new Error('guest core without createGuest');
-const createGuest = vm.runInThisContext(
-  `(function () {${StringPrototypeSlice(coreText, 0, at)}${StringPrototypeSlice(coreText, at + 'export '.length)}\nreturn createGuest;\n})()`,
-  { filename: corePath },
-);
+/** A guest file of this folder with its one `export function NAME(` turned into a plain declaration; returns NAME. */
+function compileGuestFile(file, name) {
+  const path = __dirname + '/' + file;
+  const text = fs.readFileSync(path, 'utf8');
+  const decl = `export function ${name}(`;
+  const at = StringPrototypeIndexOf(text, decl);
+  if (at === -1) throw new Error(`${file} without ${name}`);
+  return vm.runInThisContext(`(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`, { filename: path });
+}
+const createGuest = compileGuestFile('guest-core.mjs', 'createGuest');
+// A Python revision's sandbox gets its asset spec as one argument (node/python-sandbox.ts); Pyodide loads on `load`.
+const PY_FLAG = '--tysandbox-python=';
+const pyArg = proc.argv.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
+let python;
 
 // ---- output: one synchronous write per message to fd 1 -------------------------------------------------------
 const stdoutDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdout');
@@ -115,9 +120,23 @@ const guest = createGuest({
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
   isProxy: require('node:util').types.isProxy,
+  ...(pyArg === undefined ? {} : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
 });
 const { log, describe, toolError } = guest;
 guestWrite = (text) => log('info', text);
+if (pyArg !== undefined) {
+  const createHash = require('node:crypto').createHash;
+  python = compileGuestFile('python-guest.mjs', 'createPythonGuest')({
+    spec: JSON.parse(BufferFrom(StringPrototypeSlice(pyArg, PY_FLAG.length), 'base64').toString('utf8')),
+    readFile: (p) => fs.readFileSync(p),
+    sha256Hex: async (bytes) => createHash('sha256').update(bytes).digest('hex'),
+    // No importModuleDynamically: an import() anywhere in Pyodide's code fails (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+    compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
+    // Buffer stays: Node's own Request/Response (undici) look it up as a global. It carries no authority.
+    hostGlobals: ['process', 'global', 'require', 'module', 'exports', '__filename', '__dirname'],
+    guest,
+  });
+}
 
 // A stray rejection or exception in tool code is logged, not a crash of the whole sandbox.
 proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });

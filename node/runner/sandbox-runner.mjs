@@ -11,6 +11,7 @@ const ReflectApply = Reflect.apply;
 const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
 const { getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, defineProperty: ReflectDefineProperty } = Reflect;
 const JSONStringify = JSON.stringify;
+const JSONParse = JSON.parse;
 const FunctionPrototypeBind = uncurry(Function.prototype.bind);
 const TextEncoderEncode = uncurry(TextEncoder.prototype.encode);
 const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
@@ -74,15 +75,36 @@ function decodeGuest(b) {
   try { return TextDecoderDecode(decoder, b); } catch { return '[unprintable]'; }
 }
 
+// A Python revision's sandbox gets its asset spec as one argument (node/python-sandbox.ts); Pyodide loads on `load`.
+const PY_FLAG = '--tysandbox-python=';
+const pyArg = G.Deno.args.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
+let python;
+
 const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   ...(isProxy ? { isProxy } : {}),
   // Deno has the fetch classes in its snapshot: their prototype methods are captured now.
   eagerFetchClasses: true,
+  ...(pyArg === undefined ? {} : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
 });
 const { log, describe } = guest;
 guestWrite = (text) => log('info', text);
+if (pyArg !== undefined) {
+  const [{ createPythonGuest }, vm] = await Promise.all([import('./python-guest.mjs'), importModule('node:vm')]);
+  const readFileSync = FunctionPrototypeBind(G.Deno.readFileSync, G.Deno);
+  const subtle = G.crypto.subtle;
+  const digest = uncurry(ReflectGetPrototypeOf(subtle).digest);
+  python = createPythonGuest({
+    spec: JSONParse(TextDecoderDecode(new TextDecoderCtor('utf-8'), Uint8Array.from(G.atob(pyArg.slice(PY_FLAG.length)), (c) => c.charCodeAt(0)))),
+    readFile: (p) => readFileSync(p),
+    sha256Hex: async (bytes) => Array.from(new Uint8Array(await digest(subtle, 'SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(''),
+    // No importModuleDynamically: an import() anywhere in Pyodide's code fails (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+    compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
+    hostGlobals: ['Deno', 'process', 'Buffer', 'global', 'require', 'module', 'exports', '__filename', '__dirname', 'setImmediate', 'clearImmediate'],
+    guest,
+  });
+}
 
 // A stray rejection or exception in tool code is logged, not a crash of the whole sandbox.
 G.addEventListener('unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });

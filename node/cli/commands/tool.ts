@@ -87,10 +87,6 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
         const binding = (await host.registry.resolve(r.manifest.name)).revision;
         note(ctx, `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
       }
-      const exec = r.manifest.execution;
-      if (exec.kind === 'sandboxed-code' && exec.runtime === 'python') {
-        note(ctx, `note: sandboxed Python runs in the browser host (Pyodide); on the command line 'tycli run ${r.manifest.name}' is refused with E_SANDBOX_UNAVAILABLE (the built-in native 'python' tool runs Python here)`);
-      }
       return 0;
     } finally {
       await host.close();

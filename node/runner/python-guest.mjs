@@ -1,0 +1,318 @@
+// Python guest: Pyodide inside the Node and Deno sandbox subprocesses; runs INSIDE the sandbox (untrusted side), after guest-core.mjs, before any tool code.
+// Loaded the way guest-core.mjs is (the Node runner compiles it with its one `export` removed, the Deno runner imports
+// it). It verifies the Pyodide files by sha-256 against the digests the host passed (core/pyodide-manifest.json, the
+// manifest the browser build uses too), evaluates them as classic scripts compiled WITHOUT a dynamic-import callback
+// (so no `import()` reached from Python or from Pyodide's own loaders can load anything), makes Pyodide see a module
+// worker (no Node or Deno detection: no NODEFS, no node:* imports, no native sockets) and removes the host's own
+// globals (process, Buffer, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The process
+// runs with code generation from strings disallowed (node/python-sandbox.ts), so Function/eval reached from Python
+// throw. The wrapper (bubblewrap, the engine's permissions) stays the boundary; this file makes Python's view narrow.
+// Constraints: plain JavaScript, no imports, one export (the createPythonGuest function declaration; PY_PRELUDE below is
+// a plain top-level constant so the file can be compiled as a function body).
+
+/**
+ * Prepare the Python runtime of one sandbox. Call before tool code exists; returns `loadRuntime` for createGuest.
+ * @param {object} h hooks from the stdio adapter:
+ *   - `spec`: `{ files: { [name]: { sha256, bytes } }, paths: { [name]: absolute path }, retainState: boolean, version }`;
+ *   - `readFile(path)`: the file's bytes (Uint8Array), synchronously;
+ *   - `sha256Hex(bytes)`: Promise of the lower-case hex sha-256;
+ *   - `compileScript(source, filename)`: evaluate a classic script in this realm (vm.runInThisContext, no
+ *     importModuleDynamically) and return its completion value;
+ *   - `hostGlobals`: names removed from globalThis before Pyodide starts (process, Buffer, Deno, ...);
+ *   - `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch).
+ * @returns {{ loadRuntime(runtime, source): Promise<Function|undefined>, fromGuest(v): unknown }}
+ */
+export function createPythonGuest(h) {
+  'use strict';
+  const G = globalThis;
+  const ReflectApply = Reflect.apply;
+  const { defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+    getPrototypeOf: ReflectGetPrototypeOf, ownKeys: ReflectOwnKeys } = Reflect;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const ObjectFreeze = Object.freeze;
+  const ObjectPrototype = Object.prototype;
+  const StringCtor = String;
+  const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
+  const StringPrototypeSlice = uncurry(String.prototype.slice);
+  const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
+  const StringPrototypeLastIndexOf = uncurry(String.prototype.lastIndexOf);
+  const StringPrototypeSplit = uncurry(String.prototype.split);
+  const StringPrototypeTrim = uncurry(String.prototype.trim);
+  const RegExpPrototypeExec = uncurry(RegExp.prototype.exec);
+  const TypeErrorCtor = TypeError;
+  const TextDecoderCtor = TextDecoder;
+  const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
+  const { log, toolError, toWireError, mediatedFetch } = h.guest;
+  const spec = h.spec;
+  const PY_BASE = 'https://pyodide.invalid/';
+  const FILE_RE = /^[A-Za-z0-9._-]{1,100}$/;
+
+  let py;
+  let pyHelpers;
+  let pySource;
+  let pyNs;
+  const retain = spec.retainState === true;
+
+  /** Read and verify every asset before a byte of it is evaluated; E_INTEGRITY on any difference. */
+  async function verifiedAssets() {
+    const out = { __proto__: null };
+    const names = ReflectOwnKeys(spec.files);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const want = spec.files[name];
+      const path = spec.paths[name];
+      if (typeof name !== 'string' || RegExpPrototypeExec(FILE_RE, name) === null || typeof path !== 'string') {
+        throw toolError('E_INTEGRITY', 'bad Pyodide asset entry');
+      }
+      let bytes;
+      try {
+        bytes = h.readFile(path);
+      } catch {
+        throw toolError('E_SANDBOX_UNAVAILABLE', `the Python runtime file ${name} could not be read in the sandbox`);
+      }
+      const got = await h.sha256Hex(bytes);
+      if (bytes.byteLength !== want.bytes || got !== want.sha256) {
+        throw toolError('E_INTEGRITY', `Python runtime file ${name} does not match its sha-256 in the Pyodide manifest; refusing to run it`);
+      }
+      out[name] = bytes;
+    }
+    return out;
+  }
+
+  /**
+   * An ES module file of the pinned Pyodide build as a classic script whose completion value is its exports.
+   * pyodide.asm.mjs: one `export default _createPyodideModule`, `import.meta` only as `import.meta.url`; pyodide.mjs: one trailing `export{a as b,...}`.
+   * Anything else (another build) is refused rather than guessed at.
+   */
+  function asScript(name, text) {
+    if (name === 'pyodide.asm.mjs') {
+      const EXPORT = 'export default _createPyodideModule';
+      const at = StringPrototypeLastIndexOf(text, EXPORT);
+      if (at === -1 || StringPrototypeIndexOf(text, EXPORT) !== at) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
+      let body = StringPrototypeSlice(text, 0, at) + StringPrototypeSlice(text, at + EXPORT.length);
+      const parts = StringPrototypeSplit(body, 'import.meta.url');
+      body = parts.join(JSONStringify(PY_BASE + 'pyodide.asm.mjs'));
+      if (StringPrototypeIndexOf(body, 'import.meta') !== -1) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
+      return `(function () {\n${body}\nreturn _createPyodideModule;\n})()`;
+    }
+    const m = RegExpPrototypeExec(/export\s*\{([^}]*)\};?\s*(\/\/# sourceMappingURL=[^\n]*)?\s*$/, text);
+    if (m === null || StringPrototypeIndexOf(text, 'import.meta') !== -1) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
+    const entries = [];
+    const specs = StringPrototypeSplit(m[1], ',');
+    for (let i = 0; i < specs.length; i++) {
+      const pair = RegExpPrototypeExec(/^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/, StringPrototypeTrim(specs[i]));
+      if (pair === null) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
+      entries[entries.length] = `${pair[2] ?? pair[1]}: ${pair[1]}`;
+    }
+    return `(function () {\n${StringPrototypeSlice(text, 0, m.index)}\nreturn { ${entries.join(', ')} };\n})()`;
+  }
+
+  /** Make Pyodide see a module worker, and take the host's own globals away from everything that runs after. */
+  function workerScope() {
+    // The engine's lazily built globals (Node's Response, Headers, ...) are built now, while what they need exists.
+    const own = ReflectOwnKeys(G);
+    for (let i = 0; i < own.length; i++) {
+      const d = ReflectGetOwnPropertyDescriptor(G, own[i]);
+      if (d !== undefined && typeof d.get === 'function') try { ReflectApply(d.get, G, []); } catch { /* not ours to build */ }
+    }
+    const names = h.hostGlobals;
+    for (let i = 0; i < names.length; i++) {
+      for (let o = G; o !== null && o !== ObjectPrototype; o = ReflectGetPrototypeOf(o)) {
+        if (ReflectGetOwnPropertyDescriptor(o, names[i]) === undefined) continue;
+        if (!ReflectDeleteProperty(o, names[i])) {
+          try { ReflectDefineProperty(o, names[i], { value: undefined, configurable: false, writable: false }); } catch { /* engine-owned */ }
+        }
+      }
+    }
+    function WorkerGlobalScope() { throw new TypeErrorCtor('Illegal constructor'); }
+    ReflectDefineProperty(WorkerGlobalScope, Symbol.hasInstance, { value: (o) => o === G });
+    ReflectDefineProperty(G, 'WorkerGlobalScope', { value: WorkerGlobalScope, configurable: true, writable: true });
+    ReflectDefineProperty(G, 'self', { value: G, configurable: true, writable: true });
+    ReflectDefineProperty(G, 'location', { value: ObjectFreeze(new G.URL(PY_BASE + 'worker.js')), configurable: true, writable: true });
+  }
+
+  async function initPython() {
+    const assets = await verifiedAssets();
+    const dec = new TextDecoderCtor('utf-8');
+    const asmText = asScript('pyodide.asm.mjs', TextDecoderDecode(dec, assets['pyodide.asm.mjs']));
+    const modText = asScript('pyodide.mjs', TextDecoderDecode(dec, assets['pyodide.mjs']));
+    workerScope(); // before Pyodide's code runs: it detects its environment when evaluated
+    const ResponseCtor = G.Response;
+    const RequestCtor = G.Request;
+    const asm = h.compileScript(asmText, 'pyodide.asm.mjs');
+    const mod = h.compileScript(modText, 'pyodide.mjs');
+    // During start-up only, `fetch` serves exactly the verified files and nothing else; then the mediated one again.
+    const startupFetch = async (input) => {
+      const url = typeof input === 'string' ? input : input instanceof RequestCtor ? input.url : StringCtor(input);
+      if (StringPrototypeSlice(url, 0, PY_BASE.length) === PY_BASE) {
+        const bytes = assets[StringPrototypeSlice(url, PY_BASE.length)];
+        if (bytes !== undefined) {
+          const type = StringPrototypeSlice(url, -5) === '.wasm' ? 'application/wasm' : 'application/octet-stream';
+          return new ResponseCtor(bytes, { status: 200, headers: { 'content-type': type } });
+        }
+      }
+      throw new TypeErrorCtor('no network in the sandbox');
+    };
+    ReflectDefineProperty(G, 'fetch', { value: startupFetch, configurable: true, writable: true, enumerable: true });
+    try {
+      py = await mod.loadPyodide({
+        indexURL: PY_BASE,
+        stdLibURL: PY_BASE + 'python_stdlib.zip',
+        createPyodideModule: asm,
+        lockFileContents: TextDecoderDecode(dec, assets['pyodide-lock.json']),
+        stdout: (t) => log('info', t),
+        stderr: (t) => log('warn', t),
+        env: { HOME: '/home/pyodide' },
+        checkAPIVersion: true,
+      });
+    } finally {
+      ReflectDefineProperty(G, 'fetch', { value: mediatedFetch, configurable: true, writable: true, enumerable: true });
+    }
+    const FS = py.FS;
+    for (const dir of ['/tmp', '/home/pyodide']) {
+      try { FS.mkdirTree(dir); } catch { /* exists */ }
+      FS.mount(FS.filesystems.MEMFS, {}, dir);
+    }
+    pyHelpers = py.runPython(PY_PRELUDE).toJs();
+  }
+
+  /** Fresh, empty /tmp and /home/pyodide (in-memory) for the next call. */
+  function resetFs() {
+    const FS = py.FS;
+    for (const dir of ['/tmp', '/home/pyodide']) {
+      try { FS.unmount(dir); } catch { /* not mounted */ }
+      FS.mount(FS.filesystems.MEMFS, {}, dir);
+    }
+    py.runPython('import os; os.chdir("/home/pyodide")');
+  }
+
+  /** Run the tool: `main(args, ctx)` (may be async) from a fresh namespace, or the retained one. */
+  async function runTool(args, jsCtx) {
+    let ns = pyNs;
+    try {
+      if (ns === undefined) {
+        ns = py.globals.get('dict')();
+        ns.set('__name__', '__tool__');
+        await py.runPythonAsync(pySource, { globals: ns });
+        if (retain) pyNs = ns;
+      }
+      const main = ns.get('main');
+      if (typeof main !== 'function') throw toolError('E_TOOL_FAILED', 'the Python tool defines no function main(args, ctx)');
+      const pyArgs = pyHelpers[0](JSONStringify(args === undefined ? null : args));
+      const ctx = pyHelpers[2](jsCtx);
+      let r = main(pyArgs, ctx);
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
+      return JSONParse(pyHelpers[1](r));
+    } finally {
+      if (!retain) {
+        if (ns !== undefined) try { ns.destroy(); } catch { /* already gone */ }
+        resetFs();
+      }
+    }
+  }
+
+  /** Python values reaching a JS ctx method directly (dicts, lists) become JSON data through json.dumps. */
+  function fromGuest(v) {
+    if (py === undefined || v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
+    try {
+      if (v instanceof py.ffi.PyProxy) return JSONParse(pyHelpers[1](v));
+    } catch (e) {
+      throw toolError('E_INVALID_ARGS', `a Python value could not be converted to JSON data: ${toWireError(e).message}`, TypeErrorCtor);
+    }
+    return v;
+  }
+
+  return ObjectFreeze({
+    async loadRuntime(runtime, source) {
+      if (runtime !== 'python') return undefined;
+      await initPython();
+      pySource = source;
+      return runTool;
+    },
+    fromGuest,
+  });
+}
+
+/**
+ * Python run once after Pyodide starts (the same text the browser worker runs): JSON in and out, and the `ctx`
+ * tools receive. ctx mirrors the JavaScript one with Python names: `await ctx.storage.get/set/delete/list`,
+ * `await ctx.get_secret(name)`, `await ctx.create_subtasks_result(drafts)`, `await ctx.resolve_invocation(name)`,
+ * `ctx.fetch` (the mediated fetch, also `js.fetch` and what `pyodide.http.pyfetch` calls). A refused or failed
+ * capability raises `CapabilityError` with the same stable `code` a JavaScript tool sees (E_FETCH_TARGET, ...).
+ */
+const PY_PRELUDE = `
+import json as _json
+import builtins as _builtins
+from js import JSON as _JSON
+
+class CapabilityError(Exception):
+    """A capability request was refused or failed; .code is the stable error code (E_CAPABILITY_DENIED, E_FETCH_TARGET, ...)."""
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+_builtins.CapabilityError = CapabilityError
+
+def _ty_loads(text):
+    return _json.loads(text)
+
+def _ty_dumps(value):
+    return _json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+def _ty_js(value):
+    return _JSON.parse(_ty_dumps(value))
+
+def _ty_py(value):
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return _json.loads(_JSON.stringify(value))
+
+async def _ty_cap(fn, *args):
+    try:
+        value = await fn(*args)
+    except Exception as e:
+        err = getattr(e, "js_error", e)
+        code = getattr(err, "code", None)
+        message = getattr(err, "message", None)
+        if not isinstance(code, str):
+            raise
+        raise CapabilityError(code, message if isinstance(message, str) else str(e)) from None
+    return _ty_py(value)
+
+class _Storage:
+    """Per-revision storage: await get(key), set(key, value), delete(key), list(prefix=None)."""
+    __slots__ = ("_s",)
+    def __init__(self, s):
+        self._s = s
+    async def get(self, key):
+        return await _ty_cap(self._s.get, key)
+    async def set(self, key, value):
+        return await _ty_cap(self._s.set, key, _ty_js(value))
+    async def delete(self, key):
+        return await _ty_cap(self._s.delete, key)
+    async def list(self, prefix=None):
+        return await _ty_cap(self._s.list, prefix)
+
+class Ctx:
+    """The capabilities of one call (the JavaScript ctx with Python names)."""
+    __slots__ = ("_c", "storage", "fetch")
+    def __init__(self, c):
+        self._c = c
+        self.storage = _Storage(c.storage)
+        self.fetch = c.fetch
+    @property
+    def signal(self):
+        return self._c.signal
+    async def get_secret(self, name):
+        return await _ty_cap(self._c.getSecret, name)
+    async def create_subtasks_result(self, drafts):
+        return await _ty_cap(self._c.createSubtasksResult, _ty_js(drafts))
+    async def resolve_invocation(self, name):
+        return await _ty_cap(self._c.resolveInvocation, name)
+    getSecret = get_secret
+    createSubtasksResult = create_subtasks_result
+    resolveInvocation = resolve_invocation
+
+(_ty_loads, _ty_dumps, Ctx)
+`;
