@@ -36,6 +36,9 @@ export const ERROR_CODES = [
   'E_HOOK_BLOCKED',
   'E_HOOK_FAILED',
   'E_MCP',
+  'E_MCP_TIMEOUT',
+  'E_MCP_CRASHED',
+  'E_MCP_REDEFINED',
   'E_BUSY',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -151,13 +151,18 @@ describe('direct tools/call path', () => {
     expect(conn.logs).toContain(JSON.stringify({ server: 'fx', method: 'tools/call', name: 'slow', outcome: 'failed' }));
   });
 
-  it('a call past its time gets -32001 and is cancelled on the server', async () => {
+  it('a call past its time gets E_MCP_TIMEOUT (-32011, never the SDK timeout code) and its session and server end', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     conn = await connect({ home, sandbox: 't', startUpstream: (d, o, s) => UpstreamSession.start(d, { ...o, requestTimeoutMs: 300 }, s) });
+    const first = (await received(conn)).pgid;
     const r = await refusal(conn.client.callTool({ name: 'fx__slow', arguments: { ms: 5000 } }));
-    expect(r.code).toBe(-32001);
-    expect(r.message).toContain('timed out');
-    expect((await received(conn)).received.some((m) => m.method === 'notifications/cancelled')).toBe(true);
+    expect([r.code, r.stable]).toEqual([-32011, 'E_MCP_TIMEOUT']);
+    expect(r.message).toMatch(/did not answer tools\/call within 0\.3 s/);
+    // the hung server's process group is gone; the next call gets a fresh server
+    for (let i = 0; i < 200 && groupAlive(first); i++) await new Promise((res) => setTimeout(res, 20));
+    expect(groupAlive(first)).toBe(false);
+    const next = await received(conn);
+    expect(next.pgid).not.toBe(first);
   });
 
   it('a result that is not an MCP CallToolResult is refused with E_MCP; structured content is checked against the output schema', async () => {

@@ -25,6 +25,8 @@ const tools = [
   { name: 'big', description: 'answers with n bytes', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } },
   { name: 'slow', description: 'answers after ms', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } } },
   { name: 'bad', description: 'answers with a result that is not a CallToolResult', inputSchema: { type: 'object', properties: { how: { type: 'string' } } } },
+  { name: 'crash', description: 'the process exits', inputSchema: { type: 'object', properties: {} } },
+  { name: 'junk', description: 'writes n lines that are not JSON-RPC, then answers', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } },
   { name: 'shaped', description: 'structured output', inputSchema: { type: 'object', properties: { n: {} } }, outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
 ];
 // FX_SCHEMAS=1: tools whose schemas carry regexes (a catastrophic one, and one only a backtracking engine can run)
@@ -98,6 +100,11 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'found ' + m.params.arguments.q }] } });
     } else if (name === 'find') {
       send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: `${process.env.FX_VARIANT ?? 'a'} found ${JSON.stringify(m.params.arguments)}` }] } });
+    } else if (name === 'crash') {
+      process.exit(3);
+    } else if (name === 'junk') {
+      for (let i = 0; i < m.params.arguments.n; i++) process.stdout.write(i % 2 ? 'not json at all\n' : '{"no":"jsonrpc"}\n');
+      send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'after junk' }] } });
     } else if (name === 'slow') {
       setTimeout(() => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'slept' }] } }), m.params.arguments.ms);
     } else if (name === 'bad') {

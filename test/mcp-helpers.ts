@@ -24,8 +24,8 @@ export async function tempHome(): Promise<{ home: string; cleanup: () => Promise
 }
 
 /** Save a definition running `node SCRIPT ARGS...`. */
-export async function addNodeServer(home: string, name: string, script: string, args: string[] = [], extra: { env?: Record<string, string>; allow?: string[]; ask?: 'none' | 'default'; shared?: boolean } = {}): Promise<McpDefinition> {
-  const def = buildDefinition({ name, command: [process.execPath, script, ...args], folder: ROOT, processEnv: process.env, env: extra.env ?? {}, allow: extra.allow ?? [], ask: extra.ask ?? 'default', shared: extra.shared ?? false });
+export async function addNodeServer(home: string, name: string, script: string, args: string[] = [], extra: { env?: Record<string, string>; allow?: string[]; ask?: 'none' | 'default'; shared?: boolean; timeoutMs?: number } = {}): Promise<McpDefinition> {
+  const def = buildDefinition({ name, command: [process.execPath, script, ...args], folder: ROOT, processEnv: process.env, env: extra.env ?? {}, allow: extra.allow ?? [], ask: extra.ask ?? 'default', shared: extra.shared ?? false, ...(extra.timeoutMs !== undefined ? { timeoutMs: extra.timeoutMs } : {}) });
   await saveDefinition(home, def);
   return def;
 }

@@ -118,7 +118,7 @@ describe('SessionPool', () => {
     const pool = new SessionPool<Fake>({});
     const old = new Fake();
     await pool.use('a', 'v1', async () => old, async () => 1);
-    await expect(pool.use('a', 'v2', async () => new Fake(), async () => 1)).rejects.toMatchObject({ code: 'E_MCP', message: expect.stringContaining('gone') });
+    await expect(pool.use('a', 'v2', async () => new Fake(), async () => 1)).rejects.toMatchObject({ code: 'E_MCP_REDEFINED', message: expect.stringContaining('gone') });
     expect(old.closed).toBe(true);
     expect(await pool.use('a', 'v2', async () => new Fake(), async () => 3)).toBe(3);
     await pool.closeAll();

@@ -109,7 +109,7 @@ export class SessionPool<S extends Closable> {
     let e = this.entries.get(key);
     if (e !== undefined && e.fingerprint !== fingerprint) {
       await this.end(key);
-      throw new TyError('E_MCP', 'this session is gone: its server was defined again; the next request starts a new one');
+      throw new TyError('E_MCP_REDEFINED', 'this session is gone: its server was defined again; the next request starts a new one');
     }
     // a ready session needs no wait (and no abort listener): the common case of every call after the first
     if (e !== undefined && e.state === 'ready' && e.session !== undefined) {

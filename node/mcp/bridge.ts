@@ -156,13 +156,20 @@ export class RpcFailure extends Error {
 }
 
 /**
+ * JSON-RPC codes (implementation-defined server errors, -32000..-32099) of a bridged server's own faults,
+ * each distinct, and none the SDK's RequestTimeout (-32001) or ConnectionClosed (-32000): a server that
+ * did not answer within its call timeout, one whose process exited, a session ended by a redefinition.
+ */
+export const SERVER_FAULT_CODES: Readonly<Record<string, number>> = { E_MCP_TIMEOUT: -32011, E_MCP_CRASHED: -32012, E_MCP_REDEFINED: -32013 };
+
+/**
  * Map a refusal to the JSON-RPC error the client sees: -32602 for bad arguments or an unknown tool,
- * -32003 for E_BUSY, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
+ * -32003 for E_BUSY, SERVER_FAULT_CODES for a server's faults, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
  */
 export function toMcpError(e: unknown): Error {
   if (e instanceof McpError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
-  const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : t.code === 'E_BUSY' ? -32003 : -32001;
+  const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
   return new RpcFailure(num, t.message, { code: t.code });
 }
 

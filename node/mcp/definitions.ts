@@ -39,7 +39,12 @@ export const McpDefinitionSchema = z.strictObject({
   shared: z.boolean(),
   /** The folder it was added from (recorded for identity only; the server runs in `/`). */
   folder: z.string().max(4096),
+  /** How long the bridge waits for one answer (reset by progress), ms; past it the session and its server end (default 60 000). */
+  timeoutMs: z.number().int().min(100).max(86_400_000).optional(),
 });
+
+/** Default bridge call timeout, ms: past it a server session is ended and the next call starts a new one. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
 
 /** The folder holding definitions: `<home>/config/mcp` (0700). */
@@ -120,6 +125,8 @@ export interface NewDefinition {
   allow?: string[];
   ask?: 'default' | 'none';
   shared?: boolean;
+  /** Bridge call timeout, ms (`--timeout`). */
+  timeoutMs?: number;
   /** Where `mcp add` ran. */
   folder: string;
   /** The adding process's environment, for the snapshot. */
@@ -164,6 +171,10 @@ export function buildDefinition(input: NewDefinition): McpDefinition {
   }
   for (const a of input.allow ?? []) if (a.length === 0 || a.length > 256) throw new TyError('E_USAGE', '--allow needs a tool name');
   const def: McpDefinition = { v: 1, name: name.data, args, env, allow: [...(input.allow ?? [])], ask: input.ask ?? 'default', shared: input.shared ?? false, folder: input.folder };
+  if (input.timeoutMs !== undefined) {
+    if (!Number.isInteger(input.timeoutMs) || input.timeoutMs < 100 || input.timeoutMs > 86_400_000) throw new TyError('E_USAGE', '--timeout takes whole ms from 100 to 86 400 000');
+    def.timeoutMs = input.timeoutMs;
+  }
   if (command !== undefined) def.command = command;
   if (url !== undefined) def.url = url;
   return def;

@@ -80,6 +80,9 @@ export interface ProcessTransportOptions {
   maxMessageBytes?: number;
 }
 
+/** Lines that are not JSON-RPC messages a server may send in one session before it is ended. */
+export const JUNK_LIMIT = 100;
+
 /**
  * An SDK Transport to a child process over stdio. Unlike the SDK's StdioClientTransport it adds no
  * environment of its own, runs the child in `/` in a new process group, and applies the bridge's
@@ -93,8 +96,10 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  /** Why the session ended, when the bridge ended it (an oversize message); undefined otherwise. */
+  /** Why the session ended (an oversize message, too many junk lines, the process exited); undefined when the bridge closed it. */
   endReason: TyError | undefined;
+  /** Lines that were not JSON-RPC messages (junk, or answers that are not JSON-RPC), this session. */
+  private junk = 0;
 
   constructor(private readonly opts: ProcessTransportOptions) {}
 
@@ -140,9 +145,10 @@ export class ProcessTransport implements Transport {
       }
     });
     child.stdin?.on('error', () => undefined);
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       if (!this.closed) {
         this.closed = true;
+        this.endReason ??= new TyError('E_MCP_CRASHED', `the server process exited (${signal !== null ? `signal ${signal}` : `exit code ${code ?? '?'}`}); the next call starts a new one`);
         // stragglers left in the group go too
         try {
           if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -165,10 +171,25 @@ export class ProcessTransport implements Transport {
     }
     if (rule.action === 'drop') {
       this.opts.onFiltered?.({ action: 'drop', method });
+      if (m.kind === 'invalid') this.countJunk();
       return;
     }
-    if (m.kind === 'invalid') return;
+    if (m.kind === 'invalid') {
+      this.countJunk();
+      return;
+    }
     this.onmessage?.(m.message as unknown as JSONRPCMessage);
+  }
+
+  /** One more line that is not a JSON-RPC message: past JUNK_LIMIT the session ends (a server gone wrong). */
+  private countJunk(): void {
+    if (++this.junk < JUNK_LIMIT || this.closed) return;
+    const reason = new TyError('E_MCP', `the server sent ${JUNK_LIMIT} lines that are not JSON-RPC messages; its session was ended and the next call starts a new one`);
+    this.endReason = reason;
+    this.closed = true;
+    this.onerror?.(reason);
+    this.onclose?.();
+    void this.close();
   }
 
   private write(message: unknown): void {

@@ -7,7 +7,7 @@ import { TyError } from '../../core/errors.js';
 import { inertText } from '../../core/text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from '../../core/mcp/args.js';
 import { MAX_MESSAGE_BYTES, checkToolResult, classify, serverMessageRule } from '../../core/mcp/messages.js';
-import type { McpDefinition } from './definitions.js';
+import { DEFAULT_CALL_TIMEOUT_MS, type McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
 import { SocketTransport, connectHub, type HubLauncher } from './hub.js';
 
@@ -26,7 +26,10 @@ export interface UpstreamOptions {
   onClose?: () => void;
   /** A listed tool hidden because its input or output schema cannot be used (e.g. a pattern the linear-time engine refuses). */
   onToolRefused?: (tool: string, reason: string) => void;
-  /** Per-request timeout, ms (default 600 000; reset by progress). */
+  /**
+   * Per-request timeout, ms (default: the definition's timeoutMs, else 60 000; reset by progress). A request
+   * past it fails with E_MCP_TIMEOUT and ends the session (the server process stops; the next call starts anew).
+   */
   requestTimeoutMs?: number;
   /** For `shared` definitions: where the hub's socket lives and how to start a hub. */
   hub?: { home: string; launcher: HubLauncher };
@@ -183,7 +186,7 @@ export class UpstreamSession {
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
     // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
     const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) } });
-    const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? 600_000);
+    const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
@@ -251,7 +254,7 @@ export class UpstreamSession {
     const refused = new Map<string, string>();
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
-      const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
+      const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'tools/list');
       for (const t of r.tools) {
         // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
         const badName = TOOL_NAME_RE.test(t.name) ? undefined : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
@@ -350,13 +353,17 @@ export class UpstreamSession {
       this.sweepTimer = undefined;
       const now = Date.now();
       let next = Infinity;
+      let late = false;
       for (const c of [...this.calls.values()]) {
         if (c.deadline <= now) {
           c.cancel('timed out');
-          c.settle(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs }));
+          c.settle(this.timedOut('tools/call'));
+          late = true;
         } else next = Math.min(next, c.deadline);
       }
-      if (next !== Infinity && !this.ended) this.armSweep(next - now);
+      // a server that did not answer in time is taken as hung: its session (and process) ends
+      if (late) void this.close(this.timedOut('tools/call'));
+      else if (next !== Infinity && !this.ended) this.armSweep(next - now);
     }, Math.max(1, ms));
     (this.sweepTimer as { unref?: () => void }).unref?.();
   }
@@ -373,13 +380,25 @@ export class UpstreamSession {
     return this.transport instanceof ProcessTransport ? this.transport.endReason : undefined;
   }
 
-  /** An SDK Client request whose "Connection closed" is replaced by the reason the session ended, when known. */
-  private async sdk<T>(p: Promise<T>): Promise<T> {
+  /** The error of a request the server did not answer within the timeout (never the SDK's own timeout code). */
+  private timedOut(method: string): TyError {
+    return new TyError('E_MCP_TIMEOUT', `server "${this.server}" did not answer ${method} within ${Math.round(this.timeoutMs / 100) / 10} s (its call timeout); its session was ended and the next call starts a new one`);
+  }
+
+  /**
+   * An SDK Client request whose "Connection closed" is replaced by the reason the session ended, when
+   * known; a timeout ends the session and becomes E_MCP_TIMEOUT.
+   */
+  private async sdk<T>(p: Promise<T>, method = 'a request'): Promise<T> {
     try {
       return await p;
     } catch (e) {
       const reason = this.endReason();
       if (reason !== undefined && e instanceof McpError && e.code === ErrorCode.ConnectionClosed) throw reason;
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+        void this.close(this.timedOut(method));
+        throw this.timedOut(method);
+      }
       throw e;
     }
   }
@@ -427,29 +446,29 @@ export class UpstreamSession {
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */
   listPrompts(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
+    return this.sdk(this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'prompts/list');
   }
   getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }));
+    return this.sdk(this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }), 'prompts/get');
   }
   listResources(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
+    return this.sdk(this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'resources/list');
   }
   listResourceTemplates(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }));
+    return this.sdk(this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'resources/templates/list');
   }
   readResource(uri: string, signal?: AbortSignal) {
-    return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }));
+    return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }), 'resources/read');
   }
   /** Server capabilities from the handshake. */
   capabilities() {
     return this.client.getServerCapabilities() ?? {};
   }
 
-  /** End the session: the server and its whole process group stop. Idempotent. */
-  async close(): Promise<void> {
+  /** End the session: the server and its whole process group stop; calls still waiting fail with `reason`. Idempotent. */
+  async close(reason?: TyError): Promise<void> {
     this.ended = true;
-    this.failCalls();
+    this.failCalls(reason);
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);
   }

@@ -14,8 +14,11 @@ const defs = () => import('../../mcp/definitions.js');
 const add: CliCommand = {
   path: ['mcp', 'add'],
   summary: 'define an MCP server the bridge may run (0600 file in the settings folder)',
-  usage: `Usage: tycli mcp add NAME [--env K=V ...] [--env-from K ...] [--allow TOOL ...] [--ask none] [--shared] -- COMMAND ARGS...
-       tycli mcp add NAME --url https://HOST/PATH [--header 'Name: value' ...] [--header-env 'Name=VAR' ...] [--allow TOOL ...] [--ask none]
+  usage: `Usage: tycli mcp add NAME [--env K=V ...] [--env-from K ...] [--allow TOOL ...] [--ask none] [--shared] [--timeout MS] -- COMMAND ARGS...
+       tycli mcp add NAME --url https://HOST/PATH [--header 'Name: value' ...] [--header-env 'Name=VAR' ...] [--allow TOOL ...] [--ask none] [--timeout MS]
+
+--timeout MS (default 60000, reset by progress): a server that answers no request within it is taken as
+hung; its session and process end (E_MCP_TIMEOUT) and the next call starts a fresh one.
 
 --env-from K and --header-env Name=VAR take the value from tycli's own environment, so a token never
 appears on a command line. --shared runs one server for every session, under a hub (tycli mcp hub).
@@ -36,6 +39,7 @@ call. Adding a name again replaces it and ends its running sessions.`,
     url: { type: 'string' },
     header: { type: 'string', multiple: true },
     shared: { type: 'boolean' },
+    timeout: { type: 'string' },
   },
   async run(ctx, v, pos) {
     const { buildDefinition, describeDefinition, loadDefinition, parseEnvPairs, saveDefinition } = await defs();
@@ -67,6 +71,7 @@ call. Adding a name again replaces it and ends its running sessions.`,
       allow: ctx.globals.allow,
       ask: (ask as 'none' | 'default' | undefined) ?? 'default',
       shared: v.shared === true,
+      ...(v.timeout !== undefined ? { timeoutMs: Number(v.timeout) } : {}),
       folder: ctx.cwd,
       processEnv: ctx.env,
     });
