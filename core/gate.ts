@@ -168,6 +168,8 @@ function describe(req: GateRequest): string {
       return `calling tool ${req.toolName}@${rev}`;
     case 'fetch':
       return `${req.access ?? ''} fetch to ${req.target ?? '(no origin)'} by ${req.toolName}@${rev}`.trim();
+    case 'registry':
+      return `registry ${req.target ?? ''} of ${req.toolName}${req.revision === '*' ? '' : `@${rev}`} by ${req.principal}`;
     default:
       return `${req.kind}${req.target !== undefined ? ` ${req.target}` : ''} by ${req.toolName}@${rev}`;
   }
@@ -294,7 +296,7 @@ export class PermissionGate implements Gate {
 
   async #checkPause(req: GateRequest, t0: number): Promise<void> {
     try {
-      await this.#d.pause.check(req.toolName);
+      await this.#d.pause.check(req.pauseKey ?? req.toolName);
     } catch (e) {
       const te = toTyError(e, 'E_STORE');
       const paused = te.code === 'E_PAUSED';
@@ -306,8 +308,9 @@ export class PermissionGate implements Gate {
   /** Record a refusal (audit + pause count) and throw. */
   async #refuse(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode, message: string): Promise<never> {
     let msg = this.#scrub(message);
-    const nowPaused = await this.#d.pause.recordRefusal(req.toolName);
-    if (nowPaused) msg += ` Too many refusals: calls to "${req.toolName}" are now paused until a person runs: tycli resume ${req.toolName}`;
+    const pauseKey = req.pauseKey ?? req.toolName;
+    const nowPaused = await this.#d.pause.recordRefusal(pauseKey);
+    if (nowPaused) msg += ` Too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person runs: tycli resume ${pauseKey}`;
     await this.#audit(req, v, t0, outcome, code);
     const data: Record<string, unknown> = { rule: v.trace.rule, list: v.trace.list, scope: v.trace.scope };
     if (code === 'E_CAPABILITY_DENIED') data.suggestedRule = suggestRule(req);
@@ -404,7 +407,12 @@ export class PermissionGate implements Gate {
     }
     const q: Question = {
       id: this.#d.newId?.() ?? globalThis.crypto.randomUUID(),
-      title: req.kind === 'tool' ? `Allow tool ${req.toolName}?` : `Allow ${req.toolName} to use ${req.kind}${req.target !== undefined ? ` ${req.target}` : ''}?`,
+      title:
+        req.kind === 'tool'
+          ? `Allow tool ${req.toolName}?`
+          : req.kind === 'registry'
+            ? `Allow ${req.principal} to ${req.target ?? 'change'} the tool binding of ${req.toolName}?`
+            : `Allow ${req.toolName} to use ${req.kind}${req.target !== undefined ? ` ${req.target}` : ''}?`,
       details: [
         `tool: ${req.toolName}`,
         `revision: ${req.revision}`,

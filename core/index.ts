@@ -40,3 +40,7 @@ export { clientMessageRule, serverMessageRule, stripClientCapabilities, LineFram
 export { checkToolArguments } from './mcp/args.js';
 export { SessionPool, DEFAULT_POOL_LIMITS } from './mcp/pool.js';
 export { mergedSchema, chooseTargets, NamespaceSchema, type Namespace } from './mcp/namespace.js';
+export { RegistrationServer, ProtocolSession, DEFAULT_PROTOCOL_LIMITS, type RegistrationServerOptions, type SessionOptions, type ProtocolRunner, type RegistryAction } from './registration/server.js';
+export { ProtocolClient, ProtocolError, httpTransport, type ClientTransport, type ClientOptions, type RunOptions } from './registration/client.js';
+export { classifyInbound, rpcFailure, RPC_CODES, MAX_PROTOCOL_MESSAGE_BYTES } from './registration/rpc.js';
+export { RegistrationRate } from './registration/limits.js';

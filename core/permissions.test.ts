@@ -272,3 +272,27 @@ describe('rule messages', () => {
     expect(message).toContain('fetch(read:https://x.example.com)');
   });
 });
+
+describe('registry rules (registration protocol clients)', () => {
+  const reg = (target: string, principal = 'protocol:ide'): RuleSubject => ({ kind: 'registry', toolName: 'weather', revision: REV, target, principal });
+  it('parse ACTION and ACTION:PRINCIPAL, match per principal with globs, and refuse unknown actions', () => {
+    expect(parseRule('registry(add)').matches(reg('add', 'origin:https://a.example'))).toBe(true);
+    expect(parseRule('registry(add)').matches(reg('activate'))).toBe(false);
+    expect(parseRule('registry(activate:protocol:ide)').matches(reg('activate'))).toBe(true);
+    expect(parseRule('registry(activate:protocol:ide)').matches(reg('activate', 'protocol:other'))).toBe(false);
+    expect(parseRule('registry(*:origin:https://*.example.com)').matches(reg('remove', 'origin:https://app.example.com'))).toBe(true);
+    expect(parseRule('registry(*:origin:https://*.example.com)').matches(reg('remove', 'protocol:ide'))).toBe(false);
+    expect(parseRule('registry(add)').matches(tool())).toBe(false);
+    expect(parseRule('REGISTRY(Add:protocol:ide)').text).toBe('registry(add:protocol:ide)');
+    expect(errorOf(() => parseRule('registry(publish)')).code).toBe('E_INVALID_SETTINGS');
+    expect(suggestRule(reg('activate'))).toBe('registry(activate:protocol:ide)');
+  });
+  it('standard mode allows connect, add and read, asks for activate and remove; deny wins; strict asks for all', () => {
+    const std = policy({ scope: 'user' });
+    for (const a of ['connect', 'add', 'read']) expect(decide(std, reg(a)).effect).toBe('allow');
+    for (const a of ['activate', 'remove']) expect(decide(std, reg(a)).effect).toBe('ask');
+    expect(decide(policy({ scope: 'user', allow: ['registry(activate:protocol:ide)'] }), reg('activate')).effect).toBe('allow');
+    expect(decide(policy({ scope: 'user', allow: ['registry(*)'], deny: ['registry(add:protocol:ide)'] }), reg('add')).effect).toBe('deny');
+    expect(decide(policy({ scope: 'user', mode: 'strict' }), reg('read')).effect).toBe('ask');
+  });
+});

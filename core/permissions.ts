@@ -7,7 +7,8 @@ import type { GateRequest } from './runtime.js';
  * - `strict`: ask for everything (tool invocations included).
  * - `standard` (default): tool invocations and the low-risk capabilities `storage`, `subtasks`, `resolve`
  *   are allowed (still inside the manifest's upper bound); `fetch`, `secret`, `mcp`, `mcp-resource`,
- *   `mcp-prompt`, `popup`, `python` ask.
+ *   `mcp-prompt`, `popup`, `python` ask; of registration requests (kind `registry`), `connect`, `add` and `read` are allowed,
+ *   `activate` (moving an active binding) and `remove` ask.
  * - `unrestricted`: allow everything not denied and not matched by an `alwaysAsk` rule.
  * No mode widens the manifest's upper bound, and none overrides a deny rule.
  */
@@ -23,11 +24,14 @@ export const SCOPES = ['flags', 'session', 'local', 'project', 'user'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type RuleKind = GateRequest['kind'];
-const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'popup', 'python'];
+const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'popup', 'python', 'registry'];
+/** Registry actions (`registry(ACTION[:PRINCIPAL])`); `add` and `read` are low risk, moving or removing a binding is not. */
+const REGISTRY_ACTIONS = ['connect', 'add', 'activate', 'remove', 'read'] as const;
+const LOW_RISK_REGISTRY: ReadonlySet<string> = new Set(['connect', 'add', 'read']);
 const LOW_RISK: ReadonlySet<RuleKind> = new Set<RuleKind>(['tool', 'storage', 'subtasks', 'resolve']);
 
 /** The part of a request rules look at. */
-export type RuleSubject = Pick<GateRequest, 'kind' | 'toolName' | 'revision' | 'target' | 'access'>;
+export type RuleSubject = Pick<GateRequest, 'kind' | 'toolName' | 'revision' | 'target' | 'access'> & { principal?: string };
 
 /** A parsed rule: canonical text plus a matcher. */
 export interface Rule {
@@ -154,6 +158,9 @@ function subjectServerItem(target: string | undefined): { server: string; item: 
  * - `mcp(SERVER/TOOL)`, `mcp-resource(SERVER/URI)`, `mcp-prompt(SERVER/NAME)`: `*` globs in either part; `mcp(*)`.
  * - `popup(custom-html)`, `popup(https://ORIGIN)`, `popup(*)`.
  * - `secret(NAME)`, `resolve(TOOL)`, `storage(*)`, `subtasks(*)`, `python(*)`: `*` globs.
+ * - `registry(ACTION)`, `registry(ACTION:PRINCIPAL)`: registration requests of protocol clients; ACTION `add`,
+ *   `activate` (moving an active binding), `remove`, `read` (tool/list, tool/show), `connect` (initialize) or `*`; PRINCIPAL a glob over
+ *   the client's principal (`protocol:ide`, `origin:https://app.example.com`, `protocol:*`), default any.
  * Kind and access keywords are case-insensitive; origins are normalized (host case, port 443, IDN).
  * @throws TyError E_INVALID_SETTINGS naming the rule and what is wrong.
  */
@@ -221,6 +228,19 @@ export function parseRule(input: string): Rule {
         kind,
         text: `popup(${originText(origin)})`,
         matches: (s) => s.kind === 'popup' && s.target !== 'custom-html' && originMatches(origin, s.target),
+      };
+    }
+    case 'registry': {
+      const colon = body.indexOf(':');
+      const action = (colon < 0 ? body : body.slice(0, colon)).toLowerCase();
+      const who = colon < 0 ? '*' : body.slice(colon + 1);
+      if (action !== '*' && !(REGISTRY_ACTIONS as readonly string[]).includes(action)) throw invalid(rule, `registry action "${action.slice(0, 40)}" must be ${REGISTRY_ACTIONS.join(', ')} or *, as in registry(add) or registry(activate:protocol:ide)`);
+      if (!ITEM_RE.test(who)) throw invalid(rule, 'the principal must be printable ASCII without spaces, quotes, backslashes or parentheses');
+      const re = globToRegExp(who);
+      return {
+        kind,
+        text: `registry(${action}${who === '*' ? '' : `:${who}`})`,
+        matches: (s) => s.kind === 'registry' && (action === '*' || s.target === action) && (who === '*' || (s.principal !== undefined && re.test(s.principal))),
       };
     }
     default: {
@@ -359,6 +379,8 @@ export function suggestRule(s: RuleSubject): string {
       const origin = n ? `https://${n.host}${n.port ? `:${n.port}` : ''}` : String(s.target);
       return `fetch(${s.access ?? '*'}:${origin})`;
     }
+    case 'registry':
+      return `registry(${s.target ?? '*'}${s.principal !== undefined ? `:${s.principal}` : ''})`;
     default:
       return `${s.kind}(${s.target ?? '*'})`;
   }
@@ -401,7 +423,8 @@ export function decide(policy: Policy, req: RuleSubject & { requested?: boolean 
   if (yes) return { effect: 'allow', trace: { list: 'remembered', rule: `earlier answer "yes"${yes.channel ? ` via ${yes.channel}` : ''}`, scope: yes.scope }, alwaysAsk: false, suggestedRule };
   const k = first('ask');
   if (k) return fromRule('ask', k, req);
-  const effect = policy.mode === 'unrestricted' || (policy.mode === 'standard' && LOW_RISK.has(req.kind)) ? 'allow' : 'ask';
+  const lowRisk = req.kind === 'registry' ? LOW_RISK_REGISTRY.has(req.target ?? '') : LOW_RISK.has(req.kind);
+  const effect = policy.mode === 'unrestricted' || (policy.mode === 'standard' && lowRisk) ? 'allow' : 'ask';
   return { effect, trace: { list: 'mode', rule: `mode ${policy.mode}`, scope: policy.modeScope }, alwaysAsk: false, suggestedRule };
 }
 

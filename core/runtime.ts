@@ -92,10 +92,10 @@ export type Principal = string;
 export interface GateRequest {
   principal: Principal;
   /** `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup, python). */
-  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'popup' | 'python';
+  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'popup' | 'python' | 'registry';
   toolName: string;
   revision: string;
-  /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin. */
+  /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin; for registry: `add`, `activate`, `remove` or `read`. */
   target?: string;
   access?: 'read' | 'write';
   /** MCP server hints, shown in questions; never skip asking. */
@@ -118,6 +118,11 @@ export interface GateRequest {
    * trace naming this rule and scope.
    */
   preapproved?: { rule: string; scope: string };
+  /**
+   * The name refusals are counted against for a pause (default `toolName`). Registration requests use
+   * `registry:<principal>`, so a refused client pauses its own registrations, never the tool's calls.
+   */
+  pauseKey?: string;
 }
 
 /**

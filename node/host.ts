@@ -55,6 +55,8 @@ export interface NodeHost {
   store: Store;
   registry: HostToolRegistry;
   invoker: Invoker;
+  /** The permission gate calls pass (absent when opened without runtimes and no gate was given). */
+  gate: Gate | undefined;
   /** Destroy every sandbox this host started. Idempotent. */
   close(): Promise<void>;
 }
@@ -131,6 +133,10 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
       let ext: ExternalCaller | undefined;
       const mcpGate = gate;
       invokerOpts.external = async (identity, args, signal) => {
+        const exec = identity.manifest.execution;
+        if (exec.kind === 'external-service' && exec.transport === 'parent') {
+          throw new TyError('E_SANDBOX_UNAVAILABLE', `${identity.name} is executed by the page embedding the browser app (execution.transport "parent"); the command line has no such page`);
+        }
         if (!ext) {
           const { createMcpExternal } = await import('./mcp/external.js');
           ext = createMcpExternal(paths.home, { gate: mcpGate });
@@ -158,6 +164,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     store,
     registry,
     invoker,
+    gate: invokerOpts.gate,
     async close() {
       if (closed) return;
       closed = true;

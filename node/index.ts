@@ -9,3 +9,6 @@ export * from './os-sandbox/index.js';
 export * from './diagnostics/index.js';
 export { HostToolRegistry, type ListedTool } from './builtin-tools.js';
 export { PythonTool, detectPython, pythonToolManifest, pythonApprovalQuestion, pythonForSandbox, pythonReachableBy, registerPythonTool, PYTHON_NATIVE_ENTRY, type PythonInfo, type PythonToolOptions, type PythonResult } from './python-tool.js';
+export { protocolServerFor, serveProtocolStream, cliPrincipal } from './protocol-serve.js';
+export { serveProtocolHttp, SESSION_HEADER, type ProtocolHttpOptions, type ProtocolHttpHandle } from './protocol-http.js';
+export { checkLoopbackRequest, newBearerToken } from './http-guard.js';

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './manifest.js';
 export * from './task.js';
 export * from './wire.js';
+export * from './registration.js';

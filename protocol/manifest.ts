@@ -55,6 +55,11 @@ export const ExternalServiceSchema = z.strictObject({
   serviceId: z.string().min(1).max(128),
   /** The tool's name at that service. */
   tool: z.string().min(1).max(256).optional(),
+  /**
+   * Who executes it: `mcp` (default: the MCP bridge) or `parent` (the page embedding the browser app runs it
+   * itself and answers a `tool/call` request; browser host only, see docs/protocol.md).
+   */
+  transport: z.enum(['mcp', 'parent']).optional(),
 });
 export const ExecutionSchema = z.discriminatedUnion('kind', [SandboxedCodeSchema, TrustedNativeSchema, ExternalServiceSchema]);
 export type Execution = z.infer<typeof ExecutionSchema>;

@@ -1,12 +1,13 @@
 // `tycli mcp serve --http`: the bridge over streamable HTTP on loopback, with a bearer token, Host/Origin checks and the client-message rules; Node host, trusted side.
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
 import { checkRequestParams } from '../../core/mcp/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
 import type { McpBridge } from './bridge.js';
+import { checkLoopbackRequest, json, newBearerToken, readBody } from '../http-guard.js';
 
 export interface HttpServeOptions {
   /** TCP port on 127.0.0.1 (0: any free port). */
@@ -30,42 +31,6 @@ export interface HttpServeHandle {
   close(): Promise<void>;
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** Read a body of at most `max` bytes; undefined when it is larger (the rest is not buffered). */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > max) {
-        over = true;
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(c);
-    });
-    req.once('end', () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.once('error', reject);
-  });
-}
-
 /**
  * Serve the bridge at `http://127.0.0.1:PORT/mcp`. Every request needs `Authorization: Bearer TOKEN`
  * (401 otherwise), a Host naming this loopback address (421 otherwise: DNS rebinding), and no Origin or a
@@ -79,7 +44,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
  * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's StreamableHTTPServerTransport.
  */
 export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Promise<HttpServeHandle> {
-  const token = opts.token ?? randomBytes(32).toString('hex');
+  const token = opts.token ?? newBearerToken();
   const maxSessions = opts.maxSessions ?? 8;
   const waitMs = opts.waitMs ?? 60_000;
   const waiters = new Set<() => void>();
@@ -142,12 +107,8 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
-    const host = req.headers.host ?? '';
-    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return json(res, 421, { error: 'wrong Host' });
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`) return json(res, 403, { error: 'origin not allowed' });
-    const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token)) return json(res, 401, { error: 'missing or wrong bearer token' }, { 'www-authenticate': 'Bearer' });
+    const refused = checkLoopbackRequest(req, port, token);
+    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
 
     const sid = req.headers['mcp-session-id'];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;

@@ -13,11 +13,13 @@ import { permissionsCommands } from './permissions.js';
 import { sandboxCommands } from './sandbox.js';
 import { diagnosticsCommands } from './diagnostics.js';
 import { appCommands } from './app.js';
+import { serveCommands } from './serve.js';
 
 /** All commands, in --help order. Add one import line and one entry per module. */
 export const commands: CliCommand[] = [
   ...toolCommands,
   ...runCommands,
+  ...serveCommands,
   ...questionsCommands,
   ...answerCommands,
   ...askCommands,

@@ -1,0 +1,68 @@
+// Loopback HTTP request checks shared by `tycli mcp serve --http` and `tycli serve --http`: bearer token, Host (DNS rebinding), Origin, bounded bodies; Node host, trusted side.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A fresh bearer token: 32 random bytes as hex. */
+export function newBearerToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** Constant-time token comparison. */
+export function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Write one JSON body with a status. */
+export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Why a request was refused before anything read its body: HTTP status, a short reason, extra headers. */
+export interface GuardRefusal {
+  status: 401 | 403 | 421;
+  reason: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The checks every loopback endpoint makes, in this order: a Host naming this loopback address and port
+ * (421 otherwise: DNS rebinding), no Origin or a loopback Origin on the same port (403: a web page), and
+ * `Authorization: Bearer TOKEN` (401, with `WWW-Authenticate: Bearer`). Returns undefined when all pass.
+ */
+export function checkLoopbackRequest(req: IncomingMessage, port: number, token: string): GuardRefusal | undefined {
+  const host = req.headers.host ?? '';
+  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 421, reason: 'wrong Host' };
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`) return { status: 403, reason: 'origin not allowed' };
+  const auth = req.headers.authorization ?? '';
+  if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token)) return { status: 401, reason: 'missing or wrong bearer token', headers: { 'www-authenticate': 'Bearer' } };
+  return undefined;
+}
+
+/** Read a body of at most `max` bytes; undefined when it is larger (the rest is not buffered). */
+export function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > max) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.once('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.once('error', reject);
+  });
+}

@@ -1,0 +1,58 @@
+// The registration protocol on the command line: the Node host behind a RegistrationServer, served as NDJSON over stdio; Node host, trusted side.
+import type { Readable, Writable } from 'node:stream';
+import { LineFramer } from '../core/mcp/messages.js';
+import { RegistrationServer, type RegistrationServerOptions } from '../core/registration/server.js';
+import { rpcFailure, RPC_CODES } from '../core/registration/rpc.js';
+import { TyError } from '../core/errors.js';
+import type { NodeHost } from './host.js';
+
+/** The principal of a command-line protocol client: `protocol:<client name>` (the name from its initialize). */
+export const cliPrincipal = (client: { name: string }): string => `protocol:${client.name}`;
+
+/**
+ * A RegistrationServer over a Node host: registry and gate of the host, `tool/run` through its invoker (the
+ * session's principal on every call). Wire the host's `onToolLog` to `server.toolLog` for `$/log`.
+ * @throws TyError E_SANDBOX_UNAVAILABLE when the host was opened without its gate.
+ */
+export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOptions['limits']): RegistrationServer {
+  if (!host.gate) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the protocol needs a host with its gate');
+  const opts: RegistrationServerOptions = {
+    registry: host.registry,
+    gate: host.gate,
+    run: (ref, args, o) => host.invoker.invoke(ref, args, o),
+  };
+  if (limits) opts.limits = limits;
+  return new RegistrationServer(opts);
+}
+
+/**
+ * Serve one session on a byte stream pair: one JSON-RPC message per line (NDJSON, UTF-8, `\n`), each at most
+ * the server's maxMessageBytes (a longer line is skipped as it arrives and answered with an E_PROTOCOL error).
+ * Requests are handled in order (runs alongside later requests); every answer is one line. Resolves when
+ * `input` has ended and every request read was answered.
+ */
+export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable): Promise<void> {
+  const write = (m: unknown): void => {
+    if (!output.writableEnded && !output.destroyed) output.write(`${JSON.stringify(m)}\n`);
+  };
+  const session = server.connect({ principal: cliPrincipal, send: write });
+  const framer = new LineFramer(server.limits.maxMessageBytes);
+  const inflight = new Set<Promise<void>>();
+  const track = (p: Promise<void>): void => {
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  };
+  try {
+    for await (const chunk of input) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      for (const ev of framer.push(bytes)) {
+        if (ev.type === 'oversize') write(rpcFailure(null, RPC_CODES.INVALID_REQUEST, `message over ${server.limits.maxMessageBytes} bytes refused`, 'E_PROTOCOL'));
+        else track(session.receive(ev.text, write).catch(() => undefined));
+      }
+    }
+  } finally {
+    // end of input: answer what was asked (runs finish or time out), then end the session
+    while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    session.close();
+  }
+}
