@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { AskRouter } from '../core/ask.js';
 import { main } from '../node/cli/main.js';
 import type { CliIO } from '../node/cli/types.js';
 import { DIALOG_HEADER, DialogAskChannel } from '../node/ask-dialog.js';
@@ -186,6 +187,15 @@ describe('the dialog channel on its own', () => {
     expect(proc.env.SECRET_TOKEN).toBeUndefined();
     withdraw.abort();
     expect(await answer).toBeUndefined();
+    await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
+    expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+  }, 60_000);
+
+  it('no answer within ask_wait is no: the router refuses with timeout and the dialog process is killed', async () => {
+    const router = new AskRouter({ channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })], askWaitMs: 4000 });
+    const outcome = router.ask({ id: 't', title: 'Allow slow?', details: [] });
+    const { proc } = await dialogUp();
+    expect(await outcome).toMatchObject({ allow: false, reason: 'timeout' });
     await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
     expect(await windowsNamed(x.display, TITLE)).toEqual([]);
   }, 60_000);
