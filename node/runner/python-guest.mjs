@@ -238,7 +238,8 @@ export function createPythonGuest(h) {
  * Python run once after Pyodide starts (the same text the browser worker runs): JSON in and out, and the `ctx`
  * tools receive. ctx mirrors the JavaScript one with Python names: `await ctx.storage.get/set/delete/list`,
  * `await ctx.get_secret(name)`, `await ctx.create_subtasks_result(drafts)`, `await ctx.resolve_invocation(name)`,
- * `ctx.fetch` (the mediated fetch, also `js.fetch` and what `pyodide.http.pyfetch` calls). A refused or failed
+ * `await ctx.fetch(url, **pyfetch_kwargs)` (the mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
+ * `pyodide.http.pyfetch` reach the same mediated fetch). A refused or failed
  * capability raises `CapabilityError` with the same stable `code` a JavaScript tool sees (E_FETCH_TARGET, ...).
  */
 const PY_PRELUDE = `
@@ -268,7 +269,7 @@ def _ty_py(value):
         return value
     return _json.loads(_JSON.stringify(value))
 
-async def _ty_cap(fn, *args):
+async def _ty_cap(fn, *args, raw=False):
     try:
         value = await fn(*args)
     except Exception as e:
@@ -278,7 +279,7 @@ async def _ty_cap(fn, *args):
         if not isinstance(code, str):
             raise
         raise CapabilityError(code, message if isinstance(message, str) else str(e)) from None
-    return _ty_py(value)
+    return value if raw else _ty_py(value)
 
 class _Storage:
     """Per-revision storage: await get(key), set(key, value), delete(key), list(prefix=None)."""
@@ -296,14 +297,21 @@ class _Storage:
 
 class Ctx:
     """The capabilities of one call (the JavaScript ctx with Python names)."""
-    __slots__ = ("_c", "storage", "fetch")
+    __slots__ = ("_c", "storage")
     def __init__(self, c):
         self._c = c
         self.storage = _Storage(c.storage)
-        self.fetch = c.fetch
     @property
     def signal(self):
         return self._c.signal
+    async def fetch(self, url, **kwargs):
+        """The mediated fetch with pyfetch's arguments and result (a pyodide.http.FetchResponse); a refusal raises CapabilityError."""
+        from pyodide.http import FetchResponse
+        from pyodide.ffi import to_js
+        from js import Object
+        init = to_js(kwargs, dict_converter=Object.fromEntries)
+        response = await _ty_cap(self._c.fetch, url, init, raw=True)
+        return FetchResponse(url, response)
     async def get_secret(self, name):
         return await _ty_cap(self._c.getSecret, name)
     async def create_subtasks_result(self, drafts):
