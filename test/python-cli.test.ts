@@ -1,6 +1,7 @@
 // Sandboxed Python (Pyodide) on the command line: real Node and Deno sandbox processes under bubblewrap, verified assets; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliContractHost } from '../node/diagnostics/cli-host.js';
@@ -93,4 +94,56 @@ describe('Pyodide files are verified by sha-256 against core/pyodide-manifest.js
     utimesSync(lock, when, new Date(when.getTime() + 5000));
     await expect(rt.start(s)).rejects.toMatchObject({ code: 'E_INTEGRITY', message: expect.stringContaining('pyodide-lock.json') });
   });
+});
+
+describe('the retained Python sandbox and the start progress', () => {
+  it('keeps the initialized interpreter: only the first call of a revision starts Pyodide', async () => {
+    const { createNodeHost } = await import('../node/host.js');
+    const { PassThrough } = await import('node:stream');
+    const tmp = mkdtempSync(join(tmpdir(), 'tysandbox-pyret-'));
+    const events: string[] = [];
+    const h = await createNodeHost({
+      home: join(tmp, 'home'),
+      globals: { sandbox: 'required', allow: [], deny: [] },
+      io: { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), interactive: false },
+      python: false,
+      env: {},
+      cwd: tmp,
+      onStartProgress: (e) => events.push(e.phase),
+    });
+    try {
+      const source = ['import js', 'n = 0', 'def main(args, ctx):', '    global n', '    n += 1', '    return {"origin": js.performance.timeOrigin, "n": n}'].join('\n');
+      await h.registry.install({ name: 'pyret', description: '', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'python', source } });
+      const a = await h.invoker.invoke('pyret', {});
+      const b = await h.invoker.invoke('pyret', {});
+      expect(a).toMatchObject({ ok: true, result: { n: 1 } });
+      // Same process (same time origin), fresh module namespace (n starts over: no retainState), one start.
+      expect(b).toMatchObject({ ok: true, result: { n: 1, origin: (a as { result: { origin: number } }).result.origin } });
+      expect(events).toEqual(['start', 'done']);
+    } finally {
+      await h.close();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it.runIf(existsSync('/usr/bin/script'))('tycli run on a terminal shows a progress line while Pyodide loads, and none with --json', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'tysandbox-pytty-'));
+    const m = join(tmp, 'm.json');
+    writeFileSync(m, JSON.stringify({ name: 'pytty', description: '', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'python', source: 'def main(args, ctx):\n    return "py-" + str(6 * 7)' } }));
+    const bin = join(packageRoot(), 'bin', 'tycli.mjs');
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp };
+    const onTty = (args: string) => spawnSync('/usr/bin/script', ['-qec', `${process.execPath} ${bin} --home ${join(tmp, 'home')} ${args}`, '/dev/null'], { cwd: tmp, env, encoding: 'utf8', timeout: 120_000 }).stdout;
+    try {
+      expect(spawnSync(process.execPath, [bin, '--home', join(tmp, 'home'), 'tool', 'add', m], { env, encoding: 'utf8' }).status).toBe(0);
+      const human = onTty('--sandbox required run pytty');
+      expect(human).toMatch(/Starting Python \(Pyodide \d+\.\d+\.\d+\) in the sandbox… \d+\.\d s/);
+      expect(human).toContain('\r\x1b[2K'); // erased before the result
+      expect(human).toContain('py-42');
+      const json = onTty('--sandbox required --json run pytty');
+      expect(json).not.toContain('Starting Python');
+      expect(JSON.parse(json.trim())).toMatchObject({ ok: true, result: 'py-42' });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

@@ -95,7 +95,9 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const { createNodeHost } = await import('../../host.js');
     const { sanitizeInline } = await import('../../../core/text.js');
     const onToolLog = (_rev: string, level: string, text: string): void => void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
-    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}) });
+    // On a terminal (not with --json), a progress line while a Python revision's sandbox starts Pyodide.
+    const progress = ctx.globals.json ? undefined : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
+    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}) });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     process.once('SIGINT', onSignal);
