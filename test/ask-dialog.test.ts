@@ -1,4 +1,5 @@
 // The desktop dialog ask channel for real: zenity under Xvfb answered by xdotool, from a bridged MCP call through tycli mcp serve; test side.
+import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,6 +166,21 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
       await lock.release();
     }
   }, 90_000);
+  it('the MCP client going away while the dialog is up ends tycli and closes the dialog: no orphan process', async () => {
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/tycli.mjs'), '--home', home, 'mcp', 'serve'], cwd: ROOT, env: { HOME: home, DISPLAY: x.display }, stderr: 'pipe' });
+    const client = new Client({ name: 'desk', version: '1' }, { capabilities: {} });
+    await client.connect(transport);
+    const servePid = transport.pid;
+    expect(servePid).toBeTypeOf('number');
+    const call = client.callTool({ name: 'fx__search', arguments: { q: 'never answered' } }).catch((e: unknown) => e);
+    const { proc } = await dialogUp();
+    await client.close();
+    await waitFor('tycli mcp serve to end', async () => (pidAlive(servePid!) ? undefined : true), 20_000);
+    await waitFor('the dialog process to end', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
+    expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+    await call;
+  }, 60_000);
 });
 
 describe('the dialog channel on its own', () => {
@@ -189,6 +205,20 @@ describe('the dialog channel on its own', () => {
     expect(await answer).toBeUndefined();
     await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
     expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+  }, 60_000);
+
+  it('a process that exits with a dialog open takes the dialog with it', async () => {
+    const script = [
+      `import { DialogAskChannel } from ${JSON.stringify(join(ROOT, 'node/ask-dialog.ts'))};`,
+      `void new DialogAskChannel({ env: { DISPLAY: ${JSON.stringify(x.display)} } }).ask({ id: 'e', title: 'Allow exit?', details: [] }, new AbortController().signal);`,
+      `process.stdin.once('data', () => process.exit(0));`,
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const { proc } = await dialogUp();
+    child.stdin!.end('exit\n');
+    await exited;
+    await waitFor('the dialog process to end', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
   }, 60_000);
 
   it('no answer within ask_wait is no: the router refuses with timeout and the dialog process is killed', async () => {

@@ -1,5 +1,6 @@
 // A private Xvfb display and xdotool for dialog tests: finds dialog processes and their windows, answers them; test side.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
@@ -100,11 +101,16 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
   }
 }
 
-/** True while a process exists. */
+/** True while a process runs (a zombie, ended but not yet reaped, counts as ended). */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }
