@@ -85,6 +85,20 @@ describe('AskRouter', () => {
     expect(await new AskRouter().ask(q('empty'))).toMatchObject({ allow: false, reason: 'no-channel' });
   });
 
+  it('a no-channel refusal lists every channel with why it cannot ask; status() reports each', async () => {
+    const a = new ManualChannel('terminal');
+    a.isLive = false;
+    const b: AskChannel = { name: 'dialog', live: () => false, whyNot: () => 'no desktop session\u001b[2J', ask: async () => undefined };
+    const c: AskChannel = { name: 'store', live: () => false, whyNot: () => { throw new Error('x'); }, ask: async () => undefined };
+    const router = new AskRouter({ channels: [a, b, c] });
+    const out = await router.ask(q('none'));
+    expect(out).toMatchObject({ allow: false, reason: 'no-channel', channels: [{ name: 'terminal', live: false }, { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' }, { name: 'store', live: false }] });
+    if (out.allow) throw new Error('unexpected');
+    expect(askRefusalError('fetching', out).message).toContain('channels: terminal (not available); dialog (no desktop session\\x1b[2J); store (not available)');
+    a.isLive = true;
+    expect(await router.status()).toEqual([{ name: 'terminal', live: true }, { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' }, { name: 'store', live: false }]);
+  });
+
   it('only channels live at that moment are asked', async () => {
     const a = new ManualChannel('terminal');
     const b = new ManualChannel('store');

@@ -166,6 +166,16 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
       await lock.release();
     }
   }, 90_000);
+  it('without a desktop session the call is refused at once, and the refusal names each channel and why it cannot ask', async () => {
+    const client = await serve({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home });
+    try {
+      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/got none \(no-channel\): no channel could present it \(.*questions \(no `tycli questions --watch` running\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
+      expect(await processesOn(x.display, ZENITY)).toEqual([]);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 60_000);
+
   it('the MCP client going away while the dialog is up ends tycli and closes the dialog: no orphan process', async () => {
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
     const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/tycli.mjs'), '--home', home, 'mcp', 'serve'], cwd: ROOT, env: { HOME: home, DISPLAY: x.display }, stderr: 'pipe' });
