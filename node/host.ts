@@ -1,7 +1,7 @@
 // The Node host assembled: file store + registry + sandbox runtimes + pool + invoker; Node host, trusted side.
 import { Store } from '../core/store.js';
 import type { Asker } from '../core/ask.js';
-import { Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
+import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
 import { TyError } from '../core/errors.js';
 import type { CallLimits, CapabilityHandler, Gate, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import type { BwrapOptions } from './os-sandbox/bwrap.js';
@@ -48,6 +48,20 @@ export interface NodeHostOptions {
    * uses that interpreter. Default: offered when a `python3` is on PATH (env), detected on first use.
    */
   python?: PythonInfo | false;
+  /**
+   * Admission control: most calls in flight on this host at once; beyond it a call gets E_BUSY (core/invoke.ts).
+   * Default: $TYCLI_MAX_QUEUED_CALLS (env), else DEFAULT_MAX_QUEUED_CALLS (1024).
+   */
+  maxQueuedCalls?: number;
+}
+
+/** The host's admission bound: the option, else a positive integer in $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
+function queueBound(opts: NodeHostOptions): number {
+  if (opts.maxQueuedCalls !== undefined) return opts.maxQueuedCalls;
+  const v = (opts.env ?? process.env).TYCLI_MAX_QUEUED_CALLS;
+  if (v === undefined || v === '') return DEFAULT_MAX_QUEUED_CALLS;
+  if (!/^[1-9]\d{0,8}$/.test(v)) throw new TyError('E_USAGE', 'TYCLI_MAX_QUEUED_CALLS must be a positive integer');
+  return Number(v);
 }
 
 export interface NodeHost {
@@ -80,7 +94,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   const store = new Store(backend);
   const registry = new HostToolRegistry(store);
   const running = opts.startSandboxes !== false;
-  const invokerOpts: InvokerOptions = { registry, principal: opts.principal ?? 'cli:user' };
+  const invokerOpts: InvokerOptions = { registry, principal: opts.principal ?? 'cli:user', maxQueuedCalls: queueBound(opts) };
   const closers: (() => Promise<void>)[] = [];
   const env = opts.env ?? process.env;
   let settings: LoadedSettings | undefined;

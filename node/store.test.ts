@@ -112,6 +112,38 @@ describe('FileStoreBackend', () => {
     expect(JSON.parse(await readFile(join(lockDir, 'owner.json'), 'utf8')).token).toBe('other');
   });
 
+  it('recovers within a second a lock folder left without an owner file (its taker died before writing it)', async () => {
+    const s = new FileStoreBackend(join(root, 'store'), { lockTimeoutMs: 2000 });
+    await mkdir(join(root, 'store', '.locks', 'L'), { recursive: true });
+    expect(await s.withLock('L', async () => 'got it')).toBe('got it');
+  });
+
+  it('takes over a lock whose owner pid is alive but belongs to another process now (pid reused: other start time)', async () => {
+    const { processStartTime } = await import('./proc.js');
+    if (processStartTime(process.pid) === undefined) return; // no /proc: staleness falls back to lockStaleMs
+    const s = new FileStoreBackend(join(root, 'store'), { lockTimeoutMs: 2000 });
+    const lockDir = join(root, 'store', '.locks', 'L');
+    await mkdir(lockDir, { recursive: true });
+    const host = (await import('node:os')).hostname();
+    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, start: '1', host, token: 'reused', at: Date.now() }));
+    expect(await s.withLock('L', async () => 'got it')).toBe('got it');
+    // The same pid with its real start time is a live owner: E_BUSY.
+    await mkdir(lockDir, { recursive: true });
+    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), host, token: 'live', at: 0 }));
+    await expect(new FileStoreBackend(join(root, 'store'), { lockTimeoutMs: 200 }).withLock('L', async () => 'never')).rejects.toMatchObject({ code: 'E_BUSY' });
+  });
+
+  it('bounds its open files: 2,000 concurrent operations with maxOpenFiles 8 never hold more than 8 at once', async () => {
+    const s = new FileStoreBackend(join(root, 'store'), { maxOpenFiles: 8 });
+    const before = (await readdir('/proc/self/fd').catch(() => [])).length;
+    let peak = 0;
+    const timer = setInterval(() => void readdir('/proc/self/fd').then((l) => (peak = Math.max(peak, l.length - before)), () => {}), 1);
+    await Promise.all(Array.from({ length: 2000 }, (_, i) => (i % 2 ? s.put('ns', `k${i % 50}`, enc('v'.repeat(100))) : s.append('log', `line ${i}`))));
+    clearInterval(timer);
+    expect(await s.readLog('log')).toHaveLength(1000);
+    if (before > 0) expect(peak).toBeLessThanOrEqual(8 * 2 + 4);
+  });
+
   it('keeps a counter exact and every log line whole across 4 processes', async () => {
     const storeUrl = pathToFileURL(join(import.meta.dirname, 'store.ts')).href;
     const coreUrl = pathToFileURL(join(import.meta.dirname, '..', 'core', 'store.ts')).href;

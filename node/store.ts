@@ -1,12 +1,12 @@
 // File-system StoreBackend for the CLI: atomic files, append-only logs, cross-process locks; Node host, trusted side.
 import { randomBytes } from 'node:crypto';
 import { constants as FS } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../core/errors.js';
 import { checkKey, type StoreBackend } from '../core/store.js';
 import { appendLine } from './append.js';
+import { DirLocks } from './lock.js';
 
 /** Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave. */
 const ATOMIC_APPEND_BYTES = 4096;
@@ -14,18 +14,40 @@ const ATOMIC_APPEND_BYTES = 4096;
 export interface FileStoreOptions {
   /** Give up waiting for a lock after this long, ms (default 30 000) -> E_BUSY. */
   lockTimeoutMs?: number;
-  /** A lock older than this is taken over even if its owner seems alive (pid reuse guard), ms (default 600 000). */
+  /**
+   * A lock of another machine, or whose owner's start time is unknown (no /proc), is taken over after this long,
+   * ms (default 600 000). On Linux a same-machine owner is judged by pid plus process start time (node/lock.ts).
+   */
   lockStaleMs?: number;
+  /**
+   * Most store operations holding file descriptors at once (default DEFAULT_MAX_OPEN_FILES); the rest wait their
+   * turn in order. Bounds the store's descriptors however many calls are in flight.
+   */
+  maxOpenFiles?: number;
 }
 
-interface LockOwner {
-  pid: number;
-  host: string;
-  token: string;
-  at: number;
-}
+/** Default bound on the store's concurrent file operations (FileStoreOptions.maxOpenFiles). */
+export const DEFAULT_MAX_OPEN_FILES = 64;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** A counting semaphore: at most `max` holders, the rest queued first come, first served. */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(max: number) {
+    this.#free = max;
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((r) => this.#waiting.push(r));
+    try {
+      return await fn();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
 
 function isErrno(e: unknown, code: string): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
@@ -48,27 +70,33 @@ function pidAlive(pid: number): boolean {
  * - append: one `write` on an O_APPEND descriptor per line (atomic for lines up to PIPE_BUF); longer
  *   lines take the log's lock. A torn tail (a write cut short by a full disk) never merges with the next
  *   line: node/append.ts appendLine starts the record on a fresh line. Logs live in `<root>/.logs/<name>`.
- * - withLock: a `mkdir` lock folder `<root>/.locks/<name>` holding `owner.json` {pid, host, token, at};
- *   a lock whose owner process is gone (same host), whose owner file never appeared within 10 s, or
- *   older than `lockStaleMs` is taken over under a second "steal" lock so two waiters never both take it.
- *   Also serialized within the process. Not reentrant: do not take the same name inside `fn`.
+ * - withLock: a lock folder `<root>/.locks/<name>` holding `owner.json` {pid, start, host, token, at}, made whole
+ *   before it appears (node/lock.ts DirLocks): a lock whose owner is no longer the process that took it (pid gone
+ *   or reused, told by its start time) is recovered within a second. Also serialized within the process. Not
+ *   reentrant: do not take the same name inside `fn`.
+ * - every file-system step holds one of `maxOpenFiles` slots, so the store's descriptors stay bounded (no EMFILE
+ *   however many calls are in flight).
  */
 export class FileStoreBackend implements StoreBackend {
-  readonly #timeout: number;
-  readonly #stale: number;
   readonly #local = new Map<string, Promise<unknown>>();
+  readonly #slots: Slots;
+  readonly #locks: DirLocks;
+  /** Run one file-system step within the store's bound on open files. */
+  readonly #io = <T>(fn: () => Promise<T>): Promise<T> => this.#slots.run(fn);
   #made = new Set<string>();
   #swept = false;
 
   constructor(readonly root: string, opts: FileStoreOptions = {}) {
-    this.#timeout = opts.lockTimeoutMs ?? 30_000;
-    this.#stale = opts.lockStaleMs ?? 600_000;
+    const max = opts.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES;
+    if (!Number.isSafeInteger(max) || max < 1) throw new TyError('E_USAGE', 'maxOpenFiles must be a positive integer');
+    this.#slots = new Slots(max);
+    this.#locks = new DirLocks(join(root, '.locks'), { timeoutMs: opts.lockTimeoutMs ?? 30_000, staleMs: opts.lockStaleMs ?? 600_000, io: this.#io });
   }
 
   async #dir(...parts: string[]): Promise<string> {
     const d = join(this.root, ...parts);
     if (!this.#made.has(d)) {
-      await mkdir(d, { recursive: true, mode: 0o700 });
+      await this.#io(() => mkdir(d, { recursive: true, mode: 0o700 }));
       this.#made.add(d);
     }
     return d;
@@ -77,7 +105,7 @@ export class FileStoreBackend implements StoreBackend {
   async get(ns: string, key: string): Promise<Uint8Array | undefined> {
     checkKey(ns, key);
     try {
-      return new Uint8Array(await readFile(join(this.root, ns, key)));
+      return new Uint8Array(await this.#io(() => readFile(join(this.root, ns, key))));
     } catch (e) {
       if (isErrno(e, 'ENOENT')) return undefined;
       throw new TyError('E_STORE', `cannot read store entry ${ns}/${key}: ${(e as Error).message}`);
@@ -87,7 +115,8 @@ export class FileStoreBackend implements StoreBackend {
   async put(ns: string, key: string, bytes: Uint8Array): Promise<void> {
     checkKey(ns, key);
     const dir = await this.#dir(ns);
-    await this.#atomicWrite(dir, key, bytes);
+    const tmpDir = await this.#dir('.tmp');
+    await this.#io(() => this.#atomicWrite(dir, tmpDir, key, bytes));
   }
 
   /** Once per process: remove temp files left by writers that died mid-write (their pid is gone). */
@@ -100,8 +129,8 @@ export class FileStoreBackend implements StoreBackend {
     }
   }
 
-  async #atomicWrite(dir: string, name: string, bytes: Uint8Array): Promise<void> {
-    const tmpDir = await this.#dir('.tmp');
+  /** Runs inside one #io slot (it holds at most two descriptors at a time, one after the other). */
+  async #atomicWrite(dir: string, tmpDir: string, name: string, bytes: Uint8Array): Promise<void> {
     await this.#sweepTmp(tmpDir);
     const tmp = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}`);
     let fh;
@@ -133,13 +162,13 @@ export class FileStoreBackend implements StoreBackend {
 
   async delete(ns: string, key: string): Promise<void> {
     checkKey(ns, key);
-    await rm(join(this.root, ns, key), { force: true });
+    await this.#io(() => rm(join(this.root, ns, key), { force: true }));
   }
 
   async list(ns: string): Promise<string[]> {
     checkKey(ns);
     try {
-      const names = await readdir(join(this.root, ns));
+      const names = await this.#io(() => readdir(join(this.root, ns)));
       return names.filter((n) => !n.startsWith('.')).sort();
     } catch (e) {
       if (isErrno(e, 'ENOENT')) return [];
@@ -153,7 +182,7 @@ export class FileStoreBackend implements StoreBackend {
     const write = async () => {
       const dir = await this.#dir('.logs');
       try {
-        await appendLine(join(dir, log), line);
+        await this.#io(() => appendLine(join(dir, log), line));
       } catch (e) {
         throw e instanceof TyError ? e : new TyError('E_STORE', `cannot append to log ${log}: ${(e as Error).message}`);
       }
@@ -166,7 +195,7 @@ export class FileStoreBackend implements StoreBackend {
     checkKey(log);
     let text: string;
     try {
-      text = await readFile(join(this.root, '.logs', log), 'utf8');
+      text = await this.#io(() => readFile(join(this.root, '.logs', log), 'utf8'));
     } catch (e) {
       if (isErrno(e, 'ENOENT')) return [];
       throw new TyError('E_STORE', `cannot read log ${log}: ${(e as Error).message}`);
@@ -186,11 +215,11 @@ export class FileStoreBackend implements StoreBackend {
     this.#local.set(name, chained);
     await prev.catch(() => {});
     try {
-      const token = await this.#acquire(name);
+      const token = await this.#locks.acquire(name);
       try {
         return await fn();
       } finally {
-        await this.#release(name, token);
+        await this.#locks.release(name, token);
       }
     } finally {
       release();
@@ -198,79 +227,5 @@ export class FileStoreBackend implements StoreBackend {
     }
   }
 
-  async #acquire(name: string): Promise<string> {
-    const locks = await this.#dir('.locks');
-    const dir = join(locks, name);
-    const token = randomBytes(12).toString('hex');
-    const deadline = Date.now() + this.#timeout;
-    let wait = 2;
-    for (;;) {
-      try {
-        await mkdir(dir, { mode: 0o700 });
-        const owner: LockOwner = { pid: process.pid, host: hostname(), token, at: Date.now() };
-        await writeFile(join(dir, 'owner.json'), JSON.stringify(owner), { mode: 0o600 });
-        return token;
-      } catch (e) {
-        if (!isErrno(e, 'EEXIST')) throw new TyError('E_STORE', `cannot take store lock ${name}: ${(e as Error).message}`);
-      }
-      if (await this.#isStale(dir)) await this.#steal(locks, name);
-      if (Date.now() > deadline) {
-        const o = await this.#owner(dir);
-        throw new TyError('E_BUSY', `store lock "${name}" is still held${o ? ` by process ${o.pid}` : ''} after ${this.#timeout} ms; retry, or remove ${dir} if no tycli is running`);
-      }
-      await sleep(wait + Math.random() * wait);
-      wait = Math.min(wait * 2, 50);
-    }
-  }
 
-  async #owner(dir: string): Promise<LockOwner | undefined> {
-    try {
-      const o = JSON.parse(await readFile(join(dir, 'owner.json'), 'utf8')) as LockOwner;
-      return typeof o.pid === 'number' && typeof o.token === 'string' ? o : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  async #isStale(dir: string): Promise<boolean> {
-    const o = await this.#owner(dir);
-    if (o) {
-      if (o.host === hostname() && !pidAlive(o.pid)) return true;
-      return Date.now() - o.at > this.#stale;
-    }
-    try {
-      return Date.now() - (await stat(dir)).mtimeMs > 10_000;
-    } catch {
-      return false; // gone already
-    }
-  }
-
-  /** Take over a stale lock: under the guard `<root>/.steal/<name>` (itself recovered after 10 s), re-check, then remove. */
-  async #steal(locks: string, name: string): Promise<void> {
-    const guard = join(await this.#dir('.steal'), name);
-    try {
-      await mkdir(guard, { mode: 0o700 });
-    } catch (e) {
-      if (!isErrno(e, 'EEXIST')) return;
-      try {
-        if (Date.now() - (await stat(guard)).mtimeMs > 10_000) await rmdir(guard);
-      } catch {
-        /* someone else cleaned it */
-      }
-      return;
-    }
-    try {
-      const dir = join(locks, name);
-      if (await this.#isStale(dir)) await rm(dir, { recursive: true, force: true });
-    } finally {
-      await rmdir(guard).catch(() => {});
-    }
-  }
-
-  async #release(name: string, token: string): Promise<void> {
-    const dir = join(this.root, '.locks', name);
-    const o = await this.#owner(dir);
-    if (o?.token !== token) return; // taken over as stale; never remove someone else's lock
-    await rm(dir, { recursive: true, force: true });
-  }
 }
