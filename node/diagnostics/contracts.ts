@@ -12,6 +12,7 @@ import type { Gate } from '../../core/runtime.js';
 import { NodeFetchTransport } from '../fetch.js';
 import type { ContractHost, Engine, Layers } from './cli-host.js';
 import { PROBE_TOOL_SOURCE, killMarker, waitNoMarker, type Observations, type ProbeArgs, type ProbeName } from './probes.js';
+import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from './python-probes.js';
 
 export interface ContractResult {
   ok: boolean;
@@ -335,6 +336,34 @@ export const CONTRACTS: Contract[] = [
         }
       } finally {
         await (transport as unknown as { close?: () => Promise<void> }).close?.();
+      }
+      return { ok, detail: lines.join('\n') };
+    },
+  },
+  {
+    name: 'python_escapes',
+    requirement: 'Sandboxed Python (Pyodide) reaches nothing outside its sandbox: `import js` has no host globals (process, require, Deno), js.process, Function through constructor.constructor, js.eval, Pyodide internals (pyodide_js._api.loadBinaryFile, node sockets, package install), os.system, subprocess, sockets, host files and the host environment all fail closed.',
+    hosts: ['cli'],
+    run: async (host) => {
+      const lines: string[] = [];
+      let ok = true;
+      for (const engine of host.engines()) {
+        const f = await ProbeFixture.create();
+        const key = 'TYSANDBOX_DIAG_CANARY';
+        const before = process.env[key];
+        process.env[key] = f.canary;
+        try {
+          const args: PythonProbeArgs = { port: f.port, canary: f.canary, canaryFile: f.canaryFile };
+          const res = await host.runTool({ engine, runtime: 'python', source: PYTHON_ESCAPE_SOURCE, args });
+          const checks: Check[] = res.ok ? pythonEscapeChecks(res.value) : [[false, 'python probe ran', `${res.code}: ${res.message}`]];
+          checks.push([f.connections === 0, 'the loopback listener saw no connection', `connections: ${f.connections}`]);
+          ok &&= checks.every((c) => c[0]);
+          lines.push(...format(engine, 'python', checks));
+        } finally {
+          if (before === undefined) delete process.env[key];
+          else process.env[key] = before;
+          await f.close();
+        }
       }
       return { ok, detail: lines.join('\n') };
     },

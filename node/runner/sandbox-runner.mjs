@@ -101,7 +101,7 @@ if (pyArg !== undefined) {
     sha256Hex: async (bytes) => Array.from(new Uint8Array(await digest(subtle, 'SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(''),
     // No importModuleDynamically: an import() anywhere in Pyodide's code fails (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
     compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
-    hostGlobals: ['Deno', 'process', 'Buffer', 'global', 'require', 'module', 'exports', '__filename', '__dirname', 'setImmediate', 'clearImmediate'],
+    hostGlobals: ['Deno', 'process', 'Buffer', 'global', 'require', 'module', 'exports', '__filename', '__dirname', 'setImmediate', 'clearImmediate', 'caches', 'localStorage', 'sessionStorage'],
     guest,
   });
 }
