@@ -84,3 +84,15 @@ describe('server schemas with regexes (S2)', () => {
     expect(validateLinear({ type: 'object' }, {}).valid).toBe(true);
   });
 });
+
+describe('formats in a server schema', () => {
+  it('are validated (uri, date-time) without an "unknown format" warning', async () => {
+    const { vi } = await import('vitest');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const schema = { type: 'object', properties: { link: { type: 'string', format: 'uri' }, at: { type: 'string', format: 'date-time' } } };
+    expect(checkToolArguments(schema, { link: 'https://a.example/x', at: '2026-01-01T00:00:00Z' }).ok).toBe(true);
+    expect(checkToolArguments(schema, { link: 'not a uri' }).ok).toBe(false);
+    expect(warn.mock.calls.filter((c) => String(c[0]).includes('unknown format'))).toEqual([]);
+    warn.mockRestore();
+  });
+});

@@ -1,11 +1,15 @@
 // Checks a bridged tool call's arguments against the tool's own input schema before approval or forwarding; core, trusted side.
 import { Ajv, type ValidateFunction } from 'ajv';
+import formatsModule from 'ajv-formats';
 import { LINEAR_REGEXP_OPTIONS, checkSchemaPatterns, linearRegExp, schemaCompileMessage, UnsupportedPatternError } from '../validate.js';
 
 export type ArgsDecision = { ok: true; args: Record<string, unknown> } | { ok: false; code: 'E_INVALID_ARGS'; message: string };
 
 // Every schema regex runs on the linear-time engine (a server's schema may carry a catastrophic pattern).
 const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, addUsedSchema: false, ...LINEAR_REGEXP_OPTIONS });
+// formats servers use (uri, date-time, email, ...) are validated, not warned about as unknown
+// (ajv-formats is CommonJS: its plugin is module.exports, or .default under some bundlers)
+(((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (a: Ajv) => unknown)(ajv);
 const cache = new WeakMap<object, ValidateFunction>();
 
 function isObj(v: unknown): v is Record<string, unknown> {

@@ -121,6 +121,10 @@ const CLIENT_REQUESTS: Readonly<Record<string, ClientRequestRule>> = Object.assi
   'prompts/list': { action: 'pass' },
   'resources/list': { action: 'pass' },
   'resources/templates/list': { action: 'pass' },
+  // argument completion and update subscriptions reach only the server the reference or URI names
+  'completion/complete': { action: 'pass' },
+  'resources/subscribe': { action: 'pass' },
+  'resources/unsubscribe': { action: 'pass' },
   'tools/call': { action: 'gated', kind: 'mcp' },
   'resources/read': { action: 'gated', kind: 'mcp-resource' },
   'prompts/get': { action: 'gated', kind: 'mcp-prompt' },

@@ -15,6 +15,9 @@ import {
   PingRequestSchema,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
+  CompleteRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { RPC, rpcError, type RpcErrorResponse, type RpcId } from './messages.js';
 
@@ -34,6 +37,9 @@ const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(Object.cr
   'resources/templates/list': ListResourceTemplatesRequestSchema,
   'resources/read': ReadResourceRequestSchema,
   'tasks/result': GetTaskPayloadRequestSchema,
+  'completion/complete': CompleteRequestSchema,
+  'resources/subscribe': SubscribeRequestSchema,
+  'resources/unsubscribe': UnsubscribeRequestSchema,
 });
 
 /**

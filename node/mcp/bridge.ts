@@ -10,12 +10,16 @@ import {
   McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
 import { TOOL_EXECUTION_CODES, toolErrorResult } from '../../core/mcp/results.js';
+import { NAME_SEP, mapPromptResult, mapToolResult, prefixedNaming, type Naming } from '../../core/mcp/naming.js';
 import { definitionHash, definitionSnapshot, describeChange, type DefinitionKind, type DefinitionMemory } from '../../core/mcp/definitions.js';
 import { RPC, requestLogLine, toolCallParams, type RpcId } from '../../core/mcp/messages.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
@@ -24,6 +28,8 @@ import { chooseTargets, mergedSchema, type NamespaceAction } from '../../core/mc
 import { listNamespaces, loadNamespace } from './namespaces.js';
 import { UpstreamSession, type CancelSignal, type UpstreamOptions } from './upstream.js';
 import type { HubLauncher } from './hub.js';
+import { installRouted, relayInstructions, type RouteContext } from './bridge-routes.js';
+import { watchDefinitions } from './definition-watch.js';
 
 /** Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/invoke.ts). */
 export interface LocalTools {
@@ -61,6 +67,12 @@ export interface BridgeOptions {
   definitions?: DefinitionMemory;
   /** How a hub for a shared server is started (default: this process's own tycli entry, `mcp hub NAME`). */
   hubLauncher?: HubLauncher;
+  /**
+   * How names and URIs appear to the client (core/mcp/naming.ts): `prefixedNaming` (default, `mcp serve`:
+   * SERVER__NAME, tymcp://SERVER/URI) or `singleNaming(SERVER)` (`mcp proxy`: one server under its own
+   * names; registered tools and namespaces are not offered).
+   */
+  naming?: Naming;
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
 }
@@ -144,9 +156,7 @@ export function definitionRevision(def: McpDefinition, hash: string): string {
   return `mcp:${def.name}:${fingerprint(def).slice(0, 16)}:sha256-${hash}`;
 }
 
-/** Separator between server and tool names in offered names: `SERVER__TOOL`. */
-export const NAME_SEP = '__';
-const RES_SCHEME = 'tymcp:';
+export { NAME_SEP };
 
 /** A JSON-RPC error as the SDK Server sends it (`code`, `message` as is, `data`). */
 export class RpcFailure extends Error {
@@ -189,27 +199,9 @@ export function hintsOf(t: Tool): NonNullable<Question['hints']> {
   return hints;
 }
 
-function splitName(name: string): { server: string; rest: string } | undefined {
-  const i = name.indexOf(NAME_SEP);
-  if (i <= 0) return undefined;
-  return { server: name.slice(0, i), rest: name.slice(i + NAME_SEP.length) };
-}
-
-/** `tymcp:SERVER/ENCODED-URI` <-> (server, uri). */
-export function wrapUri(server: string, uri: string): string {
-  return `${RES_SCHEME}${server}/${encodeURIComponent(uri)}`;
-}
-export function unwrapUri(uri: string): { server: string; uri: string } | undefined {
-  if (!uri.startsWith(RES_SCHEME)) return undefined;
-  const rest = uri.slice(RES_SCHEME.length);
-  const i = rest.indexOf('/');
-  if (i <= 0) return undefined;
-  try {
-    return { server: rest.slice(0, i), uri: decodeURIComponent(rest.slice(i + 1)) };
-  } catch {
-    return undefined;
-  }
-}
+/** `tymcp://SERVER/URI` <-> (server, uri) (core/mcp/naming.ts). */
+export const wrapUri = (server: string, uri: string): string => prefixedNaming.uri(server, uri);
+export const unwrapUri = (uri: string): { server: string; uri: string } | undefined => prefixedNaming.parseUri(uri);
 
 /**
  * Holds the bounded pool of server sessions for one sandbox and makes one SDK Server per client
@@ -220,13 +212,16 @@ export function unwrapUri(uri: string): { server: string; uri: string } | undefi
  */
 export class McpBridge {
   readonly pool: SessionPool<UpstreamSession>;
+  private readonly naming: Naming;
   private readonly servers = new Map<string, Server>();
   /** Calls on the direct path in flight, per client session, by the client's request id. */
   private readonly direct = new Map<string, Map<RpcId, CallAbort>>();
   private seq = 0;
+  private unwatch: (() => void) | undefined;
 
   constructor(private readonly opts: BridgeOptions) {
     this.pool = new SessionPool<UpstreamSession>(opts.limits);
+    this.naming = opts.naming ?? prefixedNaming;
   }
 
   private log(server: string, method: string, name: string | undefined, outcome: string): void {
@@ -270,11 +265,15 @@ export class McpBridge {
         case 'notifications/resources/list_changed':
           return await server.sendResourceListChanged();
         case 'notifications/resources/updated':
-          if (typeof p.uri === 'string') await server.sendResourceUpdated({ uri: wrapUri(name, p.uri) });
+          if (typeof p.uri === 'string') await server.sendResourceUpdated({ uri: this.naming.uri(name, p.uri) });
           return;
-        case 'notifications/message':
-          await server.sendLoggingMessage({ level: (p.level as 'info') ?? 'info', logger: name, data: p.data });
+        case 'notifications/message': {
+          // the server's own logger name is kept (under the server's name when several are offered)
+          const own = typeof p.logger === 'string' ? p.logger.slice(0, 200) : undefined;
+          const logger = this.naming.single !== undefined ? own : own !== undefined ? `${name}/${own}` : name;
+          await server.notification({ method: 'notifications/message', params: { level: typeof p.level === 'string' ? p.level : 'info', ...(logger !== undefined ? { logger } : {}), data: p.data } });
           return;
+        }
         default:
           return; // progress travels with its call; cancelled needs no relay
       }
@@ -397,7 +396,7 @@ export class McpBridge {
             outcome = 'forwarded';
             return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
           });
-          return withFeedback(r.value, r.feedback);
+          return mapToolResult(withFeedback(r.value, r.feedback), server, this.naming);
         },
         signal,
       );
@@ -533,12 +532,15 @@ export class McpBridge {
   createServer(sessionId: string): Server {
     const server = new Server(
       { name: 'tysandbox', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true }, logging: {} } },
+      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true }, logging: {}, completions: {} } },
     );
     this.servers.set(sessionId, server);
+    // a server added, removed or defined again changes what every client session can list
+    this.unwatch ??= watchDefinitions(this.opts.home, () => void this.listsChanged(), this.naming.single !== undefined ? { only: this.naming.single } : {});
     const defs = async (): Promise<McpDefinition[]> => {
       const out: McpDefinition[] = [];
-      for (const n of await listDefinitions(this.opts.home)) {
+      const single = this.naming.single;
+      for (const n of single !== undefined ? [single] : await listDefinitions(this.opts.home)) {
         try {
           const d = await loadDefinition(this.opts.home, n);
           if (d) out.push(d);
@@ -556,13 +558,26 @@ export class McpBridge {
           this.log(d.name, method, undefined, 'ok');
         } catch (e) {
           this.log(d.name, method, undefined, `failed:${toTyError(e, 'E_MCP').code}`);
+          // one server behind a proxy: its failure is the answer; several: the others still list
+          if (this.naming.single !== undefined) throw toMcpError(e);
         }
       }
       return all;
     };
+    const ctx: RouteContext = {
+      naming: this.naming,
+      defs,
+      definition: (name) => this.definition(sessionId, name),
+      withUpstream: (def, fn, signal) => this.withUpstream(sessionId, def, fn, signal),
+      log: (s, m, n, o) => this.log(s, m, n, o),
+      toMcpError,
+    };
+    relayInstructions(server, ctx);
+    installRouted(server, ctx);
 
     server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
-      const bridged = await eachServer('tools/list', extra.signal, async (d, u) => [...(await u.tools(extra.signal)).values()].map((t) => ({ ...t, name: `${d.name}${NAME_SEP}${t.name}` }) as Tool));
+      const bridged = await eachServer('tools/list', extra.signal, async (d, u) => [...(await u.tools(extra.signal)).values()].map((t) => ({ ...t, name: this.naming.name(d.name, t.name) }) as Tool));
+      if (this.naming.single !== undefined) return { tools: bridged };
       const names = new Set(await listDefinitions(this.opts.home));
       const spaces = await this.namespaceTools(sessionId, names, extra.signal);
       // `SERVER__TOOL` names belong to bridged servers and namespaces: a registered tool named with `__` is
@@ -579,7 +594,7 @@ export class McpBridge {
 
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const name = req.params.name;
-      const split = splitName(name);
+      const split = this.naming.parseName(name);
       let def: McpDefinition | undefined;
       let known = false;
       if (split !== undefined) {
@@ -592,6 +607,7 @@ export class McpBridge {
       }
       // a removed server: its sessions in this client session end too
       if (split !== undefined && !known) await this.pool.end(`${sessionId}\0${split.server}`);
+      if (this.naming.single !== undefined && !known) throw toMcpError(new TyError('E_UNKNOWN_TOOL', `no MCP server "${split?.server.slice(0, 40)}" is defined (it may have been removed)`));
       try {
         if (split !== undefined && known) {
           const token = extra._meta?.progressToken;
@@ -638,14 +654,12 @@ export class McpBridge {
     });
 
     server.setRequestHandler(ListPromptsRequestSchema, async (_req, extra) => ({
-      prompts: await eachServer('prompts/list', extra.signal, async (d, u) => {
-        if (!u.capabilities().prompts) return [];
-        return (await u.listPrompts(undefined, extra.signal)).prompts.map((p) => ({ ...p, name: `${d.name}${NAME_SEP}${p.name}` }));
-      }),
+      // every page of every server (bounded in UpstreamSession.allPages), so nothing is dropped
+      prompts: await eachServer('prompts/list', extra.signal, async (d, u) => (await u.allPrompts(extra.signal)).map((p) => ({ ...p, name: this.naming.name(d.name, String(p.name)) }) as Prompt)),
     }));
 
     server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
-      const split = splitName(req.params.name);
+      const split = this.naming.parseName(req.params.name);
       if (!split) throw new RpcFailure(RPC.INVALID_PARAMS, 'prompt names are SERVER__PROMPT', { code: 'E_UNKNOWN_TOOL' });
       let outcome = 'refused';
       try {
@@ -657,7 +671,7 @@ export class McpBridge {
           return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
         });
         outcome = 'ok';
-        return r;
+        return mapPromptResult(r, split.server, this.naming);
       } catch (e) {
         if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
         throw toMcpError(e);
@@ -667,21 +681,18 @@ export class McpBridge {
     });
 
     server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
-      resources: await eachServer('resources/list', extra.signal, async (d, u) => {
-        if (!u.capabilities().resources) return [];
-        return (await u.listResources(undefined, extra.signal)).resources.map((r) => ({ ...r, uri: wrapUri(d.name, r.uri) }));
-      }),
+      resources: await eachServer('resources/list', extra.signal, async (d, u) => (await u.allResources(extra.signal)).map((r) => ({ ...r, uri: this.naming.uri(d.name, String(r.uri)) }) as Resource)),
     }));
 
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_req, extra) => ({
-      resourceTemplates: await eachServer('resources/templates/list', extra.signal, async (d, u) => {
-        if (!u.capabilities().resources) return [];
-        return (await u.listResourceTemplates(undefined, extra.signal)).resourceTemplates.map((t) => ({ ...t, name: `${d.name}${NAME_SEP}${t.name}` }));
-      }),
+      // a template's URI is mapped like a resource's: filled in by the client, it reads back through the bridge
+      resourceTemplates: await eachServer('resources/templates/list', extra.signal, async (d, u) =>
+        (await u.allTemplates(extra.signal)).map((t) => ({ ...t, name: this.naming.single !== undefined ? t.name : this.naming.name(d.name, String(t.name)), uriTemplate: this.naming.uri(d.name, String(t.uriTemplate)) }) as ResourceTemplate),
+      ),
     }));
 
     server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
-      const w = unwrapUri(req.params.uri);
+      const w = this.naming.parseUri(req.params.uri);
       if (!w) throw new RpcFailure(RPC.INVALID_PARAMS, 'resource URIs are the tymcp: ones the bridge listed', { code: 'E_UNKNOWN_TOOL' });
       let outcome = 'refused';
       try {
@@ -693,7 +704,7 @@ export class McpBridge {
           return this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
         });
         outcome = 'ok';
-        return { ...r, contents: r.contents.map((c) => ({ ...c, uri: wrapUri(w.server, c.uri) })) };
+        return { ...r, contents: r.contents.map((c) => ({ ...c, uri: this.naming.uri(w.server, c.uri) })) };
       } catch (e) {
         if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
         throw toMcpError(e);
@@ -731,7 +742,7 @@ export class McpBridge {
     if (typeof id !== 'string' && typeof id !== 'number') return false;
     if (!this.servers.has(sessionId)) return false;
     const p = toolCallParams(message.params);
-    const split = p === undefined ? undefined : splitName(p.name);
+    const split = p === undefined ? undefined : this.naming.parseName(p.name);
     if (p === undefined || split === undefined) return false;
     let def: McpDefinition | undefined;
     try {
@@ -791,7 +802,7 @@ export class McpBridge {
       (r) => {
         held.release();
         this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
-        return r;
+        return mapToolResult(r, server, this.naming);
       },
       (e: unknown) => {
         held.release();
@@ -811,8 +822,19 @@ export class McpBridge {
     await s?.close().catch(() => undefined);
   }
 
+  /** Tell every client session that the tool, prompt and resource lists changed (MCP listChanged). */
+  private async listsChanged(): Promise<void> {
+    for (const s of [...this.servers.values()]) {
+      await s.sendToolListChanged().catch(() => undefined);
+      await s.sendPromptListChanged().catch(() => undefined);
+      await s.sendResourceListChanged().catch(() => undefined);
+    }
+  }
+
   /** Stop every session and server. */
   async close(): Promise<void> {
+    this.unwatch?.();
+    this.unwatch = undefined;
     await Promise.all([...this.servers.keys()].map((k) => this.closeSession(k)));
     await this.pool.closeAll();
   }

@@ -137,6 +137,9 @@ export interface CancelSignal {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** Most entries of one listing (prompts, resources, templates) taken from a server across its pages. */
+const MAX_LISTED = 10_000;
+
 /** Id prefix of the session's own `tools/call` requests (the SDK Client's ids are numbers, so they never meet). */
 const CALL_ID = 'tyc-';
 
@@ -144,6 +147,7 @@ const CALL_ID = 'tyc-';
 export class UpstreamSession {
   private toolCache: Map<string, UpstreamTool> | undefined;
   private promptCache: Promise<Map<string, Record<string, unknown>>> | undefined;
+  private templateCache: Promise<Map<string, Record<string, unknown>>> | undefined;
   private resourceCache: Promise<Map<string, Record<string, unknown>>> | undefined;
   /** Listed tools hidden for an unusable schema, with the reason (their calls are refused with -32602). */
   private refusedCache = new Map<string, string>();
@@ -191,7 +195,10 @@ export class UpstreamSession {
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
       if (n.method === 'notifications/prompts/list_changed') s.promptCache = undefined;
-      if (n.method === 'notifications/resources/list_changed') s.resourceCache = undefined;
+      if (n.method === 'notifications/resources/list_changed') {
+        s.resourceCache = undefined;
+        s.templateCache = undefined;
+      }
       opts.onNotification?.(n.method, n.params);
     };
     client.onclose = () => {
@@ -252,10 +259,21 @@ export class UpstreamSession {
     if (this.toolCache) return this.toolCache;
     const map = new Map<string, UpstreamTool>();
     const refused = new Map<string, string>();
+    const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
       const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'tools/list');
       for (const t of r.tools) {
+        // a name listed twice: neither is offered (which one a call would reach is not knowable)
+        if (seen.has(t.name)) {
+          if (!refused.has(t.name)) {
+            map.delete(t.name);
+            refused.set(t.name, 'is listed more than once by the server');
+            this.onToolRefused?.(t.name, 'is listed more than once by the server; neither is offered');
+          }
+          continue;
+        }
+        seen.add(t.name);
         // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
         const badName = TOOL_NAME_RE.test(t.name) ? undefined : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
         const problem = badName ?? checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema);
@@ -432,12 +450,62 @@ export class UpstreamSession {
     return (await this.resourceCache).get(uri);
   }
 
+  /** Every listed prompt (all pages, cached until the server says the list changed). */
+  async allPrompts(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    if (!this.capabilities().prompts) return [];
+    await this.promptDefinition('', signal);
+    return [...((await this.promptCache)?.values() ?? [])];
+  }
+
+  /** Every listed resource (all pages, cached until the server says the list changed). */
+  async allResources(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    if (!this.capabilities().resources) return [];
+    await this.resourceDefinition('', signal);
+    return [...((await this.resourceCache)?.values() ?? [])];
+  }
+
+  /** Every listed resource template (all pages, cached until the server says the resource list changed). */
+  async allTemplates(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    if (!this.capabilities().resources) return [];
+    this.templateCache ??= this.allPages(async (cursor) => {
+      const r = await this.listResourceTemplates(cursor, signal);
+      return { items: r.resourceTemplates.map((x) => [x.uriTemplate, x as Record<string, unknown>] as const), next: r.nextCursor };
+    }).catch((e: unknown) => {
+      this.templateCache = undefined;
+      throw e;
+    });
+    return [...(await this.templateCache).values()];
+  }
+
+  /** The server's `instructions` from the handshake (raw; the bridge sanitizes and caps them). */
+  instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
+  /** `completion/complete` with the server's own reference. */
+  complete(params: Record<string, unknown>, signal?: AbortSignal) {
+    return this.sdk(this.client.complete(params as Parameters<Client['complete']>[0], { signal, timeout: this.timeoutMs }), 'completion/complete');
+  }
+
+  /** `resources/subscribe` / `resources/unsubscribe` for the server's own URI. */
+  subscribe(uri: string, on: boolean, signal?: AbortSignal) {
+    return this.sdk(on ? this.client.subscribeResource({ uri }, { signal, timeout: this.timeoutMs }) : this.client.unsubscribeResource({ uri }, { signal, timeout: this.timeoutMs }), on ? 'resources/subscribe' : 'resources/unsubscribe');
+  }
+
+  /** `logging/setLevel`, sent only to a server that declares logging. */
+  async setLoggingLevel(level: string, signal?: AbortSignal): Promise<void> {
+    if (!this.capabilities().logging) return;
+    await this.sdk(this.client.setLoggingLevel(level as Parameters<Client['setLoggingLevel']>[0], { signal, timeout: this.timeoutMs }), 'logging/setLevel');
+  }
+
+  /** Pages of a listing, at most 50 pages and MAX_LISTED items (more: E_MCP, never a silent cut). */
   private async allPages(page: (cursor: string | undefined) => Promise<{ items: (readonly [string, Record<string, unknown>])[]; next?: string | undefined }>): Promise<Map<string, Record<string, unknown>>> {
     const out = new Map<string, Record<string, unknown>>();
     let cursor: string | undefined;
     for (let i = 0; i < 50; i++) {
       const r = await page(cursor);
       for (const [k, v] of r.items) out.set(k, v);
+      if (out.size > MAX_LISTED) throw new TyError('E_MCP', `server "${this.server}" lists more than ${MAX_LISTED} entries; refused`);
       cursor = r.next;
       if (!cursor) break;
     }

@@ -1,0 +1,111 @@
+// The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`; Node host, trusted side.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CompleteRequestSchema, InitializeRequestSchema, SetLevelRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, type InitializeResult } from '@modelcontextprotocol/sdk/types.js';
+import { TyError, toTyError } from '../../core/errors.js';
+import type { Naming } from '../../core/mcp/naming.js';
+import { inertText } from '../../core/text.js';
+import type { McpDefinition } from './definitions.js';
+import type { UpstreamSession } from './upstream.js';
+
+/** What the routed handlers need of one client session of the bridge. */
+export interface RouteContext {
+  naming: Naming;
+  /** The definitions offered (one behind a proxy). */
+  defs(): Promise<McpDefinition[]>;
+  /** The definition a request names. @throws TyError E_UNKNOWN_TOOL when there is none. */
+  definition(server: string): Promise<McpDefinition>;
+  withUpstream<T>(def: McpDefinition, fn: (u: UpstreamSession) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  log(server: string, method: string, name: string | undefined, outcome: string): void;
+  toMcpError(e: unknown): Error;
+}
+
+/** Longest `instructions` relayed from a server, characters. */
+export const MAX_INSTRUCTIONS = 8192;
+
+/**
+ * Behind a proxy (one server), `initialize` carries that server's `instructions` (MCP "Lifecycle"), with
+ * hidden and control characters made visible and cut at 8192 characters. The server is started for it;
+ * one that cannot start leaves them out (its calls then say why).
+ */
+export function relayInstructions(server: Server, ctx: RouteContext): void {
+  if (ctx.naming.single === undefined) return;
+  const own = (server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult> })._oninitialize.bind(server);
+  server.setRequestHandler(InitializeRequestSchema, async (req) => {
+    const result = await own(req);
+    try {
+      const [def] = await ctx.defs();
+      const text = def === undefined ? undefined : await ctx.withUpstream(def, async (u) => u.instructions());
+      if (typeof text === 'string' && text.length > 0) {
+        const clean = inertText(text);
+        return { ...result, instructions: clean.length > MAX_INSTRUCTIONS ? `${clean.slice(0, MAX_INSTRUCTIONS)}… [cut]` : clean };
+      }
+    } catch {
+      /* no instructions from a server that did not start */
+    }
+    return result;
+  });
+}
+
+/**
+ * `completion/complete` (routed by the prompt's name or the resource template's URI to its server, the
+ * reference rewritten to the server's own), `resources/subscribe` / `unsubscribe` (routed by URI; updates
+ * come back with the bridged URI) and `logging/setLevel` (forwarded to every offered server that declares
+ * logging). None of them runs a tool or reads a resource, so none is gated; each is logged.
+ */
+export function installRouted(server: Server, ctx: RouteContext): void {
+  server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
+    const ref = req.params.ref as { type: string; name?: string; uri?: string };
+    const target = ref.type === 'ref/prompt' && typeof ref.name === 'string' ? ctx.naming.parseName(ref.name) : ref.type === 'ref/resource' && typeof ref.uri === 'string' ? (() => {
+      const w = ctx.naming.parseUri(ref.uri);
+      return w && { server: w.server, rest: w.uri };
+    })() : undefined;
+    if (target === undefined) throw ctx.toMcpError(new TyError('E_UNKNOWN_TOOL', 'completion/complete names no bridged prompt or resource template'));
+    let outcome = 'refused';
+    try {
+      const def = await ctx.definition(target.server);
+      const own = ref.type === 'ref/prompt' ? { type: 'ref/prompt', name: target.rest } : { type: 'ref/resource', uri: target.rest };
+      const r = await ctx.withUpstream(def, (u) => {
+        if (!u.capabilities().completions) throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" offers no completions`);
+        return u.complete({ ...req.params, ref: own }, extra.signal);
+      }, extra.signal);
+      outcome = 'ok';
+      return r;
+    } catch (e) {
+      outcome = `failed:${toTyError(e, 'E_MCP').code}`;
+      throw ctx.toMcpError(e);
+    } finally {
+      ctx.log(target.server, 'completion/complete', undefined, outcome);
+    }
+  });
+
+  const subscription = (on: boolean) => async (req: { params: { uri: string } }, extra: { signal: AbortSignal }) => {
+    const w = ctx.naming.parseUri(req.params.uri);
+    if (w === undefined) throw ctx.toMcpError(new TyError('E_UNKNOWN_TOOL', 'resource URIs are the ones the bridge listed'));
+    let outcome = 'refused';
+    try {
+      const def = await ctx.definition(w.server);
+      await ctx.withUpstream(def, (u) => u.subscribe(w.uri, on, extra.signal), extra.signal);
+      outcome = 'ok';
+      return {};
+    } catch (e) {
+      outcome = `failed:${toTyError(e, 'E_MCP').code}`;
+      throw ctx.toMcpError(e);
+    } finally {
+      ctx.log(w.server, on ? 'resources/subscribe' : 'resources/unsubscribe', undefined, outcome);
+    }
+  };
+  server.setRequestHandler(SubscribeRequestSchema, subscription(true));
+  server.setRequestHandler(UnsubscribeRequestSchema, subscription(false));
+
+  server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
+    for (const def of await ctx.defs()) {
+      try {
+        await ctx.withUpstream(def, (u) => u.setLoggingLevel(req.params.level, extra.signal), extra.signal);
+        ctx.log(def.name, 'logging/setLevel', undefined, 'ok');
+      } catch (e) {
+        ctx.log(def.name, 'logging/setLevel', undefined, `failed:${toTyError(e, 'E_MCP').code}`);
+      }
+    }
+    return {};
+  });
+}
