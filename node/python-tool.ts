@@ -1,13 +1,14 @@
 // Native Python tool for the CLI: trusted-native, runs python3 with the user's authority after session approval; Node host, trusted side.
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants as fsc, realpathSync, statSync } from 'node:fs';
-import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chown, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { TyError } from '../core/errors.js';
 import { askRefusalError, type Asker } from '../core/ask.js';
 import type { Question } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
+import { makeWorkDir, removeWorkDir, setWorkDirGroup } from './work-dirs.js';
 
 /** A usable interpreter: the real executable (sys.executable, not a shim) and what it needs to read. */
 export interface PythonInfo {
@@ -158,7 +159,8 @@ function killGroup(pid: number | undefined): void {
 
 /**
  * The native Python tool. `run` asks once per instance (one instance per tycli session) for approval,
- * then runs `code` as a script with `python -I -B` in a fresh 0700 working folder (removed afterwards),
+ * then runs `code` as a script with `python -I -B` in a fresh 0700 working folder (node/work-dirs.ts: removed
+ * after the process tree is gone, on every exit path: result, timeout, abort, host exit; swept after a SIGKILL),
  * an environment of only PATH=/usr/local/bin:/usr/bin:/bin, HOME and TMPDIR (the working folder),
  * LANG/LC_ALL=C.UTF-8 and PYTHONIOENCODING=utf-8, its own process group (killed whole on exit,
  * timeout, abort or output overflow).
@@ -208,7 +210,7 @@ export class PythonTool {
     const { code, stdin } = parseArgs(args);
     await this.approve(ctx.signal);
     if (ctx.signal?.aborted) throw new TyError('E_ABORTED', 'the python call was cancelled');
-    const work = await mkdtemp(join(this.opts.workRoot ?? tmpdir(), 'ty-python-'));
+    const work = await makeWorkDir(this.opts.workRoot ?? tmpdir(), 'ty-python-');
     try {
       const script = join(work, 'main.py');
       await writeFile(script, code, { mode: 0o600 });
@@ -225,13 +227,15 @@ export class PythonTool {
       const target = this.opts.wrap ? this.opts.wrap(request) : request;
       return await this.spawnAndCollect(target, work, stdin, ctx.signal);
     } finally {
-      await rm(work, { recursive: true, force: true });
+      // Only after the process tree is gone (group killed, stragglers working in the folder killed).
+      await removeWorkDir(work);
     }
   }
 
   private spawnAndCollect(target: { command: string; args: string[]; env: Record<string, string> }, cwd: string, stdin: string, signal?: AbortSignal): Promise<PythonResult> {
     return new Promise<PythonResult>((resolve, reject) => {
       const child = spawn(target.command, target.args, { cwd, env: target.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      setWorkDirGroup(cwd, child.pid);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let total = 0;
