@@ -5,8 +5,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AskRouter, askRefusalError } from '../core/ask.js';
 import type { Question } from '../core/runtime.js';
+import { renderQuestion } from '../core/text.js';
+import { joinContinued, longestRun } from '../test/helpers/desktop.js';
 import {
   ALLOW_LABEL,
+  CONTINUED,
+  DIALOG_MAX_LINES,
+  DIALOG_RUN_CHARS,
+  breakLongRuns,
   DENY_LABEL,
   DIALOG_HEADER,
   DialogAskChannel,
@@ -85,10 +91,22 @@ describe('the zenity and kdialog command lines', () => {
     expect(dialogVerdict('kdialog', null, '')).toBeUndefined();
   });
 
-  it('each line is the shared sanitized text, cut at 600 characters with the marker', () => {
-    const lines = dialogLines({ ...q, title: `\u202eevil\u001b[2J${'A'.repeat(10_000)}` });
-    expect(lines[1]).toMatch(/^\\u202eevil\\x1b\[2JA+… \[cut: \d+ more characters\]$/);
+  it('each line is the shared sanitized text, cut at 600 characters with the marker; long runs continue on the next line', () => {
+    const shown = dialogLines({ ...q, title: `\u202eevil\u001b[2J${'A'.repeat(10_000)}` });
+    expect(longestRun(shown)).toBeLessThanOrEqual(DIALOG_RUN_CHARS);
+    const lines = joinContinued(shown, CONTINUED);
+    expect(lines[1]).toMatch(/^\\u202eevil\\x1b\[2JA+… \[cut: 9417 more characters\]$/);
     expect(lines[1]!.split('…')[0]!.length).toBe(600);
+    expect(lines.slice(2)).toEqual(renderQuestion({ ...q, scopes: ['once'] }).slice(1));
+  });
+
+  it('breaks a run without spaces before an escape rather than inside it, and caps the lines', () => {
+    const parts = breakLongRuns(`${'x'.repeat(75)}\\u202e${'y'.repeat(100)}`);
+    expect(parts).toEqual(['x'.repeat(75), `${CONTINUED}\\u202e${'y'.repeat(74)}`, `${CONTINUED}${'y'.repeat(26)}`]);
+    expect(breakLongRuns('short words stay as they are')).toEqual(['short words stay as they are']);
+    const many = dialogLines({ ...q, details: Array.from({ length: 59 }, (_, i) => `detail ${i}`) });
+    expect(many).toHaveLength(DIALOG_MAX_LINES);
+    expect(many.at(-1)).toMatch(/^… \[cut: \d+ more lines\]$/);
   });
 });
 

@@ -117,12 +117,48 @@ export function desktopSession(o: { platform?: NodeJS.Platform; env?: NodeJS.Pro
   return { ok: false, why: wayland ? 'WAYLAND_DISPLAY is set but its socket is missing, and DISPLAY is unset' : 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)' };
 }
 
+/** Longest run without a space on one dialog line, in code points: toolkits wrap only at spaces, so a longer run would widen the window past the screen. */
+export const DIALOG_RUN_CHARS = 80;
+/** Most lines a dialog shows (a taller window would push its buttons off the screen); the rest become one cut marker line. */
+export const DIALOG_MAX_LINES = 36;
+/** Prefix of a dialog line that continues the line above (a run longer than DIALOG_RUN_CHARS broken up). */
+export const CONTINUED = '   \u21aa ';
+
+/** Break every run of more than DIALOG_RUN_CHARS code points without a space, preferring not to split an escape like `\u202e`. */
+export function breakLongRuns(line: string): string[] {
+  const out: string[] = [];
+  let cur: string[] = [];
+  let run = 0;
+  for (const ch of line) {
+    if (ch === ' ') {
+      run = 0;
+      cur.push(ch);
+      continue;
+    }
+    if (run === DIALOG_RUN_CHARS) {
+      const back = cur.lastIndexOf('\\');
+      const cut = back > cur.length - Math.min(run, 11) && back > 0 ? back : cur.length;
+      out.push(cur.slice(0, cut).join(''));
+      cur = cur.slice(cut);
+      run = cur.length;
+    }
+    cur.push(ch);
+    run++;
+  }
+  out.push(cur.join(''));
+  return out.map((l, i) => (i === 0 ? l : `${CONTINUED}${l}`));
+}
+
 /**
  * The dialog's text: DIALOG_HEADER, then the question as every channel shows it (core/text.ts
- * renderQuestion: sanitized, each line cut at 600 characters with the marker), offering `once` only.
+ * renderQuestion: sanitized, each line cut at 600 characters with the marker), offering `once` only;
+ * runs without spaces broken into continued lines (breakLongRuns), at most DIALOG_MAX_LINES lines
+ * (the rest become `… [cut: N more lines]`).
  */
 export function dialogLines(q: Question): string[] {
-  return [DIALOG_HEADER, ...renderQuestion({ ...q, scopes: ['once'] })];
+  const lines = [DIALOG_HEADER, ...renderQuestion({ ...q, scopes: ['once'] })].flatMap(breakLongRuns);
+  if (lines.length <= DIALOG_MAX_LINES) return lines;
+  return [...lines.slice(0, DIALOG_MAX_LINES - 1), `… [cut: ${lines.length - (DIALOG_MAX_LINES - 1)} more lines]`];
 }
 
 /** Text for kdialog: forced rich text (`<qt>`), every markup character and backslash (kdialog's own `\n`, `\\` escapes) written as an entity. */

@@ -10,10 +10,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { AskRouter } from '../core/ask.js';
 import { main } from '../node/cli/main.js';
 import type { CliIO } from '../node/cli/types.js';
-import { DIALOG_HEADER, DialogAskChannel } from '../node/ask-dialog.js';
+import { CONTINUED, DIALOG_HEADER, DIALOG_RUN_CHARS, DialogAskChannel } from '../node/ask-dialog.js';
 import { QuestionStore, questionsDir } from '../node/ask-store.js';
 import { FIXTURE, ROOT, tempHome } from './mcp-helpers.js';
-import { pidAlive, processesOn, startXvfb, waitFor, windowsNamed, xdotool, type ProcInfo, type Xvfb } from './helpers/desktop.js';
+import { joinContinued, longestRun, pidAlive, processesOn, startXvfb, waitFor, windowsNamed, xdotool, type ProcInfo, type Xvfb } from './helpers/desktop.js';
 
 const ZENITY = '/usr/bin/zenity';
 const TITLE = 'tysandbox: approve a tool call';
@@ -118,7 +118,8 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
       expect(proc.argv.slice(1, 4)).toEqual(['--question', '--switch', '--no-markup']);
       // the text as one argument: sanitized (escapes instead of bidi/control/invisible characters) and cut at 600
       const text = textArg(proc.argv);
-      const lines = text.split('\n');
+      expect(longestRun(text.split('\n'))).toBeLessThanOrEqual(DIALOG_RUN_CHARS);
+      const lines = joinContinued(text.split('\n'), CONTINUED);
       expect(lines[0]).toBe(DIALOG_HEADER);
       expect(HIDDEN.test(text.replace(/\n/g, ''))).toBe(false);
       const args = lines.find((l) => l.includes('arguments:'));
@@ -201,7 +202,9 @@ describe('the dialog channel on its own', () => {
     const withdraw = new AbortController();
     const answer = ch.ask({ id: 'h', title, details: ['line one\nline two\u2028not a break', `${'C'.repeat(10_000)}`], scopes: ['once', 'session'] }, withdraw.signal);
     const { proc } = await dialogUp();
-    const lines = textArg(proc.argv).split('\n');
+    const shown = textArg(proc.argv).split('\n');
+    expect(longestRun(shown)).toBeLessThanOrEqual(DIALOG_RUN_CHARS);
+    const lines = joinContinued(shown, CONTINUED);
     expect(lines[0]).toBe(DIALOG_HEADER);
     expect(lines[1]).toMatch(/^Allow \\u202etxt\.exe\\u202c\\x1b\]0;owned\\x07\\x1b\[2J\\r\\u200d\\xadB+… \[cut: \d+ more characters\]$/);
     expect(lines[1]!.split('…')[0]!.length).toBe(600);

@@ -115,3 +115,20 @@ export function pidAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** The dialog's logical lines back from its shown lines: each line starting with `continued` is joined to the one above. */
+export function joinContinued(lines: string[], continued: string): string[] {
+  const out: string[] = [];
+  for (const l of lines) {
+    if (l.startsWith(continued) && out.length > 0) out[out.length - 1] += l.slice(continued.length);
+    else out.push(l);
+  }
+  return out;
+}
+
+/** The longest run without a space in any of the lines, in code points. */
+export function longestRun(lines: string[]): number {
+  let max = 0;
+  for (const l of lines) for (const run of l.split(' ')) max = Math.max(max, Array.from(run).length);
+  return max;
+}
