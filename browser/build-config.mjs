@@ -5,8 +5,13 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const HERE = dirname(fileURLToPath(import.meta.url));
+
 /** Output folder of the browser build, relative to the repository root. */
 export const BROWSER_OUT_DIR = 'dist/browser';
+
+/** The sandbox frame's document and bootstrap script (served from the host's assetBaseUrl). */
+export const FRAME_FILES = ['sandbox-frame.html', 'sandbox-frame.js'];
 
 /** The one Pyodide asset manifest both hosts verify against (sha-256 and size of each file), in the repository. */
 export const PYODIDE_MANIFEST_FILE = fileURLToPath(new URL('../core/pyodide-manifest.json', import.meta.url));
@@ -31,7 +36,8 @@ export async function hashPyodidePackage() {
 }
 
 /**
- * Vite plugin: checks the Pyodide files in node_modules/pyodide against core/pyodide-manifest.json (the build
+ * Vite plugin: emits the sandbox frame (sandbox-frame.html and sandbox-frame.js) at `<outDir>/` and compiles the
+ * build's `base` in as the host's default assetBaseUrl (`__TYSANDBOX_ASSET_BASE__`). It also checks the Pyodide files in node_modules/pyodide against core/pyodide-manifest.json (the build
  * fails on any difference), copies them into `<outDir>/pyodide/` and compiles the manifest's digests into the
  * JavaScript bundle as the module `virtual:tysandbox/pyodide-manifest` (`{ version, base, files: { [name]:
  * { sha256, bytes } } }`). The digests travel inside the app's own code, so a server that swaps an asset cannot
@@ -44,9 +50,15 @@ export function pyodideAssetsPlugin() {
   let version = 'unknown';
   /** @type {Map<string, Buffer>} */
   const files = new Map();
+  /** @type {Map<string, Buffer>} */
+  const frameFiles = new Map();
   return {
     name: 'tysandbox-pyodide-assets',
     apply: 'build',
+    config(c) {
+      // The default assetBaseUrl of the browser host (browser/sandbox.ts defaultAssetBase).
+      return { define: { __TYSANDBOX_ASSET_BASE__: JSON.stringify(c.base || '/') } };
+    },
     configResolved(config) {
       base = config.base || '/';
     },
@@ -62,6 +74,7 @@ export function pyodideAssetsPlugin() {
         }
         files.set(f, bytes);
       }
+      for (const f of FRAME_FILES) frameFiles.set(f, await readFile(join(HERE, f)));
     },
     resolveId(id) {
       return id === PYODIDE_MANIFEST_ID ? '\0' + PYODIDE_MANIFEST_ID : undefined;
@@ -74,6 +87,7 @@ export function pyodideAssetsPlugin() {
     },
     generateBundle() {
       for (const [name, bytes] of files) this.emitFile({ type: 'asset', fileName: `pyodide/${name}`, source: bytes });
+      for (const [name, bytes] of frameFiles) this.emitFile({ type: 'asset', fileName: name, source: bytes });
     },
   };
 }

@@ -1,9 +1,9 @@
 // Public surface of the browser host (sandbox runtime, IndexedDB store, dialog asking, host popups, Pyodide assets); browser host, trusted side.
-export { BrowserSandboxRuntime, buildSrcdoc, isTrustedHello, sandboxCsp, type BrowserSandboxOptions } from './sandbox.js';
+export { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp, defaultAssetBase, FRAME_HTML, FRAME_SCRIPT, type BrowserSandboxOptions, type SandboxFrame } from './sandbox.js';
 export { IdbStoreBackend, type IdbStoreOptions } from './store.js';
 export { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
 export { openHostPopup, POPUP_CONTENT_CSP, type HostPopup, type PopupRequest } from './popup.js';
-export { loadPyodideAssets, type PyodideAssets, type PyodideManifest } from './python-assets.js';
+export { loadPyodideAssets, type PyodideAssets, type PyodideManifest, type PythonProgress } from './python-assets.js';
 export { PYODIDE_MANIFEST } from './pyodide-manifest.js';
 export { createBrowserHost, type BrowserHost, type BrowserHostOptions } from './host.js';
 export { BrowserFetchTransport } from './fetch.js';

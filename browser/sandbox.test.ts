@@ -1,29 +1,29 @@
 // Unit tests for the sandbox frame document (CSP, escaping); browser host, trusted side (runs under Node).
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { buildSrcdoc, sandboxCsp, workerSource } from './sandbox.js';
+import { sandboxCsp, workerSource } from './sandbox.js';
 
 describe('sandbox frame document', () => {
-  it('the CSP forbids every network, storage, frame and object path and allows only nonce/blob scripts', () => {
-    const csp = sandboxCsp('abc');
+  const html = readFileSync(new URL('./sandbox-frame.html', import.meta.url), 'utf8');
+  const boot = readFileSync(new URL('./sandbox-frame.js', import.meta.url), 'utf8');
+  it('the CSP forbids every network, storage, frame and object path and allows only self (the bootstrap) and blob scripts', () => {
+    const csp = sandboxCsp();
     for (const d of ["default-src 'none'", "connect-src 'none'", "object-src 'none'", "frame-src 'none'", "child-src 'none'", "img-src 'none'", "form-action 'none'", "base-uri 'none'", 'worker-src blob:']) {
       expect(csp).toContain(d);
     }
-    expect(csp).toContain("script-src 'nonce-abc' blob: 'wasm-unsafe-eval'");
+    expect(csp).toContain("script-src 'self' blob: 'wasm-unsafe-eval'");
     expect(csp).not.toMatch(/'unsafe-inline'|'unsafe-eval'|\*|https?:|data:/);
   });
-  it('worker source cannot break out of the bootstrap script element', () => {
-    const doc = buildSrcdoc({ nonce: 'n', token: 't', hostOrigin: 'https://app.example', workerSource: '</script><script>alert(1)</script>\u2028' });
-    expect(doc.match(/<script/g)).toHaveLength(1);
-    expect(doc).not.toContain('</script><script>');
-    expect(doc).toContain('\\u003c/script\\u003e');
+  it('sandbox-frame.html carries exactly that CSP and one external script, no inline script', () => {
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${sandboxCsp()}">`);
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).toContain('<script src="sandbox-frame.js"></script>');
   });
-  it('the bootstrap revokes the worker URL and posts its port only to the host origin', () => {
-    const doc = buildSrcdoc({ nonce: 'n', token: 'tok', hostOrigin: 'https://app.example' });
-    expect(doc).toContain('URL.revokeObjectURL(url)');
-    expect(doc).toContain('const hostOrigin = "https://app.example"');
-    expect(doc).toMatch(/parent\.postMessage\(\{ type: "tysandbox-hello", token \}, hostOrigin, \[ch\.port1\]\)/);
-    expect(doc).toContain('<meta http-equiv="Content-Security-Policy"');
+  it('the bootstrap narrows script-src to blob: before anything runs, revokes the worker URL and posts only to the host origin', () => {
+    expect(boot.indexOf("narrow.content = \"script-src blob: 'wasm-unsafe-eval'; worker-src blob:\"")).toBeGreaterThan(0);
+    expect(boot.indexOf('narrow.content')).toBeLessThan(boot.indexOf('new Worker('));
+    expect(boot).toContain('URL.revokeObjectURL(url)');
+    expect(boot).toMatch(/parent\.postMessage\(\{ type: 'tysandbox-hello', token \}, hostOrigin \|\| '\*', \[work\.port1, control\.port1\]\)/);
   });
 });
 

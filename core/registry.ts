@@ -50,7 +50,7 @@ const decoder = new TextDecoder();
 const OBJECTS_LOCK = 'registry.objects';
 
 /**
- * Validate a manifest: schema (protocol/manifest.ts) and its JSON Schemas (ajv, draft 2020-12).
+ * Validate a manifest: schema (protocol/manifest.ts) and its JSON Schemas (core/validate.ts, strict draft 2020-12).
  * @throws TyError E_INVALID_MANIFEST naming the field and the fix.
  */
 export function parseManifest(input: unknown): ToolManifest {

@@ -111,8 +111,7 @@ describe('schema regexes run on a linear-time engine (S2)', () => {
     expect(() => v.validate('pp', schema, { aaaa: 1 })).not.toThrow();
     expect(codeOf(() => v.validate('pp', schema, { aaaa: 'x' })).code).toBe('E_INVALID_ARGS');
   });
-  it('ajv compile-time check of properties against patternProperties does not run a backtracking RegExp', () => {
-    // ajv strict mode tests each `properties` name against each patternProperties key with `new RegExp` at compile time
+  it('checking properties against patternProperties at install time does not run a backtracking RegExp', () => {
     const schema = { type: 'object', properties: { [evil]: { type: 'string' } }, patternProperties: { '(a+)+$': { type: 'string' } } };
     expect(() => checkSchema(schema)).not.toThrow();
   });
@@ -188,5 +187,40 @@ describe('ECMA-262 meaning kept where RE2 differs', () => {
     const v = new ArgValidator();
     if (expected) expect(() => v.validate(`e-${pattern}`, schema, { s: value })).not.toThrow();
     else expect(codeOf(() => v.validate(`e-${pattern}`, schema, { s: value })).code).toBe('E_INVALID_ARGS');
+  });
+});
+
+describe('validation generates no code (strict page CSP without unsafe-eval)', () => {
+  it('checks schemas and arguments with Function and eval unusable', () => {
+    const g = globalThis as unknown as { Function: unknown; eval: unknown };
+    const saved = { Function: g.Function, eval: g.eval };
+    const refuse = () => {
+      throw new EvalError('code generation is refused here');
+    };
+    g.Function = refuse;
+    g.eval = refuse;
+    try {
+      const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' }, n: { enum: [1, 2] } }, required: ['s'], additionalProperties: false };
+      checkSchema(schema);
+      const v = new ArgValidator();
+      expect(() => v.validate('nogen', schema, { s: 'aaa', n: 1 })).not.toThrow();
+      expect(codeOf(() => v.validate('nogen', schema, { s: 'aab' })).data).toEqual({ field: '/s', keyword: 'pattern' });
+      expect(codeOf(() => v.validate('nogen', schema, { s: 'a', n: 3 })).message).toContain('must be one of [1,2]');
+    } finally {
+      g.Function = saved.Function;
+      g.eval = saved.eval;
+    }
+    expect(globalThis.RegExp).toBe(RegExp); // the linear engine's stand-in is gone after validation
+  });
+  it.each([
+    ['a $ref to nothing', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, 'points to nothing'],
+    ['a keyword value of the wrong shape', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, 'whole number'],
+    ['a bad type name', { type: 'object', properties: { a: { type: 'text' } } }, 'one of null'],
+    ['$dynamicRef', { type: 'object', properties: { a: { $dynamicRef: '#x' } } }, '$dynamicRef'],
+  ])('refuses %s with E_INVALID_MANIFEST naming where', (_n, schema, text) => {
+    const e = codeOf(() => checkSchema(schema));
+    expect(e.code).toBe('E_INVALID_MANIFEST');
+    expect(e.message).toContain(text);
+    expect(e.message).toContain('parameters/properties/a');
   });
 });

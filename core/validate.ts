@@ -1,14 +1,13 @@
-// JSON Schema (draft 2020-12) checks for tool parameters and call arguments, via ajv; core, trusted side.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import formatsModule from 'ajv-formats';
+// JSON Schema (draft 2020-12) checks for tool parameters, results and bridged MCP schemas, without code generation (@cfworker/json-schema) and with schema regexes on a linear-time engine (re2js); core, trusted side.
+import { Validator, type OutputUnit, type SchemaDraft } from '@cfworker/json-schema';
 import { RE2JS } from 're2js';
 import { TyError } from './errors.js';
+import { DRAFT_2020_12, schemaProblem } from './schema-check.js';
 
-// ajv-formats is CommonJS; its plugin is module.exports (and .default under some bundlers).
-const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv2020) => unknown;
+export { DRAFT_2020_12 } from './schema-check.js';
 
-/** The only `$schema` accepted (or none): JSON Schema draft 2020-12. */
-export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+/** The RegExp constructor as it was when this module loaded (schema pattern syntax checks use it). */
+const NativeRegExp = RegExp;
 
 /** Thrown by `linearRegExp` for a pattern it refuses; `message` says which construct and why. */
 export class UnsupportedPatternError extends Error {
@@ -66,7 +65,7 @@ function ecmaClasses(pattern: string): string {
 export const MAX_PATTERN_CHARS = 4096;
 const compiledPatterns = new Map<string, RE2JS>();
 
-/** What `linearRegExp` returns. `toString` is unique per pattern: ajv keys its compiled-pattern scope by it. */
+/** What `linearRegExp` returns: `test(s)` on the linear-time engine. */
 class LinearPattern {
   constructor(readonly source: string, readonly re: RE2JS) {}
   test(s: string): boolean {
@@ -86,8 +85,8 @@ class LinearPattern {
  * repeat counts over 1000 (RE2 limit), Unicode property names RE2 does not know (e.g. `\p{Letter}`;
  * `\p{L}` works). `\s`, `\S` and `.` keep their ECMA-262 meaning (see ecmaClasses); remaining
  * difference: `\S` inside a class also matches Unicode spaces.
- * Shape: ajv's `RegExpEngine` (`(pattern, flags) => { test(s): boolean }`); `flags` is ajv's `"u"` or `""`
- * and is ignored (RE2 always matches by code point). Compiled patterns are cached (bounded).
+ * `flags` is ignored (JSON Schema patterns are `u` mode; RE2 always matches by code point). Compiled patterns
+ * are cached (bounded, 512).
  * @throws UnsupportedPatternError naming the construct.
  */
 export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
@@ -96,7 +95,7 @@ export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
   if (cached) return new LinearPattern(pattern, cached);
   if (pattern.length > MAX_PATTERN_CHARS) throw new UnsupportedPatternError(pattern, `is longer than ${MAX_PATTERN_CHARS} characters`);
   try {
-    new RegExp(pattern, 'u'); // syntax check only: compiling never backtracks
+    new NativeRegExp(pattern, 'u'); // syntax check only: compiling never backtracks
   } catch {
     throw new UnsupportedPatternError(pattern, 'is not a valid ECMA-262 regular expression (JSON Schema patterns use ECMA-262 syntax, "u" mode)');
   }
@@ -115,14 +114,6 @@ export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
   compiledPatterns.set(pattern, re);
   return new LinearPattern(pattern, re);
 }
-linearRegExp.code = 'linearRegExp'; // ajv's RegExpEngine carries a name for standalone code (unused: no standalone code here)
-
-/**
- * Options every ajv instance in tysandbox must use: schema regexes (`pattern`, `patternProperties`,
- * `propertyNames.pattern`) run on `linearRegExp`, and ajv's own compile-time check of `properties`
- * names against `patternProperties` (plain backtracking `RegExp`) is switched off.
- */
-export const LINEAR_REGEXP_OPTIONS = { code: { regExp: linearRegExp }, allowMatchingProperties: true } as const;
 
 const SUB_SCHEMA = new Set(['items', 'additionalItems', 'contains', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
 const SUB_SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
@@ -131,8 +122,7 @@ const SUB_SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 /**
  * Compile every regex a schema holds (`pattern` values and `patternProperties` keys, at any depth, through
  * schema-valued keywords only: values of `const`, `enum`, `default`, `examples` are data and skipped) on
- * `linearRegExp`, so a pattern ajv would skip (e.g. a `patternProperties` key whose schema is `{}`) is
- * refused the same way as one it compiles.
+ * `linearRegExp` ahead of validation, so every pattern is refused or accepted when the schema is installed.
  * @throws UnsupportedPatternError for the first pattern refused.
  */
 export function checkSchemaPatterns(schema: unknown, depth = 0): void {
@@ -151,53 +141,134 @@ export function checkSchemaPatterns(schema: unknown, depth = 0): void {
   }
 }
 
-/** Turn an ajv compile failure into the schema problem to report (an unsupported pattern is named as such). */
+/** The schema problem to report for a compile failure (an unsupported pattern is named as such). */
 export function schemaCompileMessage(e: unknown): string {
   if (e instanceof UnsupportedPatternError) return e.message;
   return (e instanceof Error ? e.message : String(e)).slice(0, 500);
 }
 
 /**
- * A fresh ajv per schema: strict mode on (unknown keywords, ambiguous types and unreachable `required`
- * are errors), formats from ajv-formats, no type coercion, no defaults written into arguments,
- * and no schema loading (remote `$ref` is refused before ajv sees it, see `checkRefs`).
+ * The validator (@cfworker/json-schema) compiles nothing: it walks the schema per value, so it runs under a page
+ * CSP without 'unsafe-eval'. Its two regex keywords (`pattern`, `patternProperties`) construct `RegExp` from the
+ * global binding; for the synchronous duration of one validation that binding is `LinearRegExp`, so every schema
+ * regex runs on `linearRegExp`. Nothing else runs in that window (validation is synchronous over plain JSON data).
+ * Where the global cannot be replaced (a frozen realm), a schema with regexes is refused rather than run on a
+ * backtracking engine.
  */
-function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, coerceTypes: false, useDefaults: false, validateFormats: true, ...LINEAR_REGEXP_OPTIONS });
-  addFormats(ajv);
-  return ajv;
+function LinearRegExp(pattern: string): LinearPattern {
+  return linearRegExp(pattern);
 }
-
-/** Walk a schema and refuse `$ref`/`$dynamicRef` that leave the document (anything but `#...`), `$async`, and a `$schema` other than 2020-12. */
-function checkRefs(node: unknown, where: string, field: string, depth = 0): void {
-  if (depth > 64) throw new TyError('E_INVALID_MANIFEST', `${field}: schema nests deeper than 64 levels`);
-  if (Array.isArray(node)) {
-    node.forEach((n, i) => checkRefs(n, `${where}/${i}`, field, depth + 1));
-    return;
+function withLinearRegExp<T>(fn: () => T): T {
+  const g = globalThis as unknown as { RegExp: unknown };
+  const saved = g.RegExp;
+  try {
+    g.RegExp = LinearRegExp;
+  } catch {
+    /* checked below */
   }
-  if (node === null || typeof node !== 'object') return;
-  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
-    if ((k === '$ref' || k === '$dynamicRef') && (typeof v !== 'string' || !v.startsWith('#'))) {
-      throw new TyError('E_INVALID_MANIFEST', `${field}${where || '/'}: ${k} must point inside the schema ("#/$defs/..."); references to other documents or URLs are not loaded`, { path: `${field}${where}` });
-    }
-    if (k === '$async') {
-      throw new TyError('E_INVALID_MANIFEST', `${field}${where || '/'}: "$async" schemas are not supported (validation must be synchronous); remove it`, { path: `${field}${where}` });
-    }
-    if (k === '$schema' && (depth > 0 || (v !== DRAFT_2020_12 && v !== `${DRAFT_2020_12}#`))) {
-      throw new TyError('E_INVALID_MANIFEST', `${field}${where || '/'}: only JSON Schema draft 2020-12 is supported; set "$schema": "${DRAFT_2020_12}" or leave it out`, { path: `${field}${where}` });
-    }
-    checkRefs(v, `${where}/${k}`, field, depth + 1);
+  if (g.RegExp !== LinearRegExp) throw new TyError('E_INVALID_MANIFEST', 'schema patterns cannot run on the linear-time engine in this environment (the global RegExp is frozen); remove "pattern" and "patternProperties"');
+  try {
+    return fn();
+  } finally {
+    g.RegExp = saved;
   }
 }
 
-function compile(schema: unknown, field: string): ValidateFunction {
+/** The first error of one validation: where in the value (JSON Pointer), which keyword, and its parameters. */
+export interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  /** The field named by additionalProperties/unevaluatedProperties/required; the expected type(s). */
+  property?: string;
+  expected?: string;
+  /** enum/const: the values the schema allows (from the schema, never from the value). */
+  allowed?: unknown;
+  /** The validator's own sentence (values never included by tysandbox's messages). */
+  text: string;
+}
+/** A compiled schema: `undefined` when `value` is valid, else its first error. */
+export type SchemaCheck = (value: unknown) => SchemaError | undefined;
+
+/** Keywords whose error only summarizes a deeper one (the deeper one is reported). */
+const SUMMARY = new Set(['properties', 'patternProperties', 'items', 'prefixItems', 'additionalItems', 'allOf', '$ref', '$recursiveRef', 'dependentSchemas', 'dependencies', 'then', 'else', 'contains']);
+
+function pointerOf(location: string): string {
+  const p = location.startsWith('#') ? location.slice(1) : location;
+  try {
+    return decodeURI(p);
+  } catch {
+    return p;
+  }
+}
+function between(text: string, before: string, after: string): string | undefined {
+  const i = text.indexOf(before);
+  const j = text.lastIndexOf(after);
+  return i >= 0 && j > i + before.length - 1 ? text.slice(i + before.length, j) : undefined;
+}
+
+/** The schema node at a `#/json/pointer` keyword location, if it resolves. */
+function atPointer(root: unknown, location: string): unknown {
+  let node = root;
+  for (const raw of pointerOf(location).split('/').slice(1)) {
+    const k = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, k)) return undefined;
+    node = (node as Record<string, unknown>)[k];
+  }
+  return node;
+}
+
+function firstError(errors: OutputUnit[], schema: unknown): SchemaError | undefined {
+  const e = errors.find((x) => !SUMMARY.has(x.keyword)) ?? errors[0];
+  if (!e) return undefined;
+  const out: SchemaError = { instancePath: pointerOf(e.instanceLocation), keyword: e.keyword, text: e.error };
+  if (e.keyword === 'enum' || e.keyword === 'const') {
+    const allowed = atPointer(schema, e.keywordLocation);
+    if (allowed !== undefined) out.allowed = allowed;
+  } else if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') {
+    const p = between(e.error, 'Property "', '" does not match');
+    if (p !== undefined) out.property = p;
+  } else if (e.keyword === 'required') {
+    const p = between(e.error, 'required property "', '".');
+    if (p !== undefined) out.property = p;
+  } else if (e.keyword === 'type') {
+    const t = between(e.error, 'Expected "', '".');
+    if (t !== undefined) out.expected = t.replace(/", "/g, ', ');
+  }
+  return out;
+}
+
+/**
+ * Compile `schema` for repeated checks (a deep copy is kept: the validator annotates the objects it walks).
+ * Patterns are compiled on `linearRegExp` first.
+ * @param draft the draft to apply (tool manifests: 2020-12 only; bridged MCP schemas: their `$schema`).
+ * @throws UnsupportedPatternError for a pattern refused; Error when the validator cannot index the schema.
+ */
+export function compileSchema(schema: unknown, draft: SchemaDraft = '2020-12'): SchemaCheck {
+  checkSchemaPatterns(schema);
+  const copy = JSON.parse(JSON.stringify(schema)) as object;
+  const hasPatterns = /"(pattern|patternProperties)"\s*:/.test(JSON.stringify(schema));
+  const v = new Validator(copy as never, draft, true);
+  return (value) => {
+    const run = () => v.validate(value);
+    let r: ReturnType<typeof run>;
+    try {
+      r = hasPatterns ? withLinearRegExp(run) : run();
+    } catch (e) {
+      if (e instanceof TyError) throw e;
+      return { instancePath: '', keyword: 'type', text: 'the value is not JSON data' };
+    }
+    return r.valid ? undefined : (firstError(r.errors, copy) ?? { instancePath: '', keyword: 'schema', text: 'is invalid' });
+  };
+}
+
+function compile(schema: unknown, field: string): SchemaCheck {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new TyError('E_INVALID_MANIFEST', `${field} must be a JSON Schema object`, { path: field });
   }
-  checkRefs(schema, '', field);
+  const problem = schemaProblem(schema);
+  if (problem) throw new TyError('E_INVALID_MANIFEST', `${field}${problem.where || '/'}: ${problem.message} (${field} must be a valid JSON Schema, draft 2020-12, strict)`, { path: `${field}${problem.where}` });
   try {
-    checkSchemaPatterns(schema);
-    return newAjv().compile(schema as Record<string, unknown>);
+    return compileSchema(schema);
   } catch (e) {
     if (e instanceof UnsupportedPatternError) throw new TyError('E_INVALID_MANIFEST', `${field}: ${e.message}`, { path: field });
     throw new TyError('E_INVALID_MANIFEST', `${field} is not a valid JSON Schema (draft 2020-12, strict): ${schemaCompileMessage(e)}`, { path: field });
@@ -205,9 +276,10 @@ function compile(schema: unknown, field: string): ValidateFunction {
 }
 
 /**
- * Check a schema at install time: compiles under strict draft 2020-12 rules; `parameters` must
- * describe an object (`"type": "object"`), as every model provider requires.
- * @throws TyError E_INVALID_MANIFEST naming the field and what to change.
+ * Check a schema at install time: strict draft 2020-12 (core/schema-check.ts: known keywords and formats only,
+ * value shapes, local `$ref` that resolve); `parameters` must describe an object (`"type": "object"`), as every
+ * model provider requires.
+ * @throws TyError E_INVALID_MANIFEST naming the field (JSON Pointer into the schema) and what to change.
  */
 export function checkSchema(schema: unknown, field = 'parameters'): void {
   compile(schema, field);
@@ -219,33 +291,36 @@ export function checkSchema(schema: unknown, field = 'parameters'): void {
 /** Field paths in messages are cut to this many characters (keys come from the caller). */
 const MAX_FIELD_CHARS = 200;
 const cut = (s: string) => (s.length > MAX_FIELD_CHARS ? `${s.slice(0, MAX_FIELD_CHARS)}…` : s);
+const escPointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Turn ajv's first error into one sentence that names the field (JSON Pointer, cut at 200 characters) and the fix; never echoes values. */
-export function describeError(err: ErrorObject): { field: string; message: string } {
-  const base = cut(err.instancePath || '');
-  const p = err.params as Record<string, unknown>;
+/** Turn the first error into one sentence that names the field (JSON Pointer, cut at 200 characters) and the fix; never echoes values. */
+export function describeError(err: SchemaError): { field: string; message: string } {
+  const base = cut(err.instancePath);
   const at = (s: string) => (s === '' ? 'the arguments' : `field "${s}"`);
   switch (err.keyword) {
-    case 'additionalProperties': {
-      const f = cut(`${base}/${String(p.additionalProperty)}`);
-      return { field: f, message: `unlisted field "${f}" is not allowed by the tool's parameters; remove it` };
-    }
+    case 'additionalProperties':
     case 'unevaluatedProperties': {
-      const f = cut(`${base}/${String(p.unevaluatedProperty)}`);
+      const f = cut(`${err.instancePath}/${escPointer(err.property ?? '')}`);
       return { field: f, message: `unlisted field "${f}" is not allowed by the tool's parameters; remove it` };
     }
+    case 'false':
+      return { field: base, message: `${at(base)} is not allowed by the tool's parameters; remove it` };
     case 'required': {
-      const f = cut(`${base}/${String(p.missingProperty)}`);
+      const f = cut(`${err.instancePath}/${escPointer(err.property ?? '')}`);
       return { field: f, message: `missing required field "${f}"; add it` };
     }
     case 'type':
-      return { field: base, message: `${at(base)} must be of type ${String(p.type)}` };
+      return { field: base, message: `${at(base)} must be of type ${err.expected ?? 'another type'}` };
     case 'enum':
-      return { field: base, message: `${at(base)} must be one of ${JSON.stringify(p.allowedValues).slice(0, 300)}` };
+      return { field: base, message: `${at(base)} must be one of ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the values the tool's parameters list"}` };
     case 'const':
-      return { field: base, message: `${at(base)} must equal ${JSON.stringify(p.allowedValue).slice(0, 300)}` };
+      return { field: base, message: `${at(base)} must equal ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the value the tool's parameters give"}` };
+    case 'format':
+      return { field: base, message: `${at(base)} does not match its format (${err.text.replace(/^String does not match format /, '').replace(/\.$/, '')})` };
+    case 'pattern':
+      return { field: base, message: `${at(base)} does not match the pattern the tool's parameters give` };
     default:
-      return { field: base, message: `${at(base)} ${err.message ?? 'is invalid'} (${err.keyword})` };
+      return { field: base, message: `${at(base)} is invalid (${err.keyword})` };
   }
 }
 
@@ -254,7 +329,7 @@ export function describeError(err: ErrorObject): { field: string; message: strin
  * A revision is immutable, so its compiled validator never goes stale.
  */
 export class ArgValidator {
-  readonly #cache = new Map<string, ValidateFunction>();
+  readonly #cache = new Map<string, SchemaCheck>();
   constructor(readonly maxEntries = 256) {}
 
   /**
@@ -286,9 +361,8 @@ export class ArgValidator {
       }
     }
     this.#cache.set(key, fn);
-    if (fn(value) === true) return; // strictly true: an async validator's Promise never passes
-    const first = fn.errors?.[0];
-    if (!first) throw new TyError(code, prefix);
+    const first = fn(value);
+    if (!first) return;
     const { field, message } = describeError(first);
     throw new TyError(code, `${prefix}: ${message}`, { field, keyword: first.keyword });
   }

@@ -11,7 +11,7 @@ export const ToolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool na
 export const RevisionIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/, 'a revision id is a base32 CIDv1 string starting with "b"');
 export type RevisionId = z.infer<typeof RevisionIdSchema>;
 
-/** A JSON Schema object (draft 2020-12); validated structurally by ajv at install time, not here. */
+/** A JSON Schema object (draft 2020-12); validated strictly by core/validate.ts at install time, not here. */
 export const JsonSchemaSchema = z.record(z.string(), z.unknown());
 
 /**

@@ -1,16 +1,24 @@
 // Checks a bridged tool call's arguments against the tool's own input schema before approval or forwarding; core, trusted side.
-import { Ajv, type ValidateFunction } from 'ajv';
-import formatsModule from 'ajv-formats';
-import { LINEAR_REGEXP_OPTIONS, checkSchemaPatterns, linearRegExp, schemaCompileMessage, UnsupportedPatternError } from '../validate.js';
+import type { SchemaDraft } from '@cfworker/json-schema';
+import { compileSchema, linearRegExp, schemaCompileMessage, UnsupportedPatternError, type SchemaCheck } from '../validate.js';
 
 export type ArgsDecision = { ok: true; args: Record<string, unknown> } | { ok: false; code: 'E_INVALID_ARGS'; message: string };
 
-// Every schema regex runs on the linear-time engine (a server's schema may carry a catastrophic pattern).
-const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, addUsedSchema: false, ...LINEAR_REGEXP_OPTIONS });
-// formats servers use (uri, date-time, email, ...) are validated, not warned about as unknown
-// (ajv-formats is CommonJS: its plugin is module.exports, or .default under some bundlers)
-(((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (a: Ajv) => unknown)(ajv);
-const cache = new WeakMap<object, ValidateFunction>();
+// Every schema regex runs on the linear-time engine (a server's schema may carry a catastrophic pattern); the
+// validator generates no code (core/validate.ts compileSchema). Not strict: a server's schema may use any keyword.
+const cache = new WeakMap<object, SchemaCheck>();
+
+/** The draft a server's schema declares in `$schema` (default 2020-12, MCP's default dialect). */
+function draftOf(schema: Record<string, unknown>): SchemaDraft {
+  const s = typeof schema.$schema === 'string' ? schema.$schema : '';
+  if (s.includes('draft-04')) return '4';
+  if (s.includes('draft-07') || s.includes('draft-06')) return '7';
+  if (s.includes('2019-09')) return '2019-09';
+  return '2020-12';
+}
+function say(err: { instancePath: string; text: string }, root: string): string {
+  return `${err.instancePath || root} ${err.text}`.slice(0, 400);
+}
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,8 +76,7 @@ export function checkToolSchema(schema: unknown): string | undefined {
   if (!isObj(schema)) return 'the schema is not an object';
   if (cache.has(schema)) return undefined;
   try {
-    checkSchemaPatterns(schema);
-    cache.set(schema, ajv.compile(schema));
+    cache.set(schema, compileSchema(schema, draftOf(schema)));
     return undefined;
   } catch (e) {
     return e instanceof UnsupportedPatternError ? e.message : `the schema cannot be compiled: ${schemaCompileMessage(e).slice(0, 200)}`;
@@ -78,7 +85,7 @@ export function checkToolSchema(schema: unknown): string | undefined {
 
 /**
  * Check `args` (missing means `{}`) against a tool's JSON Schema: unlisted fields (including `__proto__`)
- * are refused, then the schema is applied with ajv. Never mutates `args` (no defaults applied).
+ * are refused, then the schema is applied (core/validate.ts compileSchema). Never mutates `args` (no defaults applied).
  * @returns a decision; `E_INVALID_ARGS` names the first offending field.
  */
 export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDecision {
@@ -89,13 +96,8 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
   if (unlisted !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `unlisted field "${unlisted.slice(0, 200)}" is not in the tool's schema` };
   const problem = checkToolSchema(schema);
   if (problem !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `the tool's input schema cannot be used: ${problem.slice(0, 300)}` };
-  const validate = cache.get(schema) as ValidateFunction;
-  if (!validate(value)) {
-    const err = validate.errors?.[0];
-    const where = err?.instancePath ? err.instancePath : '(arguments)';
-    const extra = err?.keyword === 'required' && isObj(err.params) ? ` "${String(err.params.missingProperty)}"` : '';
-    return { ok: false, code: 'E_INVALID_ARGS', message: `${where} ${err?.message ?? 'is invalid'}${extra}`.slice(0, 400) };
-  }
+  const err = (cache.get(schema) as SchemaCheck)(value);
+  if (err) return { ok: false, code: 'E_INVALID_ARGS', message: say(err, '(arguments)') };
   return { ok: true, args: value };
 }
 
@@ -110,21 +112,19 @@ export function checkStructuredContent(toolName: string, outputSchema: unknown, 
   if (result.structuredContent === undefined) return result.isError === true ? undefined : `Tool ${toolName} has an output schema but did not return structured content`;
   const problem = checkToolSchema(outputSchema);
   if (problem !== undefined) return `Failed to validate structured content: ${problem.slice(0, 300)}`;
-  const validate = cache.get(outputSchema) as ValidateFunction;
-  if (validate(result.structuredContent)) return undefined;
-  const err = validate.errors?.[0];
-  return `Structured content does not match the tool's output schema: ${`${err?.instancePath || '(root)'} ${err?.message ?? 'is invalid'}`.slice(0, 400)}`;
+  const err = (cache.get(outputSchema) as SchemaCheck)(result.structuredContent);
+  return err ? `Structured content does not match the tool's output schema: ${say(err, '(root)')}` : undefined;
 }
 
 /**
- * Check `value` against `schema` on the linear-time ajv (compiled lazily, cached by schema object).
+ * Check `value` against `schema` without code generation, regexes on the linear-time engine (compiled lazily, cached by schema object).
  * Shape of the MCP SDK's `JsonSchemaValidator` result; a schema that cannot be compiled never validates.
  */
 export function validateLinear<T>(schema: unknown, value: unknown): { valid: true; data: T; errorMessage: undefined } | { valid: false; data: undefined; errorMessage: string } {
   const problem = checkToolSchema(schema);
   if (problem !== undefined) return { valid: false, data: undefined, errorMessage: problem };
-  const validate = cache.get(schema as object);
-  if (validate === undefined || validate(value)) return { valid: true, data: value as T, errorMessage: undefined };
-  const err = validate.errors?.[0];
-  return { valid: false, data: undefined, errorMessage: `${err?.instancePath || '(root)'} ${err?.message ?? 'is invalid'}`.slice(0, 400) };
+  const check = cache.get(schema as object);
+  const err = check?.(value);
+  if (err === undefined) return { valid: true, data: value as T, errorMessage: undefined };
+  return { valid: false, data: undefined, errorMessage: say(err, '(root)') };
 }

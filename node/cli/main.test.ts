@@ -147,7 +147,7 @@ describe('lazy command modules', () => {
       expect(r.stdout).toContain('Commands:');
       const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOAD ')).map((l) => l.slice(5));
       expect(loaded.some((u) => u.includes('/node/cli/commands/mcp.ts'))).toBe(true); // the hook saw the command modules
-      expect(loaded.filter((u) => /node_modules\/(zod|@modelcontextprotocol|ajv|ajv-formats|multiformats|undici)\//.test(u))).toEqual([]);
+      expect(loaded.filter((u) => /node_modules\/(zod|@modelcontextprotocol|@cfworker|multiformats|undici)\//.test(u))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -252,7 +252,7 @@ export class UpstreamSession {
 
   /**
    * The server's usable tools (cached until it says the list changed). A tool whose inputSchema or
-   * outputSchema does not compile on the linear-time ajv (a backreference or lookaround in a pattern, an
+   * outputSchema cannot be used (core/validate.ts) (a backreference or lookaround in a pattern, an
    * invalid schema) is left out and reported once per listing through `onToolRefused`; see `refusedTool`.
    */
   async tools(signal?: AbortSignal): Promise<Map<string, UpstreamTool>> {

@@ -27,14 +27,26 @@ export async function buildBrowserApp(opts = {}) {
 /**
  * Serve `dir` on 127.0.0.1 (random port). Requests to `/beacon/...` are recorded in `beacons` and answered 204:
  * a sandbox that reaches the network reaches this server, so an empty list is evidence that nothing left.
+ * `opts.headers(path)` adds response headers per path (e.g. a page CSP); `opts.files` serves extra files by path
+ * (`{ '/app/index.html': { type, body } }`), checked before `dir`. Every request path is recorded in `requests`.
  * @param {string} dir
- * @returns {Promise<{ origin: string, beacons: string[], close(): Promise<void> }>}
+ * @param {{ headers?: (path: string) => Record<string, string>, files?: Record<string, { type: string, body: string | Buffer }> }} [opts]
+ * @returns {Promise<{ origin: string, beacons: string[], requests: string[], close(): Promise<void> }>}
  */
-export async function serveDir(dir) {
+export async function serveDir(dir, opts = {}) {
+  const requests = [];
   const root = resolve(dir);
   const beacons = [];
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    requests.push(path);
+    const extraHeaders = opts.headers?.(path) ?? {};
+    const extra = opts.files?.[path];
+    if (extra) {
+      res.writeHead(200, { 'content-type': extra.type, 'cache-control': 'no-store', ...extraHeaders });
+      res.end(extra.body);
+      return;
+    }
     if (path.startsWith('/beacon/')) {
       beacons.push(path.slice('/beacon/'.length));
       res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
@@ -58,7 +70,7 @@ export async function serveDir(dir) {
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...extraHeaders });
       res.end(await readFile(file));
     } catch {
       res.writeHead(404).end();
@@ -70,6 +82,7 @@ export async function serveDir(dir) {
   return {
     origin,
     beacons,
+    requests,
     close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
   };
 }

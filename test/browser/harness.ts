@@ -1,5 +1,5 @@
 // Browser security contracts, run inside a real page (diagnostics page, browser tests, `tycli diagnostics --browser`); test code, trusted host side.
-import { BrowserSandboxRuntime, buildSrcdoc, isTrustedHello } from '../../browser/sandbox.js';
+import { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp } from '../../browser/sandbox.js';
 import { IdbStoreBackend } from '../../browser/store.js';
 import { PYODIDE_MANIFEST } from '../../browser/pyodide-manifest.js';
 import { DialogAskChannel } from '../../browser/ask-dialog.js';
@@ -73,34 +73,29 @@ async function waitFor(cond: () => boolean, ms: number, what: string): Promise<v
 }
 
 /**
- * A bare sandbox frame (same srcdoc builder, CSP and sandbox flags as the runtime) running `workerSource`
+ * A bare sandbox frame (the runtime's own sandbox-frame.html, CSP and sandbox flags) running `workerSource`
  * instead of the bootstrap, so the CSP is tested alone, without the JavaScript lock-down. Resolves with the
  * first message the worker posts on its port.
  */
 async function rawFrameProbe(workerSource: string, timeoutMs = 15_000): Promise<unknown> {
-  const token = 'rawprobe' + Math.random().toString(16).slice(2);
-  const frame = document.createElement('iframe');
-  frame.setAttribute('sandbox', 'allow-scripts');
-  frame.style.display = 'none';
-  frame.srcdoc = buildSrcdoc({ nonce: 'n' + token, token, hostOrigin: location.origin, workerSource });
+  const sf = await openSandboxFrame({ workerSource, timeoutMs });
   try {
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('raw frame probe timed out')), timeoutMs);
-      const onMsg = (ev: MessageEvent) => {
-        if (ev.source !== frame.contentWindow || ev.ports.length !== 1) return;
-        window.removeEventListener('message', onMsg);
-        const port = ev.ports[0]!;
-        port.onmessage = (m) => {
-          clearTimeout(timer);
-          resolve(m.data);
-        };
+      sf.port.onmessage = (m) => {
+        clearTimeout(timer);
+        resolve(m.data);
       };
-      window.addEventListener('message', onMsg);
-      document.body.appendChild(frame);
     });
   } finally {
-    frame.remove();
+    sf.remove();
   }
+}
+
+/** An inline srcdoc frame WITHOUT any CSP (controls only: proves the probes can succeed). */
+function controlSrcdoc(token: string, workerSource: string): string {
+  const boot = `(() => { const ch = new MessageChannel(); const u = URL.createObjectURL(new Blob([${JSON.stringify(workerSource).replace(/</g, '\\u003c')}], { type: 'text/javascript' })); const w = new Worker(u); w.postMessage(null, [ch.port2]); parent.postMessage({ token: ${JSON.stringify(token)} }, '*', [ch.port1]); })();`;
+  return `<!doctype html><html><body><script>${boot}</script></body></html>`;
 }
 
 const WORKER_PROBES = `
@@ -122,14 +117,15 @@ const WORKER_PROBES = `
 
 const contracts: Contract[] = [
   {
-    name: 'sandbox frame: sandbox attribute is exactly allow-scripts; srcdoc carries the CSP',
+    name: 'sandbox frame: sandbox attribute is exactly allow-scripts; its document carries the CSP',
     async run() {
       const sb = await start('export default async () => 1');
       try {
         const attr = sb.frame.getAttribute('sandbox');
         check(attr === 'allow-scripts', `sandbox attribute is ${JSON.stringify(attr)}`);
         check(sb.frame.sandbox.length === 1 && sb.frame.sandbox.contains('allow-scripts'), 'token list is not exactly allow-scripts');
-        check(/connect-src 'none'/.test(sb.frame.srcdoc) && /default-src 'none'/.test(sb.frame.srcdoc), 'CSP missing from srcdoc');
+        const doc = await (await fetch(sb.frame.src.split('#')[0]!)).text();
+        check(doc.includes(`content="${sandboxCsp()}"`) && /connect-src 'none'/.test(doc) && /default-src 'none'/.test(doc), 'CSP missing from the frame document');
         return `sandbox="${attr}"`;
       } finally {
         await sb.destroy('done');
@@ -172,7 +168,7 @@ const contracts: Contract[] = [
     async run() {
       const token = 'control' + Math.random().toString(16).slice(2);
       const src = `onmessage = async (ev) => { const port = ev.ports[0]; try { const r = await fetch(${JSON.stringify(beacon('control-fetch'))}); port.postMessage('allowed:' + r.status); } catch (e) { port.postMessage('blocked:' + e.name); } };`;
-      const doc = buildSrcdoc({ nonce: 'nc', token, hostOrigin: location.origin, workerSource: src }).replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, '');
+      const doc = controlSrcdoc(token, src);
       check(!doc.includes('Content-Security-Policy'), 'CSP still present in the control frame');
       const frame = document.createElement('iframe');
       frame.setAttribute('sandbox', 'allow-scripts');
@@ -215,7 +211,14 @@ const contracts: Contract[] = [
       const got = await new Promise<string>((resolve, reject) => {
         const frame = document.createElement('iframe');
         frame.setAttribute('sandbox', 'allow-scripts');
-        frame.srcdoc = buildSrcdoc({ nonce: 'nfo', token: 't', hostOrigin: location.origin, extraScript: `parent.postMessage({ frameOrigin: self.origin }, '*')` });
+        frame.src = `/sandbox-frame.html#t=t&o=${encodeURIComponent(location.origin)}`;
+        // the frame's hello hands over its ports; booting it with a probe script makes it report its own origin
+        const onHello = (ev: MessageEvent) => {
+          if (ev.source !== frame.contentWindow || ev.ports.length !== 2) return;
+          window.removeEventListener('message', onHello);
+          ev.ports[1]!.postMessage({ type: 'boot', workerSource: '', extraScript: `parent.postMessage({ frameOrigin: self.origin }, '*')` });
+        };
+        window.addEventListener('message', onHello);
         const t = setTimeout(() => reject(new Error('no report from the frame')), 10_000);
         const on = (ev: MessageEvent) => {
           if (ev.source !== frame.contentWindow || typeof (ev.data as { frameOrigin?: unknown })?.frameOrigin !== 'string') return;
@@ -302,12 +305,13 @@ const contracts: Contract[] = [
         const hello = { type: 'tysandbox-hello', token: 'T' };
         const fw = foreign.contentWindow!;
         const ev = (source: MessageEventSource | null, data: unknown, ports: MessagePort[]) => new MessageEvent('message', { source, data, ports });
-        check(isTrustedHello(ev(fw, hello, [ch.port1]), fw, 'T'), 'the genuine hello was refused');
-        check(!isTrustedHello(ev(window, hello, [ch.port1]), fw, 'T'), 'accepted a hello from the host window itself');
-        check(!isTrustedHello(ev(null, hello, [ch.port1]), fw, 'T'), 'accepted a hello without a source');
-        check(!isTrustedHello(ev(fw, { ...hello, token: 'U' }, [ch.port1]), fw, 'T'), 'accepted a wrong token');
-        check(!isTrustedHello(ev(fw, hello, []), fw, 'T') && !isTrustedHello(ev(fw, hello, [ch.port1, ch2.port1]), fw, 'T'), 'accepted a hello without exactly one port');
-        check(!isTrustedHello(ev(fw, hello, [ch.port1]), null, 'T'), 'accepted a hello for a frame without a window');
+        const two = [ch.port1, ch2.port1];
+        check(isTrustedHello(ev(fw, hello, two), fw, 'T'), 'the genuine hello was refused');
+        check(!isTrustedHello(ev(window, hello, two), fw, 'T'), 'accepted a hello from the host window itself');
+        check(!isTrustedHello(ev(null, hello, two), fw, 'T'), 'accepted a hello without a source');
+        check(!isTrustedHello(ev(fw, { ...hello, token: 'U' }, two), fw, 'T'), 'accepted a wrong token');
+        check(!isTrustedHello(ev(fw, hello, []), fw, 'T') && !isTrustedHello(ev(fw, hello, [ch.port1]), fw, 'T'), 'accepted a hello without exactly two ports');
+        check(!isTrustedHello(ev(fw, hello, two), null, 'T'), 'accepted a hello for a frame without a window');
         return 'three sandboxes answered genuinely while forged hellos were posted; the source/token/port check refuses each forgery';
       } finally {
         clearInterval(pageForge);
