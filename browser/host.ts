@@ -1,7 +1,8 @@
 // The browser host assembled: IndexedDB store + registry + gate (dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
 import { Store } from '../core/store.js';
+import { TyError } from '../core/errors.js';
 import { ToolRegistry } from '../core/registry.js';
-import { Invoker } from '../core/invoke.js';
+import { Invoker, type InvokerOptions } from '../core/invoke.js';
 import { SandboxPool } from '../core/pool.js';
 import { PermissionGate, StoreDecisions } from '../core/gate.js';
 import { compilePolicy, type RuleSet } from '../core/permissions.js';
@@ -38,6 +39,8 @@ export interface BrowserHostOptions {
   transport?: FetchTransport;
   /** Replace the permission gate. */
   gate?: Gate;
+  /** Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with setExternal. */
+  external?: InvokerOptions['external'];
 }
 
 export interface BrowserHost {
@@ -46,6 +49,11 @@ export interface BrowserHost {
   gate: Gate;
   invoker: Invoker;
   pool: SandboxPool;
+  /**
+   * Set (or clear) what runs external-service revisions, e.g. the embedding page for `transport: "parent"`
+   * tools (browser/protocol-window.ts). Calls still pass the gate first.
+   */
+  setExternal(fn: InvokerOptions['external'] | undefined): void;
   /** Destroy every sandbox and close the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -81,7 +89,18 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
   });
   const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime(opts.sandbox ?? {}), mode: opts.mode ?? 'retained' });
-  const invoker = new Invoker({ registry, pool, gate, capabilities, principal: opts.principal ?? 'browser:app' });
+  let external = opts.external;
+  const invoker = new Invoker({
+    registry,
+    pool,
+    gate,
+    capabilities,
+    principal: opts.principal ?? 'browser:app',
+    external: async (identity, args, signal) => {
+      if (!external) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${identity.manifest.execution.kind === 'external-service' ? identity.manifest.execution.serviceId : ''}"`);
+      return external(identity, args, signal);
+    },
+  });
   let closed = false;
   return {
     store,
@@ -89,6 +108,9 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     gate,
     invoker,
     pool,
+    setExternal(fn) {
+      external = fn;
+    },
     async close() {
       if (closed) return;
       closed = true;

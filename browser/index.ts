@@ -7,3 +7,4 @@ export { loadPyodideAssets, type PyodideAssets, type PyodideManifest, type Pytho
 export { PYODIDE_MANIFEST } from './pyodide-manifest.js';
 export { createBrowserHost, type BrowserHost, type BrowserHostOptions } from './host.js';
 export { BrowserFetchTransport } from './fetch.js';
+export { serveProtocolWindow, windowPrincipal, type WindowServer, type WindowServerOptions } from './protocol-window.js';

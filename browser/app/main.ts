@@ -12,6 +12,7 @@ import { InlineAskChannel } from './ui/approvals.js';
 import { settingsPanel } from './ui/settings-panel.js';
 import { EXAMPLE_TOOLS } from './examples.js';
 import { mountEmbedding } from './embed.js';
+import './protocol-embed.js';
 import type { Task } from '../../protocol/task.js';
 
 declare global {

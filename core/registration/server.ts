@@ -18,6 +18,7 @@ import { TyError, toTyError } from '../errors.js';
 import { parseManifest, revisionId, type ToolRegistry } from '../registry.js';
 import type { Gate, GateRequest } from '../runtime.js';
 import type { InvokeResult } from '../invoke.js';
+import type { ToolManifest } from '../../protocol/manifest.js';
 import { RegistrationRate } from './limits.js';
 import { classifyInbound, rpcFailure, rpcFromTyError, RPC_CODES, MAX_PROTOCOL_MESSAGE_BYTES, type RpcMessage } from './rpc.js';
 
@@ -37,6 +38,8 @@ export interface RegistrationServerOptions {
   limits?: Partial<ProtocolLimits>;
   /** ms since the epoch; injected for tests. */
   clock?: () => number;
+  /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
+  checkManifest?: (manifest: ToolManifest, principal: string) => void;
 }
 
 /** Defaults: 8 MiB messages, 60 registrations per principal per minute, 16 runs in flight per connection, 10 min runs. */
@@ -268,6 +271,7 @@ export class ProtocolSession {
       case 'tool/add': {
         this.#rate('add');
         const manifest = parseManifest(p.manifest);
+        o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
         if (p.expectRevision !== undefined && p.expectRevision !== revision) throw new TyError('E_INTEGRITY', `the manifest hashes to ${revision}, not the expected ${p.expectRevision}; nothing was stored`);
         await this.#gate('add', manifest.name, revision);
