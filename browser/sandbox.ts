@@ -1,5 +1,6 @@
 // Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` iframe (sandbox-frame.html) whose Blob worker runs the tool; browser host, trusted side.
 import GUEST_CORE from '../node/runner/guest-core.mjs?raw';
+import PYTHON_GUEST from '../node/runner/python-guest.mjs?raw';
 import WORKER_ADAPTER from './worker-bootstrap.js?raw';
 import { SandboxChannel, type ChannelOptions, type SandboxPort } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
@@ -44,8 +45,8 @@ export const FRAME_SCRIPT = 'sandbox-frame.js';
 const GUEST_EXPORT = 'export function createGuest(';
 /**
  * The worker's classic script: the shared guest core (node/runner/guest-core.mjs, the same code the Node and Deno
- * sandboxes run) with its one `export` removed, then the MessagePort adapter (worker-bootstrap.js), in one strict
- * function scope.
+ * sandboxes run) with its one `export` removed, then the adapter (the shared Python guest and worker-bootstrap.js),
+ * in one strict function scope.
  * @throws Error when the core text does not have exactly one `export function createGuest(` and no other
  *   import/export statement (a build-time invariant).
  */
@@ -56,7 +57,17 @@ export function workerSource(core: string, adapter: string): string {
   if (/^\s*(import|export)\b/m.test(body)) throw new Error('guest core must not contain other import/export statements');
   return `(() => {\n'use strict';\n${body}\n${adapter}\n})();\n`;
 }
-const WORKER_SOURCE = workerSource(GUEST_CORE, WORKER_ADAPTER);
+/** node/runner/python-guest.mjs with its one `export` removed: the Python side shared with the command line. */
+export function pythonGuestSource(text: string): string {
+  const decl = 'export function createPythonGuest(';
+  const at = text.indexOf(decl);
+  if (at === -1 || text.indexOf(decl, at + 1) !== -1) throw new Error('python guest must contain exactly one createPythonGuest export');
+  const body = text.slice(0, at) + text.slice(at + 'export '.length);
+  // JavaScript import/export statements only (PY_PRELUDE's Python `import` lines carry no quotes).
+  if (/^\s*export\b|^\s*import\s*(?:[\w*{][^'"\n]*\sfrom\s*)?['"]/m.test(body)) throw new Error('python guest must not contain other import/export statements');
+  return body;
+}
+const WORKER_SOURCE = workerSource(GUEST_CORE, `${pythonGuestSource(PYTHON_GUEST)}\n${WORKER_ADAPTER}`);
 
 const HELLO = 'tysandbox-hello';
 

@@ -1,6 +1,7 @@
 // Worker adapter: runs INSIDE the sandbox Blob worker (untrusted side, opaque origin); the MessagePort adapter of node/runner/guest-core.mjs.
 // Not a standalone script: browser/sandbox.ts builds the worker source as one strict classic script, guest-core.mjs
-// (its `export` removed) followed by this file, so `createGuest` is in scope. Only what differs from the Node and
+// and node/runner/python-guest.mjs (their `export`s removed) followed by this file, so `createGuest` and
+// `createPythonGuest` are in scope. Only what differs from the Node and
 // Deno sandboxes lives here: the MessagePort handshake, Blob-URL module loading, the wider lock-down (storage,
 // service workers, self.close) and Python through Pyodide. Built-ins are captured before tool code loads. It is not
 // the security boundary: the host validates every message, and the frame's CSP plus the opaque origin hold the
@@ -12,8 +13,6 @@ const ReflectApply = Reflect.apply;
 const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
 const { ownKeys: ReflectOwnKeys, getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
   defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty } = Reflect;
-const JSONStringify = JSON.stringify;
-const JSONParse = JSON.parse;
 const ObjectCreate = Object.create;
 const ObjectPrototype = Object.prototype;
 const StringCtor = String;
@@ -38,23 +37,13 @@ let port; // the MessagePort to the host, set once by the frame's first message
 // ---- Python (Pyodide) ------------------------------------------------------------------------------
 // The host sends the verified Pyodide files once, before `load` (pre-protocol message on the same port).
 // They are turned into Blob URLs here; during start-up only, `fetch` serves exactly those files and nothing
-// else (the worker has no network at all); afterwards `fetch` is the mediated one again.
+// else (the worker has no network at all); afterwards `fetch` is the mediated one again. Everything after the start
+// (JSON in and out, the Python `ctx`, resets between calls) is node/runner/python-guest.mjs, as on the command line.
 const PY_BASE = 'https://pyodide.invalid/';
 let pyAssets;
 let pyRetain = false;
-let py;
-let pyNs;
-let pySource;
-let pyHelpers;
-const PY_HELPERS = `
-import json as _json
-def _ty_loads(text):
-  return _json.loads(text)
-def _ty_dumps(value):
-  return _json.dumps(value, allow_nan=False, separators=(",", ":"))
-(_ty_loads, _ty_dumps)
-`;
-async function initPython() {
+let python; // createPythonGuest(...) once the assets arrived
+async function startPyodide(common) {
   const urls = [];
   const blobUrl = (name) => {
     const u = URLCreateObjectURL(new BlobCtor([pyAssets[name]], { type: 'text/javascript' }));
@@ -77,71 +66,17 @@ async function initPython() {
   try {
     const asm = await importModule(blobUrl('pyodide.asm.mjs'));
     const mod = await importModule(blobUrl('pyodide.mjs'));
-    py = await mod.loadPyodide({
+    return await mod.loadPyodide({
+      ...common,
       indexURL: PY_BASE,
       stdLibURL: PY_BASE + 'python_stdlib.zip',
       createPyodideModule: asm.default,
       lockFileContents: new TextDecoderCtor().decode(pyAssets['pyodide-lock.json']),
-      stdout: (t) => log('info', t),
-      stderr: (t) => log('warn', t),
-      env: { HOME: '/home/pyodide' },
-      checkAPIVersion: true,
     });
   } finally {
     ReflectDefineProperty(G, 'fetch', { value: mediatedFetch, configurable: true, writable: true, enumerable: true });
     for (const u of urls) URLRevokeObjectURL(u);
   }
-  const FS = py.FS;
-  for (const dir of ['/tmp', '/home/pyodide']) {
-    try { FS.mkdirTree(dir); } catch { /* exists */ }
-    FS.mount(FS.filesystems.MEMFS, {}, dir);
-  }
-  pyHelpers = py.runPython(PY_HELPERS).toJs();
-}
-/** Fresh, empty /tmp and /home/pyodide (in-memory) for the next call. */
-function resetPythonFs() {
-  const FS = py.FS;
-  for (const dir of ['/tmp', '/home/pyodide']) {
-    try { FS.unmount(dir); } catch { /* not mounted */ }
-    FS.mount(FS.filesystems.MEMFS, {}, dir);
-  }
-  py.runPython('import os; os.chdir("/home/pyodide")');
-}
-/** Run the Python tool: `main(args, ctx)` (may be async) from a fresh namespace, or the retained one. */
-async function runPython(args, ctx) {
-  let ns = pyNs;
-  const fresh = ns === undefined;
-  try {
-    if (fresh) {
-      ns = py.globals.get('dict')();
-      ns.set('__name__', '__tool__');
-      await py.runPythonAsync(pySource, { globals: ns });
-      if (pyRetain) pyNs = ns;
-    }
-    const main = ns.get('main');
-    if (typeof main !== 'function') throw toolError('E_TOOL_FAILED', 'the Python tool defines no function main(args, ctx)');
-    const pyArgs = pyHelpers[0](JSONStringify(args === undefined ? null : args));
-    let r = main(pyArgs, ctx);
-    if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
-    const text = pyHelpers[1](r);
-    return JSONParse(text);
-  } finally {
-    if (!pyRetain) {
-      if (ns !== undefined) try { ns.destroy(); } catch { /* already gone */ }
-      resetPythonFs();
-    }
-  }
-}
-
-/** Python values passed to ctx.* (dicts, lists) become JSON data through Python's json.dumps (None -> null); then validated as usual. */
-function fromPy(v) {
-  if (py === undefined || v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
-  try {
-    if (v instanceof py.ffi.PyProxy) return JSONParse(pyHelpers[1](v));
-  } catch (e) {
-    throw toolError('E_INVALID_ARGS', `a Python value could not be converted to JSON data: ${toWireError(e).message}`, TypeErrorCtor);
-  }
-  return v;
 }
 
 
@@ -160,11 +95,10 @@ const guest = createGuest({
   loadRuntime: async (runtime, source) => {
     if (runtime !== 'python') return undefined;
     if (pyAssets === undefined) throw toolError('E_SANDBOX_UNAVAILABLE', 'the Python runtime files were not provided');
-    await initPython();
-    pySource = source;
-    return runPython;
+    python = createPythonGuest({ guest, start: startPyodide, retainState: pyRetain });
+    return python.loadRuntime(runtime, source);
   },
-  fromGuest: fromPy,
+  fromGuest: (v) => (python === undefined ? v : python.fromGuest(v)),
   // The frame's CSP (connect-src 'none', ...) and the opaque origin already make these fail; removing them makes
   // the failure immediate and uniform. self.close() would end the worker silently (the host then only learns at
   // the timeout).
@@ -172,7 +106,7 @@ const guest = createGuest({
     'RTCDataChannel', 'ServiceWorker', 'ServiceWorkerContainer', 'close'],
   eagerFetchClasses: true,
 });
-const { log, describe, toolError, toWireError, mediatedFetch } = guest;
+const { log, describe, toolError, mediatedFetch } = guest;
 
 EventTargetAddEventListener(G, 'unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });
 EventTargetAddEventListener(G, 'error', (ev) => { ev.preventDefault(); log('error', `uncaught exception: ${describe(ev.error)}`); });

@@ -19,7 +19,7 @@ describe('cross-host contract names', () => {
   it('a group present on both hosts has the same name as the CLI contract', () => {
     const cliNames = new Set(CONTRACTS.map((c) => c.name));
     const shared = BROWSER_GROUPS.map((g) => g.name).filter((n) => cliNames.has(n));
-    expect(shared).toEqual(['tool_security_contracts', 'mediated_fetch']);
+    expect(shared).toEqual(['tool_security_contracts', 'mediated_fetch', 'python_escapes']);
     // --filter tool_security_contracts selects the CLI contract and the browser sandbox contracts.
     expect(selectContracts('cli', 'tool_security_contracts').map((c) => c.name)).toEqual(['tool_security_contracts']);
     const chosen = titles.filter((t) => browserSelected(t, 'tool_security_contracts'));

@@ -26,6 +26,7 @@ export const BROWSER_GROUPS: { name: string; requirement: string; prefixes: stri
     prefixes: ['sandbox frame', 'worker:', 'control:', 'origin is', 'frame:', 'host: messages', 'js-escape:', 'lifecycle', 'no request from a sandbox reached the network'],
   },
   { name: 'mediated_fetch', requirement: 'Fetch from tool code goes through the mediated fetch: no cookies or referrer, no redirects, size cap while streaming; capability refusals carry a stable code.', prefixes: ['fetch transport', 'fetch (worker)', 'capabilities:'] },
+  { name: 'python_escapes', requirement: 'Sandboxed Python (Pyodide) in the worker reaches nothing outside it: import js host globals, js.process, constructor.constructor, js.eval, Pyodide internals, os.system, subprocess and sockets fail closed.', prefixes: ['python: escape'] },
   { name: 'python_sandbox', requirement: 'Python (Pyodide) runs in the worker with the same mediated network, limits, reset and integrity checks.', prefixes: ['python:'] },
   { name: 'asking', requirement: 'Questions are shown sanitized, one at a time, with Deny focused.', prefixes: ['ask dialog'] },
   { name: 'popups', requirement: 'Popups only for trusted host tools after the gate allows them.', prefixes: ['popups'] },

@@ -1,25 +1,30 @@
-// Python guest: Pyodide inside the Node and Deno sandbox subprocesses; runs INSIDE the sandbox (untrusted side), after guest-core.mjs, before any tool code.
-// Loaded the way guest-core.mjs is (the Node runner compiles it with its one `export` removed, the Deno runner imports
-// it). It verifies the Pyodide files by sha-256 against the digests the host passed (core/pyodide-manifest.json, the
-// manifest the browser build uses too), evaluates them as classic scripts compiled WITHOUT a dynamic-import callback
-// (so no `import()` reached from Python or from Pyodide's own loaders can load anything), makes Pyodide see a module
-// worker (no Node or Deno detection: no NODEFS, no node:* imports, no native sockets) and removes the host's own
-// globals (process, Buffer, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The process
+// Python guest: Pyodide in every sandbox that runs Python (Node and Deno subprocesses, the browser worker); runs INSIDE the sandbox (untrusted side), before any tool code.
+// One implementation of the Python side on both hosts: the JSON in and out, the `ctx` tools get (PY_PRELUDE), the
+// namespace and in-memory file system reset between calls. Loaded like guest-core.mjs (the Node runner compiles it with
+// its one `export` removed, the Deno runner imports it, the browser build embeds it in the worker script).
+// On Node and Deno it also starts Pyodide: it verifies the granted Pyodide files by sha-256 against the digests the
+// host passed (core/pyodide-manifest.json, the manifest the browser build uses too), evaluates them as classic scripts
+// compiled WITHOUT a dynamic-import callback (so no `import()` reached from Python or Pyodide's own loaders loads
+// anything), makes Pyodide see a module worker (no NODEFS, no node:* imports, no native sockets) and removes the host's
+// own globals (process, require, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The process
 // runs with code generation from strings disallowed (node/python-sandbox.ts), so Function/eval reached from Python
-// throw. The wrapper (bubblewrap, the engine's permissions) stays the boundary; this file makes Python's view narrow.
+// throw. The wrapper (bubblewrap, the engine's permissions, the frame's CSP) stays the boundary.
 // Constraints: plain JavaScript, no imports, one export (the createPythonGuest function declaration; PY_PRELUDE below is
 // a plain top-level constant so the file can be compiled as a function body).
 
 /**
  * Prepare the Python runtime of one sandbox. Call before tool code exists; returns `loadRuntime` for createGuest.
- * @param {object} h hooks from the stdio adapter:
+ * @param {object} h hooks from the adapter; either (Node, Deno) the files to verify and evaluate:
  *   - `spec`: `{ files: { [name]: { sha256, bytes } }, paths: { [name]: absolute path }, retainState: boolean, version }`;
  *   - `readFile(path)`: the file's bytes (Uint8Array), synchronously;
  *   - `sha256Hex(bytes)`: Promise of the lower-case hex sha-256;
  *   - `compileScript(source, filename)`: evaluate a classic script in this realm (vm.runInThisContext, no
  *     importModuleDynamically) and return its completion value;
  *   - `hostGlobals`: names removed from globalThis before Pyodide starts (process, Buffer, Deno, ...);
- *   - `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch).
+ *   or (browser worker, whose host verified the files before sending them):
+ *   - `start(options)`: Promise of the started Pyodide, given loadPyodide options (stdout, stderr, env, ...);
+ *   - `retainState`: keep the namespace and the in-memory file system between calls;
+ *   and in both cases `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch).
  * @returns {{ loadRuntime(runtime, source): Promise<Function|undefined>, fromGuest(v): unknown }}
  */
 export function createPythonGuest(h) {
@@ -44,7 +49,7 @@ export function createPythonGuest(h) {
   const TextDecoderCtor = TextDecoder;
   const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
   const { log, toolError, toWireError, mediatedFetch } = h.guest;
-  const spec = h.spec;
+  const spec = h.spec; // Node/Deno: asset files to verify and evaluate; absent when the adapter starts Pyodide itself (h.start)
   const PY_BASE = 'https://pyodide.invalid/';
   const FILE_RE = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -52,7 +57,7 @@ export function createPythonGuest(h) {
   let pyHelpers;
   let pySource;
   let pyNs;
-  const retain = spec.retainState === true;
+  const retain = (spec !== undefined ? spec.retainState : h.retainState) === true;
 
   /** Read and verify every asset before a byte of it is evaluated; E_INTEGRITY on any difference. */
   async function verifiedAssets() {
@@ -132,7 +137,8 @@ export function createPythonGuest(h) {
     ReflectDefineProperty(G, 'location', { value: ObjectFreeze(new G.URL(PY_BASE + 'worker.js')), configurable: true, writable: true });
   }
 
-  async function initPython() {
+  /** Node/Deno: verify the granted files, evaluate them without import(), start Pyodide as in a module worker. */
+  async function startFromFiles(common) {
     const assets = await verifiedAssets();
     const dec = new TextDecoderCtor('utf-8');
     const asmText = asScript('pyodide.asm.mjs', TextDecoderDecode(dec, assets['pyodide.asm.mjs']));
@@ -156,19 +162,21 @@ export function createPythonGuest(h) {
     };
     ReflectDefineProperty(G, 'fetch', { value: startupFetch, configurable: true, writable: true, enumerable: true });
     try {
-      py = await mod.loadPyodide({
+      return await mod.loadPyodide({
+        ...common,
         indexURL: PY_BASE,
         stdLibURL: PY_BASE + 'python_stdlib.zip',
         createPyodideModule: asm,
         lockFileContents: TextDecoderDecode(dec, assets['pyodide-lock.json']),
-        stdout: (t) => log('info', t),
-        stderr: (t) => log('warn', t),
-        env: { HOME: '/home/pyodide' },
-        checkAPIVersion: true,
       });
     } finally {
       ReflectDefineProperty(G, 'fetch', { value: mediatedFetch, configurable: true, writable: true, enumerable: true });
     }
+  }
+
+  async function initPython() {
+    const common = { stdout: (t) => log('info', t), stderr: (t) => log('warn', t), env: { HOME: '/home/pyodide' }, checkAPIVersion: true };
+    py = spec !== undefined ? await startFromFiles(common) : await h.start(common);
     const FS = py.FS;
     for (const dir of ['/tmp', '/home/pyodide']) {
       try { FS.mkdirTree(dir); } catch { /* exists */ }

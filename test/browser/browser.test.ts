@@ -23,6 +23,7 @@ const EXPECTED = [
   'lifecycle: calls to one sandbox are serialized; abort destroys it',
   'lifecycle (core pool): retained per revision',
   'python: Pyodide computes in the worker; its own network paths fail',
+  'python: escape cases fail closed',
   'python: the in-memory file system and module state are reset',
   'python: a Pyodide file that does not match its built-in digest',
   'ask dialog: shows the sanitized question with server hints',

@@ -12,6 +12,7 @@ import { SandboxPool } from '../../core/pool.js';
 import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type SandboxInstance } from '../../core/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { runStoreContract } from '../store-contract.js';
+import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from '../../node/diagnostics/python-probes.js';
 
 /** One row of the cross-host table. */
 export interface ContractRow {
@@ -482,7 +483,6 @@ const contracts: Contract[] = [
         '    out = {"sum": sum(range(101)), "version": sys.version.split()[0]}',
         '    import js',
         '    out["js_globals"] = [n for n in ["XMLHttpRequest", "WebSocket", "importScripts", "indexedDB", "caches", "Worker", "EventSource", "document"] if hasattr(js, n)]',
-        '    out["same_fetch"] = js.fetch == ctx.fetch',
         '    await ctx.storage.set("k", {"a": [1, 2], "b": None})',
         '    def attempt(name, fn):',
         '        try:',
@@ -502,6 +502,11 @@ const contracts: Contract[] = [
         '        out["pyfetch"] = "allowed"',
         '    except BaseException as e:',
         '        out["pyfetch"] = "blocked:" + type(e).__name__',
+        '    try:',
+        '        await ctx.fetch(args["beacon"] + "ctx")',
+        '        out["ctx_fetch"] = "allowed"',
+        '    except CapabilityError as e:',
+        '        out["ctx_fetch"] = "blocked:" + e.code',
         '    try:',
         '        import pyodide_js',
         '        await pyodide_js.loadPackage("micropip")',
@@ -525,13 +530,31 @@ const contracts: Contract[] = [
         }))) as Record<string, unknown>;
         check(out.sum === 5050, `computation: ${JSON.stringify(out)}`);
         check(Array.isArray(out.js_globals) && out.js_globals.length === 0, `js exposes ${JSON.stringify(out.js_globals)}`);
-        check(out.same_fetch === true, 'js.fetch is not the mediated fetch');
         for (const k of ['open_url', 'urllib', 'socket', 'pyfetch', 'loadPackage']) check(String(out[k]).startsWith('blocked'), `${k}: ${String(out[k])}`);
-        check(seen.length === 2 && seen[1] === `fetch:${beacon('py-')}pyfetch`, `mediated fetch calls: ${JSON.stringify(seen)}`);
+        check(out.ctx_fetch === 'blocked:E_CAPABILITY_DENIED', `ctx.fetch: ${String(out.ctx_fetch)}`);
+        check(seen.length === 3 && seen[1] === `fetch:${beacon('py-')}pyfetch` && seen[2] === `fetch:${beacon('py-')}ctx`, `mediated fetch calls: ${JSON.stringify(seen)}`);
         check(JSON.stringify(stored) === '{"key":"k","value":{"a":[1,2],"b":null}}', `storage.set from Python sent ${JSON.stringify(stored)}`);
         await expectCode(sb.call({ spin: true }, callOpts(denyAll, { timeoutMs: 1500 })), 'E_TIMEOUT');
         check(!sb.alive && !sb.frame.isConnected, 'the Python sandbox survived its timeout');
         return JSON.stringify(out) + '; endless loop -> E_TIMEOUT, destroyed';
+      } finally {
+        await sb.destroy('done');
+      }
+    },
+  },
+  {
+    name: 'python: escape cases fail closed (import js, js.process, constructor.constructor, pyodide_js._api, os.system, subprocess, socket)',
+    async run() {
+      const rt = new BrowserSandboxRuntime({ pyodide: PYODIDE_MANIFEST, onLog: sandboxLog });
+      const source = PYTHON_ESCAPE_SOURCE;
+      const sb = await rt.start({ revision: FAKE_REV(), manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source } }, limits: DEFAULT_LIMITS });
+      try {
+        const args: PythonProbeArgs = { port: Number(location.port) || 80, canary: `canary-${Math.random().toString(36).slice(2)}`, canaryFile: '/etc/hostname' };
+        const out = await sb.call(args, callOpts(denyAll));
+        const checks = pythonEscapeChecks(out);
+        const failed = checks.filter((c) => !c[0]);
+        check(failed.length === 0, failed.map((c) => `${c[1]}: ${c[2]}`).join('; '));
+        return checks.map((c) => `${c[1]}: ${c[2]}`).join('; ');
       } finally {
         await sb.destroy('done');
       }
