@@ -1,0 +1,181 @@
+// tycli mcp serve | mcp proxy: the client-facing MCP bridge over stdio or loopback HTTP, every call through the gate; Node host, trusted side.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { appendLine } from '../../append.js';
+import { TyError } from '../../../core/errors.js';
+import type { LocalTools } from '../../mcp/bridge.js';
+import type { CliCommand, CliContext } from '../types.js';
+import { note, outJson, usage } from '../output.js';
+
+/**
+ * Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit).
+ * Trusted-native tools (host authority, e.g. the built-in native python) are never offered to an MCP
+ * client: listing skips them and a call to one is refused before the invoker runs.
+ */
+export function localTools(
+  invoker: { invoke(ref: string, args: unknown, o: { signal: AbortSignal; principal: string }): Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string } }> },
+  registry: { list(): Promise<{ name: string; active: string | undefined }[]>; resolve(ref: string): Promise<{ manifest: { name: string; description: string; parameters: Record<string, unknown>; execution: { kind: string } } }> },
+  principal: string,
+): LocalTools {
+  return {
+    async list() {
+      const tools: Tool[] = [];
+      for (const b of await registry.list()) {
+        if (b.active === undefined) continue;
+        const r = await registry.resolve(b.name);
+        if (r.manifest.execution.kind === 'trusted-native') continue;
+        tools.push({ name: r.manifest.name, description: r.manifest.description, inputSchema: { type: 'object', ...r.manifest.parameters } as Tool['inputSchema'] });
+      }
+      return tools;
+    },
+    async call(name, args, signal): Promise<CallToolResult> {
+      const target = await registry.resolve(name);
+      if (target.manifest.execution.kind === 'trusted-native') {
+        throw new TyError('E_CAPABILITY_DENIED', `"${target.manifest.name}" is a trusted-native tool (host authority); it is not offered to MCP clients`);
+      }
+      const r = await invoker.invoke(name, args, { signal, principal });
+      if (!r.ok) throw new TyError(r.error.code as 'E_TOOL_FAILED', r.error.message);
+      const text = typeof r.result === 'string' ? r.result : JSON.stringify(r.result);
+      return { content: [{ type: 'text', text }] };
+    },
+  };
+}
+
+/**
+ * Run the bridge until stdin ends (stdio) or SIGINT/SIGTERM (HTTP): `mcp serve` (every server as
+ * SERVER__NAME, registered tools too) or, with `proxy`, one server under its own names.
+ */
+async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: string | undefined): Promise<number> {
+    const client = (v.client as string | undefined) ?? 'default';
+    if (ctx.globals.sandbox !== undefined) {
+      // --sandbox doubles as the client-context name here; say plainly when it set the isolation posture instead.
+      ctx.io.stderr.write(`note: --sandbox ${ctx.globals.sandbox} sets the OS isolation posture of local tool calls (${ctx.globals.sandbox === 'off' ? 'no OS sandbox' : ctx.globals.sandbox}), not a client name; name the client context with --client NAME\n`);
+    }
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(client)) usage('--client takes 1-64 of A-Z, a-z, 0-9, _ . -');
+    const httpPort = v.http === undefined ? undefined : Number(v.http);
+    if (httpPort !== undefined && (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535)) usage('--http takes a port number (0 for any free port)');
+    const { McpBridge } = await import('../../mcp/bridge.js');
+    const { serveStream } = await import('../../mcp/serve.js');
+    const { createMcpExternal } = await import('../../mcp/external.js');
+    const { createNodeHost } = await import('../../host.js');
+    const { loadSettings, createNodeGate } = await import('../../settings.js');
+    const { createNodeAsker } = await import('../../ask-store.js');
+    const home = ctx.globals.home;
+    if (proxy !== undefined) {
+      const { loadDefinition } = await import('../../mcp/definitions.js');
+      if ((await loadDefinition(home, proxy)) === undefined) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${proxy.slice(0, 40)}" is defined; add it with 'tycli mcp add ${proxy.slice(0, 40)} -- COMMAND ARGS...'`);
+    }
+    const principal = `mcp:${client}`;
+    const settings = await loadSettings({ home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
+    const { Store } = await import('../../../core/store.js');
+    const { FileStoreBackend } = await import('../../store.js');
+    const paths = (await import('../../paths.js')).tycliPaths(home);
+    await mkdir(paths.store, { recursive: true, mode: 0o700 });
+    const backend = new FileStoreBackend(paths.store);
+    const store = new Store(backend);
+    const { SecretsFile } = await import('../../secrets-file.js');
+    const { knownSecretValues } = await import('../../host.js');
+    // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
+    const withheld = await knownSecretValues(new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)));
+    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env }), withheld, cwd: ctx.cwd, env: ctx.env });
+    const { PauseTracker } = await import('../../../core/pause.js');
+    const pause = new PauseTracker(store, settings.pause);
+    const external = createMcpExternal(home, { gate });
+    const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, external, principal, gate });
+    await mkdir(paths.state, { recursive: true, mode: 0o700 });
+    const logFile = join(paths.state, 'mcp-requests.log');
+    let chain = Promise.resolve();
+    const log = (line: string): void => {
+      const stamped = `${new Date().toISOString()} ${client} ${line.replace(/[\r\n]/g, ' ')}`;
+      chain = chain.then(() => appendLine(logFile, stamped, { sync: false })).catch(() => undefined);
+    };
+    const entry = process.argv[1] ?? '';
+    const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
+    const { StoreDefinitionMemory } = await import('../../../core/mcp/definitions.js');
+    const { singleNaming } = await import('../../../core/mcp/naming.js');
+    // a proxy offers its one server under its own names; registered tools and namespaces are not offered
+    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
+    const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
+    let stopHttp: (() => Promise<void>) | undefined;
+    const stopped = new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        if (httpPort === undefined) (ctx.io.stdin as NodeJS.ReadStream).destroy?.();
+        resolve();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    try {
+      if (httpPort === undefined) {
+        await Promise.race([serveStream(bridge, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream, onDropped), stopped]);
+      } else {
+        const { serveHttp } = await import('../../mcp/serve-http.js');
+        const h = await serveHttp(bridge, settings.sessionIdleMs === undefined ? { port: httpPort, onDropped } : { port: httpPort, onDropped, idleMs: settings.sessionIdleMs });
+        stopHttp = () => h.close();
+        await mkdir(paths.run, { recursive: true, mode: 0o700 });
+        const tokenFile = join(paths.run, proxy !== undefined ? `mcp-proxy-${proxy}.token` : 'mcp-http.token');
+        const { default: writeFileAtomic } = await import('write-file-atomic');
+        await writeFileAtomic(tokenFile, `${h.token}\n`, { mode: 0o600 });
+        if (ctx.globals.json) outJson(ctx, { ok: true, url: h.url, tokenFile });
+        else note(ctx, `MCP ${proxy !== undefined ? `proxy for ${proxy}` : 'bridge'} at ${h.url} (bearer token in ${tokenFile}); Ctrl-C stops it`);
+        await stopped;
+      }
+    } finally {
+      await stopHttp?.();
+      await bridge.close();
+      await external.close();
+      await host.close();
+      await chain;
+    }
+    return 0;
+}
+
+const serve: CliCommand = {
+  path: ['mcp', 'serve'],
+  summary: 'serve registered tools and bridged MCP servers to an MCP client (stdio, or HTTP on loopback)',
+  usage: `Usage: tycli mcp serve [--sandbox NAME | --client NAME] [--http PORT]
+
+Speaks MCP on stdin/stdout (or, with --http PORT, streamable HTTP at http://127.0.0.1:PORT/mcp with a
+bearer token written 0600 to <home>/run/mcp-http.token and an Origin/Host check). Offers the active
+registered tool revisions (each call through the gate and its sandbox) and every defined server's tools
+as SERVER__TOOL. A registered tool whose name contains "__" is not offered (such names always mean
+SERVER__TOOL; the log says so). A server's tool whose schema holds a pattern the linear-time regex engine
+cannot run (backreference, lookahead, lookbehind) is not offered either; calls to it get -32602. A call no server rule (--allow, --ask none) lets through is asked about through the
+gate (terminal, or 'tycli questions' / 'tycli answer'); with no one to ask it is refused. --sandbox NAME
+(or --client NAME) names the client context the session limits count per (default "default"); principal
+mcp:NAME. A posture value (--sandbox auto|required|off) still sets the OS isolation of local tool calls. One line
+per request (server, method, tool name; never arguments) goes to <home>/state/mcp-requests.log.`,
+  options: { client: { type: 'string' }, http: { type: 'string' } },
+  sandboxNames: true,
+  allowPositionals: false,
+  async run(ctx: CliContext, v) {
+    return runBridge(ctx, v, undefined);
+  },
+};
+
+const proxy: CliCommand = {
+  path: ['mcp', 'proxy'],
+  summary: 'serve one bridged MCP server under its own names, every call through the gate (stdio, or HTTP on loopback)',
+  usage: `Usage: tycli mcp proxy NAME [--client NAME] [--http PORT]
+
+What to put in an MCP client's configuration in place of the server's own command: speaks MCP on
+stdin/stdout (or, with --http PORT, streamable HTTP at http://127.0.0.1:PORT/mcp with a bearer token
+written 0600 to <home>/run/mcp-proxy-NAME.token and the Host/Origin checks of mcp serve --http) and offers
+the one server NAME under its own tool, prompt and resource names (no SERVER__ prefix, no URI rewriting),
+with the server's instructions. Every call goes through the same gate, rules, audit, message rules and
+session limits as mcp serve; registered tools are not offered.`,
+  options: { client: { type: 'string' }, http: { type: 'string' } },
+  allowPositionals: true,
+  async run(ctx: CliContext, v, pos) {
+    const name = pos[0];
+    if (name === undefined || pos.length > 1) usage('give one server name: tycli mcp proxy NAME [--http PORT]');
+    const { SERVER_NAME_RE } = await import('../../mcp/definitions.js');
+    if (!SERVER_NAME_RE.test(name)) usage('a server name is 1-32 of a-z, 0-9 and single dashes');
+    return runBridge(ctx, v, name);
+  },
+};
+
+export const serveCommands: CliCommand[] = [serve, proxy];
