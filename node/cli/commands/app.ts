@@ -18,7 +18,7 @@ function openBrowser(url: string, onError: (m: string) => void): void {
 const app: CliCommand = {
   path: ['app'],
   summary: 'serve the web chat app on 127.0.0.1 (URL on stdout) until interrupted',
-  usage: `Usage: tycli app [--port PORT] [--open]
+  usage: `Usage: tycli app [--port PORT] [--open] [--embed-origin ORIGIN]...
 
 Serves the built chat app (npm run build) on 127.0.0.1 with a strict Content-Security-Policy
 (no 'unsafe-eval', no inline scripts) and prints its URL on stdout. Default port 8765; when it is
@@ -26,8 +26,11 @@ taken a free port is used (the app keeps its data per origin, so a stable port k
 conversations, tools and settings). --port 0 always picks a free port.
   --port PORT   port on 127.0.0.1 (0-65535)
   --open        open the URL in the default browser
+  --embed-origin ORIGIN  a page origin (scheme://host[:port]) that may frame the app (CSP frame-ancestors;
+                repeatable; default none). To talk to the app over postMessage (docs/protocol.md) the
+                origin must also be in the app's Settings, "Allowed embedding origins".
 Stop with Ctrl-C. With --json: {"ok":true,"url","port"}.`,
-  options: { port: { type: 'string' }, open: { type: 'boolean' } },
+  options: { port: { type: 'string' }, open: { type: 'boolean' }, 'embed-origin': { type: 'string', multiple: true } },
   allowPositionals: false,
   async run(ctx, values) {
     let port: number | undefined;
@@ -36,8 +39,19 @@ Stop with Ctrl-C. With --json: {"ok":true,"url","port"}.`,
       if (!/^\d{1,5}$/.test(p) || Number(p) > 65535) usage(`--port must be a number from 0 to 65535 (got "${p.slice(0, 20)}")`);
       port = Number(p);
     }
+    const embed = (values['embed-origin'] as string[] | undefined) ?? [];
+    for (const o of embed) {
+      let ok = false;
+      try {
+        const u = new URL(o);
+        ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o.replace(/\/$/, '');
+      } catch {
+        ok = false;
+      }
+      if (!ok) usage(`--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`);
+    }
     const { startAppServer } = await import('../../app-server.js');
-    const server = await startAppServer(port === undefined ? {} : { port });
+    const server = await startAppServer({ ...(port === undefined ? {} : { port }), ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}) });
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });
     else out(ctx, server.url);
     if (values.open === true) openBrowser(server.url, (m) => note(ctx, m));
