@@ -1,6 +1,7 @@
 // Diagnostics page script: exposes runBrowserContracts to the driver and renders results as a table; test page, trusted host side.
 import { runBrowserContracts, contractNames, type ContractRow } from './harness.js';
 import { runBrowserBench } from './bench.js';
+import { invokeManifest } from './cross-host.js';
 
 declare global {
   interface Window {
@@ -8,6 +9,7 @@ declare global {
     tyContractNames: typeof contractNames;
     tyHarnessReady: boolean;
     tyBench: typeof runBrowserBench;
+    tyInvokeManifest: typeof invokeManifest;
   }
 }
 
@@ -36,5 +38,6 @@ window.tyRunContracts = async (opts) => {
 };
 window.tyContractNames = contractNames;
 window.tyBench = runBrowserBench;
+window.tyInvokeManifest = invokeManifest;
 document.getElementById('run')!.addEventListener('click', () => void window.tyRunContracts());
 window.tyHarnessReady = true;

@@ -1,0 +1,88 @@
+// One Python manifest, two hosts: the same revision id and the same results from tycli's host (Pyodide in the Node sandbox, bubblewrap) and from the browser host in Chromium; test side.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNodeHost } from '../node/host.js';
+import { revisionId } from '../core/registry.js';
+import type { ToolManifest } from '../protocol/manifest.js';
+import { CHROMIUM_PATH, buildBrowserApp, launchChromium, openDiagnostics, serveDir } from './browser/driver.mjs';
+
+const MANIFEST: ToolManifest = {
+  name: 'pywords',
+  description: 'Counts words, hashes the text and remembers the previous text (sandboxed Python).',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'python',
+    source: [
+      'import hashlib, json, sys',
+      'from collections import Counter',
+      'async def main(args, ctx):',
+      '    text = args["text"]',
+      '    previous = await ctx.storage.get("last")',
+      '    await ctx.storage.set("last", {"text": text})',
+      '    try:',
+      '        await ctx.get_secret("NOT_GRANTED")',
+      '        secret = "allowed"',
+      '    except CapabilityError as e:',
+      '        secret = e.code',
+      '    try:',
+      '        await ctx.fetch("http://example.com/")',
+      '        fetched = "allowed"',
+      '    except CapabilityError as e:',
+      '        fetched = e.code',
+      '    words = Counter(text.lower().split())',
+      '    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "top": words.most_common(2), "previous": previous, "secret": secret, "fetch": fetched, "python": sys.version.split()[0], "json": json.dumps({"b": 1, "a": [1.5, None]})}',
+    ].join('\n'),
+  },
+  capabilities: { storage: {}, secrets: ['NOT_GRANTED'] },
+};
+const CALLS = [{ text: 'the cat and the hat' }, { text: 'a b a' }];
+
+let tmp: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'tysandbox-cross-'));
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the command line and in the browser', () => {
+  it('gets the same revision id and the same results (storage across calls, refusal codes) on both hosts', async () => {
+    // Command line: the host tycli builds, OS sandbox required.
+    const host = await createNodeHost({
+      home: join(tmp, 'home'),
+      globals: { sandbox: 'required', allow: [], deny: [] },
+      io: { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), interactive: false },
+      python: false,
+      env: {},
+      cwd: tmp,
+    });
+    let cli: { revision: string; results: unknown[] };
+    try {
+      const { revision } = await host.registry.install(MANIFEST);
+      const results: unknown[] = [];
+      for (const args of CALLS) results.push(await host.invoker.invoke(MANIFEST.name, args));
+      cli = { revision, results };
+    } finally {
+      await host.close();
+    }
+    // Browser: the same manifest through the browser host in Chromium.
+    const out = await buildBrowserApp({ outDir: join(tmp, 'browser') });
+    const server = await serveDir(out);
+    const browser = await launchChromium();
+    let web: { revision: string; results: unknown[] };
+    try {
+      const { page } = await openDiagnostics(browser, server.origin);
+      web = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [MANIFEST, CALLS] as const)) as typeof web;
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+    expect(cli.revision).toBe(await revisionId(MANIFEST));
+    expect(web.revision).toBe(cli.revision);
+    expect(cli.results[0]).toMatchObject({ ok: true, revision: cli.revision, result: { previous: null, secret: 'E_SECRET_DENIED', fetch: 'E_FETCH_SCHEME', top: [['the', 2], ['cat', 1]] } });
+    expect(cli.results[1]).toMatchObject({ ok: true, result: { previous: { text: 'the cat and the hat' }, top: [['a', 2], ['b', 1]] } });
+    expect(web.results).toEqual(cli.results);
+  }, 300_000);
+});
