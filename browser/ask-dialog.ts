@@ -1,9 +1,9 @@
-// AskChannel for the page: a modal <dialog> showing the sanitized question and the server's hints, one at a time; browser host, trusted side.
+// AskChannel for the page: a modal <dialog> in its own shadow root (page CSS cannot restyle or hide it), plain sanitized text, one question at a time; browser host, trusted side.
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
-import { renderQuestion } from '../core/text.js';
+import { plainQuestion } from './ask-text.js';
 
 export interface DialogAskOptions {
-  /** Where the dialog is attached (default `document.body`). */
+  /** Where the dialog's host element is attached (default `document.body`). */
   container?: HTMLElement;
   /** Channel name reported in answers (default `browser-dialog`). */
   name?: string;
@@ -11,13 +11,42 @@ export interface DialogAskOptions {
 
 const SCOPE_LABEL: Record<Answer['scope'], string> = { once: 'Allow once', session: 'Allow for this session', permanent: 'Always allow' };
 
+/** The dialog's own styles, adopted by its shadow root (a constructed stylesheet: allowed under a strict style-src). */
+const DIALOG_CSS = `
+:host { all: initial; }
+dialog { all: revert; box-sizing: border-box; max-width: min(40rem, 92vw); max-height: 86vh; overflow: auto; padding: 1.25rem;
+  border: 1px solid #888; border-radius: 8px; background: #fff; color: #111; font: 15px/1.45 system-ui, sans-serif; opacity: 1; visibility: visible; }
+dialog::backdrop { background: rgb(0 0 0 / 0.45); }
+h2 { all: revert; font-size: 1.15rem; margin: 0 0 0.75rem; }
+p, pre, details, summary { all: revert; margin: 0.25rem 0; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.4 ui-monospace, monospace; background: #f3f3f3; padding: 0.5rem; border-radius: 4px; }
+.buttons { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 1rem; }
+button { all: revert; font: inherit; padding: 0.4rem 0.9rem; cursor: pointer; }
+button:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
+`;
+/** Declarations on the host element with `!important` in its style attribute: no page rule can beat them. */
+const HOST_STYLE: [string, string][] = [
+  ['display', 'block'], ['visibility', 'visible'], ['opacity', '1'], ['position', 'static'], ['filter', 'none'], ['transform', 'none'],
+  ['clip-path', 'none'], ['content-visibility', 'visible'], ['contain', 'none'], ['pointer-events', 'auto'], ['mix-blend-mode', 'normal'], ['zoom', '1'],
+];
+
+let sheet: CSSStyleSheet | undefined;
+function dialogSheet(): CSSStyleSheet {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(DIALOG_CSS);
+  }
+  return sheet;
+}
+
 /**
- * Presents questions in a modal `<dialog>`. Text comes only from core/text.ts `renderQuestion` (control, bidi,
- * zero-width and other invisible characters escaped, lines cut at 600 characters with a marker) and is set
- * with `textContent`, never parsed as HTML. Server hints are shown as a labelled line and never skip the
- * question. One question at a time: a second `ask` waits until the first is answered, aborted or closed.
- * Closing the dialog (Escape) or pressing Deny answers `{ allow: false }`; an abort removes the dialog and
- * resolves `undefined` (no answer from this channel).
+ * Presents questions in a modal `<dialog>` inside an open shadow root of a `<tysandbox-question>` host element:
+ * the page's stylesheets do not reach into it, and the host element's own visibility is pinned by important inline
+ * declarations (set through CSSOM, allowed under a strict CSP). Text comes from browser/ask-text.ts `plainQuestion`
+ * (plain words; every field sanitized by core/text.ts; no flags, no internal terms), set with `textContent`, never
+ * parsed as HTML; the revision shows as a short id that expands to the full one. One question at a time: a second
+ * `ask` waits until the first is answered, aborted or closed. Escape or Deny answers `{ allow: false }`; an abort
+ * removes the dialog and resolves `undefined` (no answer from this channel). Deny has focus.
  */
 export class DialogAskChannel implements AskChannel {
   readonly name: string;
@@ -33,7 +62,7 @@ export class DialogAskChannel implements AskChannel {
     return typeof document !== 'undefined' && document.visibilityState === 'visible';
   }
 
-  /** The dialog on screen now, if any (tests and embedders). */
+  /** The dialog on screen now, if any (in its shadow root; tests and embedders). */
   get current(): HTMLDialogElement | undefined {
     return this.#current;
   }
@@ -47,25 +76,46 @@ export class DialogAskChannel implements AskChannel {
   #present(q: Question, signal: AbortSignal): Promise<Answer | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     return new Promise<Answer | undefined>((resolve) => {
+      const host = document.createElement('tysandbox-question');
+      for (const [k, v] of HOST_STYLE) host.style.setProperty(k, v, 'important');
+      const root = host.attachShadow({ mode: 'open' });
+      root.adoptedStyleSheets = [dialogSheet()];
       const dialog = document.createElement('dialog');
       dialog.setAttribute('data-tysandbox-question', '');
-      const lines = renderQuestion(q);
+      const text = plainQuestion(q);
       const title = document.createElement('h2');
-      title.textContent = lines[0] ?? '';
+      title.textContent = text.title;
+      title.id = 'tysandbox-question-title';
+      dialog.setAttribute('aria-labelledby', title.id);
       dialog.appendChild(title);
       const body = document.createElement('pre');
-      body.style.whiteSpace = 'pre-wrap';
-      body.textContent = lines.slice(1).map((l) => l.replace(/^ {2}/, '')).join('\n');
+      body.textContent = text.lines.join('\n');
       dialog.appendChild(body);
-      const buttons = document.createElement('form');
-      buttons.method = 'dialog';
+      if (text.revision) {
+        const rev = document.createElement('details');
+        const sum = document.createElement('summary');
+        sum.textContent = `Version ${text.revision.short}`;
+        const full = document.createElement('p');
+        full.textContent = text.revision.full;
+        rev.append(sum, full);
+        dialog.appendChild(rev);
+      }
+      if (text.preview.length > 0) {
+        const label = document.createElement('p');
+        label.textContent = 'With:';
+        const args = document.createElement('pre');
+        args.textContent = text.preview.join('\n');
+        dialog.append(label, args);
+      }
+      const buttons = document.createElement('div');
+      buttons.className = 'buttons';
       let done = false;
       const finish = (a: Answer | undefined) => {
         if (done) return;
         done = true;
         signal.removeEventListener('abort', onAbort);
         if (dialog.open) dialog.close();
-        dialog.remove();
+        host.remove();
         if (this.#current === dialog) this.#current = undefined;
         resolve(a);
       };
@@ -87,7 +137,8 @@ export class DialogAskChannel implements AskChannel {
         finish({ allow: false, scope: 'once', channel: this.name });
       });
       signal.addEventListener('abort', onAbort, { once: true });
-      (this.options.container ?? document.body).appendChild(dialog);
+      root.appendChild(dialog);
+      (this.options.container ?? document.body).appendChild(host);
       this.#current = dialog;
       dialog.showModal();
       // Deny has focus, so a stray Enter never allows.

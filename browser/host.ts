@@ -1,4 +1,4 @@
-// The browser host assembled: IndexedDB store + registry + gate (dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
+// The browser host assembled: IndexedDB store + registry + gate (app-rendered and dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
 import { Store } from '../core/store.js';
 import { TyError } from '../core/errors.js';
 import { ToolRegistry } from '../core/registry.js';
@@ -15,7 +15,8 @@ import type { FetchTransport } from '../core/fetch/mediated.js';
 import type { AskChannel, Gate } from '../core/runtime.js';
 import { IdbStoreBackend } from './store.js';
 import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox.js';
-import { DialogAskChannel } from './ask-dialog.js';
+import { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
+import { ApprovalChannel } from './ask-app.js';
 import { BrowserFetchTransport } from './fetch.js';
 
 export interface BrowserHostOptions {
@@ -23,8 +24,13 @@ export interface BrowserHostOptions {
   dbName?: string;
   /** Permission rules, e.g. `[{ scope: 'session', allow: ['fetch(read:https://api.example.com)'] }]`. Default: none (mode standard). */
   rules?: RuleSet[];
-  /** Where questions are shown (default: one DialogAskChannel). */
+  /** More channels questions are shown on (besides `host.approvals` and the dialog). */
   askChannels?: AskChannel[];
+  /**
+   * The built-in dialog (DialogAskChannel, style-isolated): `true`, its options, or `false` for an app that renders
+   * questions itself through `host.approvals`. Default: on, unless `askChannels` is given.
+   */
+  dialog?: boolean | DialogAskOptions;
   /** How long a question waits for an answer, ms (default 120 000). */
   askWaitMs?: number;
   /** Sandbox frames, Pyodide manifest (enables `python`), console output of tools. */
@@ -44,6 +50,13 @@ export interface BrowserHostOptions {
 }
 
 export interface BrowserHost {
+  /**
+   * The asynchronous approval channel: `host.approvals.subscribe((q) => render(q))`, then `q.answer('once' |
+   * 'session' | 'always' | 'deny')`. Live while subscribed; the first answer on any channel wins.
+   */
+  approvals: ApprovalChannel;
+  /** The built-in dialog channel, when on. */
+  dialog: DialogAskChannel | undefined;
   store: Store;
   registry: ToolRegistry;
   gate: Gate;
@@ -70,11 +83,15 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const store = new Store(backend);
   const registry = new ToolRegistry(store);
   const policy = compilePolicy(opts.rules ?? [{ scope: 'session' }]);
+  const approvals = new ApprovalChannel();
+  const dialogOpt = opts.dialog ?? opts.askChannels === undefined;
+  const dialog = dialogOpt === false ? undefined : new DialogAskChannel(dialogOpt === true ? {} : dialogOpt);
+  const channels: AskChannel[] = [...(opts.askChannels ?? []), approvals, ...(dialog ? [dialog] : [])];
   const gate =
     opts.gate ??
     new PermissionGate({
       config: () => ({ policy }),
-      asker: new AskRouter({ channels: opts.askChannels ?? [new DialogAskChannel()], ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }),
+      asker: new AskRouter({ channels, ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }),
       audit: new StoreAuditLog(store),
       pause: new PauseTracker(store),
       decisions: new StoreDecisions(store),
@@ -103,6 +120,8 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   });
   let closed = false;
   return {
+    approvals,
+    dialog,
     store,
     registry,
     gate,

@@ -2,6 +2,8 @@
 export { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp, defaultAssetBase, FRAME_HTML, FRAME_SCRIPT, type BrowserSandboxOptions, type SandboxFrame } from './sandbox.js';
 export { IdbStoreBackend, type IdbStoreOptions } from './store.js';
 export { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
+export { ApprovalChannel, type ApprovalChannelOptions, type ApprovalChoice, type ApprovalQuestion } from './ask-app.js';
+export { plainQuestion, SHORT_REVISION_CHARS, type PlainQuestion } from './ask-text.js';
 export { openHostPopup, POPUP_CONTENT_CSP, type HostPopup, type PopupRequest } from './popup.js';
 export { loadPyodideAssets, type PyodideAssets, type PyodideManifest, type PythonProgress } from './python-assets.js';
 export { PYODIDE_MANIFEST } from './pyodide-manifest.js';

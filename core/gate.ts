@@ -423,6 +423,15 @@ export class PermissionGate implements Gate {
         ...this.#previewLines(req),
       ],
       scopes: d.alwaysAsk ? ['once'] : ['once', 'session', 'permanent'],
+      facts: {
+        tool: req.toolName,
+        revision: req.revision,
+        capability: req.kind,
+        ...(req.access !== undefined ? { access: req.access } : {}),
+        ...(req.target !== undefined ? { target: req.target } : {}),
+        ...(typeof req.preview === 'string' && req.preview.length > 0 ? { preview: this.#previewLines(req) } : {}),
+        rememberable: !d.alwaysAsk,
+      },
     };
     if (!d.alwaysAsk) q.suggestedRule = d.suggestedRule;
     if (req.hints) q.hints = req.hints;

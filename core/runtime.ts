@@ -67,6 +67,24 @@ export interface Question {
   hints?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   /** Scopes the person may choose; `once` always. */
   scopes?: ('once' | 'session' | 'permanent')[];
+  /** The same request as structured facts (raw, sanitized on display), for channels that render their own text. */
+  facts?: QuestionFacts;
+}
+
+/** What a question is about, as data: channels that render their own UI (the browser's app channel) use these. */
+export interface QuestionFacts {
+  tool: string;
+  /** The full revision id (a CID). */
+  revision: string;
+  /** `tool` for running the tool itself; otherwise the capability (fetch, storage, secret, mcp, ...). */
+  capability: GateRequest['kind'];
+  access?: 'read' | 'write';
+  /** e.g. the origin of a fetch, `SERVER/TOOL` of an MCP call. */
+  target?: string;
+  /** The request's preview lines (e.g. the call's arguments as JSON), known secret values withheld, at most 6. */
+  preview?: string[];
+  /** Whether the rule that asked lets a person remember the answer (false for alwaysAsk rules). */
+  rememberable: boolean;
 }
 export interface Answer {
   allow: boolean;

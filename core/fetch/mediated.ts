@@ -188,7 +188,8 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
       fail('E_CAPABILITY_DENIED', `${identity.name} does not declare fetch(${access}:${origin}) in its manifest`);
     }
     await opts.gate.authorize(
-      { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access, requested: true },
+      // the question shows the request line (the gate withholds known secret values from it)
+      { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access, requested: true, preview: `${method} ${url.href}` },
       signal,
     );
     // Secrets only after authorization, only for this origin.

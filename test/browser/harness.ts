@@ -64,6 +64,10 @@ async function expectCode(p: Promise<unknown>, code: string): Promise<TyError> {
     return e;
   }
 }
+/** The built-in dialogs on screen (each in the shadow root of a <tysandbox-question> element). */
+function questionDialogs(): HTMLDialogElement[] {
+  return Array.from(document.querySelectorAll('tysandbox-question')).flatMap((h) => Array.from(h.shadowRoot?.querySelectorAll<HTMLDialogElement>('dialog[data-tysandbox-question]') ?? []));
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor(cond: () => boolean, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
@@ -604,7 +608,7 @@ const contracts: Contract[] = [
       const ac = new AbortController();
       const first = ch.ask({ id: 'q1', title: hostile, details: ['tool: probe', 'x'.repeat(700)], hints: { readOnlyHint: true, destructiveHint: false }, scopes: ['once', 'session'] }, ac.signal);
       const second = ch.ask({ id: 'q2', title: 'Second?', details: [] }, new AbortController().signal);
-      await waitFor(() => document.querySelectorAll('dialog[data-tysandbox-question]').length === 1, 3000, 'the first dialog');
+      await waitFor(() => questionDialogs().length === 1, 3000, 'the first dialog');
       const d1 = ch.current!;
       const text = d1.textContent ?? '';
       check(!/[\u202e\u200b\u001b]/.test(text), 'invisible or control characters reached the dialog');
@@ -612,8 +616,9 @@ const contracts: Contract[] = [
       check(/readOnlyHint/.test(text) && /never skip/.test(text), 'server hints missing');
       check(/\[cut: \d+ more characters\]/.test(text), 'long line not cut with a marker');
       check(d1.querySelector('h2')!.innerHTML === d1.querySelector('h2')!.textContent!.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'markup in the title');
-      check(document.activeElement?.textContent === 'Deny', `focus on ${document.activeElement?.textContent}`);
-      check(document.querySelectorAll('dialog[data-tysandbox-question]').length === 1, 'two questions shown at once');
+      const focused = (d1.getRootNode() as ShadowRoot).activeElement;
+      check(focused?.textContent === 'Deny', `focus on ${focused?.textContent}`);
+      check(questionDialogs().length === 1, 'two questions shown at once');
       (Array.from(d1.querySelectorAll('button')).find((b) => b.textContent === 'Allow for this session') as HTMLButtonElement).click();
       const a1 = await first;
       check(JSON.stringify(a1) === JSON.stringify({ allow: true, scope: 'session', channel: 'browser-dialog' }), `first answer ${JSON.stringify(a1)}`);
@@ -628,7 +633,7 @@ const contracts: Contract[] = [
       const third = ch.ask({ id: 'q3', title: 'Third?', details: [] }, ac3.signal);
       await waitFor(() => ch.current !== undefined, 3000, 'the third dialog');
       ac3.abort();
-      check((await third) === undefined && document.querySelectorAll('dialog[data-tysandbox-question]').length === 0, 'abort did not remove the dialog');
+      check((await third) === undefined && questionDialogs().length === 0, 'abort did not remove the dialog');
       ac.abort();
       return 'sanitized, hints shown, serialized, deny on close, abort removes';
     },
@@ -715,8 +720,8 @@ const contracts: Contract[] = [
         const allowed = await run('https://allowed.invalid/');
         check(allowed === 'E_FETCH_FAILED', `allowed origin (no such host): ${allowed}`);
         const answered = run('https://asked.invalid/');
-        await waitFor(() => document.querySelector('dialog[data-tysandbox-question]') !== null, 8000, 'the permission question');
-        const dlg = document.querySelector('dialog[data-tysandbox-question]')!;
+        await waitFor(() => questionDialogs().length > 0, 8000, 'the permission question');
+        const dlg = questionDialogs()[0]!;
         check(/asked\.invalid/.test(dlg.textContent ?? ''), `question text: ${dlg.textContent}`);
         (Array.from(dlg.querySelectorAll('button')).find((b) => b.textContent === 'Deny') as HTMLButtonElement).click();
         const denied = await answered;
