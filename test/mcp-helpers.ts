@@ -1,5 +1,6 @@
 // Helpers for MCP bridge tests: temp homes, definitions of the test peers, an in-process client pair; test side.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -148,3 +149,20 @@ export async function mcpRefusal(p: Promise<unknown>): Promise<{ code: number; s
   }
   throw new Error('expected a refusal');
 }
+
+/** Start `tycli mcp proxy ... --http 0 --json` and read the URL and token it announces. */
+export async function startHttpProxy(h: string, name: string, extra: string[] = []): Promise<{ proc: ChildProcess; url: string; token: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', h, '--json', ...extra, 'mcp', 'proxy', name, '--http', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const line = await new Promise<string>((resolve, reject) => {
+    proc.stdout!.on('data', (c) => {
+      out += String(c);
+      const i = out.indexOf('\n');
+      if (i >= 0) resolve(out.slice(0, i));
+    });
+    proc.once('exit', (code) => reject(new Error(`proxy exited ${code}`)));
+  });
+  const info = JSON.parse(line) as { url: string; tokenFile: string };
+  return { proc, url: info.url, token: (await readFile(info.tokenFile, 'utf8')).trim() };
+}
+

@@ -1,12 +1,11 @@
 // `tycli mcp proxy NAME`: one server under its own names through the gate, over stdio and HTTP, with the SDK client; test side.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, addNodeServer, tempHome } from './mcp-helpers.js';
+import { ROOT, addNodeServer, startHttpProxy, tempHome } from './mcp-helpers.js';
 
 const SDK_FIXTURE = join(ROOT, 'test/mcp-sdk-fixture.mjs');
 const ENTRY = join(ROOT, 'test/mcp-cli-entry.ts');
@@ -27,22 +26,6 @@ afterEach(async () => {
 });
 
 const tycliArgs = (...rest: string[]) => ['--import', 'tsx', ENTRY, '--home', home, ...rest];
-
-/** Start `tycli mcp proxy ... --http 0 --json` and read the URL and token it announces. */
-export async function startHttpProxy(h: string, name: string, extra: string[] = []): Promise<{ proc: ChildProcess; url: string; token: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', ENTRY, '--home', h, '--json', ...extra, 'mcp', 'proxy', name, '--http', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const line = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (c) => {
-      out += String(c);
-      const i = out.indexOf('\n');
-      if (i >= 0) resolve(out.slice(0, i));
-    });
-    proc.once('exit', (code) => reject(new Error(`proxy exited ${code}`)));
-  });
-  const info = JSON.parse(line) as { url: string; tokenFile: string };
-  return { proc, url: info.url, token: (await readFile(info.tokenFile, 'utf8')).trim() };
-}
 
 describe('tycli mcp proxy', () => {
   it('over stdio: the server\'s own names and URIs, its instructions sanitized, every call through the gate', async () => {
