@@ -33,6 +33,7 @@ let cleanup: () => Promise<void>;
 const scratch: string[] = [];
 beforeEach(async () => {
   ({ home, cleanup } = await tempHome());
+  await noDialogLeft();
 });
 afterEach(async () => {
   for (const d of scratch.splice(0)) await rm(d, { recursive: true, force: true });
@@ -76,10 +77,20 @@ async function serve(env: Record<string, string>): Promise<Client> {
   return client;
 }
 
+/**
+ * Wait until no zenity process runs on our display and no window of one is left (the X server destroys a
+ * dead client's windows shortly after the process ends). Bounded at 10 s; fails naming what is left.
+ */
+async function noDialogLeft(): Promise<void> {
+  await waitFor('no dialog process or window left on the display', async () => ((await processesOn(x.display, ZENITY)).length === 0 && (await windowsNamed(x.display, TITLE)).length === 0 ? true : undefined), 10_000);
+}
+
 /** The one zenity process on our display, once it is up with its window shown. */
 async function dialogUp(): Promise<{ proc: ProcInfo; window: string }> {
   const proc = await waitFor('a zenity process on the display', async () => (await processesOn(x.display, ZENITY))[0]);
-  const window = await waitFor('its window', async () => (await windowsNamed(x.display, TITLE))[0]);
+  const window = await waitFor('its window, shown', async () => (await windowsNamed(x.display, TITLE, true))[0], 40_000).catch(async (e: unknown) => {
+    throw new Error(`${String(e)}; zenity ${proc.pid} alive: ${pidAlive(proc.pid)}; windows named so (mapped or not): ${(await windowsNamed(x.display, TITLE)).join(' ') || 'none'}`);
+  });
   return { proc, window };
 }
 
@@ -153,8 +164,7 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
       expect((r.content as { text: string }[])[0]!.text).toBe('found from the store');
       // withdrawn: the dialog process ends and its window goes away
       await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
-      expect(await processesOn(x.display, ZENITY)).toEqual([]);
-      expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+      await noDialogLeft();
       // a click where its "Allow once" button was, and keys to its old window: nothing is there to answer
       const g = Object.fromEntries(geometry.trim().split('\n').map((l) => l.split('='))) as Record<string, string>;
       await xdotool(x.display, ['mousemove', String(Number(g.X) + Number(g.WIDTH) - 40), String(Number(g.Y) + Number(g.HEIGHT) - 20), 'click', '1']);
@@ -189,7 +199,7 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
     await client.close();
     await waitFor('tycli mcp serve to end', async () => (pidAlive(servePid!) ? undefined : true), 20_000);
     await waitFor('the dialog process to end', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
-    expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+    await noDialogLeft();
     await call;
   }, 60_000);
 });
@@ -217,7 +227,7 @@ describe('the dialog channel on its own', () => {
     withdraw.abort();
     expect(await answer).toBeUndefined();
     await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
-    expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+    await noDialogLeft();
   }, 60_000);
 
   it('a process that exits with a dialog open takes the dialog with it', async () => {
@@ -234,13 +244,22 @@ describe('the dialog channel on its own', () => {
     await waitFor('the dialog process to end', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
   }, 60_000);
 
+  it('Deny has the focus: Return refuses, and the refusal names the dialog', async () => {
+    const router = new AskRouter({ channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })], askWaitMs: 60_000 });
+    const outcome = router.ask({ id: 'd', title: 'Allow enter?', details: [] });
+    const { window } = await dialogUp();
+    await xdotool(x.display, ['windowfocus', '--sync', window]);
+    await xdotool(x.display, ['key', '--clearmodifiers', 'Return']);
+    expect(await outcome).toMatchObject({ allow: false, reason: 'refused', channel: 'dialog' });
+  }, 60_000);
+
   it('no answer within ask_wait is no: the router refuses with timeout and the dialog process is killed', async () => {
     const router = new AskRouter({ channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })], askWaitMs: 4000 });
     const outcome = router.ask({ id: 't', title: 'Allow slow?', details: [] });
     const { proc } = await dialogUp();
     expect(await outcome).toMatchObject({ allow: false, reason: 'timeout' });
     await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
-    expect(await windowsNamed(x.display, TITLE)).toEqual([]);
+    await noDialogLeft();
   }, 60_000);
 
   it('tycli ask status names the dialog as able to ask on the display; not with ask.dialog off or without a display', async () => {

@@ -50,10 +50,10 @@ export async function xdotool(display: string, args: string[]): Promise<string> 
   return stdout;
 }
 
-/** Window ids whose title matches `name` (a regular expression, as xdotool takes it); none is []. */
-export async function windowsNamed(display: string, name: string): Promise<string[]> {
+/** Window ids whose title matches `name` (a regular expression, as xdotool takes it), mapped or not unless `visible`; none is []. */
+export async function windowsNamed(display: string, name: string, visible = false): Promise<string[]> {
   try {
-    return (await xdotool(display, ['search', '--name', name])).split('\n').filter((l) => l.length > 0);
+    return (await xdotool(display, ['search', ...(visible ? ['--onlyvisible'] : []), '--name', name])).split('\n').filter((l) => l.length > 0);
   } catch {
     return []; // xdotool exits 1 when nothing matches
   }
