@@ -119,3 +119,29 @@ export function pythonSandboxPlan(assets: string | PyodideAssets, runnerDir: str
     version: a.version,
   };
 }
+
+/** What `tycli sandbox status` and `tycli diagnostics` report about sandboxed Python on this host. */
+export interface PyodideStatus {
+  /** Pyodide version of the manifest. */
+  version?: string;
+  /** Folder of the installed files. */
+  path?: string;
+  /** True when every installed file matches core/pyodide-manifest.json (size and sha-256). */
+  verified: boolean;
+  /** Why Python revisions cannot run here, when they cannot. */
+  reason?: string;
+}
+/** Resolve and verify the Pyodide files (never throws). */
+export function pyodideStatus(root: string): PyodideStatus {
+  try {
+    const a = pyodideAssets(root);
+    try {
+      verifyPyodideAssets(a);
+      return { version: a.version, path: a.dir, verified: true };
+    } catch (e) {
+      return { version: a.version, path: a.dir, verified: false, reason: `${(e as TyError).code}: ${(e as Error).message}` };
+    }
+  } catch (e) {
+    return { verified: false, reason: `${(e as TyError).code ?? 'E_SANDBOX_UNAVAILABLE'}: ${(e as Error).message}` };
+  }
+}

@@ -37,6 +37,15 @@ describe('tycli sandbox status', () => {
     expect(s.runtimes.deno.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  it('reports Pyodide, the sandboxed Python of this host, with its files checked against the manifest', async () => {
+    const r = await tycli('sandbox', 'status', '--json');
+    const s = JSON.parse(r.out) as { pyodide: { version: string; path: string; verified: boolean } };
+    expect(s.pyodide).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/), verified: true });
+    expect(s.pyodide.path).toMatch(/node_modules\/pyodide$/);
+    const text = await tycli('sandbox', 'status');
+    expect(text.out).toMatch(/^pyodide: +\d+\.\d+\.\d+ \(.*\): files match core\/pyodide-manifest\.json; Python revisions run sandboxed/m);
+  });
+
   it('text form names the posture and its source', async () => {
     const r = await tycli('sandbox', 'status', '--sandbox', 'required');
     expect(r.code).toBe(0);
@@ -66,7 +75,7 @@ describe('tycli diagnostics', () => {
   it('--list names the contracts; --filter is case-insensitive', async () => {
     const all = await tycli('diagnostics', '--list');
     expect(all.code).toBe(0);
-    for (const n of ['tool_security_contracts', 'os_isolation', 'os_resource_limits', 'sandbox_posture']) expect(all.out).toContain(n);
+    for (const n of ['tool_security_contracts', 'os_isolation', 'os_resource_limits', 'python_escapes', 'sandbox_posture']) expect(all.out).toContain(n);
     const some = await tycli('diagnostics', '--list', '--filter', 'ISOLATION', '--json');
     expect(JSON.parse(some.out).contracts.map((c: { name: string }) => c.name)).toEqual(['os_isolation']);
   });
@@ -77,6 +86,16 @@ describe('tycli diagnostics', () => {
     expect(res.contracts.map((c) => [c.name, c.ok])).toEqual([['tool_security_contracts', true]]);
     expect(r.code).toBe(0);
   });
+
+  it('runs the Python escape contract and reports the verified Pyodide files', async () => {
+    const r = await tycli('diagnostics', '--filter', 'python_escapes', '--json');
+    const res = JSON.parse(r.out) as { ok: boolean; pyodide: { verified: boolean; version: string }; contracts: { name: string; ok: boolean; detail: string }[] };
+    expect(res.contracts.map((c) => [c.name, c.ok])).toEqual([['python_escapes', true]]);
+    expect(res.contracts[0]!.detail).toMatch(/PASS node\/python /);
+    expect(res.contracts[0]!.detail).toMatch(/PASS deno\/python /);
+    expect(res.pyodide).toMatchObject({ verified: true });
+    expect(r.code).toBe(0);
+  }, 240_000);
 
   it('exits 1 with a FAIL row when a contract fails (no backend: os_isolation cannot hold)', async () => {
     setProbeOverrideForTests({ platform: 'linux', backend: 'bwrap', available: false, reason: 'simulated: no bwrap' });

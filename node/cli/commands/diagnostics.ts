@@ -43,9 +43,11 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const host = await CliContractHost.create({ posture });
       const results = await runContracts(host, chosen);
       const ok = results.every((r) => r.ok);
-      if (ctx.globals.json) outJson(ctx, { ok, host: 'cli', isolation: host.describe(), contracts: results });
+      const { pyodideStatus } = await import('../../python-sandbox.js');
+      const pyodide = pyodideStatus((await import('../../sandbox.js')).packageRoot());
+      if (ctx.globals.json) outJson(ctx, { ok, host: 'cli', isolation: host.describe(), pyodide, contracts: results });
       else {
-        out(ctx, `host: cli; isolation: ${host.describe()}; posture: ${posture}`);
+        out(ctx, `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`);
         for (const r of results) {
           out(ctx, `${r.ok ? 'PASS' : 'FAIL'}  ${r.name}`);
           const lines = r.detail.split('\n').filter((l) => values.verbose === true || !l.startsWith('PASS'));

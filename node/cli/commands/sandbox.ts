@@ -18,6 +18,8 @@ export interface SandboxStatus {
   reason?: string;
   limits: { prlimit: boolean; sandboxUid?: number };
   runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string } };
+  /** Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the manifest. */
+  pyodide: import('../../python-sandbox.js').PyodideStatus;
   /** What is not enforced under this posture (empty when enforced). */
   notEnforced: string[];
   /** `required` without a backend: what would happen to a call. */
@@ -43,6 +45,7 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     enforced: false,
     limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? { sandboxUid: probe.dropTo.uid } : {}) },
     runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
+    pyodide: await import('../../python-sandbox.js').then(async (m) => m.pyodideStatus((await import('../../sandbox.js')).packageRoot())),
     notEnforced: [],
   };
   if (probe.path) status.path = probe.path;
@@ -95,7 +98,8 @@ const status: CliCommand = {
 Probes the OS sandbox once (bubblewrap with working user namespaces on Linux, sandbox-exec on macOS;
 5 s timeout) and prints: backend and version, whether tools will run inside it under the posture
 (--sandbox, else the settings key "sandbox", else auto), the process limits, the runtime versions
-(node, deno, python) and, when not enforced, what is then not protected.
+(node, deno, native python), the Pyodide files sandboxed Python revisions run on (checked against
+their sha-256 manifest) and, when not enforced, what is then not protected.
 Exit 0 when tools run isolated or the posture is an explicit off/auto fallback; 1 when posture
 required cannot be met.`,
   allowPositionals: false,
@@ -112,7 +116,9 @@ required cannot be met.`,
         }
         out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
         out(ctx, `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`);
-        out(ctx, `python:    ${s.runtimes.python ? `${s.runtimes.python.version} (${s.runtimes.python.path})` : 'not found'}`);
+        out(ctx, `python:    ${s.runtimes.python ? `${s.runtimes.python.version} (${s.runtimes.python.path})` : 'not found'} (native, the built-in python tool)`);
+        const p = s.pyodide;
+        out(ctx, `pyodide:   ${p.verified ? `${p.version} (${p.path}): files match core/pyodide-manifest.json; Python revisions run sandboxed in the node/deno sandboxes` : `unavailable: ${p.reason ?? ''}`}`);
         if (s.notEnforced.length) {
           out(ctx, 'not enforced now:');
           for (const l of s.notEnforced) out(ctx, `  - ${l}`);
