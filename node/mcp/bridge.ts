@@ -73,6 +73,12 @@ export interface BridgeOptions {
    * names; registered tools and namespaces are not offered).
    */
   naming?: Naming;
+  /**
+   * While a tools/call that carries a progress token waits at the gate (a question for a person), a
+   * `notifications/progress` ("waiting for approval of SERVER/TOOL") goes out after `firstMs` and then
+   * every `everyMs`, so a client that resets its timeout on progress keeps waiting (default 1 000 / 15 000).
+   */
+  waitingProgress?: { firstMs: number; everyMs: number };
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
 }
@@ -320,7 +326,7 @@ export class McpBridge {
    * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's codes (E_CAPABILITY_DENIED,
    *   E_PAUSED, E_HOOK_BLOCKED, E_HOOK_FAILED, E_ABORTED), or what `execute` throws.
    */
-  private async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown; definition?: Record<string, unknown> }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+  private async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown; definition?: Record<string, unknown>; onWaiting?: (n: number) => void }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
     const rule = serverRule(def, kind, name);
     const gate = this.opts.gate;
     if (!gate) {
@@ -358,7 +364,29 @@ export class McpBridge {
     // what the person approves: the gate sanitizes it, withholds known secrets and cuts it for display
     const preview = [...changed, ...(what.preview !== undefined && what.preview.length > 0 ? [what.preview.slice(0, PREVIEW_CHARS)] : [])].join('\n');
     if (preview.length > 0) req.preview = preview;
-    return gate.run(req, execute, signal);
+    // progress while the gate decides (a question may wait minutes); it stops once the call is forwarded
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onWaiting = what.onWaiting;
+    if (onWaiting !== undefined) {
+      const { firstMs, everyMs } = this.opts.waitingProgress ?? { firstMs: 1000, everyMs: 15_000 };
+      let n = 0;
+      const tick = (): void => {
+        onWaiting(++n);
+        timer = setTimeout(tick, everyMs);
+      };
+      timer = setTimeout(tick, firstMs);
+      const inner = execute;
+      execute = () => {
+        clearTimeout(timer);
+        timer = undefined;
+        return inner();
+      };
+    }
+    try {
+      return await gate.run(req, execute, signal);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
   }
 
   /**
@@ -392,7 +420,8 @@ export class McpBridge {
             return toolErrorResult(code, `${offered}: ${checked.message}`);
           }
           byGate = this.opts.gate !== undefined;
-          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown> }, signal, () => {
+          const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, () => {
             outcome = 'forwarded';
             return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
           });
