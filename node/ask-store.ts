@@ -438,7 +438,7 @@ export class StoreAskChannel implements AskChannel {
   }
 
   async whyNot(): Promise<string | undefined> {
-    return (await this.store.isWatched()) ? undefined : 'no `tycli questions --watch` running';
+    return (await this.store.isWatched()) ? undefined : 'nobody is watching the waiting-question store';
   }
 
   async ask(q: Question, signal: AbortSignal): Promise<Answer | undefined> {

@@ -180,7 +180,7 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
   it('without a desktop session the call is refused at once, and the refusal names each channel and why it cannot ask', async () => {
     const client = await serve({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home });
     try {
-      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/got none \(no-channel\): no channel could present it \(.*questions \(no `tycli questions --watch` running\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
+      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/got none \(no-channel\): no channel could present it \(.*questions \(nobody is watching the waiting-question store\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
       expect(await processesOn(x.display, ZENITY)).toEqual([]);
     } finally {
       await client.close().catch(() => undefined);
@@ -273,7 +273,7 @@ describe('the dialog channel on its own', () => {
     const bare = await tycli(['ask', 'status'], { DISPLAY: '' });
     expect(bare.code).toBe(1);
     expect(bare.stdout).toContain('dialog     cannot ask: no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)');
-    expect(bare.stdout).toContain('questions  cannot ask: no `tycli questions --watch` running');
+    expect(bare.stdout).toContain('questions  cannot ask: nobody is watching the waiting-question store (run `tycli questions --watch` in a terminal to answer there)');
     await mkdir(join(home, 'config'), { recursive: true, mode: 0o700 });
     await writeFile(join(home, 'config', 'settings.json'), JSON.stringify({ ask: { dialog: 'off' } }), { mode: 0o600 });
     const off = await tycli(['ask', 'status']);

@@ -29,7 +29,8 @@ Exit 0 when at least one channel can present a question, 1 when none can.`,
       } else {
         for (const c of channels) {
           const extra = c.name === 'dialog' && dialog.ok ? ` (${dialog.program.path})` : '';
-          out(ctx, `${c.name.padEnd(10)} ${c.live ? `can ask now${extra}` : `cannot ask: ${c.detail ?? 'not available'}`}`);
+          const hint = c.name === 'questions' && !c.live ? ' (run `tycli questions --watch` in a terminal to answer there)' : '';
+          out(ctx, `${c.name.padEnd(10)} ${c.live ? `can ask now${extra}` : `cannot ask: ${c.detail ?? 'not available'}${hint}`}`);
         }
         out(ctx, live ? `questions are asked on every live channel at once; unanswered after ${settings.askWaitMs} ms is no` : 'no channel can present a question: every call that needs a person is refused at once');
       }
