@@ -12,6 +12,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const TYCLI = join(ROOT, 'bin/tycli.mjs');
 const N = 400;
 const CONCURRENT = 16;
 const ROUNDS = 5;
@@ -146,6 +147,8 @@ export async function run() {
   let proxied;
   let proxy;
   let hopped;
+  let served;
+  let proxiedCli;
   try {
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
     await m.saveDefinition(home, m.buildDefinition({ name: 'everything', command: [process.execPath, EVERYTHING, 'stdio'], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
@@ -167,10 +170,19 @@ export async function run() {
     await hopped.connect(new StdioClientTransport({ command: process.execPath, args: ['-e', HOP_PROXY, process.execPath, EVERYTHING, 'stdio'], stderr: 'ignore' }));
     const callProxied = (i) => proxied.callTool({ name: 'echo', arguments: { message: `m${i}` } });
     const callHopped = (i) => hopped.callTool({ name: 'echo', arguments: { message: `m${i}` } });
+    // the real commands a client configures: each call through the full gate (the server's --allow as a
+    // preapproved rule, deny rules checked, the audit record appended), as a separate process over stdio
+    const tycli = (...args) => new StdioClientTransport({ command: process.execPath, args: [TYCLI, '--home', home, ...args], stderr: 'ignore', env: { ...process.env, TYCLI_HOME: home } });
+    served = new Client({ name: 'bench-serve', version: '1' }, { capabilities: {} });
+    await served.connect(tycli('mcp', 'serve'));
+    proxiedCli = new Client({ name: 'bench-proxy', version: '1' }, { capabilities: {} });
+    await proxiedCli.connect(tycli('mcp', 'proxy', 'everything'));
+    const callServe = (i) => served.callTool({ name: 'everything__echo', arguments: { message: `m${i}` } });
+    const callProxyCli = (i) => proxiedCli.callTool({ name: 'echo', arguments: { message: `m${i}` } });
     // a definition written in the last 2 s is compared by content on every call (node/mcp/definitions.ts):
     // measure the steady state, where one lstat per call is the freshness check
     await new Promise((r) => setTimeout(r, Math.max(0, savedAt + 2100 - Date.now())));
-    const lat = await latencies({ direct: callDirect, bridged: callBridged, proxied: callProxied, hopped: callHopped });
+    const lat = await latencies({ direct: callDirect, bridged: callBridged, proxied: callProxied, hopped: callHopped, serve: callServe, proxy: callProxyCli });
     const thr = await throughput(callDirect, callBridged);
     const d = { latencyMs: lat.direct, perSec: thr.direct };
     const b = { latencyMs: lat.bridged, perSec: thr.bridged };
@@ -184,9 +196,11 @@ export async function run() {
         { name: 'tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', value: +lat.proxied.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxied / d.latencyMs).toFixed(2) },
         { name: 'tools/call latency, bare line-forwarding proxy process (one more stdio hop, as with tycli mcp serve)', value: +lat.hopped.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.hopped / d.latencyMs).toFixed(2) },
         { name: 'tools/call latency, bridge over the bare proxy', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'bare line-forwarding proxy', baselineValue: +lat.proxied.toFixed(3), ratio: +(b.latencyMs / lat.proxied).toFixed(2) },
+        { name: 'tools/call latency through `tycli mcp serve` (process over stdio, full gate and audit)', value: +lat.serve.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.serve / d.latencyMs).toFixed(2), target: '<= 1.3x' },
+        { name: 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', value: +lat.proxy.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxy / d.latencyMs).toFixed(2), target: '<= 1.3x' },
         { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: '<= 1.3x' },
       ],
-      notes: `Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone.`,
+      notes: `Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, and one audit record appended per call.`,
     };
   } finally {
     await direct.close().catch(() => undefined);
@@ -194,6 +208,8 @@ export async function run() {
     await proxied?.close().catch(() => undefined);
     await proxy?.close();
     await hopped?.close().catch(() => undefined);
+    await served?.close().catch(() => undefined);
+    await proxiedCli?.close().catch(() => undefined);
     toServer?.end();
     await done;
     await bridge?.close();
