@@ -1,0 +1,204 @@
+// Fault scenarios shared by the fault suite (test/faults/*.test.ts) and its figures (test/bench/faults.bench.mjs); test side.
+// Each drives the built CLI (bin/tycli.mjs, dist/) in child processes and returns counts: nothing here asserts.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'tycli.mjs');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+/** A temp folder readable by others (a root CLI runs sandboxes as uid 65534). */
+export async function scratch(prefix) {
+  const d = await mkdtemp(join(tmpdir(), `ty-faults-${prefix}-`));
+  await chmod(d, 0o755);
+  return d;
+}
+
+// Preloaded into tycli only (sandboxes get an empty environment): logs `PID` of every sandbox process it spawns,
+// synchronously, right after the spawn, so a SIGKILL of tycli cannot lose the line.
+const SPY = `import cp from 'node:child_process'; import { appendFileSync } from 'node:fs'; import { syncBuiltinESMExports } from 'node:module';
+const orig = cp.spawn; const log = process.env.TY_SPAWN_LOG;
+cp.spawn = function (...a) { const c = orig.apply(this, a); if (log && JSON.stringify(a[1] ?? []).includes('sandbox-runner')) appendFileSync(log, String(c.pid) + '\\n'); return c; };
+syncBuiltinESMExports();`;
+
+async function spyEnv(dir) {
+  const spy = join(dir, 'spawn-spy.mjs');
+  if (!existsSync(spy)) await writeFile(spy, SPY);
+  return { NODE_OPTIONS: `--import=${pathToFileURL(spy).href}` };
+}
+
+function cli(args, env, cwd) {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, ...env }, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const done = new Promise((r) => child.once('close', (code, signal) => r({ code, signal, stdout: out, stderr: err })));
+  return { child, done };
+}
+
+async function manifestFile(dir, name, source, extra = {}) {
+  const file = join(dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(file, JSON.stringify({ name, description: `fault tool ${name}`, parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, ...extra }));
+  return file;
+}
+
+/** The audit trail as `tycli --json audit` shows it, plus its unreadable-line count. */
+async function auditOf(home, cwd) {
+  const r = await cli(['--home', home, '--json', 'audit'], {}, cwd).done;
+  const entries = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const m = /(\d+) unreadable audit line/.exec(r.stderr);
+  return { entries, corrupt: m ? Number(m[1]) : 0, code: r.code };
+}
+
+/** Wait (up to `ms`) until none of `pids` is alive; returns those still alive. */
+async function survivors(pids, ms = 5000) {
+  const end = Date.now() + ms;
+  let left = pids.filter(alive);
+  while (left.length && Date.now() < end) {
+    await sleep(100);
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+/**
+ * kill -9 of `tycli run` at random moments, on one home: half the runs at a random time from start (start-up,
+ * settings, gate), half at a random time after the sandbox was spawned (module load, mid-call, result, audit).
+ * lost: a sandbox was spawned (tool code could run) but the audit log holds no record of that process's call
+ * (started records carry the host's pid); corrupt: unreadable audit lines, or a store that no longer lists the
+ * tool; orphans: sandbox processes alive 5 s after the kill; interrupted: calls `tycli audit` shows as such.
+ */
+export async function killRunScenario({ runs = 12, seed = 1 } = {}) {
+  const dir = await scratch('kill-run');
+  const home = join(dir, 'home');
+  const t0 = Date.now();
+  const out = { runs, spawned: 0, completed: 0, interrupted: 0, lost: 0, corrupt: 0, orphans: 0, ms: 0 };
+  let rnd = seed;
+  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  try {
+    const env = await spyEnv(dir);
+    const file = await manifestFile(dir, 'slow', 'export default async () => { await new Promise((r) => setTimeout(r, 300)); return "done"; }');
+    const add = await cli(['--home', home, 'tool', 'add', file], {}, dir).done;
+    if (add.code !== 0) throw new Error(`tool add failed: ${add.stderr}`);
+    const spawnedBy = [];
+    for (let i = 0; i < runs; i++) {
+      const log = join(dir, `spawns-${i}.log`);
+      const run = cli(['--home', home, '--json', 'run', 'slow'], { ...env, TY_SPAWN_LOG: log }, dir);
+      if (i % 2 === 0) await sleep(Math.floor(random() * 1500));
+      else {
+        const end = Date.now() + 15_000;
+        while (!existsSync(log) && Date.now() < end) await sleep(5);
+        await sleep(Math.floor(random() * 700));
+      }
+      try {
+        process.kill(run.child.pid, 'SIGKILL'); // the host only: its sandbox must go by itself
+      } catch {
+        /* finished already */
+      }
+      const res = await run.done;
+      if (res.code === 0) out.completed++;
+      const pids = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number) : [];
+      out.orphans += (await survivors(pids)).length;
+      for (const p of pids) try { process.kill(-p, 'SIGKILL'); } catch { /* gone */ }
+      if (pids.length > 0) spawnedBy.push(run.child.pid);
+    }
+    out.spawned = spawnedBy.length;
+    const raw = existsSync(join(home, 'store', '.logs', 'audit')) ? readFileSync(join(home, 'store', '.logs', 'audit'), 'utf8').split('\n').filter(Boolean) : [];
+    const hosts = new Set();
+    for (const l of raw) {
+      try {
+        const r = JSON.parse(l);
+        if (r.kind === 'tool' && typeof r.host === 'string') hosts.add(Number(r.host.split(':').at(-2)));
+      } catch {
+        /* counted by tycli audit below */
+      }
+    }
+    out.lost = spawnedBy.filter((pid) => !hosts.has(pid)).length;
+    const { entries, corrupt } = await auditOf(home, dir);
+    out.corrupt += corrupt;
+    out.interrupted = entries.filter((e) => e.kind === 'tool' && e.outcome === 'interrupted').length;
+    const list = await cli(['--home', home, '--json', 'tool', 'list'], {}, dir).done;
+    if (list.code !== 0 || !list.stdout.includes('"slow"')) out.corrupt++;
+  } finally {
+    out.ms = Date.now() - t0;
+    await rm(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/**
+ * kill -9 of `tycli tool add` at random moments, each time with a new revision of the same tool, on one home.
+ * corrupt: afterwards `tool list` fails, `tool show` of the name fails other than "unknown tool", or re-adding
+ * the manifest fails; lost: an add that printed its revision (finished) whose revision the store does not show.
+ */
+export async function killToolAddScenario({ runs = 12, seed = 7 } = {}) {
+  const dir = await scratch('kill-add');
+  const home = join(dir, 'home');
+  const t0 = Date.now();
+  const out = { runs, finished: 0, lost: 0, corrupt: 0, ms: 0 };
+  let rnd = seed;
+  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  try {
+    for (let i = 0; i < runs; i++) {
+      const file = await manifestFile(dir, 'adder', `export default async () => ${i};`);
+      const add = cli(['--home', home, 'tool', 'add', file], {}, dir);
+      await sleep(Math.floor(random() * 3000));
+      try {
+        process.kill(add.child.pid, 'SIGKILL');
+      } catch {
+        /* finished */
+      }
+      const r = await add.done;
+      const rev = r.code === 0 ? r.stdout.trim() : undefined;
+      if (rev) out.finished++;
+      const list = await cli(['--home', home, '--json', 'tool', 'list'], {}, dir).done;
+      if (list.code !== 0) out.corrupt++;
+      const show = await cli(['--home', home, '--json', 'tool', 'show', 'adder'], {}, dir).done;
+      if (show.code !== 0 && !show.stdout.includes('E_UNKNOWN_TOOL')) out.corrupt++;
+      if (rev) {
+        const pinned = await cli(['--home', home, '--json', 'tool', 'show', `adder@${rev}`], {}, dir).done;
+        if (pinned.code !== 0) out.lost++;
+      }
+      const again = await cli(['--home', home, '--json', 'tool', 'add', file], {}, dir).done;
+      if (again.code !== 0) out.corrupt++;
+    }
+  } finally {
+    out.ms = Date.now() - t0;
+    await rm(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/**
+ * The store on a small tmpfs (its own mount namespace: `unshare -rm`, so no root is needed): audit records are
+ * appended until the disk is full (writes cut short leave torn tails), then space is freed and more are appended.
+ * corruptAfter: records written after recovery that do not read back; unreadable: torn fragments (each its own line).
+ */
+export async function diskFullScenario() {
+  const dir = await scratch('disk-full');
+  const t0 = Date.now();
+  try {
+    const child = join(ROOT, 'test', 'faults', 'disk-full-child.mjs');
+    const sh = 'set -e; mkdir -p "$1/mnt"; mount -t tmpfs -o size=64k tmpfs "$1/mnt"; exec "$2" "$3" "$1/mnt/store" "$1/mnt/filler"';
+    const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', sh, 'sh', dir, process.execPath, child], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 120_000 });
+    return { ...JSON.parse(stdout.trim().split('\n').pop()), ms: Date.now() - t0 };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
