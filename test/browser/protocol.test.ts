@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from './driver.mjs';
+import { pyodideAssetsPlugin } from '../../browser/build-config.mjs';
 import type { AppServer } from '../../node/app-server.js';
 import { runProcess } from '../e2e/helpers.js';
 import type {} from './protocol/api.js';
@@ -48,6 +49,7 @@ beforeAll(async () => {
     configFile: false,
     logLevel: 'warn',
     build: { outDir: out, emptyOutDir: true, target: 'es2022', minify: false, modulePreload: false, rolldownOptions: { input: { embedder: `${PAGES}/embedder.html`, frame: `${PAGES}/frame.html` } } },
+    plugins: [pyodideAssetsPlugin()], // also emits the sandbox frame (sandbox-frame.html/.js) the host loads
   });
   servers = await Promise.all([serveDir(out), serveDir(out), serveDir(out)]);
   [A, B, C] = servers.map((s) => s.origin) as [string, string, string];
@@ -147,8 +149,8 @@ describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/protocol-w
 
 describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowed embedding origins")', () => {
   it('answers nobody until the person allows an origin in Settings; then that page registers and runs tools, and a foreign page still gets nothing', async () => {
-    // The built app from dist/browser, served as plain files (the CSP header of `tycli app` is node/app-server.ts's
-    // own concern and its tests'); this test is about the postMessage allowlist, so a foreign page may frame it.
+    // The built app from dist/browser, served as plain files: this test is about the app's postMessage allowlist
+    // (the CSP header of `tycli app`, frame-ancestors included, is node/app-server.ts's and its tests' concern).
     const served = await serveDir(join(REPO_ROOT, 'dist', 'browser'));
     app = { url: `${served.origin}/browser/app/index.html`, port: Number(new URL(served.origin).port), close: served.close };
     const appOrigin = served.origin;
