@@ -7,6 +7,11 @@ for (const s of [process.stdout, process.stderr]) {
     throw e;
   });
 }
+// Ctrl-C while the command line is still loading: exit 130 (128 + SIGINT) once it has loaded; main() takes over after.
+let early;
+const onEarly = (sig) => (early ??= sig === 'SIGINT' ? 130 : 143);
+process.on('SIGINT', onEarly);
+process.on('SIGTERM', onEarly);
 let mod;
 try {
   mod = await import('../dist/node/cli/main.js');
@@ -17,7 +22,10 @@ try {
   }
   throw e;
 }
-const code = await mod.main(process.argv.slice(2));
+process.off('SIGINT', onEarly);
+process.off('SIGTERM', onEarly);
+if (early !== undefined) process.exit(early);
+const code = await mod.main(process.argv.slice(2), { signals: true });
 // Every command has closed what it opened (sandboxes are destroyed before main returns); flush the
 // output, then exit so that no stray handle (a keep-alive socket, a terminal) holds the process open.
 await Promise.all([process.stdout, process.stderr].map((s) => new Promise((r) => s.write('', r))));

@@ -1,6 +1,7 @@
 // Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` iframe (sandbox-frame.html) whose Blob worker runs the tool; browser host, trusted side.
 import GUEST_CORE from '../node/runner/guest-core.mjs?raw';
 import PYTHON_GUEST from '../node/runner/python-guest.mjs?raw';
+import { mapStackText } from '../core/stack.js';
 import WORKER_ADAPTER from './worker-bootstrap.js?raw';
 import { SandboxChannel, type ChannelOptions, type SandboxPort } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
@@ -370,7 +371,9 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
         frame.remove();
       },
     };
-    const channel = new SandboxChannel(sandboxPort, this.options.onLog ? { onLog: this.options.onLog } : {});
+    const onLog = this.options.onLog;
+    // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
+    const channel = new SandboxChannel(sandboxPort, onLog ? { onLog: (level, text) => onLog(level, mapStackText(spec.manifest, text)) } : {});
     port.onmessage = (m) => channel.receive(m.data);
     port.onmessageerror = () => channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
     // Other page code removing the frame (or an ancestor) kills the worker: fail at once, not at the timeout.

@@ -1,5 +1,6 @@
 // Host side of the sandbox wire protocol v1 over an abstract port; host-agnostic core, trusted side (reused by node and browser hosts).
 import { SandboxMessageSchema, PROTOCOL_VERSION } from '../protocol/wire.js';
+import { checkFrames } from './stack.js';
 import type { CapabilityName, HostMessage, SandboxMessage } from '../protocol/wire.js';
 import type { WireError } from '../protocol/errors.js';
 import { TyError } from './errors.js';
@@ -52,7 +53,7 @@ export function utf8Length(s: string): number {
 const TOOL_ERROR_NAME = /^[\w$.-]{1,128}$/;
 const TOOL_ERROR_CODE = /^E_[A-Z0-9_]{1,60}$/;
 
-/** Rebuild a sandbox-reported error as a host TyError carrying only strings. */
+/** Rebuild a sandbox-reported error as a host TyError carrying only strings (and the tool's own frames, checked; core/stack.ts). */
 function rebuildToolError(err: WireError | undefined, fallback: string): TyError {
   const message = typeof err?.message === 'string' ? err.message.slice(0, 4096) : fallback;
   const data: Record<string, unknown> = {};
@@ -62,6 +63,8 @@ function rebuildToolError(err: WireError | undefined, fallback: string): TyError
     const code = (d as Record<string, unknown>).code;
     if (typeof name === 'string' && TOOL_ERROR_NAME.test(name)) data.name = name;
     if (typeof code === 'string' && TOOL_ERROR_CODE.test(code)) data.toolCode = code;
+    const frames = checkFrames((d as Record<string, unknown>).frames);
+    if (frames) data.frames = frames;
   }
   return new TyError('E_TOOL_FAILED', message, Object.keys(data).length > 0 ? data : undefined);
 }

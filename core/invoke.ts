@@ -1,5 +1,6 @@
 // One tool call end to end (resolve -> validate -> gate -> execute -> check result); core, trusted side.
 import type { ErrorCode } from '../protocol/errors.js';
+import { checkFrames, mapFrames, type ToolFrame } from './stack.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 import type { CapabilityName } from '../protocol/wire.js';
 import { canonicalJson } from './canonical.js';
@@ -31,7 +32,7 @@ export interface NativeContext {
 
 export type InvokeResult =
   | { ok: true; revision: string; result: unknown; feedback?: string[] }
-  | { ok: false; revision?: string; error: { code: ErrorCode; message: string } };
+  | { ok: false; revision?: string; error: { code: ErrorCode; message: string; frames?: ToolFrame[] } };
 
 export interface InvokerOptions {
   registry: ToolRegistry;
@@ -150,11 +151,13 @@ export class Invoker {
 
   async #invoke(ref: string, args: unknown, opts: InvokeOptions, joined: () => void): Promise<InvokeResult> {
     let revision: string | undefined;
+    let manifest: ToolManifest | undefined;
     let refused: TyError | undefined;
     try {
       if (opts.signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
       const tool = await this.#o.registry.resolve(ref);
       revision = tool.revision;
+      manifest = tool.manifest;
       const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
       if (utf8.encode(argsJson).length > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
@@ -194,7 +197,11 @@ export class Invoker {
       return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
     } catch (e) {
       const err = toTyError(e, 'E_TOOL_FAILED');
-      const error = { code: err.code, message: err.message };
+      const error: { code: ErrorCode; message: string; frames?: ToolFrame[] } = { code: err.code, message: err.message };
+      // The tool's own frames, mapped to its source files through the revision's source map (never host frames).
+      const raw = err.code === 'E_TOOL_FAILED' && manifest ? checkFrames(err.data?.frames) : undefined;
+      const frames = raw && manifest ? mapFrames(manifest, raw) : [];
+      if (frames.length > 0) error.frames = frames;
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }
   }

@@ -14,6 +14,7 @@
 //   (host died), but a busy-looping one outlives a host killed by a signal unless the OS wrapper uses
 //   --die-with-parent.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mapStackText } from '../core/stack.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants as osConstants, tmpdir } from 'node:os';
@@ -473,7 +474,10 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
     }
-    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, this.#opts.onLog, this.#opts.wrap !== undefined);
+    const onLog = this.#opts.onLog;
+    // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
+    const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text)) : undefined;
+    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, mappedLog, this.#opts.wrap !== undefined);
     const python = exec.runtime === 'python';
     const budget = this.#opts.startTimeoutMs ?? (python ? PYTHON_SANDBOX_NEEDS.startTimeoutMs : 15_000);
     const progress = python ? this.#opts.onStartProgress : undefined;

@@ -34,6 +34,29 @@ export const RequestedCapabilitiesSchema = z.strictObject({
 });
 export type RequestedCapabilities = z.infer<typeof RequestedCapabilitiesSchema>;
 
+/** A path relative to a tool's folder, POSIX separators, no `..` segment and no leading `/`. */
+const ToolPathSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\\\u0000-\u001f]+$/, 'a path relative to the tool folder, with / separators and no . or .. segment');
+
+/**
+ * What a bundled revision was made from (recorded at add time, hashed with the manifest): the entry module, the
+ * bundler and its version, every input file with its size and sha256 integrity (SRI form), every npm package
+ * with its version (and the lockfile's integrity when the tool's package-lock.json lists it), and the source map
+ * (v3 JSON text, `sources` relative to the tool folder, with their content) that maps stack frames back.
+ */
+export const ToolBundleSchema = z.strictObject({
+  entry: ToolPathSchema,
+  /** `esbuild 0.28.2`, or `none` when the entry imports nothing and is kept byte-exact. */
+  bundler: z.string().min(1).max(64),
+  inputs: z.array(z.strictObject({ path: ToolPathSchema, bytes: z.number().int().nonnegative(), integrity: z.string().regex(/^sha256-[A-Za-z0-9+/]{43}=$/) })).min(1).max(20000),
+  packages: z.array(z.strictObject({ name: z.string().min(1).max(214), version: z.string().min(1).max(256), path: ToolPathSchema, integrity: z.string().max(512).optional() })).max(5000),
+  sourceMap: z.string().max(16 * 1024 * 1024).optional(),
+});
+export type ToolBundle = z.infer<typeof ToolBundleSchema>;
+
 export const SandboxedCodeSchema = z.strictObject({
   kind: z.literal('sandboxed-code'),
   runtime: z.enum(['javascript', 'python']),
@@ -43,6 +66,8 @@ export const SandboxedCodeSchema = z.strictObject({
   engine: z.enum(['node', 'deno']).optional(),
   /** Python only: keep the in-memory file system between calls of a retained sandbox. */
   retainState: z.boolean().optional(),
+  /** JavaScript from files: what `source` was bundled from, and its source map. */
+  bundle: ToolBundleSchema.optional(),
 });
 export const TrustedNativeSchema = z.strictObject({
   kind: z.literal('trusted-native'),

@@ -99,7 +99,8 @@ describe('tycli dispatch', () => {
     Object.assign(i.stderr, { isTTY: true });
     const evil: CliCommand[] = [{ path: ['x'], summary: 's', usage: 'u', run: async () => { throw new TyError('E_TOOL_FAILED', 'Error: \x1b[2J\x1b]0;PWNED\x07done'); } }];
     expect(await main(['x', '--home', '/tmp/x'], { io: i, commands: evil, env: {} })).toBe(1);
-    expect(i.text().err).toBe('error[E_TOOL_FAILED]: Error: \\x1b[2J\\x1b]0;PWNED\\x07done\n');
+    // Only tycli's own colour (stderr is a TTY) reaches the terminal; the tool's escapes are shown inert.
+    expect(i.text().err).toBe('\x1b[31merror[E_TOOL_FAILED]\x1b[0m: Error: \\x1b[2J\\x1b]0;PWNED\\x07done\n');
   });
 
   it('exit codes: 2 for input errors, 1 for failures and refusals', () => {

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { commands as defaultCommands } from './commands/index.js';
 import { fail, failWith } from './output.js';
+import { TyError } from '../../core/errors.js';
 import type { CliCommand, CliContext, CliIO, GlobalOptions } from './types.js';
 
 /** Options every command accepts, in addition to its own. */
@@ -87,7 +88,31 @@ export function processIO(): CliIO {
  * Run tycli with `argv` (without node and script). Returns the exit code: 0 ok, 1 the tool failed or
  * the call was refused, 2 bad usage or input (E_USAGE and other input errors).
  */
-export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[] } = {}): Promise<number> {
+export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signals?: boolean } = {}): Promise<number> {
+  if (!opts.signals) return run(argv, opts);
+  // Ctrl-C: commands see ctx.signal abort and wind down; the exit code is 130 (128 + SIGINT), 143 for SIGTERM.
+  // A second Ctrl-C, or a command that has not finished 5 s later, exits at once with that code.
+  const interrupt = new AbortController();
+  let signalled: number | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    const code = sig === 'SIGINT' ? 130 : 143;
+    if (signalled !== undefined) process.exit(signalled);
+    signalled = code;
+    interrupt.abort(new TyError('E_ABORTED', sig === 'SIGINT' ? 'interrupted (Ctrl-C)' : 'terminated (SIGTERM)'));
+    setTimeout(() => process.exit(code), 5000).unref();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const code = await run(argv, { ...opts, signal: interrupt.signal });
+    return signalled ?? code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signal?: AbortSignal }): Promise<number> {
   const io = opts.io ?? processIO();
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
@@ -169,7 +194,7 @@ export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.Proc
   } catch (e) {
     return failWith(early, e);
   }
-  const ctx: CliContext = { io, env, cwd, globals };
+  const ctx: CliContext = { io, env, cwd, globals, ...(opts.signal ? { signal: opts.signal } : {}) };
   for (const k of Object.keys(GLOBAL_OPTIONS)) delete values[k];
   try {
     return await cmd.run(ctx, values, positionals);

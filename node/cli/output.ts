@@ -4,6 +4,7 @@ import { TyError } from '../../core/errors.js';
 import { escapeCodePoint, inertJson } from '../../core/text.js';
 import type { CliContext } from './types.js';
 import { cliHint } from './hints.js';
+import { formatFrames, type ToolFrame } from '../../core/stack.js';
 
 /** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
 const INPUT_CODES = new Set<string>(['E_USAGE', 'E_INVALID_ARGS', 'E_INVALID_MANIFEST', 'E_UNKNOWN_TOOL', 'E_INVALID_SETTINGS', 'E_INVALID_TASK', 'E_UNPINNED_TASK']);
@@ -72,11 +73,13 @@ export function outJson(ctx: CliContext, value: unknown): void {
 /**
  * Report an error and return its exit code: `error[CODE]: message` on stderr (always made inert: the
  * message may carry a tool's own error text, and stderr is read by people even when piped), or with --json the line
- * `{"ok":false,"error":{"code","message"}}` on stdout.
+ * `{"ok":false,"error":{"code","message"[,"frames"]}}` on stdout. `frames`: the tool's own stack frames mapped to
+ * its source files (core/stack.ts), printed under the message as `    at fn (file:line:column)`.
  */
-export function fail(ctx: CliContext, code: ErrorCode | string, message: string): 1 | 2 {
-  if (ctx.globals.json) outJson(ctx, { ok: false, error: { code, message } });
-  else ctx.io.stderr.write(`error[${code}]: ${inert(message)}\n`);
+export function fail(ctx: CliContext, code: ErrorCode | string, message: string, extra?: { frames?: ToolFrame[] }): 1 | 2 {
+  const frames = extra?.frames?.length ? extra.frames : undefined;
+  if (ctx.globals.json) outJson(ctx, { ok: false, error: frames ? { code, message, frames } : { code, message } });
+  else ctx.io.stderr.write(`${paint(ctx, 'red', `error[${code}]`, ctx.io.stderr)}: ${inert(message)}${frames ? `\n${inert(formatFrames(frames))}` : ''}\n`);
   return exitCodeFor(code);
 }
 

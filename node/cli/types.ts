@@ -28,6 +28,11 @@ export interface CliContext {
   /** The CLI's own environment. Never passed to a sandbox. */
   env: NodeJS.ProcessEnv;
   globals: GlobalOptions;
+  /**
+   * Aborted when the person presses Ctrl-C (SIGINT) or the process gets SIGTERM (set by main() when it owns the
+   * process's signals); a command stops its work, reports E_ABORTED, and main() exits 130 (143 for SIGTERM).
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -46,6 +46,10 @@ export function createGuest(host) {
   const StringFromCharCode = String.fromCharCode;
   const StringPrototypeSlice = uncurry(String.prototype.slice);
   const StringPrototypeCharCodeAt = uncurry(String.prototype.charCodeAt);
+  const StringPrototypeSplit = uncurry(String.prototype.split);
+  const StringPrototypeEndsWith = uncurry(String.prototype.endsWith);
+  const StringPrototypeStartsWith = uncurry(String.prototype.startsWith);
+  const NumberCtor = Number;
   const RegExpPrototypeExec = uncurry(RegExp.prototype.exec);
   const ArrayPrototypePush = uncurry(Array.prototype.push);
   const ArrayPrototypeJoin = uncurry(Array.prototype.join);
@@ -149,7 +153,12 @@ export function createGuest(host) {
     try {
       if (typeof v === 'string') return v;
       if (typeof v === 'object' && v !== null) {
-        if (v instanceof ErrorCtor) return `${safeString(v.name)}: ${safeString(v.message)}`;
+        if (v instanceof ErrorCtor) {
+          let text = `${safeString(v.name)}: ${safeString(v.message)}`;
+          const frames = toolFrames(v);
+          if (frames !== undefined) for (const f of frames) text += `\n    at ${f.fn !== undefined ? `${f.fn} (${TOOL_URL}:${f.line}:${f.column})` : `${TOOL_URL}:${f.line}:${f.column}`}`;
+          return text;
+        }
         const s = JSONStringify(v);
         return typeof s === 'string' ? s : StringCtor(v);
       }
@@ -164,6 +173,34 @@ export function createGuest(host) {
 
   // ---- errors ---------------------------------------------------------------------------------------------
   const CODE_RE = /^E_[A-Z0-9_]{1,60}$/;
+  // The tool's module is loaded with this sourceURL (core/stack.ts TOOL_MODULE_URL), so its frames are told from
+  // the host's. Deno prints the data: URL instead, shortened in the middle; its tail still ends with the comment.
+  const TOOL_URL = 'tysandbox:///tool.js';
+  const TOOL_URL_TAIL = '%2F%2F%2Ftool.js';
+  const FRAME_RE = /^\s*at (?:(.{1,200}?) \()?(.{1,100000}?):(\d{1,9}):(\d{1,9})\)?$/;
+  const FRAME_FN_RE = /^[\w$.<>\][ -]{1,128}$/;
+  /** The frames of an error's stack that are the tool's own code, `{fn?, line, column}` (at most 32); never the host's. */
+  function toolFrames(e) {
+    let st;
+    try {
+      st = e.stack;
+    } catch {
+      return undefined;
+    }
+    if (typeof st !== 'string') return undefined;
+    const out = [];
+    const lines = StringPrototypeSplit(StringPrototypeSlice(st, 0, 200000), '\n');
+    for (let i = 0; i < lines.length && out.length < 32; i++) {
+      const m = RegExpPrototypeExec(FRAME_RE, lines[i]);
+      if (m === null) continue;
+      const url = m[2];
+      if (url !== TOOL_URL && !(StringPrototypeStartsWith(url, 'data:') && StringPrototypeEndsWith(url, TOOL_URL_TAIL))) continue;
+      const f = nullProto({ line: NumberCtor(m[3]), column: NumberCtor(m[4]) });
+      if (m[1] !== undefined && RegExpPrototypeExec(FRAME_FN_RE, m[1]) !== null) f.fn = m[1];
+      ArrayPrototypePush(out, f);
+    }
+    return out.length > 0 ? out : undefined;
+  }
   /**
    * An Error for tool code: own `message`, `code` and a `stack` without any frame or path. Built from the captured
    * prototype rather than the constructor, so no guest `Error.prepareStackTrace` hook ever runs inside the bridge
@@ -201,6 +238,10 @@ export function createGuest(host) {
     name = StringPrototypeSlice(name, 0, 128);
     const data = nullProto({ name });
     if (code !== undefined) data.code = code;
+    if ((typeof e === 'object' && e !== null) || typeof e === 'function') {
+      const frames = toolFrames(e);
+      if (frames !== undefined) data.frames = frames;
+    }
     return nullProto({ code: 'E_TOOL_FAILED', message: StringPrototypeSlice(message === '' ? name : `${name}: ${message}`, 0, 4000), data });
   }
 
@@ -502,7 +543,7 @@ export function createGuest(host) {
       try {
         let fn;
         if (msg.runtime === 'javascript') {
-          const mod = await host.importSource(msg.source);
+          const mod = await host.importSource(`${msg.source}\n//# sourceURL=${TOOL_URL}`);
           fn = mod.default;
           if (typeof fn !== 'function') throw toolError('E_TOOL_FAILED', 'the tool module has no default export function');
         } else {

@@ -225,7 +225,7 @@ describe('tycli run', () => {
     expect(human.stderr).toMatch(new RegExp(`^error\\[${want}\\]: `));
   });
 
-  it('Ctrl-C (SIGINT) cancels a running call: E_ABORTED, exit 1, and tycli exits', async () => {
+  it('Ctrl-C (SIGINT) cancels a running call: E_ABORTED, exit 130, and tycli exits', async () => {
     const h = home('sigint');
     await tycli(['--home', h, 'tool', 'add', await manifest(tmp, 'spinner', 'export default async () => { for (;;) {} }')]);
     const child = spawn(process.execPath, [BIN, '--home', h, 'run', 'spinner', '--json', '--timeout', '60000'], { cwd: tmp, env: { PATH: process.env.PATH ?? '', HOME: tmp }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -235,7 +235,7 @@ describe('tycli run', () => {
     await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGINT');
     const code = await exited;
-    expect(code).toBe(1);
+    expect(code).toBe(130);
     expect(JSON.parse(stdout.trim())).toMatchObject({ ok: false, error: { code: 'E_ABORTED' } });
   });
 

@@ -100,11 +100,15 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}) });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    if (ctx.signal?.aborted) ac.abort();
+    else if (ctx.signal) ctx.signal.addEventListener('abort', onSignal, { once: true });
+    else {
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+    }
     try {
       const r = await host.invoker.invoke(pos[0]!, args, { signal: ac.signal, disposable: v.disposable === true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
-      if (!r.ok) return fail(ctx, r.error.code, r.error.message);
+      if (!r.ok) return fail(ctx, r.error.code, r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
       if (ctx.globals.json) outJson(ctx, r.feedback ? { ok: true, revision: r.revision, result: r.result, feedback: r.feedback } : { ok: true, revision: r.revision, result: r.result });
       else {
         out(ctx, terminalSafe(ctx, typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2)));
@@ -112,6 +116,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       }
       return 0;
     } finally {
+      ctx.signal?.removeEventListener('abort', onSignal);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await host.close();

@@ -1,69 +1,14 @@
 // tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node host, trusted side.
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { TyError } from '../../../core/errors.js';
+import { resolve } from 'node:path';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 import { shortId, uniqueShortIds } from '../../../core/revisions.js';
 import type { StoredRevision } from '../../../core/registry.js';
 import { lifecycleCommands } from './tool-lifecycle.js';
 
-/** Largest manifest or source file read, bytes (the manifest schema caps source at 4 MiB). */
-const MAX_FILE_BYTES = 8 * 1024 * 1024;
-
 async function openHost(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
   return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
-}
-
-async function readText(path: string, what: string): Promise<string> {
-  let st;
-  try {
-    st = await stat(path);
-  } catch {
-    usage(`cannot read ${what} ${path}: no such file`);
-  }
-  if (!st.isFile()) usage(`${what} ${path} is not a file`);
-  if (st.size > MAX_FILE_BYTES) usage(`${what} ${path} is larger than ${MAX_FILE_BYTES} bytes`);
-  return readFile(path, 'utf8');
-}
-
-/**
- * Read a manifest file and inline `execution.sourceFile` (relative to the manifest's folder, and
- * required to stay inside it after resolving symlinks) as `execution.source`.
- * @throws TyError E_USAGE (file unreadable), E_INVALID_MANIFEST (not JSON, both or neither of source/sourceFile, sourceFile outside)
- */
-export async function loadManifestFile(path: string): Promise<unknown> {
-  const text = await readText(path, 'manifest');
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw new TyError('E_INVALID_MANIFEST', `${path} is not valid JSON: ${(e as Error).message}`);
-  }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new TyError('E_INVALID_MANIFEST', 'a manifest is a JSON object');
-  const exec = (doc as { execution?: unknown }).execution;
-  if (exec === null || typeof exec !== 'object' || Array.isArray(exec)) return doc; // the schema reports it
-  const e = exec as Record<string, unknown>;
-  if (e.sourceFile === undefined) {
-    if (e.kind === 'sandboxed-code' && e.source === undefined) throw new TyError('E_INVALID_MANIFEST', 'execution needs "source" (the code) or "sourceFile" (a file next to the manifest)', { path: 'execution.source' });
-    return doc;
-  }
-  if (e.source !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution has both "source" and "sourceFile"; keep one', { path: 'execution.sourceFile' });
-  if (typeof e.sourceFile !== 'string' || e.sourceFile === '' || isAbsolute(e.sourceFile)) throw new TyError('E_INVALID_MANIFEST', 'execution.sourceFile must be a relative path next to the manifest', { path: 'execution.sourceFile' });
-  const base = await realpath(dirname(resolve(path)));
-  let target: string;
-  try {
-    target = await realpath(resolve(base, e.sourceFile));
-  } catch {
-    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" does not exist next to the manifest`, { path: 'execution.sourceFile' });
-  }
-  const rel = relative(base, target);
-  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
-    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" leaves the manifest's folder; keep the source next to the manifest`, { path: 'execution.sourceFile' });
-  }
-  const { sourceFile: _drop, ...restExec } = e;
-  return { ...(doc as Record<string, unknown>), execution: { ...restExec, source: await readText(target, 'source file') } };
 }
 
 const add: CliCommand = {
@@ -77,6 +22,7 @@ A new name becomes active at once; a new revision of an existing name is install
 until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('tycli tool add takes exactly one MANIFEST.json');
+    const { loadManifestFile } = await import('../../manifest-file.js'); // loads the bundler only when needed
     const manifest = await loadManifestFile(resolve(ctx.cwd, pos[0]!));
     const host = await openHost(ctx);
     try {

@@ -1,0 +1,70 @@
+// Reads a manifest file for installing: inlines `sourceFile` (bundling JavaScript with its imports) and checks syntax; Node host, trusted side.
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { TyError } from '../core/errors.js';
+import { usage } from './cli/output.js';
+import { bundleTool, checkSyntax } from './bundle.js';
+
+/** Largest manifest or source file read, bytes (the manifest schema caps source at 4 MiB). */
+const MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+async function readText(path: string, what: string): Promise<string> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch {
+    usage(`cannot read ${what} ${path}: no such file`);
+  }
+  if (!st.isFile()) usage(`${what} ${path} is not a file`);
+  if (st.size > MAX_FILE_BYTES) usage(`${what} ${path} is larger than ${MAX_FILE_BYTES} bytes`);
+  return readFile(path, 'utf8');
+}
+
+/**
+ * Read a manifest file and inline `execution.sourceFile` (relative to the manifest's folder, and
+ * required to stay inside it after resolving symlinks) as `execution.source`. JavaScript (and TypeScript) is
+ * bundled with its relative imports and npm packages from the manifest's folder (node/bundle.ts), and
+ * `execution.bundle` records its inputs and source map; inline JavaScript `source` is checked to parse.
+ * @throws TyError E_USAGE (file unreadable), E_INVALID_MANIFEST (not JSON, both or neither of source/sourceFile,
+ *   sourceFile outside, a syntax error or a refused import naming `file:line:column`)
+ */
+export async function loadManifestFile(path: string): Promise<unknown> {
+  const text = await readText(path, 'manifest');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new TyError('E_INVALID_MANIFEST', `${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new TyError('E_INVALID_MANIFEST', 'a manifest is a JSON object');
+  const exec = (doc as { execution?: unknown }).execution;
+  if (exec === null || typeof exec !== 'object' || Array.isArray(exec)) return doc; // the schema reports it
+  const e = exec as Record<string, unknown>;
+  if (e.sourceFile === undefined) {
+    if (e.kind === 'sandboxed-code' && e.source === undefined) throw new TyError('E_INVALID_MANIFEST', 'execution needs "source" (the code) or "sourceFile" (a file next to the manifest)', { path: 'execution.source' });
+    if (e.kind === 'sandboxed-code' && e.runtime === 'javascript' && typeof e.source === 'string') await checkSyntax(e.source, 'execution.source');
+    return doc;
+  }
+  if (e.source !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution has both "source" and "sourceFile"; keep one', { path: 'execution.sourceFile' });
+  if (typeof e.sourceFile !== 'string' || e.sourceFile === '' || isAbsolute(e.sourceFile)) throw new TyError('E_INVALID_MANIFEST', 'execution.sourceFile must be a relative path next to the manifest', { path: 'execution.sourceFile' });
+  const base = await realpath(dirname(resolve(path)));
+  let target: string;
+  try {
+    target = await realpath(resolve(base, e.sourceFile));
+  } catch {
+    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" does not exist next to the manifest`, { path: 'execution.sourceFile' });
+  }
+  const rel = relative(base, target);
+  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
+    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" leaves the manifest's folder; keep the source next to the manifest`, { path: 'execution.sourceFile' });
+  }
+  const { sourceFile: _drop, ...restExec } = e;
+  if (e.kind === 'sandboxed-code' && e.runtime === 'javascript') {
+    if (restExec.bundle !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution.bundle is written by the bundler; remove it from a manifest with "sourceFile"', { path: 'execution.bundle' });
+    await readText(target, 'source file'); // size and kind checks
+    const { source, bundle } = await bundleTool(base, rel);
+    return { ...(doc as Record<string, unknown>), execution: { ...restExec, source, bundle } };
+  }
+  return { ...(doc as Record<string, unknown>), execution: { ...restExec, source: await readText(target, 'source file') } };
+}
+
