@@ -10,9 +10,14 @@ import { h, replaceChildren } from './dom.js';
 import { ConversationView, type BranchInfo } from './ui/conversation.js';
 import { InlineAskChannel } from './ui/approvals.js';
 import { settingsPanel } from './ui/settings-panel.js';
+import { toolsPanel } from './ui/tools-panel.js';
+import { auditPanel } from './ui/audit-panel.js';
+import { exportConversation, importConversation } from './transfer.js';
+import type { ToolManifest } from '../../protocol/manifest.js';
 import { EXAMPLE_TOOLS } from './examples.js';
 import { mountEmbedding } from './embed.js';
 import './protocol-embed.js';
+import { PythonProgressBar } from './ui/python-progress.js';
 import type { Task } from '../../protocol/task.js';
 
 declare global {
@@ -31,8 +36,11 @@ class App {
   readonly send = h('button', { type: 'submit', class: 'primary' }, 'Send');
   readonly stop = h('button', { type: 'button', disabled: true }, 'Stop');
   readonly editNote = h('p', { class: 'edit-note', hidden: true });
+  readonly python = new PythonProgressBar();
   readonly panels = h('div', { class: 'panels' });
   readonly convList = h('ul', { class: 'conv-list', 'aria-label': 'Conversations' });
+  readonly importFile = h('input', { type: 'file', accept: '.json,application/json', class: 'visually-hidden', id: 'import-file' });
+  readonly importInput = h('label', { class: 'button-like', for: 'import-file' }, 'Import', this.importFile);
   host!: BrowserHost;
   runner!: ToolRunner;
   disabledTools = new Set<string>();
@@ -81,6 +89,11 @@ class App {
       }
     });
     this.stop.addEventListener('click', () => this.busy?.abort());
+    this.importFile.addEventListener('change', () => {
+      const f = this.importFile.files?.[0];
+      this.importFile.value = '';
+      if (f) void this.importFrom(f);
+    });
     const toggle = (label: string, make: () => HTMLElement) => {
       const b = h('button', { type: 'button', 'aria-expanded': 'false' }, label);
       b.addEventListener('click', () => {
@@ -99,10 +112,48 @@ class App {
       { class: 'toolbar', 'aria-label': 'App' },
       h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation'),
       toggle('Settings', () => settingsPanel(this.db, this.settings, () => {})),
+      toggle('Tools', () =>
+        toolsPanel({
+          registry: this.host.registry,
+          disabled: this.disabledTools,
+          saveDisabled: () => this.db.putValue('toolsOff', [...this.disabledTools]),
+          defineInConversation: (m) => this.defineTool(m),
+        }),
+      ),
+      toggle('Audit', () => auditPanel(this.host)),
+      h('button', { type: 'button', onclick: () => void this.exportCurrent() }, 'Export'),
+      this.importInput,
     );
     const app = document.getElementById('app')!;
-    replaceChildren(app, h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar), h('div', { class: 'body' }, h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList), h('main', {}, this.view.root, form), this.panels));
+    replaceChildren(app, h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar), h('div', { class: 'body' }, h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList), h('main', {}, this.view.root, this.python.element, form), this.panels));
     app.removeAttribute('aria-busy');
+  }
+
+  /** Add a tooldefinition task at the end of the selected branch: only what comes after it there can call the tool. */
+  async defineTool(m: ToolManifest): Promise<void> {
+    if (this.busy) throw new Error('wait until the current turn ends');
+    await this.tree.append(this.tree.record.leaf, [{ role: 'system', content: { type: 'tooldefinition', definition: { manifest: m } } }], this.host.registry);
+    await this.refresh();
+  }
+
+  async exportCurrent(): Promise<void> {
+    const doc = await exportConversation(this.tree);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
+    const a = h('a', { href: url, download: `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  async importFrom(file: File): Promise<void> {
+    try {
+      const rec = await importConversation(await file.text(), this.host.store, this.db);
+      await this.openConversation(rec.id);
+      this.view.notice(`Imported "${rec.title}".`, 'info');
+    } catch (e) {
+      this.view.notice(`Import failed: ${e instanceof Error ? e.message : String(e)}`, 'error');
+    }
   }
 
   async openNew(): Promise<void> {
@@ -190,7 +241,10 @@ class App {
             this.view.clearStream();
             void this.refresh();
           },
-          onCalls: (ids) => this.view.setRunning(ids),
+          onCalls: (ids) => {
+            this.view.setRunning(ids);
+            if (ids.size === 0) this.python.done();
+          },
           onNotice: (m, k) => this.view.notice(m, k),
         },
       });

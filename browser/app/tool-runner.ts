@@ -24,6 +24,8 @@ export const APP_PRINCIPAL = 'browser:app';
 export class ToolRunner {
   readonly #scoped = new Map<string, Invoker>();
   readonly #transport = new BrowserFetchTransport();
+  /** Calls in flight per revision: a retained sandbox runs one call at a time, so a concurrent call of the same revision gets a disposable one. */
+  readonly #inFlight = new Map<string, number>();
 
   constructor(
     private readonly host: BrowserHost,
@@ -52,15 +54,25 @@ export class ToolRunner {
   }
 
   /**
-   * Run one compiled function-call task. Never throws: every failure (unknown tool, E_INVALID_ARGS, a refusal,
+   * Run one compiled function-call task. Calls of one round run at once: a second call of a revision that is
+   * already running gets a disposable sandbox, so calls of the same tool overlap too. Never throws: every failure (unknown tool, E_INVALID_ARGS, a refusal,
    * E_ABORTED after Stop) is an outcome the model receives as the tool's result.
    */
   async run(call: Task, path: Task[], signal: AbortSignal): Promise<CallOutcome> {
     if (call.content.type !== 'functioncall' || !call.content.toolRevision) return { ok: false, error: { code: 'E_UNPINNED_TASK', message: 'the call is not pinned to a revision' } };
     const { name, toolRevision, arguments: args } = call.content;
-    const def = scopedManifest(path, name, toolRevision);
+    const def = scopedManifest(path, name);
     const invoker = def ? await this.#scopedInvoker(def, toolRevision) : this.host.invoker;
-    const r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL });
+    const busy = this.#inFlight.get(toolRevision) ?? 0;
+    this.#inFlight.set(toolRevision, busy + 1);
+    let r;
+    try {
+      r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL, ...(busy > 0 ? { disposable: true } : {}) });
+    } finally {
+      const n = (this.#inFlight.get(toolRevision) ?? 1) - 1;
+      if (n > 0) this.#inFlight.set(toolRevision, n);
+      else this.#inFlight.delete(toolRevision);
+    }
     return r.ok ? { ok: true, value: r.result } : { ok: false, error: { code: r.error.code, message: r.error.message } };
   }
 
@@ -82,7 +94,7 @@ export class ToolRunner {
 }
 
 /** The manifest of the nearest tooldefinition of `name` among the path's tasks, when it is the pinned revision. */
-function scopedManifest(path: Task[], name: string, revision: string): ToolManifest | undefined {
+function scopedManifest(path: Task[], name: string): ToolManifest | undefined {
   for (let i = path.length - 1; i >= 0; i--) {
     const c = path[i]!.content;
     if (c.type !== 'tooldefinition') continue;
@@ -90,6 +102,5 @@ function scopedManifest(path: Task[], name: string, revision: string): ToolManif
     if ('manifest' in d && d.manifest.name === name) return d.manifest;
     if ('binding' in d && d.binding.name === name) return undefined;
   }
-  void revision;
   return undefined;
 }
