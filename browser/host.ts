@@ -1,4 +1,5 @@
 // The browser host assembled: IndexedDB store + registry + gate (app-rendered and dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
+import './zod-jitless.js';
 import { Store } from '../core/store.js';
 import { TyError } from '../core/errors.js';
 import { ToolRegistry } from '../core/registry.js';

@@ -1,4 +1,5 @@
 // Public surface of the browser host (sandbox runtime, IndexedDB store, dialog asking, host popups, Pyodide assets); browser host, trusted side.
+import './zod-jitless.js';
 export { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp, defaultAssetBase, FRAME_HTML, FRAME_SCRIPT, type BrowserSandboxOptions, type SandboxFrame } from './sandbox.js';
 export { IdbStoreBackend, type IdbStoreOptions } from './store.js';
 export { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
