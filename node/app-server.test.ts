@@ -31,6 +31,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'app.js'), 'console.log(1)');
   await writeFile(join(dir, 'assets/a.css'), 'body{}');
   await writeFile(join(dir, 'test/browser/diagnostics.html'), 'diagnostics');
+  await writeFile(join(dir, 'sandbox-frame.html'), '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">');
   server = await startAppServer({ dir, port: 0 });
 });
 afterAll(async () => {
@@ -47,7 +48,8 @@ describe('app server', () => {
     expect(csp).not.toMatch(/'unsafe-eval'|'unsafe-inline'|'unsafe-hashes'/);
     const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
     expect(directives['default-src']).toEqual(["'none'"]);
-    expect(directives['script-src']).toEqual(["'self'", 'blob:', "'wasm-unsafe-eval'"]);
+    expect(directives['script-src']).toEqual(["'self'"]);
+    expect(directives['frame-src']).toEqual(["'self'"]);
     expect(directives['object-src']).toEqual(["'none'"]);
     expect(directives['base-uri']).toEqual(["'none'"]);
     expect(directives['frame-ancestors']).toEqual(["'none'"]);
@@ -61,6 +63,12 @@ describe('app server', () => {
     expect(css.headers['content-type']).toMatch(/^text\/css/);
     expect(css.headers['content-security-policy']).toBe(appCsp());
     expect((await get(server.port, '/test/browser/diagnostics.html')).status).toBe(404);
+    // The sandbox frame's document carries its own policy (meta): no page policy is added to it.
+    const frame = await get(server.port, '/sandbox-frame.html');
+    expect(frame.status).toBe(200);
+    expect(frame.headers['content-security-policy']).toBeUndefined();
+    expect(frame.headers['x-content-type-options']).toBe('nosniff');
+    expect(frame.headers['cross-origin-resource-policy']).toBeUndefined();
     expect((await get(server.port, '/assets/../test/browser/diagnostics.html')).status).toBe(404);
     expect((await get(server.port, '/%2e%2e/%2e%2e/etc/passwd')).status).toBe(404);
     expect((await get(server.port, '/', {}, 'POST')).status).toBe(405);

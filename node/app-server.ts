@@ -13,27 +13,23 @@ export const DEFAULT_APP_PORT = 8765;
 export const APP_ENTRY = 'browser/app/index.html';
 
 /**
- * The app's Content-Security-Policy (CSP Level 3). No 'unsafe-eval' and no inline script anywhere:
- * scripts come from the app's own origin, plus `blob:` (a sandbox frame's Blob worker and the tool module it
- * imports; an `about:srcdoc` frame and its workers inherit this policy, so it must allow what the sandbox
- * runs, while the sandbox's own meta policy removes everything else) and 'wasm-unsafe-eval' (WebAssembly
- * compilation for Pyodide; it does not allow eval of JavaScript). `connect-src` is open to http(s) because
- * the person chooses the model endpoint, and tool fetches run through the host's mediated fetch after the
- * gate allowed their origin. `frame-ancestors` is `'none'` unless embedding origins are given.
- * Source: https://www.w3.org/TR/CSP3/ (§6.1.1 script-src, §6.1.12 worker-src, 'wasm-unsafe-eval').
+ * The app's Content-Security-Policy (CSP Level 3). No 'unsafe-eval' and no inline script: scripts come only from
+ * the app's own origin (argument validation generates no code, the host injects no script). The sandbox frames
+ * are `sandbox-frame.html` from this server (`frame-src 'self'`), a separate document whose own policy (its meta
+ * element) allows its Blob worker and WebAssembly; see docs/browser.md. `connect-src` is open to http(s) because
+ * the person chooses the model endpoint, and tool fetches run through the host's mediated fetch after the gate
+ * allowed their origin. `frame-ancestors` is `'none'` unless embedding origins are given.
+ * Source: https://www.w3.org/TR/CSP3/ (§6.1 fetch directives, §6.4.2 frame-ancestors).
  */
 export function appCsp(opts: { frameAncestors?: string[] } = {}): string {
   const ancestors = opts.frameAncestors && opts.frameAncestors.length > 0 ? opts.frameAncestors.join(' ') : "'none'";
   return [
     "default-src 'none'",
-    "script-src 'self' blob: 'wasm-unsafe-eval'",
-    'worker-src blob:',
+    "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "font-src 'self'",
+    "img-src 'self' data:",
     "connect-src 'self' http: https:",
-    "frame-src 'self' blob:",
-    "child-src 'self' blob:",
+    "frame-src 'self'",
     "manifest-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",
@@ -58,6 +54,11 @@ const TYPES: Record<string, string> = {
 const SERVED_PREFIXES = ['/browser/app/', '/assets/', '/pyodide/'];
 /** The app's entry script (vite names entries at the top of the build). */
 const SERVED_FILES = ['/app.js'];
+/**
+ * The sandbox frame document and its bootstrap (browser/sandbox-frame.*): served without the page's policy,
+ * since the frame's own policy is its meta element (a header would be combined with it and forbid its worker).
+ */
+const FRAME_FILES = ['/sandbox-frame.html', '/sandbox-frame.js'];
 
 /** The built app folder: `dist/browser` next to the compiled code, or under the repository when run from source. */
 export function defaultAppDir(): string {
@@ -102,8 +103,9 @@ function listen(server: Server, port: number): Promise<number> {
 /**
  * Serve the built app on 127.0.0.1 only. GET/HEAD only; the Host header must name this loopback server
  * (127.0.0.1, localhost or [::1] with the port), which refuses DNS-rebinding pages. Every response carries the
- * CSP of `appCsp`, `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and
- * `Cross-Origin-Resource-Policy: same-origin`; `/` serves the app's page.
+ * CSP of `appCsp` (except the sandbox frame's two files), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and
+ * `Cross-Origin-Resource-Policy: same-origin` (the sandbox frame's two files get neither the page policy nor CORP:
+ * the frame has an opaque origin); `/` serves the app's page.
  * @throws TyError E_USAGE when the app is not built or the port cannot be bound.
  */
 export async function startAppServer(opts: AppServerOptions = {}): Promise<AppServer> {
@@ -135,7 +137,8 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
     }
     if (path === '/' || path === '/index.html') path = `/${APP_ENTRY}`;
     const file = normalize(join(root, path));
-    if (!(SERVED_FILES.includes(path) || SERVED_PREFIXES.some((p) => path.startsWith(p))) || !file.startsWith(root + sep) || path.includes('\0')) {
+    const frame = FRAME_FILES.includes(path);
+    if (!(frame || SERVED_FILES.includes(path) || SERVED_PREFIXES.some((p) => path.startsWith(p))) || !file.startsWith(root + sep) || path.includes('\0')) {
       res.writeHead(404, { ...security, 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
@@ -144,7 +147,11 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
       if (!s.isFile()) throw new Error('not a file');
       const body = await readFile(file);
       const cache = path.startsWith('/assets/') || path.startsWith('/pyodide/') ? 'public, max-age=31536000, immutable' : 'no-cache';
-      res.writeHead(200, { ...security, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': cache });
+      // The frame is an opaque origin: a same-origin CORP header would block its own bootstrap script.
+      const { 'content-security-policy': _page, 'cross-origin-resource-policy': _corp, ...frameHeaders } = security;
+      void _page;
+      void _corp;
+      res.writeHead(200, { ...(frame ? frameHeaders : security), 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': cache });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch {
       res.writeHead(404, { ...security, 'content-type': 'text/plain' }).end('not found\n');

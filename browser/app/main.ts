@@ -1,4 +1,5 @@
 // The chat app's entry: opens the stores and the browser host, wires the conversation, composer and panels; browser app, trusted side.
+import '../zod-jitless.js';
 import './app.css';
 import { createBrowserHost, type BrowserHost } from '../host.js';
 import { PYODIDE_MANIFEST } from '../pyodide-manifest.js';
@@ -54,7 +55,7 @@ class App {
 
   async start(): Promise<void> {
     const ask = new InlineAskChannel((rev) => this.view.placeFor(rev));
-    this.host = await createBrowserHost({ askChannels: [ask], sandbox: { pyodide: PYODIDE_MANIFEST } });
+    this.host = await createBrowserHost({ askChannels: [ask], sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
     if (!this.settings.examplesOffered) {

@@ -1,0 +1,163 @@
+// The chat app's conversation tree in Chromium: edit makes a branch, branches navigate, reload restores them, a conversation-defined tool stays in its branch, export/import, the tools panel; test code.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
+import { configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
+
+let env: AppEnv;
+let m: ScriptedModel;
+const KEY = 'sk-tree-test-0b5e-not-real';
+
+/** The scripted model answers "echo: <last user text>" and calls the tool named in a "call NAME" message. */
+beforeAll(async () => {
+  env = await startEnv();
+  m = await startScriptedModel({
+    kind: 'openai',
+    script: (body) => {
+      const last = body.messages[body.messages.length - 1];
+      if (last.role === 'tool') return { text: `tool said ${last.content}` };
+      const call = /^call (\S+)/.exec(String(last.content));
+      if (call) return { toolCalls: [{ name: call[1]!, arguments: { text: 'quiet' } }] };
+      return { text: `echo: ${last.content}` };
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  await m?.close();
+  await env?.close();
+});
+
+const toolNames = (n: number) => (m.requests[n]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name) as string[];
+
+describe.skipIf(!haveChromium)('chat app conversation tree', () => {
+  it('edit and resend makes a sibling branch; branches are navigable; a reload restores the tree and the selected branch', async () => {
+    const { page, context } = await openApp(env);
+    await configure(page, { api: 'openai', endpoint: m.url, model: 'm', key: KEY });
+    await send(page, 'first question');
+    await page.getByText('echo: first question').waitFor();
+    await idle(page);
+    await send(page, 'follow-up');
+    await page.getByText('echo: follow-up').waitFor();
+    await idle(page);
+    // Edit the first message: a new branch under the same parent.
+    await page.getByRole('article', { name: 'You' }).first().getByRole('button', { name: 'Edit' }).click();
+    await expect(page.getByRole('textbox', { name: 'Message' }).inputValue()).resolves.toBe('first question');
+    await page.getByRole('textbox', { name: 'Message' }).fill('second question');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('echo: second question').waitFor();
+    await idle(page);
+    await expect(page.getByText('echo: follow-up').count()).resolves.toBe(0);
+    const nav = page.getByRole('article', { name: 'You' }).first();
+    await expect(nav.getByText('2 / 2').isVisible()).resolves.toBe(true);
+    // The model saw the new branch only.
+    const last = m.requests[m.requests.length - 1]!.body.messages.map((x: { content: unknown }) => x.content);
+    expect(last).toContain('second question');
+    expect(last).not.toContain('first question');
+    await nav.getByRole('button', { name: 'Previous branch' }).click();
+    await page.getByText('echo: follow-up').waitFor();
+    await expect(nav.getByText('1 / 2').isVisible()).resolves.toBe(true);
+    // Reload: the same tree, the same selected branch.
+    await page.reload();
+    await page.waitForFunction(() => window.tyAppReady === true);
+    await page.getByText('echo: follow-up').waitFor();
+    await expect(page.getByText('echo: first question').isVisible()).resolves.toBe(true);
+    const after = page.getByRole('article', { name: 'You' }).first();
+    await expect(after.getByText('1 / 2').isVisible()).resolves.toBe(true);
+    await after.getByRole('button', { name: 'Next branch' }).click();
+    await page.getByText('echo: second question').waitFor();
+    // Export holds every branch and never the key; import makes a new conversation with the same tree.
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export' }).click();
+    const file = await (await download).path();
+    const text = await readFile(file, 'utf8');
+    expect(text).not.toContain(KEY);
+    const doc = JSON.parse(text);
+    expect(doc.format).toBe('tysandbox-conversation');
+    const messages = doc.tasks.filter((t: { content: { type: string } }) => t.content.type === 'message').map((t: { content: { text: string } }) => t.content.text);
+    expect(messages).toEqual(expect.arrayContaining(['first question', 'follow-up', 'second question', 'echo: second question']));
+    const fresh = await openApp(env);
+    await fresh.page.getByLabel('Import').setInputFiles(file);
+    await fresh.page.getByText('echo: second question').waitFor();
+    await expect(fresh.page.getByRole('article', { name: 'You' }).first().getByText('2 / 2').isVisible()).resolves.toBe(true);
+    // A tampered export is refused whole.
+    const bad = JSON.parse(text);
+    bad.tasks[1].content.text = 'changed';
+    await fresh.page.getByLabel('Import').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bad)) });
+    await fresh.page.getByText(/Import failed: task 1 .* does not match its content/).waitFor();
+    await fresh.context.close();
+    await context.close();
+  }, 240_000);
+
+  it('a tool defined in the conversation is offered and runs only after its definition in its branch, and is never installed', async () => {
+    const { page, context } = await openApp(env);
+    await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
+    await send(page, 'hello');
+    await page.getByText('echo: hello').waitFor();
+    await idle(page);
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await page.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(TOOLS.shout));
+    await page.getByRole('button', { name: 'Define in this conversation' }).click();
+    await page.getByRole('status').filter({ hasText: 'shout is defined in this conversation' }).waitFor();
+    await expect(page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout' }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await page.getByRole('article', { name: 'Tool defined in this conversation: shout' }).waitFor();
+    const before = m.requests.length;
+    await send(page, 'call shout');
+    await page.getByText('tool said {"shouted":"QUIET!"}').waitFor();
+    await idle(page);
+    expect(toolNames(before)).toContain('shout');
+    expect(lastToolMessages(m.requests[before + 1]!.body)).toHaveLength(1);
+    // Another branch (edit the first message) does not see it; calling it there is an unknown tool.
+    await page.getByRole('article', { name: 'You' }).first().getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).fill('call shout');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText(/tool said .*E_UNKNOWN_TOOL/).waitFor();
+    await idle(page);
+    const other = m.requests.length - 2;
+    expect(toolNames(other)).not.toContain('shout');
+    expect(toolNames(other)).toContain('text-stats');
+    await context.close();
+  }, 240_000);
+
+  it('tools panel: edit the source into a new revision shown as a diff, activate it, switch a tool off for the model, remove it', async () => {
+    const { page, context } = await openApp(env);
+    await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
+    await page.getByRole('button', { name: 'Tools' }).click();
+    const panel = page.getByRole('region', { name: 'Tools' });
+    await panel.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(TOOLS.shout));
+    await panel.getByRole('button', { name: 'Add tool' }).click();
+    const card = panel.getByRole('article', { name: 'shout' });
+    await card.waitFor();
+    await expect(card.textContent()).resolves.toContain('Requests no capabilities');
+    const oldRev = (await card.getByRole('heading').textContent())!.match(/@(\w+)/)![1];
+    await card.getByRole('button', { name: 'Edit source' }).click();
+    const src = card.getByRole('textbox', { name: 'Source of shout' });
+    await src.fill((await src.inputValue()).replace('"!"', '"!!!"'));
+    await card.getByRole('button', { name: 'Save as new revision' }).click();
+    const diff = card.getByLabel(/^Changes in shout/);
+    await diff.waitFor();
+    await expect(diff.textContent()).resolves.toMatch(/^- export default .*"!" \}\);\n\+ export default .*"!!!" \}\);\n$/);
+    await card.getByRole('button', { name: 'Activate', exact: true }).click();
+    await panel.getByRole('status').filter({ hasText: /now runs revision/ }).waitFor();
+    const newRev = (await panel.getByRole('article', { name: 'shout' }).getByRole('heading').textContent())!.match(/@(\w+)/)![1];
+    expect(newRev).not.toBe(oldRev);
+    await page.getByRole('button', { name: 'Tools' }).click();
+    const before = m.requests.length;
+    await send(page, 'call shout');
+    await page.getByText('tool said {"shouted":"QUIET!!!"}').waitFor();
+    await idle(page);
+    // Switch text-stats off, remove shout: neither is offered any more.
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await panel.getByRole('checkbox', { name: 'Offer text-stats to the model' }).uncheck();
+    await panel.getByRole('article', { name: 'shout' }).getByRole('button', { name: 'Remove' }).click();
+    await panel.getByRole('button', { name: 'Remove shout' }).click();
+    await panel.getByRole('status').filter({ hasText: 'Removed shout.' }).waitFor();
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await send(page, 'plain question');
+    await page.getByText('echo: plain question').waitFor();
+    await idle(page);
+    expect(toolNames(before)).toContain('shout');
+    expect(toolNames(m.requests.length - 1)).toEqual(['csv-stats', 'json-reshape']);
+    await context.close();
+  }, 240_000);
+});

@@ -1,0 +1,131 @@
+// Playwright helpers for the chat app tests: the real `tycli app` server (strict CSP) over the build, Debian's Chromium, settings by accessible name; test code.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { CHROMIUM_PATH, REPO_ROOT, launchChromium } from '../browser/driver.mjs';
+import { startAppServer, type AppServer } from '../../node/app-server.js';
+
+export const haveChromium = existsSync(CHROMIUM_PATH);
+export const BUILD_DIR = join(REPO_ROOT, 'dist/browser');
+
+export interface AppEnv {
+  server: AppServer;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Serve the existing build (npm run build) with the app server and launch Chromium. */
+export async function startEnv(): Promise<AppEnv> {
+  if (!existsSync(join(BUILD_DIR, 'browser/app/index.html'))) throw new Error('the app is not built: run npm run build first');
+  const server = await startAppServer({ dir: BUILD_DIR, port: 0 });
+  const browser = await launchChromium();
+  return {
+    server,
+    browser,
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+export interface OpenedApp {
+  context: BrowserContext;
+  page: Page;
+  /** Every request the page (and its frames and workers) made, in order. */
+  requests: Request[];
+  errors: string[];
+  /** The Content-Security-Policy header the page was served with. */
+  csp: string | undefined;
+  /** CSP violations reported in the page (securitypolicyviolation events). */
+  violations(): Promise<string[]>;
+}
+
+/** A fresh browser profile (own IndexedDB) on the app, waiting until it is interactive. */
+export async function openApp(env: AppEnv, query = '', context?: BrowserContext): Promise<OpenedApp> {
+  const ctx = context ?? (await env.browser.newContext({ viewport: { width: 1280, height: 860 } }));
+  const page = await ctx.newPage();
+  const requests: Request[] = [];
+  const errors: string[] = [];
+  ctx.on('request', (r) => requests.push(r));
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  await page.addInitScript(() => {
+    const w = window as unknown as { tyViolations: string[] };
+    w.tyViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => w.tyViolations.push(`${e.effectiveDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`));
+  });
+  const res = await page.goto(`${env.server.url}${query}`);
+  await page.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 30_000 });
+  const csp = (await res?.allHeaders())?.['content-security-policy'];
+  return { context: ctx, page, requests, errors, csp, violations: () => page.evaluate(() => (window as unknown as { tyViolations: string[] }).tyViolations) };
+}
+
+/** Fill the settings panel by accessible name, then close it. */
+export async function configure(page: Page, s: { api: 'openai' | 'anthropic'; endpoint: string; model: string; key?: string }): Promise<void> {
+  await page.getByRole('button', { name: 'Settings' }).click();
+  await page.getByRole('combobox', { name: 'API' }).selectOption(s.api);
+  await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(s.endpoint);
+  await page.getByRole('textbox', { name: 'Model' }).fill(s.model);
+  if (s.key !== undefined) await page.getByRole('textbox', { name: 'API key' }).fill(s.key);
+  await page.getByRole('button', { name: 'Settings' }).click();
+}
+
+/** Type a message and press "Send". */
+export async function send(page: Page, text: string): Promise<void> {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** Wait until the turn is over ("Stop" disabled again, "Send" enabled). */
+export async function idle(page: Page, timeout = 60_000): Promise<void> {
+  await page.getByRole('button', { name: 'Stop' }).and(page.locator(':disabled')).waitFor({ timeout });
+  await page.getByRole('button', { name: 'Send' }).and(page.locator(':enabled')).waitFor({ timeout });
+}
+
+/** Add a tool by pasting its manifest into the tools panel. */
+export async function addTool(page: Page, manifest: unknown): Promise<void> {
+  await page.getByRole('button', { name: 'Tools' }).click();
+  await page.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(manifest));
+  await page.getByRole('button', { name: 'Add tool' }).click();
+  await page.getByRole('status').filter({ hasText: /^Added / }).waitFor();
+  await page.getByRole('button', { name: 'Tools' }).click();
+}
+
+/** Manifests the tests add. */
+export const TOOLS = {
+  sleep: {
+    name: 'sleep',
+    description: 'Waits ms milliseconds, then returns them.',
+    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 600000 } }, required: ['ms'], additionalProperties: false },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return { slept: ms }; };' },
+  },
+  weather: {
+    name: 'weather',
+    description: 'Current weather of a city from data.example.org.',
+    parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 100 } }, required: ['city'], additionalProperties: false },
+    capabilities: { fetch: [{ origin: 'https://data.example.org', access: 'read' }] },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ city }) => { const r = await fetch("https://data.example.org/weather?city=" + encodeURIComponent(city)); return { status: r.status, report: await r.json() }; };' },
+  },
+  pySum: {
+    name: 'py-sum',
+    description: 'Sums a list of numbers in Python.',
+    parameters: { type: 'object', properties: { numbers: { type: 'array', items: { type: 'number' }, maxItems: 1000 } }, required: ['numbers'], additionalProperties: false },
+    execution: { kind: 'sandboxed-code', runtime: 'python', source: 'import sys\nasync def main(args, ctx):\n    return {"sum": sum(args["numbers"]), "python": sys.version.split()[0]}\n' },
+  },
+  shout: {
+    name: 'shout',
+    description: 'Upper-cases a text.',
+    parameters: { type: 'object', properties: { text: { type: 'string', maxLength: 1000 } }, required: ['text'], additionalProperties: false },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ text }) => ({ shouted: text.toUpperCase() + "!" });' },
+  },
+} as const;
+
+/** The last tool message (OpenAI) in a recorded request body. */
+export function lastToolMessages(body: { messages: { role: string; content: unknown; tool_call_id?: string }[] }): { role: string; content: unknown; tool_call_id?: string }[] {
+  const out = [];
+  for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === 'tool'; i--) out.unshift(body.messages[i]!);
+  return out;
+}
