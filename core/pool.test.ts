@@ -264,6 +264,35 @@ describe('SandboxPool retained mode', () => {
   });
 });
 
+describe('SandboxPool memory budget', () => {
+  it('destroys the least recently used idle sandbox before a new one would pass the budget; busy ones are kept', async () => {
+    const rt = new FakeRuntime(counter);
+    const pool = new SandboxPool({ runtime: rt, memoryBudgetMb: 300, memoryOf: () => 100 });
+    for (const n of ['a', 'b', 'c']) await pool.call(spec(`r-${n}`, n), {}, { onCapability });
+    await pool.call(spec('r-a', 'a'), {}, { onCapability }); // a is now the most recently used
+    expect(pool.retainedMemoryMb()).toBe(300);
+    await pool.call(spec('r-d', 'd'), {}, { onCapability });
+    expect(pool.retainedMemoryMb()).toBe(300);
+    expect(rt.started.find((i) => i.revision === 'r-b')?.destroyed).toBe('memory budget');
+    expect(pool.peek('r-a')).toBeDefined();
+    expect(pool.peek('r-c')).toBeDefined();
+  });
+
+  it('over budget with every sandbox busy, the new one starts; idle ones go once their calls end', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const rt = new FakeRuntime(async () => { await gate; return 1; });
+    const pool = new SandboxPool({ runtime: rt, memoryBudgetMb: 200, memoryOf: () => 100 });
+    const calls = ['a', 'b', 'c'].map((n) => pool.call(spec(`r-${n}`, n), {}, { onCapability }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(rt.started).toHaveLength(3);
+    open();
+    await Promise.all(calls);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(pool.retainedMemoryMb()).toBeLessThanOrEqual(200);
+  });
+});
+
 describe('SandboxPool disposable mode', () => {
   it('starts a fresh sandbox per call and destroys it after', async () => {
     const rt = new FakeRuntime(counter);

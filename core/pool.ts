@@ -23,6 +23,15 @@ export interface SandboxPoolOptions {
   runtime: SandboxRuntime | ((spec: SandboxSpec) => SandboxRuntime);
   /** `retained` (default): one sandbox per revision, reused. `disposable`: a fresh sandbox per call. */
   mode?: 'retained' | 'disposable';
+  /**
+   * Host-wide memory budget for retained sandboxes, MiB (default: none). Before a retained sandbox starts, the
+   * least recently used idle ones (no call running or queued) are destroyed until the live ones' charges plus the
+   * new one fit; when only busy ones are left it starts anyway, and idle ones are destroyed after calls end until
+   * the pool is back within budget.
+   */
+  memoryBudgetMb?: number;
+  /** What one sandbox of `spec` may hold, MiB: its charge against the budget (default `spec.limits.memoryMb`). */
+  memoryOf?: (spec: SandboxSpec) => number;
 }
 
 export interface PoolCallOptions {
@@ -44,6 +53,12 @@ interface Entry {
   retired: boolean;
   /** Its sandbox was destroyed for good: queued calls fail. */
   killed: boolean;
+  /** Calls running or queued. */
+  pending: number;
+  /** Pool tick of its last finished call (least recently used first). */
+  lastUsed: number;
+  /** MiB charged against the memory budget while its sandbox lives. */
+  chargeMb: number;
 }
 
 const runtimeIds = new WeakMap<SandboxRuntime, number>();
@@ -67,10 +82,13 @@ export class SandboxPool {
   readonly #opts: SandboxPoolOptions;
   readonly #entries = new Map<string, Entry>();
   readonly #disposables = new Set<SandboxInstance>();
+  readonly #budget: number;
+  #tick = 0;
   #closed = false;
 
   constructor(opts: SandboxPoolOptions) {
     this.#opts = opts;
+    this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
   }
 
   #runtimeFor(spec: SandboxSpec): SandboxRuntime {
@@ -111,10 +129,11 @@ export class SandboxPool {
       entry = undefined;
     }
     if (!entry) {
-      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false };
+      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false, pending: 0, lastUsed: 0, chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb };
       this.#entries.set(spec.revision, entry);
     }
     const e = entry;
+    e.pending++;
     const turn = e.queue;
     let release!: () => void;
     e.queue = new Promise<void>((r) => (release = r));
@@ -122,6 +141,7 @@ export class SandboxPool {
       await waitTurn(turn, signal);
     } catch (err) {
       // Aborted while queued: hand our slot on only when our turn would have come, so calls stay serialized.
+      e.pending--;
       void turn.then(release);
       throw err;
     }
@@ -129,7 +149,30 @@ export class SandboxPool {
       if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
       return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal);
     } finally {
+      e.pending--;
+      e.lastUsed = ++this.#tick;
       release();
+      if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
+    }
+  }
+
+  /** MiB charged by the retained sandboxes alive now. */
+  retainedMemoryMb(): number {
+    return this.#usedMb();
+  }
+
+  #usedMb(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.chargeMb;
+    return n;
+  }
+
+  /** Destroy least recently used idle sandboxes (never `keep`) until `extraMb` more fits the budget. */
+  async #fitBudget(keep: Entry | undefined, extraMb: number): Promise<void> {
+    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const x of idle) {
+      if (this.#usedMb() + extraMb <= this.#budget) return;
+      await this.#retire(x, 'memory budget', true);
     }
   }
 
@@ -137,6 +180,7 @@ export class SandboxPool {
     const deadline = Date.now() + spec.limits.timeoutMs;
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
+      await this.#fitBudget(e, e.chargeMb);
       e.instance = await startWithin(runtime, spec, signal, deadline);
       if (e.killed || this.#closed) {
         await e.instance.destroy('pool closed during start');

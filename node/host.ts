@@ -53,6 +53,24 @@ export interface NodeHostOptions {
    * Default: $TYCLI_MAX_QUEUED_CALLS (env), else DEFAULT_MAX_QUEUED_CALLS (1024).
    */
   maxQueuedCalls?: number;
+  /**
+   * Memory budget for the retained sandboxes of this host, MiB: each is charged its data limit (heap cap plus the
+   * engine's margin, node/os-sandbox/limits.ts dataLimitMb); past it the least recently used idle ones are
+   * destroyed. Default: $TYCLI_MEMORY_BUDGET_MB, else DEFAULT_MEMORY_BUDGET_MB (4096).
+   */
+  memoryBudgetMb?: number;
+}
+
+/** Default host-wide memory budget for retained sandboxes, MiB (NodeHostOptions.memoryBudgetMb). */
+export const DEFAULT_MEMORY_BUDGET_MB = 4096;
+
+/** The pool's memory budget: the option, else a positive integer in $TYCLI_MEMORY_BUDGET_MB, else the default. @throws TyError E_USAGE */
+function memoryBudget(opts: NodeHostOptions): number {
+  if (opts.memoryBudgetMb !== undefined) return opts.memoryBudgetMb;
+  const v = (opts.env ?? process.env).TYCLI_MEMORY_BUDGET_MB;
+  if (v === undefined || v === '') return DEFAULT_MEMORY_BUDGET_MB;
+  if (!/^[1-9]\d{0,8}$/.test(v)) throw new TyError('E_USAGE', 'TYCLI_MEMORY_BUDGET_MB must be a positive integer (MiB)');
+  return Number(v);
 }
 
 /** The host's admission bound: the option, else a positive integer in $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
@@ -222,7 +240,8 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
 }
 
 /** Builds the OS wrapper for one call's limits (RLIMITs follow the limits), or undefined for none. */
-type WrapFactory = (limits: CallLimits) => SpawnWrapper | undefined;
+/** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
+type WrapFactory = (limits: CallLimits, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }) => SpawnWrapper | undefined;
 
 let warnedNoOsSandbox = false;
 
@@ -239,11 +258,11 @@ async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<Wr
   if (p.available && p.backend === 'bwrap' && p.path) {
     const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js')]);
     const bwrapPath = p.path;
-    return (limits) => {
+    return (limits, sandbox) => {
       const o: BwrapOptions = { bwrapPath };
       if (p.prlimit) {
         o.prlimitPath = p.prlimit;
-        o.limits = osLimitsFor(limits);
+        o.limits = osLimitsFor(limits, {}, sandbox);
       }
       if (p.dropTo) o.dropTo = p.dropTo;
       return createBwrapWrapper(o);
@@ -251,7 +270,7 @@ async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<Wr
   }
   if (p.available && p.backend === 'seatbelt') {
     const [{ createSeatbeltWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/seatbelt.js'), import('./os-sandbox/limits.js')]);
-    return (limits) => createSeatbeltWrapper({ limits: osLimitsFor(limits) });
+    return (limits, sandbox) => createSeatbeltWrapper({ limits: osLimitsFor(limits, {}, sandbox) });
   }
   const reason = p.reason ?? `no OS sandbox backend (${p.backend})`;
   if (posture === 'required') throw new TyError('E_SANDBOX_UNAVAILABLE', `an OS-level sandbox is required (--sandbox required) but unavailable: ${reason}`);
@@ -264,24 +283,38 @@ async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<Wr
 
 /** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
 async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLike & { close(): Promise<void> }> {
-  const [{ NodeSandboxRuntime }, { SandboxPool }] = await Promise.all([import('./sandbox.js'), import('../core/pool.js')]);
+  const [{ NodeSandboxRuntime }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }] = await Promise.all([import('./sandbox.js'), import('../core/pool.js'), import('./os-sandbox/limits.js'), import('./python-sandbox.js')]);
   const wrapFor: WrapFactory = opts.wrap ? () => opts.wrap : await osWrapFactory(posture, opts.io);
   const runtimes = new Map<string, SandboxRuntime>();
+  const needs = (spec: SandboxSpec) => {
+    const exec = spec.manifest.execution;
+    const engine = (exec.kind === 'sandboxed-code' ? exec.engine : undefined) ?? 'node';
+    const python = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
+    return { engine, minDataBytes: python ? PYTHON_SANDBOX_NEEDS.dataBytes : 0 };
+  };
   const runtimeFor = (spec: SandboxSpec): SandboxRuntime => {
     const exec = spec.manifest.execution;
     if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only');
-    const engine = exec.engine ?? 'node';
-    // One runtime per engine and limits, so the OS limits (RLIMITs) follow the revision's limits.
-    const key = `${engine}:${spec.limits.memoryMb}:${spec.limits.timeoutMs}`;
+    const sandbox = needs(spec);
+    const engine = sandbox.engine;
+    // One runtime per engine, runtime and limits, so the OS limits (RLIMITs) follow the revision's limits.
+    const key = `${engine}:${exec.runtime}:${spec.limits.memoryMb}:${spec.limits.timeoutMs}`;
     let r = runtimes.get(key);
     if (!r) {
-      const wrap = wrapFor(spec.limits);
+      const wrap = wrapFor(spec.limits, sandbox);
       r = new NodeSandboxRuntime({ engine, ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
       runtimes.set(key, r);
     }
     return r;
   };
-  const pool = new SandboxPool({ runtime: runtimeFor });
+  const pool = new SandboxPool({
+    runtime: runtimeFor,
+    memoryBudgetMb: memoryBudget(opts),
+    memoryOf: (spec) => {
+      const n = needs(spec);
+      return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
+    },
+  });
   return {
     call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
     close: () => pool.shutdown(),

@@ -10,8 +10,10 @@ import type { CallLimits } from '../../core/runtime.js';
  * - `cpuSeconds`: RLIMIT_CPU, CPU seconds over the process lifetime: soft limit S (SIGXCPU, so the host can
  *   report "CPU time limit reached"), hard limit S+1 (SIGKILL; with soft = hard Linux sends only SIGKILL). For a
  *   retained sandbox this accumulates across calls; the wall-clock timeout is the per-call limit.
- * - `dataBytes`: RLIMIT_DATA, bytes of private writable memory; large ArrayBuffer allocations fail with a
- *   RangeError instead of exhausting host memory. The V8 heap itself is capped by --max-old-space-size.
+ * - `dataBytes`: RLIMIT_DATA, bytes of private writable memory (heap, ArrayBuffers, wasm memory, stacks): for a
+ *   JavaScript sandbox the manifest's `limits.memoryMb` (the V8 heap cap) plus DATA_MARGIN_MB of its engine, so
+ *   ArrayBuffers beyond it fail with a RangeError instead of growing the process. Untouched reservations
+ *   (PROT_NONE, e.g. a wasm32 memory's 4 GiB + guards) are not counted.
  * - `fileBytes`: RLIMIT_FSIZE, largest file the sandbox may write, bytes.
  */
 export interface OsLimits {
@@ -27,12 +29,28 @@ const MiB = 1024 * 1024;
 export const DEFAULT_NPROC = 128;
 
 /**
- * Derive OS limits from a call's limits.
- * dataBytes = max(1 GiB, 4 x heap MiB + 512 MiB); cpuSeconds = max(60, 2 x timeout s) capped at 3600;
- * fileBytes = 64 MiB (also the size of the sandbox's private /tmp).
+ * Private writable memory a JavaScript sandbox may use beyond its heap cap, MiB, per engine: what the engine
+ * needs to run (measured at start here: Node about 50 MiB of stacks, code space and young generation; Deno about
+ * 560 MiB of allocator arenas reserved writable) plus room for ArrayBuffers of about the heap's size or less.
  */
-export function osLimitsFor(limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>, overrides: Partial<OsLimits> = {}): OsLimits {
-  const dataBytes = Math.max(1024 * MiB, (4 * limits.memoryMb + 512) * MiB);
+export const DATA_MARGIN_MB: Readonly<Record<'node' | 'deno', number>> = Object.freeze({ node: 256, deno: 768 });
+
+/**
+ * RLIMIT_DATA of a JavaScript sandbox, MiB: heap cap (`memoryMb`) + DATA_MARGIN_MB of the engine, at least what
+ * the revision's runtime states it needs (`minDataBytes`, e.g. Pyodide's wasm heap: node/python-sandbox.ts
+ * PYTHON_SANDBOX_NEEDS.dataBytes). Also what the sandbox is charged against the host's memory budget.
+ */
+export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBytes = 0): number {
+  return Math.max(Math.ceil(memoryMb) + DATA_MARGIN_MB[engine], Math.ceil(minDataBytes / MiB));
+}
+
+/**
+ * Derive OS limits from a call's limits. With `sandbox` (a JavaScript sandbox: its engine and its runtime's stated
+ * data need) dataBytes = dataLimitMb(...); otherwise (native processes) max(1 GiB, 4 x heap MiB + 512 MiB).
+ * cpuSeconds = max(60, 2 x timeout s) capped at 3600; fileBytes = 64 MiB (also the size of the private /tmp).
+ */
+export function osLimitsFor(limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>, overrides: Partial<OsLimits> = {}, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }): OsLimits {
+  const dataBytes = sandbox ? dataLimitMb(limits.memoryMb, sandbox.engine, sandbox.minDataBytes) * MiB : Math.max(1024 * MiB, (4 * limits.memoryMb + 512) * MiB);
   const cpuSeconds = Math.min(3600, Math.max(60, Math.ceil((2 * limits.timeoutMs) / 1000)));
   const out: OsLimits = { nproc: DEFAULT_NPROC, cpuSeconds, dataBytes, fileBytes: 64 * MiB, ...overrides };
   for (const [k, v] of Object.entries(out)) {
