@@ -251,6 +251,8 @@ export class DialogAskChannel implements AskChannel {
   private readonly waitMs: number;
   private readonly dirs: readonly string[] | undefined;
   private readonly platform: NodeJS.Platform;
+  /** How the last dialog ended without an answer nor a withdrawal (its exit code or signal and the start of its stderr), for diagnosis. */
+  lastFailure: { code: number | null; signal: string | null; stderr: string } | undefined;
 
   constructor(opts: DialogChannelOptions = {}) {
     this.name = opts.name ?? 'dialog';
@@ -291,7 +293,7 @@ export class DialogAskChannel implements AskChannel {
     return new Promise<Answer | undefined>((resolve) => {
       let child: ChildProcess;
       try {
-        child = spawn(path, dialogArgs(kind, dialogLines(q), this.waitMs / 1000), { env: dialogEnv(this.env), cwd: '/', stdio: ['ignore', 'pipe', 'ignore'] });
+        child = spawn(path, dialogArgs(kind, dialogLines(q), this.waitMs / 1000), { env: dialogEnv(this.env), cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
       } catch {
         resolve(undefined);
         return;
@@ -319,10 +321,16 @@ export class DialogAskChannel implements AskChannel {
       child.stdout?.on('data', (d: string) => {
         if (stdout.length < MAX_STDOUT) stdout += d.slice(0, MAX_STDOUT - stdout.length);
       });
+      let stderr = '';
+      child.stderr?.setEncoding('utf8');
+      child.stderr?.on('data', (d: string) => {
+        if (stderr.length < MAX_STDOUT) stderr += d.slice(0, MAX_STDOUT - stderr.length);
+      });
       child.on('error', () => finish(undefined));
-      child.on('close', (code) => {
+      child.on('close', (code, sig) => {
         if (killTimer) clearTimeout(killTimer);
         const v = dialogVerdict(kind, code, stdout);
+        if (v === undefined && !settled) this.lastFailure = { code, signal: sig, stderr };
         finish(v === undefined ? undefined : { allow: v === 'allow', scope: 'once', channel: this.name });
       });
     });

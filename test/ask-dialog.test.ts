@@ -211,7 +211,9 @@ describe('the dialog channel on its own', () => {
     const title = `Allow \u202etxt.exe\u202c\u001b]0;owned\u0007\u001b[2J\r\u200d\u00ad${'B'.repeat(10_000)}`;
     const withdraw = new AbortController();
     const answer = ch.ask({ id: 'h', title, details: ['line one\nline two\u2028not a break', `${'C'.repeat(10_000)}`], scopes: ['once', 'session'] }, withdraw.signal);
-    const { proc } = await dialogUp();
+    const { proc } = await dialogUp().catch((e: unknown) => {
+      throw new Error(`${String(e)}; the dialog ended: ${JSON.stringify(ch.lastFailure)}`);
+    });
     const shown = textArg(proc.argv).split('\n');
     expect(longestRun(shown)).toBeLessThanOrEqual(DIALOG_RUN_CHARS);
     const lines = joinContinued(shown, CONTINUED);
