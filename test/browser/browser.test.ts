@@ -29,6 +29,7 @@ const EXPECTED = [
   'ask dialog: shows the sanitized question with server hints',
   'popups: only trusted host tools, only after the gate allows',
   'host end to end: registry on IndexedDB',
+  'bundled revision: the browser host runs a multi-file tool bundled by tycli',
   'fetch transport: no cookies or referrer sent, redirects refused',
   'capabilities: ctx.storage/getSecret requests reach the host handler',
   'fetch (worker): URL credentials are E_FETCH_CREDENTIALS',

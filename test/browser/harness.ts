@@ -12,6 +12,7 @@ import { SandboxPool } from '../../core/pool.js';
 import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type SandboxInstance } from '../../core/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { runStoreContract } from '../store-contract.js';
+import { bundledContract } from './bundled-contract.js';
 import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from '../../node/diagnostics/python-probes.js';
 
 /** One row of the cross-host table. */
@@ -121,6 +122,7 @@ const WORKER_PROBES = `
 `;
 
 const contracts: Contract[] = [
+  bundledContract,
   {
     name: 'sandbox frame: sandbox attribute is exactly allow-scripts; its document carries the CSP',
     async run() {
