@@ -20,6 +20,9 @@ import { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
 import { ApprovalChannel } from './ask-app.js';
 import { BrowserFetchTransport } from './fetch.js';
 
+/** Console output of tool code: the revision that wrote it, the level and the raw text. */
+export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
+
 export interface BrowserHostOptions {
   /** IndexedDB database name (default `tysandbox`). */
   dbName?: string;
@@ -68,6 +71,8 @@ export interface BrowserHost {
    * tools (browser/protocol-window.ts). Calls still pass the gate first.
    */
   setExternal(fn: InvokerOptions['external'] | undefined): void;
+  /** Also receive what tool code writes with console.* (raw text: render it inert); returns the unsubscribe function. */
+  onToolLog(fn: ToolLogListener): () => void;
   /** Destroy every sandbox and close the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -106,7 +111,16 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     transport: opts.transport ?? new BrowserFetchTransport(),
     ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
   });
-  const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime(opts.sandbox ?? {}), mode: opts.mode ?? 'retained' });
+  const logListeners = new Set<ToolLogListener>();
+  const userLog = opts.sandbox?.onLog;
+  const sandboxOpts: BrowserSandboxOptions = {
+    ...opts.sandbox,
+    onLog: (level, text, revision) => {
+      userLog?.(level, text, revision);
+      for (const l of logListeners) l(revision, level, text);
+    },
+  };
+  const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime(sandboxOpts), mode: opts.mode ?? 'retained' });
   let external = opts.external;
   const invoker = new Invoker({
     registry,
@@ -130,6 +144,10 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     pool,
     setExternal(fn) {
       external = fn;
+    },
+    onToolLog(fn) {
+      logListeners.add(fn);
+      return () => void logListeners.delete(fn);
     },
     async close() {
       if (closed) return;

@@ -80,6 +80,7 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   let current: { origin: string; session: ProtocolSession } | undefined;
+  const offLog = host.onToolLog((revision, level, text) => server.toolLog(revision, level, text));
 
   const sessionFor = (origin: string): ProtocolSession => {
     if (current?.origin === origin) return current.session;
@@ -126,6 +127,7 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     },
     stop() {
       listenOn.removeEventListener('message', onMessage);
+      offLog();
       server.close();
       current = undefined;
     },

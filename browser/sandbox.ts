@@ -99,8 +99,8 @@ export interface BrowserSandboxOptions {
   assetBaseUrl?: string;
   /** Budget for frame + worker start and tool load, ms (default 30 000; 120 000 for Python, which starts Pyodide). */
   startTimeoutMs?: number;
-  /** Receives console output of tool code. */
-  onLog?: ChannelOptions['onLog'];
+  /** Receives console output of tool code (raw text from the sandbox: render it inert), with the revision that wrote it. */
+  onLog?: (level: Parameters<NonNullable<ChannelOptions['onLog']>>[0], text: string, revision: string) => void;
   /**
    * Enables the `python` runtime: the build's Pyodide manifest (browser/pyodide-manifest.ts). The files are
    * fetched from `pyodideBaseUrl` and verified against these digests before a worker sees a byte.
@@ -373,7 +373,7 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     };
     const onLog = this.options.onLog;
     // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
-    const channel = new SandboxChannel(sandboxPort, onLog ? { onLog: (level, text) => onLog(level, mapStackText(spec.manifest, text)) } : {});
+    const channel = new SandboxChannel(sandboxPort, onLog ? { onLog: (level, text) => onLog(level, mapStackText(spec.manifest, text), spec.revision) } : {});
     port.onmessage = (m) => channel.receive(m.data);
     port.onmessageerror = () => channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
     // Other page code removing the frame (or an ancestor) kills the worker: fail at once, not at the timeout.

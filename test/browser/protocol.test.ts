@@ -66,14 +66,21 @@ afterAll(async () => {
 describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/protocol-window.ts)', () => {
   let browserRevision = '';
 
-  it('an allowed embedding page registers, lists and runs tools as origin:<origin>; moving a binding with nobody to ask is E_APPROVAL_REQUIRED', async () => {
+  it('an allowed embedding page registers, lists and runs tools as origin:<origin> (notifications carry the request id); moving a binding with nobody to ask is E_APPROVAL_REQUIRED', async () => {
     const page = await embedder(A);
     await page.evaluate((src) => window.ty.frame(src), `${B}/${PAGES}/frame.html?db=allowed&allow=${encodeURIComponent(A)}`);
     expect(await page.evaluate((o) => window.ty.connect(o), B)).toEqual({ ok: true, principal: `origin:${A}` });
     const added = (await page.evaluate((m) => window.ty.call('tool/add', { manifest: m }), MANIFEST)) as { result: { revision: string; active: boolean } };
     expect(added.result).toMatchObject({ name: 'double', active: true, created: true });
     browserRevision = added.result.revision;
-    expect(await page.evaluate(() => window.ty.call('tool/run', { ref: 'double', arguments: { x: 21 } }))).toEqual({ result: { revision: browserRevision, result: 42 } });
+    const ran = await page.evaluate(() => window.ty.run('double', { x: 21 }));
+    expect(ran.result).toEqual({ revision: browserRevision, result: 42 });
+    const runId = (ran.progress[0] as { id: unknown }).id;
+    expect(ran.progress).toEqual([
+      { id: runId, stage: 'resolved', revision: browserRevision },
+      { id: runId, stage: 'done', revision: browserRevision },
+    ]);
+    expect(ran.logs).toEqual([{ id: runId, level: 'info', text: 'x is 21' }]);
     const list = (await page.evaluate(() => window.ty.call('tool/list', {}))) as { result: { name: string }[] };
     expect(list.result.map((t) => t.name)).toContain('double');
     const second = (await page.evaluate((m) => window.ty.call('tool/add', { manifest: m }), doubler('double', 3))) as { result: { revision: string; active: boolean } };

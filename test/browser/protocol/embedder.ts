@@ -42,6 +42,16 @@ window.ty = {
       return { error: { code: err.code, message: err.message, rpcCode: err.rpcCode } };
     }
   },
+  async run(ref, args) {
+    const progress: unknown[] = [];
+    const logs: unknown[] = [];
+    try {
+      const r = await client!.tool.run(ref, args, { onProgress: (p) => progress.push(p), onLog: (l) => logs.push(l) });
+      return { result: r, progress, logs };
+    } catch (e) {
+      return { error: { code: String((e as { code?: string }).code) }, progress, logs };
+    }
+  },
   raw(message, origin, ms) {
     const got: unknown[] = [];
     const target = frame!.contentWindow!;
