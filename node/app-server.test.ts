@@ -80,7 +80,7 @@ describe('app server', () => {
 });
 
 describe('tycli app', () => {
-  it('prints the URL on stdout, serves the built app until SIGTERM, then exits 0', async () => {
+  it('prints the URL on stdout, serves the built app until SIGTERM, then exits 143 (128 + SIGTERM)', async () => {
     const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', '0'], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TYCLI_HOME: dir } });
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -104,7 +104,7 @@ describe('tycli app', () => {
       child.on('exit', (c) => resolve(c));
       child.kill('SIGTERM');
     });
-    expect(code).toBe(0);
+    expect(code).toBe(143);
   });
   it('refuses a bad --port with a usage error', async () => {
     const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', 'abc'], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });

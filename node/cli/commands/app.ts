@@ -29,7 +29,7 @@ conversations, tools and settings). --port 0 always picks a free port.
   --embed-origin ORIGIN  a page origin (scheme://host[:port]) that may frame the app (CSP frame-ancestors;
                 repeatable; default none). To talk to the app over postMessage (docs/protocol.md) the
                 origin must also be in the app's Settings, "Allowed embedding origins".
-Stop with Ctrl-C. With --json: {"ok":true,"url","port"}.`,
+Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}.`,
   options: { port: { type: 'string' }, open: { type: 'boolean' }, 'embed-origin': { type: 'string', multiple: true } },
   allowPositionals: false,
   async run(ctx, values) {
@@ -55,7 +55,14 @@ Stop with Ctrl-C. With --json: {"ok":true,"url","port"}.`,
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });
     else out(ctx, server.url);
     if (values.open === true) openBrowser(server.url, (m) => note(ctx, m));
+    // Serve until interrupted: main() aborts ctx.signal on Ctrl-C / SIGTERM (and exits 130 / 143); without one
+    // (an embedder calling the command), the process's own signals stop it.
     await new Promise<void>((resolve) => {
+      if (ctx.signal) {
+        if (ctx.signal.aborted) resolve();
+        else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        return;
+      }
       const stop = () => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
