@@ -202,3 +202,53 @@ export async function diskFullScenario() {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** 10,000 (`calls`) calls submitted at once to one Node host under `ulimit -n 1024` (test/faults/load-child.mjs). */
+export async function loadScenario({ calls = 10_000, tools = 4, maxQueued } = {}) {
+  const dir = await scratch('load');
+  try {
+    const child = join(ROOT, 'test', 'faults', 'load-child.mjs');
+    const args = [join(dir, 'home'), String(calls), String(tools), ...(maxQueued ? [String(maxQueued)] : [])].map((a) => `'${a}'`).join(' ');
+    const { stdout } = await execFileP('/bin/sh', ['-c', `ulimit -n 1024 && exec '${process.execPath}' '${child}' ${args}`], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 300_000, maxBuffer: 1 << 20 });
+    return JSON.parse(stdout.trim().split('\n').pop());
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Time to an answer, ms, for tools that misbehave, next to a well-behaved call of the same CLI: `closer` closes its
+ * stdout mid-call (timeout 60 s), `loop` never finishes its top level (--timeout 500). Each one run `reps` times.
+ */
+export async function boundedWaitScenario({ reps = 3 } = {}) {
+  const dir = await scratch('waits');
+  const home = join(dir, 'home');
+  try {
+    const tools = {
+      ok: 'export default async () => 1;',
+      closer: "export default async () => { const fs = await import('node:fs'); fs.closeSync(1); await new Promise(() => {}); };",
+      loop: 'while (true) {}\nexport default async () => 1;',
+    };
+    for (const [name, src] of Object.entries(tools)) {
+      const r = await cli(['--home', home, 'tool', 'add', await manifestFile(dir, name, src)], {}, dir).done;
+      if (r.code !== 0) throw new Error(r.stderr);
+    }
+    const time = async (name, timeout) => {
+      const t0 = Date.now();
+      const r = await cli(['--home', home, '--json', 'run', name, '--timeout', String(timeout)], {}, dir).done;
+      const line = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}');
+      return { ms: Date.now() - t0, code: line.ok ? 'ok' : line.error?.code };
+    };
+    const out = { ok: [], closer: [], loop: [], codes: { ok: new Set(), closer: new Set(), loop: new Set() } };
+    for (let i = 0; i < reps; i++) {
+      for (const [name, timeout] of [['ok', 60_000], ['closer', 60_000], ['loop', 500]]) {
+        const r = await time(name, timeout);
+        out[name].push(r.ms);
+        out.codes[name].add(r.code);
+      }
+    }
+    return { ...out, codes: Object.fromEntries(Object.entries(out.codes).map(([k, v]) => [k, [...v]])) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
