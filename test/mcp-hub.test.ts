@@ -96,8 +96,10 @@ describe('shared MCP servers (--shared)', () => {
     let lines = 0;
     raw.on('data', (c: Buffer) => (lines += c.toString().split('\n').length - 1));
     raw.resume();
-    await waitFor(() => closed);
+    // The hub ends the session once 64 answers sit unread; on a loaded machine producing them takes a while:
+    // wait for the close itself, with a generous bound.
+    await waitFor(() => closed, 90_000);
     expect(lines).toBeLessThan(201);
     raw.destroy();
-  }, 30_000);
+  }, 180_000);
 });
