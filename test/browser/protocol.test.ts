@@ -155,7 +155,7 @@ describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/protocol-w
 });
 
 describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowed embedding origins")', () => {
-  it('answers nobody until the person allows an origin in Settings; then that page registers and runs tools, and a foreign page still gets nothing', async () => {
+  it('answers nobody until the person allows an origin in Settings; then that page registers and runs tools, a person approves moving a binding in the app, and a foreign page still gets nothing', async () => {
     // The built app from dist/browser, served as plain files: this test is about the app's postMessage allowlist
     // (the CSP header of `tycli app`, frame-ancestors included, is node/app-server.ts's and its tests' concern).
     const served = await serveDir(join(REPO_ROOT, 'dist', 'browser'));
@@ -172,7 +172,6 @@ describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowe
     await settings.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 60_000 });
     await settings.getByRole('button', { name: 'Settings' }).click();
     await settings.getByRole('textbox', { name: 'Allowed embedding origins' }).fill(A);
-    await settings.screenshot({ path: join(out, 'app-settings.png') });
     // kept in IndexedDB: a reload shows it again
     await settings.reload();
     await settings.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 60_000 });
@@ -188,6 +187,16 @@ describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowe
     expect(await page.evaluate(() => window.ty.call('tool/run', { ref: 'double', arguments: { x: 5 } }))).toMatchObject({ result: { result: 10 } });
     expect(await page.evaluate((m) => window.ty.call('tool/add', { manifest: m }), pageTool(A))).toMatchObject({ result: { name: 'page_double' } });
     expect(await page.evaluate(() => window.ty.call('tool/run', { ref: 'page_double', arguments: { x: 6 } }))).toMatchObject({ result: { result: { doubled: 12 } } });
+    // moving the active binding asks the person in the app; "Allow once" moves it
+    const next = (await page.evaluate((m) => window.ty.call('tool/add', { manifest: m }), doubler('double', 3))) as { result: { revision: string; active: boolean } };
+    expect(next.result.active).toBe(false);
+    const moving = page.evaluate((r) => window.ty.call('tool/activate', { name: 'double', revision: r }), next.result.revision);
+    const card = page.frameLocator('iframe[title="embedded app"]').getByRole('group', { name: 'Approval needed' });
+    await expect.poll(() => card.getByRole('heading').textContent(), { timeout: 20_000 }).toBe(`Allow origin:${A} to activate the tool binding of double?`);
+    await page.screenshot({ path: process.env.TY_SHOT ?? join(out, 'app-activation.png') });
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    expect(await moving).toEqual({ result: { name: 'double', revision: next.result.revision, previous: added.result.revision } });
+    expect(await page.evaluate(() => window.ty.call('tool/run', { ref: 'double', arguments: { x: 5 } }))).toMatchObject({ result: { result: 15 } });
     await page.close();
 
     const foreign = await embedder(C, ctx);

@@ -13,6 +13,8 @@ window.ty = {
       frame?.remove();
       frame = document.createElement('iframe');
       frame.title = 'embedded app';
+      frame.style.width = '1100px';
+      frame.style.height = '640px';
       frame.addEventListener('load', () => resolve(), { once: true });
       frame.src = src;
       document.body.append(frame);
