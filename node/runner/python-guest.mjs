@@ -57,6 +57,8 @@ export function createPythonGuest(h) {
   let pyHelpers;
   let pySource;
   let pyNs;
+  let mainFn; // the tool's main (kept with its namespace when retained)
+  let topLevelAwait; // whether the tool source needs runPythonAsync (decided once)
   const retain = (spec !== undefined ? spec.retainState : h.retainState) === true;
 
   /** Read and verify every asset before a byte of it is evaluated; E_INTEGRITY on any difference. */
@@ -192,7 +194,7 @@ export function createPythonGuest(h) {
       try { FS.unmount(dir); } catch { /* not mounted */ }
       FS.mount(FS.filesystems.MEMFS, {}, dir);
     }
-    py.runPython('import os; os.chdir("/home/pyodide")');
+    pyHelpers[3]();
   }
 
   /** Run the tool: `main(args, ctx)` (may be async) from a fresh namespace, or the retained one. */
@@ -202,22 +204,48 @@ export function createPythonGuest(h) {
       if (ns === undefined) {
         ns = py.globals.get('dict')();
         ns.set('__name__', '__tool__');
-        await py.runPythonAsync(pySource, { globals: ns });
+        // A module body without top-level await runs synchronously (runPythonAsync's event-loop turns cost more
+        // than a small call); one with it falls back to runPythonAsync.
+        if (topLevelAwait === undefined) topLevelAwait = pyHelpers[4](pySource);
+        if (topLevelAwait) await py.runPythonAsync(pySource, { globals: ns });
+        else py.runPython(pySource, { globals: ns });
         if (retain) pyNs = ns;
       }
-      const main = ns.get('main');
+      if (mainFn === undefined || !retain) mainFn = ns.get('main');
+      const main = mainFn;
       if (typeof main !== 'function') throw toolError('E_TOOL_FAILED', 'the Python tool defines no function main(args, ctx)');
       const pyArgs = pyHelpers[0](JSONStringify(args === undefined ? null : args));
       const ctx = pyHelpers[2](jsCtx);
-      let r = main(pyArgs, ctx);
-      if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
-      return JSONParse(pyHelpers[1](r));
+      let r;
+      try {
+        r = main(pyArgs, ctx);
+        // An async main's coroutine is awaited (Pyodide consumes the proxy); its result is a new value.
+        if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
+      } finally {
+        destroy(pyArgs);
+        destroy(ctx);
+      }
+      try {
+        return JSONParse(pyHelpers[1](r));
+      } finally {
+        destroy(r);
+      }
     } finally {
       if (!retain) {
-        if (ns !== undefined) try { ns.destroy(); } catch { /* already gone */ }
+        destroy(mainFn);
+        mainFn = undefined;
+        destroy(ns);
         resetFs();
       }
     }
+  }
+
+  function isPyProxy(v) {
+    return v !== null && (typeof v === 'object' || typeof v === 'function') && v instanceof py.ffi.PyProxy;
+  }
+  /** Release a PyProxy now rather than through the finalizer (which would run between later calls). */
+  function destroy(v) {
+    if (isPyProxy(v)) try { v.destroy(); } catch { /* already gone */ }
   }
 
   /** Python values reaching a JS ctx method directly (dicts, lists) become JSON data through json.dumps. */
@@ -330,5 +358,17 @@ class Ctx:
     createSubtasksResult = create_subtasks_result
     resolveInvocation = resolve_invocation
 
-(_ty_loads, _ty_dumps, Ctx)
+import os as _os
+def _ty_home():
+    _os.chdir("/home/pyodide")
+
+import ast as _ast
+def _ty_top_level_await(source):
+    try:
+        _ast.parse(source)
+        return False
+    except SyntaxError:
+        return True
+
+(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await)
 `;
