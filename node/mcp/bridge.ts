@@ -417,7 +417,7 @@ export class McpBridge {
             const code = 'E_INVALID_ARGS';
             outcome = `refused:${code}`;
             await this.countRefusal(offered, code);
-            return toolErrorResult(code, `${offered}: ${checked.message}`);
+            return toolErrorResult(code, `${this.naming.name(server, tool)}: ${checked.message}`);
           }
           byGate = this.opts.gate !== undefined;
           const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
