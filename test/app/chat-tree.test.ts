@@ -1,6 +1,8 @@
 // The chat app's conversation tree in Chromium: edit makes a branch, branches navigate, reload restores them, a conversation-defined tool stays in its branch, export/import, the tools panel; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
 import { configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
 
@@ -158,6 +160,36 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await idle(page);
     expect(toolNames(before)).toContain('shout');
     expect(toolNames(m.requests.length - 1)).toEqual(['csv-stats', 'json-reshape']);
+    await context.close();
+  }, 240_000);
+
+  it('URL parameters prefill the settings (never a key), and a tool is added from manifest files', async () => {
+    const q = `?api=openai&endpoint=${encodeURIComponent(m.url)}&model=from-url&key=sk-in-url-not-used&apiKey=sk-in-url-not-used`;
+    const { page, context, requests } = await openApp(env, q);
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await expect(page.getByRole('combobox', { name: 'API' }).inputValue()).resolves.toBe('openai');
+    await expect(page.getByRole('textbox', { name: 'Endpoint URL' }).inputValue()).resolves.toBe(m.url);
+    await expect(page.getByRole('textbox', { name: 'Model' }).inputValue()).resolves.toBe('from-url');
+    await expect(page.getByRole('textbox', { name: 'API key' }).inputValue()).resolves.toBe('');
+    await expect(page.getByRole('textbox', { name: 'Allowed embedding origins' }).inputValue()).resolves.toBe('');
+    await page.getByRole('button', { name: 'Settings' }).click();
+    // A manifest.json naming its source file, chosen together with it.
+    const dir = await mkdtemp(join(tmpdir(), 'tysandbox-app-tool-'));
+    const { execution, ...rest } = TOOLS.shout;
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...rest, name: 'shout-file', execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'index.mjs' } }));
+    await writeFile(join(dir, 'index.mjs'), execution.source.replace('"!"', '"?"'));
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await page.getByLabel('Manifest files').setInputFiles([join(dir, 'manifest.json'), join(dir, 'index.mjs')]);
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    await page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout-file' }).waitFor();
+    await page.getByRole('button', { name: 'Tools' }).click();
+    const before = m.requests.length;
+    await send(page, 'call shout-file');
+    await page.getByText('tool said {"shouted":"QUIET?"}').waitFor();
+    await idle(page);
+    expect(m.requests[before]!.body.model).toBe('from-url');
+    expect(m.requests[before]!.headers.authorization).toBeUndefined();
+    for (const r of requests) expect(`${r.url()} ${r.postData() ?? ''}`.replace(/[?&](key|apiKey)=sk-in-url-not-used/g, '')).not.toContain('sk-in-url-not-used');
     await context.close();
   }, 240_000);
 });
