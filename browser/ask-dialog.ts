@@ -7,6 +7,11 @@ export interface DialogAskOptions {
   container?: HTMLElement;
   /** Channel name reported in answers (default `browser-dialog`). */
   name?: string;
+  /**
+   * While the page is hidden, keep a question waiting and show it when the page becomes visible (default true);
+   * false: a hidden page is not a live channel (questions go elsewhere or are refused at once).
+   */
+  waitWhileHidden?: boolean;
 }
 
 const SCOPE_LABEL: Record<Answer['scope'], string> = { once: 'Allow once', session: 'Allow for this session', permanent: 'Always allow' };
@@ -52,14 +57,21 @@ export class DialogAskChannel implements AskChannel {
   readonly name: string;
   #queue: Promise<unknown> = Promise.resolve();
   #current: HTMLDialogElement | undefined;
+  readonly #shown = new Set<string>();
 
   constructor(readonly options: DialogAskOptions = {}) {
     this.name = options.name ?? 'browser-dialog';
   }
 
-  /** A person can see the page: a DOM exists and the page is visible. */
+  /** A person can see the page now, or (waitWhileHidden) will when it becomes visible. */
   live(): boolean {
-    return typeof document !== 'undefined' && document.visibilityState === 'visible';
+    if (typeof document === 'undefined') return false;
+    return document.visibilityState === 'visible' || this.options.waitWhileHidden !== false;
+  }
+
+  /** Whether question `id` was shown (a question that waited for a hidden page may never have been). */
+  presented(id: string): boolean {
+    return this.#shown.has(id);
   }
 
   /** The dialog on screen now, if any (in its shadow root; tests and embedders). */
@@ -73,8 +85,28 @@ export class DialogAskChannel implements AskChannel {
     return run;
   }
 
-  #present(q: Question, signal: AbortSignal): Promise<Answer | undefined> {
-    if (signal.aborted) return Promise.resolve(undefined);
+  async #present(q: Question, signal: AbortSignal): Promise<Answer | undefined> {
+    if (signal.aborted) return undefined;
+    if (document.visibilityState !== 'visible') {
+      // Wait for the person to come back (the router's askWaitMs bounds the wait); nothing is shown meanwhile.
+      const visible = await new Promise<boolean>((resolve) => {
+        const onVis = () => {
+          if (document.visibilityState !== 'visible') return;
+          document.removeEventListener('visibilitychange', onVis);
+          signal.removeEventListener('abort', onAbort);
+          resolve(true);
+        };
+        const onAbort = () => {
+          document.removeEventListener('visibilitychange', onVis);
+          resolve(false);
+        };
+        document.addEventListener('visibilitychange', onVis);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      if (!visible || signal.aborted) return undefined;
+    }
+    if (this.#shown.size > 256) this.#shown.clear();
+    this.#shown.add(q.id);
     return new Promise<Answer | undefined>((resolve) => {
       const host = document.createElement('tysandbox-question');
       for (const [k, v] of HOST_STYLE) host.style.setProperty(k, v, 'important');

@@ -18,10 +18,18 @@ import { IdbStoreBackend } from './store.js';
 import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox.js';
 import { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
 import { ApprovalChannel } from './ask-app.js';
+import { HostEvents, ObservedAsker, type HostEventListener, type HostEventName } from './events.js';
+import { withBrowserHint } from './hints.js';
+import type { InvokeOptions, InvokeResult } from '../core/invoke.js';
+import type { AuditRecord } from '../core/audit.js';
+import type { StoredDecision } from '../core/permissions.js';
+import type { PauseConfig, PausedTool } from '../core/pause.js';
 import { BrowserFetchTransport } from './fetch.js';
 
 /** Console output of tool code: the revision that wrote it, the level and the raw text. */
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
+/** A pause in the browser lifts by itself after this long (ms): 15 minutes. */
+export const DEFAULT_BROWSER_PAUSE_EXPIRE_MS = 15 * 60_000;
 
 export interface BrowserHostOptions {
   /** IndexedDB database name (default `tysandbox`). */
@@ -47,6 +55,8 @@ export interface BrowserHostOptions {
   secretValues?: SecretValues;
   /** Replace the page's fetch transport (tests). */
   transport?: FetchTransport;
+  /** Pause after repeated refusals: `maxRefusals` within `windowMs`; a pause lifts by itself after `expireMs` (default 15 minutes). */
+  pause?: Partial<PauseConfig>;
   /** Replace the permission gate. */
   gate?: Gate;
   /** Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with setExternal. */
@@ -73,6 +83,34 @@ export interface BrowserHost {
   setExternal(fn: InvokerOptions['external'] | undefined): void;
   /** Also receive what tool code writes with console.* (raw text: render it inert); returns the unsubscribe function. */
   onToolLog(fn: ToolLogListener): () => void;
+  /** The host's typed events (browser/events.ts): `host.events.on('call-end', (e) => ...)` returns the unsubscribe. */
+  events: HostEvents;
+  /** Same as `host.events.on`. */
+  on<K extends HostEventName>(name: K, fn: HostEventListener<K>): () => void;
+  /**
+   * Run a tool call (name, `name@revision` or a unique revision prefix) like `host.invoker.invoke`, with a call id:
+   * `call-start`/`call-end` events, tool logs tagged with it, and error messages ending in the browser's own hint
+   * (the rule to add, `host.resume(...)`, ...). @returns InvokeResult plus `callId`.
+   */
+  invoke(ref: string, args: unknown, opts?: InvokeOptions): Promise<InvokeResult & { callId: string }>;
+  /** The audit trail, oldest first (`since`: ms since the epoch or an ISO time; `tool`: one tool's records; `limit`: the last N). */
+  audit(opts?: { since?: number | string; tool?: string; limit?: number }): Promise<AuditRecord[]>;
+  /** Remembered decisions: permanent ones (stored per revision) and this session's. */
+  decisions(): Promise<StoredDecision[]>;
+  /**
+   * Revoke remembered decisions of a tool name and/or revision (`rule`: only the one whose rule text matches, e.g.
+   * `fetch(read:https://api.example.com)`), permanent and session. @returns how many were removed.
+   */
+  revokeDecision(which: { tool?: string; revision?: string; rule?: string }): Promise<number>;
+  /** Tools paused after repeated refusals (each with when, how many, and when it lifts by itself). */
+  paused(): Promise<PausedTool[]>;
+  /** Lift the pause on `name` now. @returns true when it was paused. */
+  resume(name: string): Promise<boolean>;
+  /**
+   * Start loading a runtime before the first call: `python` fetches and verifies the Pyodide files once per page
+   * (`python-progress` events). @throws TyError E_SANDBOX_UNAVAILABLE (not configured), E_INTEGRITY.
+   */
+  prewarm(runtime: 'python'): Promise<void>;
   /** Destroy every sandbox and close the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -89,21 +127,26 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const store = new Store(backend);
   const registry = new ToolRegistry(store);
   const policy = compilePolicy(opts.rules ?? [{ scope: 'session' }]);
+  const events = new HostEvents();
   const approvals = new ApprovalChannel();
+  const pause = new PauseTracker(store, { expireMs: DEFAULT_BROWSER_PAUSE_EXPIRE_MS, ...(opts.pause ?? {}) });
+  const decisionStore = new StoreDecisions(store);
+  const auditLog = new StoreAuditLog(store);
   const dialogOpt = opts.dialog ?? opts.askChannels === undefined;
   const dialog = dialogOpt === false ? undefined : new DialogAskChannel(dialogOpt === true ? {} : dialogOpt);
   const channels: AskChannel[] = [...(opts.askChannels ?? []), approvals, ...(dialog ? [dialog] : [])];
-  const gate =
-    opts.gate ??
-    new PermissionGate({
+  const permissionGate = opts.gate
+    ? undefined
+    : new PermissionGate({
       config: () => ({ policy }),
-      asker: new AskRouter({ channels, ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }),
-      audit: new StoreAuditLog(store),
-      pause: new PauseTracker(store),
-      decisions: new StoreDecisions(store),
+      asker: new ObservedAsker(new AskRouter({ channels, ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }), events),
+      audit: auditLog,
+      pause,
+      decisions: decisionStore,
       // One id per page: a started call of another page (closed, reloaded) reads as interrupted.
       hostId: `browser:${globalThis.crypto.randomUUID()}`,
     });
+  const gate: Gate = opts.gate ?? permissionGate!;
   const capabilities = capabilityFactory({
     store,
     registry,
@@ -113,14 +156,22 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   });
   const logListeners = new Set<ToolLogListener>();
   const userLog = opts.sandbox?.onLog;
-  const sandboxOpts: BrowserSandboxOptions = {
-    ...opts.sandbox,
+  const callIds = new WeakMap<AbortSignal, string>();
+  const userProgress = opts.sandbox?.onPythonProgress;
+  const runtime = new BrowserSandboxRuntime({
+    ...(opts.sandbox ?? {}),
     onLog: (level, text, revision) => {
       userLog?.(level, text, revision);
       for (const l of logListeners) l(revision, level, text);
     },
-  };
-  const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime(sandboxOpts), mode: opts.mode ?? 'retained' });
+    events,
+    callIdOf: (s) => callIds.get(s),
+    onPythonProgress: (p) => {
+      userProgress?.(p);
+      events.emit('python-progress', p);
+    },
+  });
+  const pool = new SandboxPool({ runtime, mode: opts.mode ?? 'retained' });
   let external = opts.external;
   const invoker = new Invoker({
     registry,
@@ -134,7 +185,51 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
   });
   let closed = false;
+  const hostApi = {
+    events,
+    on: <K extends HostEventName>(name: K, fn: HostEventListener<K>) => events.on(name, fn),
+    async invoke(ref: string, args: unknown, o: InvokeOptions = {}) {
+      const callId = globalThis.crypto.randomUUID();
+      const ac = new AbortController();
+      const onAbort = () => ac.abort(o.signal?.reason);
+      if (o.signal?.aborted) ac.abort(o.signal.reason);
+      else o.signal?.addEventListener('abort', onAbort, { once: true });
+      callIds.set(ac.signal, callId);
+      const tool = ref.split('@')[0] ?? ref;
+      const t0 = Date.now();
+      events.emit('call-start', { callId, tool, at: t0 });
+      try {
+        const r = await invoker.invoke(ref, args, { ...o, signal: ac.signal });
+        events.emit('call-end', { callId, tool, ...(r.revision !== undefined ? { revision: r.revision } : {}), ok: r.ok, ...(r.ok ? {} : { code: r.error.code }), durationMs: Date.now() - t0 });
+        if (r.ok) return { ...r, callId };
+        return { ...r, error: { ...r.error, message: withBrowserHint(r.error.code, r.error.message, r.error.data) }, callId };
+      } finally {
+        o.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+    async audit(o: { since?: number | string; tool?: string; limit?: number } = {}) {
+      const since = typeof o.since === 'string' ? Date.parse(o.since) : o.since;
+      let entries = (await auditLog.read(since !== undefined && Number.isFinite(since) ? { since } : {})).entries;
+      if (o.tool !== undefined) entries = entries.filter((e) => e.tool === o.tool);
+      return o.limit !== undefined ? entries.slice(-Math.max(0, o.limit)) : entries;
+    },
+    async decisions() {
+      return [...(permissionGate?.sessionDecisions() ?? []), ...(await decisionStore.list())];
+    },
+    async revokeDecision(which: { tool?: string; revision?: string; rule?: string }) {
+      const removed = (await decisionStore.revoke(which)).length;
+      const session = permissionGate && which.rule === undefined && which.revision === undefined && which.tool !== undefined ? permissionGate.revokeSession(which.tool) : 0;
+      return removed + session;
+    },
+    paused: () => pause.list(),
+    resume: (name: string) => pause.resume(name),
+    prewarm: async (rt: 'python') => {
+      if (rt !== 'python') throw new TyError('E_SANDBOX_UNAVAILABLE', `nothing to prewarm for the runtime "${String(rt).slice(0, 40)}"`);
+      await runtime.prewarmPython();
+    },
+  };
   return {
+    ...hostApi,
     approvals,
     dialog,
     store,

@@ -7,6 +7,7 @@ import { SandboxChannel, type ChannelOptions, type SandboxPort } from '../core/c
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import type { HostMessage } from '../protocol/wire.js';
+import type { HostEvents } from './events.js';
 import { loadPyodideAssets, type PyodideAssets, type PyodideManifest, type PythonProgress } from './python-assets.js';
 
 /** The build's base URL, compiled in by the vite plugin (browser/build-config.mjs); absent outside a vite build. */
@@ -114,6 +115,10 @@ export interface BrowserSandboxOptions {
   heartbeatMs?: number;
   /** Tests only (probes from inside the frame): script run in the sandbox frame after the bootstrap. Never set in an app. */
   testFrameScript?: string;
+  /** Receives sandbox-started, sandbox-destroyed, log and python-progress events (createBrowserHost wires its emitter). */
+  events?: HostEvents;
+  /** The host's call id of the call running with `signal` (tool logs carry it). */
+  callIdOf?: (signal: AbortSignal) => string | undefined;
 }
 
 /** What a started frame hands over: its worker's protocol port and its control port. */
@@ -235,10 +240,13 @@ export function openSandboxFrame(opts: { assetBaseUrl?: string; container?: HTML
 /** A started sandbox: one frame, one worker, one SandboxChannel; calls are serialized. */
 class BrowserSandboxInstance implements SandboxInstance {
   #queue: Promise<unknown> = Promise.resolve();
+  /** The host's call id of the call running now (calls are serialized), for tool logs. */
+  currentCall: string | undefined;
   constructor(
     readonly revision: string,
     readonly frame: HTMLIFrameElement,
     readonly channel: SandboxChannel,
+    private readonly callIdOf?: (signal: AbortSignal) => string | undefined,
   ) {}
   get alive(): boolean {
     return this.channel.alive;
@@ -248,10 +256,11 @@ class BrowserSandboxInstance implements SandboxInstance {
     return this.channel.closedReason;
   }
   call(args: unknown, opts: CallOptions): Promise<unknown> {
-    const run = this.#queue.then(
-      () => this.channel.call(args, opts),
-      () => this.channel.call(args, opts),
-    );
+    const go = () => {
+      this.currentCall = this.callIdOf?.(opts.signal);
+      return this.channel.call(args, opts).finally(() => (this.currentCall = undefined));
+    };
+    const run = this.#queue.then(go, go);
     this.#queue = run.catch(() => undefined);
     return run;
   }
@@ -371,9 +380,21 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
         frame.remove();
       },
     };
-    const onLog = this.options.onLog;
+    const events = this.options.events;
+    const tool = spec.manifest.name;
+    let instance: BrowserSandboxInstance | undefined;
     // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
-    const channel = new SandboxChannel(sandboxPort, onLog ? { onLog: (level, text) => onLog(level, mapStackText(spec.manifest, text), spec.revision) } : {});
+    const onLog = (level: 'debug' | 'info' | 'warn' | 'error', raw: string) => {
+      const text = mapStackText(spec.manifest, raw);
+      this.options.onLog?.(level, text, spec.revision);
+      events?.emit('log', { ...(instance?.currentCall !== undefined ? { callId: instance.currentCall } : {}), tool, revision: spec.revision, level, text });
+    };
+    const channel = new SandboxChannel(sandboxPort, {
+      onLog,
+      onClosed: (reason) => {
+        if (started) events?.emit('sandbox-destroyed', { tool, revision: spec.revision, reason: reason.message.replace(/^sandbox destroyed: /, ''), code: reason.code });
+      },
+    });
     port.onmessage = (m) => channel.receive(m.data);
     port.onmessageerror = () => channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
     // Other page code removing the frame (or an ancestor) kills the worker: fail at once, not at the timeout.
@@ -382,8 +403,12 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     });
     detached.observe(document, { childList: true, subtree: true });
     if (!frame.isConnected) channel.fail(new TyError('E_SANDBOX_FAILED', 'the sandbox frame was removed from the page'));
+    const t0 = Date.now();
+    if (exec.runtime === 'python') this.options.onPythonProgress?.({ phase: 'start', loaded: 0, total: 0 });
     await channel.load(exec.runtime, exec.source, budget, signal);
     started = true;
-    return new BrowserSandboxInstance(spec.revision, frame, channel);
+    instance = new BrowserSandboxInstance(spec.revision, frame, channel, this.options.callIdOf);
+    events?.emit('sandbox-started', { tool, revision: spec.revision, runtime: exec.runtime, startMs: Date.now() - t0 });
+    return instance;
   }
 }

@@ -213,10 +213,12 @@ describe('ask_wait and refusal errors', () => {
     expect(() => new AskRouter({ askWaitMs: MAX_ASK_WAIT_MS + 1 })).toThrow(TyError);
   });
 
-  it('askRefusalError is E_CAPABILITY_DENIED and names the --allow rule', () => {
+  it('askRefusalError is E_CAPABILITY_DENIED and names the rule, host-neutral (the hint is the host\'s)', () => {
     const e = askRefusalError('fetch https://api.example.com', { allow: false, reason: 'no-channel', suggestedRule: 'fetch(read:https://api.example.com)' });
     expect(e.code).toBe('E_CAPABILITY_DENIED');
-    expect(e.message).toContain("--allow 'fetch(read:https://api.example.com)'");
+    expect(e.message).toContain('the rule that allows it without asking: fetch(read:https://api.example.com)');
+    expect(e.message).not.toMatch(/tycli|--allow/);
+    expect(e.data).toMatchObject({ reason: 'no-channel', allowRule: 'fetch(read:https://api.example.com)' });
     expect(e.message).toContain('nobody can answer');
     const t = askRefusalError('x\u001b[2J', { allow: false, reason: 'timeout' });
     expect(t.message).not.toContain('\u001b');

@@ -205,7 +205,15 @@ export class AskRouter implements Asker {
         withdraw.abort(new TyError('E_ABORTED', 'question withdrawn'));
         resolve(o);
       };
-      const timer = setTimeout(() => finish(refusal(q, 'timeout')), this.askWaitMs);
+      // No answer in time: a timeout, unless no channel ever showed it to a person (then nobody could answer).
+      const seen = (): boolean => live.some((ch) => {
+        try {
+          return typeof ch.presented !== 'function' || ch.presented(q.id) === true;
+        } catch {
+          return true;
+        }
+      });
+      const timer = setTimeout(() => finish(refusal(q, seen() ? 'timeout' : 'no-channel')), this.askWaitMs);
       const onOuterAbort = (): void => finish(refusal(q, 'aborted'));
       outer?.addEventListener('abort', onOuterAbort, { once: true });
       for (const ch of live) {
@@ -238,17 +246,18 @@ export class AskRouter implements Asker {
 
 
 /**
- * The error a gate throws for a refused question: E_CAPABILITY_DENIED, its message saying why and naming
- * the `--allow` rule that would let the call through without asking (from `q.suggestedRule`).
+ * The error a gate throws for a refused question: E_CAPABILITY_DENIED, its message saying why and naming the rule
+ * that would let the call through without asking (from `q.suggestedRule`). Host-neutral: `data` carries `reason`
+ * and `suggestedRule`; each host renders its own hint (the CLI names `--allow`, the browser `rules`).
  */
 export function askRefusalError(what: string, outcome: Extract<AskOutcome, { allow: false }>): TyError {
   const why: Record<AskRefusalReason, string> = {
-    'no-channel': 'nobody can answer a question here (no terminal, and no `tycli questions --watch` running)',
+    'no-channel': 'nobody can answer a question here (no channel that can show it is live)',
     timeout: 'no answer came in time',
     refused: `refused${outcome.channel ? ` on ${outcome.channel}` : ''}`,
     aborted: 'the call was cancelled while asking',
   };
   const channels = outcome.reason === 'no-channel' && outcome.channels ? `; channels: ${describeChannels(outcome.channels)}` : '';
-  const rule = outcome.suggestedRule ? `; to allow it without asking, run with --allow '${sanitizeInline(outcome.suggestedRule)}'` : '';
-  return new TyError('E_CAPABILITY_DENIED', `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${channels}${rule}`, { reason: outcome.reason });
+  const rule = outcome.suggestedRule ? `; the rule that allows it without asking: ${sanitizeInline(outcome.suggestedRule)}` : '';
+  return new TyError('E_CAPABILITY_DENIED', `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${channels}${rule}`, { reason: outcome.reason, ...(outcome.suggestedRule ? { suggestedRule: outcome.suggestedRule, allowRule: outcome.suggestedRule } : {}) });
 }

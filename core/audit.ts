@@ -159,7 +159,7 @@ export function parseSince(value: string, now: number): number {
     const t = Date.parse(value);
     if (Number.isFinite(t)) return t;
   }
-  throw new TyError('E_USAGE', `--since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
+  throw new TyError('E_USAGE', `since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
 }
 
 /**

@@ -101,13 +101,14 @@ describe('PermissionGate: decisions', () => {
     expect((asker as FakeAsker).questions).toHaveLength(0);
   });
 
-  it('no answer is a refusal whose message names the --allow rule that lets it through', async () => {
+  it('no answer is a refusal whose message names the rule that lets it through', async () => {
     const { gate, audit } = setup();
     const e = await rejection(gate.authorize(fetchReq({ target: 'https://API.example.com' })));
     expect(e.code).toBe('E_CAPABILITY_DENIED');
-    expect(e.message).toContain("--allow 'fetch(read:https://api.example.com)'");
+    expect(e.message).toContain('the rule that allows it without asking: fetch(read:https://api.example.com)');
+    expect(e.message).not.toMatch(/tycli|--allow/);
     expect(e.message).toContain('timeout');
-    expect(e.data).toMatchObject({ suggestedRule: 'fetch(read:https://api.example.com)' });
+    expect(e.data).toMatchObject({ suggestedRule: 'fetch(read:https://api.example.com)', allowRule: 'fetch(read:https://api.example.com)', reason: 'timeout' });
     expect(await auditEntries(audit)).toMatchObject([{ decision: 'deny', rule: 'no answer (timeout)' }]);
   });
 
@@ -350,7 +351,8 @@ describe('PermissionGate: pause and resume', () => {
     let ran = false;
     const e = await rejection(second.gate.run(toolReq(), async () => (ran = true)));
     expect(e.code).toBe('E_PAUSED');
-    expect(e.message).toContain('tycli resume weather');
+    expect(e.message).toContain('a person can resume them');
+    expect(e.data).toEqual({ paused: 'weather' });
     expect(ran).toBe(false);
     // Other tools are not paused.
     expect((await second.gate.run(toolReq({ toolName: 'other' }), async () => 1)).value).toBe(1);

@@ -105,7 +105,7 @@ export class StoreDecisions implements DecisionStore {
   }
 
   /**
-   * Remove permanent decisions of a tool name or revision id; with `rule` (the text `tycli permissions list`
+   * Remove permanent decisions of a tool name or revision id; with `rule` (the text the permission listing
    * shows, e.g. `fetch(read:https://a.example)`), only that one. Returns the removed decisions.
    */
   async revoke(which: { tool?: string; revision?: string; rule?: string }): Promise<StoredDecision[]> {
@@ -146,7 +146,8 @@ export interface GateDeps {
   hostId?: string;
 }
 
-type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string };
+/** `reason`: why a person's approval was not had (no-channel, timeout, refused, aborted), for the host's hint. */
+type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string; reason?: string; allowRule?: string };
 
 const MAX_HOOK_INPUT = 1024 * 1024;
 /** Most lines of a request's preview shown in a question. */
@@ -309,10 +310,15 @@ export class PermissionGate implements Gate {
   async #refuse(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode, message: string): Promise<never> {
     let msg = this.#scrub(message);
     const pauseKey = req.pauseKey ?? req.toolName;
-    const nowPaused = await this.#d.pause.recordRefusal(pauseKey);
-    if (nowPaused) msg += ` Too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person runs: tycli resume ${pauseKey}`;
+    // A refusal because nobody could be asked (no live channel) says nothing about the tool: not counted.
+    const nowPaused = !v.allow && v.reason === 'no-channel' ? false : await this.#d.pause.recordRefusal(pauseKey);
+    if (nowPaused) msg += ` Too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person resumes them.`;
     await this.#audit(req, v, t0, outcome, code);
     const data: Record<string, unknown> = { rule: v.trace.rule, list: v.trace.list, scope: v.trace.scope };
+    if (nowPaused) data.paused = pauseKey;
+    if (v.trace.list === 'remembered') data.revoke = req.toolName;
+    if (!v.allow && v.reason !== undefined) data.reason = v.reason;
+    if (!v.allow && v.allowRule !== undefined) data.allowRule = v.allowRule;
     if (code === 'E_CAPABILITY_DENIED') data.suggestedRule = suggestRule(req);
     throw new TyError(code, msg, data);
   }
@@ -392,7 +398,7 @@ export class PermissionGate implements Gate {
       case 'manifest':
         return `${describe(req)} is denied: the revision's manifest does not request it (the manifest is the upper bound; publish a revision whose capabilities list it)`;
       case 'remembered':
-        return `${describe(req)} is denied by an ${d.trace.scope} answer "no"; a person can revoke it (tycli permissions revoke ${req.toolName})`;
+        return `${describe(req)} is denied by an ${d.trace.scope} answer "no"; a person can revoke that decision`;
       default:
         return `${describe(req)} is denied by ${traceText(d.trace)} in ${where(d.trace)}`;
     }
@@ -401,9 +407,9 @@ export class PermissionGate implements Gate {
   async #ask(req: GateRequest, d: PolicyDecision, signal: AbortSignal | undefined): Promise<Verdict> {
     const how = d.alwaysAsk
       ? `it matches the alwaysAsk rule ${d.trace.rule} in ${where(d.trace)}, so only a person's answer can allow it`
-      : `to allow it without asking, add --allow '${d.suggestedRule}' (or that rule under permissions.allow in settings)`;
+      : `the rule that allows it without asking: ${d.suggestedRule}`;
     if (!this.#d.asker) {
-      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval and no channel can ask (no-channel); ${how}` };
+      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval and no channel can ask (no-channel); ${how}`, reason: 'no-channel', ...(d.alwaysAsk ? {} : { allowRule: d.suggestedRule }) };
     }
     const q: Question = {
       id: this.#d.newId?.() ?? globalThis.crypto.randomUUID(),
@@ -455,6 +461,8 @@ export class PermissionGate implements Gate {
       ? { allow: false, trace: { list: 'person', rule: 'answer "no"', scope: 'once' }, message: `${describe(req)} was refused by a person; ${how}` }
       : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason})${reason === 'no-channel' && 'channels' in out && out.channels ? `: no channel could present it (${describeChannels(out.channels)})` : ''}; ${how}` };
     if (channel !== undefined) v.channel = channel;
+    if (!v.allow && reason !== 'refused') v.reason = reason;
+    if (!v.allow && !d.alwaysAsk) v.allowRule = d.suggestedRule;
     return v;
   }
 

@@ -32,7 +32,7 @@ export interface NativeContext {
 
 export type InvokeResult =
   | { ok: true; revision: string; result: unknown; feedback?: string[] }
-  | { ok: false; revision?: string; error: { code: ErrorCode; message: string; frames?: ToolFrame[] } };
+  | { ok: false; revision?: string; error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } };
 
 export interface InvokerOptions {
   registry: ToolRegistry;
@@ -186,7 +186,7 @@ export class Invoker {
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
-          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this error from the host)`);
+          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this error from the host)`, refused.data);
           throw e;
         }
         const result = this.#checkResult(value, limits);
@@ -197,11 +197,13 @@ export class Invoker {
       return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
     } catch (e) {
       const err = toTyError(e, 'E_TOOL_FAILED');
-      const error: { code: ErrorCode; message: string; frames?: ToolFrame[] } = { code: err.code, message: err.message };
+      const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = { code: err.code, message: err.message };
       // The tool's own frames, mapped to its source files through the revision's source map (never host frames).
       const raw = err.code === 'E_TOOL_FAILED' && manifest ? checkFrames(err.data?.frames) : undefined;
       const frames = raw && manifest ? mapFrames(manifest, raw) : [];
       if (frames.length > 0) error.frames = frames;
+      // host-neutral facts of a host refusal (the rule that would allow it, the paused name, ...): each host renders its own hint
+      if (err.data !== undefined && err.code !== 'E_TOOL_FAILED') error.data = err.data;
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }
   }

@@ -2,10 +2,14 @@
 import { TyError } from './errors.js';
 import { KEY_RE, type Store } from './store.js';
 
-/** Pause threshold: `maxRefusals` refusals within `windowMs` (ms) pause the tool. Default 10 in 60 000 ms. */
+/**
+ * Pause threshold: `maxRefusals` refusals within `windowMs` (ms) pause the tool. Default 10 in 60 000 ms.
+ * `expireMs`: a pause lifts by itself this long after it began (ms); absent: only a person lifts it.
+ */
 export interface PauseConfig {
   maxRefusals: number;
   windowMs: number;
+  expireMs?: number;
 }
 export const DEFAULT_PAUSE: PauseConfig = { maxRefusals: 10, windowMs: 60_000 };
 
@@ -22,6 +26,8 @@ export interface PausedTool {
   at: number;
   count: number;
   windowMs: number;
+  /** When the pause lifts by itself (ms since the epoch), if it does. */
+  until?: number;
 }
 
 const NS = 'pause';
@@ -65,19 +71,28 @@ export class PauseTracker {
     this.config = { ...DEFAULT_PAUSE, ...config };
     if (!Number.isInteger(this.config.maxRefusals) || this.config.maxRefusals < 1) throw new TyError('E_INVALID_SETTINGS', 'pause.maxRefusals must be a positive integer');
     if (!Number.isInteger(this.config.windowMs) || this.config.windowMs < 1) throw new TyError('E_INVALID_SETTINGS', 'pause.windowMs must be a positive integer (ms)');
+    if (this.config.expireMs !== undefined && (!Number.isInteger(this.config.expireMs) || this.config.expireMs < 1)) throw new TyError('E_INVALID_SETTINGS', 'pause.expireMs must be a positive integer (ms)');
   }
 
   /** The pause on `tool`, or undefined when its calls may proceed. */
   async paused(tool: string): Promise<PausedTool | undefined> {
     const r = await this.store.getJson<PauseRecord>(NS, pauseKey(tool));
-    return r?.paused ? { tool, ...r.paused } : undefined;
+    return r?.paused && this.#inForce(r.paused) ? this.#view(tool, r.paused) : undefined;
+  }
+
+  /** An expired pause no longer holds (expireMs). */
+  #inForce(p: NonNullable<PauseRecord['paused']>): boolean {
+    return this.config.expireMs === undefined || this.clock() < p.at + this.config.expireMs;
+  }
+  #view(tool: string, p: NonNullable<PauseRecord['paused']>): PausedTool {
+    return { tool, ...p, ...(this.config.expireMs !== undefined ? { until: p.at + this.config.expireMs } : {}) };
   }
 
   /** @throws TyError E_PAUSED when `tool` is paused; the message says how to resume. */
   async check(tool: string): Promise<void> {
     const p = await this.paused(tool);
     if (p) {
-      throw new TyError('E_PAUSED', `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s; a person can resume them with: tycli resume ${tool}`);
+      throw new TyError('E_PAUSED', `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s; a person can resume them${p.until !== undefined ? `; the pause lifts by itself at ${new Date(p.until).toISOString()}` : ''}`, { paused: tool });
     }
   }
 
@@ -87,7 +102,7 @@ export class PauseTracker {
     let pausedNow = false;
     await this.store.update<PauseRecord>(NS, pauseKey(tool), (old) => {
       const rec: PauseRecord = old ?? { tool, refusals: [] };
-      if (rec.paused) return rec;
+      if (rec.paused && this.#inForce(rec.paused)) return rec;
       const refusals = (Array.isArray(rec.refusals) ? rec.refusals : []).filter((t) => typeof t === 'number' && t > now - this.config.windowMs && t <= now);
       refusals.push(now);
       const next: PauseRecord = { tool, refusals: refusals.slice(-this.config.maxRefusals) };
@@ -115,7 +130,7 @@ export class PauseTracker {
     const out: PausedTool[] = [];
     for (const key of await this.store.backend.list(NS)) {
       const r = await this.store.getJson<PauseRecord>(NS, key);
-      if (r?.paused && typeof r.tool === 'string') out.push({ tool: r.tool, ...r.paused });
+      if (r?.paused && typeof r.tool === 'string' && this.#inForce(r.paused)) out.push(this.#view(r.tool, r.paused));
     }
     return out.sort((a, b) => a.tool.localeCompare(b.tool));
   }

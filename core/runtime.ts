@@ -101,6 +101,11 @@ export interface AskChannel {
   whyNot?(): string | undefined | Promise<string | undefined>;
   /** Present the question; resolve with the answer, or undefined when this channel got none. Abort on signal. */
   ask(q: Question, signal: AbortSignal): Promise<Answer | undefined>;
+  /**
+   * Whether a person could have seen question `id` on this channel (e.g. a dialog that waited for a hidden page to
+   * become visible never showed it). Absent: assumed yes. A question nobody saw times out as `no-channel`.
+   */
+  presented?(id: string): boolean;
 }
 
 /** Who is acting, for rules and audit: e.g. `cli:user`, `mcp:SANDBOXNAME`, `browser:app`. */

@@ -121,8 +121,9 @@ class SecretRefusal extends TyError {
     message: string,
     readonly list: string,
     readonly rule: string,
+    data?: Record<string, unknown>,
   ) {
-    super('E_SECRET_DENIED', message);
+    super('E_SECRET_DENIED', message, data);
   }
 }
 
@@ -135,7 +136,7 @@ class SecretRefusal extends TyError {
  * target = the secret name (`NAME` for getSecret, `NAME -> https://origin` for a header placeholder),
  * decision allow/deny, list `grant` with the grant that allowed it or the list that refused it (`manifest`,
  * `grant`, `value`, `input`), outcome granted/denied. The value is never recorded. The broker records
- * directly (it does not go through the permission gate): a grant made with `tycli secret grant` is already
+ * directly (it does not go through the permission gate): a grant a person made (on the command line, `secret grant`) is already
  * the person's decision, so a granted secret never asks a question, in any mode. If the record cannot be
  * written the use fails (E_STORE) and no value is released.
  */
@@ -149,8 +150,8 @@ export class SecretBroker implements HeaderSecrets {
     this.#audit = audit;
   }
 
-  #deny(name: string, why: string, list = 'grant', rule = 'no grant'): never {
-    throw new SecretRefusal(`secret "${name}" ${why}`, list, rule);
+  #deny(name: string, why: string, list = 'grant', rule = 'no grant', data?: Record<string, unknown>): never {
+    throw new SecretRefusal(`secret "${name}" ${why}`, list, rule, data);
   }
 
   async #record(identity: CallerIdentity, target: string, t0: number, ok: { list: string; rule: string } | SecretRefusal | TyError): Promise<void> {
@@ -191,7 +192,7 @@ export class SecretBroker implements HeaderSecrets {
     } catch (e) {
       const te = e instanceof TyError ? e : new TyError('E_SECRET_DENIED', 'the secret could not be read');
       await this.#record(identity, target, t0, te);
-      throw te instanceof SecretRefusal ? new TyError(te.code, te.message) : te;
+      throw te instanceof SecretRefusal ? new TyError(te.code, te.message, te.data) : te;
     }
     const g = r.grant;
     await this.#record(identity, target, t0, { list: 'grant', rule: `secret grant ${r.name} to ${g.tool}@${g.revision}${g.origins.length ? ` for ${g.origins.join(', ')}` : ''}` });
@@ -202,13 +203,13 @@ export class SecretBroker implements HeaderSecrets {
     if (!SECRET_NAME_RE.test(name)) this.#deny(name.slice(0, 64), 'is not a valid secret name', 'input', 'invalid secret name');
     if (!(identity.manifest.capabilities?.secrets ?? []).includes(name)) this.#deny(name, `is not declared in ${identity.name}'s manifest (capabilities.secrets)`, 'manifest', 'manifest upper bound');
     const grant = (await this.grants.grantsOf(name)).find((g) => g.tool === identity.name && g.revision === identity.revision);
-    if (!grant) this.#deny(name, `is not granted to ${identity.name}@${identity.revision} (tycli secret grant ${name} --tool ${identity.name}@${identity.revision})`, 'grant', 'no grant to this revision');
+    if (!grant) this.#deny(name, `is not granted to ${identity.name}@${identity.revision} (a person grants it to this revision)`, 'grant', 'no grant to this revision', { secret: name, grantTo: `${identity.name}@${identity.revision}` });
     return grant;
   }
 
   async #value(name: string): Promise<string> {
     const v = await this.values.get(name);
-    if (v === undefined) this.#deny(name, 'has no value set (tycli secret set ' + name + ')', 'value', 'no value set');
+    if (v === undefined) this.#deny(name, 'has no value set (a person sets it)', 'value', 'no value set', { secret: name, unset: true });
     return v;
   }
 

@@ -69,7 +69,7 @@ export class Store {
     const bytes = await this.backend.get('objects', cid);
     if (bytes === undefined) return undefined;
     const actual = await cidOfBytes(bytes);
-    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Add the same manifest again (tycli tool add MANIFEST.json) to repair it.`);
+    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Install the same manifest again to repair it.`, { repair: 'install-again' });
     return bytes;
   }
 

@@ -204,7 +204,7 @@ describe('renderQuestion', () => {
     });
     expect(lines[0]).toBe('Allow MCP call?');
     expect(lines.some((l) => l.includes('readOnlyHint=true') && l.includes('destructiveHint=false') && l.includes('never skip'))).toBe(true);
-    expect(lines.some((l) => l.includes("--allow 'mcp(files/delete_all)'"))).toBe(true);
+    expect(lines.some((l) => l.includes('Rule that allows this without asking: mcp(files/delete_all)'))).toBe(true);
   });
   it('sanitizes every field, including a multi-line title and the rule', () => {
     const lines = renderQuestion({

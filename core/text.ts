@@ -184,7 +184,7 @@ export function renderQuestion(q: Question): string[] {
     if (h !== undefined) out.push(`  ${h}`);
   }
   if (typeof q.suggestedRule === 'string' && q.suggestedRule.length > 0) {
-    out.push(`  Rule that allows this without asking: --allow '${sanitizeInline(q.suggestedRule)}'`);
+    out.push(`  Rule that allows this without asking: ${sanitizeInline(q.suggestedRule)}`);
   }
   const scopes = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
   out.push(`  Allow for: ${scopes.join(', ')}`);

@@ -98,7 +98,7 @@ export class ToolStorage {
     return Object.keys(rec?.entries ?? {}).filter((k) => prefix === undefined || k.startsWith(prefix)).sort();
   }
 
-  /** Bytes used by a revision (for `tycli` listings). */
+  /** Bytes used by a revision (for host listings). */
   async usage(revision: string): Promise<number> {
     const rec = await this.store.getJson<StorageRecord>(NS, revision);
     return rec ? sizeOf(rec.entries) : 0;

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
-import { renderQuestion } from '../core/text.js';
+import { cliQuestionLines } from './cli/hints.js';
 
 /** The only folders a dialog program is taken from; PATH is never searched (a folder on it may be writable by what asks). */
 export const DIALOG_DIRS: readonly string[] = ['/usr/bin', '/bin', '/usr/local/bin'];
@@ -156,7 +156,7 @@ export function breakLongRuns(line: string): string[] {
  * (the rest become `… [cut: N more lines]`).
  */
 export function dialogLines(q: Question): string[] {
-  const lines = [DIALOG_HEADER, ...renderQuestion({ ...q, scopes: ['once'] })].flatMap(breakLongRuns);
+  const lines = [DIALOG_HEADER, ...cliQuestionLines({ ...q, scopes: ['once'] })].flatMap(breakLongRuns);
   if (lines.length <= DIALOG_MAX_LINES) return lines;
   return [...lines.slice(0, DIALOG_MAX_LINES - 1), `… [cut: ${lines.length - (DIALOG_MAX_LINES - 1)} more lines]`];
 }

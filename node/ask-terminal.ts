@@ -3,7 +3,7 @@ import { closeSync, constants as fsc, openSync, writeSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { ReadStream } from 'node:tty';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
-import { renderQuestion } from '../core/text.js';
+import { cliQuestionLines } from './cli/hints.js';
 
 /** An open terminal: where the question is written and the typed answer read. */
 export interface TerminalHandle {
@@ -166,7 +166,7 @@ export class TerminalAskChannel implements AskChannel {
       const scopeHint = offered.filter((s) => s !== 'once').map((s) => `, "${code} ${s}" for ${s === 'session' ? 'this session' : 'always'}`).join('');
       try {
         tty.write(
-          ['', '── tysandbox asks ──', ...renderQuestion(q), `Type ${code} to allow once${scopeHint}; anything else refuses.`, '> '].join('\n'),
+          ['', '── tysandbox asks ──', ...cliQuestionLines(q), `Type ${code} to allow once${scopeHint}; anything else refuses.`, '> '].join('\n'),
         );
       } catch {
         finish(undefined, '');

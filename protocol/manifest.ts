@@ -106,7 +106,7 @@ export const ToolManifestSchema = z.strictObject({
 });
 export type ToolManifest = z.infer<typeof ToolManifestSchema>;
 
-/** The input form accepted by `tycli tool add`: `sourceFile` (relative to the manifest) instead of `source`. */
+/** The input form accepted by the command line's `tool add`: `sourceFile` (relative to the manifest) instead of `source`. */
 export const ToolManifestInputSchema = ToolManifestSchema.extend({
   execution: z.discriminatedUnion('kind', [
     SandboxedCodeSchema.extend({ source: z.string().min(1).max(4 * 1024 * 1024).optional(), sourceFile: z.string().min(1).max(4096).optional() }),

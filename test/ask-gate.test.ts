@@ -1,4 +1,5 @@
 // Integration: the real gate with the command line's asker (terminal + waiting-question store); test code, trusted side.
+import { cliHint } from '../node/cli/hints.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +41,7 @@ describe('gate + CLI asker', () => {
     );
     expect(err).toBeInstanceOf(TyError);
     expect((err as TyError).code).toBe('E_CAPABILITY_DENIED');
-    expect((err as TyError).message).toContain("--allow 'fetch(read:https://api.example.com)'");
+    expect(cliHint(err as TyError)).toContain("--allow 'fetch(read:https://api.example.com)'"); // core names the rule, the CLI the flag
     expect((err as TyError).message).toContain('no-channel');
     expect(await new QuestionStore(questionsDir(home)).list()).toEqual([]);
   });

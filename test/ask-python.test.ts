@@ -79,7 +79,7 @@ describe.skipIf(!python)('session approval', () => {
     const code = `open(${JSON.stringify(marker)}, 'w').write('x')`;
     const no = new CountingAsker({ allow: false, reason: 'refused', channel: 'terminal', suggestedRule: 'python(*)' });
     const tool = new PythonTool({ python: python!, asker: no });
-    await expect(tool.run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED', message: expect.stringContaining("--allow 'python(*)'") });
+    await expect(tool.run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED', message: expect.stringContaining('the rule that allows it without asking: python(*)') });
     expect(existsSync(marker)).toBe(false);
     // A refusal is not remembered as approval: the next call asks again.
     await expect(tool.run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });

@@ -1,4 +1,5 @@
 // Tests for the waiting-question store, its liveness lock and the questions/answer commands; test code, trusted side.
+import { cliHint } from '../node/cli/hints.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -241,7 +242,7 @@ describe('the store as an ask channel', () => {
     if (out.allow) throw new Error('allowed');
     const err = askRefusalError('weather fetch https://api.example.com', out);
     expect(err.code).toBe('E_CAPABILITY_DENIED');
-    expect(err.message).toContain("--allow 'fetch(read:https://api.example.com)'");
+    expect(cliHint(err)).toContain("--allow 'fetch(read:https://api.example.com)'"); // core names the rule, the CLI the flag
   });
 
   it('the CLI asker: without a terminal (vitest has none) and no watcher, refused at once; a watcher makes it live', async () => {

@@ -8,7 +8,7 @@ export const RES_PREFIX = 'tymcp://';
 const OLD_SCHEME = 'tymcp:';
 
 /**
- * The names and URIs one bridge shows a client. `prefixed` (`tycli mcp serve`): tools and prompts as
+ * The names and URIs one bridge shows a client. `prefixed` (the command line's `mcp serve`): tools and prompts as
  * `SERVER__NAME`, resource URIs and templates as `tymcp://SERVER/URI`. `single(SERVER)` (`mcp proxy`): one
  * server under its own names and URIs, nothing rewritten.
  */

@@ -1,5 +1,7 @@
 // The command line's own hints for host-neutral core errors (core names the facts, the CLI names the command); Node host, trusted side.
 import type { TyError } from '../../core/errors.js';
+import type { Question } from '../../core/runtime.js';
+import { renderQuestion } from '../../core/text.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -8,8 +10,24 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
  * undefined when there is none. The hint is appended to the message (`MESSAGE; HINT`) on stderr and in `--json` output.
  */
 export function cliHint(e: TyError): string | undefined {
-  const d = e.data ?? {};
-  switch (e.code) {
+  return cliHintFor(e.code, e.data);
+}
+
+/** The hint for a stable `code` and its `data` (also for invoke results, which carry `{ code, message, data }`). */
+export function cliHintFor(code: string, data: Record<string, unknown> | undefined): string | undefined {
+  const d = data ?? {};
+  const parts: string[] = [];
+  if (d.reason === 'no-channel') parts.push('nobody could be asked: run in a terminal, or answer with `tycli questions --watch` in another one');
+  if (str(d.allowRule)) parts.push(`to allow it without asking, run with --allow '${str(d.allowRule)}' (or add that rule under permissions.allow in settings)`);
+  if (str(d.revoke)) parts.push(`revoke that answer with: tycli permissions revoke ${str(d.revoke)}`);
+  if (str(d.paused)) parts.push(`resume with: tycli resume ${str(d.paused)}`);
+  if (code === 'E_SECRET_DENIED' && str(d.secret)) {
+    if (str(d.grantTo)) parts.push(`grant it with: tycli secret grant ${str(d.secret)} --tool ${str(d.grantTo)}`);
+    else if (d.unset === true) parts.push(`set it with: tycli secret set ${str(d.secret)}`);
+  }
+  if (code === 'E_INTEGRITY' && d.repair === 'install-again') parts.push('repair it with: tycli tool add MANIFEST.json');
+  if (parts.length > 0) return parts.join('; ');
+  switch (code) {
     case 'E_APPROVAL_REQUIRED':
       if (d.approval === 'replacement' && str(d.name) && str(d.revision)) return `approve with: tycli tool activate ${str(d.name)} ${str(d.revision)} --approve-replacement`;
       if (d.approval === 'removal' && str(d.name)) return `approve with: tycli tool remove ${str(d.name)} --approve-removal`;
@@ -21,4 +39,10 @@ export function cliHint(e: TyError): string | undefined {
     default:
       return undefined;
   }
+}
+
+const RULE_LINE = '  Rule that allows this without asking: ';
+/** core/text.ts renderQuestion with the command line's own wording for the rule: `--allow 'RULE'`. */
+export function cliQuestionLines(q: Question): string[] {
+  return renderQuestion(q).map((l) => (l.startsWith(RULE_LINE) ? `${RULE_LINE}--allow '${l.slice(RULE_LINE.length)}'` : l));
 }

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
+import { cliHint } from '../cli/hints.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
 import { TOOL_EXECUTION_CODES, toolErrorResult } from '../../core/mcp/results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult, prefixedNaming, type Naming } from '../../core/mcp/naming.js';
@@ -186,7 +187,8 @@ export function toMcpError(e: unknown): Error {
   if (e instanceof McpError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
   const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
-  return new RpcFailure(num, t.message, { code: t.code });
+  const hint = cliHint(t); // core's messages are host-neutral; the command line's hint names the command
+  return new RpcFailure(num, hint ? `${t.message}; ${hint}` : t.message, { code: t.code });
 }
 
 /** `tycli mcp hub NAME` with the same runtime and entry as this process. */
@@ -669,7 +671,8 @@ export class McpBridge {
             const t = toTyError(e, 'E_MCP');
             if (TOOL_EXECUTION_CODES.has(t.code)) {
               this.log('local', 'tools/call', name, `tool-error:${t.code}`);
-              return toolErrorResult(t.code, t.message);
+              const hint = cliHint(t);
+              return toolErrorResult(t.code, hint ? `${t.message}; ${hint}` : t.message);
             }
             this.log('local', 'tools/call', name, `refused:${t.code}`);
             throw e;

@@ -14,7 +14,7 @@ import { note, outJson, usage } from '../output.js';
  * client: listing skips them and a call to one is refused before the invoker runs.
  */
 export function localTools(
-  invoker: { invoke(ref: string, args: unknown, o: { signal: AbortSignal; principal: string }): Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string } }> },
+  invoker: { invoke(ref: string, args: unknown, o: { signal: AbortSignal; principal: string }): Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string; data?: Record<string, unknown> } }> },
   registry: { list(): Promise<{ name: string; active: string | undefined }[]>; resolve(ref: string): Promise<{ manifest: { name: string; description: string; parameters: Record<string, unknown>; execution: { kind: string } } }> },
   principal: string,
 ): LocalTools {
@@ -35,7 +35,7 @@ export function localTools(
         throw new TyError('E_CAPABILITY_DENIED', `"${target.manifest.name}" is a trusted-native tool (host authority); it is not offered to MCP clients`);
       }
       const r = await invoker.invoke(name, args, { signal, principal });
-      if (!r.ok) throw new TyError(r.error.code as 'E_TOOL_FAILED', r.error.message);
+      if (!r.ok) throw new TyError(r.error.code as 'E_TOOL_FAILED', r.error.message, r.error.data);
       const text = typeof r.result === 'string' ? r.result : JSON.stringify(r.result);
       return { content: [{ type: 'text', text }] };
     },

@@ -1,6 +1,6 @@
 // tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host, trusted side.
 import { watch, type FSWatcher } from 'node:fs';
-import { renderQuestion } from '../../../core/text.js';
+import { cliQuestionLines } from '../hints.js';
 import type { QuestionStore, StoredQuestion } from '../../ask-store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { out, outJson, note } from '../output.js';
@@ -8,7 +8,7 @@ import { out, outJson, note } from '../output.js';
 /** The display lines of one stored question (every field sanitized by renderQuestion). */
 export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   const waited = Math.max(0, Math.round((now - q.createdAt) / 1000));
-  const rendered = renderQuestion({ id: q.id, title: q.title, details: q.details, ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}), ...(q.hints ? { hints: q.hints } : {}), ...(q.scopes ? { scopes: q.scopes } : {}) });
+  const rendered = cliQuestionLines({ id: q.id, title: q.title, details: q.details, ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}), ...(q.hints ? { hints: q.hints } : {}), ...(q.scopes ? { scopes: q.scopes } : {}) });
   const scopes = q.scopes && q.scopes.length > 1 ? ` (add --scope ${q.scopes.filter((s) => s !== 'once').join('|')} to allow for longer)` : '';
   return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${scopes}  |  tycli answer ${q.id} no`];
 }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { fail, out, outJson, terminalSafe, usage } from '../output.js';
+import { cliHintFor } from '../hints.js';
 
 /** Largest file read by --args @FILE or --arg-file, bytes (matches the invoker's argument cap). */
 const MAX_ARG_FILE_BYTES = 8 * 1024 * 1024;
@@ -108,7 +109,10 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     }
     try {
       const r = await host.invoker.invoke(pos[0]!, args, { signal: ac.signal, disposable: v.disposable === true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
-      if (!r.ok) return fail(ctx, r.error.code, r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
+      if (!r.ok) {
+        const hint = cliHintFor(r.error.code, r.error.data);
+        return fail(ctx, r.error.code, hint ? `${r.error.message}; ${hint}` : r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
+      }
       if (ctx.globals.json) outJson(ctx, r.feedback ? { ok: true, revision: r.revision, result: r.result, feedback: r.feedback } : { ok: true, revision: r.revision, result: r.result });
       else {
         out(ctx, terminalSafe(ctx, typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2)));
