@@ -1,4 +1,5 @@
 // A tiny DOM builder for the chat app: text is always set as text (never parsed as HTML); browser app, trusted side.
+import { shortId as coreShortId } from '../../core/revisions.js';
 
 type Attr = string | number | boolean | undefined | null | ((ev: Event) => void);
 export type Child = Node | string | number | null | undefined | false;
@@ -33,7 +34,7 @@ export function replaceChildren(el: Element, ...children: Child[]): void {
   append(el, ...children);
 }
 
-/** First 8 characters after the multibase prefix, for showing revision and task ids. */
+/** The short form of a revision id (core/revisions.ts shortId, the form `tycli` prints and accepts back). */
 export function shortId(id: string | undefined): string {
-  return id ? id.slice(-8) : '';
+  return id ? coreShortId(id) : '';
 }

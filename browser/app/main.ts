@@ -9,7 +9,7 @@ import { ToolRunner } from './tool-runner.js';
 import { runTurn } from './turn.js';
 import { h, replaceChildren } from './dom.js';
 import { ConversationView, type BranchInfo } from './ui/conversation.js';
-import { InlineAskChannel } from './ui/approvals.js';
+import { mountInlineApprovals } from './ui/approvals.js';
 import { settingsPanel } from './ui/settings-panel.js';
 import { toolsPanel } from './ui/tools-panel.js';
 import { auditPanel } from './ui/audit-panel.js';
@@ -54,9 +54,10 @@ class App {
   }
 
   async start(): Promise<void> {
-    const ask = new InlineAskChannel((rev) => this.view.placeFor(rev));
-    this.host = await createBrowserHost({ askChannels: [ask], sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
+    this.host = await createBrowserHost({ dialog: false, sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
+    // Questions are answered inline, in the conversation (the host's built-in dialog is off).
+    mountInlineApprovals(this.host.approvals, (rev) => this.view.placeFor(rev));
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
     if (!this.settings.examplesOffered) {
       for (const m of EXAMPLE_TOOLS) await this.host.registry.install(m);
