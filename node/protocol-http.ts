@@ -86,10 +86,19 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
       res.writeHead(202).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', ...(newId ? { [SESSION_HEADER]: newId } : {}) });
-    let failedInit = false;
+    if (newId) {
+      // initialize: answered whole; the session header only when it succeeded (a failed one opens no session)
+      const answers: RpcMessage[] = [];
+      await entry.session.receive(text, (msg) => void answers.push(msg));
+      const ok = answers.length > 0 && answers.every((a) => !('error' in a));
+      if (ok) sessions.set(newId, entry);
+      else entry.session.close();
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', ...(ok ? { [SESSION_HEADER]: newId } : {}) });
+      res.end(answers.map((a) => `${JSON.stringify(a)}\n`).join(''));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     const sink = (msg: RpcMessage): void => {
-      if ('error' in msg && newId) failedInit = true;
       if (!res.writableEnded) res.write(`${JSON.stringify(msg)}\n`);
     };
     // a client that goes away cancels its run
@@ -99,8 +108,6 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     res.once('close', onGone);
     await entry.session.receive(text, sink);
     res.off('close', onGone);
-    if (newId && !failedInit) sessions.set(newId, entry);
-    else if (newId) entry.session.close();
     res.end();
   };
 

@@ -86,7 +86,7 @@ describe('raw HTTP on tycli serve --http', () => {
   let srv: HttpServer | undefined;
   afterAll(async () => srv?.stop());
 
-  it('the loopback guard of mcp serve --http: token (401), Host (421), Origin (403); oversize 413; sessions by header', async () => {
+  it('the loopback guard of mcp serve --http: token (401), Host (421), Origin (403); oversize 413; sessions by header; framing refusals', async () => {
     srv = await startHttp(await tempHome('raw-http'));
     const { url, token } = srv;
     const port = new URL(url).port;
@@ -116,6 +116,14 @@ describe('raw HTTP on tycli serve --http', () => {
     expect(JSON.parse((await list.text()).trim())).toMatchObject({ id: 2, result: expect.any(Array) });
     const batch = await post(`[${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tool/list' })}]`, { 'tysandbox-session': sid });
     expect(await batch.json()).toMatchObject({ id: null, error: { code: -32600, data: { code: 'E_PROTOCOL' } } });
+    const sess = { 'tysandbox-session': sid };
+    expect(await (await post(JSON.stringify({ jsonrpc: '2.0', method: 'tool/list', params: {} }), sess)).json()).toMatchObject({ id: null, error: { code: -32600, data: { code: 'E_PROTOCOL' } } });
+    expect(await (await post('{nope', sess)).json()).toMatchObject({ id: null, error: { code: -32700 } });
+    const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tool/frobnicate', params: {} }), sess);
+    expect(JSON.parse((await unknown.text()).trim())).toMatchObject({ id: 5, error: { code: -32601, data: { code: 'E_PROTOCOL' } } });
+    const other = await post(init(6, 'tysandbox/2'));
+    expect(other.headers.get('tysandbox-session')).toBeNull(); // a failed initialize opens no session
+    expect(JSON.parse((await other.text()).trim())).toMatchObject({ id: 6, error: { data: { code: 'E_PROTOCOL', supported: ['tysandbox/1'] } } });
     expect((await post(JSON.stringify({ jsonrpc: '2.0', method: '$/cancel', params: { id: 99 } }), { 'tysandbox-session': sid })).status).toBe(202);
     expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'tysandbox-session': sid } })).status).toBe(204);
     expect((await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tool/list', params: {} }), { 'tysandbox-session': sid })).status).toBe(404);
