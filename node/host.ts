@@ -179,7 +179,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     }
     if (opts.pool) invokerOpts.pool = opts.pool;
     else {
-      const pool = await buildPool(opts, posture ?? 'auto');
+      const pool = await buildPool(opts, posture ?? 'auto', store);
       closers.push(() => pool.close());
       invokerOpts.pool = pool;
     }
@@ -282,7 +282,7 @@ async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<Wr
 }
 
 /** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
-async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLike & { close(): Promise<void> }> {
+async function buildPool(opts: NodeHostOptions, posture: string, store: Store): Promise<PoolLike & { close(): Promise<void> }> {
   const [{ NodeSandboxRuntime }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }] = await Promise.all([import('./sandbox.js'), import('../core/pool.js'), import('./os-sandbox/limits.js'), import('./python-sandbox.js')]);
   const wrapFor: WrapFactory = opts.wrap ? () => opts.wrap : await osWrapFactory(posture, opts.io);
   const runtimes = new Map<string, SandboxRuntime>();
@@ -302,7 +302,7 @@ async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLi
     let r = runtimes.get(key);
     if (!r) {
       const wrap = wrapFor(spec.limits, sandbox);
-      r = new NodeSandboxRuntime({ engine, ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
+      r = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
       runtimes.set(key, r);
     }
     return r;
@@ -319,6 +319,20 @@ async function buildPool(opts: NodeHostOptions, posture: string): Promise<PoolLi
     call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
     close: () => pool.shutdown(),
   };
+}
+
+/**
+ * The wheels of a Python revision: from the folder recorded when `tycli tool add` installed it (next to its
+ * manifest), each checked against its sha-256 (node/python-sandbox.ts resolvePythonPackages).
+ * @throws TyError E_SANDBOX_UNAVAILABLE (no folder recorded, a file missing), E_INTEGRITY (a digest differs).
+ */
+async function pythonPackageFiles(store: Store, revision: string, packages: readonly { file: string; sha256: string }[]) {
+  const { PYTHON_PACKAGES_NS, resolvePythonPackages } = await import('./python-sandbox.js');
+  const rec = await store.getJson<{ dir?: unknown }>(PYTHON_PACKAGES_NS, revision);
+  if (!rec || typeof rec.dir !== 'string') {
+    throw new TyError('E_SANDBOX_UNAVAILABLE', 'this revision declares Python wheels but was not added from a manifest file here; add it with tycli tool add MANIFEST.json from the folder that holds the wheels');
+  }
+  return resolvePythonPackages(rec.dir, packages);
 }
 
 /**

@@ -68,3 +68,23 @@ export async function loadManifestFile(path: string): Promise<unknown> {
   return { ...(doc as Record<string, unknown>), execution: { ...restExec, source: await readText(target, 'source file') } };
 }
 
+
+/**
+ * A Python revision's declared wheels, checked next to the manifest file `path`: each `python.packages[].file`
+ * exists in the manifest's folder and matches its sha256. Undefined when the manifest declares none.
+ * @throws TyError E_INVALID_MANIFEST (packages on a non-Python revision), E_SANDBOX_UNAVAILABLE (a wheel
+ *   missing or outside the folder), E_INTEGRITY (a digest differs).
+ */
+export async function pythonPackagesOf(path: string, doc: unknown): Promise<{ dir: string } | undefined> {
+  const m = doc as { python?: { packages?: unknown }; execution?: { runtime?: unknown } };
+  const packages = m?.python?.packages;
+  if (!Array.isArray(packages) || packages.length === 0) return undefined;
+  if (m.execution?.runtime !== 'python') throw new TyError('E_INVALID_MANIFEST', 'python.packages is for revisions with execution.runtime "python"', { path: 'python.packages' });
+  const dir = await realpath(dirname(resolve(path)));
+  const { resolvePythonPackages } = await import('./python-sandbox.js');
+  const { PythonPackageSchema } = await import('../protocol/manifest.js');
+  const parsed = PythonPackageSchema.array().safeParse(packages);
+  if (!parsed.success) return undefined; // installing reports the schema's own message (e.g. pure-Python wheels only)
+  resolvePythonPackages(dir, parsed.data);
+  return { dir };
+}

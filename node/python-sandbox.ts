@@ -1,8 +1,8 @@
 // What a Python (Pyodide) revision adds to a Node or Deno sandbox process: verified assets, read grants, flags, memory needs; Node host, trusted side.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { TyError } from '../core/errors.js';
 
 /** The one Pyodide asset manifest (core/pyodide-manifest.json), shared with the browser build. */
@@ -109,12 +109,13 @@ export function pyodideAssetsIn(root: string, dir: string): PyodideAssets {
 }
 
 /** What the sandbox command gains for a Python revision: files to grant read-only and the runner argument. */
-export function pythonSandboxPlan(assets: string | PyodideAssets, runnerDir: string, opts: { retainState: boolean }): { readFiles: string[]; runnerArg: string; version: string } {
+export function pythonSandboxPlan(assets: string | PyodideAssets, runnerDir: string, opts: { retainState: boolean; packages?: PythonPackageFile[] }): { readFiles: string[]; runnerArg: string; version: string } {
   const a = typeof assets === 'string' ? pyodideAssets(assets) : assets;
   verifyPyodideAssets(a);
-  const spec = { version: a.version, files: a.files, paths: a.paths, retainState: opts.retainState };
+  const packages = opts.packages ?? [];
+  const spec = { version: a.version, files: a.files, paths: a.paths, retainState: opts.retainState, packages };
   return {
-    readFiles: [pythonGuestFile(runnerDir), ...Object.values(a.paths)],
+    readFiles: [pythonGuestFile(runnerDir), ...Object.values(a.paths), ...packages.map((p) => p.path)],
     runnerArg: PYTHON_RUNNER_FLAG + Buffer.from(JSON.stringify(spec)).toString('base64'),
     version: a.version,
   };
@@ -144,4 +145,36 @@ export function pyodideStatus(root: string): PyodideStatus {
   } catch (e) {
     return { verified: false, reason: `${(e as TyError).code ?? 'E_SANDBOX_UNAVAILABLE'}: ${(e as Error).message}` };
   }
+}
+
+/** A declared wheel resolved to a file the sandbox may read. */
+export interface PythonPackageFile {
+  file: string;
+  sha256: string;
+  path: string;
+}
+
+/** Store namespace of the folder each Python revision's wheels are read from (host-local, not part of the revision). */
+export const PYTHON_PACKAGES_NS = 'python-packages';
+
+/**
+ * Resolve `packages` in `dir` (the folder of the manifest the revision was added from) and check each file's
+ * sha-256 before anything uses it. Files must stay inside `dir` after resolving symlinks.
+ * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs).
+ */
+export function resolvePythonPackages(dir: string, packages: readonly { file: string; sha256: string }[]): PythonPackageFile[] {
+  const base = realpathSync(dir);
+  return packages.map(({ file, sha256 }) => {
+    let path: string;
+    try {
+      path = realpathSync(join(base, file));
+    } catch {
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} is not in ${base} (the folder of the manifest it was added from)`);
+    }
+    const rel = relative(base, path);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} leaves the manifest's folder`);
+    const got = createHash('sha256').update(readFileSync(path)).digest('hex');
+    if (got !== sha256) throw new TyError('E_INTEGRITY', `the wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`);
+    return { file, sha256, path };
+  });
 }

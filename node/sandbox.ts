@@ -24,7 +24,7 @@ import type { HostMessage } from '../protocol/wire.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
-import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets } from './python-sandbox.js';
+import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from './python-sandbox.js';
 
 /** What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). */
 export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] }) => {
@@ -47,6 +47,8 @@ export interface NodeSandboxRuntimeOptions {
   startTimeoutMs?: number;
   /** Pyodide files for Python revisions (default: the installed `pyodide` package checked against core/pyodide-manifest.json). */
   pyodide?: PyodideAssets;
+  /** The wheel files of a Python revision that declares `python.packages` (default: none can be found). */
+  pythonPackages?: (revision: string, packages: readonly { file: string; sha256: string }[]) => Promise<PythonPackageFile[]>;
   /** Told when a sandbox for `revision` starts loading a runtime that takes long (`python`: Pyodide) and when it is done. */
   onStartProgress?: (e: { revision: string; runtime: 'python'; phase: 'start' | 'done' | 'failed' }) => void;
 }
@@ -394,7 +396,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   }
 
   /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
-  command(spec: SandboxSpec, tempDir?: string): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
+  command(spec: SandboxSpec, tempDir?: string, packages?: PythonPackageFile[]): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
     const runner = runnerPath(this.#opts.engine);
     const files = runnerFiles(this.#opts.engine);
     if (!files.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
@@ -405,7 +407,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     }
     const exec = spec.manifest.execution;
     // Python (Pyodide): the verified asset files, read-only; code generation from strings off (node/python-sandbox.ts).
-    const py = exec.kind === 'sandboxed-code' && exec.runtime === 'python' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true }) : undefined;
+    const py = exec.kind === 'sandboxed-code' && exec.runtime === 'python' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true, ...(packages ? { packages } : {}) }) : undefined;
     if (py) {
       if (!py.readFiles.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")');
       files.push(...py.readFiles);
@@ -452,10 +454,16 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       swept = true;
       sweepStaleDenoDirs();
     }
+    const wanted = exec.runtime === 'python' ? (spec.manifest.python?.packages ?? []) : [];
+    let packages: PythonPackageFile[] | undefined;
+    if (wanted.length > 0) {
+      if (!this.#opts.pythonPackages) throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host has no folder to load the revision\'s Python wheels from');
+      packages = await this.#opts.pythonPackages(spec.revision, wanted);
+    }
     const tempDir = this.#opts.engine === 'deno' ? mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`)) : undefined;
     let cmd;
     try {
-      const base = this.command(spec, tempDir);
+      const base = this.command(spec, tempDir, packages);
       cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
     } catch (e) {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
@@ -490,7 +498,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       // Pyodide's start runs no tool code (the source runs on the first call): its integrity and availability
       // refusals keep their own codes.
       const inner = e instanceof TyError && e.code === 'E_TOOL_FAILED' ? e.data?.toolCode : undefined;
-      if (python && (inner === 'E_INTEGRITY' || inner === 'E_SANDBOX_UNAVAILABLE')) throw new TyError(inner, (e as TyError).message.replace(/^Error: /, ''));
+      if (python && (inner === 'E_INTEGRITY' || inner === 'E_SANDBOX_UNAVAILABLE' || inner === 'E_INVALID_MANIFEST')) throw new TyError(inner, (e as TyError).message.replace(/^Error: /, ''));
       throw e;
     }
     progress?.({ revision: spec.revision, runtime: 'python', phase: 'done' });

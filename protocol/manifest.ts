@@ -89,6 +89,19 @@ export const ExternalServiceSchema = z.strictObject({
 export const ExecutionSchema = z.discriminatedUnion('kind', [SandboxedCodeSchema, TrustedNativeSchema, ExternalServiceSchema]);
 export type Execution = z.infer<typeof ExecutionSchema>;
 
+/**
+ * A pure-Python wheel by file name and sha-256 (PEP 427 name ending in `-none-any.whl`). The CLI loads it from the
+ * folder of the manifest it was added from, the browser from the app's asset folder; both check the digest first.
+ */
+export const PythonPackageSchema = z.strictObject({
+  file: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9_.]+-[A-Za-z0-9_.!+]+(-[0-9][A-Za-z0-9_.]*)?-[A-Za-z0-9_.]+-none-any\.whl$/, 'only pure-Python wheels are supported: a wheel file name ending in -none-any.whl'),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 is 64 lower-case hex digits'),
+});
+export type PythonPackage = z.infer<typeof PythonPackageSchema>;
+
 /** A tool manifest as hashed into a revision (source inlined). */
 export const ToolManifestSchema = z.strictObject({
   name: ToolNameSchema,
@@ -97,6 +110,8 @@ export const ToolManifestSchema = z.strictObject({
   outputSchema: JsonSchemaSchema.optional(),
   execution: ExecutionSchema,
   capabilities: RequestedCapabilitiesSchema.optional(),
+  /** Python revisions only: pure-Python wheels installed into the interpreter before the first call. */
+  python: z.strictObject({ packages: z.array(PythonPackageSchema).max(32) }).optional(),
   /** Per-call limits the tool asks for; the host clamps them to its own maxima. */
   limits: z.strictObject({
     timeoutMs: z.number().int().positive().max(24 * 3600 * 1000).optional(),

@@ -15,7 +15,8 @@
 /**
  * Prepare the Python runtime of one sandbox. Call before tool code exists; returns `loadRuntime` for createGuest.
  * @param {object} h hooks from the adapter; either (Node, Deno) the files to verify and evaluate:
- *   - `spec`: `{ files: { [name]: { sha256, bytes } }, paths: { [name]: absolute path }, retainState: boolean, version }`;
+ *   - `spec`: `{ files: { [name]: { sha256, bytes } }, paths: { [name]: absolute path }, retainState: boolean, version,
+ *     packages: [{ file, sha256, path }] }` (wheels read and checked here, then installed);
  *   - `readFile(path)`: the file's bytes (Uint8Array), synchronously;
  *   - `sha256Hex(bytes)`: Promise of the lower-case hex sha-256;
  *   - `compileScript(source, filename)`: evaluate a classic script in this realm (vm.runInThisContext, no
@@ -23,6 +24,7 @@
  *   - `hostGlobals`: names removed from globalThis before Pyodide starts (process, Buffer, Deno, ...);
  *   or (browser worker, whose host verified the files before sending them):
  *   - `start(options)`: Promise of the started Pyodide, given loadPyodide options (stdout, stderr, env, ...);
+ *   - `packages`: `[{ file, bytes }]` wheels the host verified by sha-256, installed before the first call;
  *   - `retainState`: keep the namespace and the in-memory file system between calls;
  *   and in both cases `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch).
  * @returns {{ loadRuntime(runtime, source): Promise<Function|undefined>, fromGuest(v): unknown }}
@@ -46,6 +48,7 @@ export function createPythonGuest(h) {
   const StringPrototypeTrim = uncurry(String.prototype.trim);
   const RegExpPrototypeExec = uncurry(RegExp.prototype.exec);
   const TypeErrorCtor = TypeError;
+  const Uint8ArrayCtor = Uint8Array;
   const TextDecoderCtor = TextDecoder;
   const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
   const { log, toolError, toWireError, mediatedFetch } = h.guest;
@@ -185,6 +188,33 @@ export function createPythonGuest(h) {
       FS.mount(FS.filesystems.MEMFS, {}, dir);
     }
     pyHelpers = py.runPython(PY_PRELUDE).toJs();
+    // Declared wheels (pure Python), installed into site-packages before the first call; kept across calls.
+    const wheels = spec !== undefined ? await verifiedWheels() : (h.packages ?? []);
+    for (let i = 0; i < wheels.length; i++) {
+      try {
+        pyHelpers[5](wheels[i].file, wheels[i].bytes);
+      } catch (e) {
+        throw toolError('E_INVALID_MANIFEST', `the wheel ${wheels[i].file} could not be installed: ${toWireError(e).message}`);
+      }
+    }
+  }
+
+  /** Node/Deno: read each granted wheel and check its sha-256 before Python sees a byte of it. */
+  async function verifiedWheels() {
+    const list = spec.packages ?? [];
+    const out = [];
+    for (let i = 0; i < list.length; i++) {
+      const { file, sha256, path } = list[i];
+      let bytes;
+      try {
+        bytes = h.readFile(path);
+      } catch {
+        throw toolError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} could not be read in the sandbox`);
+      }
+      if ((await h.sha256Hex(bytes)) !== sha256) throw toolError('E_INTEGRITY', `the wheel ${file} does not match its sha256 in the manifest; refusing to load it`);
+      out[out.length] = { file, bytes: new Uint8ArrayCtor(bytes.buffer, bytes.byteOffset, bytes.byteLength) }; // a plain view (Pyodide refuses Buffer)
+    }
+    return out;
   }
 
   /** Fresh, empty /tmp and /home/pyodide (in-memory) for the next call. */
@@ -370,5 +400,17 @@ def _ty_top_level_await(source):
     except SyntaxError:
         return True
 
-(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await)
+def _ty_install_wheel(name, data):
+    import io, zipfile, sysconfig, importlib
+    z = zipfile.ZipFile(io.BytesIO(data.to_bytes()))
+    for n in z.namelist():
+        parts = n.split("/")
+        if n.startswith("/") or ".." in parts:
+            raise ValueError(f"entry {n!r} leaves the install folder")
+        if n.lower().endswith((".so", ".pyd", ".dylib", ".dll", ".wasm", ".a")):
+            raise ValueError(f"it holds native code ({n}); only pure-Python wheels are supported")
+    z.extractall(sysconfig.get_paths()["purelib"])
+    importlib.invalidate_caches()
+
+(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await, _ty_install_wheel)
 `;

@@ -17,16 +17,26 @@ const add: CliCommand = {
   usage: `Usage: tycli tool add MANIFEST.json
 
 The manifest's "execution.sourceFile" (relative to the manifest) is read and inlined as "source"
-before hashing, so the revision id covers the code. The same manifest always yields the same id.
+before hashing, so the revision id covers the code. A Python revision's "python.packages" wheels
+({"file", "sha256"}, pure-Python only) must sit next to the manifest and match their sha256; they are
+read from there (and checked again) when the revision runs. The same manifest always yields the same id.
 A new name becomes active at once; a new revision of an existing name is installed but not active
 until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('tycli tool add takes exactly one MANIFEST.json');
     const { loadManifestFile } = await import('../../manifest-file.js'); // loads the bundler only when needed
-    const manifest = await loadManifestFile(resolve(ctx.cwd, pos[0]!));
+    const file = resolve(ctx.cwd, pos[0]!);
+    const manifest = await loadManifestFile(file);
+    const { pythonPackagesOf } = await import('../../manifest-file.js');
+    const wheels = await pythonPackagesOf(file, manifest);
     const host = await openHost(ctx);
     try {
       const r = await host.registry.install(manifest);
+      // Where this revision's wheels are read from at run time (checked by sha-256 again then).
+      if (wheels) {
+        const { PYTHON_PACKAGES_NS } = await import('../../python-sandbox.js');
+        await host.store.putJson(PYTHON_PACKAGES_NS, r.revision, { dir: wheels.dir });
+      }
       if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated, repaired: r.repaired });
       else {
         out(ctx, r.revision);
