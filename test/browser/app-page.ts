@@ -37,6 +37,8 @@ export interface AppPage {
   origin: string;
   requests: string[];
   console: string[];
+  /** With `separateFrameSite`: the other site serving the frame assets (pass it as assetBaseUrl). */
+  frameBase?: string;
   close(): Promise<void>;
 }
 
@@ -44,9 +46,12 @@ export interface AppPage {
  * Serve the build with `pageCsp` on every response but the sandbox frame's (`frameCsp` there, none by default) and
  * open /app/index.html. `hostileCss` serves the page CSS that hides dialogs and buttons.
  */
-export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hostileCss?: boolean; browser?: Browser } = {}): Promise<AppPage> {
+export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hostileCss?: boolean; browser?: Browser; separateFrameSite?: boolean } = {}): Promise<AppPage> {
   const out = await buildOnce();
-  const pageCsp = opts.pageCsp ?? STRICT_CSP;
+  // Another site (localhost vs 127.0.0.1) serving the same build: its frames get their own renderer process.
+  const frameServer = opts.separateFrameSite ? await serveDir(out) : undefined;
+  const frameBase = frameServer ? `${frameServer.origin.replace('127.0.0.1', 'localhost')}/` : undefined;
+  const pageCsp = (opts.pageCsp ?? STRICT_CSP) + (frameBase ? `; frame-src 'self' ${frameBase.slice(0, -1)}` : '');
   const server = await serveDir(out, {
     headers: (path): Record<string, string> => {
       if (path.endsWith('/sandbox-frame.html')) return opts.frameCsp ? { 'content-security-policy': opts.frameCsp } : {};
@@ -71,10 +76,12 @@ export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hosti
     origin: server.origin,
     requests: server.requests,
     console: lines,
+    ...(frameBase ? { frameBase } : {}),
     async close() {
       await page.close().catch(() => {});
       if (!opts.browser) await browser.close();
       await server.close();
+      await frameServer?.close();
     },
   };
 }
