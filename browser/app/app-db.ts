@@ -1,6 +1,7 @@
 // The chat app's own IndexedDB database: settings, the API key, conversation indexes; browser app, trusted side.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { ApiKind } from './models/types.js';
+import type { SecretValues } from '../../core/secrets.js';
 
 /** Settings a person sees in the settings panel. The API key is kept apart (see `AppDb.getKey`). */
 export interface AppSettings {
@@ -37,6 +38,8 @@ interface Schema extends DBSchema {
   /** Only the API key lives here: read by the model client, never by tools, audit or export. */
   keys: { key: string; value: string };
   conversations: { key: string; value: ConversationRecord };
+  /** Secret values for tools (by name), handed to the host's secret broker; a revision reads one only after a grant. */
+  secrets: { key: string; value: string };
 }
 
 /** Open the app database (name default `tysandbox-app`, next to the host's `tysandbox` database). */
@@ -44,11 +47,14 @@ export class AppDb {
   private constructor(readonly db: IDBPDatabase<Schema>) {}
 
   static async open(name = 'tysandbox-app'): Promise<AppDb> {
-    const db = await openDB<Schema>(name, 1, {
-      upgrade(d) {
-        d.createObjectStore('settings');
-        d.createObjectStore('keys');
-        d.createObjectStore('conversations', { keyPath: 'id' });
+    const db = await openDB<Schema>(name, 2, {
+      upgrade(d, oldVersion) {
+        if (oldVersion < 1) {
+          d.createObjectStore('settings');
+          d.createObjectStore('keys');
+          d.createObjectStore('conversations', { keyPath: 'id' });
+        }
+        if (oldVersion < 2) d.createObjectStore('secrets');
       },
     });
     return new AppDb(db);
@@ -79,6 +85,20 @@ export class AppDb {
   }
   async listConversations(): Promise<ConversationRecord[]> {
     return (await this.db.getAll('conversations')).sort((a, b) => b.updated - a.updated);
+  }
+  /** Tool secrets as the host's SecretValues (core/secrets.ts): the host reads a value only for a granted revision. */
+  secretValues(): SecretValues {
+    const db = this.db;
+    return {
+      get: async (name) => db.get('secrets', name),
+      set: async (name, value) => void (await db.put('secrets', value, name)),
+      delete: async (name) => {
+        const had = (await db.get('secrets', name)) !== undefined;
+        await db.delete('secrets', name);
+        return had;
+      },
+      names: async () => (await db.getAllKeys('secrets')).map(String).sort(),
+    };
   }
   async getValue<T>(key: string): Promise<T | undefined> {
     return (await this.db.get('settings', key)) as T | undefined;

@@ -17,6 +17,7 @@ import { exportConversation, importConversation } from './transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { EXAMPLE_TOOLS } from './examples.js';
 import { mountEmbedding } from './embed.js';
+import { SecretGrants } from '../../core/secrets.js';
 import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
 import type { Task } from '../../protocol/task.js';
@@ -54,7 +55,7 @@ class App {
   }
 
   async start(): Promise<void> {
-    this.host = await createBrowserHost({ dialog: false, sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
+    this.host = await createBrowserHost({ dialog: false, secretValues: this.db.secretValues(), sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
     mountInlineApprovals(this.host.approvals, (rev) => this.view.placeFor(rev));
@@ -117,6 +118,7 @@ class App {
       toggle('Tools', () =>
         toolsPanel({
           registry: this.host.registry,
+          grants: new SecretGrants(this.host.store),
           disabled: this.disabledTools,
           saveDisabled: () => this.db.putValue('toolsOff', [...this.disabledTools]),
           defineInConversation: (m) => this.defineTool(m),

@@ -156,4 +156,46 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     await page.getByText('Stopped.').waitFor();
     await context.close();
   }, 240_000);
+
+  it('a tool reads a secret only after the person grants it to that revision; the value never reaches the model, the audit or the page requests', async () => {
+    const SECRET = 'tok-secret-5c2e91d0';
+    const m = await model((body) => {
+      const last = body.messages[body.messages.length - 1];
+      return last.role === 'user' ? { toolCalls: [{ name: 'token-len', arguments: {} }] } : { text: `token result ${last.content}` };
+    });
+    const { page, requests, context } = await openApp(env);
+    await addTool(page, {
+      name: 'token-len',
+      description: 'Length of the WEATHER_TOKEN secret.',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+      capabilities: { secrets: ['WEATHER_TOKEN'] },
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (_a, ctx) => ({ length: (await ctx.getSecret("WEATHER_TOKEN")).length });' },
+    });
+    await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('textbox', { name: 'Secret name' }).fill('WEATHER_TOKEN');
+    await page.getByRole('textbox', { name: 'Secret value' }).fill(SECRET);
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByRole('list', { name: 'Tool secrets' }).getByText('WEATHER_TOKEN').waitFor();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    // Not granted yet: refused, and the model is told so.
+    await send(page, 'how long is the token?');
+    await page.getByText(/token result .*E_SECRET_DENIED/).waitFor({ timeout: 60_000 });
+    await idle(page);
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await page.getByRole('button', { name: 'Grant secret WEATHER_TOKEN to token-len' }).click();
+    await page.getByRole('button', { name: 'Revoke secret WEATHER_TOKEN to token-len' }).waitFor();
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await send(page, 'and now?');
+    await page.getByText(`token result {"length":${SECRET.length}}`).waitFor({ timeout: 60_000 });
+    await idle(page);
+    for (const r of m.requests) expect(JSON.stringify(r.body)).not.toContain(SECRET);
+    for (const r of requests) expect(`${r.url()} ${r.postData() ?? ''}`).not.toContain(SECRET);
+    await page.getByRole('button', { name: 'Audit' }).click();
+    const log = page.getByRole('table', { name: 'Audit log' });
+    await log.waitFor();
+    await expect(log.textContent()).resolves.toContain('secret');
+    await expect(page.getByRole('region', { name: 'Audit' }).textContent()).resolves.not.toContain(SECRET);
+    await context.close();
+  }, 240_000);
 });

@@ -28,6 +28,35 @@ export function parseOrigins(text: string): string[] {
  * app database. The API key is written only to the database's `keys` store; the field masks it and it is never
  * put in the URL, the conversation, an export or any tool's reach.
  */
+/** Tool secrets: names listed (values never shown again), add or replace one, remove one. */
+function secretsSection(db: AppDb): HTMLElement {
+  const secrets = db.secretValues();
+  const list = h('ul', { class: 'secret-list', 'aria-label': 'Tool secrets' });
+  const name = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'WEATHER_TOKEN' });
+  const value = h('input', { type: 'text', class: 'masked', autocomplete: 'off', spellcheck: 'false' });
+  const status = h('p', { role: 'status', class: 'secret-status' });
+  const refresh = async () => {
+    const names = await secrets.names();
+    list.replaceChildren(...names.map((n) => h('li', {}, h('code', {}, n), ' ', h('button', { type: 'button', 'aria-label': `Remove secret ${n}`, onclick: async () => { await secrets.delete(n); await refresh(); } }, 'Remove'))));
+    if (names.length === 0) list.append(h('li', {}, 'none'));
+  };
+  const save = h('button', { type: 'button' }, 'Save secret');
+  save.addEventListener('click', async () => {
+    const n = name.value.trim();
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(n) || !value.value) {
+      status.textContent = 'A secret needs a name (1-64 of A-Z, a-z, 0-9, _ . -) and a value.';
+      return;
+    }
+    await secrets.set(n, value.value);
+    name.value = '';
+    value.value = '';
+    status.textContent = `Saved ${n}. A tool reads it only after you allow that tool's revision.`;
+    await refresh();
+  });
+  void refresh();
+  return h('section', { class: 'secrets', 'aria-label': 'Tool secrets' }, h('h3', {}, 'Tool secrets'), h('p', {}, 'Values tools may ask for (ctx.getSecret, or a header placeholder). Each use by a tool revision is asked about.'), list, field('Secret name', name), field('Secret value', value), save, status);
+}
+
 export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => void): HTMLElement {
   const api = h('select', { name: 'api' }, h('option', { value: 'openai' }, 'openai'), h('option', { value: 'anthropic' }, 'anthropic'));
   api.value = settings.api;
@@ -71,5 +100,6 @@ export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => 
     h('label', { class: 'check' }, show, ' Show key'),
     h('label', { class: 'check' }, stream, ' Stream responses'),
     field('Allowed embedding origins', origins, 'Pages (one origin per line) that may embed this app and register tools with it. Empty: none.'),
+    secretsSection(db),
   );
 }

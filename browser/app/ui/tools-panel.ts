@@ -5,9 +5,12 @@ import { isTyError } from '../../../core/errors.js';
 import type { ToolRegistry } from '../../../core/registry.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 import { lineDiff } from './diff.js';
+import type { SecretGrants } from '../../../core/secrets.js';
 
 export interface ToolsPanelDeps {
   registry: ToolRegistry;
+  /** Grants of tool secrets to exact revisions (core/secrets.ts), in the host store. */
+  grants: SecretGrants;
   /** Names not offered to the model (changed in place, then `saveDisabled`). */
   disabled: Set<string>;
   saveDisabled(): Promise<void>;
@@ -154,6 +157,20 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       });
       card.append(box);
     });
+    // A secret the revision requests is readable by it only after the person grants it to this exact revision.
+    const secretRows = await Promise.all(
+      (manifest.capabilities?.secrets ?? []).map(async (secret) => {
+        const granted = (await d.grants.grantsOf(secret)).some((g) => g.revision === active && g.origins.length === 0);
+        const b = h('button', { type: 'button', 'aria-label': `${granted ? 'Revoke' : 'Grant'} secret ${secret} to ${name}` }, granted ? `Revoke ${secret}` : `Grant ${secret}`);
+        b.addEventListener('click', async () => {
+          if (granted) await d.grants.revoke(secret, name, active);
+          else await d.grants.grant(secret, { tool: name, revision: active, origins: [] });
+          await refresh();
+          say(granted ? `${name} @${shortId(active)} can no longer read ${secret}.` : `${name} @${shortId(active)} may read ${secret} (this revision only).`);
+        });
+        return h('li', {}, h('code', {}, secret), granted ? ' granted to this revision ' : ' not granted ', b);
+      }),
+    );
     const others = revisions.filter((r) => r !== active);
     const card = h(
       'article',
@@ -161,6 +178,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       h('h3', {}, name, ' ', h('code', { title: active }, `@${shortId(active)}`), exec.kind === 'sandboxed-code' ? ` · ${exec.runtime}` : ` · ${exec.kind}`),
       h('p', {}, manifest.description.length > 240 ? `${manifest.description.slice(0, 240)}…` : manifest.description),
       h('p', { class: 'caps' }, capabilitySummary(manifest)),
+      secretRows.length ? h('ul', { class: 'secret-grants', 'aria-label': `Secrets of ${name}` }, ...secretRows) : null,
       h('label', { class: 'check' }, offer, ` Offer ${name} to the model`),
       h('div', { class: 'tool-buttons' }, editBtn, ' ', remove),
       others.length ? h('details', {}, h('summary', {}, `Other revisions (${others.length})`), h('ul', {}, ...others.map((rev) => h('li', {}, h('code', { title: rev }, `@${shortId(rev)}`), ' ', h('button', { type: 'button', 'aria-label': `Activate ${name} @${shortId(rev)}`, onclick: async () => { await d.registry.activate(name, rev, { approveReplacement: true }); await refresh(); } }, 'Activate'))))) : null,
