@@ -339,10 +339,14 @@ describe('tycli questions --watch and tycli answer', () => {
     let stdout = '';
     io.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     expect(await main(['--home', home, '--json', 'questions'], { io })).toBe(0);
-    const listed = JSON.parse(stdout.trim()) as { ok: boolean; questions: { id: string; lines: string[] }[] };
+    const listed = JSON.parse(stdout.trim()) as { ok: boolean; questions: { id: string; title: string; details: string[]; scopes: string[]; createdAt: string }[] };
     expect(listed.ok).toBe(true);
     expect(listed.questions.map((q) => q.id)).toEqual([id]);
-    expect(listed.questions[0]!.lines.join('\n')).toContain('json\\x1b[2J');
+    // Structured fields, not rendered lines; the raw line escapes the ESC (\u001b), so it parses back to the stored text.
+    expect(stdout).not.toContain('\x1b');
+    expect(listed.questions[0]!.title).toBe('json\u001b[2J');
+    expect(Array.isArray(listed.questions[0]!.details)).toBe(true);
+    expect(Number.isNaN(Date.parse(listed.questions[0]!.createdAt))).toBe(false);
     stdout = '';
     expect(await main(['--home', home, '--json', 'answer', id, 'no'], { io })).toBe(0);
     expect(JSON.parse(stdout.trim())).toEqual({ ok: true, id, allow: false, scope: 'once' });

@@ -130,7 +130,7 @@ describe('tycli secret', () => {
     const l = await tycli(['--json', 'secret', 'list']);
     expect(l.code).toBe(0);
     expect(l.out).not.toContain(VALUE);
-    const row = JSON.parse(l.out.trim()) as { name: string; hasValue: boolean; grants: { tool: string; revision: string; origins: string[] }[] };
+    const row = (JSON.parse(l.out.trim()) as { ok: true; secrets: { name: string; hasValue: boolean; grants: { tool: string; revision: string; origins: string[] }[] }[] }).secrets[0]!;
     expect(row.name).toBe('TOKEN');
     expect(row.hasValue).toBe(true);
     expect(row.grants).toEqual([
@@ -146,11 +146,11 @@ describe('tycli secret', () => {
 
     const rv = await tycli(['secret', 'revoke', 'TOKEN', '--tool', `reader@${v1}`]);
     expect(rv.code).toBe(0);
-    const l2 = JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { grants: unknown[] };
+    const l2 = (JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { grants: unknown[] }[] }).secrets[0]!;
     expect(l2.grants).toEqual([{ tool: 'reader', revision: v2, origins: [] }]);
 
     const d = await tycli(['secret', 'delete', 'TOKEN']);
     expect(d.code).toBe(0);
-    expect((await tycli(['--json', 'secret', 'list'])).out).toBe('');
+    expect((await tycli(['--json', 'secret', 'list'])).out).toBe('{"ok":true,"secrets":[]}\n');
   });
 });

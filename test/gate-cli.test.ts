@@ -116,7 +116,7 @@ describe('tycli resume', () => {
     await expect(gate.run(call(), async () => 1)).rejects.toMatchObject({ code: 'E_PAUSED' });
 
     const listed = await tycli('resume', '--json');
-    expect(JSON.parse(listed.stdout)).toMatchObject({ tool: 'weather', refusals: 2 });
+    expect(JSON.parse(listed.stdout)).toMatchObject({ ok: true, paused: [{ tool: 'weather', refusals: 2 }] });
     const r = await tycli('resume', 'weather', '--json');
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, tool: 'weather', resumed: true });
     expect(await new PauseTracker(fileStore()).paused('weather')).toBeUndefined();
@@ -132,7 +132,7 @@ describe('tycli permissions', () => {
     await gate.authorize(call({ kind: 'fetch', target: 'https://api.example.com', access: 'read', requested: true }));
     await gate.run(call(), async () => 1);
     const list = await tycli('permissions', 'list', '--json');
-    const rows = list.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = (JSON.parse(list.stdout) as { ok: boolean; decisions: { rule: string }[] }).decisions;
     expect(rows.map((r) => r.rule).sort()).toEqual(['fetch(read:https://api.example.com)', `tool(weather@${REV})`]);
     const rv = await tycli('permissions', 'revoke', 'weather', 'fetch(read:https://api.example.com)', '--json');
     expect(JSON.parse(rv.stdout).revoked).toHaveLength(1);

@@ -34,6 +34,7 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
       return undefined;
     case 'E_UNKNOWN_TOOL':
       if (str(d.prefix) || str(d.revision)) return `see: tycli tool list --revisions`;
+      if (str(d.suggestion)) return `did you mean '${str(d.suggestion)}'? (see: tycli tool list)`;
       if (str(d.name)) return 'add it with: tycli tool add MANIFEST.json';
       return undefined;
     default:

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { commands as defaultCommands } from './commands/index.js';
 import { fail, failWith } from './output.js';
 import { TyError } from '../../core/errors.js';
+import { distance, nearest, suggestTool } from './suggest.js';
 import type { CliCommand, CliContext, CliIO, GlobalOptions } from './types.js';
 
 /** Options every command accepts, in addition to its own. */
@@ -23,24 +24,10 @@ const GLOBAL_HELP = `Global options:
   --deny RULE        deny rule for this session (repeatable; deny wins)
   --mode MODE        permission mode for this session: strict, standard (default) or unrestricted
   --sandbox POSTURE  OS isolation: auto (default), required, off
-  -h, --help         show help`;
+  -h, --help         show help
+  -V, --version      print the version and exit (tycli --version)`;
 
 const SANDBOX_POSTURES = new Set(['auto', 'required', 'off']);
-
-/** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = d[0]!;
-    d[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = d[j]!;
-      d[j] = Math.min(d[j]! + 1, d[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return d[b.length]!;
-}
 
 /** Positional words before the first option-looking token or `--`, skipping global options and their values. */
 function leadingWords(argv: string[]): { word: string; index: number }[] {
@@ -129,8 +116,10 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
         io.stdout.write(listHelp(table));
         return argv.length === 0 ? 2 : 0;
       }
-      if (argv[0] === '--version') {
-        io.stdout.write('tycli 0.1.0\n');
+      if (argv.includes('--version') || argv.includes('-V')) {
+        const version = await packageVersion();
+        if (wantsJson) io.stdout.write(`${JSON.stringify({ ok: true, name: 'tycli', version })}\n`);
+        else io.stdout.write(`tycli ${version}\n`);
         return 0;
       }
       return fail(early, 'E_USAGE', `no command given; run 'tycli --help'`);
@@ -167,7 +156,11 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
     values = parsed.values as Record<string, unknown>;
     positionals = parsed.positionals;
   } catch (e) {
-    return fail(early, 'E_USAGE', `${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see 'tycli ${cmd.path.join(' ')} --help')`);
+    const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    const unknown = /^Unknown option '(-{1,2}[^']{1,80})'/.exec(msg)?.[1];
+    const known = Object.entries({ ...(cmd.options ?? {}), ...GLOBAL_OPTIONS }).flatMap(([k, o]) => [`--${k}`, ...((o as { short?: string }).short ? [`-${(o as { short?: string }).short}`] : [])]);
+    const near = unknown ? nearest(unknown.split('=')[0]!, known) : undefined;
+    return fail(early, 'E_USAGE', `${msg}${near ? `; did you mean '${near}'?` : ''} (see 'tycli ${cmd.path.join(' ')} --help')`);
   }
   if (values.help) {
     io.stdout.write(commandHelp(cmd));
@@ -199,6 +192,24 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   try {
     return await cmd.run(ctx, values, positionals);
   } catch (e) {
+    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL' && e.data) Object.assign(e.data, await suggestTool(e.data, globals.home));
     return failWith(ctx, e);
   }
+}
+
+let version: string | undefined;
+/** This package's version, from its package.json. */
+async function packageVersion(): Promise<string> {
+  if (version) return version;
+  const { readFile } = await import('node:fs/promises');
+  // dist/node/cli/main.js and node/cli/main.ts (tests) sit at different depths below the package root.
+  for (const rel of ['../../../package.json', '../../package.json']) {
+    try {
+      const pj = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pj.name === 'tysandbox' && typeof pj.version === 'string') return (version = pj.version);
+    } catch {
+      /* try the next */
+    }
+  }
+  return 'unknown';
 }

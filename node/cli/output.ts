@@ -62,12 +62,20 @@ export function note(ctx: CliContext, text: string): void {
 }
 
 /**
- * Print exactly one JSON line to stdout. Hidden code points (controls, bidi, zero-width, line separators)
- * are written as `\\u` escapes (core/text.ts inertJson), so the line parses to the same value and cannot
- * drive a terminal it is shown on.
+ * Print exactly one JSON line to stdout, in the envelope every `--json` output has: an object with `"ok"` first
+ * (`{"ok":true,...fields}`; `fail()` writes `{"ok":false,"error":{...}}`). An object without `ok` gets
+ * `"ok":true`. Hidden code points (controls, bidi, zero-width, line separators) are written as `\\u` escapes
+ * (core/text.ts inertJson), so the line parses to the same value and cannot drive a terminal it is shown on.
+ * A command prints one such line per run (a watching command: one per event).
  */
 export function outJson(ctx: CliContext, value: unknown): void {
-  ctx.io.stdout.write(`${inertJson(value)}\n`);
+  const v = value !== null && typeof value === 'object' && !Array.isArray(value) && !('ok' in value) ? { ok: true, ...(value as Record<string, unknown>) } : value;
+  ctx.io.stdout.write(`${inertJson(v)}\n`);
+}
+
+/** `outJson(ctx, {ok: true, ...fields})`: the one result line of a command that succeeded. */
+export function outOk(ctx: CliContext, fields: Record<string, unknown>): void {
+  outJson(ctx, { ok: true, ...fields });
 }
 
 /**

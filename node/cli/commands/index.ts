@@ -14,6 +14,7 @@ import { sandboxCommands } from './sandbox.js';
 import { diagnosticsCommands } from './diagnostics.js';
 import { appCommands } from './app.js';
 import { serveCommands } from './serve.js';
+import { completionCommand } from './completion.js';
 
 /** All commands, in --help order. Add one import line and one entry per module. */
 export const commands: CliCommand[] = [
@@ -31,4 +32,5 @@ export const commands: CliCommand[] = [
   ...sandboxCommands,
   ...diagnosticsCommands,
   ...appCommands,
+  completionCommand(() => commands),
 ];

@@ -18,13 +18,13 @@ const list: CliCommand = {
   usage: `Usage: tycli permissions list [NAME]
 
 Permanent answers are kept per revision identity: a new revision of a tool starts with none.
-Session answers live only in the process that asked. With --json: one line per decision.`,
+Session answers live only in the process that asked. With --json: {"ok":true,"decisions":[{"tool","revision","rule","allow","channel","at"}]}.`,
   async run(ctx, _v, pos) {
     if (pos.length > 1) usage('tycli permissions list takes at most one tool NAME');
     const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
       const all = (await decisions.list()).filter((d) => pos.length === 0 || d.toolName === pos[0]);
-      if (ctx.globals.json) for (const d of all) outJson(ctx, { tool: d.toolName, revision: d.revision, rule: suggestRule(d), allow: d.allow, channel: d.channel, at: d.at !== undefined ? new Date(d.at).toISOString() : undefined });
+      if (ctx.globals.json) outJson(ctx, { ok: true, decisions: all.map((d) => ({ tool: d.toolName, revision: d.revision, rule: suggestRule(d), allow: d.allow, channel: d.channel, at: d.at !== undefined ? new Date(d.at).toISOString() : undefined })) });
       else if (all.length === 0) note(ctx, 'no permanent decisions');
       else for (const d of all) out(ctx, terminalSafe(ctx, `${d.toolName}@${d.revision}  ${d.allow ? 'allow' : 'deny '}  ${suggestRule(d)}${d.channel ? `  (via ${d.channel}${d.at !== undefined ? `, ${new Date(d.at).toISOString()}` : ''})` : ''}`));
       return 0;

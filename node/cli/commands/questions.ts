@@ -13,8 +13,22 @@ export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${scopes}  |  tycli answer ${q.id} no`];
 }
 
+/** A stored question as structured fields for --json (raw text; outJson escapes every hidden character). */
+export function questionFields(q: StoredQuestion): Record<string, unknown> {
+  return {
+    id: q.id,
+    createdAt: new Date(q.createdAt).toISOString(),
+    pid: q.pid,
+    title: q.title,
+    details: q.details,
+    ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}),
+    ...(q.hints ? { hints: q.hints } : {}),
+    scopes: q.scopes ?? ['once'],
+  };
+}
+
 function show(ctx: CliContext, q: StoredQuestion): void {
-  if (ctx.globals.json) outJson(ctx, { event: 'waiting', id: q.id, createdAt: q.createdAt, pid: q.pid, lines: questionLines(q) });
+  if (ctx.globals.json) outJson(ctx, { ok: true, event: 'waiting', ...questionFields(q) });
   else out(ctx, `${questionLines(q).join('\n')}\n`);
 }
 
@@ -102,7 +116,7 @@ while watching, per question gone ({"event":"gone","id"}).`,
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     if (values.watch !== true) {
       const list = await store.list();
-      if (ctx.globals.json) outJson(ctx, { ok: true, questions: list.map((q) => ({ id: q.id, createdAt: q.createdAt, pid: q.pid, lines: questionLines(q) })) });
+      if (ctx.globals.json) outJson(ctx, { ok: true, questions: list.map(questionFields) });
       else if (list.length === 0) out(ctx, 'no questions waiting');
       else for (const q of list) show(ctx, q);
       return 0;

@@ -17,14 +17,14 @@ const resume: CliCommand = {
 
 A tool is paused when its calls are refused many times in a short window (default 10 in 60 s;
 settings key "pause": {"maxRefusals", "windowMs"}). Its calls then fail with E_PAUSED until resumed.
-With --json: {"ok":true,"tool","resumed"} or one line per paused tool.`,
+With --json: {"ok":true,"tool","resumed"}, or without NAME {"ok":true,"paused":[{"tool","pausedAt","refusals","windowMs"}]}.`,
   async run(ctx, _values, pos) {
     if (pos.length > 1) usage('tycli resume takes one tool NAME');
     const { host, pause } = await openPause(ctx);
     try {
       if (pos.length === 0) {
         const list = await pause.list();
-        if (ctx.globals.json) for (const p of list) outJson(ctx, { tool: p.tool, pausedAt: new Date(p.at).toISOString(), refusals: p.count, windowMs: p.windowMs });
+        if (ctx.globals.json) outJson(ctx, { ok: true, paused: list.map((p) => ({ tool: p.tool, pausedAt: new Date(p.at).toISOString(), refusals: p.count, windowMs: p.windowMs })) });
         else if (list.length === 0) note(ctx, 'no tool is paused');
         else for (const p of list) out(ctx, terminalSafe(ctx, `${p.tool}  paused ${new Date(p.at).toISOString()} after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s`));
         return 0;

@@ -5,6 +5,7 @@ import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { fail, out, outJson, terminalSafe, usage } from '../output.js';
 import { cliHintFor } from '../hints.js';
+import { suggestTool } from '../suggest.js';
 
 /** Largest file read by --args @FILE or --arg-file, bytes (matches the invoker's argument cap). */
 const MAX_ARG_FILE_BYTES = 8 * 1024 * 1024;
@@ -110,6 +111,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     try {
       const r = await host.invoker.invoke(pos[0]!, args, { signal: ac.signal, disposable: v.disposable === true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
       if (!r.ok) {
+        if (r.error.code === 'E_UNKNOWN_TOOL') r.error.data = await suggestTool(r.error.data, ctx.globals.home);
         const hint = cliHintFor(r.error.code, r.error.data);
         return fail(ctx, r.error.code, hint ? `${r.error.message}; ${hint}` : r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
       }

@@ -146,7 +146,7 @@ const revoke: CliCommand = {
 const list: CliCommand = {
   path: ['secret', 'list'],
   summary: 'list secret names and their grants (never values)',
-  usage: 'Usage: tycli secret list\n\nWith --json: one line per secret {"name","hasValue","grants":[{"tool","revision","origins"}]}.',
+  usage: 'Usage: tycli secret list\n\nWith --json: {"ok":true,"secrets":[{"name","hasValue","grants":[{"tool","revision","origins"}]}]}.',
   allowPositionals: false,
   async run(ctx) {
     const { host, values, grants } = await openSecrets(ctx);
@@ -157,7 +157,7 @@ const list: CliCommand = {
       const rows = [...names].sort().map((n) => ({ name: n, hasValue: false, grants: all.find((g) => g.name === n)?.grants ?? [] }));
       const withValues = new Set(await values.names());
       for (const r of rows) r.hasValue = withValues.has(r.name);
-      if (ctx.globals.json) for (const r of rows) outJson(ctx, r);
+      if (ctx.globals.json) outJson(ctx, { ok: true, secrets: rows });
       else if (rows.length === 0) note(ctx, 'no secrets; add one with: tycli secret set NAME');
       else {
         for (const r of rows) {
