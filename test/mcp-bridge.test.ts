@@ -214,7 +214,9 @@ describe('refusals count toward the pause', () => {
     for (let i = 0; i < 3; i++) expect((await toolError(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x', bad: i } }))).code).toBe('E_INVALID_ARGS');
     const paused = await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
     expect(paused.stable).toBe('E_PAUSED');
-    expect(paused.message).toContain('tycli resume fx__search');
+    // named as the setting a person acts on, never as a command line (the client's user is not at tycli's)
+    expect(paused.message).toContain('a person can resume fx__search');
+    expect(paused.message).not.toMatch(/tycli |--allow/);
     // another tool of the same server is not paused
     expect((await codeOf(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe('E_APPROVAL_REQUIRED');
     await pause.resume('fx__search');

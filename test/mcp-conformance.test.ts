@@ -1,16 +1,13 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance, on Node 22) against `tycli mcp proxy --http` in front of an SDK fixture server; test side.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, addNodeServer, startHttpProxy, tempHome } from './mcp-helpers.js';
+import { CONFORMANCE_DIR as DIR, NODE22, ROOT, addNodeServer, ensureConformanceFolder, startHttpProxy, tempHome } from './mcp-helpers.js';
 // @ts-expect-error: a plain ESM test harness without types
 import { authShim } from './conformance/auth-shim.mjs';
 
-const DIR = join(ROOT, 'test/conformance');
-const NODE22 = join(DIR, 'node_modules/.bin/node');
 const SUITE = join(DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 
 let home: string;
@@ -19,10 +16,7 @@ let proxy: ChildProcess | undefined;
 beforeAll(async () => {
   // the suite and Node 22 live in their own folder (see test/conformance/package.json); .ci/run installs
   // them, and a checkout without them gets them here from the lockfile
-  if (!existsSync(NODE22) || !existsSync(SUITE)) {
-    const r = spawnSync('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund'], { stdio: 'inherit', timeout: 600_000 });
-    if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
-  }
+  ensureConformanceFolder();
   ({ home, cleanup } = await tempHome());
 }, 600_000);
 afterAll(async () => {

@@ -1,5 +1,6 @@
 // Helpers for MCP bridge tests: temp homes, definitions of the test peers, an in-process client pair; test side.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -166,3 +167,15 @@ export async function startHttpProxy(h: string, name: string, extra: string[] = 
   return { proc, url: info.url, token: (await readFile(info.tokenFile, 'utf8')).trim() };
 }
 
+
+/** test/conformance: the conformance suite, the MCP Inspector and Node 22, apart from the project's packages. */
+export const CONFORMANCE_DIR = join(ROOT, 'test/conformance');
+export const NODE22 = join(CONFORMANCE_DIR, 'node_modules/.bin/node');
+
+/** Install test/conformance from its lockfile when a checkout lacks it (.ci/run installs it up front). */
+export function ensureConformanceFolder(): void {
+  const need = [NODE22, join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js')];
+  if (need.every((f) => existsSync(f))) return;
+  const r = spawnSync('npm', ['ci', '--prefix', CONFORMANCE_DIR, '--no-audit', '--no-fund'], { stdio: 'inherit', timeout: 600_000 });
+  if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
+}

@@ -20,3 +20,27 @@ export function toolErrorResult(code: string, message: string): CallToolResult {
   const text = message.length > MAX_TEXT ? `${message.slice(0, MAX_TEXT)} [cut]` : message;
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'tysandbox/code': code } };
 }
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v.slice(0, 300) : undefined);
+
+/**
+ * The MCP client's rendering of a refusal's facts (TyError `data`, core's messages being host-neutral): it
+ * names the rule or setting a person would change, never a command line, since the client's user is not
+ * at tycli's. Undefined when the facts call for no hint.
+ */
+export function mcpHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
+  const d = data ?? {};
+  const parts: string[] = [];
+  if (d.reason === 'no-channel') parts.push('nobody could be asked (no terminal and nobody watching the waiting-question store)');
+  if (str(d.allowRule)) parts.push(`a permissions.allow rule '${str(d.allowRule)}' in settings would allow it without asking`);
+  if (str(d.revoke)) parts.push(`a person can revoke that remembered answer for ${str(d.revoke)}`);
+  if (str(d.paused)) parts.push(`a person can resume ${str(d.paused)}`);
+  if (code === 'E_SECRET_DENIED' && str(d.secret)) parts.push(str(d.grantTo) ? `a person can grant the secret ${str(d.secret)} to ${str(d.grantTo)}` : `a person can set the secret ${str(d.secret)}`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/** `message` with the MCP client's hint for the error's facts appended. */
+export function clientMessage(e: { code: string; message: string; data?: Record<string, unknown> | undefined }): string {
+  const hint = mcpHint(e.code, e.data);
+  return hint ? `${e.message}; ${hint}` : e.message;
+}

@@ -17,9 +17,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Gate, GateRequest, Question } from '../../core/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
-import { cliHint } from '../cli/hints.js';
 import { checkToolArguments } from '../../core/mcp/args.js';
-import { TOOL_EXECUTION_CODES, toolErrorResult } from '../../core/mcp/results.js';
+import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from '../../core/mcp/results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult, prefixedNaming, type Naming } from '../../core/mcp/naming.js';
 import { definitionHash, definitionSnapshot, describeChange, type DefinitionKind, type DefinitionMemory } from '../../core/mcp/definitions.js';
 import { RPC, requestLogLine, toolCallParams, type RpcId } from '../../core/mcp/messages.js';
@@ -187,8 +186,8 @@ export function toMcpError(e: unknown): Error {
   if (e instanceof McpError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
   const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
-  const hint = cliHint(t); // core's messages are host-neutral; the command line's hint names the command
-  return new RpcFailure(num, hint ? `${t.message}; ${hint}` : t.message, { code: t.code });
+  // core's messages are host-neutral; an MCP client's hint names the rule or setting, never a command line
+  return new RpcFailure(num, clientMessage(t), { code: t.code });
 }
 
 /** `tycli mcp hub NAME` with the same runtime and entry as this process. */
@@ -671,8 +670,7 @@ export class McpBridge {
             const t = toTyError(e, 'E_MCP');
             if (TOOL_EXECUTION_CODES.has(t.code)) {
               this.log('local', 'tools/call', name, `tool-error:${t.code}`);
-              const hint = cliHint(t);
-              return toolErrorResult(t.code, hint ? `${t.message}; ${hint}` : t.message);
+              return toolErrorResult(t.code, clientMessage(t));
             }
             this.log('local', 'tools/call', name, `refused:${t.code}`);
             throw e;
