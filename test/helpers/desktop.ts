@@ -12,9 +12,36 @@ export interface Xvfb {
   stop(): Promise<void>;
 }
 
-/** Start Xvfb on an unused display number (Xvfb -displayfd picks and locks it). Resolves once it accepts clients. */
+/**
+ * An unusual screen size, so a test can tell its own X server from another one answering on the same number.
+ * Xvfb runs with -noreset: by default an X server resets when its last client disconnects, and a client
+ * connecting during that reset (a dialog starting just after an xdotool call ended) is dropped.
+ */
+const SCREEN = { width: 1031, height: 773 };
+
+/**
+ * Start Xvfb on an unused display number (Xvfb -displayfd picks and locks it) and check that this display
+ * really is ours (clients reach a screen of our unusual size: another X server holding the same number, e.g.
+ * after its lock file was removed, would answer with another size); retried up to 3 times.
+ */
 export async function startXvfb(): Promise<Xvfb> {
-  const child: ChildProcess = spawn('/usr/bin/Xvfb', ['-displayfd', '1', '-nolisten', 'tcp', '-screen', '0', '1024x768x24'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const x = await startOneXvfb();
+    try {
+      const geometry = (await xdotool(x.display, ['getdisplaygeometry'])).trim();
+      if (geometry === `${SCREEN.width} ${SCREEN.height}`) return x;
+      last = new Error(`display ${x.display} answers with a ${geometry} screen: not ours`);
+    } catch (e) {
+      last = e;
+    }
+    await x.stop();
+  }
+  throw new Error(`cannot start a private Xvfb display: ${String(last)}`);
+}
+
+async function startOneXvfb(): Promise<Xvfb> {
+  const child: ChildProcess = spawn('/usr/bin/Xvfb', ['-displayfd', '1', '-nolisten', 'tcp', '-noreset', '-screen', '0', `${SCREEN.width}x${SCREEN.height}x24`], { stdio: ['ignore', 'pipe', 'ignore'] });
   const display = await new Promise<string>((resolve, reject) => {
     let got = '';
     const timer = setTimeout(() => reject(new Error('Xvfb did not report a display within 15 s')), 15_000);
@@ -36,7 +63,7 @@ export async function startXvfb(): Promise<Xvfb> {
   return {
     display,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = new Promise<void>((r) => child.once('exit', () => r()));
       child.kill('SIGTERM');
       await gone;
