@@ -172,7 +172,8 @@ describe('authorization and access class', () => {
     expect(res.status).toBe(201);
     expect(unb64(res.body)).toBe('hello');
     expect(res.headers).toContainEqual(['x-test', 'yes']);
-    expect(calls).toEqual([{ principal: 'test:user', kind: 'fetch', toolName: 'fetcher', revision: id.revision, target: server.origin, access: 'read', requested: true }]);
+    // the question's preview: the request line, fragment dropped
+    expect(calls).toEqual([{ principal: 'test:user', kind: 'fetch', toolName: 'fetcher', revision: id.revision, target: server.origin, access: 'read', requested: true, preview: `GET ${server.url('/hello')}` }]);
   });
 
   it.each([['GET', 'read'], ['HEAD', 'read'], ['OPTIONS', 'read'], ['POST', 'write'], ['PUT', 'write'], ['DELETE', 'write'], ['PATCH', 'write'], ['PROPFIND', 'write']])(
