@@ -57,6 +57,10 @@ export interface BrowserHostOptions {
   transport?: FetchTransport;
   /** Pause after repeated refusals: `maxRefusals` within `windowMs`; a pause lifts by itself after `expireMs` (default 15 minutes). */
   pause?: Partial<PauseConfig>;
+  /** Most retained sandboxes at once (default 16; the least recently used idle one goes first). */
+  maxRetained?: number;
+  /** A retained sandbox idle this long is destroyed, ms (default 600 000; 0: never). */
+  idleMs?: number;
   /** Replace the permission gate. */
   gate?: Gate;
   /** Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with setExternal. */
@@ -171,7 +175,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       events.emit('python-progress', p);
     },
   });
-  const pool = new SandboxPool({ runtime, mode: opts.mode ?? 'retained' });
+  const pool = new SandboxPool({ runtime, mode: opts.mode ?? 'retained', ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}), ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}) });
   let external = opts.external;
   const invoker = new Invoker({
     registry,

@@ -293,6 +293,53 @@ describe('SandboxPool memory budget', () => {
   });
 });
 
+describe('SandboxPool limits: maxRetained (LRU) and idle timeout', () => {
+  it('keeps at most maxRetained sandboxes, destroying the least recently used idle one first', async () => {
+    const rt = new FakeRuntime(counter);
+    const evicted: string[] = [];
+    const pool = new SandboxPool({ runtime: rt, maxRetained: 2, onEvict: (r, why) => evicted.push(`${r}:${why}`) });
+    await pool.call(spec('r-a', 'a'), {}, { onCapability });
+    await pool.call(spec('r-b', 'b'), {}, { onCapability });
+    await pool.call(spec('r-a', 'a'), {}, { onCapability }); // a is now the most recently used
+    await pool.call(spec('r-c', 'c'), {}, { onCapability });
+    expect(pool.retainedCount()).toBe(2);
+    expect(evicted).toEqual(['r-b:max retained']);
+    expect(rt.started.find((i) => i.revision === 'r-b')?.destroyed).toMatch(/at most 2 sandboxes/);
+    expect(pool.peek('r-a')).toBeDefined();
+    expect(await pool.call(spec('r-a', 'a'), {}, { onCapability })).toBe(3); // state kept: not restarted
+    await pool.shutdown();
+  });
+  it('the default cap is 16', async () => {
+    const rt = new FakeRuntime(counter);
+    const pool = new SandboxPool({ runtime: rt });
+    for (let i = 0; i < 20; i++) await pool.call(spec(`r-${i}`, `t${i}`), {}, { onCapability });
+    expect(pool.retainedCount()).toBe(16);
+    expect(pool.peek('r-0')).toBeUndefined();
+    expect(pool.peek('r-19')).toBeDefined();
+    await pool.shutdown();
+  });
+  it('destroys a sandbox idle for idleMs; a call in between re-arms it; a busy one is never idle', async () => {
+    let open!: () => void;
+    const hold = new Promise<void>((r) => (open = r));
+    const rt = new FakeRuntime(async (a, _o, inst) => (a === 'hold' ? hold.then(() => ++inst.state) : ++inst.state));
+    const pool = new SandboxPool({ runtime: rt, idleMs: 1000 });
+    await pool.call(spec('r-a', 'a'), {}, { onCapability });
+    await new Promise((r) => setTimeout(r, 300));
+    await pool.call(spec('r-a', 'a'), {}, { onCapability }); // re-armed
+    await new Promise((r) => setTimeout(r, 300));
+    expect(pool.peek('r-a')).toBeDefined();
+    const busy = pool.call(spec('r-b', 'b'), 'hold', { onCapability });
+    for (let i = 0; i < 100 && pool.peek('r-a'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pool.peek('r-a')).toBeUndefined();
+    expect(rt.started.find((i) => i.revision === 'r-a')?.destroyed).toMatch(/idle for 1000 ms/);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(pool.peek('r-b')).toBeDefined(); // busy the whole time
+    open();
+    await busy;
+    await pool.shutdown();
+  });
+});
+
 describe('SandboxPool disposable mode', () => {
   it('starts a fresh sandbox per call and destroys it after', async () => {
     const rt = new FakeRuntime(counter);

@@ -32,7 +32,21 @@ export interface SandboxPoolOptions {
   memoryBudgetMb?: number;
   /** What one sandbox of `spec` may hold, MiB: its charge against the budget (default `spec.limits.memoryMb`). */
   memoryOf?: (spec: SandboxSpec) => number;
+  /**
+   * Most retained sandboxes alive at once (default 16, DEFAULT_MAX_RETAINED). Starting one more first destroys the
+   * least recently used idle one; when every one is busy it starts anyway and the pool shrinks as calls end.
+   */
+  maxRetained?: number;
+  /** A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0: never). */
+  idleMs?: number;
+  /** Told when the pool destroys a sandbox for its limits (`max retained`, `idle`, `memory budget`). */
+  onEvict?: (revision: string, reason: string) => void;
 }
+
+/** Default cap on retained sandboxes per pool. */
+export const DEFAULT_MAX_RETAINED = 16;
+/** Default idle time after which a retained sandbox is destroyed, ms (10 minutes). */
+export const DEFAULT_IDLE_MS = 600_000;
 
 export interface PoolCallOptions {
   onCapability: CapabilityHandler;
@@ -83,12 +97,52 @@ export class SandboxPool {
   readonly #entries = new Map<string, Entry>();
   readonly #disposables = new Set<SandboxInstance>();
   readonly #budget: number;
+  readonly #maxRetained: number;
+  readonly #idleMs: number;
+  readonly #idleTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
   #tick = 0;
   #closed = false;
 
   constructor(opts: SandboxPoolOptions) {
     this.#opts = opts;
     this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
+    this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
+    this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
+    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1) throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
+    if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0) throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
+  }
+
+  /** How many retained sandboxes are alive now. */
+  retainedCount(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    return n;
+  }
+
+  /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
+  async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
+    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const x of idle) {
+      if (this.retainedCount() + room <= this.#maxRetained) return;
+      this.#opts.onEvict?.(x.revision, 'max retained');
+      await this.#retire(x, `the pool keeps at most ${this.#maxRetained} sandboxes (least recently used)`, true);
+    }
+  }
+
+  /** (Re)arm the idle timer of an entry with no call running or queued. */
+  #armIdle(e: Entry): void {
+    const old = this.#idleTimers.get(e);
+    if (old !== undefined) clearTimeout(old);
+    this.#idleTimers.delete(e);
+    if (this.#idleMs === 0 || e.pending > 0 || !e.instance?.alive || this.#closed) return;
+    const t = setTimeout(() => {
+      this.#idleTimers.delete(e);
+      if (e.pending > 0 || !e.instance?.alive) return;
+      this.#opts.onEvict?.(e.revision, 'idle');
+      void this.#retire(e, `idle for ${this.#idleMs} ms`, true);
+    }, this.#idleMs);
+    (t as { unref?: () => void }).unref?.();
+    this.#idleTimers.set(e, t);
   }
 
   #runtimeFor(spec: SandboxSpec): SandboxRuntime {
@@ -134,6 +188,7 @@ export class SandboxPool {
     }
     const e = entry;
     e.pending++;
+    this.#armIdle(e); // a call is queued: not idle
     const turn = e.queue;
     let release!: () => void;
     e.queue = new Promise<void>((r) => (release = r));
@@ -143,6 +198,7 @@ export class SandboxPool {
       // Aborted while queued: hand our slot on only when our turn would have come, so calls stay serialized.
       e.pending--;
       void turn.then(release);
+      this.#armIdle(e);
       throw err;
     }
     try {
@@ -153,6 +209,8 @@ export class SandboxPool {
       e.lastUsed = ++this.#tick;
       release();
       if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
+      if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
+      this.#armIdle(e);
     }
   }
 
@@ -172,6 +230,7 @@ export class SandboxPool {
     const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
     for (const x of idle) {
       if (this.#usedMb() + extraMb <= this.#budget) return;
+      this.#opts.onEvict?.(x.revision, 'memory budget');
       await this.#retire(x, 'memory budget', true);
     }
   }
@@ -181,6 +240,7 @@ export class SandboxPool {
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
       await this.#fitBudget(e, e.chargeMb);
+      await this.#fitCount(e, 1);
       e.instance = await startWithin(runtime, spec, signal, deadline);
       if (e.killed || this.#closed) {
         await e.instance.destroy('pool closed during start');
@@ -214,6 +274,9 @@ export class SandboxPool {
 
   #retire(e: Entry, reason: string, now: boolean): Promise<void> {
     e.retired = true;
+    const idle = this.#idleTimers.get(e);
+    if (idle !== undefined) clearTimeout(idle);
+    this.#idleTimers.delete(e);
     if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
     const kill = async () => {
       e.killed = true;

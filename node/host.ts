@@ -59,6 +59,10 @@ export interface NodeHostOptions {
    * destroyed. Default: $TYCLI_MEMORY_BUDGET_MB, else DEFAULT_MEMORY_BUDGET_MB (4096).
    */
   memoryBudgetMb?: number;
+  /** Most retained sandboxes at once (core/pool.ts, default 16: the least recently used idle one goes first). */
+  maxRetained?: number;
+  /** A retained sandbox idle this long is destroyed, ms (core/pool.ts, default 600 000; 0: never). */
+  idleMs?: number;
 }
 
 /** Default host-wide memory budget for retained sandboxes, MiB (NodeHostOptions.memoryBudgetMb). */
@@ -310,6 +314,8 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store): 
   const pool = new SandboxPool({
     runtime: runtimeFor,
     memoryBudgetMb: memoryBudget(opts),
+    ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
     memoryOf: (spec) => {
       const n = needs(spec);
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
