@@ -179,3 +179,30 @@ export function ensureConformanceFolder(): void {
   const r = spawnSync('npm', ['ci', '--prefix', CONFORMANCE_DIR, '--no-audit', '--no-fund'], { stdio: 'inherit', timeout: 600_000 });
   if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
 }
+
+/**
+ * A bridge session for one test over `via`: `stdio` (serveStream over a stream pair) or `http` (serveHttp on
+ * 127.0.0.1:0 with the SDK's StreamableHTTPClientTransport and the bearer token). `close` ends everything.
+ */
+export async function openVia(via: 'stdio' | 'http', opts: Omit<BridgeOptions, 'log'>): Promise<{ client: Client; logs: string[]; close: () => Promise<void> }> {
+  if (via === 'stdio') {
+    const c = await connect(opts, {});
+    return { client: c.client, logs: c.logs, close: c.close };
+  }
+  const { serveHttp } = await import('../node/mcp/serve-http.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const logs: string[] = [];
+  const bridge = new McpBridge({ ...opts, log: (l) => logs.push(l) });
+  const h = await serveHttp(bridge, { port: 0 });
+  const client = new Client({ name: 'sdk-http', version: '1' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } }));
+  return {
+    client,
+    logs,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      await h.close();
+      await bridge.close();
+    },
+  };
+}

@@ -120,6 +120,17 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     expect((await client.listTools()).tools.some((t) => t.name.startsWith('fx__'))).toBe(false);
   }, 30_000);
 
+  it('arguments a tool\'s schema refuses and a tool that reports an error are CallToolResults with isError, not JSON-RPC errors', async () => {
+    await addNodeServer(home, 'sdk', SDK_FIXTURE, [], { ask: 'none' });
+    const { client } = await open();
+    const bad = (await client.callTool({ name: 'sdk__json_schema_2020_12_tool', arguments: { nope: 1 } })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+    expect([bad.isError, bad._meta?.['tysandbox/code']]).toEqual([true, 'E_INVALID_ARGS']);
+    expect(bad.content[0]?.text).toContain('"nope"');
+    const failed = (await client.callTool({ name: 'sdk__test_error_handling', arguments: {} })) as { isError?: boolean };
+    expect(failed.isError).toBe(true);
+    await expect(client.callTool({ name: 'sdk__no_such_tool', arguments: {} })).rejects.toThrow(/no tool/);
+  }, 30_000);
+
   it('a tool name listed twice by one server: neither is offered, a warning is logged once, a call is refused', async () => {
     await addNodeServer(home, 'sdk', SDK_FIXTURE, [], { ask: 'none', env: { FX_DUP: '1' } });
     const { client, logs } = await open();

@@ -8,7 +8,7 @@ import { Store } from '../core/store.js';
 import { MemoryStoreBackend } from '../core/memory-store.js';
 import { AskRouter } from '../core/ask.js';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
-import { FIXTURE, addNodeServer, connect, mcpRefusal, tempHome, type Connected } from './mcp-helpers.js';
+import { FIXTURE, addNodeServer, connect, mcpRefusal, openVia, tempHome, type Connected } from './mcp-helpers.js';
 
 let home: string;
 let cleanup: () => Promise<void>;
@@ -46,23 +46,38 @@ function gateWith(person: AskChannel): PermissionGate {
 }
 
 describe('progress while a question waits', () => {
-  it('a client whose timeout (800 ms) resets on progress keeps waiting through a 2.5 s question; without progress the same call times out', async () => {
+  it('over HTTP too: a client whose timeout resets on progress keeps waiting through the question', async () => {
     await addNodeServer(home, 'fx', FIXTURE, []);
-    const person = new SlowPerson(2500);
-    conn = await connect({ home, sandbox: 'w', gate: gateWith(person), waitingProgress: { firstMs: 200, everyMs: 300 } });
+    const person = new SlowPerson(7000);
+    const c = await openVia('http', { home, sandbox: 'w', gate: gateWith(person), waitingProgress: { firstMs: 200, everyMs: 500 } });
+    try {
+      const seen: string[] = [];
+      const r = await c.client.callTool({ name: 'fx__search', arguments: { q: 'http' } }, undefined, { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => void seen.push(p.message ?? '') });
+      expect(JSON.stringify(r)).toContain('found http');
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(seen)).toEqual(new Set(['waiting for approval of fx/search']));
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
+
+  it('a client whose timeout (3 s) resets on progress keeps waiting through a 7 s question; without progress the same call times out', async () => {
+    await addNodeServer(home, 'fx', FIXTURE, []);
+    const person = new SlowPerson(7000);
+    conn = await connect({ home, sandbox: 'w', gate: gateWith(person), waitingProgress: { firstMs: 200, everyMs: 500 } });
     const seen: { progress: number; message?: string }[] = [];
-    const r = await conn.client.callTool({ name: 'fx__search', arguments: { q: 'waited' } }, undefined, { timeout: 800, resetTimeoutOnProgress: true, onprogress: (p) => void seen.push(p) });
+    const r = await conn.client.callTool({ name: 'fx__search', arguments: { q: 'waited' } }, undefined, { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => void seen.push(p) });
     expect(JSON.stringify(r)).toContain('found waited');
     expect(person.asked).toHaveLength(1);
-    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen.length).toBeGreaterThanOrEqual(5);
     expect(seen.every((p) => p.message === 'waiting for approval of fx/search')).toBe(true);
     expect(seen.map((p) => p.progress)).toEqual(seen.map((_, i) => i + 1));
     // a client without a progress token gets none, and its own timeout ends the wait (the question is withdrawn)
-    const slow = new SlowPerson(2500);
+    const slow = new SlowPerson(7000);
     await conn.close();
     conn = await connect({ home, sandbox: 'w', gate: gateWith(slow), waitingProgress: { firstMs: 200, everyMs: 300 } });
-    const t = await mcpRefusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }, undefined, { timeout: 800 }));
+    const t = await mcpRefusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }, undefined, { timeout: 3000 }));
     expect(t.code).toBe(-32001); // the SDK client's own RequestTimeout
     expect(conn.transport.raw.some((m) => (m as { method?: string }).method === 'notifications/progress')).toBe(false);
-  }, 30_000);
+  }, 60_000);
 });
