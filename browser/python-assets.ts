@@ -111,3 +111,26 @@ export function loadPyodideAssets(manifest: PyodideManifest, fetchFn: typeof fet
   p.catch(() => cache.delete(key));
   return p;
 }
+
+/**
+ * Fetch a Python revision's declared wheels from the app's asset folder `base` (no credentials, no redirects) and
+ * check each against its sha-256 before the worker gets a byte. Not cached: every sandbox start checks again.
+ * @throws TyError E_SANDBOX_UNAVAILABLE (a wheel could not be fetched), E_INTEGRITY (a digest differs).
+ */
+export async function loadPythonPackages(base: string, packages: readonly { file: string; sha256: string }[], fetchFn: typeof fetch = fetch.bind(globalThis)): Promise<{ file: string; bytes: ArrayBuffer }[]> {
+  return Promise.all(
+    packages.map(async ({ file, sha256 }) => {
+      let res: Response;
+      try {
+        res = await fetchFn(new URL(file, new URL(base, location.href)).href, { credentials: 'omit', redirect: 'error' });
+      } catch {
+        throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python wheel ${file}`);
+      }
+      if (!res.ok) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python wheel ${file} (HTTP ${res.status}); put it in the app's python-packages/ folder`);
+      const bytes = await res.arrayBuffer();
+      const got = await sha256Hex(bytes);
+      if (got !== sha256) throw new TyError('E_INTEGRITY', `the Python wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`);
+      return { file, bytes };
+    }),
+  );
+}

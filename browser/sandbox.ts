@@ -8,7 +8,7 @@ import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import type { HostMessage } from '../protocol/wire.js';
 import type { HostEvents } from './events.js';
-import { loadPyodideAssets, type PyodideAssets, type PyodideManifest, type PythonProgress } from './python-assets.js';
+import { loadPyodideAssets, loadPythonPackages, type PyodideAssets, type PyodideManifest, type PythonProgress } from './python-assets.js';
 
 /** The build's base URL, compiled in by the vite plugin (browser/build-config.mjs); absent outside a vite build. */
 declare const __TYSANDBOX_ASSET_BASE__: string | undefined;
@@ -109,6 +109,8 @@ export interface BrowserSandboxOptions {
   pyodide?: PyodideManifest;
   /** Folder of the Pyodide files (default: the manifest's base, `<assetBaseUrl>pyodide/`). */
   pyodideBaseUrl?: string;
+  /** Folder of the wheels Python revisions declare in `python.packages` (default `<assetBaseUrl>python-packages/`). */
+  pythonPackagesBaseUrl?: string;
   /** Called with Python load progress (fetching and verifying the files). */
   onPythonProgress?: (p: PythonProgress) => void;
   /** Heartbeat to each sandbox frame: a frame that misses one for this long is dead (ms, default 1000). */
@@ -309,10 +311,16 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     if (typeof document === 'undefined') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the browser sandbox needs a DOM');
     if (signal?.aborted) throw new TyError('E_ABORTED', 'sandbox start aborted');
     let pyAssets: PyodideAssets | undefined;
+    let pyPackages: { file: string; bytes: ArrayBuffer }[] = [];
     if (exec.runtime === 'python') {
       const m = this.#pyManifest();
       if (!m) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python runtime is not configured in this app (no Pyodide manifest)');
       pyAssets = await loadPyodideAssets(m, undefined, this.options.onPythonProgress);
+      const wanted = spec.manifest.python?.packages ?? [];
+      if (wanted.length > 0) {
+        const base = this.options.pythonPackagesBaseUrl ?? new URL('python-packages/', new URL(this.options.assetBaseUrl ?? '/', location.href)).href;
+        pyPackages = await loadPythonPackages(base, wanted);
+      }
     }
     const budget = this.options.startTimeoutMs ?? (exec.runtime === 'python' ? 120_000 : 30_000);
     const sf = await openSandboxFrame({
@@ -328,7 +336,7 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
       // Pre-protocol: copies of the verified Pyodide files, transferred (the page keeps its cached originals).
       const files: Record<string, ArrayBuffer> = {};
       for (const [k, v] of Object.entries(pyAssets)) files[k] = v.slice(0);
-      port.postMessage({ tysandbox: 'python-assets', files, retainState: exec.retainState === true }, Object.values(files));
+      port.postMessage({ tysandbox: 'python-assets', files, packages: pyPackages, retainState: exec.retainState === true }, [...Object.values(files), ...pyPackages.map((p) => p.bytes)]);
     }
     // Heartbeat: the frame's own thread (never blocked by tool code in the worker) echoes each ping.
     const heartbeatMs = this.options.heartbeatMs ?? 1000;

@@ -14,6 +14,7 @@ const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
 const { ownKeys: ReflectOwnKeys, getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
   defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty } = Reflect;
 const ObjectCreate = Object.create;
+const ArrayIsArray = Array.isArray;
 const ObjectPrototype = Object.prototype;
 const StringCtor = String;
 const StringPrototypeSlice = uncurry(String.prototype.slice);
@@ -42,6 +43,7 @@ let port; // the MessagePort to the host, set once by the frame's first message
 const PY_BASE = 'https://pyodide.invalid/';
 let pyAssets;
 let pyRetain = false;
+const pyPackages = [];
 let python; // createPythonGuest(...) once the assets arrived
 async function startPyodide(common) {
   const urls = [];
@@ -95,7 +97,7 @@ const guest = createGuest({
   loadRuntime: async (runtime, source) => {
     if (runtime !== 'python') return undefined;
     if (pyAssets === undefined) throw toolError('E_SANDBOX_UNAVAILABLE', 'the Python runtime files were not provided');
-    python = createPythonGuest({ guest, start: startPyodide, retainState: pyRetain });
+    python = createPythonGuest({ guest, start: startPyodide, retainState: pyRetain, packages: pyPackages });
     return python.loadRuntime(runtime, source);
   },
   fromGuest: (v) => (python === undefined ? v : python.fromGuest(v)),
@@ -130,6 +132,12 @@ function onPortMessage(ev) {
       pyAssets = ObjectCreate(null);
       for (const k of ReflectOwnKeys(files)) if (typeof k === 'string') pyAssets[k] = files[k];
       pyRetain = msg.retainState === true;
+      // Wheels the host fetched from the app's asset folder and checked by sha-256.
+      const list = ArrayIsArray(msg.packages) ? msg.packages : [];
+      for (let i = 0; i < list.length; i++) {
+        const p = list[i];
+        if (p !== null && typeof p === 'object' && typeof p.file === 'string' && p.bytes instanceof ArrayBuffer) ArrayPrototypePush(pyPackages, { file: p.file, bytes: new Uint8Array(p.bytes) });
+      }
     }
     return;
   }

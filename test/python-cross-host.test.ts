@@ -1,12 +1,14 @@
 // One Python manifest, two hosts: the same revision id and the same results from tycli's host (Pyodide in the Node sandbox, bubblewrap) and from the browser host in Chromium; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeHost } from '../node/host.js';
 import { revisionId } from '../core/registry.js';
 import type { ToolManifest } from '../protocol/manifest.js';
+import { PYTHON_PACKAGES_NS } from '../node/python-sandbox.js';
+import { tinyWheel } from './helpers/wheel.js';
 import { CHROMIUM_PATH, buildBrowserApp, launchChromium, openDiagnostics, serveDir } from './browser/driver.mjs';
 
 const MANIFEST: ToolManifest = {
@@ -41,6 +43,18 @@ const MANIFEST: ToolManifest = {
 };
 const CALLS = [{ text: 'the cat and the hat' }, { text: 'a b a' }];
 
+// A pure-Python wheel the test builds, declared by sha-256: next to the manifest on the CLI, in the app's
+// python-packages/ folder in the browser.
+const WHEEL = tinyWheel();
+const WHEEL_MANIFEST: ToolManifest = {
+  name: 'pyshout',
+  description: 'Uses a wheel.',
+  parameters: { type: 'object' },
+  execution: { kind: 'sandboxed-code', runtime: 'python', source: 'import tinytext, sys\ndef main(args, ctx):\n    return {"out": tinytext.shout(args["s"]), "where": tinytext.__file__.startswith(sys.prefix)}' },
+  python: { packages: [{ file: WHEEL.file, sha256: WHEEL.sha256 }] },
+};
+const WHEEL_CALLS = [{ s: 'wheels' }];
+
 let tmp: string;
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'tysandbox-cross-'));
@@ -48,7 +62,7 @@ beforeAll(() => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the command line and in the browser', () => {
-  it('gets the same revision id and the same results (storage across calls, refusal codes) on both hosts', async () => {
+  it('gets the same revision id and the same results (storage across calls, refusal codes, a declared wheel) on both hosts', async () => {
     // Command line: the host tycli builds, OS sandbox required.
     const host = await createNodeHost({
       home: join(tmp, 'home'),
@@ -59,22 +73,39 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
       cwd: tmp,
     });
     let cli: { revision: string; results: unknown[] };
-    try {
-      const { revision } = await host.registry.install(MANIFEST);
+    let cliWheel: { revision: string; results: unknown[] };
+    const project = join(tmp, 'project');
+    mkdirSync(project, { mode: 0o755 });
+    chmodSync(tmp, 0o755);
+    writeFileSync(join(project, WHEEL.file), WHEEL.bytes, { mode: 0o644 });
+    const runAll = async (m: ToolManifest, calls: unknown[]) => {
+      const { revision } = await host.registry.install(m);
+      if (m.python) await host.store.putJson(PYTHON_PACKAGES_NS, revision, { dir: project }); // what tycli tool add records
       const results: unknown[] = [];
-      for (const args of CALLS) results.push(await host.invoker.invoke(MANIFEST.name, args));
-      cli = { revision, results };
+      for (const args of calls) results.push(await host.invoker.invoke(m.name, args));
+      return { revision, results };
+    };
+    try {
+      cli = await runAll(MANIFEST, CALLS);
+      cliWheel = await runAll(WHEEL_MANIFEST, WHEEL_CALLS);
     } finally {
       await host.close();
     }
-    // Browser: the same manifest through the browser host in Chromium.
+    // Browser: the same manifests through the browser host in Chromium.
     const out = await buildBrowserApp({ outDir: join(tmp, 'browser') });
+    mkdirSync(join(out, 'python-packages'));
+    writeFileSync(join(out, 'python-packages', WHEEL.file), WHEEL.bytes);
     const server = await serveDir(out);
     const browser = await launchChromium();
     let web: { revision: string; results: unknown[] };
+    let webWheel: { revision: string; results: unknown[] };
+    let webBad: { revision: string; results: unknown[] };
     try {
       const { page } = await openDiagnostics(browser, server.origin);
       web = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [MANIFEST, CALLS] as const)) as typeof web;
+      webWheel = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [WHEEL_MANIFEST, WHEEL_CALLS] as const)) as typeof web;
+      const bad: ToolManifest = { ...WHEEL_MANIFEST, name: 'pyshoutbad', python: { packages: [{ file: WHEEL.file, sha256: '0'.repeat(64) }] } };
+      webBad = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [bad, WHEEL_CALLS] as const)) as typeof web;
     } finally {
       await browser.close();
       await server.close();
@@ -84,5 +115,11 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
     expect(cli.results[0]).toMatchObject({ ok: true, revision: cli.revision, result: { previous: null, secret: 'E_SECRET_DENIED', fetch: 'E_FETCH_SCHEME', top: [['the', 2], ['cat', 1]] } });
     expect(cli.results[1]).toMatchObject({ ok: true, result: { previous: { text: 'the cat and the hat' }, top: [['a', 2], ['b', 1]] } });
     expect(web.results).toEqual(cli.results);
+    // The wheel: same revision, loaded and verified on both hosts, same result.
+    expect(webWheel.revision).toBe(cliWheel.revision);
+    expect(cliWheel.results[0]).toMatchObject({ ok: true, result: { out: 'WHEELS!', where: true } });
+    expect(webWheel.results).toEqual(cliWheel.results);
+    // A wheel in the asset folder that does not match the declared digest is refused before the worker gets it.
+    expect(webBad.results[0]).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY', message: expect.stringContaining(WHEEL.file) } });
   }, 300_000);
 });
