@@ -48,6 +48,21 @@ function want(f: NonNullable<Question['facts']>): string {
   }
 }
 
+/** A registration request (a page or program changing the app's tools), in plain words. */
+function registryText(f: NonNullable<Question['facts']>): { title: string; lines: string[] } {
+  const p = f.principal ?? '';
+  const who = p.startsWith('origin:') ? `the page ${sanitizeInline(p.slice(7))}` : p.startsWith('protocol:') ? `the program ${q(p.slice(9))}` : 'a client';
+  const verb: Record<string, string> = {
+    activate: `switch ${q(f.tool)} to another version`,
+    remove: `remove the tool ${q(f.tool)}`,
+    add: `add the tool ${q(f.tool)}`,
+    read: 'see the installed tools',
+    connect: 'connect to this app',
+  };
+  const does = verb[f.target ?? ''] ?? `change the tool ${q(f.tool)}`;
+  return { title: `Allow ${who} to ${does}?`, lines: [`Asked by: ${who}`, `Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${does}`] };
+}
+
 function hintText(h: NonNullable<Question['hints']>): string | undefined {
   const said: string[] = [];
   if (h.readOnlyHint === true) said.push('only reads');
@@ -71,8 +86,9 @@ export function plainQuestion(question: Question): PlainQuestion {
     const lines = all.slice(1).map((l) => l.replace(/^ {2}/, '')).filter((l) => !/^principal: |^Rule that allows this without asking|^Allow for: /.test(l));
     return { title: all[0] ?? '', lines, preview: [] };
   }
-  const title = f.capability === 'tool' ? `Allow the tool ${q(f.tool)} to run?` : `Allow ${q(f.tool)} to ${want(f)}?`;
-  const lines = [`Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${want(f)}`];
+  const reg = f.capability === 'registry' ? registryText(f) : undefined;
+  const title = reg ? reg.title : f.capability === 'tool' ? `Allow the tool ${q(f.tool)} to run?` : `Allow ${q(f.tool)} to ${want(f)}?`;
+  const lines = reg ? reg.lines : [`Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${want(f)}`];
   const hint = question.hints ? hintText(question.hints) : undefined;
   if (hint) lines.push(hint);
   if (!f.rememberable) lines.push('Your settings ask about this every time, so the answer is for this call only.');

@@ -85,6 +85,8 @@ export interface QuestionFacts {
   preview?: string[];
   /** Whether the rule that asked lets a person remember the answer (false for alwaysAsk rules). */
   rememberable: boolean;
+  /** Registration requests only: who asks (`protocol:<client>` or `origin:<page origin>`). */
+  principal?: string;
 }
 export interface Answer {
   allow: boolean;

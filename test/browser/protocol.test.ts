@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from './driver.mjs';
 import { pyodideAssetsPlugin } from '../../browser/build-config.mjs';
-import type { AppServer } from '../../node/app-server.js';
+import { startAppServer, type AppServer } from '../../node/app-server.js';
 import { runProcess } from '../e2e/helpers.js';
 import type {} from './protocol/api.js';
 import { BIN, cleanEnv, doubler, httpClient, startHttp, stdioClient, tempHome } from '../protocol/helpers.js';
@@ -156,11 +156,10 @@ describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/protocol-w
 
 describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowed embedding origins")', () => {
   it('answers nobody until the person allows an origin in Settings; then that page registers and runs tools, a person approves moving a binding in the app, and a foreign page still gets nothing', async () => {
-    // The built app from dist/browser, served as plain files: this test is about the app's postMessage allowlist
-    // (the CSP header of `tycli app`, frame-ancestors included, is node/app-server.ts's and its tests' concern).
-    const served = await serveDir(join(REPO_ROOT, 'dist', 'browser'));
-    app = { url: `${served.origin}/browser/app/index.html`, port: Number(new URL(served.origin).port), close: served.close };
-    const appOrigin = served.origin;
+    // The built app behind the real `tycli app` server (strict CSP); both pages may frame it (frame-ancestors),
+    // so only the app's postMessage allowlist tells them apart.
+    app = await startAppServer({ dir: join(REPO_ROOT, 'dist', 'browser'), port: 0, frameAncestors: [A, C] });
+    const appOrigin = new URL(app.url).origin;
     const ctx = await browser.newContext(); // one profile: the setting the person saves is what the framed app reads
     const before = await embedder(A, ctx);
     await before.evaluate((src) => window.ty.frame(src), app.url);
@@ -192,7 +191,7 @@ describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowe
     expect(next.result.active).toBe(false);
     const moving = page.evaluate((r) => window.ty.call('tool/activate', { name: 'double', revision: r }), next.result.revision);
     const card = page.frameLocator('iframe[title="embedded app"]').getByRole('group', { name: 'Approval needed' });
-    await expect.poll(() => card.getByRole('heading').textContent(), { timeout: 20_000 }).toBe(`Allow origin:${A} to activate the tool binding of double?`);
+    await expect.poll(() => card.getByRole('heading').textContent(), { timeout: 20_000 }).toBe(`Allow the page ${A} to switch “double” to another version?`);
     await page.screenshot({ path: process.env.TY_SHOT ?? join(out, 'app-activation.png') });
     await card.getByRole('button', { name: 'Allow once' }).click();
     expect(await moving).toEqual({ result: { name: 'double', revision: next.result.revision, previous: added.result.revision } });
