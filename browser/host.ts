@@ -151,6 +151,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       hostId: `browser:${globalThis.crypto.randomUUID()}`,
     });
   const gate: Gate = opts.gate ?? permissionGate!;
+  registry.onUpdateAvailable((e) => events.emit('update-available', e));
   const capabilities = capabilityFactory({
     store,
     registry,

@@ -165,3 +165,33 @@ describe('references by prefix, binding removal, install times', () => {
     expect(Number.isNaN(Date.parse(at!))).toBe(false);
   });
 });
+
+describe('install: source syntax and updates', () => {
+  const js = (source: string, name = 'syn') => ({ name, description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } });
+  it('refuses JavaScript that does not parse, naming line and column, and stores nothing', async () => {
+    const { Store } = await import('./store.js');
+    const { MemoryStoreBackend } = await import('./memory-store.js');
+    const { ToolRegistry } = await import('./registry.js');
+    const reg = new ToolRegistry(new Store(new MemoryStoreBackend()));
+    const e = await reg.install(js('export default async () => {\n  return 1 +;\n}')).then(() => undefined, (x: unknown) => x as { code: string; message: string; data: Record<string, unknown> });
+    expect(e?.code).toBe('E_INVALID_MANIFEST');
+    expect(e?.message).toContain('line 2, column 13');
+    expect(e?.data).toMatchObject({ path: 'execution.source', line: 2, column: 13 });
+    expect(await reg.list()).toEqual([]);
+    await expect(reg.install(js('import x from "./y.js";\nexport default async () => x ?? 1;'))).resolves.toMatchObject({ activated: true });
+  });
+  it('a new revision under an active name: updateAvailable in the result and to listeners; the old one stays active', async () => {
+    const { Store } = await import('./store.js');
+    const { MemoryStoreBackend } = await import('./memory-store.js');
+    const { ToolRegistry } = await import('./registry.js');
+    const reg = new ToolRegistry(new Store(new MemoryStoreBackend()));
+    const seen: unknown[] = [];
+    reg.onUpdateAvailable((e) => seen.push(e));
+    const a = await reg.install(js('export default async () => 1', 'up'));
+    expect(a).toMatchObject({ activated: true, updateAvailable: false });
+    const b = await reg.install(js('export default async () => 2', 'up'));
+    expect(b).toMatchObject({ activated: false, updateAvailable: true, active: a.revision });
+    expect(seen).toEqual([{ name: 'up', active: a.revision, revision: b.revision }]);
+    expect((await reg.resolve('up')).revision).toBe(a.revision);
+  });
+});

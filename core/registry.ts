@@ -1,4 +1,5 @@
 // Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
+import { checkToolSource } from './source-check.js';
 import { ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
 import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
@@ -97,19 +98,35 @@ export function parseRef(ref: string): { name: string; revision?: string } {
  */
 export class ToolRegistry {
   readonly #natives = new Map<string, NativeFunction>();
+  readonly #onUpdate = new Set<(e: { name: string; active: string; revision: string }) => void>();
   constructor(readonly store: Store) {}
 
   /**
+   * Be told when `install` adds a revision under a name whose active revision is another one (an update the person
+   * may activate). Returns the unsubscribe function; a listener's failure is its own.
+   */
+  onUpdateAvailable(fn: (e: { name: string; active: string; revision: string }) => void): () => void {
+    this.#onUpdate.add(fn);
+    return () => {
+      this.#onUpdate.delete(fn);
+    };
+  }
+
+  /**
    * Validate, hash and store a manifest; activate it when the name has no binding yet. Installing a manifest
-   * whose stored copy was altered replaces the bad copy (`repaired`).
+   * whose stored copy was altered replaces the bad copy (`repaired`). A JavaScript source that does not parse is
+   * refused naming line and column (core/source-check.ts; nothing runs). `updateAvailable` (with `active`, the
+   * revision the name still runs): the name was bound to another revision, which stays active until `activate`.
    * @throws TyError E_INVALID_MANIFEST
    */
-  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean }> {
+  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean; updateAvailable: boolean; active?: string }> {
     const manifest = parseManifest(input);
+    checkToolSource(manifest);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
-    return this.store.backend.withLock(OBJECTS_LOCK, async () => {
+    const out = await this.store.backend.withLock(OBJECTS_LOCK, async () => {
       const { cid: revision, created, repaired } = await this.store.putObjectChecked(bytes);
       let activated = false;
+      let active: string | undefined;
       await this.store.update<Binding>('bindings', manifest.name, (b) => {
         const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
         if (!next.revisions.includes(revision)) {
@@ -120,10 +137,22 @@ export class ToolRegistry {
           next.active = revision;
           activated = true;
         }
+        active = next.active;
         return next;
       });
-      return { revision, manifest, created, activated, repaired };
+      const updateAvailable = active !== undefined && active !== revision;
+      return { revision, manifest, created, activated, repaired, updateAvailable, ...(updateAvailable ? { active } : {}) };
     });
+    if (out.updateAvailable && out.active !== undefined) {
+      for (const fn of [...this.#onUpdate]) {
+        try {
+          fn({ name: manifest.name, active: out.active, revision: out.revision });
+        } catch {
+          /* a listener's failure is its own */
+        }
+      }
+    }
+    return out;
   }
 
   /**

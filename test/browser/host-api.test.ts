@@ -109,6 +109,44 @@ describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
     }
   }, 120_000);
 
+  it('lifecycle: unparsable source refused with line:column; an update is announced (result and event); remove keeps pinned calls working; gc collects what nothing keeps', async () => {
+    const app = await openApp({ browser });
+    try {
+      const out = await app.page.evaluate(async () => {
+        await new Promise((r) => setTimeout(r, 0));
+        const ty = (window as unknown as { ty: Ty }).ty;
+        const host = await ty.createBrowserHost({ dbName: `life-${Math.random().toString(36).slice(2)}` });
+        const m = (source: string) => ({ name: 'life', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source } });
+        const bad = await host.registry.install(m('export default async () => {\n  return (1;\n}')).then(() => null, (e: { code: string; message: string; data: unknown }) => ({ code: e.code, message: e.message, data: e.data }));
+        const updates: unknown[] = [];
+        host.on('update-available', (e) => updates.push(e));
+        const v1 = await host.registry.install(m('export default async () => 1'));
+        const v2 = await host.registry.install(m('export default async () => 2'));
+        const before = await host.invoke('life', {});
+        await host.registry.activate('life', v2.revision, { approveReplacement: true });
+        const after = await host.invoke('life', {});
+        await host.registry.remove('life', { approveRemoval: true });
+        const byName = await host.invoke('life', {});
+        const pinned = await host.invoke(`life@${v1.revision}`, {});
+        const gc = await host.registry.gc();
+        await host.close();
+        return { bad, v1: { revision: v1.revision, updateAvailable: v1.updateAvailable }, v2: { updateAvailable: v2.updateAvailable, active: v2.active, revision: v2.revision }, updates, before, after, byName, pinned, gc };
+      });
+      expect(out.bad).toMatchObject({ code: 'E_INVALID_MANIFEST', data: { path: 'execution.source', line: 2, column: 12 } });
+      expect(out.bad!.message).toContain('line 2, column 12');
+      expect(out.v1.updateAvailable).toBe(false);
+      expect(out.v2).toMatchObject({ updateAvailable: true, active: out.v1.revision });
+      expect(out.updates).toEqual([{ name: 'life', active: out.v1.revision, revision: out.v2.revision }]);
+      expect(out.before).toMatchObject({ ok: true, result: 1 });
+      expect(out.after).toMatchObject({ ok: true, result: 2 });
+      expect(out.byName).toMatchObject({ ok: false, error: { code: 'E_UNKNOWN_TOOL' } });
+      expect(out.pinned).toMatchObject({ ok: true, result: 1 });
+      expect((out.gc as { removed: { revision: string }[] }).removed.map((r) => r.revision).sort()).toEqual([out.v1.revision, out.v2.revision].sort());
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
+
   it('host.prewarm("python") fetches and verifies the Pyodide files once per page with progress events; the first Python call reuses them', async () => {
     const app = await openApp({ browser });
     try {
