@@ -11,3 +11,6 @@ export { PYODIDE_MANIFEST } from './pyodide-manifest.js';
 export { createBrowserHost, type BrowserHost, type BrowserHostOptions } from './host.js';
 export { BrowserFetchTransport } from './fetch.js';
 export { serveProtocolWindow, windowPrincipal, type WindowServer, type WindowServerOptions } from './protocol-window.js';
+export { HostEvents, type HostEventMap, type HostEventName, type HostEventListener } from './events.js';
+export { browserHint, withBrowserHint } from './hints.js';
+export { DEFAULT_BROWSER_PAUSE_EXPIRE_MS } from './host.js';
