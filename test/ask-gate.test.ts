@@ -25,8 +25,9 @@ function gateFor(home: string): PermissionGate {
     audit: new StoreAuditLog(store, () => []),
     pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }),
     decisions: new StoreDecisions(store),
-    // terminal: false stands for "no controlling terminal" (vitest workers have none either).
-    asker: createNodeAsker({ home, terminal: false }),
+    // terminal: false stands for "no controlling terminal" (vitest workers have none either); an empty environment
+    // for "no desktop session", whatever another test file left in this worker's process.env (DISPLAY, ...).
+    asker: createNodeAsker({ home, terminal: false, env: {} }),
   });
 }
 const fetchReq: GateRequest = { principal: 'cli:user', kind: 'fetch', toolName: 'weather', revision: REV, target: 'https://api.example.com', access: 'read', requested: true };
