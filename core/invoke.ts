@@ -93,6 +93,17 @@ export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, ma
 }
 
 /**
+ * A limit error names the manifest field that raises the limit and its current value (and the host's maximum),
+ * e.g. `...; the limit is the manifest's limits.outputBytes (now 2097152 bytes; at most 16777216)`.
+ */
+function limitMessage(err: TyError, limits: CallLimits | undefined, max: CallLimits): string {
+  if (!limits) return err.message;
+  if (err.code === 'E_OUTPUT_LIMIT') return `${err.message}; the limit is the manifest's limits.outputBytes (now ${limits.outputBytes} bytes; at most ${max.outputBytes})`;
+  if (err.code === 'E_MEMORY_LIMIT') return `${err.message}; the limit is the manifest's limits.memoryMb (now ${limits.memoryMb} MiB; at most ${max.memoryMb})`;
+  return err.message;
+}
+
+/**
  * Runs one call end to end and returns a decision object; never throws for tool or input faults.
  * Order: registry.resolve (E_UNKNOWN_TOOL, E_INTEGRITY) -> arguments are JSON data within the size cap
  * and match the revision's parameters (E_INVALID_ARGS; nothing has started yet) -> gate.run (permission,
@@ -152,6 +163,7 @@ export class Invoker {
   async #invoke(ref: string, args: unknown, opts: InvokeOptions, joined: () => void): Promise<InvokeResult> {
     let revision: string | undefined;
     let manifest: ToolManifest | undefined;
+    let limitsUsed: CallLimits | undefined;
     let refused: TyError | undefined;
     try {
       if (opts.signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
@@ -165,6 +177,7 @@ export class Invoker {
 
       const identity: ToolIdentity = { name: tool.name, revision: tool.revision, manifest: tool.manifest, principal: opts.principal ?? this.#o.principal ?? 'app' };
       const limits = effectiveLimits(tool.manifest, this.#o.defaultLimits ?? DEFAULT_LIMITS, this.#o.maxLimits ?? MAX_LIMITS, opts.timeoutMs);
+      limitsUsed = limits;
       const handler = this.#o.capabilities?.(identity) ?? denyAll;
       // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
       const onCapability: CapabilityHandler = async (name, params, signal) => {
@@ -197,7 +210,7 @@ export class Invoker {
       return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
     } catch (e) {
       const err = toTyError(e, 'E_TOOL_FAILED');
-      const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = { code: err.code, message: err.message };
+      const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = { code: err.code, message: limitMessage(err, limitsUsed, this.#o.maxLimits ?? MAX_LIMITS) };
       // The tool's own frames, mapped to its source files through the revision's source map (never host frames).
       const raw = err.code === 'E_TOOL_FAILED' && manifest ? checkFrames(err.data?.frames) : undefined;
       const frames = raw && manifest ? mapFrames(manifest, raw) : [];

@@ -11,7 +11,10 @@ import { TyError } from '../core/errors.js';
  * - `store/`     the content-addressed store (node/store.ts): `store/<ns>/<key>`, plus `store/.logs`,
  *                `store/.locks`, `store/.tmp` (names starting with "." are never namespaces)
  * - `config/`    files a person edits: `config/settings.json` (permission rules, hooks; node/settings.ts),
- *                `config/secrets.json` (node/secrets-file.ts, 0600)
+ *                `config/secrets.json` (node/secrets-file.ts, 0600). With the default home (no --home, no
+ *                TYCLI_HOME) the user settings live in the per-user config folder instead (XDG:
+ *                `$XDG_CONFIG_HOME/tycli/settings.json`, default `~/.config/tycli/settings.json`); the old
+ *                `<data folder>/config/settings.json` is still read when the new file does not exist.
  * - `state/`     machine state that is not content-addressed: `state/questions/` (waiting questions,
  *                node/ask-store.ts), `state/paused/` (paused calls, core/pause.ts via the store)
  * - `run/`       per-process scratch (sandbox working folders, sockets); safe to delete when no tycli runs
@@ -20,7 +23,10 @@ export interface TycliPaths {
   home: string;
   store: string;
   config: string;
+  /** The user settings file (see the layout above). */
   settingsFile: string;
+  /** The pre-XDG location of the user settings, read when `settingsFile` does not exist (default home only). */
+  legacySettingsFile?: string;
   secretsFile: string;
   state: string;
   questions: string;
@@ -51,11 +57,14 @@ export function resolveHome(opts: { home?: string | undefined; env?: NodeJS.Proc
 export function tycliPaths(home: string): TycliPaths {
   const config = join(home, 'config');
   const state = join(home, 'state');
+  const dirs = envPaths('tycli', { suffix: '' });
+  const xdg = resolve(home) === resolve(dirs.data);
   return {
     home,
     store: join(home, 'store'),
     config,
-    settingsFile: join(config, 'settings.json'),
+    settingsFile: xdg ? join(dirs.config, 'settings.json') : join(config, 'settings.json'),
+    ...(xdg ? { legacySettingsFile: join(config, 'settings.json') } : {}),
     secretsFile: join(config, 'secrets.json'),
     state,
     questions: join(state, 'questions'),

@@ -1,5 +1,5 @@
 // Loads and validates the user, project and local settings files, merges them with flags, builds the CLI gate; Node host, trusted side.
-import { open, stat } from 'node:fs/promises';
+import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -248,6 +248,8 @@ export async function findProjectRoot(cwd: string, homeDir: string = homedir()):
 
 export interface SettingsFiles {
   user: string;
+  /** Set when `user` is the pre-XDG location, read because the new file does not exist: the new path. */
+  movedTo?: string;
   project?: string;
   local?: string;
   projectRoot?: string;
@@ -255,12 +257,18 @@ export interface SettingsFiles {
 
 /**
  * Where settings come from:
- * - user: `<home>/config/settings.json`, where home is `--home`, else `TYCLI_HOME`, else the per-user
- *   data folder (node/paths.ts resolveHome). So `--home` and `TYCLI_HOME` also move the user settings.
+ * - user: `<home>/config/settings.json` with `--home` or `TYCLI_HOME` (so they also move the user settings); with the
+ *   default home, the per-user config folder's `tycli/settings.json` (XDG), or the old `<data folder>/config/settings.json`
+ *   while only that one exists (node/paths.ts tycliPaths).
  * - project: `<root>/.tycli/settings.json`; local: `<root>/.tycli/settings.local.json` (keep it out of git).
  */
 export async function settingsFiles(opts: { home: string; cwd: string; homeDir?: string }): Promise<SettingsFiles> {
-  const out: SettingsFiles = { user: tycliPaths(opts.home).settingsFile };
+  const p = tycliPaths(opts.home);
+  const out: SettingsFiles = { user: p.settingsFile };
+  if (p.legacySettingsFile && !(await exists(p.settingsFile)) && (await exists(p.legacySettingsFile))) {
+    out.user = p.legacySettingsFile;
+    out.movedTo = p.settingsFile;
+  }
   const root = await findProjectRoot(opts.cwd, opts.homeDir);
   if (root !== undefined) {
     out.projectRoot = root;
@@ -268,6 +276,19 @@ export async function settingsFiles(opts: { home: string; cwd: string; homeDir?:
     out.local = join(root, PROJECT_DIR, LOCAL_FILE);
   }
   return out;
+}
+
+/** `text` the first time `key` is noted for this home (a marker under state/notes/), else undefined. */
+async function oneTimeNote(home: string, key: string, text: string): Promise<string | undefined> {
+  const marker = join(tycliPaths(home).state, 'notes', key);
+  if (await exists(marker)) return undefined;
+  try {
+    await mkdir(join(tycliPaths(home).state, 'notes'), { recursive: true, mode: 0o700 });
+    await writeFile(marker, `${new Date().toISOString()}\n`, { mode: 0o600 });
+  } catch {
+    /* read-only home: show the note every time rather than never */
+  }
+  return text;
 }
 
 export interface LoadedSettings {
@@ -329,6 +350,10 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
   const warnings: string[] = [];
+  if (where.movedTo) {
+    const note = await oneTimeNote(opts.home, 'settings-location', `note: tycli reads your settings from the old location ${where.user}; move the file to ${where.movedTo} (the per-user config folder). This note is shown once.`);
+    if (note) warnings.push(note);
+  }
   const ignored = where.projectRoot !== undefined ? await checkProjectDir(join(where.projectRoot, PROJECT_DIR)) : undefined;
   if (ignored !== undefined) warnings.push(ignored);
   let userMode: string | undefined;

@@ -15,6 +15,7 @@ import { diagnosticsCommands } from './diagnostics.js';
 import { appCommands } from './app.js';
 import { serveCommands } from './serve.js';
 import { completionCommand } from './completion.js';
+import { settingsCommands } from './settings.js';
 
 /** All commands, in --help order. Add one import line and one entry per module. */
 export const commands: CliCommand[] = [
@@ -32,5 +33,6 @@ export const commands: CliCommand[] = [
   ...sandboxCommands,
   ...diagnosticsCommands,
   ...appCommands,
+  ...settingsCommands,
   completionCommand(() => commands),
 ];
