@@ -64,7 +64,8 @@ export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hosti
     },
   });
   const browser = opts.browser ?? (await launchChromium());
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  const page = await context.newPage();
   const lines: string[] = [];
   page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
@@ -78,7 +79,7 @@ export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hosti
     console: lines,
     ...(frameBase ? { frameBase } : {}),
     async close() {
-      await page.close().catch(() => {});
+      await context.close().catch(() => {});
       if (!opts.browser) await browser.close();
       await server.close();
       await frameServer?.close();

@@ -136,4 +136,37 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
       await app.close();
     }
   }, 120_000);
+
+  it('a question while the tab is hidden waits (not refused) and shows in the dialog when the tab is visible again', async () => {
+    const app = await openApp({ browser });
+    // Headless Chromium keeps every page visible, so the page's visibility is set as the browser would report it:
+    // document.visibilityState plus the visibilitychange event the host listens to.
+    const setVisibility = (state: 'hidden' | 'visible') => app.page.evaluate((v) => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => v });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, state);
+    try {
+      await app.page.evaluate(async (manifest) => {
+        await new Promise((r) => setTimeout(r, 0));
+        const ty = (window as unknown as { ty: typeof import('../../browser/index.js') }).ty;
+        const host = await ty.createBrowserHost({ dbName: `hid-${Math.random().toString(36).slice(2)}`, askWaitMs: 60_000 });
+        const w = window as unknown as Record<string, unknown>;
+        w.host = host;
+        await host.registry.install(manifest);
+      }, FETCHER);
+      await setVisibility('hidden');
+      await app.page.evaluate(() => {
+        const w = window as unknown as { host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>>; pending: Promise<string>; settled?: string };
+        w.pending = w.host.invoke('fetcher', { url: 'https://api.example.invalid/' }).then((r) => (w.settled = r.ok ? String(r.result) : `error:${r.error.code}`));
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      const whileHidden = await app.page.evaluate(() => ({ settled: (window as unknown as { settled?: string }).settled, dialogs: document.querySelectorAll('tysandbox-question').length, visibility: document.visibilityState }));
+      expect(whileHidden).toEqual({ settled: undefined, dialogs: 0, visibility: 'hidden' }); // waiting, not refused
+      await setVisibility('visible');
+      await app.page.getByRole('button', { name: 'Allow once' }).click({ timeout: 15_000 });
+      expect(await app.page.evaluate(() => (window as unknown as { pending: Promise<string> }).pending)).toBe('E_FETCH_FAILED'); // allowed
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
 });
