@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, ROOT, addNodeServer, connect, tempHome } from './mcp-helpers.js';
 import { McpBridge } from '../node/mcp/bridge.js';
 import { definitionsDir } from '../node/mcp/definitions.js';
@@ -99,13 +99,17 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     await client.unsubscribeResource({ uri: 'tymcp://sdk/test://watched-resource' });
   }, 30_000);
 
-  it('logging/setLevel reaches the server, its log messages keep their logger; a server added or removed mid-session sends list_changed', async () => {
+  it('logging/setLevel reaches the server, its log messages keep their logger; a server added, removed or defined again mid-session sends the three list_changed notifications', async () => {
     await addNodeServer(home, 'sdk', SDK_FIXTURE, [], { ask: 'none' });
     const { client } = await open();
     const messages: { logger?: string; data: unknown }[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
     let changed = 0;
+    let prompts = 0;
+    let resources = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void prompts++);
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void resources++);
     await client.listTools();
     await client.setLoggingLevel('warning');
     expect(JSON.stringify(await client.callTool({ name: 'sdk__set_level_seen', arguments: {} }))).toContain('warning');
@@ -118,6 +122,17 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     await rm(join(definitionsDir(home), 'fx.json'));
     await until(() => (changed > before ? changed : undefined));
     expect((await client.listTools()).tools.some((t) => t.name.startsWith('fx__'))).toBe(false);
+    expect(prompts).toBeGreaterThan(0);
+    expect(resources).toBeGreaterThan(0);
+    // defined again (another environment): its lists may differ, so the client is told too
+    const again = changed;
+    await addNodeServer(home, 'sdk', SDK_FIXTURE, [], { ask: 'none', env: { FX_DUP: '1' } });
+    await until(() => (changed > again ? changed : undefined));
+    // the first listing ends the older session (E_MCP_REDEFINED); the next one sees the new definition
+    await client.listTools();
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('sdk__test_image_content');
+    expect(names).not.toContain('sdk__test_simple_text');
   }, 30_000);
 
   it('arguments a tool\'s schema refuses and a tool that reports an error are CallToolResults with isError, not JSON-RPC errors', async () => {
