@@ -61,6 +61,7 @@ export function createPythonGuest(h) {
   let pySource;
   let pyNs;
   let mainFn; // the tool's main (kept with its namespace when retained)
+  let moduleRunner; // the compiled module body (when it has no top-level await)
   let topLevelAwait; // whether the tool source needs runPythonAsync (decided once)
   const retain = (spec !== undefined ? spec.retainState : h.retainState) === true;
 
@@ -234,11 +235,14 @@ export function createPythonGuest(h) {
       if (ns === undefined) {
         ns = py.globals.get('dict')();
         ns.set('__name__', '__tool__');
-        // A module body without top-level await runs synchronously (runPythonAsync's event-loop turns cost more
-        // than a small call); one with it falls back to runPythonAsync.
-        if (topLevelAwait === undefined) topLevelAwait = pyHelpers[4](pySource);
+        // A module body without top-level await is compiled once and run synchronously in each fresh namespace
+        // (runPythonAsync's event-loop turns cost more than a small call); one with it uses runPythonAsync.
+        if (topLevelAwait === undefined) {
+          topLevelAwait = pyHelpers[4](pySource);
+          if (!topLevelAwait) moduleRunner = pyHelpers[6](pySource);
+        }
         if (topLevelAwait) await py.runPythonAsync(pySource, { globals: ns });
-        else py.runPython(pySource, { globals: ns });
+        else moduleRunner(ns);
         if (retain) pyNs = ns;
       }
       if (mainFn === undefined || !retain) mainFn = ns.get('main');
@@ -412,5 +416,11 @@ def _ty_install_wheel(name, data):
     z.extractall(sysconfig.get_paths()["purelib"])
     importlib.invalidate_caches()
 
-(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await, _ty_install_wheel)
+def _ty_module_runner(source):
+    code = compile(source, "<tool>", "exec")
+    def run(ns):
+        exec(code, ns)
+    return run
+
+(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await, _ty_install_wheel, _ty_module_runner)
 `;
