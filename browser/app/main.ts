@@ -65,6 +65,8 @@ class App {
       this.settings.examplesOffered = true;
       await this.db.putSettings(this.settings);
     }
+    // Fetch and verify Pyodide's files in the background when a Python tool is on offer, so its first call is faster.
+    if ((await this.runner.offeredTools()).some((m) => m.execution.kind === 'sandboxed-code' && m.execution.runtime === 'python')) void this.host.prewarm('python').catch(() => {});
     const last = (await this.db.listConversations())[0];
     const current = await this.db.getValue<string>('current');
     this.tree = (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ?? (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ?? (await this.newTree());

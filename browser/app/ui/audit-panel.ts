@@ -1,6 +1,6 @@
 // The audit and decisions view: every call and capability decision, remembered decisions with "Revoke"; browser app, trusted side.
-import { StoreAuditLog, type AuditRecord } from '../../../core/audit.js';
-import { StoreDecisions, type PermissionGate } from '../../../core/gate.js';
+import type { AuditRecord } from '../../../core/audit.js';
+import type { PermissionGate } from '../../../core/gate.js';
 import { suggestRule, type StoredDecision } from '../../../core/permissions.js';
 import { sanitizeInline } from '../../../core/text.js';
 import type { BrowserHost } from '../../host.js';
@@ -13,38 +13,41 @@ function by(r: AuditRecord): string {
 }
 
 /**
- * Builds the view. The audit log holds no arguments and no secret values (core/audit.ts); every field is made
- * inert before display and set as text. Permanent decisions come from the host store (StoreDecisions), session
- * ones from the gate (the gate forgets session grants per tool, so Revoke of a session grant, or of a permanent
- * one, also forgets that tool's other grants of this session); the next use is asked again.
+ * Builds the view over the host's read API (host.audit, host.decisions, host.revokeDecision, host.paused,
+ * host.resume). The audit trail holds no arguments and no secret values (core/audit.ts); every field is made inert
+ * before display and set as text. Remembered decisions (permanent ones per revision, and this session's) each have
+ * "Revoke" (a session grant is forgotten with the tool's other session grants: the gate keeps them per tool): the
+ * next use is asked again. Tools paused after repeated refusals have "Resume".
  */
 export function auditPanel(host: BrowserHost): HTMLElement {
   const decisions = h('div', { class: 'decisions' });
+  const paused = h('div', { class: 'paused' });
   const log = h('div', { class: 'audit-log' });
-  const gate = host.gate as Partial<PermissionGate>;
-  const stored = new StoreDecisions(host.store);
   const f = (v: unknown) => sanitizeInline(String(v ?? ''));
-  const row = (d: StoredDecision, revoke: () => Promise<void>) => {
+  const row = (d: StoredDecision) => {
     const rule = suggestRule(d);
-    return h('li', {}, `${d.allow ? 'Allowed' : 'Denied'} ${f(rule)} for ${f(d.toolName)} @${f(shortId(d.revision))} (${d.scope})`, ' ', h('button', { type: 'button', 'aria-label': `Revoke ${f(rule)} for ${f(d.toolName)}`, onclick: async () => { await revoke(); await refresh(); } }, 'Revoke'));
+    // The gate forgets session grants per tool only: revoking one (or a permanent one, whose "yes" also holds for
+    // the session) forgets that tool's session grants; permanent ones go by revision and rule.
+    const revoke = async () => {
+      if (d.scope === 'permanent') await host.revokeDecision({ revision: d.revision, rule });
+      (host.gate as Partial<PermissionGate>).revokeSession?.(d.toolName);
+      await refresh();
+    };
+    return h('li', {}, `${d.allow ? 'Allowed' : 'Denied'} ${f(rule)} for ${f(d.toolName)} @${f(shortId(d.revision))} (${d.scope})`, ' ', h('button', { type: 'button', 'aria-label': `Revoke ${f(rule)} for ${f(d.toolName)}`, onclick: () => void revoke() }, 'Revoke'));
   };
   const refresh = async () => {
-    const perm = await stored.list();
-    const session = gate.sessionDecisions?.() ?? [];
-    const key = (d: StoredDecision) => `${d.revision} ${suggestRule(d)}`;
-    const permanent = new Set(perm.map(key));
-    // "Always allow" is remembered for the session too: one row, and Revoke removes both.
-    const items = [
-      ...perm.map((d) =>
-        row(d, async () => {
-          await stored.revoke({ revision: d.revision, rule: suggestRule(d) });
-          gate.revokeSession?.(d.toolName);
-        }),
-      ),
-      ...session.filter((d) => !permanent.has(key(d))).map((d) => row(d, async () => void gate.revokeSession?.(d.toolName))),
-    ];
-    replaceChildren(decisions, items.length ? h('ul', {}, ...items) : h('p', {}, 'No remembered decisions.'));
-    const { entries, corrupt } = await new StoreAuditLog(host.store).read();
+    // "Always allow" is remembered for the session too: one row per revision and rule, permanent first.
+    const seen = new Set<string>();
+    const list = (await host.decisions()).sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'permanent' ? -1 : 1)).filter((d) => {
+      const k = `${d.revision} ${suggestRule(d)}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+    replaceChildren(decisions, list.length ? h('ul', {}, ...list.map(row)) : h('p', {}, 'No remembered decisions.'));
+    const p = await host.paused();
+    replaceChildren(paused, p.length ? h('ul', {}, ...p.map((t) => h('li', {}, `${f(t.tool)} paused after ${t.count} refusals`, ' ', h('button', { type: 'button', 'aria-label': `Resume ${f(t.tool)}`, onclick: async () => { await host.resume(t.tool); await refresh(); } }, 'Resume')))) : h('p', {}, 'No tool is paused.'));
+    const entries = await host.audit({ limit: MAX_ROWS + 1 });
     const shown = entries.slice(-MAX_ROWS).reverse();
     replaceChildren(
       log,
@@ -62,10 +65,9 @@ export function auditPanel(host: BrowserHost): HTMLElement {
               ),
             ),
           ),
-      corrupt ? h('p', { role: 'alert' }, `${corrupt} unreadable records skipped.`) : null,
-      entries.length > MAX_ROWS ? h('p', {}, `Showing the newest ${MAX_ROWS} of ${entries.length} records.`) : null,
+      entries.length > MAX_ROWS ? h('p', {}, `Showing the newest ${MAX_ROWS} records.`) : null,
     );
   };
   void refresh();
-  return h('section', { class: 'panel audit-panel', 'aria-label': 'Audit' }, h('h2', {}, 'Audit and decisions'), h('button', { type: 'button', onclick: () => void refresh() }, 'Refresh'), h('h3', {}, 'Remembered decisions'), decisions, h('h3', {}, 'Calls and capability decisions'), log);
+  return h('section', { class: 'panel audit-panel', 'aria-label': 'Audit' }, h('h2', {}, 'Audit and decisions'), h('button', { type: 'button', onclick: () => void refresh() }, 'Refresh'), h('h3', {}, 'Remembered decisions'), decisions, h('h3', {}, 'Paused tools'), paused, h('h3', {}, 'Calls and capability decisions'), log);
 }
