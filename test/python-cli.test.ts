@@ -1,7 +1,7 @@
 // Sandboxed Python (Pyodide) on the command line: real Node and Deno sandbox processes under bubblewrap, verified assets; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliContractHost } from '../node/diagnostics/cli-host.js';
@@ -142,6 +142,27 @@ describe('the retained Python sandbox and the start progress', () => {
       const json = onTty('--sandbox required --json run pytty');
       expect(json).not.toContain('Starting Python');
       expect(JSON.parse(json.trim())).toMatchObject({ ok: true, result: 'py-42' });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
+describe('no Python interpreter needed', () => {
+  it('tycli adds and runs a sandboxed Python revision with no python3 on PATH (bubblewrap required)', () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'tysandbox-nopy-'));
+    try {
+      const bin = join(tmp, 'empty-bin');
+      mkdirSync(bin);
+      const m = join(tmp, 'm.json');
+      writeFileSync(m, JSON.stringify({ name: 'pynopy', description: '', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'python', source: SUM } }));
+      const env = { PATH: bin, HOME: tmp };
+      const tycli = (...a: string[]) => spawnSync(process.execPath, [join(packageRoot(), 'bin', 'tycli.mjs'), '--home', join(tmp, 'home'), '--json', ...a], { env, encoding: 'utf8', timeout: 180_000 });
+      expect(tycli('tool', 'add', m).status).toBe(0);
+      const list = tycli('tool', 'list');
+      expect(list.stdout).not.toContain('"python"'); // the native built-in is not offered without python3
+      const r = tycli('--sandbox', 'required', 'run', 'pynopy', '--args', '{"n":10}');
+      expect(JSON.parse(r.stdout.trim())).toMatchObject({ ok: true, result: { sum: 55, platform: 'emscripten' } });
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
