@@ -51,6 +51,29 @@ export function paint(ctx: Pick<CliContext, 'env' | 'io'>, style: Style, text: s
   return text && colorEnabled(ctx, stream) ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
 }
 
+/**
+ * Progress of long work, on stderr and only when stderr is a TTY (a pipe or a log file gets nothing): one line
+ * rewritten in place (`[3/12] name`), cleared by `done()`. Returns no-ops otherwise.
+ */
+export function progress(ctx: CliContext): { step(done: number, total: number, what: string): void; status(what: string): void; done(): void } {
+  const err = ctx.io.stderr as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  if (!err.isTTY) return { step() {}, status() {}, done() {} };
+  let shown = false;
+  const show = (text: string) => {
+    const width = Math.max(20, (err.columns || 80) - 1);
+    err.write(`\r\u001b[2K${paint(ctx, 'dim', inert(text).slice(0, width), err)}`);
+    shown = true;
+  };
+  return {
+    step: (done, total, what) => show(`[${done + 1}/${total}] ${what}`),
+    status: (what) => show(what),
+    done: () => {
+      if (shown) err.write('\r\u001b[2K');
+      shown = false;
+    },
+  };
+}
+
 /** Print one line to stdout. */
 export function out(ctx: CliContext, text: string): void {
   ctx.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);

@@ -403,9 +403,10 @@ export interface ContractRun {
 }
 
 /** Run contracts one after another; a thrown error is a failure with its message. */
-export async function runContracts(host: ContractHost, contracts: Contract[]): Promise<ContractRun[]> {
+export async function runContracts(host: ContractHost, contracts: Contract[], onProgress?: (done: number, total: number, name: string) => void): Promise<ContractRun[]> {
   const out: ContractRun[] = [];
   for (const c of contracts) {
+    onProgress?.(out.length, contracts.length, c.name);
     try {
       const r = await c.run(host);
       out.push({ name: c.name, requirement: c.requirement, ok: r.ok, detail: r.detail });

@@ -1,6 +1,7 @@
 // End-to-end tests of tycli's output conventions: one JSON envelope, --version/-V, did-you-mean, colour, completion; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { oneLine, runProcess, type Ran } from './helpers.js';
@@ -115,5 +116,35 @@ describe('tycli completion', () => {
     expect(fish).toContain("complete -c tycli -n '__fish_seen_subcommand_from tool' -a 'add list show activate remove gc diff'");
     expect((await tycli(['completion', 'zsh'])).stdout).toMatch(/^#compdef tycli/);
     expect((await tycli(['completion', 'tcsh'])).code).toBe(2);
+  });
+});
+
+describe.runIf(process.platform === 'linux' && existsSync('/usr/bin/script'))('on a terminal (util-linux script gives tycli a pseudo-terminal)', () => {
+  const underPty = (args: string[]): Promise<Ran> =>
+    runProcess('/usr/bin/script', ['-qec', [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { PATH: process.env.PATH ?? '', HOME: tmp }, tmp, 120_000);
+
+  it('mcp serve says on stderr that it is waiting; through a pipe it says nothing', async () => {
+    const tty = await underPty(['--home', h, 'mcp', 'serve']);
+    expect(tty.stdout).toContain('tycli mcp serve: MCP bridge on stdio (client context "default"), waiting for an MCP client on stdin');
+    const piped = await tycli(['--home', h, 'mcp', 'serve']);
+    expect(piped.stderr).toBe('');
+    expect(piped.stdout).toBe('');
+  });
+
+  it('diagnostics shows progress on a TTY, and none through a pipe', async () => {
+    const tty = await underPty(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
+    expect(tty.stdout).toContain('[1/1] cli: mediated_fetch');
+    const piped = await tycli(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
+    expect(piped.stderr).not.toContain('[1/1]');
+    expect(piped.stdout).toContain('PASS  mediated_fetch');
+  });
+});
+
+describe('sandbox status', () => {
+  it('names the Python the built-in python tool really runs', async () => {
+    const s = oneLine(await tycli(['--home', h, '--json', 'sandbox', 'status'])) as { runtimes: { python?: { path: string } } };
+    if (!s.runtimes.python) return; // no python3 here: nothing to name (the row says "not found")
+    const r = oneLine(await tycli(['--home', h, '--json', '--allow', 'python(*)', 'run', 'python', '--args', '{"code":"import sys; print(sys.executable)"}']));
+    expect((r.result as { stdout: string }).stdout.trim()).toBe(s.runtimes.python.path);
   });
 });

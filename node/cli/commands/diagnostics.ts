@@ -1,6 +1,6 @@
 // tycli diagnostics: runs the named security contracts against this command-line host; Node host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
-import { fail, failWith, out, outJson, terminalSafe } from '../output.js';
+import { fail, failWith, out, outJson, terminalSafe, progress } from '../output.js';
 import { TyError } from '../../../core/errors.js';
 import type { Contract } from '../../diagnostics/contracts.js';
 import type { HostContractRow } from '../../diagnostics/browser.js';
@@ -40,8 +40,11 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const { resolvePosture } = await import('../../os-sandbox/posture.js');
       const posture = resolvePosture(ctx.globals.sandbox, ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined);
       const { CliContractHost } = await import('../../diagnostics/cli-host.js');
+      const bar = progress(ctx);
+      bar.status('starting the CLI contract host...');
       const host = await CliContractHost.create({ posture });
-      const results = await runContracts(host, chosen);
+      const results = await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`));
+      bar.done();
       const ok = results.every((r) => r.ok);
       const { pyodideStatus } = await import('../../python-sandbox.js');
       const pyodide = pyodideStatus((await import('../../sandbox.js')).packageRoot());
@@ -80,15 +83,17 @@ async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | u
     return 0;
   }
   const posture = await cliPosture(ctx);
+  const bar = progress(ctx);
   const rows: HostContractRow[] = [];
   let isolation = 'not run';
   if (chosen.length > 0) {
     const [{ runContracts }, { CliContractHost }] = await Promise.all([import('../../diagnostics/contracts.js'), import('../../diagnostics/cli-host.js')]);
     const host = await CliContractHost.create({ posture });
     isolation = host.describe();
-    for (const r of await runContracts(host, chosen)) rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
+    for (const r of await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`))) rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
   }
-  const browserRows = await runBrowserHostContracts(filter ? { filter } : {});
+  bar.status('browser: building the app and running the contracts in Chromium (this takes a while)...');
+  const browserRows = await runBrowserHostContracts(filter ? { filter } : {}).finally(() => bar.done());
   rows.push(...browserRows);
   if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name on either host contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
   const ok = rows.every((r) => r.ok);

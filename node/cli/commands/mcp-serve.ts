@@ -110,6 +110,10 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     });
     try {
       if (httpPort === undefined) {
+        // A person who started it in a terminal learns it is running and waiting; a client's pipe gets nothing.
+        if ((ctx.io.stderr as { isTTY?: boolean }).isTTY) {
+          ctx.io.stderr.write(`tycli mcp ${proxy !== undefined ? `proxy: MCP proxy for ${proxy}` : 'serve: MCP bridge'} on stdio (client context "${client}"), waiting for an MCP client on stdin; Ctrl-C stops it\n`);
+        }
         await Promise.race([serveStream(bridge, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream, onDropped), stopped]);
       } else {
         const { serveHttp } = await import('../../mcp/serve-http.js');

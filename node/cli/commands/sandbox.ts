@@ -17,7 +17,7 @@ export interface SandboxStatus {
   version?: string;
   reason?: string;
   limits: { prlimit: boolean; sandboxUid?: number };
-  runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string } };
+  runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string; onPath?: string; unusable?: string } };
   /** Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the manifest. */
   pyodide: import('../../python-sandbox.js').PyodideStatus;
   /** What is not enforced under this posture (empty when enforced). */
@@ -60,9 +60,22 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     /* no deno */
   }
   try {
-    const { detectPython } = await import('../../python-tool.js');
+    const { detectPython, pythonForSandbox } = await import('../../python-tool.js');
     const py = detectPython();
-    if (py) status.runtimes.python = { path: py.path, version: py.version };
+    if (py) {
+      status.runtimes.python = { path: py.path, version: py.version };
+      // The interpreter the built-in python tool will really run: under an enforced sandbox that drops to another
+      // uid (root CLI), the one that uid can reach (node/host.ts does the same choice).
+      const { planIsolation: plan } = await import('../../os-sandbox/posture.js');
+      if (probe.dropTo && posture !== 'off' && plan(posture, probe, { libraries: 'system', runtimes: ['python'] }).enforced) {
+        try {
+          const chosen = pythonForSandbox(py, { uid: probe.dropTo.uid, gid: probe.dropTo.gid });
+          if (chosen.python.path !== py.path) status.runtimes.python = { path: chosen.python.path, version: chosen.python.version, onPath: py.path };
+        } catch (e) {
+          status.runtimes.python = { path: py.path, version: py.version, unusable: (e as Error).message };
+        }
+      }
+    }
   } catch {
     /* no python */
   }
@@ -116,7 +129,8 @@ required cannot be met.`,
         }
         out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
         out(ctx, `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`);
-        out(ctx, `python:    ${s.runtimes.python ? `${s.runtimes.python.version} (${s.runtimes.python.path})` : 'not found'} (native, the built-in python tool)`);
+        const py = s.runtimes.python;
+        out(ctx, `python:    ${py ? `${py.version} (${py.path})${py.onPath ? `, used instead of ${py.onPath} on PATH, which the sandbox user cannot reach` : ''}${py.unusable ? `; unusable in the sandbox: ${py.unusable}` : ''}` : 'not found'} (native, the built-in python tool)`);
         const p = s.pyodide;
         out(ctx, `pyodide:   ${p.verified ? `${p.version} (${p.path}): files match core/pyodide-manifest.json; Python revisions run sandboxed in the node/deno sandboxes` : `unavailable: ${p.reason ?? ''}`}`);
         if (s.notEnforced.length) {
