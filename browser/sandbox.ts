@@ -249,6 +249,8 @@ class BrowserSandboxInstance implements SandboxInstance {
     readonly frame: HTMLIFrameElement,
     readonly channel: SandboxChannel,
     private readonly callIdOf?: (signal: AbortSignal) => string | undefined,
+    /** A fresh ping round trip: resolves false when the frame is dead (see BrowserSandboxRuntime #suspect). */
+    private readonly verify?: () => Promise<boolean>,
   ) {}
   get alive(): boolean {
     return this.channel.alive;
@@ -258,7 +260,10 @@ class BrowserSandboxInstance implements SandboxInstance {
     return this.channel.closedReason;
   }
   call(args: unknown, opts: CallOptions): Promise<unknown> {
-    const go = () => {
+    const go = async () => {
+      // After another sandbox's renderer died, this one may have died with it: check before sending anything,
+      // so the pool can run the call on a fresh sandbox instead (nothing of it ran here).
+      if (this.verify && !(await this.verify())) throw new TyError('E_SANDBOX_FAILED', 'the sandbox stopped before this call was sent (its renderer process died)', { notStarted: true });
       this.currentCall = this.callIdOf?.(opts.signal);
       return this.channel.call(args, opts).finally(() => (this.currentCall = undefined));
     };
@@ -285,6 +290,8 @@ class BrowserSandboxInstance implements SandboxInstance {
  */
 export class BrowserSandboxRuntime implements SandboxRuntime {
   readonly name = 'browser-worker';
+  /** Until this time (ms since the epoch) after a sandbox died, the others verify they are alive before a call. */
+  #suspectUntil = 0;
   constructor(readonly options: BrowserSandboxOptions = {}) {}
 
   /** The Pyodide manifest with `pyodideBaseUrl` applied. */
@@ -342,13 +349,40 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     const heartbeatMs = this.options.heartbeatMs ?? 1000;
     let pending: { n: number; at: number } | undefined;
     let n = 0;
-    const dead = (why: string) => channel.fail(new TyError('E_SANDBOX_FAILED', `the sandbox stopped: ${why}`));
+    const dead = (why: string) => {
+      if (channel.alive) this.#suspectUntil = Date.now() + 10_000; // its renderer may have held other sandboxes too
+      channel.fail(new TyError('E_SANDBOX_FAILED', `the sandbox stopped: ${why}`));
+    };
+    const pongWaiters = new Set<() => void>();
+    const verify = async (): Promise<boolean> => {
+      if (!channel.alive) return false;
+      if (Date.now() > this.#suspectUntil) return true;
+      const ping = ++n;
+      const ok = await new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => {
+          pongWaiters.delete(done);
+          resolve(false);
+        }, Math.min(heartbeatMs, 1000));
+        const done = () => {
+          clearTimeout(t);
+          resolve(true);
+        };
+        pongWaiters.add(done);
+        control.postMessage({ type: 'ping', n: ping });
+      });
+      if (!ok) dead(`its frame did not answer a check (the renderer process died)`);
+      return ok && channel.alive;
+    };
     // Until the tool has loaded, a CSP violation or a worker that failed to start is a start failure naming the
     // directive (afterwards a violation is tool code trying something the CSP forbids: nothing to do).
     let violation: string | undefined;
     control.onmessage = (m) => {
       const d = m.data as { type?: unknown; n?: unknown; directive?: unknown } | null;
-      if (d?.type === 'pong' && pending && d.n === pending.n) pending = undefined;
+      if (d?.type === 'pong') {
+        if (pending && d.n === pending.n) pending = undefined;
+        for (const w of [...pongWaiters]) w();
+        pongWaiters.clear();
+      }
       else if (d?.type === 'csp-violation' && !started) {
         violation = typeof d.directive === 'string' && d.directive ? d.directive : 'worker-src';
         if (violation === 'worker-src' || violation === 'script-src' || violation === 'script-src-elem') channel.fail(frameCspError(violation));
@@ -415,7 +449,7 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     if (exec.runtime === 'python') this.options.onPythonProgress?.({ phase: 'start', loaded: 0, total: 0 });
     await channel.load(exec.runtime, exec.source, budget, signal);
     started = true;
-    instance = new BrowserSandboxInstance(spec.revision, frame, channel, this.options.callIdOf);
+    instance = new BrowserSandboxInstance(spec.revision, frame, channel, this.options.callIdOf, verify);
     events?.emit('sandbox-started', { tool, revision: spec.revision, runtime: exec.runtime, startMs: Date.now() - t0 });
     return instance;
   }

@@ -340,6 +340,25 @@ describe('SandboxPool limits: maxRetained (LRU) and idle timeout', () => {
   });
 });
 
+describe('SandboxPool: a sandbox found dead before a call was sent', () => {
+  it('runs the call once on a fresh sandbox; a failure after sending is not retried', async () => {
+    const rt = new FakeRuntime(async (a, _o, inst) => {
+      if (rt.started.indexOf(inst) === 1 && a === 'x') throw new TyError('E_SANDBOX_FAILED', 'stopped before sending', { notStarted: true });
+      if (a === 'boom') throw new TyError('E_SANDBOX_FAILED', 'died while running');
+      return ++inst.state;
+    });
+    const pool = new SandboxPool({ runtime: rt });
+    await pool.call(spec('r-a', 'a'), {}, { onCapability });
+    await pool.terminate('r-a');
+    await pool.call(spec('r-a', 'a'), {}, { onCapability }); // second instance
+    expect(await pool.call(spec('r-a', 'a'), 'x', { onCapability })).toBe(1); // refused unsent -> third, fresh
+    expect(rt.started).toHaveLength(3);
+    await expect(pool.call(spec('r-a', 'a'), 'boom', { onCapability })).rejects.toMatchObject({ code: 'E_SANDBOX_FAILED' });
+    expect(rt.started).toHaveLength(3);
+    await pool.shutdown();
+  });
+});
+
 describe('SandboxPool disposable mode', () => {
   it('starts a fresh sandbox per call and destroys it after', async () => {
     const rt = new FakeRuntime(counter);

@@ -247,9 +247,19 @@ export class SandboxPool {
         throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while it started');
       }
     }
-    const inst = e.instance;
+    let inst = e.instance;
     try {
-      return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+      try {
+        return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+      } catch (first) {
+        // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
+        const f = toTyError(first, 'E_SANDBOX_FAILED');
+        if (f.code !== 'E_SANDBOX_FAILED' || f.data?.notStarted !== true || e.killed || this.#closed || signal.aborted) throw first;
+        if (e.instance === inst) e.instance = undefined;
+        await inst.destroy('E_SANDBOX_FAILED');
+        inst = e.instance = await startWithin(runtime, spec, signal, deadline);
+        return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+      }
     } catch (err) {
       const t = toTyError(err, 'E_SANDBOX_FAILED');
       if (RETIRING_CODES.has(t.code) || !inst.alive) {
