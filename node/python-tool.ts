@@ -28,9 +28,11 @@ export interface PythonSpawnRequest {
   env: Record<string, string>;
   readOnlyPaths: string[];
   writablePaths: string[];
+  /** Paths the sandbox's uid must own (the work folder and script); the wrapper chowns them when it runs the sandbox as another uid. */
+  ownedPaths?: string[];
 }
 /** Wraps a spawn in OS isolation (e.g. bubblewrap); returns the process to spawn instead, with exactly `env`. */
-export type SpawnWrapper = (s: PythonSpawnRequest) => { command: string; args: string[]; env: Record<string, string> };
+export type SpawnWrapper = (s: PythonSpawnRequest) => { command: string; args: string[]; env: Record<string, string>; release?: () => void };
 
 const PROBE = 'import sys, json; print(json.dumps([sys.executable, sys.version.split()[0], sys.prefix, sys.base_prefix]))';
 
@@ -223,7 +225,7 @@ export class PythonTool {
         LC_ALL: 'C.UTF-8',
         PYTHONIOENCODING: 'utf-8',
       };
-      const request: PythonSpawnRequest = { command: this.opts.python.path, args: ['-I', '-B', script], env, readOnlyPaths: [...this.opts.python.prefixes], writablePaths: [work] };
+      const request: PythonSpawnRequest = { command: this.opts.python.path, args: ['-I', '-B', script], env, readOnlyPaths: [...this.opts.python.prefixes], writablePaths: [work], ownedPaths: [work, script] };
       const target = this.opts.wrap ? this.opts.wrap(request) : request;
       return await this.spawnAndCollect(target, work, stdin, ctx.signal);
     } finally {
@@ -232,9 +234,19 @@ export class PythonTool {
     }
   }
 
-  private spawnAndCollect(target: { command: string; args: string[]; env: Record<string, string> }, cwd: string, stdin: string, signal?: AbortSignal): Promise<PythonResult> {
+  private spawnAndCollect(target: { command: string; args: string[]; env: Record<string, string>; release?: () => void }, cwd: string, stdin: string, signal?: AbortSignal): Promise<PythonResult> {
     return new Promise<PythonResult>((resolve, reject) => {
-      const child = spawn(target.command, target.args, { cwd, env: target.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      let child;
+      try {
+        child = spawn(target.command, target.args, { cwd, env: target.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      } catch (e) {
+        target.release?.();
+        throw e;
+      }
+      if (target.release) {
+        child.once('exit', target.release);
+        child.once('error', target.release);
+      }
       setWorkDirGroup(cwd, child.pid);
       const out: Buffer[] = [];
       const err: Buffer[] = [];

@@ -31,6 +31,8 @@ export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<st
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** Called once the process has exited or could not be spawned (e.g. releases the sandbox's leased uid). */
+  release?: () => void;
 };
 
 export interface NodeSandboxRuntimeOptions {
@@ -461,7 +463,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       packages = await this.#opts.pythonPackages(spec.revision, wanted);
     }
     const tempDir = this.#opts.engine === 'deno' ? mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`)) : undefined;
-    let cmd;
+    let cmd: ReturnType<SpawnWrapper>;
     try {
       const base = this.command(spec, tempDir, packages);
       cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
@@ -473,8 +475,14 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     try {
       child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tempDir ?? tmpdir(), windowsHide: true });
     } catch {
+      cmd.release?.();
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox`);
+    }
+    if (cmd.release) {
+      const release = cmd.release;
+      child.once('exit', release);
+      child.once('error', release);
     }
     if (child.pid === undefined) {
       // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.

@@ -4,6 +4,7 @@ import { closeSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, s
 import { dirname, isAbsolute, posix } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { prlimitPrefix, type OsLimits } from './limits.js';
+import { chownToLease, type UidLease } from './uid-pool.js';
 
 /**
  * What a runtime wants to spawn, before OS isolation. Structurally the `SpawnWrapper` input of
@@ -16,12 +17,21 @@ export interface SpawnRequest {
   env: Record<string, string>;
   readOnlyPaths: string[];
   writablePaths: string[];
+  /** Files or folders the sandbox's own uid must own (a per-call work folder); chowned when the sandbox runs as another uid. */
+  ownedPaths?: string[];
 }
-/** The process to spawn instead: spawn `command` with `args` and exactly `env` (nothing inherited). */
+/**
+ * The process to spawn instead: spawn `command` with `args` and exactly `env` (nothing inherited). When the wrapper
+ * leased a uid for this sandbox, `uid`/`gid` name it and the spawner calls `release` once the process has exited
+ * (or when it could not be spawned).
+ */
 export interface WrappedSpawn {
   command: string;
   args: string[];
   env: Record<string, string>;
+  uid?: number;
+  gid?: number;
+  release?: () => void;
 }
 export type SpawnWrapperFn = (s: SpawnRequest) => WrappedSpawn;
 
@@ -31,8 +41,11 @@ export interface BwrapOptions {
   /** prlimit(1) path; with `limits`, the limits are applied inside the sandbox (see limits.ts). */
   prlimitPath?: string;
   limits?: OsLimits;
-  /** Drop to this host uid/gid with setpriv(1) before bwrap; set when the CLI runs as root. */
-  dropTo?: { setprivPath: string; uid: number; gid: number };
+  /**
+   * Drop to this host uid/gid with setpriv(1) before bwrap; set when the CLI runs as root. With `pool`, each sandbox
+   * createBwrapWrapper makes gets a uid of its own from it instead (uid-pool.ts), so RLIMIT_NPROC counts per sandbox.
+   */
+  dropTo?: { setprivPath: string; uid: number; gid: number; pool?: { acquire(): UidLease } };
   /**
    * How the runtime binary's shared libraries are provided: `minimal` (default) binds exactly the files
    * ldd(1) lists; `system` binds /usr, /lib*, /bin, /sbin read-only (for interpreters such as Python
@@ -331,7 +344,20 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
  */
 export function createBwrapWrapper(opts: BwrapOptions): SpawnWrapperFn {
   return (req) => {
-    const argv = bwrapArgv(req, opts);
-    return { command: argv[0] as string, args: argv.slice(1), env: {} };
+    const pool = opts.dropTo?.pool;
+    if (!opts.dropTo || !pool) {
+      if (opts.dropTo && req.ownedPaths) chownToLease(req.ownedPaths, opts.dropTo);
+      const argv = bwrapArgv(req, opts);
+      return { command: argv[0] as string, args: argv.slice(1), env: {} };
+    }
+    const lease = pool.acquire();
+    try {
+      if (req.ownedPaths) chownToLease(req.ownedPaths, lease);
+      const argv = bwrapArgv(req, { ...opts, dropTo: { setprivPath: opts.dropTo.setprivPath, uid: lease.uid, gid: lease.gid } });
+      return { command: argv[0] as string, args: argv.slice(1), env: {}, uid: lease.uid, gid: lease.gid, release: lease.release };
+    } catch (e) {
+      lease.release();
+      throw e;
+    }
   };
 }

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { bwrapArgv, type BwrapOptions } from './bwrap.js';
 import { osLimitsFor } from './limits.js';
+import { defaultUidPool, type UidPool } from './uid-pool.js';
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'none';
 
@@ -19,8 +20,12 @@ export interface SandboxProbe {
   reason?: string;
   /** Linux: absolute path of prlimit(1), used for process-count, CPU, data and file-size limits. */
   prlimit?: string;
-  /** Linux, CLI running as root: the sandbox drops to this host uid/gid with setpriv(1) first (RLIMIT_NPROC ignores uid 0). */
-  dropTo?: { setprivPath: string; uid: number; gid: number };
+  /**
+   * Linux, CLI running as root: the sandbox drops to an unprivileged host uid/gid with setpriv(1) first (RLIMIT_NPROC
+   * ignores uid 0): each sandbox its own uid leased from `pool` (uid-pool.ts reserved range); `uid`/`gid` (nobody)
+   * when there is no pool, and as the representative "other" uid for reachability checks.
+   */
+  dropTo?: { setprivPath: string; uid: number; gid: number; pool?: UidPool };
 }
 
 /** Fixed install locations, most trusted first; PATH is not searched. */
@@ -101,7 +106,7 @@ async function probeLinux(sys: ProbeSystem): Promise<SandboxProbe> {
   if (sys.euid === 0) {
     const setpriv = first(SETPRIV_CANDIDATES, sys);
     if (!setpriv) return { ...base, reason: 'running as root and setpriv(1) is missing: the sandbox cannot drop to an unprivileged uid' };
-    base.dropTo = { setprivPath: setpriv, uid: NOBODY, gid: NOBODY };
+    base.dropTo = { setprivPath: setpriv, uid: NOBODY, gid: NOBODY, pool: defaultUidPool() };
   }
   const truePath = first(TRUE_CANDIDATES, sys);
   if (!truePath) return { ...base, reason: 'no `true` binary to probe with' };

@@ -4,6 +4,7 @@ import { chmod, mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { cliEnv, jsTool, runCli, startCli, tempDir, writeManifest, killGroup } from './helpers.js';
 import { probeSandbox } from '../../node/os-sandbox/probe.js';
+import { SANDBOX_UID_BASE, SANDBOX_UID_COUNT } from '../../node/os-sandbox/uid-pool.js';
 
 let tmp: string;
 beforeAll(async () => {
@@ -47,9 +48,15 @@ describe('per-sandbox process limit', () => {
       const steady = await runCli(['--home', home, '--json', 'run', 'steady', '--args', '{"n":21}'], env, tmp);
       expect(JSON.parse(steady.stdout.trim())).toMatchObject({ ok: true, result: { twice: 42 } });
       const forkArgs = join(tmp, 'fork.json');
-      await writeFile(forkArgs, JSON.stringify({ code: 'import os\npids = [os.fork() for _ in range(1)]\nif pids[0] == 0: os._exit(0)\nos.waitpid(pids[0], 0)\nprint("forked ok")' }));
+      await writeFile(forkArgs, JSON.stringify({ code: 'import os\npids = [os.fork() for _ in range(1)]\nif pids[0] == 0: os._exit(0)\nos.waitpid(pids[0], 0)\nprint("forked ok", os.getuid())' }));
       const forked = await runCli(['--home', home, '--allow', 'python(*)', '--json', 'run', 'python', '--args', `@${forkArgs}`], env, tmp);
       expect(forked.stdout).toContain('forked ok');
+      if (process.geteuid?.() === 0) {
+        // A root CLI runs each sandbox as its own leased uid (node/os-sandbox/uid-pool.ts), never the shared nobody.
+        const uid = Number(/forked ok (\d+)/.exec(forked.stdout)?.[1]);
+        expect(uid).toBeGreaterThanOrEqual(SANDBOX_UID_BASE);
+        expect(uid).toBeLessThan(SANDBOX_UID_BASE + SANDBOX_UID_COUNT);
+      }
       const done = await bomb.done;
       expect(done.code, bomb.err()).toBe(0);
       const out = JSON.parse(bomb.out().trim()) as { result: { stdout: string } };

@@ -16,7 +16,7 @@ export interface SandboxStatus {
   path?: string;
   version?: string;
   reason?: string;
-  limits: { prlimit: boolean; sandboxUid?: number };
+  limits: { prlimit: boolean; sandboxUid?: number; sandboxUids?: { first: number; last: number } };
   runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string; onPath?: string; unusable?: string } };
   /** Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the manifest. */
   pyodide: import('../../python-sandbox.js').PyodideStatus;
@@ -43,7 +43,7 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     backend: probe.backend,
     available: probe.available,
     enforced: false,
-    limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? { sandboxUid: probe.dropTo.uid } : {}) },
+    limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? (probe.dropTo.pool ? { sandboxUids: { first: probe.dropTo.pool.base, last: probe.dropTo.pool.base + probe.dropTo.pool.count - 1 } } : { sandboxUid: probe.dropTo.uid }) : {}) },
     runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
     pyodide: await import('../../python-sandbox.js').then(async (m) => m.pyodideStatus((await import('../../sandbox.js')).packageRoot())),
     notEnforced: [],
@@ -125,7 +125,7 @@ required cannot be met.`,
         out(ctx, `backend:   ${s.backend}${s.version ? ` (${s.version})` : ''}${s.path ? ` at ${s.path}` : ''}: ${s.available ? 'available' : `unavailable: ${s.reason ?? ''}`}`);
         out(ctx, `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`);
         if (s.backend === 'bwrap' && s.available) {
-          out(ctx, `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`);
+          out(ctx, `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUids ? `; each sandbox runs as its own uid from ${s.limits.sandboxUids.first}-${s.limits.sandboxUids.last} (the CLI runs as root)` : s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`);
         }
         out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
         out(ctx, `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`);
