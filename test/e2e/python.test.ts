@@ -84,7 +84,11 @@ describe.skipIf(!hasPython)('tycli and the built-in python tool', () => {
     expect(r.code, r.stderr).toBe(0);
     const result = (oneLine(r) as { result: { stdout: string } }).result;
     const seen = JSON.parse(result.stdout) as { uid: number; root: string[]; env: string[] };
-    if (probe.dropTo) expect(seen.uid).toBe(probe.dropTo.uid);
+    if (probe.dropTo?.pool) {
+      // A root CLI leases each sandbox a uid of its own (node/os-sandbox/uid-pool.ts), never root and never the shared nobody.
+      expect(seen.uid).toBeGreaterThanOrEqual(probe.dropTo.pool.base);
+      expect(seen.uid).toBeLessThan(probe.dropTo.pool.base + probe.dropTo.pool.count);
+    } else if (probe.dropTo) expect(seen.uid).toBe(probe.dropTo.uid);
     expect(seen.root).not.toContain('home');
     expect(seen.root).not.toContain('root');
     expect(seen.env).not.toContain('TY_E2E_CANARY');
