@@ -26,7 +26,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v.leng
 /**
  * The MCP client's rendering of a refusal's facts (TyError `data`, core's messages being host-neutral): it
  * names the rule or setting a person would change, never a command line, since the client's user is not
- * at tycli's. Undefined when the facts call for no hint.
+ * at the command line. Undefined when the facts call for no hint.
  */
 export function mcpHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
   const d = data ?? {};
