@@ -78,6 +78,15 @@ describe('UidPool', () => {
     expect(new UidPool({ dir, count: 1 }).acquire().uid).toBe(uid);
   });
 
+  it('the first lease of a new pool sweeps away every lease left by processes that died holding them', () => {
+    const dir = fresh('sweep');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', child(dir, 1000, 5, false)], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readdirSync(dir).filter((n) => /^\d+$/.test(n))).toHaveLength(5);
+    const lease = new UidPool({ dir, count: 1000 }).acquire();
+    expect(readdirSync(dir)).toEqual([String(lease.uid)]);
+  });
+
   it('reclaims an ownerless lease folder (a taker that died mid-way) after 1 s, not before', () => {
     const dir = fresh('ownerless');
     const pool = new UidPool({ dir, count: 1 });

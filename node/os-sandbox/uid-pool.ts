@@ -36,24 +36,30 @@ export interface UidPoolOptions {
 
 const errno = (e: unknown): string | undefined => (typeof e === 'object' && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined);
 
-/** Whether some process's real, effective, saved or filesystem uid is `uid` (the Uid: line of /proc/PID/status). */
-export function uidBusyInProc(uid: number): boolean {
+/** Every real, effective, saved or filesystem uid some process runs as now (the Uid: lines of /proc/PID/status). */
+export function uidsInProc(): Set<number> {
+  const out = new Set<number>();
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return false;
+    return out;
   }
   for (const n of names) {
     if (!/^\d+$/.test(n)) continue;
     try {
       const m = /^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${n}/status`, 'utf8'));
-      if (m && (m[1] as string).split(/\s+/).some((x) => Number(x) === uid)) return true;
+      if (m) for (const x of (m[1] as string).trim().split(/\s+/)) out.add(Number(x));
     } catch {
       /* gone meanwhile */
     }
   }
-  return false;
+  return out;
+}
+
+/** Whether some process runs as `uid` (uidsInProc). */
+export function uidBusyInProc(uid: number): boolean {
+  return uidsInProc().has(uid);
 }
 
 /**
@@ -62,7 +68,8 @@ export function uidBusyInProc(uid: number): boolean {
  * folder, so exactly one process wins a uid). Slots are tried from a random start, so a just-released uid is rarely
  * handed out again at once. A lease whose owner process is gone (pid absent, or reused: another start time; see
  * node/lock.ts ownerStale) and under whose uid no process runs any more is reclaimed; so is a folder without an owner
- * file older than 1 s. Synchronous: it runs inside a SpawnWrapper, which is synchronous.
+ * file older than 1 s; the first lease of each pool sweeps every such lease away. Synchronous: it runs inside a
+ * SpawnWrapper, which is synchronous.
  */
 export class UidPool {
   readonly dir: string;
@@ -83,6 +90,7 @@ export class UidPool {
   /** Take a free uid. @throws TyError E_SANDBOX_FAILED (lease folder unusable; every uid of the range in use) */
   acquire(): UidLease {
     this.#prepare();
+    this.#sweep();
     const start = randomInt(this.count);
     for (let i = 0; i < this.count; i++) {
       const uid = this.base + ((start + i) % this.count);
@@ -124,6 +132,48 @@ export class UidPool {
         }
       },
     };
+  }
+
+  #swept = false;
+  /**
+   * Once per pool: reclaim every stale lease (a host that died, or exited with sandboxes it never saw exit) and drop
+   * leftover `.new-*` / `.dead-*` folders older than 1 s, so dead leases do not pile up.
+   */
+  #sweep(): void {
+    if (this.#swept) return;
+    this.#swept = true;
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    const stale: number[] = [];
+    for (const n of names) {
+      if (/^\d+$/.test(n)) {
+        const uid = Number(n);
+        const o = this.owner(uid);
+        if (o ? ownerStale(o, 24 * 3600_000) : olderThan(join(this.dir, n), 1000)) stale.push(uid);
+      } else if ((n.startsWith('.dead-') || (n.startsWith('.new-') && !this.#liveTaker(n))) && olderThan(join(this.dir, n), 1000)) {
+        rmSync(join(this.dir, n), { recursive: true, force: true });
+      }
+    }
+    if (stale.length === 0) return;
+    const busy = this.#busy === uidBusyInProc ? uidsInProc() : undefined;
+    for (const uid of stale) {
+      if (busy ? busy.has(uid) : this.#busy(uid)) continue;
+      const o = this.owner(uid);
+      this.#reclaim(uid, o?.token ?? '');
+    }
+  }
+
+  #liveTaker(name: string): boolean {
+    try {
+      const o = JSON.parse(readFileSync(join(this.dir, name, 'owner.json'), 'utf8')) as LockOwner;
+      return !ownerStale(o, 24 * 3600_000);
+    } catch {
+      return false;
+    }
   }
 
   #prepare(): void {
@@ -212,6 +262,14 @@ export class UidPool {
 /** Chown `paths` (not following symlinks' targets) to a lease, so the sandbox's uid owns its own work folder. */
 export function chownToLease(paths: readonly string[], lease: { uid: number; gid: number }): void {
   for (const p of paths) chownSync(p, lease.uid, lease.gid);
+}
+
+function olderThan(path: string, ms: number): boolean {
+  try {
+    return Date.now() - lstatSync(path).mtimeMs > ms;
+  } catch {
+    return false;
+  }
 }
 
 let shared: UidPool | undefined;
