@@ -36,7 +36,7 @@ function want(f: NonNullable<Question['facts']>): string {
     case 'mcp-prompt':
       return `get the prompt ${target}`;
     case 'popup':
-      return target === 'custom-html' ? 'open a window' : `open ${target} in a window`;
+      return target === 'custom-html' ? 'open a window with its own page (custom HTML, no network)' : `open ${target} in a window`;
     case 'python':
       return 'run Python';
     case 'subtasks':

@@ -15,6 +15,8 @@ export interface AppSettings {
   embeddingOrigins: string[];
   /** The example tools were offered once (first start). */
   examplesOffered: boolean;
+  /** The built-in host tools (browser/app/host-tools.ts) were installed once. */
+  hostToolsOffered?: boolean;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = { api: 'openai', endpoint: '', model: '', stream: true, embeddingOrigins: [], examplesOffered: false };

@@ -16,6 +16,7 @@ import { auditPanel } from './ui/audit-panel.js';
 import { exportConversation, importConversation } from './transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { EXAMPLE_TOOLS } from './examples.js';
+import { HOST_TOOL_NAMES, installHostTools } from './host-tools.js';
 import { mountEmbedding } from './embed.js';
 import { SecretGrants } from '../../core/secrets.js';
 import './protocol-embed.js';
@@ -63,6 +64,14 @@ class App {
     if (!this.settings.examplesOffered) {
       for (const m of EXAMPLE_TOOLS) await this.host.registry.install(m);
       this.settings.examplesOffered = true;
+      await this.db.putSettings(this.settings);
+    }
+    // The built-in host tools are installed once but not offered to the model until the person switches them on.
+    await installHostTools(this.host, { install: !this.settings.hostToolsOffered });
+    if (!this.settings.hostToolsOffered) {
+      for (const name of HOST_TOOL_NAMES) this.disabledTools.add(name);
+      await this.db.putValue('toolsOff', [...this.disabledTools]);
+      this.settings.hostToolsOffered = true;
       await this.db.putSettings(this.settings);
     }
     // Fetch and verify Pyodide's files in the background when a Python tool is on offer, so its first call is faster.
