@@ -122,6 +122,20 @@ describe('Invoker', () => {
     expect(ids[0]).toMatchObject({ name: 'dbl', revision, principal: 'p1' });
   });
 
+  it('a limit error names the manifest field that raises it and its current value', async () => {
+    const big: PoolLike = { call: async () => 'y'.repeat(5000) };
+    const { registry, inv } = await setup({}, big);
+    await registry.install({ ...code(), limits: { outputBytes: 1000 } });
+    const r = await inv.invoke('dbl', { x: 1 });
+    expect(!r.ok && r.error.message).toMatch(/the limit is the manifest's limits\.outputBytes \(now 1000 bytes; at most \d+\)$/);
+    const oom: PoolLike = { call: async () => { throw new TyError('E_MEMORY_LIMIT', 'the node sandbox ran out of its heap limit and was killed'); } };
+    const s2 = await setup({}, oom);
+    await s2.registry.install({ ...code(), limits: { memoryMb: 64 } });
+    const m = await s2.inv.invoke('dbl', { x: 1 });
+    expect(m).toMatchObject({ ok: false, error: { code: 'E_MEMORY_LIMIT' } });
+    expect(!m.ok && m.error.message).toMatch(/killed; the limit is the manifest's limits\.memoryMb \(now 64 MiB; at most \d+\)$/);
+  });
+
   it('checks the result size and JSON-ness', async () => {
     const big: PoolLike = { call: async () => 'y'.repeat(5000) };
     const { registry, inv } = await setup({}, big);
