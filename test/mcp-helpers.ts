@@ -1,6 +1,6 @@
 // Helpers for MCP bridge tests: temp homes, definitions of the test peers, an in-process client pair; test side.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -175,9 +175,36 @@ export const NODE22 = join(CONFORMANCE_DIR, 'node_modules/.bin/node');
 /** Install test/conformance from its lockfile when a checkout lacks it (.ci/run installs it up front). */
 export function ensureConformanceFolder(): void {
   const need = [NODE22, join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js')];
-  if (need.every((f) => existsSync(f))) return;
-  const r = spawnSync('npm', ['ci', '--prefix', CONFORMANCE_DIR, '--no-audit', '--no-fund'], { stdio: 'inherit', timeout: 600_000 });
-  if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
+  const ready = (): boolean => need.every((f) => existsSync(f));
+  const lock = join(CONFORMANCE_DIR, '.install-lock');
+  if (ready() && !existsSync(lock)) return;
+  // test files run in parallel workers: one installs while the others wait (npm ci empties node_modules first)
+  const until = Date.now() + 600_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true }); // left by a killed run
+    } catch {
+      /* released meanwhile */
+    }
+    if (Date.now() > until) throw new Error('could not install test/conformance: another install held its lock for 10 minutes');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+  }
+  try {
+    if (ready()) return;
+    // from its own folder and without the npm_config_* of the npm or npx that started the tests, so the folder's own
+    // package.json (allowScripts) governs its install, as it does for `npm ci --prefix test/conformance` in .ci/run
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: CONFORMANCE_DIR, env, stdio: 'inherit', timeout: 600_000 });
+    if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /**
