@@ -20,6 +20,7 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
     registry: host.registry,
     gate: host.gate,
     run: (ref, args, o) => host.invoker.invoke(ref, args, o),
+    reservedNames: () => host.registry.builtins().map((b) => b.name),
   };
   if (limits) opts.limits = limits;
   return new RegistrationServer(opts);

@@ -30,6 +30,7 @@ function setup(opts: { sets?: RuleSet[]; answer?: (q: Question) => AskOutcome; r
   const server = new RegistrationServer({
     registry,
     gate,
+    reservedNames: () => ['python'],
     run: async (ref, args, o) => {
       calls.push(`${ref} as ${o.principal}`);
       if (o.signal.aborted) return { ok: false, error: { code: 'E_ABORTED', message: 'cancelled' } };
@@ -51,6 +52,16 @@ function setup(opts: { sets?: RuleSet[]; answer?: (q: Question) => AskOutcome; r
 const init = { protocolVersion: 'tysandbox/1', client: { name: 'ide', version: '1' } };
 
 describe('RegistrationServer', () => {
+  it('refuses a trusted-native manifest and the name of a host built-in; nothing is stored', async () => {
+    const t = setup({ sets: [{ scope: 'user', allow: ['registry(add)'] }] });
+    await t.req('initialize', init);
+    const native = { ...manifest(), name: 'native', execution: { kind: 'trusted-native', entry: 'python' } };
+    expect((await t.req('tool/add', { manifest: native })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
+    expect((await t.req('tool/add', { manifest: manifest(2, 'python') })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'name' } });
+    expect(await t.registry.list()).toEqual([]);
+    expect((await t.req('tool/add', { manifest: manifest(2) })).result).toMatchObject({ name: 'double', active: true, created: true });
+  });
+
   it('refuses refused registrations as pauses of the principal, never of the tool: its calls keep running', async () => {
     const t = setup({ sets: [{ scope: 'user', deny: ['registry(add:protocol:ide)'] }] });
     await t.req('initialize', init);

@@ -40,6 +40,8 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
+  /** Names of tools the host itself offers (built-ins): a client may not register a revision under them. */
+  reservedNames?: () => Iterable<string>;
 }
 
 /** Defaults: 8 MiB messages, 60 registrations per principal per minute, 16 runs in flight per connection, 10 min runs. */
@@ -271,6 +273,10 @@ export class ProtocolSession {
       case 'tool/add': {
         this.#rate('add');
         const manifest = parseManifest(p.manifest);
+        // trusted-native code runs with the host's authority: only the application registers it, never a client
+        if (manifest.execution.kind === 'trusted-native') throw new TyError('E_INVALID_MANIFEST', 'a protocol client cannot register a trusted-native tool (it would run with the host\'s authority); use sandboxed-code or external-service', { path: 'execution.kind' });
+        // a client's revision must not take the name of a host built-in (it would shadow it unasked)
+        if ([...(o.reservedNames?.() ?? [])].includes(manifest.name)) throw new TyError('E_INVALID_MANIFEST', `"${manifest.name}" is the name of a tool this host offers itself; choose another name`, { path: 'name' });
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
         if (p.expectRevision !== undefined && p.expectRevision !== revision) throw new TyError('E_INTEGRITY', `the manifest hashes to ${revision}, not the expected ${p.expectRevision}; nothing was stored`);
