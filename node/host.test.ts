@@ -160,7 +160,7 @@ describe('interpreter reachability for the sandbox user', () => {
       const sys = { path: '/bin/sh', version: '3.11.2', prefixes: ['/usr'] }; // any file every user can run
       const chosen = pythonForSandbox(hidden, who, () => sys);
       expect(chosen.python).toBe(sys);
-      expect(chosen.note).toContain('not reachable by the sandbox user (uid 65534)');
+      expect(chosen.note).toContain("not reachable by the sandbox's unprivileged user (checked as uid 65534");
       expect(() => pythonForSandbox(hidden, who, () => undefined)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_UNAVAILABLE', message: expect.stringContaining('--sandbox off') }));
     } finally {
       await rm(dir, { recursive: true, force: true });

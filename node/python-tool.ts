@@ -375,7 +375,7 @@ export function pythonForSandbox(
   if (pythonReachableBy(found, who)) return { python: found };
   const sys = system();
   if (sys && sys.path !== found.path && pythonReachableBy(sys, who)) {
-    return { python: sys, note: `note: ${found.path} is not reachable by the sandbox user (uid ${who.uid}); the python tool uses the system interpreter ${sys.path} (Python ${sys.version}) instead.` };
+    return { python: sys, note: `note: ${found.path} is not reachable by the sandbox's unprivileged user (checked as uid ${who.uid}, which has no more access than the uid leased for each sandbox); the python tool uses the system interpreter ${sys.path} (Python ${sys.version}) instead.` };
   }
   throw new TyError(
     'E_SANDBOX_UNAVAILABLE',
