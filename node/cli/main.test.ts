@@ -68,6 +68,15 @@ describe('tycli dispatch', () => {
     expect(err[4]).toBe('error[E_USAGE]: --home needs a folder path');
   });
 
+  it('a mistyped global option before the command is named with a suggestion, not "no command given"', async () => {
+    const i = io();
+    expect(await main(['--hom', '/tmp', 'tool', 'list'], { io: i, commands: fake, env: {} })).toBe(2);
+    expect(await main(['--frobnicate'], { io: i, commands: fake, env: {} })).toBe(2);
+    const err = i.text().err.split('\n');
+    expect(err[0]).toBe("error[E_USAGE]: Unknown option '--hom' before the command; did you mean '--home'? (see 'tycli --help')");
+    expect(err[1]).toMatch(/^error\[E_USAGE\]: Unknown option '--frobnicate' before the command/);
+  });
+
   it('--json errors are one JSON line on stdout; internal errors exit 1', async () => {
     const i = io();
     expect(await main(['nope', '--json'], { io: i, commands: fake, env: {} })).toBe(2);

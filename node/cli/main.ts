@@ -122,6 +122,13 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
         else io.stdout.write(`tycli ${version}\n`);
         return 0;
       }
+      // an option before any command word that is no global option (a typo like --hom): name it, not "no command"
+      const stray = argv.find((t) => t !== '-' && t !== '--' && t.startsWith('-') && !(t.replace(/^--?/, '').split('=')[0]! in GLOBAL_OPTIONS) && !['--help', '-h', '--version', '-V'].includes(t));
+      if (stray !== undefined) {
+        const flag = stray.split('=')[0]!.slice(0, 80);
+        const near = nearest(flag, Object.keys(GLOBAL_OPTIONS).map((k) => `--${k}`));
+        return fail(early, 'E_USAGE', `Unknown option '${flag}' before the command${near ? `; did you mean '${near}'?` : ''} (see 'tycli --help')`);
+      }
       return fail(early, 'E_USAGE', `no command given; run 'tycli --help'`);
     }
     if (typed[0] === 'help') {
