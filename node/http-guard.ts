@@ -1,5 +1,5 @@
 // Loopback HTTP request checks shared by `tycli mcp serve --http` and `tycli serve --http`: bearer token, Host (DNS rebinding), Origin, bounded bodies; Node host, trusted side.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A fresh bearer token: 32 random bytes as hex. */
@@ -65,4 +65,24 @@ export function readBody(req: IncomingMessage, max: number): Promise<Buffer | un
     });
     req.once('error', reject);
   });
+}
+
+/**
+ * An HTTP server on 127.0.0.1 (`port` 0 picks a free one) running `handle` per request; a handler that throws
+ * answers 500 with `internalError` as the JSON body (or ends a response already started).
+ * @returns the server and the port it listens on
+ * @throws the listen error (e.g. EADDRINUSE)
+ */
+export async function listenLoopback(port: number, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, internalError: unknown): Promise<{ http: Server; port: number }> {
+  const http = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) json(res, 500, internalError);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, '127.0.0.1', () => resolve());
+  });
+  return { http, port: (http.address() as { port: number }).port };
 }

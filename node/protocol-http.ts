@@ -1,9 +1,9 @@
 // `tycli serve --http`: the registration protocol over loopback HTTP (bearer token, Host and Origin checks as `mcp serve --http`); Node host, trusted side.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { ProtocolSession, RegistrationServer } from '../core/registration/server.js';
 import { classifyInbound, rpcFailure, RPC_CODES, type RpcMessage } from '../core/registration/rpc.js';
-import { checkLoopbackRequest, json, newBearerToken, readBody } from './http-guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from './http-guard.js';
 import { cliPrincipal } from './protocol-serve.js';
 
 export interface ProtocolHttpOptions {
@@ -111,17 +111,9 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     res.end();
   };
 
-  const http: HttpServer = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) json(res, 500, rpcFailure(null, RPC_CODES.INTERNAL_ERROR, 'internal error', 'E_PROTOCOL'));
-      else res.end();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port, '127.0.0.1', () => resolve());
-  });
-  port = (http.address() as { port: number }).port;
+  const listening = await listenLoopback(opts.port, handle, rpcFailure(null, RPC_CODES.INTERNAL_ERROR, 'internal error', 'E_PROTOCOL'));
+  const http: HttpServer = listening.http;
+  port = listening.port;
   return {
     url: `http://127.0.0.1:${port}/tysandbox`,
     token,

@@ -1,5 +1,5 @@
 // `tycli mcp serve --http`: the bridge over streamable HTTP on loopback, with a bearer token, Host/Origin checks and the client-message rules; Node host, trusted side.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -7,7 +7,7 @@ import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } fro
 import { checkRequestParams } from '../../core/mcp/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
 import type { McpBridge } from './bridge.js';
-import { checkLoopbackRequest, json, newBearerToken, readBody } from '../http-guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http-guard.js';
 
 export interface HttpServeOptions {
   /** TCP port on 127.0.0.1 (0: any free port). */
@@ -176,17 +176,9 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     }
   };
 
-  const http: HttpServer = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) json(res, 500, rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'));
-      else res.end();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port, '127.0.0.1', () => resolve());
-  });
-  port = (http.address() as { port: number }).port;
+  const listening = await listenLoopback(opts.port, handle, rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'));
+  const http: HttpServer = listening.http;
+  port = listening.port;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     token,
