@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { buildBrowserApp, launchChromium, serveDir } from './driver.mjs';
 
 /** The page CSP the browser host documents as enough (docs/browser.md): no unsafe-eval, no unsafe-inline. */
@@ -29,6 +30,26 @@ export function buildOnce(): Promise<string> {
 }
 export function removeBuild(): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Per-file suite set-up for app-level Chromium tests: builds once and launches one browser before the file's tests
+ * (`launch` overrides how), closes it and removes the build after them. Returns a getter for the browser.
+ */
+export function useAppBrowser(launch: () => Promise<Browser> = launchChromium): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    await buildOnce();
+    browser = await launch();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    removeBuild();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser did not start (see beforeAll)');
+    return browser;
+  };
 }
 
 export interface AppPage {

@@ -1,11 +1,11 @@
 // Approvals an app renders itself (host.approvals) and the style-isolated built-in dialog, in real Chromium under a strict page CSP; test code, trusted side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
-import { buildOnce, openApp, removeBuild } from './app-page.js';
+import { CHROMIUM_PATH } from './driver.mjs';
+import { openApp, useAppBrowser } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 
@@ -19,18 +19,10 @@ const FETCHER = {
 };
 
 describe.skipIf(!haveChromium)('approvals in Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    await buildOnce();
-    browser = await launchChromium();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    removeBuild();
-  });
+  const browser = useAppBrowser();
 
   it('the app renders a fetch question from host.approvals in its own UI and answers it (session, then deny)', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
@@ -100,7 +92,7 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
   }, 120_000);
 
   it('the built-in dialog stays visible and usable under page CSS that hides dialogs and buttons; another channel is withdrawn when it answers', async () => {
-    const app = await openApp({ browser, hostileCss: true });
+    const app = await openApp({ browser: browser(), hostileCss: true });
     try {
       await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
@@ -138,7 +130,7 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
   }, 120_000);
 
   it('a question while the tab is hidden waits (not refused) and shows in the dialog when the tab is visible again', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     // Headless Chromium keeps every page visible, so the page's visibility is set as the browser would report it:
     // document.visibilityState plus the visibilitychange event the host listens to.
     const setVisibility = (state: 'hidden' | 'visible') => app.page.evaluate((v) => {

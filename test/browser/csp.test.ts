@@ -1,9 +1,9 @@
 // The browser host under a strict page CSP (script-src 'self', no unsafe-eval, no unsafe-inline) in real Chromium, and clear errors naming the directive that forbids it; test code, trusted side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
-import { buildOnce, openApp, removeBuild, STRICT_CSP } from './app-page.js';
+import { CHROMIUM_PATH } from './driver.mjs';
+import { openApp, useAppBrowser, STRICT_CSP } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 
@@ -46,18 +46,10 @@ const PY_TOOL = {
 };
 
 describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    await buildOnce();
-    browser = await launchChromium();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    removeBuild();
-  });
+  const browser = useAppBrowser();
 
   it(`installs and runs JavaScript and Python tools under "${STRICT_CSP}"`, async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       // control: the page CSP is in force (code generation and inline script are refused in this page)
       const control = await app.page.evaluate(async () => {
@@ -85,7 +77,7 @@ describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)'
   }, 180_000);
 
   it('a page CSP that forbids the sandbox frame fails at once with E_SANDBOX_UNAVAILABLE naming frame-src', async () => {
-    const app = await openApp({ browser, pageCsp: `${STRICT_CSP}; frame-src 'none'` });
+    const app = await openApp({ browser: browser(), pageCsp: `${STRICT_CSP}; frame-src 'none'` });
     try {
       const r = await runTool(app, JS_TOOL, { who: 'ada' });
       expect(r.error?.code).toBe('E_SANDBOX_UNAVAILABLE');
@@ -97,7 +89,7 @@ describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)'
   }, 60_000);
 
   it('a server CSP header on the sandbox frame that forbids Blob workers fails naming worker-src', async () => {
-    const app = await openApp({ browser, frameCsp: "script-src 'self'" });
+    const app = await openApp({ browser: browser(), frameCsp: "script-src 'self'" });
     try {
       const r = await runTool(app, JS_TOOL, { who: 'ada' });
       expect(r.error?.code).toBe('E_SANDBOX_UNAVAILABLE');
@@ -109,7 +101,7 @@ describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)'
   }, 60_000);
 
   it('frame assets not served at assetBaseUrl: a clear error, not the start timeout', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       const r = await runTool(app, JS_TOOL, { who: 'ada' }, { sandbox: { assetBaseUrl: '/nowhere/' } });
       expect(r.error?.code).toBe('E_SANDBOX_UNAVAILABLE');

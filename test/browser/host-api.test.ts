@@ -1,9 +1,9 @@
 // The browser host's app API in real Chromium: one typed event emitter (calls, questions, sandboxes, logs with call id and tool), audit and decisions, pause and resume, Python prewarm and load progress; test code, trusted side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
-import { buildOnce, openApp, removeBuild } from './app-page.js';
+import { CHROMIUM_PATH } from './driver.mjs';
+import { openApp, useAppBrowser } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 type Ty = typeof import('../../browser/index.js');
@@ -17,18 +17,10 @@ const LOGGER = {
 };
 
 describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    await buildOnce();
-    browser = await launchChromium();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    removeBuild();
-  });
+  const browser = useAppBrowser();
 
   it('events: call start/end, question asked/answered, sandbox started, logs with call id and tool; audit and permanent decisions can be read and revoked', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       const out = await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
@@ -66,7 +58,7 @@ describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
   }, 120_000);
 
   it('no channel: refused at once and not counted toward the pause; refusals pause, the pause is listed, expires and is lifted by host.resume', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       const out = await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
@@ -110,7 +102,7 @@ describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
   }, 120_000);
 
   it('lifecycle: unparsable source refused with line:column; an update is announced (result and event); remove keeps pinned calls working; gc collects what nothing keeps', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       const out = await app.page.evaluate(async () => {
         await new Promise((r) => setTimeout(r, 0));
@@ -148,7 +140,7 @@ describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
   }, 120_000);
 
   it('host.prewarm("python") fetches and verifies the Pyodide files once per page with progress events; the first Python call reuses them', async () => {
-    const app = await openApp({ browser });
+    const app = await openApp({ browser: browser() });
     try {
       const out = await app.page.evaluate(async () => {
         await new Promise((r) => setTimeout(r, 0));

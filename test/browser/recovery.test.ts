@@ -1,9 +1,9 @@
 // Recovery from a dead sandbox in real Chromium: a memory bomb kills its renderer; the call fails fast with E_SANDBOX_FAILED and sibling tools keep working with fresh sandboxes; test code, trusted side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './driver.mjs';
-import { buildOnce, openApp, removeBuild } from './app-page.js';
+import { openApp, useAppBrowser } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 type Ty = typeof import('../../browser/index.js');
@@ -14,20 +14,14 @@ const BOMB = tool('bomb', 'export default async () => { const keep = []; for (;;
 const SIBLING = tool('sibling', 'let n = 0; export default async () => ++n');
 
 describe.skipIf(!haveChromium)('recovery from a dead sandbox (Chromium)', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    await buildOnce();
+  // A small heap cap per V8 isolate keeps the memory bomb short on a shared machine; the crash is the same.
+  const browser = useAppBrowser(async () => {
     const { chromium } = await import('playwright-core');
-    // A small heap cap per V8 isolate keeps the memory bomb short on a shared machine; the crash is the same.
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, '--js-flags=--max-old-space-size=256'], headless: true });
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    removeBuild();
+    return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, '--js-flags=--max-old-space-size=256'], headless: true });
   });
 
   it('a memory bomb fails with E_SANDBOX_FAILED within 2 s of its renderer dying; a sibling tool answers again within 2 s; the page lives on', async () => {
-    const app = await openApp({ browser, separateFrameSite: true });
+    const app = await openApp({ browser: browser(), separateFrameSite: true });
     try {
       // Playwright reports the crash of an out-of-process frame as the page's; the page itself lives on, so it is
       // read through a CDP session of its own from here on.
