@@ -7,6 +7,7 @@ import { TyError } from '../../../core/errors.js';
 import type { LocalTools } from '../../mcp/bridge.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, outJson, usage } from '../output.js';
+import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
 
 /**
  * Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit).
@@ -53,8 +54,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
       ctx.io.stderr.write(`note: --sandbox ${ctx.globals.sandbox} sets the OS isolation posture of local tool calls (${ctx.globals.sandbox === 'off' ? 'no OS sandbox' : ctx.globals.sandbox}), not a client name; name the client context with --client NAME\n`);
     }
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(client)) usage('--client takes 1-64 of A-Z, a-z, 0-9, _ . -');
-    const httpPort = v.http === undefined ? undefined : Number(v.http);
-    if (httpPort !== undefined && (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535)) usage('--http takes a port number (0 for any free port)');
+    const httpPort = httpPortOption(v.http);
     const { McpBridge } = await import('../../mcp/bridge.js');
     const { serveStream } = await import('../../mcp/serve.js');
     const { createMcpExternal } = await import('../../mcp/external.js');
@@ -98,16 +98,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
     const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
     let stopHttp: (() => Promise<void>) | undefined;
-    const stopped = new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        if (httpPort === undefined) (ctx.io.stdin as NodeJS.ReadStream).destroy?.();
-        resolve();
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    const stopped = untilStopSignal(ctx, httpPort === undefined);
     try {
       if (httpPort === undefined) {
         // A person who started it in a terminal learns it is running and waiting; a client's pipe gets nothing.
@@ -119,10 +110,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
         const { serveHttp } = await import('../../mcp/serve-http.js');
         const h = await serveHttp(bridge, settings.sessionIdleMs === undefined ? { port: httpPort, onDropped } : { port: httpPort, onDropped, idleMs: settings.sessionIdleMs });
         stopHttp = () => h.close();
-        await mkdir(paths.run, { recursive: true, mode: 0o700 });
-        const tokenFile = join(paths.run, proxy !== undefined ? `mcp-proxy-${proxy}.token` : 'mcp-http.token');
-        const { default: writeFileAtomic } = await import('write-file-atomic');
-        await writeFileAtomic(tokenFile, `${h.token}\n`, { mode: 0o600 });
+        const tokenFile = await writeTokenFile(paths.run, proxy !== undefined ? `mcp-proxy-${proxy}.token` : 'mcp-http.token', h.token);
         if (ctx.globals.json) outJson(ctx, { ok: true, url: h.url, tokenFile });
         else note(ctx, `MCP ${proxy !== undefined ? `proxy for ${proxy}` : 'bridge'} at ${h.url} (bearer token in ${tokenFile}); Ctrl-C stops it`);
         await stopped;

@@ -1,8 +1,7 @@
 // tycli serve [--http PORT]: the registration protocol (tysandbox/1) for programs, over stdio or loopback HTTP; Node host, trusted side.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, outJson, usage } from '../output.js';
+import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
 
 const serve: CliCommand = {
   path: ['serve'],
@@ -24,8 +23,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
   options: { http: { type: 'string' }, rate: { type: 'string' } },
   allowPositionals: false,
   async run(ctx: CliContext, v) {
-    const httpPort = v.http === undefined ? undefined : Number(v.http);
-    if (httpPort !== undefined && (!/^[0-9]{1,5}$/.test(String(v.http)) || httpPort > 65535)) usage('--http takes a port number (0 for any free port)');
+    const httpPort = httpPortOption(v.http);
     const rate = v.rate === undefined ? undefined : Number(v.rate);
     if (rate !== undefined && (!/^[1-9][0-9]{0,6}$/.test(String(v.rate)))) usage('--rate takes a whole number of registration requests per minute (1 or more)');
     const { createNodeHost } = await import('../../host.js');
@@ -42,16 +40,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
     });
     server = protocolServerFor(host, rate === undefined ? undefined : { registrationsPerWindow: rate, registrationWindowMs: 60_000 });
     let stopHttp: (() => Promise<void>) | undefined;
-    const stopped = new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        if (httpPort === undefined) (ctx.io.stdin as NodeJS.ReadStream).destroy?.();
-        resolve();
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    const stopped = untilStopSignal(ctx, httpPort === undefined);
     try {
       if (httpPort === undefined) {
         await Promise.race([serveProtocolStream(server, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream), stopped]);
@@ -59,10 +48,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
         const { serveProtocolHttp } = await import('../../protocol-http.js');
         const h = await serveProtocolHttp(server, { port: httpPort });
         stopHttp = () => h.close();
-        await mkdir(host.paths.run, { recursive: true, mode: 0o700 });
-        const tokenFile = join(host.paths.run, 'serve-http.token');
-        const { default: writeFileAtomic } = await import('write-file-atomic');
-        await writeFileAtomic(tokenFile, `${h.token}\n`, { mode: 0o600 });
+        const tokenFile = await writeTokenFile(host.paths.run, 'serve-http.token', h.token);
         if (ctx.globals.json) outJson(ctx, { ok: true, url: h.url, tokenFile });
         else note(ctx, `tysandbox/1 at ${h.url} (bearer token in ${tokenFile}); Ctrl-C stops it`);
         await stopped;
