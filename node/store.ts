@@ -5,11 +5,19 @@ import { mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/prom
 import { join } from 'node:path';
 import { TyError } from '../core/errors.js';
 import { checkKey, type StoreBackend } from '../core/store.js';
-import { appendLine } from './append.js';
+import { GroupAppender, appendLine } from './append.js';
 import { DirLocks } from './lock.js';
 
 /** Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave. */
 const ATOMIC_APPEND_BYTES = 4096;
+
+/** One group-commit appender per log file in this process, shared by every backend over the same root. */
+const appenders = new Map<string, GroupAppender>();
+function appenderFor(path: string): GroupAppender {
+  let a = appenders.get(path);
+  if (!a) appenders.set(path, (a = new GroupAppender(path)));
+  return a;
+}
 
 export interface FileStoreOptions {
   /** Give up waiting for a lock after this long, ms (default 30 000) -> E_BUSY. */
@@ -67,15 +75,17 @@ function pidAlive(pid: number): boolean {
  * - put: write a temp file in `<root>/.tmp` (named `<pid>.<random>`), fsync, rename over the target, fsync
  *   the folder (POSIX rename is atomic: readers see the old bytes or the new ones). Temp files of dead
  *   writers are swept on a process's first write.
- * - append: one `write` on an O_APPEND descriptor per line (atomic for lines up to PIPE_BUF); longer
- *   lines take the log's lock. A torn tail (a write cut short by a full disk) never merges with the next
+ * - append: lines up to PIPE_BUF are group-committed (node/append.ts GroupAppender): the lines appended while
+ *   an fsync is in flight go out in whole-line `write`s of at most PIPE_BUF bytes on an O_APPEND descriptor
+ *   and share the next fsync; each append resolves only once its line is durable. Longer lines take the log's
+ *   lock and are written alone. A torn tail (a write cut short by a full disk) never merges with the next
  *   line: node/append.ts appendLine starts the record on a fresh line. Logs live in `<root>/.logs/<name>`.
  * - withLock: a lock folder `<root>/.locks/<name>` holding `owner.json` {pid, start, host, token, at}, made whole
  *   before it appears (node/lock.ts DirLocks): a lock whose owner is no longer the process that took it (pid gone
  *   or reused, told by its start time) is recovered within a second. Also serialized within the process. Not
  *   reentrant: do not take the same name inside `fn`.
  * - every file-system step holds one of `maxOpenFiles` slots, so the store's descriptors stay bounded (no EMFILE
- *   however many calls are in flight).
+ *   however many calls are in flight); a group-committed log holds one descriptor of its own while it commits.
  */
 export class FileStoreBackend implements StoreBackend {
   readonly #local = new Map<string, Promise<unknown>>();
@@ -179,16 +189,16 @@ export class FileStoreBackend implements StoreBackend {
   async append(log: string, line: string): Promise<void> {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
-    const write = async () => {
-      const dir = await this.#dir('.logs');
+    const dir = await this.#dir('.logs');
+    // Short lines: group commit (one fsync for the appends in flight together; each durable before it resolves).
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return appenderFor(join(dir, log)).append(line);
+    await this.withLock(`log.${log}`, async () => {
       try {
         await this.#io(() => appendLine(join(dir, log), line));
       } catch (e) {
         throw e instanceof TyError ? e : new TyError('E_STORE', `cannot append to log ${log}: ${(e as Error).message}`);
       }
-    };
-    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) await write();
-    else await this.withLock(`log.${log}`, write);
+    });
   }
 
   async readLog(log: string): Promise<string[]> {

@@ -1,0 +1,242 @@
+// Benchmark: the host's warm path (invoker.invoke on a retained sandbox, gate and audit included), memory per retained sandbox, throughput over 8 tools; test side.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pairRatio, spread, summary } from './stats.mjs';
+
+const round = (x, d = 3) => Number(x.toFixed(d));
+
+async function load() {
+  return import('../../dist/node/host.js');
+}
+
+/** A tool that answers with a small summary of its arguments, so the result stays small whatever the input. */
+const manifest = (name) => ({
+  name,
+  description: 'answers with the size of its arguments',
+  parameters: { type: 'object', properties: { data: { type: 'string' }, k: { type: 'number' } }, required: ['data'], additionalProperties: false },
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a) => ({ n: a.data.length, k: a.k ?? 0 });' },
+});
+
+/** The same work in a plain node child over a pipe: NDJSON line in, parse, answer `{n, k}` as one line. */
+const ECHO = "const fs=require('node:fs');let b='';process.stdin.setEncoding('utf8');process.stdin.on('data',d=>{b+=d;let i;while((i=b.indexOf('\\n'))>=0){const l=b.slice(0,i);b=b.slice(i+1);const m=JSON.parse(l);fs.writeSync(1,JSON.stringify({id:m.id,result:{n:m.args.data.length,k:m.args.k??0}})+'\\n');}})";
+
+/** A plain node child (empty environment) answering NDJSON calls; `call(args)` resolves with its answer line. Calls may overlap (pipelined). */
+function plainChild() {
+  const c = spawn(process.execPath, ['-e', ECHO], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiting = new Map();
+  let next = 0;
+  let buf = '';
+  c.stdout.setEncoding('utf8');
+  c.stdout.on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      const m = JSON.parse(line);
+      const w = waiting.get(m.id);
+      waiting.delete(m.id);
+      w?.(m.result);
+    }
+  });
+  return {
+    pid: c.pid,
+    call: (args) => new Promise((r) => {
+      const id = ++next;
+      waiting.set(id, r);
+      c.stdin.write(JSON.stringify({ v: 1, type: 'call', id, args }) + '\n');
+    }),
+    close: () => c.kill('SIGKILL'),
+  };
+}
+
+/** JSON-serialize `args` and pipe it once to a child that acknowledges each complete line: the floor of moving `args` to another process. */
+function pipeOnce() {
+  const c = spawn(process.execPath, ['-e', "const fs=require('node:fs');process.stdin.on('data',d=>{for(let i=d.indexOf(10);i>=0;i=d.indexOf(10,i+1))fs.writeSync(1,'k')})"], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+  let waiting;
+  c.stdout.on('data', () => {
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  });
+  return { send: (args) => new Promise((r) => { waiting = r; c.stdin.write(JSON.stringify(args) + '\n'); }), close: () => c.kill('SIGKILL') };
+}
+
+/** Pids of every descendant of `root` (from /proc/PID/stat ppid fields). */
+function descendants(root) {
+  const parent = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(d), ppid);
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [];
+  const want = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, pp] of parent) if (want.has(pp) && !want.has(pid)) (want.add(pid), out.push(pid), (grew = true));
+  }
+  return out;
+}
+
+/** RSS and PSS of one process, KiB (/proc/PID/smaps_rollup), and its command name. */
+function memOf(pid) {
+  try {
+    const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t)?.[1] ?? 0);
+    return { rss: kb('Rss'), pss: kb('Pss'), comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sum RSS/PSS (MiB) over the trees of `pids` and the per-process command names. */
+function treeMemory(pids) {
+  let rss = 0;
+  let pss = 0;
+  const comms = [];
+  for (const p of pids) {
+    const m = memOf(p);
+    if (!m) continue;
+    rss += m.rss;
+    pss += m.pss;
+    comms.push(m.comm);
+  }
+  return { rss: rss / 1024, pss: pss / 1024, procs: comms.length, comms };
+}
+
+/** `n` calls with `width` in flight at once over `fns` (round robin); calls per second. */
+async function throughput(fns, n, width) {
+  let issued = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    while (issued < n) {
+      const i = issued++;
+      await fns[i % fns.length](i);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/** @returns {Promise<{title: string, rows: object[], notes: string[]}>} */
+export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, throughputCalls = 3000 } = {}) {
+  const mod = await load();
+  const home = await mkdtemp(join(os.tmpdir(), 'ty-bench-warm-'));
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
+  const host = await mod.createNodeHost({ home, env, cwd: home, python: false, globals: { allow: [] } });
+  const rows = [];
+  const notes = [];
+  const kb1 = { data: 'x'.repeat(1000), k: 1 };
+  const mb1 = { data: 'y'.repeat(1024 * 1024), k: 2 };
+  const tools = Array.from({ length: 8 }, (_, i) => `warm${i}`);
+  const plain = [];
+  let once;
+  try {
+    for (const t of tools) await host.registry.install(manifest(t));
+    const call = async (name, args) => {
+      const r = await host.invoker.invoke(name, args);
+      if (!r.ok) throw new Error(`${name}: ${JSON.stringify(r.error)}`);
+      return r.result;
+    };
+    const echo = plainChild();
+    plain.push(echo);
+    once = pipeOnce();
+    // warm-up: sandbox start, JIT, page cache
+    for (let i = 0; i < 100; i++) {
+      await call('warm0', kb1);
+      await echo.call(kb1);
+    }
+    // 1 KB: host call and bare pipe round trip, paired call by call (order alternating)
+    const h = [];
+    const p = [];
+    for (let i = 0; i < warmCalls; i++) {
+      const a = async () => { const t0 = performance.now(); await call('warm0', kb1); h.push(performance.now() - t0); };
+      const b = async () => { const t0 = performance.now(); await echo.call(kb1); p.push(performance.now() - t0); };
+      if (i % 2) (await a(), await b());
+      else (await b(), await a());
+    }
+    const hs = summary(h);
+    const ps = summary(p);
+    const pr = pairRatio(h, p);
+    rows.push({ name: 'host warm call, 1 KB of arguments (invoker.invoke: resolve, validate, gate, audit, sandbox round trip)', value: round(hs.median), unit: 'ms', spread: spread(hs, ps), baseline: 'NDJSON round trip to a plain node child over a pipe (same 1 KB, parsed, small answer)', baselineValue: round(ps.median), ratio: round(hs.median / ps.median, 2), ratioSpread: `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`, target: '<= 5x' });
+
+    // 1 MB: host call vs JSON-serializing and piping 1 MB once
+    for (let i = 0; i < 5; i++) (await call('warm0', mb1), await once.send(mb1));
+    const H = [];
+    const P = [];
+    for (let i = 0; i < bigCalls; i++) {
+      const a = async () => { const t0 = performance.now(); await call('warm0', mb1); H.push(performance.now() - t0); };
+      const b = async () => { const t0 = performance.now(); await once.send(mb1); P.push(performance.now() - t0); };
+      if (i % 2) (await a(), await b());
+      else (await b(), await a());
+    }
+    const Hs = summary(H);
+    const Ps = summary(P);
+    const PR = pairRatio(H, P);
+    rows.push({ name: 'host warm call, 1 MB of arguments', value: round(Hs.median, 2), unit: 'ms', spread: spread(Hs, Ps, 2), baseline: 'JSON.stringify of the same 1 MB and piping it once to a node child (acknowledged)', baselineValue: round(Ps.median, 2), ratio: round(Hs.median / Ps.median, 2), ratioSpread: `${PR.p25.toFixed(2)}–${PR.p75.toFixed(2)}`, target: '<= 1.5x' });
+
+    // Throughput: 64 in flight over 8 tools vs 8 plain children, rounds interleaved
+    for (let i = 1; i < 8; i++) plain.push(plainChild());
+    const small = { data: 'hello', k: 3 };
+    const hostFns = tools.map((t) => () => call(t, small));
+    const plainFns = plain.map((c) => () => c.call(small));
+    await throughput(hostFns, 400, 64);
+    await throughput(plainFns, 400, 64);
+    const ht = [];
+    const pt = [];
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2) (ht.push(await throughput(hostFns, throughputCalls, 64)), pt.push(await throughput(plainFns, throughputCalls, 64)));
+      else (pt.push(await throughput(plainFns, throughputCalls, 64)), ht.push(await throughput(hostFns, throughputCalls, 64)));
+    }
+    const hts = summary(ht);
+    const pts = summary(pt);
+    const tr = pairRatio(ht, pt);
+    rows.push({ name: 'throughput, 64 concurrent calls over 8 tools (8 retained sandboxes)', value: Math.round(hts.median), unit: 'calls/s', spread: spread(hts, pts, 0), baseline: '8 plain node children, the same calls over pipes, 64 in flight', baselineValue: Math.round(pts.median), ratio: round(hts.median / pts.median, 2), ratioSpread: `${tr.p25.toFixed(2)}–${tr.p75.toFixed(2)}`, target: '>= 0.8x' });
+
+    // Memory: every process of the 8 sandbox trees (all descendants of this process but the plain children and the pipe child)
+    const plainPids = new Set([...plain.map((c) => c.pid)]);
+    for (const c of plain) c.close();
+    once.close();
+    once = undefined;
+    plain.length = 0;
+    await new Promise((r) => setTimeout(r, 300));
+    const sandboxPids = descendants(process.pid).filter((pid) => !plainPids.has(pid));
+    const m = treeMemory(sandboxPids);
+    const bare = plainChild();
+    await bare.call(small);
+    const b = treeMemory([bare.pid]);
+    bare.close();
+    const per = m.rss / tools.length;
+    const perPss = m.pss / tools.length;
+    rows.push({ name: `memory per retained sandbox, RSS (${tools.length} retained, ${m.procs / tools.length} processes each: ${[...new Set(m.comms)].join(', ')})`, value: round(per, 1), unit: 'MiB', baseline: 'one plain node child after a call (same work)', baselineValue: round(b.rss, 1), ratio: round(per / b.rss, 2), target: '<= 30' });
+    rows.push({ name: 'memory per retained sandbox, PSS (shared pages split among the processes sharing them)', value: round(perPss, 1), unit: 'MiB', baseline: 'one plain node child after a call, PSS', baselineValue: round(b.pss, 1), ratio: round(perPss / b.pss, 2) });
+    notes.push(
+      `host: createNodeHost in this process (fresh home, default settings with the tools allowed by mode default, OS sandbox posture auto: bubblewrap when it works here), ${tools.length} tools of the same small source; ${warmCalls} 1 KB calls and ${bigCalls} 1 MB calls paired with their baseline, alternating order; the host path includes the registry lookup, argument validation, the gate (rules, pause, decisions) and two durable audit records per call`,
+      `throughput: ${rounds} interleaved rounds of ${throughputCalls} calls, 64 in flight, round robin over the 8 tools / 8 children; median of round rates`,
+      'memory: /proc/PID/smaps_rollup Rss and Pss summed over every process of the sandbox trees after the throughput rounds, divided by the number of sandboxes; the memory target is a value (MiB), not a ratio',
+      `load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(', ')}`,
+    );
+  } finally {
+    for (const c of plain) c.close();
+    once?.close();
+    await host.close();
+    await rm(home, { recursive: true, force: true });
+  }
+  return { title: 'Host warm path: warm calls, throughput and memory per retained sandbox', rows, notes };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await run();
+  console.log(JSON.stringify(r, null, 2));
+}
