@@ -23,6 +23,10 @@ export interface HostEventMap {
   'python-progress': PythonProgress;
   /** A new revision was installed under a name whose active revision is another: the app may offer "activate?". */
   'update-available': { name: string; active: string; revision: string };
+  /** One request to a remote MCP server: server, method, tool name and outcome only (never arguments, answers or header values). */
+  'mcp-request': { server: string; method: string; name?: string; outcome: string };
+  /** An MCP server's connection state changed (`host.mcp.servers()` for all of them). */
+  'mcp-state': { server: string; state: 'idle' | 'connecting' | 'connected' | 'failed'; code?: string };
 }
 export type HostEventName = keyof HostEventMap;
 export type HostEventListener<K extends HostEventName> = (event: HostEventMap[K]) => void;

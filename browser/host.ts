@@ -25,6 +25,8 @@ import type { AuditRecord } from '../core/audit.js';
 import type { StoredDecision } from '../core/permissions.js';
 import type { PauseConfig, PausedTool } from '../core/pause.js';
 import { BrowserFetchTransport } from './fetch.js';
+import { StoreSecretValues } from './store.js';
+import { BrowserMcp, type BrowserMcpServer } from './mcp.js';
 
 /** Console output of tool code: the revision that wrote it, the level and the raw text. */
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
@@ -65,6 +67,14 @@ export interface BrowserHostOptions {
   gate?: Gate;
   /** Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with setExternal. */
   external?: InvokerOptions['external'];
+  /**
+   * Remote MCP servers reached over Streamable HTTP (`host.mcp`); their tools are offered as `SERVER__TOOL`
+   * (`host.mcp.listTools()`, `host.invoker.invoke('SERVER__TOOL', args)`), each call through the gate (kind
+   * `mcp`, rule `mcp(SERVER/TOOL)`) and audited. Header values are secrets (see `mcpSecrets`).
+   */
+  mcpServers?: BrowserMcpServer[];
+  /** Where MCP header values are kept (default: the host's own store, namespace `mcp-secrets`, apart from tools' secrets). */
+  mcpSecrets?: SecretValues;
 }
 
 export interface BrowserHost {
@@ -80,6 +90,8 @@ export interface BrowserHost {
   gate: Gate;
   invoker: Invoker;
   pool: SandboxPool;
+  /** Remote MCP servers: add/remove, connection state, offered tools, calls (browser/mcp.ts). */
+  mcp: BrowserMcp;
   /**
    * Set (or clear) what runs external-service revisions, e.g. the embedding page for `transport: "parent"`
    * tools (browser/protocol-window.ts). Calls still pass the gate first.
@@ -135,7 +147,9 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const approvals = new ApprovalChannel();
   const pause = new PauseTracker(store, { expireMs: DEFAULT_BROWSER_PAUSE_EXPIRE_MS, ...(opts.pause ?? {}) });
   const decisionStore = new StoreDecisions(store);
-  const auditLog = new StoreAuditLog(store);
+  // MCP header values in use: withheld from questions, hook input, audit records and error messages
+  const withheld = new Set<string>();
+  const auditLog = new StoreAuditLog(store, () => withheld);
   const dialogOpt = opts.dialog ?? opts.askChannels === undefined;
   const dialog = dialogOpt === false ? undefined : new DialogAskChannel(dialogOpt === true ? {} : dialogOpt);
   const channels: AskChannel[] = [...(opts.askChannels ?? []), approvals, ...(dialog ? [dialog] : [])];
@@ -147,6 +161,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       audit: auditLog,
       pause,
       decisions: decisionStore,
+      withheld: () => withheld,
       // One id per page: a started call of another page (closed, reloaded) reads as interrupted.
       hostId: `browser:${globalThis.crypto.randomUUID()}`,
     });
@@ -178,12 +193,29 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   });
   const pool = new SandboxPool({ runtime, mode: opts.mode ?? 'retained', ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}), ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}) });
   let external = opts.external;
-  const invoker = new Invoker({
+  const principal = opts.principal ?? 'browser:app';
+  const mcp = new BrowserMcp({
+    gate: () => gate,
+    secrets: opts.mcpSecrets ?? new StoreSecretValues(store),
+    principal,
+    withheld,
+    log: (line) => events.emit('mcp-request', JSON.parse(line) as { server: string; method: string; name?: string; outcome: string }),
+  });
+  const seen = new Map<string, string>();
+  mcp.onChange((all) => {
+    for (const s of all) {
+      if (seen.get(s.name) === s.state) continue;
+      seen.set(s.name, s.state);
+      events.emit('mcp-state', { server: s.name, state: s.state, ...(s.error ? { code: s.error.code } : {}) });
+    }
+  });
+  for (const s of opts.mcpServers ?? []) await mcp.add(s);
+  const invoker = new BrowserInvoker(mcp, {
     registry,
     pool,
     gate,
     capabilities,
-    principal: opts.principal ?? 'browser:app',
+    principal,
     external: async (identity, args, signal) => {
       if (!external) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${identity.manifest.execution.kind === 'external-service' ? identity.manifest.execution.serviceId : ''}"`);
       return external(identity, args, signal);
@@ -242,6 +274,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     gate,
     invoker,
     pool,
+    mcp,
     setExternal(fn) {
       external = fn;
     },
@@ -252,8 +285,23 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     async close() {
       if (closed) return;
       closed = true;
+      await mcp.close();
       await pool.shutdown();
       backend.close();
     },
   };
+}
+
+/**
+ * The host's invoker: `SERVER__TOOL` (and `SERVER__TOOL@REVISION`) of a configured MCP server runs through
+ * `host.mcp` (its own gate request, kind `mcp`); every other reference through core's Invoker.
+ */
+class BrowserInvoker extends Invoker {
+  constructor(private readonly mcp: BrowserMcp, o: InvokerOptions) {
+    super(o);
+  }
+  override async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    if (typeof ref === 'string' && this.mcp.handles(ref)) return this.mcp.invoke(ref, args, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.principal ? { principal: opts.principal } : {}) });
+    return super.invoke(ref, args, opts);
+  }
 }

@@ -1,7 +1,8 @@
 // Public surface of the browser host (sandbox runtime, IndexedDB store, dialog asking, host popups, Pyodide assets); browser host, trusted side.
 import './zod-jitless.js';
 export { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp, defaultAssetBase, FRAME_HTML, FRAME_SCRIPT, type BrowserSandboxOptions, type SandboxFrame } from './sandbox.js';
-export { IdbStoreBackend, type IdbStoreOptions } from './store.js';
+export { IdbStoreBackend, StoreSecretValues, type IdbStoreOptions } from './store.js';
+export { BrowserMcp, MCP_SERVER_NAME_RE, type BrowserMcpServer, type McpServerInfo, type McpOfferedTool, type McpHeaderValue, type McpConnectionState } from './mcp.js';
 export { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
 export { ApprovalChannel, type ApprovalChannelOptions, type ApprovalChoice, type ApprovalQuestion } from './ask-app.js';
 export { plainQuestion, SHORT_REVISION_CHARS, type PlainQuestion } from './ask-text.js';

@@ -3,6 +3,8 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { TyError } from '../core/errors.js';
 import { checkKey, type StoreBackend } from '../core/store.js';
 import { serializeByName } from '../core/memory-store.js';
+import { checkSecretName, type SecretValues } from '../core/secrets.js';
+import type { Store } from '../core/store.js';
 
 interface TyDb extends DBSchema {
   /** Bytes keyed by [namespace, key]: objects (revisions), bindings, tasks, tool storage, questions... */
@@ -94,5 +96,32 @@ export class IdbStoreBackend implements StoreBackend {
   /** Close the database connection. */
   close(): void {
     this.#db.close();
+  }
+}
+
+/**
+ * SecretValues (core/secrets.ts) kept in the host's store under their own namespace (default `mcp-secrets`): the
+ * browser host's MCP header values. Apart from the tools' secret values (`createBrowserHost({ secretValues })`),
+ * so no tool revision can be granted one; never in the audit, never exported.
+ */
+export class StoreSecretValues implements SecretValues {
+  constructor(private readonly store: Store, private readonly ns = 'mcp-secrets') {}
+  async get(name: string): Promise<string | undefined> {
+    checkSecretName(name);
+    return this.store.getJson<string>(this.ns, name);
+  }
+  async set(name: string, value: string): Promise<void> {
+    checkSecretName(name);
+    if (typeof value !== 'string') throw new TyError('E_USAGE', 'a secret value is a string');
+    await this.store.putJson(this.ns, name, value);
+  }
+  async delete(name: string): Promise<boolean> {
+    checkSecretName(name);
+    const had = (await this.store.getJson<string>(this.ns, name)) !== undefined;
+    await this.store.backend.delete(this.ns, name);
+    return had;
+  }
+  async names(): Promise<string[]> {
+    return this.store.backend.list(this.ns);
   }
 }

@@ -39,6 +39,8 @@ export const ERROR_CODES = [
   'E_MCP_TIMEOUT',
   'E_MCP_CRASHED',
   'E_MCP_REDEFINED',
+  'E_MCP_CORS',
+  'E_MCP_UNREACHABLE',
   'E_BUSY',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
