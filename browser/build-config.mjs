@@ -93,6 +93,15 @@ export function pyodideAssetsPlugin() {
 }
 
 /**
+ * Vite wraps each dynamic import in a `__vitePreload` helper it declares in the chunk; an app that bundles the
+ * library with vite again declares its own and the build fails ("`__vitePreload` has already been declared").
+ * Renamed in the library's output, the two never meet.
+ */
+function renamePreloadHelper() {
+  return { name: 'tysandbox-rename-preload-helper', renderChunk: (code) => (code.includes('__vitePreload') ? { code: code.replaceAll('__vitePreload', '__tysandboxPreload'), map: null } : null) };
+}
+
+/**
  * Three entries: `browser/index.ts` (the library, exports kept), `test/browser/diagnostics.html` (the page
  * that runs the browser security contracts) and `browser/app/index.html` (the web chat app, served by `tycli app`). Target ES2022, not minified, so the embedded worker bootstrap
  * text stays as written.
@@ -109,7 +118,7 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
     rolldownOptions: {
       input: { index: 'browser/index.ts', diagnostics: 'test/browser/diagnostics.html', app: 'browser/app/index.html' },
       preserveEntrySignatures: 'strict',
-      output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js' },
+      output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js', plugins: [renamePreloadHelper()] },
     },
   };
 }
