@@ -94,6 +94,28 @@ describe('ToolRegistry', () => {
     expect(await code(r.resolve('double'))).toBe('E_INTEGRITY');
   });
 
+  it('keeps a verified revision in memory: later resolves read only the binding, and see a binding moved through another registry at once', async () => {
+    const backend = new MemoryStoreBackend();
+    const reads: string[] = [];
+    const get = backend.get.bind(backend);
+    backend.get = async (ns, key) => (reads.push(ns), get(ns, key));
+    const r = new ToolRegistry(new Store(backend));
+    const other = new ToolRegistry(new Store(backend)); // another process sharing the store
+    const a = await r.install(manifest());
+    const b = await other.install({ ...manifest(), description: 'second' });
+    await r.resolve('double');
+    reads.length = 0;
+    expect((await r.resolve('double')).revision).toBe(a.revision);
+    expect(reads).toEqual(['bindings']);
+    await other.activate('double', b.revision, { approveReplacement: true });
+    expect((await r.resolve('double')).revision).toBe(b.revision);
+    // a verified revision that gc removed elsewhere is no longer served from memory
+    await other.activate('double', a.revision, { approveReplacement: true });
+    await r.resolve(`double@${b.revision}`);
+    await other.gc();
+    expect(await code(r.resolve(`double@${b.revision}`))).toBe('E_UNKNOWN_TOOL');
+  });
+
   it('reports unknown tools and malformed references with E_UNKNOWN_TOOL', async () => {
     const r = fresh();
     expect(await code(r.resolve('nope'))).toBe('E_UNKNOWN_TOOL');

@@ -96,8 +96,19 @@ export function parseRef(ref: string): { name: string; revision?: string } {
  * The tool manager: installs immutable revisions in the store, keeps name bindings,
  * resolves `name` or `name@REV`, and holds trusted-native functions in memory by revision.
  */
+/** Most verified revisions a registry keeps in memory (ToolRegistry #verified). */
+const VERIFIED_MAX = 256;
+
 export class ToolRegistry {
   readonly #natives = new Map<string, NativeFunction>();
+  /**
+   * Revisions already read from the store and verified (re-hashed to their content id, manifest parsed), by id.
+   * A content id names one byte string forever, so the verified copy stays valid: later resolves of the same
+   * revision skip the object read, hash and parse (the binding is still read on every resolve, so a binding
+   * moved by another process is seen at once; a revision its binding no longer lists, e.g. after gc, is read
+   * again). Bounded; the oldest entry goes first.
+   */
+  readonly #verified = new Map<string, ToolManifest>();
   readonly #onUpdate = new Set<(e: { name: string; active: string; revision: string }) => void>();
   constructor(readonly store: Store) {}
 
@@ -210,7 +221,7 @@ export class ToolRegistry {
     let rev = revision ?? binding?.active;
     if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed`, { name });
     if (revision !== undefined && !(revision.startsWith('b') && isContentId(revision))) rev = await this.#expand(name, revision, binding);
-    const t = await this.#load(name, rev);
+    const t = await this.#load(name, rev, binding?.revisions.includes(rev) === true || binding?.active === rev);
     return { ...t, active: binding?.active === rev };
   }
 
@@ -315,6 +326,7 @@ export class ToolRegistry {
       if (opts.dryRun) return result;
       for (const r of result.removed) {
         await this.store.backend.delete('objects', r.revision);
+        this.#verified.delete(r.revision);
         await this.store.update<Binding>('bindings', r.name, (b) => {
           if (!b) return undefined;
           const addedAt = { ...(b.addedAt ?? {}) };
@@ -359,7 +371,20 @@ export class ToolRegistry {
     }
   }
 
-  async #load(name: string, revision: string): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
+  /** `bound`: the name's binding lists the revision (a revision dropped by gc, here or elsewhere, is read again). */
+  async #load(name: string, revision: string, bound: boolean): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
+    const known = bound ? this.#verified.get(revision) : undefined;
+    if (known) {
+      if (known.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${known.name}", not "${name}"`);
+      return { name, revision, manifest: known };
+    }
+    const loaded = await this.#read(name, revision);
+    if (this.#verified.size >= VERIFIED_MAX) this.#verified.delete(this.#verified.keys().next().value as string);
+    this.#verified.set(revision, loaded.manifest);
+    return loaded;
+  }
+
+  async #read(name: string, revision: string): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
     const bytes = await this.store.getObject(revision);
     if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed`, { name, revision });
     let doc: { domain?: unknown; body?: unknown };
