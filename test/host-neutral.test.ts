@@ -1,7 +1,9 @@
 // Core and protocol speak of no particular host: no `tycli`, no command-line flag in their strings; each host renders its own hint; test side.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { TyError } from '../core/errors.js';
 import { askRefusalError } from '../core/ask.js';
 import { cliHint } from '../node/cli/hints.js';
@@ -40,5 +42,51 @@ describe('host-neutral core', () => {
     const e = new TyError('E_PAUSED', 'calls to "weather" are paused after 10 refusals within 60 s; a person can resume them', { paused: 'weather' });
     expect(cliHint(e)).toBe('resume with: tycli resume weather');
     expect(browserHint(e.code, e.data)).toBe('resume with host.resume("weather")');
+  });
+});
+
+/** Packages that only run on Node (their own use of node:* or of a Node API at import time). */
+const NODE_ONLY = [/^write-file-atomic$/, /^env-paths$/, /^undici($|\/)/, /^selfsigned$/, /^@modelcontextprotocol\/sdk\/(client|server)\/stdio(\.js)?$/, /^@modelcontextprotocol\/(client|server)\/stdio$/, /^cross-spawn$/, /^@deno\//, /^deno$/];
+const BUILTINS = new Set(builtinModules);
+/** Import specifiers of a TypeScript file (static imports, re-exports and dynamic imports). */
+function importsOf(text: string): string[] {
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+}
+/** Bundle `entry` for the browser (esbuild, platform browser): resolves the whole import graph, packages included. */
+async function browserBundle(entry: string): Promise<{ ok: true; inputs: string[] } | { ok: false; errors: string[] }> {
+  try {
+    const r = await build({ entryPoints: [entry], bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+    return { ok: true, inputs: Object.keys(r.metafile.inputs) };
+  } catch (e) {
+    return { ok: false, errors: ((e as { errors?: { text: string }[] }).errors ?? []).map((x) => x.text) };
+  }
+}
+
+describe('core/mcp holds the MCP bridge and needs no Node', () => {
+  const mcpFiles = files('core/mcp').filter((f) => f.endsWith('.ts'));
+  it('the bridge, its upstream session, routes, sessions and transports live in core/mcp/', () => {
+    for (const f of ['bridge.ts', 'bridge-base.ts', 'bridge-calls.ts', 'bridge-routes.ts', 'upstream.ts', 'upstream-transport.ts', 'guarded-transport.ts', 'serve-session.ts', 'messages.ts', 'session-clock.ts', 'naming.ts', 'namespace.ts', 'args.ts', 'pool.ts', 'index.ts']) expect(mcpFiles).toContain(join('core/mcp', f));
+  });
+  it('no file under core/mcp/ imports node:*, a Node built-in or a Node-only package', () => {
+    const bad = mcpFiles.flatMap((f) =>
+      importsOf(readFileSync(join(root, f), 'utf8'))
+        .filter((spec) => spec.startsWith('node:') || BUILTINS.has(spec) || BUILTINS.has(spec.split('/')[0] ?? '') || NODE_ONLY.some((re) => re.test(spec)) || /(^|\/)node\//.test(spec) || /(^|\/)browser\//.test(spec))
+        .map((spec) => `${f}: ${spec}`),
+    );
+    expect(bad).toEqual([]);
+  });
+  it('the import checker and the browser bundle see a node:* import (so the checks can fail)', async () => {
+    expect(importsOf("import { x } from 'node:fs';\nexport { y } from './y.js';\nconst z = await import('node:path');")).toEqual(['node:fs', './y.js', 'node:path']);
+    const bad = await browserBundle(join(root, 'test/fixtures/node-import.ts'));
+    expect(bad.ok).toBe(false);
+  });
+  it('core/mcp/index.ts bundles for the browser, packages included, with no Node built-in in its graph', async () => {
+    const r = await browserBundle(join(root, 'core/mcp/index.ts'));
+    expect(r.ok ? [] : r.errors).toEqual([]);
+    if (!r.ok) return;
+    expect(r.inputs.filter((i) => i.startsWith('node:') || /(^|\/)node\/(?!_modules)/.test(i.replace(/node_modules/g, 'node_modules')) && !i.includes('node_modules'))).toEqual([]);
+    // the bridge itself is in the bundle, not only its helpers
+    expect(r.inputs).toContain('core/mcp/bridge.ts');
+    expect(r.inputs).toContain('core/mcp/upstream.ts');
   });
 });

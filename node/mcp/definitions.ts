@@ -4,14 +4,12 @@ import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync,
 import { createHash } from 'node:crypto';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { z } from 'zod';
 import { TyError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/canonical.js';
 import { tycliPaths } from '../paths.js';
+import { McpDefinitionSchema, SERVER_NAME_RE, ServerNameSchema, type McpDefinition } from '../../core/mcp/server-definition.js';
 
-/** Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays unambiguous). */
-export const SERVER_NAME_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
-export const ServerNameSchema = z.string().regex(SERVER_NAME_RE, 'a server name is 1-32 of a-z, 0-9 and single dashes');
+export { SERVER_NAME_RE, ServerNameSchema, McpDefinitionSchema, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition } from '../../core/mcp/server-definition.js';
 
 /**
  * The environment variables snapshotted at add time, and no others: PATH, HOME, the user, the locale,
@@ -20,32 +18,6 @@ export const ServerNameSchema = z.string().regex(SERVER_NAME_RE, 'a server name 
 export const SNAPSHOT_KEYS: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TMPDIR', 'SSH_AUTH_SOCK', 'DISPLAY', 'WAYLAND_DISPLAY', 'DBUS_SESSION_BUS_ADDRESS'];
 const LOCALE_RE = /^LC_[A-Z_]{1,32}$/;
 const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-
-/** A saved definition. Any other field is refused on load. */
-export const McpDefinitionSchema = z.strictObject({
-  v: z.literal(1),
-  name: ServerNameSchema,
-  /** stdio: absolute path or a bare name looked up on the saved PATH. */
-  command: z.string().min(1).max(4096).optional(),
-  args: z.array(z.string().max(16384)).max(256),
-  /** streamable HTTP endpoint (https, or http on loopback). */
-  url: z.string().max(4096).optional(),
-  /** The server's whole environment (snapshot + --env); secret values, never printed. */
-  env: z.record(z.string().regex(ENV_KEY_RE), z.string().max(65536)),
-  /** Tool names (or `resources/read`, `prompts/get`) that pass without asking. */
-  allow: z.array(z.string().min(1).max(256)).max(256),
-  /** `none`: every call passes without asking. */
-  ask: z.enum(['default', 'none']),
-  shared: z.boolean(),
-  /** The folder it was added from (recorded for identity only; the server runs in `/`). */
-  folder: z.string().max(4096),
-  /** How long the bridge waits for one answer (reset by progress), ms; past it the session and its server end (default 60 000). */
-  timeoutMs: z.number().int().min(100).max(86_400_000).optional(),
-});
-
-/** Default bridge call timeout, ms: past it a server session is ended and the next call starts a new one. */
-export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
-export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
 
 /** The folder holding definitions: `<home>/config/mcp` (0700). */
 export function definitionsDir(home: string): string {

@@ -5,7 +5,7 @@ import { checkToolArguments } from '../../core/mcp/args.js';
 import { definitionHash } from '../../core/mcp/definitions.js';
 import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
 import { fingerprint, loadDefinition } from './definitions.js';
-import { UpstreamSession } from './upstream.js';
+import { UpstreamSession, nodeConnector } from './upstream.js';
 import { SERVER_RULE_SCOPE, hintsOf, previewOf, serverRule } from './bridge.js';
 import type { Gate, GateRequest } from '../../core/runtime.js';
 
@@ -38,7 +38,7 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
     const result = await pool.use(
       def.name,
       fingerprint(def),
-      (sig) => UpstreamSession.start(def, { onClose: () => void pool.end(def.name) }, sig),
+      (sig) => UpstreamSession.start(def, { onClose: () => void pool.end(def.name), connect: nodeConnector() }, sig),
       async (u) => {
         const tool = (await u.tools(signal)).get(toolName);
         if (tool === undefined) {

@@ -1,10 +1,10 @@
-// The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`; Node host, trusted side.
+// The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`; core, trusted side.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CompleteRequestSchema, InitializeRequestSchema, SetLevelRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, type InitializeResult } from '@modelcontextprotocol/sdk/types.js';
-import { TyError, toTyError } from '../../core/errors.js';
-import type { Naming } from '../../core/mcp/naming.js';
-import { inertText } from '../../core/text.js';
-import type { McpDefinition } from './definitions.js';
+import { TyError, toTyError } from '../errors.js';
+import type { Naming } from './naming.js';
+import { inertText } from '../text.js';
+import type { McpDefinition } from './server-definition.js';
 import type { UpstreamSession } from './upstream.js';
 
 /** What the routed handlers need of one client session of the bridge. */

@@ -1,0 +1,183 @@
+// The MCP bridge's gated calls: one bridged tools/call and one namespace call (target choice, every target's own schema, each approved, then forwarded); core, trusted side.
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Question } from '../runtime.js';
+import { TyError, toTyError } from '../errors.js';
+import { checkToolArguments } from './args.js';
+import { toolErrorResult } from './results.js';
+import { NAME_SEP, mapToolResult } from './naming.js';
+import { chooseTargets, mergedSchema, type NamespaceAction } from './namespace.js';
+import type { McpDefinition } from './server-definition.js';
+import { BridgeBase } from './bridge-base.js';
+import { hintsOf, previewOf, withFeedback } from './bridge-util.js';
+
+/** BridgeBase with the bridged and namespace tools/call paths (McpBridge adds the client-facing Server). */
+export class BridgeCalls extends BridgeBase {
+  /**
+   * One bridged tools/call: definition reloaded, tool looked up, arguments checked (before approval and
+   * before forwarding), approved, then forwarded.
+   */
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition): Promise<CallToolResult> {
+    let outcome = 'refused';
+    let byGate = false;
+    const offered = `${server}${NAME_SEP}${tool}`;
+    try {
+      await this.opts.pause?.check(offered);
+      // `loaded`: the caller loaded it for this very request (one stat per call)
+      const def = loaded ?? (await this.definition(sessionId, server));
+      const result = await this.withUpstream(
+        sessionId,
+        def,
+        async (u) => {
+          const t = (await u.tools(signal)).get(tool);
+          if (t === undefined) {
+            const why = u.refusedTool(tool);
+            if (why !== undefined) throw new TyError('E_INVALID_ARGS', `${offered} is not offered: its schema ${why.slice(0, 300)}`);
+            throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
+          }
+          const checked = checkToolArguments(t.inputSchema, args);
+          // a tool execution error (MCP 2025-11-25): the model sees it in the result and can correct itself
+          if (!checked.ok) {
+            const code = 'E_INVALID_ARGS';
+            outcome = `refused:${code}`;
+            await this.countRefusal(offered, code);
+            return toolErrorResult(code, `${this.naming.name(server, tool)}: ${checked.message}`);
+          }
+          byGate = this.opts.gate !== undefined;
+          const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, () => {
+            outcome = 'forwarded';
+            return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+          });
+          return mapToolResult(withFeedback(r.value, r.feedback), server, this.naming);
+        },
+        signal,
+      );
+      if (outcome === 'refused' || outcome === 'forwarded') outcome = result.isError ? 'tool-error' : 'ok';
+      return result;
+    } catch (e) {
+      if (outcome === 'refused') {
+        const code = toTyError(e, 'E_MCP').code;
+        outcome = `refused:${code}`;
+        if (!byGate) await this.countRefusal(offered, code);
+      } else outcome = 'failed';
+      throw e;
+    } finally {
+      this.log(server, 'tools/call', tool, outcome);
+    }
+  }
+
+  /**
+   * One namespace call: the namespace and every chosen provider's definition are reloaded (a removed one is
+   * refused); `kind` picks the target (or every target of a broadcast read); the other fields are checked
+   * against each chosen target's own schema before any approval or forwarding; each target is approved by
+   * its own server's rules or the gate; a broadcast's results are joined under each kind.
+   */
+  async callNamespace(sessionId: string, nsName: string, actionName: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+    let outcome = 'refused';
+    let byGate = false;
+    const offered = `${nsName}${NAME_SEP}${actionName}`;
+    try {
+      await this.opts.pause?.check(offered);
+      const ns = await (this.opts.source.loadNamespace?.(nsName) ?? Promise.resolve(undefined));
+      if (ns === undefined) throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${nsName}"`);
+      const action = ns.actions.find((a) => a.name === actionName);
+      if (action === undefined) throw new TyError('E_UNKNOWN_TOOL', `namespace "${nsName}" has no action "${actionName.slice(0, 80)}"`);
+      const choice = chooseTargets(action, args);
+      if (!choice.ok) {
+        outcome = 'refused:E_INVALID_ARGS';
+        await this.countRefusal(offered, 'E_INVALID_ARGS');
+        return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
+      }
+      // 1. every chosen provider exists and the arguments fit each one's own schema: nothing asked or sent yet
+      const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints']; definition: Record<string, unknown> }[] = [];
+      for (const t of choice.targets) {
+        const def = await this.opts.source.load(t.server);
+        if (def === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" of ${nsName}${NAME_SEP}${actionName} (kind ${t.kind}) was removed`);
+        const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal);
+        if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" has no tool "${t.tool}" (kind ${t.kind})`);
+        const checked = checkToolArguments(tool.inputSchema, choice.args);
+        if (!checked.ok) {
+          outcome = 'refused:E_INVALID_ARGS';
+          await this.countRefusal(offered, 'E_INVALID_ARGS');
+          return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
+        }
+        plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool), definition: tool as Record<string, unknown> });
+      }
+      // 2. each target through the gate (its own server's rule, else a person; pre-hooks) and only when every
+      // one passed, 3. forward them all: target i's gated step runs the steps of targets i+1.. inside it
+      const results: { kind: string; result: CallToolResult }[] = [];
+      const feedback: string[] = [];
+      const step = async (i: number): Promise<void> => {
+        const p = plans[i];
+        if (p === undefined) {
+          outcome = 'forwarded';
+          for (const q of plans) results.push({ kind: q.kind, result: await this.withUpstream(sessionId, q.def, (u) => u.callTool(q.tool, q.args, { signal }), signal) });
+          return;
+        }
+        const r = await this.gated(p.def, 'mcp', p.tool, { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args }, definition: p.definition }, signal, async () => {
+          await step(i + 1);
+          return results[i]!.result;
+        });
+        if (r.feedback) feedback.push(...r.feedback);
+      };
+      byGate = this.opts.gate !== undefined;
+      await step(0);
+      outcome = results.every((r) => r.result.isError === true) ? 'tool-error' : 'ok';
+      if (results.length === 1 && !action.broadcast) return withFeedback(results[0]!.result, feedback);
+      const content: CallToolResult['content'] = [];
+      const structured: Record<string, unknown> = {};
+      for (const r of results) {
+        content.push({ type: 'text', text: `[${r.kind}]` });
+        content.push(...r.result.content);
+        structured[r.kind] = r.result.structuredContent ?? { content: r.result.content, isError: r.result.isError === true };
+      }
+      return withFeedback({ content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) }, feedback);
+    } catch (e) {
+      if (outcome === 'refused') {
+        const code = toTyError(e, 'E_MCP').code;
+        outcome = `refused:${code}`;
+        if (!byGate) await this.countRefusal(offered, code);
+      } else outcome = 'failed';
+      throw e;
+    } finally {
+      this.log(nsName, 'tools/call', actionName, outcome);
+    }
+  }
+
+  /** The offered tools of every namespace (a namespace named like a server is skipped). */
+  protected async namespaceTools(sessionId: string, servers: Set<string>, signal: AbortSignal): Promise<Tool[]> {
+    const out: Tool[] = [];
+    for (const n of await (this.opts.source.listNamespaces?.() ?? Promise.resolve([]))) {
+      if (servers.has(n)) {
+        this.log(n, 'tools/list', undefined, 'skipped:namespace-named-like-a-server');
+        continue;
+      }
+      try {
+        const ns = await (this.opts.source.loadNamespace?.(n) ?? Promise.resolve(undefined));
+        if (!ns) continue;
+        for (const a of ns.actions) out.push(await this.actionTool(sessionId, n, a, signal));
+      } catch (e) {
+        this.log(n, 'tools/list', undefined, `failed:${toTyError(e, 'E_MCP').code}`);
+      }
+    }
+    return out;
+  }
+
+  protected async actionTool(sessionId: string, ns: string, a: NamespaceAction, signal: AbortSignal): Promise<Tool> {
+    const schemas = new Map<string, unknown>();
+    for (const t of a.targets) {
+      const def = await this.opts.source.load(t.server).catch(() => undefined);
+      if (!def) continue;
+      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal).catch(() => undefined);
+      if (tool) schemas.set(t.kind, tool.inputSchema);
+    }
+    const kinds = a.targets.map((t) => `${t.kind} (${t.server}/${t.tool})`).join(', ');
+    return {
+      name: `${ns}${NAME_SEP}${a.name}`,
+      description: `${a.description ?? a.name} [${a.access}${a.broadcast ? ', broadcast' : ''}; kind: ${kinds}]`,
+      inputSchema: mergedSchema(a, schemas) as Tool['inputSchema'],
+      annotations: { readOnlyHint: a.access === 'read' },
+    };
+  }
+
+}

@@ -1,0 +1,107 @@
+// Transports toward an upstream MCP server usable on every host: the server-message rules over any SDK transport, a size-capped fetch, the fetch-based Streamable HTTP connector; core, trusted side.
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { TyError } from '../errors.js';
+import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from './messages.js';
+import { headersFromEnv, type ConnectContext, type UpstreamConnector } from './server-definition.js';
+
+/**
+ * Applies the server-message rules to any SDK transport (used for streamable HTTP; the process
+ * transport applies them itself).
+ */
+export class RuledTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  constructor(private readonly inner: Transport, private readonly onFiltered?: ConnectContext['onFiltered']) {
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (e) => this.onerror?.(e);
+    inner.onmessage = (msg) => {
+      const m = classify(msg);
+      const rule = serverMessageRule(m);
+      const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
+      if (rule.action === 'pass' && m.kind !== 'invalid') return this.onmessage?.(msg);
+      this.onFiltered?.({ action: rule.action === 'answer' ? 'answer' : 'drop', method });
+      if (rule.action === 'answer') void inner.send(rule.reply as JSONRPCMessage).catch(() => undefined);
+    };
+  }
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  setProtocolVersion(v: string): void {
+    this.inner.setProtocolVersion?.(v);
+  }
+}
+
+/**
+ * A fetch whose response bodies fail once one message passes `max` bytes: a JSON body as a whole, an SSE
+ * stream per event (bytes between blank lines), so memory stays bounded whatever a remote server sends.
+ */
+export function cappedFetch(max: number = MAX_MESSAGE_BYTES, base: typeof fetch = fetch): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const res = await base(input, init);
+    if (!res.body) return res;
+    const sse = (res.headers.get('content-type') ?? '').includes('text/event-stream');
+    let count = 0;
+    let lastNl = false;
+    const cap = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        let over = false;
+        if (!sse) over = (count += chunk.length) > max;
+        else {
+          for (let i = 0; i < chunk.length && !over; i++) {
+            const b = chunk[i];
+            if (b === 10) {
+              if (lastNl) count = 0;
+              lastNl = true;
+            } else if (b !== 13) {
+              lastNl = false;
+              over = ++count > max;
+            }
+          }
+        }
+        if (over) {
+          ctl.error(new TyError('E_MCP', `the server sent a message over ${Math.round(max / 1048576)} MiB; refused`));
+          return;
+        }
+        ctl.enqueue(chunk);
+      },
+    });
+    return new Response(res.body.pipeThrough(cap), { status: res.status, statusText: res.statusText, headers: res.headers });
+  }) as typeof fetch;
+}
+
+export interface StreamableHttpConnectorOptions {
+  /** The fetch to use (default globalThis.fetch); wrapped by cappedFetch. */
+  fetch?: typeof fetch;
+  /** Headers sent with every request besides the definition's own (`TYMCP_HEADER_<n>`). */
+  headers?: (def: { name: string }) => Record<string, string> | Promise<Record<string, string>>;
+  /** Largest message taken from the server, bytes (default MAX_MESSAGE_BYTES, 8 MiB). */
+  maxBytes?: number;
+}
+
+/**
+ * The connector for `url` definitions on any host with fetch (Node 18+, browsers, workers): the SDK's
+ * StreamableHTTPClientTransport (MCP "Streamable HTTP"), redirects refused, every message capped while it
+ * streams, the server-message rules applied before the SDK Client sees anything. A `command` definition is
+ * refused: starting processes belongs to a host that can (the command line's connector).
+ * @throws TyError E_MCP for a definition with no url.
+ */
+export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {}): UpstreamConnector {
+  return async (def, ctx) => {
+    if (def.url === undefined) throw new TyError('E_MCP', `server "${def.name}" is started by a command, which this host cannot do; only url servers are reached here`);
+    const headers = { ...headersFromEnv(def.env), ...((await opts.headers?.(def)) ?? {}) };
+    const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: cappedFetch(opts.maxBytes, opts.fetch ?? ((i, init) => globalThis.fetch(i, init))) });
+    return new RuledTransport(inner, ctx.onFiltered);
+  };
+}
