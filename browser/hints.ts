@@ -17,6 +17,7 @@ export function browserHint(code: string, data: Record<string, unknown> | undefi
   if (str(d.paused)) parts.push(`resume with host.resume(${JSON.stringify(str(d.paused))})`);
   if (code === 'E_SECRET_DENIED' && str(d.secret)) parts.push(`the app provides secret values through createBrowserHost({ secretValues })`);
   if (code === 'E_INTEGRITY' && d.repair === 'install-again') parts.push('repair it with host.registry.install(manifest)');
+  if (code === 'E_INVALID_MANIFEST' && d.secretLike === true) parts.push('the app provides secret values through createBrowserHost({ secretValues })');
   return parts.length ? parts.join('; ') : undefined;
 }
 

@@ -10,6 +10,7 @@ import { createMediatedFetch, type CallerIdentity, type FetchLimits, type FetchT
 import { ToolStorage } from './tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
 import { StoreAuditLog, type AuditSink } from './audit.js';
+import type { ToolSettings } from './tool-settings.js';
 
 export interface CapabilityDeps {
   /** The exact revision the sandbox was started for (from the host's record, never from a message). */
@@ -120,6 +121,8 @@ export interface CapabilityFactoryOptions {
   /** Where secret values live (node/secrets-file.ts SecretsFile on Node); absent: secrets are refused. */
   secretValues?: SecretValues;
   fetchLimits?: Partial<FetchLimits>;
+  /** Per-tool settings (core/tool-settings.ts): pins settings revisions in subtasks and answers resolveInvocation. */
+  settings?: Pick<ToolSettings, 'revisionOf' | 'pin'>;
   settingsRevisionOf?: CapabilityDeps['settingsRevisionOf'];
   /** Where secret uses are audited (default: the store's audit log, core/audit.ts StoreAuditLog). */
   audit?: AuditSink;
@@ -141,8 +144,8 @@ export function capabilityFactory(o: CapabilityFactoryOptions): (identity: Calle
       fetch,
       storage,
       registry: o.registry,
-      compile: (drafts) => compileDrafts(drafts, { registry: o.registry }),
+      compile: (drafts) => compileDrafts(drafts, o.settings ? { registry: o.registry, settings: o.settings } : { registry: o.registry }),
       ...(broker ? { secrets: broker } : {}),
-      ...(o.settingsRevisionOf ? { settingsRevisionOf: o.settingsRevisionOf } : {}),
+      ...(o.settingsRevisionOf ? { settingsRevisionOf: o.settingsRevisionOf } : o.settings ? { settingsRevisionOf: (n: string, r: string) => o.settings!.revisionOf(n, r) } : {}),
     });
 }

@@ -180,7 +180,7 @@ export class SandboxChannel {
         opts.limits.timeoutMs,
       );
       try {
-        this.#port.send({ v: PROTOCOL_VERSION, type: 'call', id, args });
+        this.#port.send(opts.settings ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings } : { v: PROTOCOL_VERSION, type: 'call', id, args });
       } catch (e) {
         const p = this.#calls.get(id);
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));

@@ -8,6 +8,7 @@ import { TyError, toTyError } from './errors.js';
 import type { ToolRegistry } from './registry.js';
 import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
 import { ArgValidator } from './validate.js';
+import { applyDefaults, type ToolSettings } from './tool-settings.js';
 
 /** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
 export interface ToolIdentity {
@@ -28,14 +29,21 @@ export interface NativeContext {
   signal: AbortSignal;
   identity: ToolIdentity;
   capability: CapabilityHandler;
+  /** The call's settings values (defaults applied); `{}` for a revision without settings. */
+  settings: Record<string, unknown>;
 }
 
 export type InvokeResult =
-  | { ok: true; revision: string; result: unknown; feedback?: string[] }
+  | { ok: true; revision: string; result: unknown; feedback?: string[]; settingsRevision?: string }
   | { ok: false; revision?: string; error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } };
 
 export interface InvokerOptions {
   registry: ToolRegistry;
+  /**
+   * Settings revisions of tool revisions (core/tool-settings.ts); without it a revision with a settings schema
+   * runs with the schema's defaults only.
+   */
+  settings?: Pick<ToolSettings, 'forCall'>;
   /** Runs sandboxed-code revisions; without one they fail with E_SANDBOX_UNAVAILABLE. */
   pool?: PoolLike;
   /** Permission gate; default allows every tool call (capabilities are still denied by default). */
@@ -72,6 +80,8 @@ export interface InvokeOptions {
   principal?: Principal;
   /** CLI: canonical folders for the OS sandbox. */
   folders?: SandboxSpec['folders'];
+  /** A task's pinned settings revision (must belong to the resolved tool revision); default: the current one. */
+  settingsRevision?: string;
 }
 
 export const MAX_LIMITS: CallLimits = { timeoutMs: 600_000, outputBytes: 16 * 1024 * 1024, memoryMb: 2048 };
@@ -174,6 +184,16 @@ export class Invoker {
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
       if (utf8.encode(argsJson).length > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
       this.#validator.validate(tool.revision, tool.manifest.parameters, args);
+      // The settings this call runs with: the pinned or current settings revision, re-validated, defaults applied.
+      let settingsRevision: string | undefined;
+      let settings: Record<string, unknown> | undefined;
+      if (tool.manifest.settings && this.#o.settings) {
+        const s = await this.#o.settings.forCall(tool, opts.settingsRevision);
+        settingsRevision = s.settingsRevision;
+        settings = s.effective;
+      } else if (opts.settingsRevision !== undefined) {
+        throw new TyError('E_INVALID_SETTINGS', `${tool.name}@${tool.revision} has no settings revision ${opts.settingsRevision} on this host`);
+      } else if (tool.manifest.settings) settings = applyDefaults(tool.manifest.settings, {});
 
       const identity: ToolIdentity = { name: tool.name, revision: tool.revision, manifest: tool.manifest, principal: opts.principal ?? this.#o.principal ?? 'app' };
       const limits = effectiveLimits(tool.manifest, this.#o.defaultLimits ?? DEFAULT_LIMITS, this.#o.maxLimits ?? MAX_LIMITS, opts.timeoutMs);
@@ -195,7 +215,7 @@ export class Invoker {
       const execute = async (): Promise<unknown> => {
         let value: unknown;
         try {
-          value = await this.#execute(identity, args, limits, onCapability, opts, joined);
+          value = await this.#execute(identity, args, limits, onCapability, opts, joined, settings);
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -207,7 +227,9 @@ export class Invoker {
         return result;
       };
       const { value: result, feedback } = this.#o.gate ? await this.#o.gate.run(req, execute) : { value: await execute(), feedback: undefined };
-      return feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
+      const ok: InvokeResult & { ok: true } = feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
+      if (settingsRevision !== undefined) ok.settingsRevision = settingsRevision;
+      return ok;
     } catch (e) {
       const err = toTyError(e, 'E_TOOL_FAILED');
       const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = { code: err.code, message: limitMessage(err, limitsUsed, this.#o.maxLimits ?? MAX_LIMITS) };
@@ -222,13 +244,14 @@ export class Invoker {
   }
 
   /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
-  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void): Promise<unknown> {
+  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
     const exec = identity.manifest.execution;
     const signal = opts.signal ?? new AbortController().signal;
     switch (exec.kind) {
       case 'sandboxed-code': {
         if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
         const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
+        if (settings) spec.settings = settings;
         const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits });
         joined();
         return running;
@@ -237,7 +260,7 @@ export class Invoker {
         joined();
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn) throw new TyError('E_TOOL_FAILED', `no native implementation is registered for ${identity.name}@${identity.revision} in this application`);
-        return withTimeout(limits.timeoutMs, signal, (s) => fn(args, { signal: s, identity, capability: onCapability } satisfies NativeContext));
+        return withTimeout(limits.timeoutMs, signal, (s) => fn(args, { signal: s, identity, capability: onCapability, settings: settings ?? {} } satisfies NativeContext));
       }
       case 'external-service': {
         joined();

@@ -250,7 +250,7 @@ export class SandboxPool {
     let inst = e.instance;
     try {
       try {
-        return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+        return await guarded(inst, args, spec, onCapability, signal, deadline);
       } catch (first) {
         // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
         const f = toTyError(first, 'E_SANDBOX_FAILED');
@@ -258,7 +258,7 @@ export class SandboxPool {
         if (e.instance === inst) e.instance = undefined;
         await inst.destroy('E_SANDBOX_FAILED');
         inst = e.instance = await startWithin(runtime, spec, signal, deadline);
-        return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+        return await guarded(inst, args, spec, onCapability, signal, deadline);
       }
     } catch (err) {
       const t = toTyError(err, 'E_SANDBOX_FAILED');
@@ -275,7 +275,7 @@ export class SandboxPool {
     const inst = await startWithin(runtime, spec, signal, deadline);
     this.#disposables.add(inst);
     try {
-      return await guarded(inst, args, spec.limits, onCapability, signal, deadline);
+      return await guarded(inst, args, spec, onCapability, signal, deadline);
     } finally {
       this.#disposables.delete(inst);
       await inst.destroy('disposable call finished');
@@ -366,7 +366,8 @@ async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: A
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
  * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
  */
-function guarded(inst: SandboxInstance, args: unknown, full: CallLimits, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number): Promise<unknown> {
+function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number): Promise<unknown> {
+  const full = spec.limits;
   const left = Math.max(1, deadline - Date.now());
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
@@ -384,7 +385,7 @@ function guarded(inst: SandboxInstance, args: unknown, full: CallLimits, onCapab
       void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
     }), left);
     signal.addEventListener('abort', onAbort, { once: true });
-    inst.call(args, { signal, onCapability, limits: full }).then(
+    inst.call(args, spec.settings ? { signal, onCapability, limits: full, settings: spec.settings } : { signal, onCapability, limits: full }).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
     );

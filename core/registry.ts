@@ -5,6 +5,7 @@ import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from './store.js';
 import { checkSchema } from './validate.js';
+import { checkSettingsSchema } from './tool-settings.js';
 import { MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './revisions.js';
 
 /** A name binding as stored (record `bindings/NAME`). */
@@ -63,6 +64,7 @@ export function parseManifest(input: unknown): ToolManifest {
   }
   checkSchema(r.data.parameters, 'parameters');
   if (r.data.outputSchema) checkSchema(r.data.outputSchema, 'outputSchema');
+  if (r.data.settings) checkSettingsSchema(r.data.settings);
   return r.data;
 }
 

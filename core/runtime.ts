@@ -20,6 +20,11 @@ export interface SandboxSpec {
   limits: CallLimits;
   /** CLI only: folders granted to the OS sandbox, already canonicalized (realpath). */
   folders?: { path: string; access: 'read' | 'write' }[];
+  /**
+   * This call's settings (the revision's settings revision, defaults applied): sent with each call, read by the
+   * tool as `ctx.settings`. Per call, not per sandbox: a retained sandbox keeps running when settings change.
+   */
+  settings?: Record<string, unknown>;
 }
 
 /**
@@ -32,6 +37,8 @@ export interface CallOptions {
   signal: AbortSignal;
   onCapability: CapabilityHandler;
   limits: CallLimits;
+  /** The call's settings values (SandboxSpec.settings), given to the tool as `ctx.settings`. */
+  settings?: Record<string, unknown>;
 }
 
 /** A live sandbox for one revision. */

@@ -18,6 +18,12 @@ export interface CompileOptions {
   registry?: Pick<ToolRegistry, 'resolve'>;
   /** Already compiled tasks the drafts may name as parents (typically the ancestors of the batch). */
   lineage?: Task[];
+  /**
+   * Pins each call's settings revision next to its tool revision, before the task is hashed (core/tool-settings.ts
+   * ToolSettings.pin): a draft's own settingsRevision is checked to belong to the pinned tool revision, else the
+   * current one is taken (none when the tool revision has no settings revision).
+   */
+  settings?: { pin(name: string, toolRevision: string, requested?: string): Promise<string | undefined> };
 }
 
 /**
@@ -82,7 +88,7 @@ export async function compileDrafts(drafts: unknown[], opts: CompileOptions = {}
       if (!known.has(draft.parent)) throw invalid(`draft ${i} names parent ${draft.parent}, which is not a compiled task of this lineage`);
       parent = draft.parent;
     }
-    const content = await pin(draft.content, ancestors(parent, known), opts.registry, i);
+    const content = await pinSettings(await pin(draft.content, ancestors(parent, known), opts.registry, i), opts.settings, i);
     const body: Omit<Task, 'id'> = { role: draft.role, content, ...(parent ? { parent } : {}), ...(draft.state ? { state: draft.state } : {}) };
     const task: Task = { id: await taskId(body), ...body };
     checkPersistable(task);
@@ -105,6 +111,21 @@ function ancestors(parent: string | undefined, known: Map<string, Task>): Task[]
     id = t.parent;
   }
   return chain;
+}
+
+/** Pin a function call's settings revision (after its tool revision is pinned). */
+async function pinSettings(content: TaskContent, settings: CompileOptions['settings'], i: number): Promise<TaskContent> {
+  if (content.type !== 'functioncall' || !content.toolRevision) return content;
+  if (!settings) return content;
+  let rev: string | undefined;
+  try {
+    rev = await settings.pin(content.name, content.toolRevision, content.settingsRevision);
+  } catch (e) {
+    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL') throw new TyError('E_UNPINNED_TASK', `draft ${i}: the call to "${content.name}" names settings revision ${content.settingsRevision}: ${e.message}`);
+    throw e;
+  }
+  const { settingsRevision: _drop, ...rest } = content;
+  return rev === undefined ? rest : { ...rest, settingsRevision: rev };
 }
 
 async function pin(content: TaskContent, chain: Task[], registry: CompileOptions['registry'], i: number): Promise<TaskContent> {

@@ -11,6 +11,8 @@ import { ensurePrivateDir, tycliPaths, type TycliPaths } from './paths.js';
 import type { NodeSandboxRuntimeOptions, SpawnWrapper } from './sandbox.js';
 import type { ExternalCaller } from './mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
+import { ToolSettings } from '../core/tool-settings.js';
+import { StoreAuditLog } from '../core/audit.js';
 import type { LoadedSettings } from './settings.js';
 import { python3OnPath, pythonToolManifest, type PythonInfo } from './python-tool.js';
 
@@ -91,6 +93,8 @@ export interface NodeHost {
   store: Store;
   registry: HostToolRegistry;
   invoker: Invoker;
+  /** Per-tool settings revisions (core/tool-settings.ts); every change audited. */
+  settings: ToolSettings;
   /** The permission gate calls pass (absent when opened without runtimes and no gate was given). */
   gate: Gate | undefined;
   /** Destroy every sandbox this host started. Idempotent. */
@@ -116,7 +120,8 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   const store = new Store(backend);
   const registry = new HostToolRegistry(store);
   const running = opts.startSandboxes !== false;
-  const invokerOpts: InvokerOptions = { registry, principal: opts.principal ?? 'cli:user', maxQueuedCalls: queueBound(opts) };
+  const toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store) });
+  const invokerOpts: InvokerOptions = { registry, settings: toolSettings, principal: opts.principal ?? 'cli:user', maxQueuedCalls: queueBound(opts) };
   const closers: (() => Promise<void>)[] = [];
   const env = opts.env ?? process.env;
   let settings: LoadedSettings | undefined;
@@ -156,7 +161,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     let capabilities = opts.capabilities;
     let posture = opts.globals?.sandbox;
     if (!gate || !capabilities) {
-      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker());
+      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings);
       gate ??= wired.gate;
       capabilities ??= wired.capabilities;
       closers.push(wired.close);
@@ -200,6 +205,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     store,
     registry,
     invoker,
+    settings: toolSettings,
     gate: invokerOpts.gate,
     async close() {
       if (closed) return;
@@ -210,7 +216,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 }
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
-async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker) {
+async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker, toolSettings: ToolSettings) {
   const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
     await Promise.all([
       import('./settings.js'),
@@ -230,13 +236,16 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
     opts.gate ??
     createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
   // Secret uses are audited by the broker itself (core/secrets.ts): a grant is already a person's decision, so no question.
-  const { StoreAuditLog } = await import('../core/audit.js');
   const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store, withheld) });
   const transport = new NodeFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
   const storage = new ToolStorage(store);
   const capabilities = (identity: ToolIdentity): CapabilityHandler =>
-    createCapabilityHandler({ identity, gate, fetch, storage, secrets: broker, registry, compile: (drafts) => compileDrafts(drafts, { registry }) });
+    createCapabilityHandler({
+      identity, gate, fetch, storage, secrets: broker, registry,
+      compile: (drafts) => compileDrafts(drafts, { registry, settings: toolSettings }),
+      settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
+    });
   const close = async () => {
     await (transport as unknown as { close?: () => Promise<void> }).close?.();
   };

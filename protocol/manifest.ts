@@ -112,6 +112,12 @@ export const ToolManifestSchema = z.strictObject({
   capabilities: RequestedCapabilitiesSchema.optional(),
   /** Python revisions only: pure-Python wheels installed into the interpreter before the first call. */
   python: z.strictObject({ packages: z.array(PythonPackageSchema).max(32) }).optional(),
+  /**
+   * A JSON Schema (draft 2020-12, `"type": "object"`) of values a person configures for this revision (units, a base
+   * URL, a default): stored as settings revisions bound to the tool revision, read by the tool as `ctx.settings`.
+   * Never secrets: a field named like one, or marked `writeOnly`, is refused (core/tool-settings.ts).
+   */
+  settings: JsonSchemaSchema.optional(),
   /** Per-call limits the tool asks for; the host clamps them to its own maxima. */
   limits: z.strictObject({
     timeoutMs: z.number().int().positive().max(24 * 3600 * 1000).optional(),

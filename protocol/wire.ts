@@ -22,7 +22,8 @@ export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
 // host -> sandbox
 export const LoadMessageSchema = z.strictObject({ v: V, type: z.literal('load'), runtime: z.enum(['javascript', 'python']), source: z.string() });
-export const CallMessageSchema = z.strictObject({ v: V, type: z.literal('call'), id: Id, args: z.unknown() });
+/** `settings`: the call's settings values (a JSON object), read by the tool as `ctx.settings`; absent: `{}`. */
+export const CallMessageSchema = z.strictObject({ v: V, type: z.literal('call'), id: Id, args: z.unknown(), settings: z.record(z.string(), z.unknown()).optional() });
 export const CapabilityReplySchema = z.strictObject({
   v: V,
   type: z.literal('cap-reply'),

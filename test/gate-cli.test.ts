@@ -64,21 +64,24 @@ describe('tycli audit', () => {
 
     const all = await tycli('audit', '--json');
     expect(all.code).toBe(0);
-    const recs = all.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const envelope = JSON.parse(all.stdout.trim());
+    expect(all.stdout.trim().split('\n')).toHaveLength(1);
+    expect(envelope).toMatchObject({ ok: true, corrupt: 0 });
+    const recs = envelope.records;
     expect(recs).toHaveLength(3);
     expect(recs[0]).toMatchObject({ decision: 'allow', outcome: 'ok', tool: 'weather', rule: 'mode standard' });
     expect(recs[1]).toMatchObject({ decision: 'deny', kind: 'fetch', rule: 'fetch(*:https://evil.example.com)', scope: 'flags' });
     expect(recs[2]).toMatchObject({ decision: 'allow', outcome: 'error', tool: 'other' });
 
     const denied = await tycli('audit', '--denied', '--json');
-    expect(denied.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(denied.stdout).records).toHaveLength(1);
     const other = await tycli('audit', '--tool', 'other');
     expect(other.stdout).toContain('ALLOW cli:user other@');
     expect(other.stdout.trim().split('\n')).toHaveLength(1);
     const future = await tycli('audit', '--since', '2999-01-01T00:00:00Z', '--json');
-    expect(future.stdout).toBe('');
+    expect(JSON.parse(future.stdout)).toEqual({ ok: true, records: [], corrupt: 0 });
     const recent = await tycli('audit', '--since', '1h', '--json');
-    expect(recent.stdout.trim().split('\n')).toHaveLength(3);
+    expect(JSON.parse(recent.stdout).records).toHaveLength(3);
 
     // Neither the argument canary nor the secret canary is anywhere under the home folder.
     const files: string[] = [];

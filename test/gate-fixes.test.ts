@@ -240,7 +240,7 @@ describe('S4: tycli audit output is inert whatever stdout is', () => {
     expect(line).toContain('\\u202e');
     expect(line).toContain('\\u2028');
     expect(line).toContain('\\udb40\\udc41');
-    expect(JSON.parse(line)).toEqual(evilRecord());
+    expect(JSON.parse(line)).toEqual({ ok: true, records: [evilRecord()], corrupt: 0 });
   });
 
   it('inertJson escapes what JSON.stringify leaves raw and round-trips exactly', () => {
@@ -399,7 +399,7 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     const run = await tycli(['--json', 'run', 'reads-secret', '--args', '{}']);
     expect(JSON.parse(run.stdout.trim())).toEqual({ ok: true, revision: rev, result: { len: SECRET_VALUE.length, denied: 'E_SECRET_DENIED' } });
     const a = await tycli(['--json', 'audit']);
-    const recs = a.stdout.trim().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+    const recs = (JSON.parse(a.stdout.trim()) as { records: AuditRecord[] }).records;
     expect(recs.filter((r) => r.kind === 'secret').map((r) => [r.target, r.decision])).toEqual([['TOK', 'allow'], ['NOPE', 'deny']]);
     expect(a.stdout).not.toContain(SECRET_VALUE);
   }, 60_000);

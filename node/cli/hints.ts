@@ -26,6 +26,7 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
     else if (d.unset === true) parts.push(`set it with: tycli secret set ${str(d.secret)}`);
   }
   if (code === 'E_INTEGRITY' && d.repair === 'install-again') parts.push('repair it with: tycli tool add MANIFEST.json');
+  if (code === 'E_INVALID_MANIFEST' && d.secretLike === true) parts.push('store the value with: tycli secret set NAME (then tycli secret grant NAME --tool TOOL@REV)');
   if (parts.length > 0) return parts.join('; ');
   switch (code) {
     case 'E_APPROVAL_REQUIRED':

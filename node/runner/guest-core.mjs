@@ -467,8 +467,18 @@ export function createGuest(host) {
     return res;
   }
 
-  /** ctx for one call: every method is a capability request tied to that call's id; `signal` is created on first access. */
-  function makeCtx(callId, getSignal) {
+  /** The call's settings (host-sent JSON data) as a deeply frozen object; `{}` when the host sent none. */
+  function frozenSettings(v, depth) {
+    if (v === null || typeof v !== 'object' || depth > 64) return v;
+    const keys = ReflectOwnKeys(v);
+    for (let i = 0; i < keys.length; i++) frozenSettings(v[keys[i]], depth + 1);
+    return ObjectFreeze(v);
+  }
+  /**
+   * ctx for one call: every method is a capability request tied to that call's id; `signal` is created on first
+   * access; `settings` is the tool revision's settings values for this call (frozen data, defaults applied).
+   */
+  function makeCtx(callId, getSignal, settings) {
     const req = (name, params) => {
       try {
         return capRequest(callId, name, params());
@@ -487,6 +497,7 @@ export function createGuest(host) {
         list: (prefix) => req('storage.list', () => (prefix === undefined || prefix === null ? {} : { prefix: fromGuest(prefix) })),
       }),
       getSecret: (name) => req('getSecret', () => ({ name: fromGuest(name) })),
+      settings: frozenSettings(settings !== null && typeof settings === 'object' && !ArrayIsArray(settings) ? settings : {}, 0),
     };
     // Created on first access (an AbortController per call costs more than a small call).
     ReflectDefineProperty(ctx, 'signal', { get: getSignal, enumerable: true, configurable: false });
@@ -582,7 +593,7 @@ export function createGuest(host) {
       currentCall = id;
       let out;
       try {
-        const value = await ReflectApply(toolFn, undefined, [msg.args, makeCtx(id, getSignal)]);
+        const value = await ReflectApply(toolFn, undefined, [msg.args, makeCtx(id, getSignal, msg.settings)]);
         out = { v: 1, type: 'result', id, ok: true, json: toJsonText(value) };
       } catch (e) {
         out = { v: 1, type: 'result', id, ok: false, error: toWireError(e) };

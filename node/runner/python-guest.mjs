@@ -308,7 +308,7 @@ export function createPythonGuest(h) {
  * Python run once after Pyodide starts (the same text the browser worker runs): JSON in and out, and the `ctx`
  * tools receive. ctx mirrors the JavaScript one with Python names: `await ctx.storage.get/set/delete/list`,
  * `await ctx.get_secret(name)`, `await ctx.create_subtasks_result(drafts)`, `await ctx.resolve_invocation(name)`,
- * `await ctx.fetch(url, **pyfetch_kwargs)` (the mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
+ * `ctx.settings` (a dict: the call's settings values, defaults applied), `await ctx.fetch(url, **pyfetch_kwargs)` (the mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
  * `pyodide.http.pyfetch` reach the same mediated fetch). A refused or failed
  * capability raises `CapabilityError` with the same stable `code` a JavaScript tool sees (E_FETCH_TARGET, ...).
  */
@@ -366,11 +366,12 @@ class _Storage:
         return await _ty_cap(self._s.list, prefix)
 
 class Ctx:
-    """The capabilities of one call (the JavaScript ctx with Python names)."""
-    __slots__ = ("_c", "storage")
+    """The capabilities of one call (the JavaScript ctx with Python names); .settings: this call's settings (a dict copy)."""
+    __slots__ = ("_c", "storage", "settings")
     def __init__(self, c):
         self._c = c
         self.storage = _Storage(c.storage)
+        self.settings = _ty_py(c.settings) if c.settings is not None else {}
     @property
     def signal(self):
         return self._c.signal

@@ -113,7 +113,7 @@ describe('tycli completion', () => {
     expect(await complete(['tycli', 'tool', 'remove', '--appr'])).toEqual(['--approve-removal']);
     expect(await complete(['tycli', 'completion', 'x'])).toEqual([]);
     const fish = (await tycli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c tycli -n '__fish_seen_subcommand_from tool' -a 'add list show activate remove gc diff'");
+    expect(fish).toContain("complete -c tycli -n '__fish_seen_subcommand_from tool' -a 'add list show activate remove gc diff settings'");
     expect((await tycli(['completion', 'zsh'])).stdout).toMatch(/^#compdef tycli/);
     expect((await tycli(['completion', 'tcsh'])).code).toBe(2);
   });

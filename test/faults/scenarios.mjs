@@ -61,9 +61,10 @@ async function manifestFile(dir, name, source, extra = {}) {
 /** The audit trail as `tycli --json audit` shows it, plus its unreadable-line count. */
 async function auditOf(home, cwd) {
   const r = await cli(['--home', home, '--json', 'audit'], {}, cwd).done;
-  const entries = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const m = /(\d+) unreadable audit line/.exec(r.stderr);
-  return { entries, corrupt: m ? Number(m[1]) : 0, code: r.code };
+  const lines = r.stdout.split('\n').filter(Boolean);
+  if (lines.length !== 1) throw new Error(`tycli --json audit printed ${lines.length} lines, not one envelope`);
+  const env = JSON.parse(lines[0]);
+  return { entries: env.records, corrupt: env.corrupt, code: r.code };
 }
 
 /** Wait (up to `ms`) until none of `pids` is alive; returns those still alive. */

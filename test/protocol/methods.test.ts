@@ -28,7 +28,9 @@ async function open(t: Transport, home: string, args: string[] = [], name = 'tes
 
 async function audit(home: string): Promise<Record<string, unknown>[]> {
   const r = await runProcess(process.execPath, [BIN, '--home', home, '--json', 'audit'], cleanEnv(home), home);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = r.stdout.split('\n').filter(Boolean);
+  expect(lines).toHaveLength(1);
+  return (JSON.parse(lines[0]!) as { records: Record<string, unknown>[] }).records;
 }
 
 describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed client', (t) => {

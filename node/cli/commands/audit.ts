@@ -21,8 +21,9 @@ const audit: CliCommand = {
 Each record: time, principal, tool@revision, capability and target, decision, the deciding rule and
 scope, duration (ms) and outcome. A call is recorded as started before its code runs; one whose tycli
 process died before it finished shows as "interrupted", one still running as "started". Arguments, results and secret values are never recorded.
-With --json: one line per record (the stored JSON object; control, bidi and invisible characters
-as \\u escapes). Both forms show hidden characters as visible escapes, also when piped.`,
+With --json: one line, {"ok":true,"records":[...],"corrupt":N} (records oldest first, each the stored
+JSON object; control, bidi and invisible characters as \\u escapes). Both forms show hidden characters
+as visible escapes, also when piped.`,
   allowPositionals: false,
   options: { since: { type: 'string' }, tool: { type: 'string' }, denied: { type: 'boolean' } },
   async run(ctx, values) {
@@ -37,8 +38,12 @@ as \\u escapes). Both forms show hidden characters as visible escapes, also when
       const shown = entries.filter((r) => (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'));
       // Both forms are inert whatever stdout is (a pipe into `less -R` replays escapes): the text line
       // escapes every hidden code point, the JSON line writes them as \u escapes.
-      if (ctx.globals.json) for (const r of shown) ctx.io.stdout.write(`${inertJson(r)}\n`);
-      else if (shown.length === 0) note(ctx, 'no audit records match');
+      if (ctx.globals.json) {
+        // The same one-line envelope as every other --json output (unreadable lines counted, never silently dropped).
+        ctx.io.stdout.write(`${inertJson({ ok: true, records: shown, corrupt })}\n`);
+        return 0;
+      }
+      if (shown.length === 0) note(ctx, 'no audit records match');
       else for (const r of shown) out(ctx, formatAuditRecord(r));
       if (corrupt > 0) note(ctx, `${corrupt} unreadable audit line(s) skipped`);
       return 0;

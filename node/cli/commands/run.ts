@@ -76,7 +76,7 @@ const run: CliCommand = {
 
 Arguments are checked against the revision's parameters before any sandbox starts.
 Output: the result (strings as they are, other values as JSON). With --json exactly one line:
-{"ok":true,"revision":"...","result":...} or {"ok":false,"error":{"code":"...","message":"..."}}.
+{"ok":true,"revision":"...","settingsRevision":"...","result":...} (settingsRevision: when the tool has settings) or {"ok":false,"error":{"code":"...","message":"..."}}.
 Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or arguments.`,
   options: {
     args: { type: 'string' },
@@ -115,7 +115,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
         const hint = cliHintFor(r.error.code, r.error.data);
         return fail(ctx, r.error.code, hint ? `${r.error.message}; ${hint}` : r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
       }
-      if (ctx.globals.json) outJson(ctx, r.feedback ? { ok: true, revision: r.revision, result: r.result, feedback: r.feedback } : { ok: true, revision: r.revision, result: r.result });
+      if (ctx.globals.json) outJson(ctx, { ok: true, revision: r.revision, ...(r.settingsRevision ? { settingsRevision: r.settingsRevision } : {}), result: r.result, ...(r.feedback ? { feedback: r.feedback } : {}) });
       else {
         out(ctx, terminalSafe(ctx, typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2)));
         for (const f of r.feedback ?? []) ctx.io.stderr.write(`note: ${terminalSafe(ctx, f, ctx.io.stderr)}\n`);

@@ -1,5 +1,6 @@
 // tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node host, trusted side.
 import { resolve } from 'node:path';
+import { revisionArg, toolSettingsCommands } from './tool-settings.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 import { shortId, uniqueShortIds } from '../../../core/revisions.js';
@@ -158,12 +159,14 @@ const activate: CliCommand = {
   summary: 'bind NAME to an installed revision (replacing needs --approve-replacement)',
   usage: `Usage: tycli tool activate NAME REV [--approve-replacement]
 
+REV is a revision id, a unique prefix of 8 or more characters, or NAME@REV as other commands print it.
 Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 1) unless
 --approve-replacement is given. Calls pinned as NAME@REV keep their revision either way.`,
   options: { 'approve-replacement': { type: 'boolean' } },
   async run(ctx, v, pos) {
     if (pos.length !== 2) usage('tycli tool activate takes NAME and REV');
-    const [name, rev] = pos as [string, string];
+    const [name, given] = pos as [string, string];
+    const rev = revisionArg(name, given, 'REV');
     const host = await openHost(ctx);
     try {
       const { parseRef } = await import('../../../core/registry.js');
@@ -179,4 +182,4 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
   },
 };
 
-export const toolCommands: CliCommand[] = [add, list, show, activate, ...lifecycleCommands];
+export const toolCommands: CliCommand[] = [add, list, show, activate, ...lifecycleCommands, ...toolSettingsCommands];
