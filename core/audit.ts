@@ -56,6 +56,11 @@ export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 export interface AuditSink {
   /** Append one record; throws when it cannot be written (the gate then fails the call). */
   append(rec: AuditRecord): Promise<void>;
+  /**
+   * Optional: append in two steps, resolving once the record is written where the host process dying cannot lose
+   * it, with `durable`, which settles once it is on disk. Throws when it cannot be written.
+   */
+  stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
 }
 
 /**
@@ -90,10 +95,19 @@ export class StoreAuditLog implements AuditSink {
   ) {}
 
   async append(rec: AuditRecord): Promise<void> {
+    await this.store.appendJsonl(AUDIT_LOG, this.#checked(rec));
+  }
+
+  /** See AuditSink.stage; on a store without stages, durable at once. */
+  async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
+    return this.store.appendJsonlStaged(AUDIT_LOG, this.#checked(rec));
+  }
+
+  #checked(rec: AuditRecord): AuditRecord {
     const clean = scrubRecord(rec, this.withheld());
     const parsed = AuditRecordSchema.safeParse(clean);
     if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
-    await this.store.appendJsonl(AUDIT_LOG, parsed.data);
+    return parsed.data;
   }
 
   /**

@@ -414,6 +414,49 @@ describe('PermissionGate: intent records', () => {
   });
 });
 
+describe('PermissionGate: staged intent records', () => {
+  const stagedSink = () => {
+    const written: AuditRecord[] = [];
+    let settle!: { resolve: () => void; reject: (e: Error) => void };
+    const sink = {
+      append: async (r: AuditRecord) => void written.push(r),
+      stage: async (r: AuditRecord) => {
+        written.push(r);
+        return { durable: new Promise<void>((resolve, reject) => (settle = { resolve, reject })) };
+      },
+    };
+    return { sink, written, settle: () => settle };
+  };
+
+  it('a staged started record is written before the call runs; the answer waits until it is durable', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const { sink, written, settle } = stagedSink();
+    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    let ranWith: string[] = [];
+    let answered = false;
+    const p = gate.run(toolReq(), async () => {
+      ranWith = written.map((r) => r.outcome);
+      return 7;
+    }).then((r) => ((answered = true), r));
+    await vi.waitFor(() => expect(ranWith).toEqual(['started']));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).toBe(false); // executed, not answered: the intent record is not durable yet
+    settle().resolve();
+    expect(await p).toEqual({ value: 7 });
+    expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']);
+  });
+
+  it('a started record that cannot be made durable fails the call with E_STORE (no answer on an unsynced record)', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const { sink, settle } = stagedSink();
+    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    const p = gate.run(toolReq(), async () => 7);
+    await vi.waitFor(() => expect(settle()).toBeDefined());
+    settle().reject(new Error('EIO'));
+    expect((await rejection(p)).code).toBe('E_STORE');
+  });
+});
+
 describe('PermissionGate: audit failures', () => {
   it('an audit record that cannot be written fails the call (E_STORE)', async () => {
     const store = new Store(new MemoryStoreBackend());

@@ -258,19 +258,23 @@ export class PermissionGate implements Gate {
       throw err;
     }
 
-    // The intent record is durable before anything runs (a host killed mid-call still leaves it); the
-    // completion record with the same `call` follows. Neither written: the call does not run (E_STORE).
+    // The intent record is written before anything runs (a host killed mid-call still leaves it) and on disk
+    // (fsync) before the call's answer, its sync overlapping the call where the sink stages records; the
+    // completion record with the same `call` follows, durable before the answer too. Intent record not
+    // written: the call does not run (E_STORE); either one not durable: the call fails with E_STORE.
     const call = this.#d.newId?.() ?? globalThis.crypto.randomUUID();
-    await this.#audit(req, v, t0, 'started', undefined, call);
+    const started = (await this.#audit(req, v, t0, 'started', undefined, call, true)).durable;
     let value: T;
     try {
       value = await execute();
     } catch (e) {
       const te = toTyError(e);
+      await started;
       await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
       await this.#audit(req, v, t0, 'error', te.code, call);
       throw this.#withholdError(e, te);
     }
+    await started;
     const feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
     await this.#audit(req, v, t0, 'ok', undefined, call);
     return feedback.length ? { value, feedback } : { value };
@@ -323,7 +327,11 @@ export class PermissionGate implements Gate {
     throw new TyError(code, msg, data);
   }
 
-  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode, call?: string): Promise<void> {
+  /**
+   * Write one audit record; durable when this resolves, except with `staged` on a sink that stages records: then
+   * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk.
+   */
+  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode, call?: string, staged = false): Promise<{ durable: Promise<void> }> {
     const rec: AuditRecord = {
       v: 1,
       time: new Date(this.#clock()).toISOString(),
@@ -351,11 +359,20 @@ export class PermissionGate implements Gate {
       const clean = scrub(val, secrets);
       rec[k] = clean.length > AUDIT_FIELD_MAX ? `${clean.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : clean;
     }
+    const failed = (e: unknown) => new TyError('E_STORE', `the audit record for ${describe(req)} could not be written (${toTyError(e, 'E_STORE').code}); failing the call`);
     try {
+      if (staged && this.#d.audit.stage) {
+        const durable = (await this.#d.audit.stage(rec)).durable.catch((e: unknown) => {
+          throw failed(e);
+        });
+        durable.catch(() => {}); // awaited by the caller later; never an unhandled rejection meanwhile
+        return { durable };
+      }
       await this.#d.audit.append(rec);
     } catch (e) {
-      throw new TyError('E_STORE', `the audit record for ${describe(req)} could not be written (${toTyError(e, 'E_STORE').code}); failing the call`);
+      throw failed(e);
     }
+    return { durable: Promise.resolve() };
   }
 
   async #remembered(req: GateRequest): Promise<StoredDecision[]> {

@@ -18,6 +18,12 @@ export interface StoreBackend {
   list(ns: string): Promise<string[]>;
   /** Append one line (no newline inside) to a log; each append is atomic with respect to other appenders. */
   append(log: string, line: string): Promise<void>;
+  /**
+   * Optional two-step append: resolves once the line is written where the host process dying can no longer lose
+   * it (e.g. handed to the OS), with `durable`, which settles once it is on disk (rejects when it cannot be).
+   * Hosts without it get `append` (durable at once).
+   */
+  appendStaged?(log: string, line: string): Promise<{ durable: Promise<void> }>;
   /** All lines of a log, oldest first. */
   readLog(log: string): Promise<string[]>;
   /** Run `fn` holding an exclusive lock named `name`, across processes where the host has several. */
@@ -99,6 +105,14 @@ export class Store {
 
   async appendJsonl(log: string, entry: unknown): Promise<void> {
     await this.backend.append(log, JSON.stringify(entry));
+  }
+
+  /** appendJsonl in two steps (StoreBackend.appendStaged): written first, `durable` later; one step where the backend has no stages. */
+  async appendJsonlStaged(log: string, entry: unknown): Promise<{ durable: Promise<void> }> {
+    const line = JSON.stringify(entry);
+    if (this.backend.appendStaged) return this.backend.appendStaged(log, line);
+    await this.backend.append(log, line);
+    return { durable: Promise.resolve() };
   }
 
   /** Parsed log lines; a torn or corrupt line is skipped and counted, never fatal. */

@@ -38,6 +38,17 @@ describe('GroupAppender', () => {
     expect(a.stats.batches).toBe(5);
   });
 
+  it('stage: resolves once the line is in the file, before its fsync; durable settles after the commit', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    const { durable } = await a.stage('{"n":1}');
+    expect(lines(p)).toEqual(['{"n":1}']);
+    expect(a.stats.records).toBe(0); // written, not yet synced
+    await durable;
+    expect(a.stats.records).toBe(1);
+    await expect(new GroupAppender(join(dir, 'no', 'audit')).stage('{"n":2}')).rejects.toMatchObject({ code: 'E_STORE' });
+  });
+
   it('starts on a fresh line after a torn tail left by another writer, and re-creates a log removed meanwhile', async () => {
     const p = join(dir, 'audit');
     const a = new GroupAppender(p);

@@ -1,5 +1,5 @@
 // Appending whole lines to a log file so that a torn tail never merges with the next record; Node host, trusted side.
-import { closeSync, constants as FS, fstatSync, fsync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants as FS, fstatSync, fsync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { TyError } from '../core/errors.js';
 
@@ -39,58 +39,90 @@ interface Pending {
   bytes: Buffer;
   resolve: () => void;
   reject: (e: unknown) => void;
+  /** Told once the line is written (in the kernel: a host killed now cannot lose it), before it is durable. */
+  onWritten?: () => void;
+}
+
+/** Lines written through one descriptor, waiting for an fsync that began after they were written. */
+interface Written {
+  fd: number;
+  records: Pending[];
 }
 
 /**
- * Group commit for one log file: records appended while an fsync is in flight are written together and made
- * durable by the next single fsync, so N concurrent appends cost one fsync instead of N. Each caller's promise
- * settles only after an fsync that began after its line was written (durable before it resolves), and in the
- * order lines were handed in. Lines are written whole, in writes of at most 4096 bytes (several lines each,
- * never a line split across writes), on an O_APPEND descriptor opened per batch (so a log removed meanwhile is
- * re-created, never written to an unlinked file). The torn-tail repair of appendLine applies before every write.
- * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records of the same
- * batch written whole before it are still synced and resolved.
+ * Group commit for one log file. Lines appended in one turn of the event loop are written at once, in
+ * whole-line writes of at most 4096 bytes (never a line split across writes), on an O_APPEND descriptor opened
+ * for that flush (so a log removed meanwhile is re-created, never written to an unlinked file); the torn-tail
+ * repair of appendLine applies before every write. Written lines wait for the next fsync: one runs at a time,
+ * and every line written while it runs shares the one after it, so N concurrent appends cost a few fsyncs, not
+ * N. Each append settles only after an fsync that began after its line was written (durable before it resolves).
+ * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written
+ * whole before it are still synced and resolved. An fsync that fails rejects the records it covered.
  * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync
- * goes to the thread pool. At most one descriptor per log is open at a time.
+ * goes to the thread pool.
  */
 export class GroupAppender {
   #queue: Pending[] = [];
-  #running = false;
-  /** Batches committed (one fsync each) and records they held, since creation. */
+  #flushing = false;
+  #unsynced: Written[] = [];
+  #syncing = false;
+  /** fsyncs done and records they made durable, since creation. */
   readonly stats = { batches: 0, records: 0 };
   constructor(readonly path: string) {}
 
   /** Append one record (`line` without its newline); resolves once it is written and fsync'd. @throws TyError E_STORE */
   append(line: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ bytes: Buffer.from(`${line}\n`, 'utf8'), resolve, reject });
-      if (!this.#running) {
-        this.#running = true;
-        // Let the appends of this turn of the event loop join the first batch.
-        queueMicrotask(() => void this.#drain());
-      }
+    return new Promise<void>((resolve, reject) => this.#push({ bytes: Buffer.from(`${line}\n`, 'utf8'), resolve, reject }));
+  }
+
+  /**
+   * Append one record in two steps: resolves once the line is written (the OS holds it: a host process killed
+   * from now on cannot lose it), with `durable`, which settles once it is fsync'd (rejecting with E_STORE if it
+   * cannot be). @throws TyError E_STORE when the line cannot be written
+   */
+  stage(line: string): Promise<{ durable: Promise<void> }> {
+    return new Promise((written, failed) => {
+      const durable = new Promise<void>((resolve, reject) => {
+        this.#push({
+          bytes: Buffer.from(`${line}\n`, 'utf8'),
+          resolve,
+          reject: (e) => {
+            reject(e);
+            failed(e);
+          },
+          onWritten: () => written({ durable }),
+        });
+      });
+      durable.catch(() => {});
     });
   }
 
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue;
-        this.#queue = [];
-        await this.#commit(batch);
-      }
-    } finally {
-      this.#running = false;
+  #push(p: Pending): void {
+    this.#queue.push(p);
+    if (!this.#flushing) {
+      this.#flushing = true;
+      // the appends of this turn of the event loop go out in the same writes
+      queueMicrotask(() => this.#flush());
     }
   }
 
-  async #commit(batch: Pending[]): Promise<void> {
+  #flush(): void {
+    this.#flushing = false;
+    const batch = this.#queue;
+    this.#queue = [];
+    // Lines waiting for the next fsync share its descriptor (at most two are open: one syncing, one filling),
+    // while the path still names the same file.
+    let open = this.#unsynced[this.#unsynced.length - 1];
+    if (open && !namesFile(this.path, open.fd)) open = undefined;
     let fd: number;
-    try {
-      fd = openSync(this.path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
-    } catch (e) {
-      for (const p of batch) p.reject(storeError(this.path, e));
-      return;
+    if (open) fd = open.fd;
+    else {
+      try {
+        fd = openSync(this.path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
+      } catch (e) {
+        for (const p of batch) p.reject(storeError(this.path, e));
+        return;
+      }
     }
     let written = 0; // records of `batch` written whole
     let failure: unknown;
@@ -116,26 +148,74 @@ export class GroupAppender {
     } catch (e) {
       failure = e;
     }
+    for (let k = written; k < batch.length; k++) batch[k]!.reject(storeError(this.path, failure));
+    if (written === 0) {
+      if (!open) closeQuietly(fd);
+      return;
+    }
+    const records = batch.slice(0, written);
+    if (open) open.records.push(...records);
+    else this.#unsynced.push({ fd, records });
+    for (const p of records) p.onWritten?.();
+    if (!this.#syncing) void this.#sync();
+  }
+
+  /** fsync what was written so far (one fsync per file behind the descriptors); repeat while more was written meanwhile. */
+  async #sync(): Promise<void> {
+    this.#syncing = true;
     try {
-      if (written > 0) {
-        await new Promise<void>((res, rej) => fsync(fd, (err) => (err ? rej(err) : res())));
-        this.stats.batches++;
-        this.stats.records += written;
+      while (this.#unsynced.length > 0) {
+        const group = this.#unsynced;
+        this.#unsynced = [];
+        let failure: unknown;
+        const seen = new Set<string>();
+        for (const w of group) {
+          if (failure !== undefined) break;
+          try {
+            const st = fstatSync(w.fd);
+            const id = `${st.dev}:${st.ino}`;
+            if (seen.has(id)) continue; // fsync flushes the file, whichever descriptor wrote to it
+            seen.add(id);
+            await new Promise<void>((res, rej) => fsync(w.fd, (err) => (err ? rej(err) : res())));
+          } catch (e) {
+            failure = e;
+          }
+        }
+        let n = 0;
+        for (const w of group) {
+          closeQuietly(w.fd);
+          for (const p of w.records) {
+            if (failure === undefined) (p.resolve(), n++);
+            else p.reject(storeError(this.path, failure));
+          }
+        }
+        if (failure === undefined) {
+          this.stats.batches++;
+          this.stats.records += n;
+        }
       }
-    } catch (e) {
-      failure ??= e;
-      written = 0;
     } finally {
-      try {
-        closeSync(fd);
-      } catch {
-        /* the records are synced; a close error changes nothing for them */
-      }
+      this.#syncing = false;
     }
-    for (let k = 0; k < batch.length; k++) {
-      if (k < written) batch[k]!.resolve();
-      else batch[k]!.reject(storeError(this.path, failure));
-    }
+  }
+}
+
+/** True when `path` is the file open on `fd` (not removed or replaced since). */
+function namesFile(path: string, fd: number): boolean {
+  try {
+    const a = fstatSync(fd);
+    const b = statSync(path);
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* nothing to do: the records are written (and synced, or failed) */
   }
 }
 

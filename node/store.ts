@@ -226,6 +226,15 @@ export class FileStoreBackend implements StoreBackend {
     });
   }
 
+  /** See StoreBackend.appendStaged: short lines are written at once and fsync'd by the group commit; longer ones in one step. */
+  async appendStaged(log: string, line: string): Promise<{ durable: Promise<void> }> {
+    checkKey(log);
+    if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return appenderFor(join(await this.#dir('.logs'), log)).stage(line);
+    await this.append(log, line);
+    return { durable: Promise.resolve() };
+  }
+
   async readLog(log: string): Promise<string[]> {
     checkKey(log);
     let text: string;
