@@ -1,6 +1,6 @@
 // The ask router: one question at a time, asked on every live channel at once, first answer wins; core, trusted side.
 import { TyError } from './errors.js';
-import type { Answer, AskChannel, Question } from './runtime.js';
+import type { Answer, AskChannel, FormValues, Question } from './runtime.js';
 import { sanitizeInline } from './text.js';
 
 /** Default wait for an answer (`ask_wait`), ms: 2 minutes. */
@@ -13,8 +13,8 @@ export type AskRefusalReason = 'no-channel' | 'timeout' | 'refused' | 'aborted';
 
 /** The outcome of one question. `channel` names the channel that answered (absent when none did). */
 export type AskOutcome =
-  | { allow: true; scope: AskScope; channel: string }
-  | { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string; channels?: ChannelStatus[] };
+  | { allow: true; scope: AskScope; channel: string; values?: FormValues }
+  | { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string; channels?: ChannelStatus[]; dismissed?: boolean };
 
 /** Whether one channel can present a question now; `detail` says why not (from the channel's `whyNot`). */
 export interface ChannelStatus {
@@ -63,7 +63,9 @@ async function isLive(ch: AskChannel): Promise<boolean> {
   }
 }
 
-async function statusOf(ch: AskChannel): Promise<ChannelStatus> {
+async function statusOf(ch: AskChannel, q?: Question): Promise<ChannelStatus> {
+  // a form question goes only to channels that can show a form and return its values
+  if (q?.form !== undefined && ch.forms !== true) return { name: ch.name, live: false, detail: 'cannot show a form' };
   if (await isLive(ch)) return { name: ch.name, live: true };
   const s: ChannelStatus = { name: ch.name, live: false };
   try {
@@ -148,7 +150,7 @@ export class AskRouter implements Asker {
       this.queue.push(p);
       if (this.busy) {
         // Refuse at once when nobody could see it, rather than after the question ahead of it.
-        void this.status().then((all) => {
+        void Promise.all(this.channels.map((ch) => statusOf(ch, q))).then((all) => {
           const i = this.queue.indexOf(p);
           if (!all.some((c) => c.live) && i >= 0) {
             this.queue.splice(i, 1);
@@ -185,7 +187,7 @@ export class AskRouter implements Asker {
     const live: AskChannel[] = [];
     const all: ChannelStatus[] = [];
     for (const ch of [...this.channels]) {
-      const st = await statusOf(ch);
+      const st = await statusOf(ch, q);
       all.push(st);
       if (st.live) live.push(ch);
     }
@@ -228,9 +230,12 @@ export class AskRouter implements Asker {
             if (done) return;
             if (a && typeof a === 'object' && a.allow === true) {
               const scope = typeof a.scope === 'string' && (offered as string[]).includes(a.scope) ? a.scope : 'once';
-              finish({ allow: true, scope, channel: ch.name });
+              const values = q.form !== undefined && a.values !== null && typeof a.values === 'object' ? { values: { ...a.values } } : {};
+              finish({ allow: true, scope, channel: ch.name, ...values });
             } else if (a && typeof a === 'object' && a.allow === false) {
-              finish(refusal(q, 'refused', ch.name));
+              const o = refusal(q, 'refused', ch.name);
+              if (q.form !== undefined && a.dismissed === true && !o.allow) o.dismissed = true;
+              finish(o);
             } else if (--remaining === 0) {
               finish(refusal(q, 'no-channel'));
             }

@@ -49,6 +49,8 @@ export const AuditRecordSchema = z.strictObject({
   call: z.string().max(64).optional(),
   /** On `started` records: the host process that ran the call (opaque to core; the host decides whether it still runs). */
   host: z.string().max(128).optional(),
+  /** Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so; never a value. */
+  elicit: z.strictObject({ action: z.enum(['accept', 'decline', 'cancel', 'refused']), fields: z.array(z.string().max(64)).max(64), secret: z.array(z.string().max(64)).max(64).optional(), reason: z.string().max(64).optional() }).optional(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 

@@ -24,7 +24,7 @@ export const SCOPES = ['flags', 'session', 'local', 'project', 'user'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type RuleKind = GateRequest['kind'];
-const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'popup', 'python', 'registry'];
+const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'mcp-elicit', 'popup', 'python', 'registry'];
 /** Registry actions (`registry(ACTION[:PRINCIPAL])`); `add` and `read` are low risk, moving or removing a binding is not. */
 const REGISTRY_ACTIONS = ['connect', 'add', 'activate', 'remove', 'read'] as const;
 const LOW_RISK_REGISTRY: ReadonlySet<string> = new Set(['connect', 'add', 'read']);
@@ -156,6 +156,8 @@ function subjectServerItem(target: string | undefined): { server: string; item: 
  * - `fetch(ACCESS:ORIGIN)`: ACCESS `read` (GET, HEAD, OPTIONS), `write` (everything else) or `*`;
  *   ORIGIN `https://host[:port]`, `https://*.example.com[:port]` or `*` (any https origin).
  * - `mcp(SERVER/TOOL)`, `mcp-resource(SERVER/URI)`, `mcp-prompt(SERVER/NAME)`: `*` globs in either part; `mcp(*)`.
+ * - `mcp-elicit(SERVER)`: a bridged server's elicitation requests may be shown to a person as a form (only an
+ *   allow rule enables it, no mode does; core/mcp/elicit.ts); SERVER a glob over server names, `*` any.
  * - `popup(custom-html)`, `popup(https://ORIGIN)`, `popup(*)`.
  * - `secret(NAME)`, `resolve(TOOL)`, `storage(*)`, `subtasks(*)`, `python(*)`: `*` globs.
  * - `registry(ACTION)`, `registry(ACTION:PRINCIPAL)`: registration requests of protocol clients; ACTION `add`,
@@ -218,6 +220,11 @@ export function parseRule(input: string): Rule {
           return t !== undefined && sre.test(t.server) && ire.test(t.item);
         },
       };
+    }
+    case 'mcp-elicit': {
+      if (!NAME_GLOB_RE.test(body)) throw invalid(rule, `expected mcp-elicit(SERVER): a server name (A-Z a-z 0-9 _ . -, * as a wildcard), e.g. mcp-elicit(github)`);
+      const re = globToRegExp(body);
+      return { kind, text: `mcp-elicit(${body})`, matches: (s) => s.kind === 'mcp-elicit' && s.target !== undefined && re.test(s.target) };
     }
     case 'popup': {
       if (body === 'custom-html' || body === '*') {

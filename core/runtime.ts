@@ -76,7 +76,42 @@ export interface Question {
   scopes?: ('once' | 'session' | 'permanent')[];
   /** The same request as structured facts (raw, sanitized on display), for channels that render their own text. */
   facts?: QuestionFacts;
+  /**
+   * A form the person fills in (an MCP server's elicitation, core/mcp/elicit.ts): only channels whose `forms` is
+   * true are asked; the answer's `values` are checked against it (core/mcp/elicit.ts checkFormValues).
+   */
+  form?: QuestionForm;
 }
+
+/** One field of a form question: MCP elicitation's restricted flat schema (string, number, integer, boolean, single-select enum). */
+export interface FormField {
+  /** The property name (1-64 of A-Z a-z 0-9 _ . -). */
+  name: string;
+  type: 'string' | 'number' | 'integer' | 'boolean';
+  /** Raw text from the server, sanitized on display. */
+  title?: string;
+  description?: string;
+  required: boolean;
+  default?: string | number | boolean;
+  /** A single-select enum: the allowed values with their display labels. */
+  options?: { value: string; label?: string }[];
+  format?: 'email' | 'uri' | 'date' | 'date-time';
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  /** The field looks like it asks for a secret (password, token, key, ...): its value is never shown back or logged. */
+  secret: boolean;
+}
+
+/** A form question's fields, in the server's order, and the server's message (raw, sanitized on display). */
+export interface QuestionForm {
+  message: string;
+  fields: FormField[];
+}
+
+/** Values of an answered form, by field name. */
+export type FormValues = Record<string, string | number | boolean>;
 
 /** What a question is about, as data: channels that render their own UI (the browser's app channel) use these. */
 export interface QuestionFacts {
@@ -99,6 +134,10 @@ export interface Answer {
   allow: boolean;
   scope: 'once' | 'session' | 'permanent';
   channel: string;
+  /** Form questions: the values given with an allow (accept). */
+  values?: FormValues;
+  /** Form questions: a refusal that dismissed the form without a choice (MCP's `cancel`, not `decline`). */
+  dismissed?: boolean;
 }
 
 /** A surface that can present a question to a person (terminal, waiting-question store, browser dialog). */
@@ -115,6 +154,8 @@ export interface AskChannel {
    * become visible never showed it). Absent: assumed yes. A question nobody saw times out as `no-channel`.
    */
   presented?(id: string): boolean;
+  /** True when this channel can show a form question (`Question.form`) and return its values; others are not asked. */
+  readonly forms?: boolean;
 }
 
 /** Who is acting, for rules and audit: e.g. `cli:user`, `mcp:SANDBOXNAME`, `browser:app`. */
@@ -124,7 +165,7 @@ export type Principal = string;
 export interface GateRequest {
   principal: Principal;
   /** `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup, python). */
-  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'popup' | 'python' | 'registry';
+  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'mcp-elicit' | 'popup' | 'python' | 'registry';
   toolName: string;
   revision: string;
   /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin; for registry: `add`, `activate`, `remove` or `read`. */

@@ -11,6 +11,7 @@ import { tycliPaths } from './paths.js';
 import { AskRouter, DEFAULT_ASK_WAIT_MS } from '../core/ask.js';
 import { TerminalAskChannel } from './ask-terminal.js';
 import { DialogAskChannel } from './ask-dialog.js';
+import { FormValuesSchema, QuestionFormSchema, answerValues, storedForm } from './ask-form.js';
 
 /** A question id: 24 base32 characters = 120 bits from crypto.randomBytes. */
 export const QUESTION_ID_RE = /^[a-z2-7]{24}$/;
@@ -62,6 +63,8 @@ export const StoredQuestionSchema = z.strictObject({
   suggestedRule: z.string().max(4096).optional(),
   hints: HintsSchema.optional(),
   scopes: z.array(ScopeSchema).max(3).optional(),
+  /** A form to fill in (an MCP server's elicitation); answered with values. */
+  form: QuestionFormSchema.optional(),
 });
 export type StoredQuestion = z.infer<typeof StoredQuestionSchema>;
 export const StoredAnswerSchema = z.strictObject({
@@ -71,6 +74,8 @@ export const StoredAnswerSchema = z.strictObject({
   answeredAt: z.number().int().nonnegative(),
   /** Which surface answered, e.g. `tycli answer`. */
   by: z.string().max(128),
+  /** A form question's values (checked against its form). */
+  values: FormValuesSchema.optional(),
 });
 export type StoredAnswer = z.infer<typeof StoredAnswerSchema>;
 
@@ -177,6 +182,9 @@ export class QuestionStore {
     const hints = HintsSchema.safeParse(q.hints ?? {});
     if (q.hints && hints.success) doc.hints = hints.data;
     if (q.scopes) doc.scopes = q.scopes.filter((s) => ScopeSchema.safeParse(s).success).slice(0, 3);
+    const form = storedForm(q.form);
+    if (q.form !== undefined && form === undefined) throw new TyError('E_STORE', 'the question\'s form cannot be stored');
+    if (form) doc.form = form;
     const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
       await rename(tmp, this.path(id, 'json'));
@@ -246,7 +254,7 @@ export class QuestionStore {
    * Returns `{ok:false}` with E_USAGE when the question is not waiting (unknown, withdrawn) or already answered.
    * @throws TyError E_USAGE for a malformed id, E_STORE when the folder cannot be written.
    */
-  async answer(id: string, a: { allow: boolean; scope?: Answer['scope']; by: string }): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
+  async answer(id: string, a: { allow: boolean; scope?: Answer['scope']; by: string; values?: Record<string, unknown> }): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
     checkId(id);
     await this.ensureDir();
     const q = await this.get(id);
@@ -254,7 +262,9 @@ export class QuestionStore {
     const scope = a.scope ?? 'once';
     const offered = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
     if (a.allow && !offered.includes(scope)) return { ok: false, code: 'E_USAGE', message: `question ${id} offers ${offered.join(', ')}, not ${scope}` };
-    const doc: StoredAnswer = { v: 1, allow: a.allow === true, scope: a.allow ? scope : 'once', answeredAt: Date.now(), by: String(a.by).slice(0, 128) };
+    const vals = answerValues(q.form, a.allow === true, a.values);
+    if (!vals.ok) return { ok: false, code: 'E_USAGE', message: `question ${id}: ${vals.message}` };
+    const doc: StoredAnswer = { v: 1, allow: a.allow === true, scope: a.allow ? scope : 'once', answeredAt: Date.now(), by: String(a.by).slice(0, 128), ...(vals.values ? { values: vals.values } : {}) };
     const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
       await link(tmp, this.path(id, 'answer'));
@@ -423,6 +433,7 @@ export interface StoreChannelOptions {
  */
 export class StoreAskChannel implements AskChannel {
   readonly name: string;
+  readonly forms = true;
   private readonly pollMs: number;
 
   constructor(
@@ -459,7 +470,7 @@ export class StoreAskChannel implements AskChannel {
         const check = (): void => {
           void this.store.readAnswer(id).then(
             (a) => {
-              if (a) finish({ allow: a.allow, scope: a.scope, channel: this.name });
+              if (a) finish({ allow: a.allow, scope: a.scope, channel: this.name, ...(a.values ? { values: a.values } : {}) });
             },
             () => finish(undefined),
           );

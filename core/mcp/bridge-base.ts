@@ -9,6 +9,8 @@ import { requestLogLine, type RpcId } from './messages.js';
 import { SessionPool, type PoolLimits } from './pool.js';
 import type { McpDefinition, McpDefinitionSource, UpstreamConnector } from './server-definition.js';
 import { UpstreamSession, type UpstreamOptions } from './upstream.js';
+import type { Elicitor } from './elicit.js';
+import { elicitOptions } from './elicit-hook.js';
 import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, type CallAbort, type LocalTools } from './bridge-util.js';
 
 export interface BridgeOptions {
@@ -52,6 +54,12 @@ export interface BridgeOptions {
    * every `everyMs`, so a client that resets its timeout on progress keeps waiting (default 1 000 / 15 000).
    */
   waitingProgress?: { firstMs: number; everyMs: number };
+  /**
+   * Servers' elicitation requests answered by a person (core/mcp/elicit.ts Elicitor): a session declares form
+   * elicitation only when a rule allows it for that server at its start; every request is checked again. Absent:
+   * refused, as every other server-to-client request.
+   */
+  elicit?: Pick<Elicitor, 'enabledFor' | 'elicit'>;
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
 }
@@ -97,6 +105,7 @@ export class BridgeBase {
           this.opts.log?.(JSON.stringify({ ...line, reason: reason.slice(0, 300) }));
         },
         ...(this.opts.connect ? { connect: this.opts.connect } : {}),
+        ...(await elicitOptions(this.opts.elicit, def, (o) => this.log(def.name, 'elicitation/create', undefined, o))),
       };
       return (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
     };

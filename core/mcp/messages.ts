@@ -157,14 +157,17 @@ export type ServerMessageRule =
   | { action: 'answer'; reply: RpcErrorResponse | RpcResultResponse };
 
 /**
- * Rules for server-to-client traffic: `ping` is answered `{}`; every other server request (sampling,
- * elicitation, roots/list, anything) is answered with an error; only MCP's own notifications pass;
+ * Rules for server-to-client traffic: `ping` is answered `{}`; a request whose method is in `pass` goes to the
+ * bridge's own session (never to the client); every other server request (sampling, elicitation, roots/list,
+ * anything) is answered with an error; only MCP's own notifications pass;
  * responses pass (the session matches them to its own pending ids).
  */
-export function serverMessageRule(m: Classified): ServerMessageRule {
+export function serverMessageRule(m: Classified, pass?: ReadonlySet<string>): ServerMessageRule {
   switch (m.kind) {
     case 'request':
       if (m.method === 'ping') return { action: 'answer', reply: { jsonrpc: '2.0', id: m.id, result: {} } };
+      // `pass`: requests the session itself answers (elicitation/create for a person, when a rule allows it)
+      if (pass?.has(m.method) === true) return { action: 'pass' };
       return { action: 'answer', reply: rpcError(m.id, RPC.METHOD_NOT_FOUND, `the bridge refuses server-to-client requests (${m.method.slice(0, 80)})`, 'E_MCP') };
     case 'notification':
       return SERVER_NOTIFICATIONS.has(m.method) ? { action: 'pass' } : { action: 'drop', reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own` };

@@ -71,6 +71,8 @@ export interface ConnectContext {
   /** A server message the rules dropped or answered (method only); a connector applies core/mcp/messages.ts serverMessageRule (see RuledTransport). */
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
   signal?: AbortSignal;
+  /** Server requests the session answers itself instead of the message rules refusing them (`elicitation/create` for a person). */
+  passRequests?: ReadonlySet<string>;
 }
 
 /**

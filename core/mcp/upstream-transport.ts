@@ -14,12 +14,12 @@ export class RuledTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-  constructor(private readonly inner: Transport, private readonly onFiltered?: ConnectContext['onFiltered']) {
+  constructor(private readonly inner: Transport, private readonly onFiltered?: ConnectContext['onFiltered'], pass?: ReadonlySet<string>) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (e) => this.onerror?.(e);
     inner.onmessage = (msg) => {
       const m = classify(msg);
-      const rule = serverMessageRule(m);
+      const rule = serverMessageRule(m, pass);
       const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
       if (rule.action === 'pass' && m.kind !== 'invalid') return this.onmessage?.(msg);
       this.onFiltered?.({ action: rule.action === 'answer' ? 'answer' : 'drop', method });
@@ -102,6 +102,6 @@ export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {
     if (def.url === undefined) throw new TyError('E_MCP', `server "${def.name}" is started by a command, which this host cannot do; only url servers are reached here`);
     const headers = { ...headersFromEnv(def.env), ...((await opts.headers?.(def)) ?? {}) };
     const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: cappedFetch(opts.maxBytes, opts.fetch ?? ((i, init) => globalThis.fetch(i, init))) });
-    return new RuledTransport(inner, ctx.onFiltered);
+    return new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
   };
 }

@@ -1,6 +1,6 @@
 // One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the handshake, cached lists and the bridge's own tools/call path; core, trusted side.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type ElicitResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../errors.js';
 import { inertText } from '../text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from './args.js';
@@ -34,7 +34,18 @@ export interface UpstreamOptions {
    * streamableHttpConnector, which reaches `url` definitions only.
    */
   connect?: UpstreamConnector;
+  /**
+   * Answers the server's `elicitation/create` requests (core/mcp/elicit.ts, a person; never the client): the
+   * answer is the result, a throw (an McpError) the JSON-RPC error. Not for `shared` servers (one session serves
+   * several clients). Call deadlines wait while it runs; the server's notifications/cancelled aborts it.
+   */
+  elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
+  /** With `elicit`: declare form-mode elicitation in the handshake (a rule lets this server's forms reach a person). */
+  declareElicitation?: boolean;
 }
+
+/** Server requests an `elicit` handler answers. */
+const ELICIT_REQUESTS: ReadonlySet<string> = new Set(['elicitation/create']);
 
 /** A `tools/call` sent by the session itself (not through the SDK Client), waiting for its response. */
 interface PendingCall {
@@ -74,6 +85,10 @@ export class UpstreamSession {
   private sweepTimer: ReturnType<typeof setTimeout> | undefined;
   /** Progress callbacks by our own progress token (relayed as they arrive, before the result). */
   private readonly progress = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
+  /** Elicitations waiting for a person: call deadlines do not run out meanwhile. */
+  private eliciting = 0;
+  /** Elicitations of the server in flight, by its request id. */
+  private readonly elicits = new Map<unknown, AbortController>();
 
   private constructor(readonly server: string, private readonly client: Client, private readonly transport: UpstreamTransport, private readonly timeoutMs: number) {}
 
@@ -91,10 +106,12 @@ export class UpstreamSession {
    * @throws TyError E_MCP (did not start or handshake failed), E_ABORTED (signal).
    */
   static async start(def: McpDefinition, opts: UpstreamOptions = {}, signal?: AbortSignal): Promise<UpstreamSession> {
-    const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}) });
+    const elicit = opts.elicit !== undefined && !def.shared ? opts.elicit : undefined;
+    const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}), ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}) });
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
     // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
-    const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) } });
+    // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only
+    const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: elicit && opts.declareElicitation === true ? { elicitation: { form: {} } } : {}, jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) } });
     const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
@@ -134,6 +151,7 @@ export class UpstreamSession {
         }
         // responses to the session's own tools/call requests never reach the SDK Client
         const id = (m as { id?: unknown }).id;
+        if (elicit && (n.method === 'elicitation/create' || n.method === 'notifications/cancelled') && s.elicitation(m as Record<string, unknown>, elicit)) return;
         if (n.method === undefined && typeof id === 'string' && id.startsWith(CALL_ID)) {
           s.calls.get(id)?.settle(m as Record<string, unknown>);
           return;
@@ -148,6 +166,37 @@ export class UpstreamSession {
       signal?.removeEventListener('abort', onAbort);
     }
     return s;
+  }
+
+  /**
+   * An `elicitation/create` request (answered on the transport, never by the SDK Client) or a notifications/cancelled
+   * naming one; false for anything else. While one waits, call deadlines do not run out.
+   */
+  private elicitation(m: Record<string, unknown>, elicit: NonNullable<UpstreamOptions['elicit']>): boolean {
+    const params = (m.params ?? {}) as Record<string, unknown>;
+    if (m.method === 'notifications/cancelled') {
+      const ac = this.elicits.get(params.requestId);
+      ac?.abort();
+      return ac !== undefined;
+    }
+    const id = m.id;
+    if ((typeof id !== 'string' && typeof id !== 'number') || this.elicits.has(id)) return false;
+    const ac = new AbortController();
+    this.elicits.set(id, ac);
+    this.eliciting++;
+    const reply = (body: Record<string, unknown>): void => void this.transport.send({ jsonrpc: '2.0', id, ...body } as JSONRPCMessage).catch(() => undefined);
+    void elicit(params, ac.signal)
+      .then(
+        (result) => reply({ result }),
+        (e: unknown) => reply({ error: e instanceof McpError ? { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } : { code: ErrorCode.InternalError, message: 'the elicitation failed' } }),
+      )
+      .finally(() => {
+        this.elicits.delete(id);
+        this.eliciting--;
+        // the person's time does not count against the calls waiting on this answer
+        for (const c of this.calls.values()) c.deadline = Date.now() + this.timeoutMs;
+      });
+    return true;
   }
 
   /** A tool from the cached list, without asking the server (undefined when not cached or not listed). */
@@ -278,11 +327,11 @@ export class UpstreamSession {
       let next = Infinity;
       let late = false;
       for (const c of [...this.calls.values()]) {
-        if (c.deadline <= now) {
+        if (c.deadline <= now && this.eliciting === 0) {
           c.cancel('timed out');
           c.settle(this.timedOut('tools/call'));
           late = true;
-        } else next = Math.min(next, c.deadline);
+        } else next = Math.min(next, Math.max(c.deadline, now + 1000));
       }
       // a server that did not answer in time is taken as hung: its session (and process) ends
       if (late) void this.close(this.timedOut('tools/call'));
@@ -442,6 +491,7 @@ export class UpstreamSession {
   /** End the session: the server and its whole process group stop; calls still waiting fail with `reason`. Idempotent. */
   async close(reason?: TyError): Promise<void> {
     this.ended = true;
+    for (const ac of this.elicits.values()) ac.abort();
     this.failCalls(reason);
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);

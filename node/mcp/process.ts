@@ -78,6 +78,8 @@ export interface ProcessTransportOptions {
   /** Called for every message the rules dropped or answered (method only; for the log). */
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string }) => void;
   maxMessageBytes?: number;
+  /** Server requests handed to the session instead of refused (core/mcp/messages.ts serverMessageRule). */
+  passRequests?: ReadonlySet<string>;
 }
 
 /** Lines that are not JSON-RPC messages a server may send in one session before it is ended. */
@@ -162,7 +164,7 @@ export class ProcessTransport implements Transport {
 
   private handleLine(text: string): void {
     const m = parseMessage(text);
-    const rule = serverMessageRule(m);
+    const rule = serverMessageRule(m, this.opts.passRequests);
     const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
     if (rule.action === 'answer') {
       this.opts.onFiltered?.({ action: 'answer', method });

@@ -23,7 +23,7 @@ export function nodeConnector(hub?: { home: string; launcher: HubLauncher }): Up
       const sock = await connectHub(hub.home, def, hub.launcher, ctx.signal);
       return new RuledTransport(new SocketTransport(sock), ctx.onFiltered);
     }
-    if (def.command !== undefined) return new ProcessTransport({ command: def.command, args: def.args, env: def.env, onFiltered: ctx.onFiltered });
+    if (def.command !== undefined) return new ProcessTransport({ command: def.command, args: def.args, env: def.env, onFiltered: ctx.onFiltered, ...(ctx.passRequests ? { passRequests: ctx.passRequests } : {}) });
     return http(def, ctx);
   };
 }

@@ -78,7 +78,12 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const { knownSecretValues } = await import('../../host.js');
     // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
     const withheld = await knownSecretValues(new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)));
-    const gate = createNodeGate({ store, settings, asker: createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env }), withheld, cwd: ctx.cwd, env: ctx.env });
+    // one asker for approvals and elicitation forms: one question at a time
+    const asker = createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env });
+    const gate = createNodeGate({ store, settings, asker, withheld, cwd: ctx.cwd, env: ctx.env });
+    const { Elicitor } = await import('../../../core/mcp/elicit.js');
+    const { StoreAuditLog } = await import('../../../core/audit.js');
+    const elicit = new Elicitor({ policy: () => settings.policy, asker, audit: new StoreAuditLog(store, withheld), principal });
     const { PauseTracker } = await import('../../../core/pause.js');
     const pause = new PauseTracker(store, settings.pause);
     const external = createMcpExternal(home, { gate });
@@ -95,7 +100,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const { StoreDefinitionMemory } = await import('../../../core/mcp/definitions.js');
     const { singleNaming } = await import('../../../core/mcp/naming.js');
     // a proxy offers its one server under its own names; registered tools and namespaces are not offered
-    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
+    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, elicit, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
     const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
     let stopHttp: (() => Promise<void>) | undefined;
     const stopped = untilStopSignal(ctx, httpPort === undefined);

@@ -10,6 +10,10 @@ export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   const waited = Math.max(0, Math.round((now - q.createdAt) / 1000));
   const rendered = cliQuestionLines({ id: q.id, title: q.title, details: q.details, ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}), ...(q.hints ? { hints: q.hints } : {}), ...(q.scopes ? { scopes: q.scopes } : {}) });
   const scopes = q.scopes && q.scopes.length > 1 ? ` (add --scope ${q.scopes.filter((s) => s !== 'once').join('|')} to allow for longer)` : '';
+  if (q.form !== undefined) {
+    const example = q.form.fields.map((f) => ` --field ${f.name}=…`).join('').slice(0, 300);
+    return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.filter((l) => !l.trimStart().startsWith('Allow for:')).map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${example}  |  tycli answer ${q.id} no (decline)`];
+  }
   return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${scopes}  |  tycli answer ${q.id} no`];
 }
 
@@ -24,6 +28,8 @@ export function questionFields(q: StoredQuestion): Record<string, unknown> {
     ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}),
     ...(q.hints ? { hints: q.hints } : {}),
     scopes: q.scopes ?? ['once'],
+    // the form's fields as the server named them (raw text; no values: none are stored before an answer)
+    ...(q.form ? { form: q.form } : {}),
   };
 }
 
