@@ -21,6 +21,7 @@ import { mountEmbedding } from './embed.js';
 import { SecretGrants } from '../../core/secrets.js';
 import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
+import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
 import type { Task } from '../../protocol/task.js';
 
 declare global {
@@ -46,6 +47,10 @@ class App {
   readonly importInput = h('label', { class: 'button-like', for: 'import-file' }, 'Import', this.importFile);
   host!: BrowserHost;
   runner!: ToolRunner;
+  /** Pins calls: a remote MCP server's SERVER__TOOL to its offered revision, every other name through the registry. */
+  readonly resolver = {
+    resolve: async (ref: string) => (this.host.mcp.handles(ref) ? { ...(await this.host.mcp.resolve(ref)), active: true } : this.host.registry.resolve(ref)),
+  };
   disabledTools = new Set<string>();
 
   constructor(
@@ -58,8 +63,9 @@ class App {
   async start(): Promise<void> {
     this.host = await createBrowserHost({ dialog: false, secretValues: this.db.secretValues(), sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
+    await restoreMcpServers(this.db, this.host.mcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
-    mountInlineApprovals(this.host.approvals, (rev) => this.view.placeFor(rev));
+    mountInlineApprovals(this.host.approvals, (rev, tool) => this.view.placeFor(rev, tool));
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
     if (!this.settings.examplesOffered) {
       for (const m of EXAMPLE_TOOLS) await this.host.registry.install(m);
@@ -125,7 +131,11 @@ class App {
       'nav',
       { class: 'toolbar', 'aria-label': 'App' },
       h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation'),
-      toggle('Settings', () => settingsPanel(this.db, this.settings, () => {})),
+      toggle('Settings', () => {
+        const panel = settingsPanel(this.db, this.settings, () => {});
+        panel.append(mcpSettingsSection(this.db, this.host.mcp));
+        return panel;
+      }),
       toggle('Tools', () =>
         toolsPanel({
           registry: this.host.registry,
@@ -245,7 +255,7 @@ class App {
       await this.refresh();
       await runTurn({
         tree: this.tree,
-        registry: this.host.registry,
+        registry: this.resolver,
         runner: this.runner,
         settings: this.settings,
         apiKey: () => this.db.getKey(),

@@ -45,6 +45,11 @@ export class ToolRunner {
         /* a revision that fails its integrity check is not offered */
       }
     }
+    // remote MCP servers' tools (SERVER__TOOL), each call through host.invoker: the gate, kind mcp, audited;
+    // a name a model API cannot carry (a "." or "/" in the server's tool name) is not offered to the model
+    for (const t of await this.host.mcp.listTools().catch(() => [])) {
+      if (!off.has(t.name) && /^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) out.push(t.manifest);
+    }
     return out;
   }
 

@@ -15,7 +15,7 @@ const DONE: Record<ApprovalChoice, string> = { deny: 'Denied.', once: 'Allowed o
  * (Stop, no answer in time, answered elsewhere) the card says so. What an answer means for later uses (session
  * and permanent grants per revision) is the host gate's rule. Returns the unsubscribe function.
  */
-export function mountInlineApprovals(channel: ApprovalChannel, placeFor: (revision: string | undefined) => HTMLElement): () => void {
+export function mountInlineApprovals(channel: ApprovalChannel, placeFor: (revision: string | undefined, tool?: string) => HTMLElement): () => void {
   const render = (q: ApprovalQuestion) => {
     const status = h('p', { class: 'approval-status', role: 'status' });
     const buttons = h('div', { class: 'approval-buttons' });
@@ -47,7 +47,7 @@ export function mountInlineApprovals(channel: ApprovalChannel, placeFor: (revisi
       buttons.append(b);
       first ??= b;
     }
-    placeFor(q.revision).append(card);
+    placeFor(q.revision, q.tool).append(card);
     card.scrollIntoView({ block: 'nearest' });
     first?.focus();
   };

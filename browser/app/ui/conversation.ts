@@ -47,10 +47,15 @@ export class ConversationView {
   }
 
   /** Where a question of `revision` goes: the running call card of that revision, else the end of the conversation. */
-  placeFor(revision: string | undefined): HTMLElement {
+  placeFor(revision: string | undefined, tool?: string): HTMLElement {
     for (const id of this.#running) {
       const el = this.#els.get(id);
       if (el && (!revision || el.dataset.revision === revision)) return el.querySelector<HTMLElement>('.approvals') ?? el;
+    }
+    // a remote MCP tool's question carries the server tool's own identity: its running call is found by name
+    for (const id of tool !== undefined ? this.#running : []) {
+      const el = this.#els.get(id);
+      if (el && el.dataset.tool === tool) return el.querySelector<HTMLElement>('.approvals') ?? el;
     }
     return this.#notices;
   }
@@ -113,7 +118,7 @@ export class ConversationView {
       case 'functioncall': {
         const el = h(
           'article',
-          { class: 'call', 'aria-label': `Tool call ${c.name}`, 'data-task': t.id, 'data-revision': c.toolRevision ?? '', 'data-status': 'queued' },
+          { class: 'call', 'aria-label': `Tool call ${c.name}`, 'data-task': t.id, 'data-revision': c.toolRevision ?? '', 'data-tool': c.name, 'data-status': 'queued' },
           h('header', {}, h('span', { class: 'tool-name' }, c.name), ' ', h('code', { class: 'rev', title: c.toolRevision ?? '' }, `@${shortId(c.toolRevision)}`), ' ', h('span', { class: 'call-status', role: 'status' }, 'queued')),
           h('details', {}, h('summary', {}, 'Arguments'), h('pre', {}, pretty(c.arguments))),
           h('div', { class: 'approvals' }),
