@@ -87,7 +87,7 @@ const textOf = (r: unknown): string => ((r as { content: { text: string }[] }).c
 
 async function auditRecords(): Promise<Record<string, unknown>[]> {
   const r = await run('--json', 'audit');
-  return r.stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>).filter((x) => x.kind === 'mcp-elicit');
+  return (JSON.parse(r.stdout) as { records: Record<string, unknown>[] }).records.filter((x) => x.kind === 'mcp-elicit');
 }
 
 describe('elicitation answered by a person through mcp proxy', () => {
