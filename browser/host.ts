@@ -195,9 +195,10 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   let external = opts.external;
   const principal = opts.principal ?? 'browser:app';
   const mcp = new BrowserMcp({
-    gate: () => gate,
+    gate,
+    store,
+    pause,
     secrets: opts.mcpSecrets ?? new StoreSecretValues(store),
-    principal,
     withheld,
     log: (line) => events.emit('mcp-request', JSON.parse(line) as { server: string; method: string; name?: string; outcome: string }),
   });
@@ -301,7 +302,7 @@ class BrowserInvoker extends Invoker {
     super(o);
   }
   override async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
-    if (typeof ref === 'string' && this.mcp.handles(ref)) return this.mcp.invoke(ref, args, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.principal ? { principal: opts.principal } : {}) });
+    if (typeof ref === 'string' && this.mcp.handles(ref)) return this.mcp.invoke(ref, args, opts.signal ? { signal: opts.signal } : {});
     return super.invoke(ref, args, opts);
   }
 }

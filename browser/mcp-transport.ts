@@ -1,50 +1,5 @@
-// The browser's Streamable HTTP client transport to remote MCP servers: the SDK's fetch-based transport with the server-message rules, the 8 MiB cap and CORS diagnosis; browser host, trusted side.
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+// The fetch under the browser's MCP transport: no ambient credentials, the server's header values added, CORS refusals told apart from servers that are down; browser host, trusted side.
 import { TyError } from '../core/errors.js';
-import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from '../core/mcp/messages.js';
-
-/** What the transport reports about messages the rules dropped or answered (method only, never content). */
-export type FilteredListener = (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
-
-/**
- * Applies core's server-message rules (core/mcp/messages.ts serverMessageRule) to a transport: a server's
- * `ping` is answered `{}`, every other server request (sampling, elicitation, roots/list...) is answered with an
- * error and never reaches anyone, only MCP's own notifications pass.
- */
-export class RuledTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-  constructor(private readonly inner: Transport, private readonly onFiltered?: FilteredListener) {
-    inner.onclose = () => this.onclose?.();
-    inner.onerror = (e) => this.onerror?.(e);
-    inner.onmessage = (msg) => {
-      const m = classify(msg);
-      const rule = serverMessageRule(m);
-      const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
-      if (rule.action === 'pass' && m.kind !== 'invalid') return this.onmessage?.(msg);
-      this.onFiltered?.({ action: rule.action === 'answer' ? 'answer' : 'drop', method });
-      if (rule.action === 'answer') void inner.send(rule.reply as JSONRPCMessage).catch(() => undefined);
-    };
-  }
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-  send(message: JSONRPCMessage): Promise<void> {
-    return this.inner.send(message);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-  setProtocolVersion(v: string): void {
-    this.inner.setProtocolVersion?.(v);
-  }
-}
 
 /** The page's origin, for messages (`null` for an opaque one). */
 function pageOrigin(): string {
@@ -81,62 +36,21 @@ export async function diagnoseFetchFailure(server: string, url: string, base: ty
 }
 
 /**
- * The fetch the transport uses: no cookies or other ambient credentials, no referrer, redirects refused; a
- * network TypeError is diagnosed (diagnoseFetchFailure); response bodies fail once one message passes `max`
- * bytes (a JSON body as a whole, an SSE stream per event), so memory stays bounded and nothing partial is
- * delivered (E_MCP). `headers` (the server's configured headers, secret values) are added to every request.
+ * The fetch under the browser's MCP transport (core/mcp/upstream-transport.ts cappedFetch caps what it
+ * returns): no cookies or other ambient credentials, no referrer, redirects refused, the server's configured
+ * headers (secret values) added to every request; a network TypeError is diagnosed (diagnoseFetchFailure).
  */
-export function mcpFetch(server: string, headers: Record<string, string>, opts: { max?: number; base?: typeof fetch; onOversize?: (e: TyError) => void } = {}): typeof fetch {
-  const max = opts.max ?? MAX_MESSAGE_BYTES;
-  const base = opts.base ?? globalThis.fetch.bind(globalThis);
+export function mcpFetch(server: string, headers: Record<string, string>, base: typeof fetch = globalThis.fetch.bind(globalThis)): typeof fetch {
   return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const h = new Headers(init?.headers);
     for (const [k, v] of Object.entries(headers)) h.set(k, v);
-    let res: Response;
     try {
-      res = await base(input, { ...init, headers: h, credentials: 'omit', referrerPolicy: 'no-referrer', redirect: 'error', cache: 'no-store', mode: 'cors' });
+      return await base(input, { ...init, headers: h, credentials: 'omit', referrerPolicy: 'no-referrer', redirect: 'error', cache: 'no-store', mode: 'cors' });
     } catch (e) {
       if (init?.signal?.aborted) throw e;
       if (e instanceof TypeError) throw await diagnoseFetchFailure(server, url, base);
       throw e;
     }
-    if (!res.body) return res;
-    const sse = (res.headers.get('content-type') ?? '').includes('text/event-stream');
-    let count = 0;
-    let lastNl = false;
-    const cap = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, ctl) {
-        let over = false;
-        if (!sse) over = (count += chunk.length) > max;
-        else {
-          for (let i = 0; i < chunk.length && !over; i++) {
-            const b = chunk[i];
-            if (b === 10) {
-              if (lastNl) count = 0;
-              lastNl = true;
-            } else if (b !== 13) {
-              lastNl = false;
-              over = ++count > max;
-            }
-          }
-        }
-        if (over) {
-          const e = new TyError('E_MCP', `MCP server "${server}" sent a message over ${Math.round(max / 1048576)} MiB (the bridge's message limit); refused, nothing of it was delivered`);
-          // the SDK reports a broken SSE stream only as a wrapped error: the session ends the waiting request itself
-          opts.onOversize?.(e);
-          ctl.error(e);
-          return;
-        }
-        ctl.enqueue(chunk);
-      },
-    });
-    return new Response(res.body.pipeThrough(cap), { status: res.status, statusText: res.statusText, headers: res.headers });
   }) as typeof fetch;
-}
-
-/** The SDK's Streamable HTTP client transport to `url` over mcpFetch, under the server-message rules. */
-export function httpTransport(server: string, url: string, headers: Record<string, string>, opts: { max?: number; base?: typeof fetch; onFiltered?: FilteredListener; onOversize?: (e: TyError) => void } = {}): Transport {
-  const inner = new StreamableHTTPClientTransport(new URL(url), { fetch: mcpFetch(server, headers, opts), reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
-  return new RuledTransport(inner, opts.onFiltered);
 }

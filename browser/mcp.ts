@@ -1,16 +1,17 @@
-// Remote MCP servers in the browser host: definitions with header secrets, pooled Streamable HTTP sessions, SERVER__TOOL offers, every call through the gate and audited; browser host, trusted side.
+// Remote MCP servers in the browser host: definitions with header secrets kept in memory, core's MCP bridge (core/mcp) over a Streamable HTTP connector, SERVER__TOOL offers, every call through the gate and audited; browser host, trusted side.
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError, toTyError } from '../core/errors.js';
-import type { Gate, GateRequest, Question } from '../core/runtime.js';
+import type { Gate } from '../core/runtime.js';
 import type { InvokeResult } from '../core/invoke.js';
 import type { SecretValues } from '../core/secrets.js';
-import { checkToolArguments } from '../core/mcp/args.js';
-import { definitionHash } from '../core/mcp/definitions.js';
-import { requestLogLine } from '../core/mcp/messages.js';
+import type { Store } from '../core/store.js';
+import { sha256 } from 'multiformats/hashes/sha2';
 import { NAME_SEP, prefixedNaming } from '../core/mcp/naming.js';
+import { SERVER_NAME_RE, type McpDefinition, type McpDefinitionSource } from '../core/mcp/server-definition.js';
+import { StoreDefinitionMemory } from '../core/mcp/definitions.js';
 import { revisionId } from '../core/registry.js';
 import type { ToolManifest } from '../protocol/manifest.js';
-import type { McpHttpSession } from './mcp-session.js';
+import type { BrowserBridge } from './mcp-bridge.js';
 
 /** A header value: the value itself (stored in the host's MCP secret store at once) or the name of a stored secret. */
 export type McpHeaderValue = string | { secret: string };
@@ -66,30 +67,32 @@ export interface McpOfferedTool {
   manifest: ToolManifest;
 }
 
-/** Server names: the command line's rule (1-32 of a-z, 0-9 and single dashes). */
-export const MCP_SERVER_NAME_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
+/** Server names: the command line's rule (1-32 of a-z, 0-9 and single dashes; core/mcp/server-definition.ts). */
+export const MCP_SERVER_NAME_RE = SERVER_NAME_RE;
 const HEADER_NAME_RE = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 /** Headers a page may not set (the Fetch standard's forbidden request headers) or that the transport owns. */
 const RESERVED_HEADERS = new Set(['host', 'origin', 'referer', 'cookie', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection']);
-/** Characters of a call's arguments shown in the question. */
-const PREVIEW_CHARS = 2000;
-/** The trace scope of a server's own allow list / ask none (audit `scope`). */
-export const SERVER_RULE_SCOPE = 'server definition';
+/** The bridge's client-context name: bridged calls run as principal `mcp:browser` (rules and audit). */
+export const BROWSER_MCP_SANDBOX = 'browser';
 
 interface Entry {
-  def: Required<Pick<BrowserMcpServer, 'name' | 'url' | 'allow' | 'ask' | 'timeoutMs'>> & { headers: { name: string; secret: string }[] };
-  session: Promise<McpHttpSession> | undefined;
+  def: McpDefinition;
+  headers: { name: string; secret: string }[];
+  /** sha-256 (hex) over the URL and the header names and secret names: a changed one ends older sessions. */
+  fingerprint: string;
   info: McpServerInfo;
 }
 
 export interface BrowserMcpDeps {
-  gate: () => Gate;
+  gate: Gate;
+  store: Store;
   /** Where header values live (the host's MCP secret store; apart from the tools' secrets). */
   secrets: SecretValues;
-  principal: string;
-  /** One line per request (server, method, tool, outcome); never arguments, answers or header values. */
+  /** Pause tracking of the host (refusals the bridge itself makes count toward a tool's pause). */
+  pause?: { check(tool: string): Promise<void>; recordRefusal(tool: string): Promise<boolean> };
+  /** One line per request (server, method, tool, outcome; core/mcp/messages.ts requestLogLine); never arguments, answers or header values. */
   log?: (line: string) => void;
-  /** Header values currently in use (withheld from questions, audit and messages by the gate). */
+  /** Header values in use (withheld from questions, audit and messages by the gate and the audit log). */
   withheld: Set<string>;
 }
 
@@ -107,17 +110,11 @@ function checkUrl(name: string, url: string): string {
   return u.href;
 }
 
-/** A call's arguments as one JSON line for the question (undefined when there are none). */
-function previewOf(args: Record<string, unknown>): string | undefined {
-  const s = JSON.stringify(args);
-  return s === '{}' ? undefined : `arguments: ${s.slice(0, PREVIEW_CHARS)}`;
-}
-
-function hintsOf(t: Tool): NonNullable<Question['hints']> {
-  const a = t.annotations;
-  const hints: NonNullable<Question['hints']> = {};
-  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a?.[k] === 'boolean') hints[k] = a[k];
-  return hints;
+async function hex(text: string): Promise<string> {
+  const d = await sha256.digest(new TextEncoder().encode(text));
+  let out = '';
+  for (const b of d.digest) out += b.toString(16).padStart(2, '0');
+  return out;
 }
 
 /** `structuredContent`, else the text blocks joined, else the content array (what `invoke` returns). */
@@ -129,17 +126,22 @@ function resultValue(r: CallToolResult): unknown {
   return content;
 }
 
+const NEVER = new AbortController().signal;
+
 /**
- * The browser host's MCP servers (`host.mcp`). Sessions start on first use and are kept per server; a failed or
- * ended one is replaced by the next use. Every `tools/call` reloads nothing from disk (definitions live in
- * memory), looks the tool up in the server's current list, checks the arguments against its own schema
- * (unlisted fields refused) before anything is asked or sent, then runs through the host's gate (kind `mcp`,
- * target `SERVER/TOOL`: deny rules and the pause first, the server's allow list or ask none as a preapproved
- * allow, else the inline question), audited.
+ * The browser host's MCP servers (`host.mcp`), on core's bridge (core/mcp McpBridge, loaded on first use): the
+ * definitions live in memory (`McpDefinitionSource`), header values in the host's MCP secret store, and the
+ * connector is the browser's Streamable HTTP one (browser/mcp-bridge.ts). Every `tools/call` goes through
+ * `callBridged`, as on the command line: the tool looked up in the server's current list, the arguments checked
+ * against its own schema (unlisted fields refused) before anything is asked or sent, then the gate (kind
+ * `mcp`, target `SERVER/TOOL`, principal `mcp:browser`: deny rules and the pause first, the server's allow
+ * list or ask none as a preapproved allow, else the inline question; a changed tool definition is asked about
+ * again), audited, with the message rules on everything the server sends.
  */
 export class BrowserMcp {
   readonly #entries = new Map<string, Entry>();
   readonly #listeners = new Set<(info: McpServerInfo[]) => void>();
+  #bridge: Promise<{ bridge: BrowserBridge; sid: string }> | undefined;
   #closed = false;
 
   constructor(private readonly deps: BrowserMcpDeps) {}
@@ -162,6 +164,7 @@ export class BrowserMcp {
   }
 
   #set(e: Entry, patch: Partial<McpServerInfo>): void {
+    if (this.#entries.get(e.def.name) !== e) return;
     e.info = { ...e.info, ...patch };
     if (patch.state === 'connected' || patch.state === 'connecting' || patch.state === 'idle') delete e.info.error;
     this.#emit();
@@ -170,6 +173,43 @@ export class BrowserMcp {
   /** Every configured server with its connection state. */
   servers(): McpServerInfo[] {
     return [...this.#entries.values()].map((e) => structuredClone(e.info));
+  }
+
+  /** The bridge, made on first use: one client session for the page. */
+  #core(): Promise<{ bridge: BrowserBridge; sid: string }> {
+    if (this.#closed) return Promise.reject(new TyError('E_MCP', 'the host is closing'));
+    this.#bridge ??= (async () => {
+      // loaded only when a server is used: the SDK stays out of the page's first chunk
+      const { BrowserBridge, browserConnector } = await import('./mcp-bridge.js');
+      const source: McpDefinitionSource = {
+        list: async () => [...this.#entries.keys()].sort(),
+        load: async (n) => this.#entries.get(n)?.def,
+        loadSync: (n) => this.#entries.get(n)?.def,
+        fingerprint: (d) => this.#entries.get(d.name)?.fingerprint ?? 'removed',
+      };
+      const connect = browserConnector(async (d) => {
+        const e = this.#entries.get(d.name);
+        const out: Record<string, string> = {};
+        for (const h of e?.headers ?? []) {
+          const v = await this.deps.secrets.get(h.secret);
+          if (v === undefined) throw new TyError('E_SECRET_DENIED', `MCP server "${d.name}": the secret ${h.secret} for header ${h.name} has no value`, { secret: h.secret });
+          this.deps.withheld.add(v);
+          out[h.name] = v;
+        }
+        return out;
+      });
+      const bridge = new BrowserBridge({
+        source,
+        connect,
+        sandbox: BROWSER_MCP_SANDBOX,
+        gate: this.deps.gate,
+        definitions: new StoreDefinitionMemory(this.deps.store),
+        ...(this.deps.pause ? { pause: this.deps.pause } : {}),
+        ...(this.deps.log ? { log: this.deps.log } : {}),
+      });
+      return { bridge, sid: bridge.newSessionId() };
+    })();
+    return this.#bridge;
   }
 
   /**
@@ -181,13 +221,15 @@ export class BrowserMcp {
     if (typeof s?.name !== 'string' || !MCP_SERVER_NAME_RE.test(s.name)) throw new TyError('E_USAGE', `"${String(s?.name).slice(0, 40)}" is not an MCP server name (1-32 of a-z, 0-9 and single dashes)`);
     const url = checkUrl(s.name, s.url);
     const headers: { name: string; secret: string }[] = [];
+    const values: [string, string][] = [];
     let n = 0;
     for (const [k, v] of Object.entries(s.headers ?? {})) {
-      if (!HEADER_NAME_RE.test(k) || RESERVED_HEADERS.has(k.toLowerCase()) || k.toLowerCase().startsWith('sec-') || k.toLowerCase().startsWith('proxy-')) throw new TyError('E_USAGE', `MCP server "${s.name}": "${k.slice(0, 64)}" cannot be set as a header`);
+      const lk = k.toLowerCase();
+      if (!HEADER_NAME_RE.test(k) || RESERVED_HEADERS.has(lk) || lk.startsWith('sec-') || lk.startsWith('proxy-')) throw new TyError('E_USAGE', `MCP server "${s.name}": "${k.slice(0, 64)}" cannot be set as a header`);
       if (typeof v === 'string') {
         if (v.length === 0 || v.length > 8192 || /[\r\n\0]/.test(v)) throw new TyError('E_USAGE', `MCP server "${s.name}": the value of header ${k} is empty, too long, or has a line break`);
         const secret = `mcp.${s.name}.${n++}`;
-        await this.deps.secrets.set(secret, v);
+        values.push([secret, v]);
         headers.push({ name: k, secret });
       } else if (v && typeof v.secret === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/.test(v.secret)) headers.push({ name: k, secret: v.secret });
       else throw new TyError('E_USAGE', `MCP server "${s.name}": header ${k} needs a value or { secret: NAME }`);
@@ -198,13 +240,22 @@ export class BrowserMcp {
     if (ask !== 'default' && ask !== 'none') throw new TyError('E_USAGE', `MCP server "${s.name}": ask is "default" or "none"`);
     const timeoutMs = s.timeoutMs ?? 60_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new TyError('E_USAGE', `MCP server "${s.name}": timeoutMs is 100-600000`);
-    const old = this.#entries.get(s.name);
-    if (old) await this.#end(old);
-    const def = { name: s.name, url, headers, allow, ask, timeoutMs };
-    const e: Entry = { def, session: undefined, info: { name: s.name, url, headers: headers.map((h) => ({ ...h })), allow: [...allow], ask, state: 'idle' } };
+    // checked in full first: nothing is stored for a definition that is refused
+    for (const [name, v] of values) await this.deps.secrets.set(name, v);
+    const def: McpDefinition = { v: 1, name: s.name, url, args: [], env: {}, allow, ask, shared: false, folder: '', timeoutMs };
+    // never over values: the fingerprint is part of decision identities (a replaced definition ends sessions itself)
+    const fingerprint = await hex(JSON.stringify([url, headers]));
+    const e: Entry = { def, headers, fingerprint, info: { name: s.name, url, headers: headers.map((h) => ({ ...h })), allow: [...allow], ask, state: 'idle' } };
+    const replaced = this.#entries.has(s.name);
     this.#entries.set(s.name, e);
+    if (replaced) await this.#endSessions(s.name);
     this.#emit();
     return structuredClone(e.info);
+  }
+
+  async #endSessions(name: string): Promise<void> {
+    const c = await this.#bridge?.catch(() => undefined);
+    if (c) await c.bridge.pool.end(`${c.sid}\0${name}`);
   }
 
   /** Remove a server: its session ends and the header values stored for it (`mcp.SERVER.N`) are deleted. @returns false when there was none. */
@@ -212,83 +263,34 @@ export class BrowserMcp {
     const e = this.#entries.get(name);
     if (!e) return false;
     this.#entries.delete(name);
-    await this.#end(e);
-    for (const h of e.def.headers) if (h.secret.startsWith(`mcp.${name}.`)) await this.deps.secrets.delete(h.secret);
+    await this.#endSessions(name);
+    for (const h of e.headers) if (h.secret.startsWith(`mcp.${name}.`)) await this.deps.secrets.delete(h.secret);
     this.#emit();
     return true;
   }
 
-  async #end(e: Entry): Promise<void> {
-    const s = e.session;
-    e.session = undefined;
-    if (s) await s.then((x) => x.close(), () => undefined);
+  /** The server's tools through the bridge, with its connection state kept. */
+  async #tools(e: Entry, signal?: AbortSignal): Promise<Map<string, Tool>> {
+    const first = e.info.state !== 'connected';
+    if (first) this.#set(e, { state: 'connecting' });
+    try {
+      const { bridge, sid } = await this.#core();
+      const tools = await bridge.serverTools(sid, e.def.name, signal);
+      this.#set(e, { state: 'connected', tools: tools.size });
+      return tools;
+    } catch (err) {
+      const t = toTyError(err, 'E_MCP');
+      if (t.code !== 'E_ABORTED') this.#set(e, { state: 'failed', error: { code: t.code, message: this.#scrub(t.message) } });
+      throw new TyError(t.code, this.#scrub(t.message), t.data);
+    }
   }
 
   /** Connect now (or reuse the session). @returns the server's state; a failure is in `state`/`error`, not thrown. */
   async connect(name: string, signal?: AbortSignal): Promise<McpServerInfo> {
     const e = this.#entries.get(name);
     if (!e) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${name.slice(0, 40)}" is configured`);
-    try {
-      const s = await this.#session(e, signal);
-      this.#set(e, { tools: (await s.tools(signal)).size });
-    } catch {
-      /* in the state */
-    }
+    await this.#tools(e, signal).catch(() => undefined);
     return structuredClone(e.info);
-  }
-
-  async #session(e: Entry, signal?: AbortSignal): Promise<McpHttpSession> {
-    if (this.#closed) throw new TyError('E_MCP', 'the host is closing');
-    const live = e.session;
-    if (live) {
-      const s = await live.catch(() => undefined);
-      if (s?.alive) return s;
-      if (e.session === live) e.session = undefined;
-    }
-    const p = (async () => {
-      const headers: Record<string, string> = {};
-      for (const h of e.def.headers) {
-        const v = await this.deps.secrets.get(h.secret);
-        if (v === undefined) throw new TyError('E_SECRET_DENIED', `MCP server "${e.def.name}": the secret ${h.secret} for header ${h.name} has no value`, { secret: h.secret });
-        this.deps.withheld.add(v);
-        headers[h.name] = v;
-      }
-      // loaded only when a server is used: the SDK client stays out of the page's first chunk
-      const { McpHttpSession } = await import('./mcp-session.js');
-      return McpHttpSession.start(e.def.name, e.def.url, headers, {
-        timeoutMs: e.def.timeoutMs,
-        ...(signal ? { signal } : {}),
-        onFiltered: (w) => this.#log(e.def.name, w.method ?? '(message)', undefined, w.action === 'answer' ? 'refused-server-request' : 'dropped'),
-        onClose: () => {
-          if (this.#entries.get(e.def.name) === e && e.info.state === 'connected') this.#set(e, { state: 'idle' });
-        },
-      });
-    })();
-    e.session = p;
-    this.#set(e, { state: 'connecting' });
-    try {
-      const s = await p;
-      this.#set(e, { state: 'connected', ...(s.protocolVersion ? { protocolVersion: s.protocolVersion } : {}) });
-      this.#log(e.def.name, 'initialize', undefined, `ok:${s.protocolVersion ?? '?'}`);
-      return s;
-    } catch (err) {
-      if (e.session === p) e.session = undefined;
-      const t = toTyError(err, 'E_MCP');
-      this.#set(e, { state: 'failed', error: { code: t.code, message: this.#scrub(t.message) } });
-      this.#log(e.def.name, 'initialize', undefined, `failed:${t.code}`);
-      throw t;
-    }
-  }
-
-  /** `text` with every header value in use replaced by `<withheld>` (a server may echo a token in an error). */
-  #scrub(text: string): string {
-    let out = text;
-    for (const v of this.deps.withheld) if (v.length > 0) out = out.split(v).join('<withheld>');
-    return out;
-  }
-
-  #log(server: string, method: string, name: string | undefined, outcome: string): void {
-    this.deps.log?.(requestLogLine({ server, method, name, outcome }));
   }
 
   async #offer(server: string, t: Tool): Promise<McpOfferedTool> {
@@ -319,12 +321,9 @@ export class BrowserMcp {
     for (const e of entries) {
       if (!e) continue;
       try {
-        const s = await this.#session(e, signal);
-        const tools = await s.tools(signal);
-        for (const t of tools.values()) out.push(await this.#offer(e.def.name, t));
-        this.#set(e, { tools: tools.size });
+        for (const t of (await this.#tools(e, signal)).values()) out.push(await this.#offer(e.def.name, t));
       } catch (err) {
-        if (server !== undefined) throw toTyError(err, 'E_MCP');
+        if (server !== undefined) throw err;
       }
     }
     return out;
@@ -341,92 +340,66 @@ export class BrowserMcp {
    * @throws TyError E_UNKNOWN_TOOL (no such server or tool; a revision that is not the tool's current one)
    */
   async resolve(ref: string, signal?: AbortSignal): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
-    const o = await this.#find(ref, signal);
-    return { name: o.offered.name, revision: o.offered.revision, manifest: o.offered.manifest };
+    const { e, offered: o, tool } = await this.#find(ref, signal);
+    if (!o) throw new TyError('E_UNKNOWN_TOOL', `MCP server "${e.def.name}" has no tool "${tool.slice(0, 80)}"`);
+    return { name: o.name, revision: o.revision, manifest: o.manifest };
   }
 
-  async #find(ref: string, signal?: AbortSignal): Promise<{ e: Entry; s: McpHttpSession; t: Tool; offered: McpOfferedTool }> {
+  async #find(ref: string, signal?: AbortSignal): Promise<{ e: Entry; offered: McpOfferedTool | undefined; tool: string }> {
     const at = ref.indexOf('@');
     const name = at < 0 ? ref : ref.slice(0, at);
     const pinned = at < 0 ? undefined : ref.slice(at + 1);
     const p = prefixedNaming.parseName(name);
     const e = p ? this.#entries.get(p.server) : undefined;
     if (!p || !e) throw new TyError('E_UNKNOWN_TOOL', `no MCP server is configured for "${name.slice(0, 80)}" (tools are offered as SERVER${NAME_SEP}TOOL)`);
-    const s = await this.#session(e, signal);
-    const t = (await s.tools(signal)).get(p.rest);
-    if (t === undefined) {
-      const why = s.refusedTool(p.rest);
-      throw new TyError(why ? 'E_INVALID_ARGS' : 'E_UNKNOWN_TOOL', why ? `${name} is not offered: it ${why.slice(0, 300)}` : `MCP server "${p.server}" has no tool "${p.rest.slice(0, 80)}"`);
-    }
-    const offered = await this.#offer(p.server, t);
-    if (pinned !== undefined && pinned !== offered.revision) throw new TyError('E_UNKNOWN_TOOL', `${name} changed on its server since the call was made (revision ${pinned.slice(0, 16)}… is no longer offered); the model must call it again`);
-    return { e, s, t, offered };
+    const t = (await this.#tools(e, signal)).get(p.rest);
+    const offered = t ? await this.#offer(p.server, t) : undefined;
+    if (pinned !== undefined && offered?.revision !== pinned) throw new TyError('E_UNKNOWN_TOOL', `${name} changed on its server since the call was made (revision ${pinned.slice(0, 16)}… is no longer offered); the model must call it again`);
+    return { e, offered, tool: p.rest };
+  }
+
+  /** `text` with every header value in use replaced by `<withheld>` (a server may echo a token back). */
+  #scrub(text: string): string {
+    let out = text;
+    for (const v of this.deps.withheld) if (v.length > 0) out = out.split(v).join('<withheld>');
+    return out;
   }
 
   /**
-   * One call of `SERVER__TOOL[@REV]`: the tool looked up, its arguments checked against the server's own schema
-   * (before anything is asked or sent), the gate (`gate.run`, kind `mcp`, target `SERVER/TOOL`, the tool's
-   * hints, the arguments as the question's preview), then forwarded.
+   * One call of `SERVER__TOOL[@REV]` through core's bridge (`callBridged`: the server's schema, the gate, the audit,
+   * the message rules). A revision that is not the tool's current one is refused before anything is asked.
    * @returns an InvokeResult: the value (structuredContent, else the text joined, else the content blocks), or
    *   the error (E_UNKNOWN_TOOL, E_INVALID_ARGS, E_CAPABILITY_DENIED, E_PAUSED, E_TOOL_FAILED when the tool said
-   *   isError, E_MCP, E_MCP_TIMEOUT, E_MCP_CORS, E_MCP_UNREACHABLE, E_ABORTED).
+   *   isError, E_MCP, E_MCP_TIMEOUT, E_MCP_CORS, E_MCP_UNREACHABLE, E_ABORTED). Header values never appear in it.
    */
-  async invoke(ref: string, args: unknown, opts: { signal?: AbortSignal; principal?: string } = {}): Promise<InvokeResult> {
+  async invoke(ref: string, args: unknown, opts: { signal?: AbortSignal } = {}): Promise<InvokeResult> {
     let revision: string | undefined;
-    let outcome = 'refused';
-    let server = '?';
-    let tool = ref;
     try {
-      const { e, s, t, offered } = await this.#find(ref, opts.signal);
-      revision = offered.revision;
-      server = e.def.name;
-      tool = t.name;
-      const checked = checkToolArguments(t.inputSchema, args);
-      if (!checked.ok) throw new TyError('E_INVALID_ARGS', `${offered.name}: ${checked.message}`);
-      const hash = await definitionHash('tool', t as unknown as Record<string, unknown>);
-      const req: GateRequest = {
-        principal: opts.principal ?? this.deps.principal,
-        kind: 'mcp',
-        toolName: offered.name,
-        // decisions are kept per server URL and the tool's own definition: a changed tool is asked about again
-        revision: `mcp:${e.def.name}:${(await definitionHash('resource', { uri: e.def.url })).slice(0, 16)}:sha256-${hash}`,
-        target: `${e.def.name}/${t.name}`,
-        hints: hintsOf(t),
-        requested: true,
-        hookPayload: { arguments: checked.args },
-      };
-      const rule = e.def.ask === 'none' ? `${e.def.name}: ask none` : e.def.allow.includes(t.name) ? `${e.def.name}: allow ${t.name}` : undefined;
-      if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
-      const preview = previewOf(checked.args);
-      if (preview !== undefined) req.preview = preview;
-      const r = await this.deps.gate().run(req, () => {
-        outcome = 'forwarded';
-        return s.callTool(t.name, checked.args, opts.signal);
-      }, opts.signal);
-      const result = r.value;
+      const { e, offered, tool } = await this.#find(ref, opts.signal);
+      revision = offered?.revision;
+      const { bridge, sid } = await this.#core();
+      const result = await bridge.callBridged(sid, e.def.name, tool, args, opts.signal ?? NEVER);
+      const rev = revision ? { revision } : {};
       if (result.isError) {
-        outcome = 'tool-error';
         const texts = (result.content ?? []).filter((c): c is { type: 'text'; text: string } => c.type === 'text').map((c) => c.text);
-        return { ok: false, revision, error: { code: 'E_TOOL_FAILED', message: this.#scrub(texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096) } };
+        const code = (result._meta as Record<string, unknown> | undefined)?.['tysandbox/code'];
+        return { ok: false, ...rev, error: { code: typeof code === 'string' ? (code as 'E_TOOL_FAILED') : 'E_TOOL_FAILED', message: this.#scrub(texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096) } };
       }
-      outcome = 'ok';
       let value = resultValue(result);
       // a server that echoes a header value back never hands it on
       const json = JSON.stringify(value) ?? '';
       if ([...this.deps.withheld].some((v) => v.length > 0 && json.includes(v))) value = JSON.parse(this.#scrub(json)) as unknown;
-      return { ok: true, revision, result: value, ...(r.feedback ? { feedback: r.feedback } : {}) };
+      return { ok: true, revision: revision ?? '', result: value };
     } catch (err) {
       const t = toTyError(err, 'E_MCP');
-      outcome = outcome === 'forwarded' ? `failed:${t.code}` : `refused:${t.code}`;
       return { ok: false, ...(revision ? { revision } : {}), error: { code: t.code, message: this.#scrub(t.message), ...(t.data ? { data: t.data } : {}) } };
-    } finally {
-      this.#log(server, 'tools/call', tool, outcome);
     }
   }
 
   /** End every session. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([...this.#entries.values()].map((e) => this.#end(e)));
+    const c = await this.#bridge?.catch(() => undefined);
+    await c?.bridge.close();
   }
 }
