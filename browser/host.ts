@@ -11,6 +11,7 @@ import { AskRouter } from '../core/ask.js';
 import { StoreAuditLog } from '../core/audit.js';
 import { PauseTracker } from '../core/pause.js';
 import { capabilityFactory } from '../core/capabilities.js';
+import { ToolSettings, type SettingsValues } from '../core/tool-settings.js';
 import type { SecretValues } from '../core/secrets.js';
 import type { FetchTransport } from '../core/fetch/mediated.js';
 import type { AskChannel, Gate } from '../core/runtime.js';
@@ -77,6 +78,21 @@ export interface BrowserHostOptions {
   mcpSecrets?: SecretValues;
 }
 
+/** A tool revision's settings as `host.tools.settings` returns them. */
+export interface ToolSettingsView {
+  name: string;
+  /** The tool revision (the active one for a bare name). */
+  revision: string;
+  /** The current settings revision; absent when none was stored for this tool revision. */
+  settingsRevision?: string;
+  /** The values a person set. */
+  values: SettingsValues;
+  /** `values` with the schema's defaults applied: what the tool reads as `ctx.settings`. */
+  effective: SettingsValues;
+  /** The manifest's settings schema. */
+  schema: Record<string, unknown>;
+}
+
 export interface BrowserHost {
   /**
    * The asynchronous approval channel: `host.approvals.subscribe((q) => render(q))`, then `q.answer('once' |
@@ -92,6 +108,21 @@ export interface BrowserHost {
   pool: SandboxPool;
   /** Remote MCP servers: add/remove, connection state, offered tools, calls (browser/mcp.ts). */
   mcp: BrowserMcp;
+  /**
+   * Per-tool settings (docs/manifest.md "settings"), stored as content-addressed settings revisions in the host's
+   * IndexedDB store, each bound to one tool revision:
+   * - `settings(ref)`: the current settings of `NAME` (its active revision) or `NAME@REV`;
+   * - `setSettings(ref, values, { from?, unset? })`: `values` set over the current values (or over those of
+   *   `from`, another revision of the same tool, carried over), `unset` keys removed, checked against the
+   *   revision's schema; the new settings revision becomes current and is audited (kind `settings`).
+   * @throws TyError E_UNKNOWN_TOOL, E_INVALID_SETTINGS (no settings schema, values the schema refuses)
+   */
+  tools: {
+    settings(ref: string): Promise<ToolSettingsView>;
+    setSettings(ref: string, values: SettingsValues, opts?: { from?: string; unset?: string[] }): Promise<ToolSettingsView & { settingsRevision: string; previous?: string }>;
+  };
+  /** The settings store behind `tools` (task compilation pins settings revisions with it). */
+  settings: ToolSettings;
   /**
    * Set (or clear) what runs external-service revisions, e.g. the embedding page for `transport: "parent"`
    * tools (browser/protocol-window.ts). Calls still pass the gate first.
@@ -167,11 +198,13 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     });
   const gate: Gate = opts.gate ?? permissionGate!;
   registry.onUpdateAvailable((e) => events.emit('update-available', e));
+  const toolSettings = new ToolSettings(store, { audit: auditLog });
   const capabilities = capabilityFactory({
     store,
     registry,
     gate,
     transport: opts.transport ?? new BrowserFetchTransport(),
+    settings: toolSettings,
     ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
   });
   const logListeners = new Set<ToolLogListener>();
@@ -216,6 +249,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     pool,
     gate,
     capabilities,
+    settings: toolSettings,
     principal,
     external: async (identity, args, signal) => {
       if (!external) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${identity.manifest.execution.kind === 'external-service' ? identity.manifest.execution.serviceId : ''}"`);
@@ -223,6 +257,22 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
   });
   let closed = false;
+  const settingsOf = async (ref: string): Promise<ToolSettingsView> => {
+    const tool = await registry.resolve(ref);
+    if (!tool.manifest.settings) throw new TyError('E_INVALID_SETTINGS', `${tool.name} declares no settings (its manifest has no "settings" schema)`, { tool: tool.name });
+    const cur = await toolSettings.current(tool);
+    return { name: tool.name, revision: tool.revision, ...(cur.settingsRevision ? { settingsRevision: cur.settingsRevision } : {}), values: cur.values, effective: cur.effective, schema: tool.manifest.settings };
+  };
+  const tools: BrowserHost['tools'] = {
+    settings: settingsOf,
+    async setSettings(ref, values, o = {}) {
+      const tool = await registry.resolve(ref);
+      if (values === null || typeof values !== 'object' || Array.isArray(values)) throw new TyError('E_INVALID_SETTINGS', 'settings values must be a JSON object');
+      const from = o.from === undefined ? undefined : await registry.resolve(o.from.includes('@') ? o.from : `${tool.name}@${o.from}`);
+      const r = await toolSettings.update(tool, { set: values, unset: o.unset ?? [], ...(from ? { from } : {}) }, { principal, via: 'host.tools.setSettings' });
+      return { name: tool.name, revision: tool.revision, settingsRevision: r.settingsRevision, values: r.values, effective: r.effective, schema: tool.manifest.settings!, ...(r.previous ? { previous: r.previous } : {}) };
+    },
+  };
   const hostApi = {
     events,
     on: <K extends HostEventName>(name: K, fn: HostEventListener<K>) => events.on(name, fn),
@@ -276,6 +326,8 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     invoker,
     pool,
     mcp,
+    tools,
+    settings: toolSettings,
     setExternal(fn) {
       external = fn;
     },

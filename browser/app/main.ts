@@ -139,6 +139,7 @@ class App {
       toggle('Tools', () =>
         toolsPanel({
           registry: this.host.registry,
+          tools: this.host.tools,
           grants: new SecretGrants(this.host.store),
           disabled: this.disabledTools,
           saveDisabled: () => this.db.putValue('toolsOff', [...this.disabledTools]),
@@ -256,6 +257,7 @@ class App {
       await runTurn({
         tree: this.tree,
         registry: this.resolver,
+        toolSettings: this.host.settings,
         runner: this.runner,
         settings: this.settings,
         apiKey: () => this.db.getKey(),

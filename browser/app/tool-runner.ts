@@ -72,7 +72,9 @@ export class ToolRunner {
     this.#inFlight.set(toolRevision, busy + 1);
     let r;
     try {
-      r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL, ...(busy > 0 ? { disposable: true } : {}) });
+      // An installed tool runs with the settings revision its task was pinned to (a scoped definition has none).
+      const pinned = !def && call.content.settingsRevision ? { settingsRevision: call.content.settingsRevision } : {};
+      r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL, ...pinned, ...(busy > 0 ? { disposable: true } : {}) });
     } finally {
       const n = (this.#inFlight.get(toolRevision) ?? 1) - 1;
       if (n > 0) this.#inFlight.set(toolRevision, n);

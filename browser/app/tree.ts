@@ -1,5 +1,5 @@
 // A conversation as a task tree: content-addressed tasks in the host store, branches indexed in the app database; browser app, trusted side.
-import { compileDrafts, persistTask, taskId } from '../../core/tasks.js';
+import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../core/tasks.js';
 import { TyError } from '../../core/errors.js';
 import { TaskSchema, type DraftTask, type Task } from '../../protocol/task.js';
 import type { Store } from '../../core/store.js';
@@ -84,10 +84,10 @@ export class ConversationTree {
    * scope for pinning. Returns the compiled tasks.
    * @throws TyError E_UNPINNED_TASK, E_INVALID_TASK, E_UNKNOWN_TOOL, E_INTEGRITY
    */
-  async append(parent: string, drafts: Omit<DraftTask, 'parent'>[], registry: Pick<ToolRegistry, 'resolve'>): Promise<Task[]> {
+  async append(parent: string, drafts: Omit<DraftTask, 'parent'>[], registry: Pick<ToolRegistry, 'resolve'>, settings?: CompileOptions['settings']): Promise<Task[]> {
     const lineage = await this.path(parent);
     const chained = drafts.map((d, i) => ({ ...d, parent: i === 0 ? parent : i - 1 }));
-    const tasks = await compileDrafts(chained, { registry, lineage });
+    const tasks = await compileDrafts(chained, settings ? { registry, lineage, settings } : { registry, lineage });
     for (const t of tasks) await persistTask(this.store, t);
     for (const t of tasks) {
       this.#cache.set(t.id, t);

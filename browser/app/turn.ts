@@ -1,6 +1,7 @@
 // One turn of the conversation: model request -> tool calls as pinned tasks -> concurrent runs -> results, bounded rounds; browser app, trusted side.
 import type { DraftTask, Task } from '../../protocol/task.js';
 import type { ToolRegistry } from '../../core/registry.js';
+import type { CompileOptions } from '../../core/tasks.js';
 import { isTyError } from '../../core/errors.js';
 import { anthropicComplete } from './models/anthropic.js';
 import { openaiComplete } from './models/openai.js';
@@ -33,6 +34,8 @@ export interface TurnEvents {
 export interface TurnDeps {
   tree: ConversationTree;
   registry: Pick<ToolRegistry, 'resolve'>;
+  /** Pins each call's settings revision next to its tool revision (the host's settings store). */
+  toolSettings?: CompileOptions['settings'];
   runner: ToolRunner;
   settings: TurnSettings;
   /** Read only here, when the request is made, and passed only to the model client. */
@@ -113,7 +116,7 @@ export async function runTurn(d: TurnDeps): Promise<void> {
     for (const c of reply.toolCalls) {
       let t: Task;
       try {
-        [t] = (await tree.append(tree.record.leaf, [callDraft(c)], d.registry)) as [Task];
+        [t] = (await tree.append(tree.record.leaf, [callDraft(c)], d.registry, d.toolSettings)) as [Task];
       } catch (e) {
         const code = isTyError(e) ? (e.code === 'E_UNPINNED_TASK' ? 'E_UNKNOWN_TOOL' : e.code) : 'E_INVALID_TASK';
         [t] = (await tree.append(tree.record.leaf, [failedDraft(c, code, `${c.name.slice(0, 64)}: ${isTyError(e) ? e.message : String(e)}`)], d.registry)) as [Task];

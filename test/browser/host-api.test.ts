@@ -170,4 +170,54 @@ describe.skipIf(!haveChromium)('browser host API in Chromium', () => {
       await app.close();
     }
   }, 180_000);
+  it('host.tools.settings / setSettings: settings revisions in IndexedDB bound to a tool revision, ctx.settings in the worker, --from carry-over re-validated, secret-like fields refused', async () => {
+    const app = await openApp({ browser: browser() });
+    try {
+      const out = await app.page.evaluate(async () => {
+        await new Promise((r) => setTimeout(r, 0));
+        const ty = (window as unknown as { ty: Ty }).ty;
+        const dbName = `settings-${Math.random().toString(36).slice(2)}`;
+        const schema = (max: number) => ({ type: 'object', properties: { units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' }, digits: { type: 'integer', minimum: 0, maximum: max } }, additionalProperties: false });
+        const tool = (max: number, d: string) => ({ name: 'conv', description: d, parameters: { type: 'object', properties: {}, additionalProperties: false }, settings: schema(max), execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a, ctx) => ctx.settings' } });
+        const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code ?? String(e));
+        let host = await ty.createBrowserHost({ dbName, dialog: false });
+        const v1 = await host.registry.install(tool(9, 'v1'));
+        const before = await host.tools.settings('conv');
+        const defaults = await host.invoke('conv', {});
+        const s1 = await host.tools.setSettings('conv', { units: 'imperial', digits: 7 });
+        const ran = await host.invoke('conv', {});
+        const bad = await code(host.tools.setSettings('conv', { units: 'kelvin' }));
+        await host.close();
+        // A new page load of the same database: the settings are still there.
+        host = await ty.createBrowserHost({ dbName, dialog: false });
+        const reloaded = await host.tools.settings('conv');
+        const v2 = await host.registry.install(tool(5, 'v2'));
+        await host.registry.activate('conv', v2.revision, { approveReplacement: true });
+        const fresh = await host.tools.settings('conv');
+        const tooBig = await code(host.tools.setSettings('conv', {}, { from: v1.revision }));
+        const carried = await host.tools.setSettings('conv', { digits: 3 }, { from: `conv@${v1.revision}` });
+        const ran2 = await host.invoke('conv', {});
+        const secret = await code(host.registry.install({ ...tool(5, 'leaky'), settings: { type: 'object', properties: { apiKey: { type: 'string' } } } }));
+        const audit = (await host.audit({ tool: 'conv' })).filter((a) => a.kind === 'settings').map((a) => a.target);
+        await host.close();
+        return { before, defaults, s1, ran, bad, reloaded, fresh, tooBig, carried, ran2, secret, audit, v1: v1.revision, v2: v2.revision };
+      });
+      expect(out.before).toMatchObject({ name: 'conv', revision: out.v1, values: {}, effective: { units: 'metric' } });
+      expect(out.before.settingsRevision).toBeUndefined();
+      expect(out.defaults).toMatchObject({ ok: true, result: { units: 'metric' } });
+      expect(out.s1.settingsRevision).toMatch(/^bagaaiera/);
+      expect(out.ran).toMatchObject({ ok: true, settingsRevision: out.s1.settingsRevision, result: { units: 'imperial', digits: 7 } });
+      expect(out.bad).toBe('E_INVALID_SETTINGS');
+      expect(out.reloaded).toMatchObject({ settingsRevision: out.s1.settingsRevision, values: { units: 'imperial', digits: 7 } });
+      expect(out.fresh).toMatchObject({ revision: out.v2, values: {} });
+      expect(out.fresh.settingsRevision).toBeUndefined();
+      expect(out.tooBig).toBe('E_INVALID_SETTINGS');
+      expect(out.carried).toMatchObject({ revision: out.v2, values: { units: 'imperial', digits: 3 } });
+      expect(out.ran2).toMatchObject({ ok: true, revision: out.v2, settingsRevision: out.carried.settingsRevision, result: { units: 'imperial', digits: 3 } });
+      expect(out.secret).toBe('E_INVALID_MANIFEST');
+      expect(out.audit).toEqual([out.s1.settingsRevision, out.carried.settingsRevision]);
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
 });

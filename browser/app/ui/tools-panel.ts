@@ -1,4 +1,4 @@
-// The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove; browser app, trusted side.
+// The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove, settings; browser app, trusted side.
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import { parseManifest } from '../../../core/registry.js';
 import { isTyError } from '../../../core/errors.js';
@@ -6,9 +6,13 @@ import type { ToolRegistry } from '../../../core/registry.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 import { lineDiff } from './diff.js';
 import type { SecretGrants } from '../../../core/secrets.js';
+import type { BrowserHost } from '../../host.js';
+import { settingsForm } from './settings-form.js';
 
 export interface ToolsPanelDeps {
   registry: ToolRegistry;
+  /** The host's per-tool settings API; tools whose manifest declares `settings` get a settings form. */
+  tools?: BrowserHost['tools'];
   /** Grants of tool secrets to exact revisions (core/secrets.ts), in the host store. */
   grants: SecretGrants;
   /** Names not offered to the model (changed in place, then `saveDisabled`). */
@@ -131,7 +135,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
           activate.addEventListener('click', async () => {
             await d.registry.activate(name, r.revision, { approveReplacement: true });
             await refresh();
-            say(`${name} now runs revision @${shortId(r.revision)}; it starts with no grants.`);
+            say(`${name} now runs revision @${shortId(r.revision)}; it starts with no grants and no settings.`);
           });
           replaceChildren(out, h('p', {}, `New revision @${shortId(r.revision)} stored, not active. Calls by name still run @${shortId(active)} until you activate it; a new revision starts with no grants.`), diff, activate);
         } catch (e) {
@@ -172,6 +176,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       }),
     );
     const others = revisions.filter((r) => r !== active);
+    const settings = manifest.settings && d.tools ? await settingsForm(d.tools, name, active, others, say) : null;
     const card = h(
       'article',
       { class: 'tool', 'aria-label': name },
@@ -179,6 +184,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       h('p', {}, manifest.description.length > 240 ? `${manifest.description.slice(0, 240)}…` : manifest.description),
       h('p', { class: 'caps' }, capabilitySummary(manifest)),
       secretRows.length ? h('ul', { class: 'secret-grants', 'aria-label': `Secrets of ${name}` }, ...secretRows) : null,
+      settings,
       h('label', { class: 'check' }, offer, ` Offer ${name} to the model`),
       h('div', { class: 'tool-buttons' }, editBtn, ' ', remove),
       others.length ? h('details', {}, h('summary', {}, `Other revisions (${others.length})`), h('ul', {}, ...others.map((rev) => h('li', {}, h('code', { title: rev }, `@${shortId(rev)}`), ' ', h('button', { type: 'button', 'aria-label': `Activate ${name} @${shortId(rev)}`, onclick: async () => { await d.registry.activate(name, rev, { approveReplacement: true }); await refresh(); } }, 'Activate'))))) : null,
