@@ -2,6 +2,7 @@
 import { runBrowserContracts, contractNames, type ContractRow } from './harness.js';
 import { runBrowserBench } from './bench.js';
 import { invokeManifest } from './cross-host.js';
+import { runMcpBench } from './bench-mcp.js';
 
 declare global {
   interface Window {
@@ -10,6 +11,7 @@ declare global {
     tyHarnessReady: boolean;
     tyBench: typeof runBrowserBench;
     tyInvokeManifest: typeof invokeManifest;
+    tyBenchMcp: typeof runMcpBench;
   }
 }
 
@@ -39,5 +41,6 @@ window.tyRunContracts = async (opts) => {
 window.tyContractNames = contractNames;
 window.tyBench = runBrowserBench;
 window.tyInvokeManifest = invokeManifest;
+window.tyBenchMcp = runMcpBench;
 document.getElementById('run')!.addEventListener('click', () => void window.tyRunContracts());
 window.tyHarnessReady = true;
