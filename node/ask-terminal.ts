@@ -4,6 +4,7 @@ import { randomInt } from 'node:crypto';
 import { ReadStream } from 'node:tty';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
 import { cliQuestionLines } from './cli/hints.js';
+import { askFormOnTerminal } from './ask-terminal-form.js';
 
 /** An open terminal: where the question is written and the typed answer read. */
 export interface TerminalHandle {
@@ -102,6 +103,8 @@ export function interpretTypedLine(line: string, code: string, offered: Answer['
  */
 export class TerminalAskChannel implements AskChannel {
   readonly name: string;
+  /** Form questions (MCP elicitation) are filled in field by field (node/ask-terminal-form.ts). */
+  readonly forms = true;
   private readonly openTerminal: () => TerminalHandle | undefined;
   private readonly probe: () => boolean;
   private readonly maxLineBytes: number;
@@ -126,6 +129,7 @@ export class TerminalAskChannel implements AskChannel {
     const tty = this.openTerminal();
     if (!tty) return Promise.resolve(undefined);
     const code = newAnswerCode();
+    if (q.form !== undefined) return askFormOnTerminal(tty, q, code, cliQuestionLines(q).filter((l) => !l.trimStart().startsWith('Allow for:')), this.name, signal);
     const offered: Answer['scope'][] = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
     return new Promise<Answer | undefined>((resolve) => {
       let buffered = '';
