@@ -69,6 +69,23 @@ describe('short revisions', () => {
   });
 });
 
+describe('tool activate', () => {
+  it('takes REV as a full id, a unique prefix or NAME@REV as other commands print it; another tool\'s NAME@ is refused', async () => {
+    const h = join(tmp, 'activate');
+    const r1 = await add(h, await manifest('mul', 2));
+    const r2 = await add(h, await manifest('mul', 3));
+    const other = await add(h, await manifest('add1', 1));
+    const byRef = oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', `mul@${r2.slice(9, 21)}`, '--approve-replacement']));
+    expect(byRef).toEqual({ ok: true, name: 'mul', revision: r2 });
+    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', `mul@${r1}`, '--approve-replacement']))).toEqual({ ok: true, name: 'mul', revision: r1 });
+    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 17), '--approve-replacement']))).toEqual({ ok: true, name: 'mul', revision: r2 });
+    const wrong = await tycli(['--home', h, 'tool', 'activate', 'mul', `add1@${other.slice(9, 21)}`, '--approve-replacement']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^error\[E_USAGE\]: REV add1@\w+ names the tool "add1", not "mul"/);
+    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'show', 'mul'])).revision).toBe(r2);
+  });
+});
+
 describe('lifecycle', () => {
   it('remove asks for approval, unbinds the name, keeps pinned revisions until gc; gc deletes the unreferenced', async () => {
     const h = join(tmp, 'life');

@@ -1,6 +1,6 @@
 // tycli completion bash|zsh|fish: shell completion scripts generated from the command table; Node host, trusted side.
 import type { CliCommand } from '../types.js';
-import { out, usage } from '../output.js';
+import { out, outJson, usage } from '../output.js';
 
 /** Command paths and their options (`--name`), from the table the dispatcher uses, so completion never drifts. */
 function table(commands: readonly CliCommand[], globals: readonly string[]): { path: string; options: string[] }[] {
@@ -71,12 +71,14 @@ export function completionCommand(all: () => readonly CliCommand[]): CliCommand 
   zsh:   source <(tycli completion zsh)
   fish:  tycli completion fish > ~/.config/fish/completions/tycli.fish
 
-Completes command words and each command's options.`,
+Completes command words and each command's options. With --json: {"ok":true,"shell","script"}.`,
     async run(ctx, _v, pos) {
       if (pos.length !== 1 || !['bash', 'zsh', 'fish'].includes(pos[0]!)) usage('tycli completion takes one shell: bash, zsh or fish');
       const { GLOBAL_OPTIONS } = await import('../main.js');
       const rows = table(all(), Object.keys(GLOBAL_OPTIONS).map((g) => `--${g}`));
-      out(ctx, pos[0] === 'bash' ? bash(rows) : pos[0] === 'zsh' ? zsh(rows) : fish(rows));
+      const script = pos[0] === 'bash' ? bash(rows) : pos[0] === 'zsh' ? zsh(rows) : fish(rows);
+      if (ctx.globals.json) outJson(ctx, { ok: true, shell: pos[0], script });
+      else out(ctx, script);
       return 0;
     },
   };

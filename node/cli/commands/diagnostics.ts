@@ -6,6 +6,12 @@ import type { Contract } from '../../diagnostics/contracts.js';
 import type { HostContractRow } from '../../diagnostics/browser.js';
 import { settingPosture } from './sandbox.js';
 
+/** The envelope's `error` when a contract failed (`{"ok":false,"error":{...},...}` like every other --json failure). */
+function failed(rows: readonly { ok: boolean; name: string }[]): { error?: { code: string; message: string } } {
+  const bad = rows.filter((r) => !r.ok).map((r) => r.name);
+  return bad.length === 0 ? {} : { error: { code: 'E_SANDBOX_FAILED', message: `${bad.length} of ${rows.length} security contracts failed: ${bad.slice(0, 20).join(', ')}` } };
+}
+
 const diagnostics: CliCommand = {
   path: ['diagnostics'],
   summary: 'run the security-contract suite against this host (real probes through the real sandbox)',
@@ -48,7 +54,7 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const ok = results.every((r) => r.ok);
       const { pyodideStatus } = await import('../../python-sandbox.js');
       const pyodide = pyodideStatus((await import('../../sandbox.js')).packageRoot());
-      if (ctx.globals.json) outJson(ctx, { ok, host: 'cli', isolation: host.describe(), pyodide, contracts: results });
+      if (ctx.globals.json) outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
       else {
         out(ctx, `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`);
         for (const r of results) {
@@ -98,7 +104,7 @@ async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | u
   if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name on either host contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
   const ok = rows.every((r) => r.ok);
   if (ctx.globals.json) {
-    outJson(ctx, { ok, hosts: ['cli', 'browser'], isolation, contracts: rows });
+    outJson(ctx, { ok, ...failed(rows), hosts: ['cli', 'browser'], isolation, contracts: rows });
     return ok ? 0 : 1;
   }
   out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: Chromium (headless, loopback server)`);
