@@ -6,6 +6,8 @@ import type { Naming } from './naming.js';
 import { inertText } from '../text.js';
 import type { McpDefinition } from './server-definition.js';
 import type { UpstreamSession } from './upstream.js';
+import { combinedInstructions } from './instructions.js';
+import { NAME_SEP } from './naming.js';
 
 /** What the routed handlers need of one client session of the bridge. */
 export interface RouteContext {
@@ -25,13 +27,19 @@ export const MAX_INSTRUCTIONS = 8192;
 /**
  * Behind a proxy (one server), `initialize` carries that server's `instructions` (MCP "Lifecycle"), with
  * hidden and control characters made visible and cut at 8192 characters. The server is started for it;
- * one that cannot start leaves them out (its calls then say why).
+ * one that cannot start leaves them out (its calls then say why). In front of several servers, each one's
+ * instructions under its name (core/mcp/instructions.ts combinedInstructions), the whole cut at 8192.
  */
 export function relayInstructions(server: Server, ctx: RouteContext): void {
-  if (ctx.naming.single === undefined) return;
   const own = (server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult> })._oninitialize.bind(server);
   server.setRequestHandler(InitializeRequestSchema, async (req) => {
     const result = await own(req);
+    if (ctx.naming.single === undefined) {
+      const defs = await ctx.defs().catch(() => []);
+      const byName = new Map(defs.map((d) => [d.name, d]));
+      const text = await combinedInstructions([...byName.keys()], (n) => ctx.withUpstream(byName.get(n)!, async (u) => u.instructions()), MAX_INSTRUCTIONS, NAME_SEP);
+      return text === undefined ? result : { ...result, instructions: text };
+    }
     try {
       const [def] = await ctx.defs();
       const text = def === undefined ? undefined : await ctx.withUpstream(def, async (u) => u.instructions());
