@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../errors.js';
 import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from './messages.js';
-import { headersFromEnv, type ConnectContext, type UpstreamConnector } from './server-definition.js';
+import { headersFromEnv, type ConnectContext, type UpstreamConnector, type UpstreamTransport } from './server-definition.js';
 
 /**
  * Applies the server-message rules to any SDK transport (used for streamable HTTP; the process
@@ -84,6 +84,8 @@ export function cappedFetch(max: number = MAX_MESSAGE_BYTES, base: typeof fetch 
 export interface StreamableHttpConnectorOptions {
   /** The fetch to use (default globalThis.fetch); wrapped by cappedFetch. */
   fetch?: typeof fetch;
+  /** The fetch for one definition (e.g. one that names the server in its errors); wins over `fetch`. */
+  fetchFor?: (def: { name: string }) => typeof fetch;
   /** Headers sent with every request besides the definition's own (`TYMCP_HEADER_<n>`). */
   headers?: (def: { name: string }) => Record<string, string> | Promise<Record<string, string>>;
   /** Largest message taken from the server, bytes (default MAX_MESSAGE_BYTES, 8 MiB). */
@@ -91,17 +93,55 @@ export interface StreamableHttpConnectorOptions {
 }
 
 /**
+ * `capped` with every response body watched: when the cap fails a body (a JSON body or one SSE event over it),
+ * `onOversize` runs with the error. The SDK reports a broken SSE stream only as a wrapped transport error and
+ * keeps the request waiting, so the connector ends the session itself and names the reason (`endReason`).
+ */
+function watchedFetch(capped: typeof fetch, onOversize: (e: TyError) => void): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const res = await capped(input, init);
+    if (!res.body) return res;
+    const reader = res.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) ctl.close();
+          else ctl.enqueue(value);
+        } catch (e) {
+          if (e instanceof TyError && e.code === 'E_MCP') onOversize(e);
+          ctl.error(e);
+        }
+      },
+      cancel: (r) => reader.cancel(r),
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }) as typeof fetch;
+}
+
+/**
  * The connector for `url` definitions on any host with fetch (Node 18+, browsers, workers): the SDK's
  * StreamableHTTPClientTransport (MCP "Streamable HTTP"), redirects refused, every message capped while it
- * streams, the server-message rules applied before the SDK Client sees anything. A `command` definition is
- * refused: starting processes belongs to a host that can (the command line's connector).
+ * streams, the server-message rules applied before the SDK Client sees anything. A message over the cap ends
+ * the session at once with E_MCP as its `endReason` (the waiting request fails with it, never at its timeout).
+ * A `command` definition is refused: starting processes belongs to a host that can (the command line's connector).
  * @throws TyError E_MCP for a definition with no url.
  */
 export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {}): UpstreamConnector {
   return async (def, ctx) => {
     if (def.url === undefined) throw new TyError('E_MCP', `server "${def.name}" is started by a command, which this host cannot do; only url servers are reached here`);
     const headers = { ...headersFromEnv(def.env), ...((await opts.headers?.(def)) ?? {}) };
-    const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: cappedFetch(opts.maxBytes, opts.fetch ?? ((i, init) => globalThis.fetch(i, init))) });
-    return new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
+    const max = opts.maxBytes ?? MAX_MESSAGE_BYTES;
+    let endReason: TyError | undefined;
+    let ruled: RuledTransport | undefined;
+    const base = opts.fetchFor?.(def) ?? opts.fetch ?? ((i: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => globalThis.fetch(i, init));
+    const fetchFn = watchedFetch(cappedFetch(max, base), () => {
+      if (endReason !== undefined) return;
+      endReason = new TyError('E_MCP', `server "${def.name}" sent a message over ${Math.round(max / 1048576)} MiB (the message limit); refused, nothing of it was delivered, and its session was ended`);
+      void ruled?.close().catch(() => undefined);
+    });
+    const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: fetchFn });
+    ruled = new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
+    return Object.defineProperty(ruled, 'endReason', { get: () => endReason }) as UpstreamTransport;
   };
 }
