@@ -37,6 +37,9 @@ export function createPythonGuest(h) {
     getPrototypeOf: ReflectGetPrototypeOf, ownKeys: ReflectOwnKeys } = Reflect;
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
+  const ArrayIsArray = Array.isArray;
+  /** The tool module's URL the guest core reads a tool's own frames by (core/stack.ts TOOL_MODULE_URL); Python's are rewritten to it. */
+  const TOOL_STACK_URL = 'tysandbox:///tool.js';
   const ObjectFreeze = Object.freeze;
   const ObjectPrototype = Object.prototype;
   const StringCtor = String;
@@ -242,7 +245,13 @@ export function createPythonGuest(h) {
           if (!topLevelAwait) moduleRunner = pyHelpers[6](pySource);
         }
         if (topLevelAwait) await py.runPythonAsync(pySource, { globals: ns });
-        else moduleRunner(ns);
+        else {
+          try {
+            moduleRunner(ns);
+          } catch (e) {
+            throw pythonFailure(e);
+          }
+        }
         if (retain) pyNs = ns;
       }
       if (mainFn === undefined || !retain) mainFn = ns.get('main');
@@ -252,9 +261,11 @@ export function createPythonGuest(h) {
       const ctx = pyHelpers[2](jsCtx);
       let r;
       try {
-        r = main(pyArgs, ctx);
+        r = pyHelpers[7](main, pyArgs, ctx);
         // An async main's coroutine is awaited (Pyodide consumes the proxy); its result is a new value.
         if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
+      } catch (e) {
+        throw pythonFailure(e);
       } finally {
         destroy(pyArgs);
         destroy(ctx);
@@ -272,6 +283,34 @@ export function createPythonGuest(h) {
         resetFs();
       }
     }
+  }
+
+  /**
+   * The error a raising tool reports: `TYPE: message` and the tool's own frames only (innermost first, from the
+   * traceback entries of its file), as a JavaScript tool's error is (core/stack.ts maps them to the source file);
+   * a CapabilityError keeps its code. Anything else (a fault outside the tool's code) is passed on as it is.
+   */
+  function pythonFailure(e) {
+    let info;
+    try {
+      const text = pyHelpers[8]();
+      info = typeof text === 'string' ? JSONParse(text) : undefined;
+    } catch {
+      info = undefined;
+    }
+    if (info === undefined || info === null || typeof info !== 'object') return e;
+    const err = toolError(typeof info.code === 'string' ? info.code : 'E_TOOL_FAILED', typeof info.message === 'string' ? info.message : '');
+    if (typeof info.code !== 'string') ReflectDeleteProperty(err, 'code');
+    ReflectDefineProperty(err, 'name', { value: typeof info.name === 'string' ? info.name : 'Error', configurable: true, writable: true });
+    // Frames in the stack form the guest core reads (the tool module's URL, line and column; core/stack.ts).
+    let stack = '';
+    const frames = ArrayIsArray(info.frames) ? info.frames : [];
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i];
+      if (f && typeof f.line === 'number' && typeof f.column === 'number') stack += `\n    at ${typeof f.fn === 'string' ? `${f.fn} (${TOOL_STACK_URL}:${f.line}:${f.column})` : `${TOOL_STACK_URL}:${f.line}:${f.column}`}`;
+    }
+    ReflectDefineProperty(err, 'stack', { value: `${info.name}: ${info.message}${stack}`, configurable: true, writable: true });
+    return err;
   }
 
   function isPyProxy(v) {
@@ -417,11 +456,60 @@ def _ty_install_wheel(name, data):
     z.extractall(sysconfig.get_paths()["purelib"])
     importlib.invalidate_caches()
 
+# The file name the tool's code is compiled under: its frames are told from every other frame by it (the host maps
+# them to the tool's source file, execution.bundle.entry); nothing else of a traceback leaves the sandbox.
+_TY_TOOL_FILE = "tysandbox:///tool.py"
+_ty_failure = [None]
+
+def _ty_record_failure(e):
+    import traceback
+    frames = []
+    for fs in traceback.extract_tb(e.__traceback__):
+        if fs.filename == _TY_TOOL_FILE and isinstance(fs.lineno, int) and fs.lineno > 0:
+            col = getattr(fs, "colno", None)
+            frames.append({"fn": str(fs.name)[:128], "line": fs.lineno, "column": col + 1 if isinstance(col, int) and col >= 0 else 1})
+    frames.reverse()  # innermost first, as JavaScript stacks are
+    code = e.code if isinstance(e, CapabilityError) and isinstance(e.code, str) else None
+    try:
+        message = str(e)
+    except BaseException:
+        message = "the exception could not be shown"
+    _ty_failure[0] = _json.dumps({"name": type(e).__name__[:128], "message": message[:4000], "frames": frames[:32], "code": code})
+
+def _ty_call(main, args, ctx):
+    """main(args, ctx), awaited when it is async; a raised exception is recorded for _ty_take_failure and raised again."""
+    import inspect
+    _ty_failure[0] = None
+    try:
+        r = main(args, ctx)
+    except BaseException as e:
+        _ty_record_failure(e)
+        raise
+    if not inspect.iscoroutine(r):
+        return r
+    async def waiter():
+        try:
+            return await r
+        except BaseException as e:
+            _ty_record_failure(e)
+            raise
+    return waiter()
+
+def _ty_take_failure():
+    f = _ty_failure[0]
+    _ty_failure[0] = None
+    return f
+
 def _ty_module_runner(source):
-    code = compile(source, "<tool>", "exec")
+    code = compile(source, _TY_TOOL_FILE, "exec")
     def run(ns):
-        exec(code, ns)
+        _ty_failure[0] = None
+        try:
+            exec(code, ns)
+        except BaseException as e:
+            _ty_record_failure(e)
+            raise
     return run
 
-(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await, _ty_install_wheel, _ty_module_runner)
+(_ty_loads, _ty_dumps, Ctx, _ty_home, _ty_top_level_await, _ty_install_wheel, _ty_module_runner, _ty_call, _ty_take_failure)
 `;
