@@ -12,9 +12,14 @@ let early;
 const onEarly = (sig) => (early ??= sig === 'SIGINT' ? 130 : 143);
 process.on('SIGINT', onEarly);
 process.on('SIGTERM', onEarly);
+// dist/cli/tycli.mjs is the bundled command line (node/cli/build-bundle.mjs, for start-up time); dist/node/cli/main.js
+// the same code as compiled modules (a build without the bundle step, or TYCLI_UNBUNDLED=1 to compare).
 let mod;
 try {
-  mod = await import('../dist/node/cli/main.js');
+  mod = await (process.env.TYCLI_UNBUNDLED === '1' ? Promise.reject(Object.assign(new Error('dist/cli/tycli.mjs'), { code: 'ERR_MODULE_NOT_FOUND' })) : import('../dist/cli/tycli.mjs')).catch((e) => {
+    if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist/cli/tycli.mjs')) return import('../dist/node/cli/main.js');
+    throw e;
+  });
 } catch (e) {
   if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist/node/cli/main.js')) {
     process.stderr.write('error[E_USAGE]: tycli is not built; run `npm run build` in the tysandbox folder first\n');

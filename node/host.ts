@@ -4,6 +4,7 @@ import type { Asker } from '../core/ask.js';
 import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
 import { TyError } from '../core/errors.js';
 import type { CallLimits, CapabilityHandler, Gate, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
+import type { FetchTransport } from '../core/fetch/mediated.js';
 import type { BwrapOptions } from './os-sandbox/bwrap.js';
 import type { CliIO, GlobalOptions } from './cli/types.js';
 import { FileStoreBackend } from './store.js';
@@ -216,13 +217,17 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 }
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
+<<<<<<< HEAD
 async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker, toolSettings: ToolSettings) {
   const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
+=======
+async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker) {
+  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
+>>>>>>> 0b66308 (Faster tycli start-up: the command line is bundled with esbuild into dist/cli (lazy chunks per command, zod's locales narrowed to English), undici loaded on a tool's first fetch only; whole-process benchmark against node -e 0 and srt, CPU profile summary script)
     await Promise.all([
       import('./settings.js'),
       import('../core/capabilities.js'),
       import('../core/fetch/mediated.js'),
-      import('./fetch.js'),
       import('../core/tool-storage.js'),
       import('../core/secrets.js'),
       import('./secrets-file.js'),
@@ -237,7 +242,7 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
     createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
   // Secret uses are audited by the broker itself (core/secrets.ts): a grant is already a person's decision, so no question.
   const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store, withheld) });
-  const transport = new NodeFetchTransport();
+  const transport = lazyFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
   const storage = new ToolStorage(store);
   const capabilities = (identity: ToolIdentity): CapabilityHandler =>
@@ -246,10 +251,26 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
       compile: (drafts) => compileDrafts(drafts, { registry, settings: toolSettings }),
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
-  const close = async () => {
-    await (transport as unknown as { close?: () => Promise<void> }).close?.();
-  };
+  const close = () => transport.close();
   return { gate, capabilities, close, sandboxPosture: settings.sandbox };
+}
+
+/**
+ * node/fetch.ts's NodeFetchTransport (undici: about a hundred modules) built on a tool's first fetch request, so a
+ * call that never fetches never loads it. `close()` closes it if it was built.
+ */
+function lazyFetchTransport(): FetchTransport & { close(): Promise<void> } {
+  let made: Promise<FetchTransport> | undefined;
+  return {
+    request(req, limits, signal) {
+      made ??= import('./fetch.js').then(({ NodeFetchTransport }) => new NodeFetchTransport());
+      return made.then((t) => t.request(req, limits, signal));
+    },
+    async close() {
+      const t = await made?.catch(() => undefined);
+      await (t as { close?: () => Promise<void> } | undefined)?.close?.();
+    },
+  };
 }
 
 /** Builds the OS wrapper for one call's limits (RLIMITs follow the limits), or undefined for none. */

@@ -57,7 +57,9 @@ describe('supply chain', () => {
     expect(existsSync(file), 'run npm run build first').toBe(true);
     const sbom = JSON.parse(readFileSync(file, 'utf8')) as { bomFormat: string; components: { name: string; version: string; properties?: { name: string; value: string }[] }[] };
     expect(sbom.bomFormat).toBe('CycloneDX');
-    const dev = (name: string) => sbom.components.find((c) => c.name === name)?.properties?.some((p) => p.name === 'cdx:npm:package:development' && p.value === 'true');
+    // the version the project itself depends on: a development dependency may bring another version of the same package
+    const deps = (pkg as { dependencies?: Record<string, string> }).dependencies ?? {};
+    const dev = (name: string) => sbom.components.find((c) => c.name === name && (deps[name] === undefined || c.version === deps[name]))?.properties?.some((p) => p.name === 'cdx:npm:package:development' && p.value === 'true');
     for (const prod of ['zod', 'multiformats', '@modelcontextprotocol/sdk']) expect(dev(prod), prod).toBe(false);
     expect(dev('vitest')).toBe(true);
     const locked = new Set(Object.entries(lock.packages).filter(([k]) => k !== '').map(([k, v]) => `${v.name ?? k.replace(/^.*node_modules\//, '')}`));

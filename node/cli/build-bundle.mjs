@@ -1,0 +1,47 @@
+// Build step (npm run build): bundles the compiled command line (dist/node/cli/main.js) into dist/cli/ with esbuild; trusted side.
+// One ES-module entry plus shared chunks: each command's and capability's dynamic import() stays a lazily loaded chunk,
+// so `tycli run` resolves and compiles a handful of files instead of hundreds, and unused exports (zod's locales) are
+// dropped. dist/cli/ sits at the same depth as dist/node/, so import.meta.url-relative lookups (package root, the web
+// app folder, the package version) resolve alike. bin/tycli.mjs falls back to dist/node/cli/main.js without it.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * zod's entry points re-export every locale (`export * as locales`, about 90 modules) and the code uses `z` as one
+ * namespace object, so no bundler can drop them; the CLI only ever shows English messages (zod's default, set by its
+ * schemas module), so `z.locales` is narrowed to `en` here. Library users importing tysandbox get zod unchanged.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]/.test(a.importer) ? { path: join(dirname(a.importer), '..', 'locales', 'index.js'), namespace: 'zod-english-only' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: dirname(a.path), loader: 'js' }));
+  },
+};
+const outdir = join(root, 'dist', 'cli');
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { tycli: join(root, 'dist', 'node', 'cli', 'main.js') },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outExtension: { '.js': '.mjs' },
+  chunkNames: '[name]-[hash]',
+  // Packages with native binaries, wasm or files of their own found relative to themselves stay in node_modules.
+  external: ['esbuild', 'pyodide', 'playwright-core', 'deno'],
+  // CommonJS dependencies bundled into ES modules call require() for node: built-ins.
+  banner: { js: "import { createRequire as __tyCreateRequire } from 'node:module'; const require = __tyCreateRequire(import.meta.url);" },
+  plugins: [zodEnglishOnly],
+  legalComments: 'linked',
+  // Source maps for tools that read them (test/bench/profile-run.mjs attributes profile time to the original modules);
+  // node reads them only with --enable-source-maps.
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
