@@ -217,13 +217,8 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 }
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
-<<<<<<< HEAD
 async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker, toolSettings: ToolSettings) {
-  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { NodeFetchTransport }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
-=======
-async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker) {
   const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
->>>>>>> 0b66308 (Faster tycli start-up: the command line is bundled with esbuild into dist/cli (lazy chunks per command, zod's locales narrowed to English), undici loaded on a tool's first fetch only; whole-process benchmark against node -e 0 and srt, CPU profile summary script)
     await Promise.all([
       import('./settings.js'),
       import('../core/capabilities.js'),
