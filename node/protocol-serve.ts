@@ -29,7 +29,9 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
 /**
  * Serve one session on a byte stream pair: one JSON-RPC message per line (NDJSON, UTF-8, `\n`), each at most
  * the server's maxMessageBytes (a longer line is skipped as it arrives and answered with an E_PROTOCOL error).
- * Requests are handled in order (runs alongside later requests); every answer is one line. Resolves when
+ * Requests are handled in order (runs alongside later requests); answers to lines without a usable id (bad JSON,
+ * oversize, not a request) are sent in input order, never before the answers to earlier requests; every answer is
+ * one line. Resolves when
  * `input` has ended and every request read was answered.
  */
 export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable): Promise<void> {
@@ -47,7 +49,8 @@ export async function serveProtocolStream(server: RegistrationServer, input: Rea
     for await (const chunk of input) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
       for (const ev of framer.push(bytes)) {
-        if (ev.type === 'oversize') write(rpcFailure(null, RPC_CODES.INVALID_REQUEST, `message over ${server.limits.maxMessageBytes} bytes refused`, 'E_PROTOCOL'));
+        // A refusal without an id takes its place in the input order like every other answer (core/registration/server.ts inOrder).
+        if (ev.type === 'oversize') track(session.inOrder(rpcFailure(null, RPC_CODES.INVALID_REQUEST, `message over ${server.limits.maxMessageBytes} bytes refused`, 'E_PROTOCOL'), write));
         else track(session.receive(ev.text, write).catch(() => undefined));
       }
     }

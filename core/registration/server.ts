@@ -157,7 +157,9 @@ export class ProtocolSession {
     const m = classifyInbound(input, this.server.limits.maxMessageBytes);
     switch (m.kind) {
       case 'invalid':
-        return sink(m.reply);
+        // Answered in sequence with the input (below), never ahead of the answers to earlier requests: a reply
+        // without a usable id can be told apart only by its place in the stream.
+        return this.inOrder(m.reply, sink);
       case 'cancel': {
         const p = CancelParamsSchema.safeParse(m.params);
         if (p.success) this.#runs.get(JSON.stringify(p.data.id))?.ac.abort();
@@ -190,6 +192,26 @@ export class ProtocolSession {
         }
         return;
       }
+    }
+  }
+
+  /**
+   * Send `reply` (an error for a line with no usable id: not JSON, not a request, over the size cap) in input
+   * order: after every earlier request has been answered (a `tool/run` counts as answered in this sense once it
+   * started: its answer carries its id and may come later), before any later one. JSON-RPC 2.0 lets answers come
+   * in any order because a client matches them by id; an `id: null` error cannot be matched that way, so its
+   * position is what a client relies on.
+   */
+  async inOrder(reply: RpcMessage, sink: MessageSink = this.opts.send): Promise<void> {
+    let done!: () => void;
+    const turn = new Promise<void>((r) => (done = r));
+    const before = this.#order;
+    this.#order = turn;
+    await before;
+    try {
+      sink(reply);
+    } finally {
+      done();
     }
   }
 

@@ -58,6 +58,17 @@ describe('raw NDJSON on tycli serve', () => {
     expect(await s.end()).toBe(0);
   });
 
+  it('answers to malformed lines (id null) keep their place in the input: never ahead of earlier requests\' answers', async () => {
+    const s = await rawServe(await tempHome('raw-order'));
+    const req = (id: number, method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+    // Everything at once, in one write: the server reads these lines together.
+    s.write(init(1) + req(2, 'tool/add', { manifest: doubler('ordered') }) + req(3, 'tool/list', {}) + req(4, 'tool/show', { ref: 'ordered' }) + '{not json\n' + req(5, 'tool/list', {}) + JSON.stringify({ jsonrpc: '2.0', method: 'tool/list', params: {} }) + '\n' + req(6, 'tool/show', { ref: 'nosuch' }));
+    await s.byId(6);
+    const answers = s.lines.filter((l) => 'result' in l || 'error' in l).map((l) => l.id);
+    expect(answers).toEqual([1, 2, 3, 4, null, 5, null, 6]);
+    expect(await s.end()).toBe(0);
+  });
+
   it('register, run (notifications carry the id) and cancel with raw lines; a manifest error names the field', async () => {
     const s = await rawServe(await tempHome('raw-run'));
     s.write(init());
