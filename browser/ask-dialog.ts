@@ -1,6 +1,7 @@
 // AskChannel for the page: a modal <dialog> in its own shadow root (page CSS cannot restyle or hide it), plain sanitized text, one question at a time; browser host, trusted side.
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
 import { plainQuestion } from './ask-text.js';
+import { renderForm } from './ask-form.js';
 
 export interface DialogAskOptions {
   /** Where the dialog's host element is attached (default `document.body`). */
@@ -55,6 +56,8 @@ function dialogSheet(): CSSStyleSheet {
  */
 export class DialogAskChannel implements AskChannel {
   readonly name: string;
+  /** Form questions (an MCP server's elicitation) are shown as a form (browser/ask-form.ts). */
+  readonly forms = true;
   #queue: Promise<unknown> = Promise.resolve();
   #current: HTMLDialogElement | undefined;
   readonly #shown = new Set<string>();
@@ -114,33 +117,6 @@ export class DialogAskChannel implements AskChannel {
       root.adoptedStyleSheets = [dialogSheet()];
       const dialog = document.createElement('dialog');
       dialog.setAttribute('data-tysandbox-question', '');
-      const text = plainQuestion(q);
-      const title = document.createElement('h2');
-      title.textContent = text.title;
-      title.id = 'tysandbox-question-title';
-      dialog.setAttribute('aria-labelledby', title.id);
-      dialog.appendChild(title);
-      const body = document.createElement('pre');
-      body.textContent = text.lines.join('\n');
-      dialog.appendChild(body);
-      if (text.revision) {
-        const rev = document.createElement('details');
-        const sum = document.createElement('summary');
-        sum.textContent = `Version ${text.revision.short}`;
-        const full = document.createElement('p');
-        full.textContent = text.revision.full;
-        rev.append(sum, full);
-        dialog.appendChild(rev);
-      }
-      if (text.preview.length > 0) {
-        const label = document.createElement('p');
-        label.textContent = 'With:';
-        const args = document.createElement('pre');
-        args.textContent = text.preview.join('\n');
-        dialog.append(label, args);
-      }
-      const buttons = document.createElement('div');
-      buttons.className = 'buttons';
       let done = false;
       const finish = (a: Answer | undefined) => {
         if (done) return;
@@ -152,6 +128,36 @@ export class DialogAskChannel implements AskChannel {
         resolve(a);
       };
       const onAbort = () => finish(undefined);
+      let first: HTMLElement | undefined;
+      if (q.form !== undefined) first = renderForm(document, dialog, q, this.name, (a) => finish(a));
+      else {
+        const text = plainQuestion(q);
+        const title = document.createElement('h2');
+        title.textContent = text.title;
+        title.id = 'tysandbox-question-title';
+        dialog.setAttribute('aria-labelledby', title.id);
+        dialog.appendChild(title);
+        const body = document.createElement('pre');
+        body.textContent = text.lines.join('\n');
+        dialog.appendChild(body);
+        if (text.revision) {
+          const rev = document.createElement('details');
+          const sum = document.createElement('summary');
+          sum.textContent = `Version ${text.revision.short}`;
+          const full = document.createElement('p');
+          full.textContent = text.revision.full;
+          rev.append(sum, full);
+          dialog.appendChild(rev);
+      }
+      if (text.preview.length > 0) {
+        const label = document.createElement('p');
+        label.textContent = 'With:';
+        const args = document.createElement('pre');
+        args.textContent = text.preview.join('\n');
+        dialog.append(label, args);
+      }
+      const buttons = document.createElement('div');
+      buttons.className = 'buttons';
       const add = (label: string, answer: Answer, value: string) => {
         const b = document.createElement('button');
         b.type = 'button';
@@ -164,17 +170,20 @@ export class DialogAskChannel implements AskChannel {
       const scopes = q.scopes && q.scopes.length > 0 ? q.scopes : (['once'] as const);
       for (const s of scopes) if (s in SCOPE_LABEL) add(SCOPE_LABEL[s], { allow: true, scope: s, channel: this.name }, `allow-${s}`);
       dialog.appendChild(buttons);
+      first = (buttons.firstElementChild as HTMLElement | null) ?? undefined;
+      }
       dialog.addEventListener('cancel', (ev) => {
         ev.preventDefault();
-        finish({ allow: false, scope: 'once', channel: this.name });
+        // Escape on a form dismisses it (MCP's cancel); on a question it is a no
+        finish({ allow: false, scope: 'once', channel: this.name, ...(q.form !== undefined ? { dismissed: true } : {}) });
       });
       signal.addEventListener('abort', onAbort, { once: true });
       root.appendChild(dialog);
       (this.options.container ?? document.body).appendChild(host);
       this.#current = dialog;
       dialog.showModal();
-      // Deny has focus, so a stray Enter never allows.
-      (buttons.firstElementChild as HTMLButtonElement | null)?.focus();
+      // Deny has focus, so a stray Enter never allows (a form: its first field).
+      first?.focus();
     });
   }
 }

@@ -27,7 +27,8 @@ import type { StoredDecision } from '../core/permissions.js';
 import type { PauseConfig, PausedTool } from '../core/pause.js';
 import { BrowserFetchTransport } from './fetch.js';
 import { StoreSecretValues } from './store.js';
-import { BrowserMcp, type BrowserMcpServer } from './mcp.js';
+import { BrowserMcp, BROWSER_MCP_SANDBOX, type BrowserMcpServer } from './mcp.js';
+import { Elicitor } from '../core/mcp/elicit.js';
 
 /** Console output of tool code: the revision that wrote it, the level and the raw text. */
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
@@ -184,11 +185,13 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const dialogOpt = opts.dialog ?? opts.askChannels === undefined;
   const dialog = dialogOpt === false ? undefined : new DialogAskChannel(dialogOpt === true ? {} : dialogOpt);
   const channels: AskChannel[] = [...(opts.askChannels ?? []), approvals, ...(dialog ? [dialog] : [])];
+  // one router for approvals and elicitation forms: one question at a time
+  const router = new AskRouter({ channels, ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) });
   const permissionGate = opts.gate
     ? undefined
     : new PermissionGate({
       config: () => ({ policy }),
-      asker: new ObservedAsker(new AskRouter({ channels, ...(opts.askWaitMs !== undefined ? { askWaitMs: opts.askWaitMs } : {}) }), events),
+      asker: new ObservedAsker(router, events),
       audit: auditLog,
       pause,
       decisions: decisionStore,
@@ -229,6 +232,8 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const principal = opts.principal ?? 'browser:app';
   const mcp = new BrowserMcp({
     gate,
+    // servers' elicitation requests: shown to a person as a form only under an allow rule mcp-elicit(SERVER)
+    elicit: new Elicitor({ policy: () => policy, asker: router, audit: auditLog, principal: `mcp:${BROWSER_MCP_SANDBOX}` }),
     store,
     pause,
     secrets: opts.mcpSecrets ?? new StoreSecretValues(store),

@@ -2,6 +2,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TyError, toTyError } from '../core/errors.js';
 import type { Gate } from '../core/runtime.js';
+import type { Elicitor } from '../core/mcp/elicit.js';
 import type { InvokeResult } from '../core/invoke.js';
 import type { SecretValues } from '../core/secrets.js';
 import type { Store } from '../core/store.js';
@@ -85,6 +86,8 @@ interface Entry {
 
 export interface BrowserMcpDeps {
   gate: Gate;
+  /** Servers' elicitation requests answered by a person (core/mcp/elicit.ts); absent: refused. */
+  elicit?: Pick<Elicitor, 'enabledFor' | 'elicit'>;
   store: Store;
   /** Where header values live (the host's MCP secret store; apart from the tools' secrets). */
   secrets: SecretValues;
@@ -203,6 +206,7 @@ export class BrowserMcp {
         connect,
         sandbox: BROWSER_MCP_SANDBOX,
         gate: this.deps.gate,
+        ...(this.deps.elicit ? { elicit: this.deps.elicit } : {}),
         definitions: new StoreDefinitionMemory(this.deps.store),
         ...(this.deps.pause ? { pause: this.deps.pause } : {}),
         ...(this.deps.log ? { log: this.deps.log } : {}),

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ElicitResultSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 export const FIXTURE_TOOLS = [
   { name: 'echo', description: 'Echoes the text back', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }, annotations: { readOnlyHint: true } },
@@ -28,7 +28,8 @@ export async function startMcpFixture(opts = {}) {
   const sessions = new Map();
   const makeServer = (auth) => {
     const server = new Server({ name: 'tysandbox-browser-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: FIXTURE_TOOLS }));
+    // opts.elicit: one more tool, `ask`, that asks for input (elicitation/create) before it answers
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.elicit ? [...FIXTURE_TOOLS, { name: 'ask', description: 'Asks the person for a profile', inputSchema: { type: 'object', properties: {} } }] : FIXTURE_TOOLS }));
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       const { name, arguments: args = {} } = req.params;
       calls.push(name);
@@ -44,6 +45,15 @@ export async function startMcpFixture(opts = {}) {
           return text('x'.repeat(Number(args.bytes)));
         case 'delete_file':
           return text(`deleted ${args.path}`);
+        case 'ask': {
+          const schema = { type: 'object', properties: { name: { type: 'string', title: 'Your name' }, age: { type: 'integer', title: 'Age', minimum: 0 }, color: { type: 'string', title: 'Colour', enum: ['red', 'green'], enumNames: ['Red', 'Green'] }, news: { type: 'boolean', title: 'Newsletter', default: true }, token: { type: 'string', title: 'Access token', 'x-note': 'HIDDEN-NOTE' } }, required: ['name', 'age', 'token'] };
+          try {
+            const r = await server.request({ method: 'elicitation/create', params: { mode: 'form', message: 'Profile, please.\u202e', requestedSchema: schema } }, ElicitResultSchema, { timeout: 60_000 });
+            return text(`action=${r.action} content=${JSON.stringify(r.content ?? null)}`);
+          } catch (e) {
+            return text(`refused: ${e.message}`);
+          }
+        }
         default:
           return { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true };
       }

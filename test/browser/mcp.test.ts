@@ -1,6 +1,8 @@
 // Remote MCP servers in the browser host, in real Chromium: a page's host calls a Streamable HTTP MCP server on loopback (the SDK's server), asked inline, denied by a rule, oversized, refused by CORS; header secrets stay hidden; test code, trusted side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
 import { buildOnce, openApp, removeBuild, STRICT_CSP, type AppPage } from './app-page.js';
@@ -91,6 +93,41 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     expect(fx.authSeen).toContain(TOKEN);
     const audit = await app.page.evaluate(() => (window as unknown as W).host.audit({ tool: 'fx__echo' }));
     expect(audit.map((r) => [r.kind, r.target, r.outcome])).toContainEqual(['mcp', 'fx/echo', 'ok']);
+  });
+
+  it('a server asking for input under mcp-elicit(SERVER): the dialog shows a form of the named fields; a value that does not fit is said, then it is sent; audited without values', async () => {
+    const fxe = await startMcpFixture({ elicit: true });
+    try {
+      await app.page.evaluate(async (url) => {
+        const w = window as unknown as W & { host2: Host };
+        w.host2 = await w.ty.createBrowserHost({ dbName: `mcpe-${Math.random().toString(36).slice(2)}`, rules: [{ scope: 'session', allow: ['mcp(fxe/ask)', 'mcp-elicit(fxe)'] }], mcpServers: [{ name: 'fxe', url }] });
+      }, fxe.url);
+      const pending = app.page.evaluate(async () => {
+        const r = await (window as unknown as { host2: Host }).host2.invoker.invoke('fxe__ask', {});
+        return r.ok ? String(r.result) : `error:${r.error.code}`;
+      });
+      const dialog = app.page.getByRole('dialog');
+      await dialog.getByLabel('Your name (required)').fill('Ada', { timeout: 15_000 });
+      const shown = await dialogText(app);
+      expect(shown).toContain('Profile, please.\\u202e');
+      expect(shown).not.toContain('\u202e');
+      expect(shown).not.toContain('HIDDEN-NOTE');
+      expect(await dialog.getByLabel('Access token (required)').getAttribute('type')).toBe('password');
+      await dialog.getByLabel('Age (required)').fill('old');
+      await dialog.getByLabel('Access token (required)').fill('tok-secret-99');
+      await dialog.getByLabel('Colour').selectOption('red');
+      await dialog.getByRole('button', { name: 'Submit' }).click();
+      await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('age: expected a whole number');
+      await dialog.getByLabel('Age (required)').fill('36');
+      await app.page.screenshot({ path: join(tmpdir(), 'tysandbox-elicit-form.png') });
+      await dialog.getByRole('button', { name: 'Submit' }).click();
+      expect(await pending).toBe(`action=accept content=${JSON.stringify({ name: 'Ada', age: 36, color: 'red', news: true, token: 'tok-secret-99' })}`);
+      const audit = await app.page.evaluate(() => (window as unknown as { host2: Host }).host2.audit({ tool: 'fxe' }));
+      expect(audit.map((r) => [r.kind, r.outcome, (r as { elicit?: unknown }).elicit])).toContainEqual(['mcp-elicit', 'ok', { action: 'accept', fields: ['name', 'age', 'color', 'news', 'token'], secret: ['token'] }]);
+      expect(JSON.stringify(audit)).not.toContain('tok-secret-99');
+    } finally {
+      await fxe.close();
+    }
   });
 
   it('a deny rule refuses a browser MCP call before anything is asked or sent', async () => {
