@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { FIXTURE, FakeGate, ROOT, addNodeServer, tempHome } from './mcp-helpers.js';
 import { McpBridge, type LocalTools } from '../node/mcp/bridge.js';
 import { serveStream } from '../node/mcp/serve.js';

@@ -96,14 +96,16 @@ export interface Connected {
 }
 
 /** Start a bridge session over an in-process stream pair and connect an SDK Client to it. */
-export async function connect(opts: Omit<BridgeOptions, 'log'>, clientCaps: Record<string, unknown> = { sampling: {}, elicitation: {}, roots: {} }): Promise<Connected> {
+export async function connect(opts: Omit<BridgeOptions, 'log'>, clientCaps: Record<string, unknown> = { sampling: {}, elicitation: {}, roots: {} }, makeClient?: (c: Client) => Client): Promise<Connected> {
   const logs: string[] = [];
   const bridge = new McpBridge({ ...opts, log: (l) => logs.push(l) });
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const done = serveStream(bridge, toServer, fromServer, (r) => logs.push(`dropped ${r}`));
   const transport = new PairTransport(toServer, fromServer);
-  const client = new Client({ name: 'test', version: '1' }, { capabilities: clientCaps });
+  const sdk1 = new Client({ name: 'test', version: '1' }, { capabilities: clientCaps });
+  // another client (the 2.x SDK's) in its place when asked for
+  const client = makeClient ? makeClient(sdk1) : sdk1;
   await client.connect(transport);
   return {
     bridge,

@@ -1,6 +1,6 @@
 // The MCP bridge's foundation: options, the pool of upstream sessions, notification relay, request log and the gate step every bridged request takes; core, trusted side.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Gate, GateRequest, Question } from '../runtime.js';
 import { TyError } from '../errors.js';
 import { NAME_SEP, prefixedNaming, type Naming } from './naming.js';
@@ -107,7 +107,10 @@ export class BridgeBase {
         ...(this.opts.connect ? { connect: this.opts.connect } : {}),
         ...(await elicitOptions(this.opts.elicit, def, (o) => this.log(def.name, 'elicitation/create', undefined, o))),
       };
-      return (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
+      const u = await (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
+      // the revision negotiated with this server (2026-07-28, or a 2025 one after the handshake)
+      this.log(def.name, 'connect', undefined, `protocol:${u.protocolVersion ?? 'unknown'}`);
+      return u;
     };
     return this.pool.use(key, this.opts.source.fingerprint(def), start, fn, signal);
   }

@@ -1,5 +1,5 @@
 // The MCP bridge's gated calls: one bridged tools/call and one namespace call (target choice, every target's own schema, each approved, then forwarded); core, trusted side.
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Question } from '../runtime.js';
 import { TyError, toTyError } from '../errors.js';
 import { checkToolArguments } from './args.js';

@@ -1,6 +1,5 @@
 // The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`; core, trusted side.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CompleteRequestSchema, InitializeRequestSchema, SetLevelRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema, type InitializeResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DiscoverResult, InitializeResult, Server } from '@modelcontextprotocol/server';
 import { TyError, toTyError } from '../errors.js';
 import type { Naming } from './naming.js';
 import { inertText } from '../text.js';
@@ -31,26 +30,38 @@ export const MAX_INSTRUCTIONS = 8192;
  * instructions under its name (core/mcp/instructions.ts combinedInstructions), the whole cut at 8192.
  */
 export function relayInstructions(server: Server, ctx: RouteContext): void {
-  const own = (server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult> })._oninitialize.bind(server);
-  server.setRequestHandler(InitializeRequestSchema, async (req) => {
-    const result = await own(req);
-    if (ctx.naming.single === undefined) {
-      const defs = await ctx.defs().catch(() => []);
-      const byName = new Map(defs.map((d) => [d.name, d]));
-      const text = await combinedInstructions([...byName.keys()], (n) => ctx.withUpstream(byName.get(n)!, async (u) => u.instructions()), MAX_INSTRUCTIONS, NAME_SEP);
-      return text === undefined ? result : { ...result, instructions: text };
-    }
+  const single = async (): Promise<string | undefined> => {
     try {
       const [def] = await ctx.defs();
       const text = def === undefined ? undefined : await ctx.withUpstream(def, async (u) => u.instructions());
       if (typeof text === 'string' && text.length > 0) {
         const clean = inertText(text);
-        return { ...result, instructions: clean.length > MAX_INSTRUCTIONS ? `${clean.slice(0, MAX_INSTRUCTIONS)}… [cut]` : clean };
+        return clean.length > MAX_INSTRUCTIONS ? `${clean.slice(0, MAX_INSTRUCTIONS)}… [cut]` : clean;
       }
     } catch {
       /* no instructions from a server that did not start */
     }
-    return result;
+    return undefined;
+  };
+  const instructions = async (): Promise<string | undefined> => {
+    if (ctx.naming.single !== undefined) return single();
+    const defs = await ctx.defs().catch(() => []);
+    const byName = new Map(defs.map((d) => [d.name, d]));
+    return combinedInstructions([...byName.keys()], (n) => ctx.withUpstream(byName.get(n)!, async (u) => u.instructions()), MAX_INSTRUCTIONS, NAME_SEP);
+  };
+  // 2025-11-25: in the initialize result; 2026-07-28: in the server/discover result
+  const internals = server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult>; _ondiscover(): DiscoverResult | Promise<DiscoverResult> };
+  const ownInit = internals._oninitialize.bind(server);
+  server.setRequestHandler('initialize', async (req) => {
+    const result = await ownInit(req);
+    const text = await instructions();
+    return text === undefined ? result : { ...result, instructions: text };
+  });
+  const ownDiscover = internals._ondiscover.bind(server);
+  server.setRequestHandler('server/discover', async () => {
+    const result = await ownDiscover();
+    const text = await instructions();
+    return text === undefined ? result : { ...result, instructions: text };
   });
 }
 
@@ -61,7 +72,7 @@ export function relayInstructions(server: Server, ctx: RouteContext): void {
  * logging). None of them runs a tool or reads a resource, so none is gated; each is logged.
  */
 export function installRouted(server: Server, ctx: RouteContext): void {
-  server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
+  server.setRequestHandler('completion/complete', async (req, ctx2) => {
     const ref = req.params.ref as { type: string; name?: string; uri?: string };
     const target = ref.type === 'ref/prompt' && typeof ref.name === 'string' ? ctx.naming.parseName(ref.name) : ref.type === 'ref/resource' && typeof ref.uri === 'string' ? (() => {
       const w = ctx.naming.parseUri(ref.uri);
@@ -74,8 +85,8 @@ export function installRouted(server: Server, ctx: RouteContext): void {
       const own = ref.type === 'ref/prompt' ? { type: 'ref/prompt', name: target.rest } : { type: 'ref/resource', uri: target.rest };
       const r = await ctx.withUpstream(def, (u) => {
         if (!u.capabilities().completions) throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" offers no completions`);
-        return u.complete({ ...req.params, ref: own }, extra.signal);
-      }, extra.signal);
+        return u.complete({ ...req.params, ref: own }, ctx2.mcpReq.signal);
+      }, ctx2.mcpReq.signal);
       outcome = 'ok';
       return r;
     } catch (e) {
@@ -102,13 +113,13 @@ export function installRouted(server: Server, ctx: RouteContext): void {
       ctx.log(w.server, on ? 'resources/subscribe' : 'resources/unsubscribe', undefined, outcome);
     }
   };
-  server.setRequestHandler(SubscribeRequestSchema, subscription(true));
-  server.setRequestHandler(UnsubscribeRequestSchema, subscription(false));
+  server.setRequestHandler('resources/subscribe', (req, c) => subscription(true)(req, { signal: c.mcpReq.signal }));
+  server.setRequestHandler('resources/unsubscribe', (req, c) => subscription(false)(req, { signal: c.mcpReq.signal }));
 
-  server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
+  server.setRequestHandler('logging/setLevel', async (req, ctx2) => {
     for (const def of await ctx.defs()) {
       try {
-        await ctx.withUpstream(def, (u) => u.setLoggingLevel(req.params.level, extra.signal), extra.signal);
+        await ctx.withUpstream(def, (u) => u.setLoggingLevel(req.params.level, ctx2.mcpReq.signal), ctx2.mcpReq.signal);
         ctx.log(def.name, 'logging/setLevel', undefined, 'ok');
       } catch (e) {
         ctx.log(def.name, 'logging/setLevel', undefined, `failed:${toTyError(e, 'E_MCP').code}`);

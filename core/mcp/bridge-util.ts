@@ -1,11 +1,14 @@
 // The MCP bridge's small rules shared by its parts: argument previews, a definition's own rule, hints, the revision identity, JSON-RPC error mapping, a cheap abort switch; core, trusted side.
-import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import type { GateRequest, Question } from '../runtime.js';
 import { toTyError } from '../errors.js';
 import { clientMessage } from './results.js';
 import { NAME_SEP, prefixedNaming } from './naming.js';
 import { RPC } from './messages.js';
 import type { McpDefinition } from './server-definition.js';
+
+export { BRIDGE_PROTOCOL_VERSIONS } from './server-definition.js';
 import type { CancelSignal } from './upstream.js';
 
 /** Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/invoke.ts). */
@@ -116,7 +119,7 @@ export const SERVER_FAULT_CODES: Readonly<Record<string, number>> = { E_MCP_TIME
  * -32003 for E_BUSY, SERVER_FAULT_CODES for a server's faults, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
  */
 export function toMcpError(e: unknown): Error {
-  if (e instanceof McpError || e instanceof RpcFailure) return e;
+  if (e instanceof McpError || e instanceof ProtocolError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
   const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
   // core's messages are host-neutral; an MCP client's hint names the rule or setting, never a command line

@@ -1,19 +1,5 @@
 // The client-facing MCP bridge: one SDK Server per client session offering registered tools and bridged servers' tools, every call checked and gated, transports injected; core, trusted side.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  type CallToolResult,
-  type Prompt,
-  type Resource,
-  type ResourceTemplate,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, type CallToolResult, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/server';
 import { TyError, toTyError } from '../errors.js';
 import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
@@ -25,7 +11,7 @@ import { installRouted, relayInstructions, type RouteContext } from './bridge-ro
 import { BridgeCalls } from './bridge-calls.js';
 
 export type { BridgeOptions } from './bridge-base.js';
-import { CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, toMcpError, type DirectPath } from './bridge-util.js';
+import { BRIDGE_PROTOCOL_VERSIONS, CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, toMcpError, type DirectPath } from './bridge-util.js';
 
 /**
  * Holds the bounded pool of server sessions for one sandbox and makes one SDK Server per client
@@ -38,11 +24,14 @@ import { CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, toMcpError, type Direc
 export class McpBridge extends BridgeCalls {
   /** Build the SDK Server for one client session. Connect it to a guarded transport (see node/mcp/serve.ts). */
   createServer(sessionId: string): Server {
+    // both eras: 2026-07-28 (per-request envelope, server/discover) and the 2025 initialize handshake
     const server = new Server(
       { name: 'tysandbox', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true }, logging: {}, completions: {} } },
+      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true }, logging: {}, completions: {} }, supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS] },
     );
     this.servers.set(sessionId, server);
+    // the revision each client session speaks: the handshake's, or (2026-07-28) its first envelope's
+    server.oninitialized = () => this.noteClientProtocol(sessionId, server.getNegotiatedProtocolVersion() ?? 'unknown');
     // a server added, removed or defined again changes what every client session can list
     this.unwatch ??= this.opts.source.watch?.(() => void this.listsChanged(), this.naming.single !== undefined ? { only: this.naming.single } : {});
     const defs = async (): Promise<McpDefinition[]> => {
@@ -83,11 +72,11 @@ export class McpBridge extends BridgeCalls {
     relayInstructions(server, ctx);
     installRouted(server, ctx);
 
-    server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
-      const bridged = await eachServer('tools/list', extra.signal, async (d, u) => [...(await u.tools(extra.signal)).values()].map((t) => ({ ...t, name: this.naming.name(d.name, t.name) }) as Tool));
+    server.setRequestHandler('tools/list', async (_req, ctx) => {
+      const bridged = await eachServer('tools/list', ctx.mcpReq.signal, async (d, u) => [...(await u.tools(ctx.mcpReq.signal)).values()].map((t) => ({ ...t, name: this.naming.name(d.name, t.name) }) as Tool));
       if (this.naming.single !== undefined) return { tools: bridged };
       const names = new Set(await this.opts.source.list());
-      const spaces = await this.namespaceTools(sessionId, names, extra.signal);
+      const spaces = await this.namespaceTools(sessionId, names, ctx.mcpReq.signal);
       // `SERVER__TOOL` names belong to bridged servers and namespaces: a registered tool named with `__` is
       // never offered (whether or not such a server exists now), so a name always means one thing
       const local = this.opts.local
@@ -100,7 +89,7 @@ export class McpBridge extends BridgeCalls {
       return { tools: [...local, ...bridged, ...spaces] };
     });
 
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    server.setRequestHandler('tools/call', async (req, ctx) => {
       const name = req.params.name;
       const split = this.naming.parseName(name);
       let def: McpDefinition | undefined;
@@ -118,21 +107,21 @@ export class McpBridge extends BridgeCalls {
       if (this.naming.single !== undefined && !known) throw toMcpError(new TyError('E_UNKNOWN_TOOL', `no MCP server "${split?.server.slice(0, 40)}" is defined (it may have been removed)`));
       try {
         if (split !== undefined && known) {
-          const token = extra._meta?.progressToken;
+          const token = ctx.mcpReq._meta?.progressToken;
           // progress is relayed in order, and all of it before the result
           let relayed: Promise<void> = Promise.resolve();
           const onprogress =
             token === undefined
               ? undefined
               : (p: { progress: number; total?: number; message?: string }) => {
-                  relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...p } })).catch(() => undefined);
+                  relayed = relayed.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...p } })).catch(() => undefined);
                 };
-          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, extra.signal, onprogress, def);
+          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal, onprogress, def);
           await relayed;
           return result;
         }
         if (split !== undefined && (await (this.opts.source.loadNamespace?.(split.server) ?? Promise.resolve(undefined)).catch(() => undefined)) !== undefined) {
-          return await this.callNamespace(sessionId, split.server, split.rest, req.params.arguments, extra.signal);
+          return await this.callNamespace(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal);
         }
         if (this.opts.local && name.includes(NAME_SEP)) {
           this.log('local', 'tools/call', name, 'refused:E_UNKNOWN_TOOL');
@@ -141,7 +130,7 @@ export class McpBridge extends BridgeCalls {
         if (this.opts.local) {
           const args = req.params.arguments ?? {};
           try {
-            const r = await this.opts.local.call(name, args, extra.signal);
+            const r = await this.opts.local.call(name, args, ctx.mcpReq.signal);
             this.log('local', 'tools/call', name, r.isError ? 'tool-error' : 'ok');
             return r;
           } catch (e) {
@@ -161,22 +150,22 @@ export class McpBridge extends BridgeCalls {
       }
     });
 
-    server.setRequestHandler(ListPromptsRequestSchema, async (_req, extra) => ({
+    server.setRequestHandler('prompts/list', async (_req, ctx) => ({
       // every page of every server (bounded in UpstreamSession.allPages), so nothing is dropped
-      prompts: await eachServer('prompts/list', extra.signal, async (d, u) => (await u.allPrompts(extra.signal)).map((p) => ({ ...p, name: this.naming.name(d.name, String(p.name)) }) as Prompt)),
+      prompts: await eachServer('prompts/list', ctx.mcpReq.signal, async (d, u) => (await u.allPrompts(ctx.mcpReq.signal)).map((p) => ({ ...p, name: this.naming.name(d.name, String(p.name)) }) as Prompt)),
     }));
 
-    server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
+    server.setRequestHandler('prompts/get', async (req, ctx) => {
       const split = this.naming.parseName(req.params.name);
       if (!split) throw new RpcFailure(RPC.INVALID_PARAMS, 'prompt names are SERVER__PROMPT', { code: 'E_UNKNOWN_TOOL' });
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, split.server);
         // postToolUse feedback has no place in a prompt result: the hooks run, their output is not sent
-        const definition = await this.withUpstream(sessionId, def, (u) => u.promptDefinition(split.rest, extra.signal), extra.signal).catch(() => undefined);
-        const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} }, ...(definition ? { definition } : {}) }, extra.signal, () => {
+        const definition = await this.withUpstream(sessionId, def, (u) => u.promptDefinition(split.rest, ctx.mcpReq.signal), ctx.mcpReq.signal).catch(() => undefined);
+        const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} }, ...(definition ? { definition } : {}) }, ctx.mcpReq.signal, () => {
           outcome = 'forwarded';
-          return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, extra.signal), extra.signal);
+          return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, ctx.mcpReq.signal), ctx.mcpReq.signal);
         });
         outcome = 'ok';
         return mapPromptResult(r, split.server, this.naming);
@@ -188,28 +177,28 @@ export class McpBridge extends BridgeCalls {
       }
     });
 
-    server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
-      resources: await eachServer('resources/list', extra.signal, async (d, u) => (await u.allResources(extra.signal)).map((r) => ({ ...r, uri: this.naming.uri(d.name, String(r.uri)) }) as Resource)),
+    server.setRequestHandler('resources/list', async (_req, ctx) => ({
+      resources: await eachServer('resources/list', ctx.mcpReq.signal, async (d, u) => (await u.allResources(ctx.mcpReq.signal)).map((r) => ({ ...r, uri: this.naming.uri(d.name, String(r.uri)) }) as Resource)),
     }));
 
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_req, extra) => ({
+    server.setRequestHandler('resources/templates/list', async (_req, ctx) => ({
       // a template's URI is mapped like a resource's: filled in by the client, it reads back through the bridge
-      resourceTemplates: await eachServer('resources/templates/list', extra.signal, async (d, u) =>
-        (await u.allTemplates(extra.signal)).map((t) => ({ ...t, name: this.naming.single !== undefined ? t.name : this.naming.name(d.name, String(t.name)), uriTemplate: this.naming.uri(d.name, String(t.uriTemplate)) }) as ResourceTemplate),
+      resourceTemplates: await eachServer('resources/templates/list', ctx.mcpReq.signal, async (d, u) =>
+        (await u.allTemplates(ctx.mcpReq.signal)).map((t) => ({ ...t, name: this.naming.single !== undefined ? t.name : this.naming.name(d.name, String(t.name)), uriTemplate: this.naming.uri(d.name, String(t.uriTemplate)) }) as ResourceTemplateType),
       ),
     }));
 
-    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+    server.setRequestHandler('resources/read', async (req, ctx) => {
       const w = this.naming.parseUri(req.params.uri);
       if (!w) throw new RpcFailure(RPC.INVALID_PARAMS, 'resource URIs are the tymcp: ones the bridge listed', { code: 'E_UNKNOWN_TOOL' });
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, w.server);
         // postToolUse feedback has no place in a resource result: the hooks run, their output is not sent
-        const definition = await this.withUpstream(sessionId, def, (u) => u.resourceDefinition(w.uri, extra.signal), extra.signal).catch(() => undefined);
-        const { value: r } = await this.gated(def, 'mcp-resource', w.uri, { preview: `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`, input: { uri: w.uri }, ...(definition ? { definition } : {}) }, extra.signal, () => {
+        const definition = await this.withUpstream(sessionId, def, (u) => u.resourceDefinition(w.uri, ctx.mcpReq.signal), ctx.mcpReq.signal).catch(() => undefined);
+        const { value: r } = await this.gated(def, 'mcp-resource', w.uri, { preview: `uri: ${w.uri.slice(0, PREVIEW_CHARS)}`, input: { uri: w.uri }, ...(definition ? { definition } : {}) }, ctx.mcpReq.signal, () => {
           outcome = 'forwarded';
-          return this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, extra.signal), extra.signal);
+          return this.withUpstream(sessionId, def, (u) => u.readResource(w.uri, ctx.mcpReq.signal), ctx.mcpReq.signal);
         });
         outcome = 'ok';
         return { ...r, contents: r.contents.map((c) => ({ ...c, uri: this.naming.uri(w.server, c.uri) })) };
@@ -320,10 +309,22 @@ export class McpBridge extends BridgeCalls {
     );
   }
 
+  /**
+   * Log the protocol revision a client session speaks, once per session (`{"server":"client","method":
+   * "session","outcome":"protocol:2026-07-28"}`).
+   */
+  noteClientProtocol(sessionId: string, version: string): void {
+    if (this.clientProtocol.has(sessionId)) return;
+    this.clientProtocol.add(sessionId);
+    this.log('client', 'session', undefined, `protocol:${version}`);
+  }
+  private readonly clientProtocol = new Set<string>();
+
   /** The client session ended: its server sessions stop (a start still running is cancelled). */
   async closeSession(sessionId: string): Promise<void> {
     const s = this.servers.get(sessionId);
     this.servers.delete(sessionId);
+    this.clientProtocol.delete(sessionId);
     for (const ac of this.direct.get(sessionId)?.values() ?? []) ac.abort();
     this.direct.delete(sessionId);
     await this.pool.endPrefix(`${sessionId}\0`);

@@ -1,7 +1,6 @@
 // The client-facing guarded transport over newline-delimited JSON-RPC bytes: the client-message rules before the bridge's SDK Server sees anything; core, trusted side.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, frame, parseMessage, rpcError } from './messages.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, envelopeVersion, frame, parseMessage, rpcError } from './messages.js';
 import { ClientLifecycle, checkRequestParams } from './params.js';
 import type { DirectPath } from './bridge-util.js';
 
@@ -21,7 +20,14 @@ export class GuardedLineTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   /** The bridge's direct path for this session (see McpBridge.directPath). */
   direct?: DirectPath;
+  /** Each request's protocol version as its 2026-07-28 `_meta` envelope names it (not called for 2025-era requests). */
+  onEnvelope?: (version: string) => void;
   protected closed = false;
+  private markEnded!: () => void;
+  /** Settles when the transport closed (the client's input ended, or close() was called). */
+  readonly ended: Promise<void> = new Promise<void>((resolve) => {
+    this.markEnded = resolve;
+  });
   private readonly lifecycle = new ClientLifecycle();
   private readonly framer: LineFramer;
 
@@ -48,6 +54,8 @@ export class GuardedLineTransport implements Transport {
         const m = rule.message;
         // a request: initialize only once, params as MCP's schema for the method says (-32602, short message)
         if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
+          const version = this.onEnvelope === undefined ? undefined : envelopeVersion(m.params);
+          if (version !== undefined) this.onEnvelope?.(version);
           const refusal = this.lifecycle.check(m.id, m.method) ?? checkRequestParams(m.id, m.method, m.params);
           if (refusal !== undefined) {
             this.write(refusal);
@@ -83,5 +91,6 @@ export class GuardedLineTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.onclose?.();
+    this.markEnded();
   }
 }

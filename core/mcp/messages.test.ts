@@ -1,6 +1,6 @@
 // Unit tests for the MCP bridge message rules; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams } from './messages.js';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams, envelopeVersion } from './messages.js';
 
 const enc = new TextEncoder();
 
@@ -56,6 +56,26 @@ describe('client request rules', () => {
     expect(out.params.capabilities).toEqual({});
     expect(out.params.clientInfo).toEqual({ name: 'c', version: '1' });
     expect(msg.params.capabilities).toEqual({ sampling: {}, elicitation: {}, roots: {} });
+  });
+  it('2026-07-28: strips the client capabilities from every request envelope (version and client info kept), and lets server/discover and subscriptions/listen through', () => {
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: {} } };
+    for (const method of ['tools/call', 'tools/list', 'server/discover', 'subscriptions/listen', 'resources/read']) {
+      const msg = { jsonrpc: '2.0', id: 3, method, params: { name: 't', uri: 'x://y', _meta: { ...envelope, progressToken: 'p' } } };
+      const rule = clientMessageRule(classify(msg));
+      expect(rule.action).toBe('pass');
+      if (rule.action !== 'pass') continue;
+      const meta = (rule.message.params as { _meta: Record<string, unknown> })._meta;
+      expect(meta['io.modelcontextprotocol/clientCapabilities']).toEqual({});
+      expect(meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
+      expect(meta['io.modelcontextprotocol/clientInfo']).toEqual({ name: 'c', version: '1' });
+      expect(meta.progressToken).toBe('p');
+      expect(msg.params._meta['io.modelcontextprotocol/clientCapabilities']).toEqual({ sampling: {}, elicitation: {}, roots: {} });
+    }
+    expect(envelopeVersion({ _meta: envelope })).toBe('2026-07-28');
+    expect(envelopeVersion({ _meta: {} })).toBeUndefined();
+    // a 2026-07-28 tools/call takes the SDK Server's path, which shapes its result for the era
+    expect(toolCallParams({ name: 't', arguments: {}, _meta: envelope })).toBeUndefined();
+    expect(toolCallParams({ name: 't', arguments: {}, _meta: { progressToken: 1 } })).toEqual({ name: 't', arguments: {}, progressToken: 1 });
   });
 });
 

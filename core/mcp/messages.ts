@@ -115,6 +115,10 @@ export type ClientRequestRule =
 
 const CLIENT_REQUESTS: Readonly<Record<string, ClientRequestRule>> = Object.assign(Object.create(null) as Record<string, ClientRequestRule>, {
   initialize: { action: 'local' },
+  // 2026-07-28 (stateless): what a server offers and which versions, answered by the bridge itself
+  'server/discover': { action: 'local' },
+  // 2026-07-28: the stream list_changed and resource updates travel on, answered by the bridge itself
+  'subscriptions/listen': { action: 'local' },
   ping: { action: 'local' },
   'logging/setLevel': { action: 'local' },
   'tools/list': { action: 'pass' },
@@ -140,13 +144,36 @@ export function clientRequestRule(id: RpcId, method: string): ClientRequestRule 
   return rule ?? { action: 'refuse', reply: rpcError(id, RPC.METHOD_NOT_FOUND, `method "${method.slice(0, 80)}" is not offered through the bridge`, 'E_MCP') };
 }
 
+/** The `_meta` key of a 2026-07-28 request's envelope naming its protocol version (MCP 2026-07-28 "Versioning"). */
+export const ENVELOPE_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** The `_meta` key of a 2026-07-28 request's envelope carrying the client's capabilities. */
+export const ENVELOPE_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+/** The protocol version a 2026-07-28 request names in its `_meta` envelope (undefined: a 2025-era request). */
+export function envelopeVersion(params: unknown): string | undefined {
+  const meta = isPlainObject(params) ? params._meta : undefined;
+  const v = isPlainObject(meta) ? meta[ENVELOPE_VERSION_KEY] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
 /**
- * The client's capabilities removed from an `initialize` request (a new object; the input is not changed),
- * so a server never learns it may ask for sampling, elicitation or roots.
+ * The client's capabilities removed (a new object; the input is not changed), so nothing behind the bridge
+ * learns it may ask for sampling, elicitation or roots: from `initialize` (2025-11-25 and earlier), and from
+ * the `_meta` envelope every 2026-07-28 request carries (its `clientCapabilities` become `{}`; the rest of
+ * the envelope, version and client info, is kept).
  */
 export function stripClientCapabilities(message: Record<string, unknown>): Record<string, unknown> {
-  const params = isPlainObject(message.params) ? message.params : {};
-  return { ...message, params: { ...params, capabilities: {} } };
+  let out = message;
+  if (message.method === 'initialize') {
+    const params = isPlainObject(message.params) ? message.params : {};
+    out = { ...message, params: { ...params, capabilities: {} } };
+  }
+  const params = out.params;
+  const meta = isPlainObject(params) ? params._meta : undefined;
+  if (isPlainObject(params) && isPlainObject(meta) && Object.prototype.hasOwnProperty.call(meta, ENVELOPE_CAPABILITIES_KEY)) {
+    out = { ...out, params: { ...params, _meta: { ...meta, [ENVELOPE_CAPABILITIES_KEY]: {} } } };
+  }
+  return out;
 }
 
 /** What the bridge does with one message from a server. */
@@ -310,7 +337,7 @@ export function clientMessageRule(m: Classified): ClientMessageRule {
       if (rule.action === 'refuse') return { action: 'reply', reply: rule.reply };
       const proto = findProtoKey(m.params);
       if (proto !== undefined) return { action: 'reply', reply: rpcError(m.id, RPC.INVALID_PARAMS, `unlisted field "${proto}" refused`, 'E_INVALID_ARGS') };
-      return { action: 'pass', message: m.method === 'initialize' ? stripClientCapabilities(m.message) : m.message };
+      return { action: 'pass', message: stripClientCapabilities(m.message) };
     }
     case 'notification':
       return CLIENT_NOTIFICATIONS.has(m.method) ? { action: 'pass', message: m.message } : { action: 'drop', reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own; a request needs an id` };
@@ -342,6 +369,8 @@ export function toolCallParams(params: unknown): ToolCallParams | undefined {
   if (has('_meta')) {
     const meta = params._meta;
     if (!isPlainObject(meta)) return undefined;
+    // a 2026-07-28 request: its result is shaped for its era by the SDK Server (resultType, server identity)
+    if (Object.prototype.hasOwnProperty.call(meta, ENVELOPE_VERSION_KEY)) return undefined;
     const t = meta.progressToken;
     if (t !== undefined && typeof t !== 'string' && !(typeof t === 'number' && Number.isInteger(t))) return undefined;
     if (t !== undefined) out.progressToken = t;

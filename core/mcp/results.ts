@@ -1,5 +1,5 @@
 // Tool execution errors as MCP CallToolResults (isError) rather than JSON-RPC errors; core, trusted side.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 
 /**
  * Stable codes that are failures of the tool's execution, not of the protocol: the tool threw, ran past its

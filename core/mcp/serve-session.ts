@@ -1,6 +1,5 @@
 // "Serve this client session": one MCP client session of the bridge over a guarded server transport, until it closes; core, trusted side.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { McpBridge } from './bridge.js';
 import type { DirectPath } from './bridge-util.js';
 

@@ -1,6 +1,6 @@
 // An MCP server definition as the bridge sees it (name, how to reach it, its own rules) and the host interfaces that load and reach one; core, trusted side.
 import { z } from 'zod';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/client';
 import type { Namespace } from './namespace.js';
 
 /** Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays unambiguous). */
@@ -30,6 +30,13 @@ export const McpDefinitionSchema = z.strictObject({
   timeoutMs: z.number().int().min(100).max(86_400_000).optional(),
 });
 export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
+
+/**
+ * Protocol revisions the bridge speaks, newest first: 2026-07-28 (stateless: every request carries its version
+ * and the client's capabilities in `_meta`, `server/discover` says what is offered) and the handshake era
+ * (`initialize`) down to 2024-11-05. Negotiated per peer, on each side of the bridge.
+ */
+export const BRIDGE_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** Default bridge call timeout, ms: past it a server session is ended and the next call starts a new one. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;

@@ -1,7 +1,5 @@
 // Transports toward an upstream MCP server usable on every host: the server-message rules over any SDK transport, a size-capped fetch, the fetch-based Streamable HTTP connector; core, trusted side.
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport, type JSONRPCMessage, type Transport, type TransportSendOptions } from '@modelcontextprotocol/client';
 import { TyError } from '../errors.js';
 import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from './messages.js';
 import { headersFromEnv, type ConnectContext, type UpstreamConnector, type UpstreamTransport } from './server-definition.js';
@@ -13,15 +11,15 @@ import { headersFromEnv, type ConnectContext, type UpstreamConnector, type Upstr
 export class RuledTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  onmessage?: Transport['onmessage'];
   constructor(private readonly inner: Transport, private readonly onFiltered?: ConnectContext['onFiltered'], pass?: ReadonlySet<string>) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (e) => this.onerror?.(e);
-    inner.onmessage = (msg) => {
+    inner.onmessage = (msg, extra) => {
       const m = classify(msg);
       const rule = serverMessageRule(m, pass);
       const method = m.kind === 'request' || m.kind === 'notification' ? m.method : undefined;
-      if (rule.action === 'pass' && m.kind !== 'invalid') return this.onmessage?.(msg);
+      if (rule.action === 'pass' && m.kind !== 'invalid') return this.onmessage?.(msg, extra);
       this.onFiltered?.({ action: rule.action === 'answer' ? 'answer' : 'drop', method });
       if (rule.action === 'answer') void inner.send(rule.reply as JSONRPCMessage).catch(() => undefined);
     };
@@ -29,17 +27,24 @@ export class RuledTransport implements Transport {
   get sessionId(): string | undefined {
     return this.inner.sessionId;
   }
+  /** 2026-07-28 over HTTP: one HTTP request per message, so a cancelled request closes its own stream. */
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
+  }
   start(): Promise<void> {
     return this.inner.start();
   }
-  send(message: JSONRPCMessage): Promise<void> {
-    return this.inner.send(message);
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
   }
   close(): Promise<void> {
     return this.inner.close();
   }
   setProtocolVersion(v: string): void {
     this.inner.setProtocolVersion?.(v);
+  }
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.inner.setSupportedProtocolVersions?.(versions);
   }
 }
 

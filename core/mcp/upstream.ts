@@ -1,11 +1,15 @@
 // One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the handshake, cached lists and the bridge's own tools/call path; core, trusted side.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type CallToolResult, type ElicitResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
+// the elicitation hook (core/mcp/elicit-hook.ts) answers with the 1.x SDK's error type
+import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../errors.js';
 import { inertText } from '../text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from './args.js';
-import { checkToolResult } from './messages.js';
-import { DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, type UpstreamConnector, type UpstreamTransport } from './server-definition.js';
+import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from './messages.js';
+
+/** The `_meta` key of a 2026-07-28 envelope naming the client. */
+const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+import { BRIDGE_PROTOCOL_VERSIONS, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, type UpstreamConnector, type UpstreamTransport } from './server-definition.js';
 import { streamableHttpConnector } from './upstream-transport.js';
 
 
@@ -16,6 +20,8 @@ const TOOL_NAME_RE = /^[A-Za-z0-9_.\/-]{1,128}$/;
 export type UpstreamTool = Tool;
 
 export interface UpstreamOptions {
+  /** How long the `server/discover` probe may take, ms (default DEFAULT_PROBE_TIMEOUT_MS). */
+  probeTimeoutMs?: number;
   /** MCP notifications that passed the rules (list_changed, message, resources/updated). */
   onNotification?: (method: string, params: unknown) => void;
   /** A message the rules dropped or answered (method only). */
@@ -66,6 +72,15 @@ export interface CancelSignal {
 /** Most entries of one listing (prompts, resources, templates) taken from a server across its pages. */
 const MAX_LISTED = 10_000;
 
+/** Who the bridge says it is to a server. */
+const CLIENT_INFO = { name: 'tysandbox-bridge', version: '0.1.0' };
+
+/**
+ * How long a server may take to answer the `server/discover` probe, ms: on stdio a server silent that long is
+ * taken as a 2025-era one (initialize follows); over HTTP it is a failure to connect.
+ */
+export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
+
 /** Id prefix of the session's own `tools/call` requests (the SDK Client's ids are numbers, so they never meet). */
 const CALL_ID = 'tyc-';
 
@@ -92,6 +107,16 @@ export class UpstreamSession {
 
   private constructor(readonly server: string, private readonly client: Client, private readonly transport: UpstreamTransport, private readonly timeoutMs: number) {}
 
+  /** The protocol revision negotiated with this server (e.g. `2026-07-28`, `2025-11-25`). */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
+  }
+
+  /** `modern` (2026-07-28: stateless, each request carries its envelope) or `legacy` (the initialize handshake). */
+  get era(): 'modern' | 'legacy' | undefined {
+    return this.client.getProtocolEra();
+  }
+
   /** The server's process id (group id), when it is a process. */
   get pid(): number | undefined {
     return this.transport.pid;
@@ -110,8 +135,16 @@ export class UpstreamSession {
     const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}), ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}) });
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
     // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
-    // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only
-    const client = new Client({ name: 'tysandbox-bridge', version: '0.1.0' }, { capabilities: elicit && opts.declareElicitation === true ? { elicitation: { form: {} } } : {}, jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) } });
+    // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only (2025 era:
+    // a 2026-07-28 server asks through input_required results, which the bridge refuses)
+    // the era is negotiated per server (MCP 2026-07-28 "Versioning"): a `server/discover` probe, and the 2025
+    // initialize handshake for a server that does not answer it as a 2026-07-28 server would
+    const client = new Client(CLIENT_INFO, {
+      capabilities: elicit && opts.declareElicitation === true ? { elicitation: { form: {} } } : {},
+      jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) },
+      supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS],
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
+    });
     const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
@@ -266,12 +299,15 @@ export class UpstreamSession {
    */
   async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void } = {}): Promise<CallToolResult> {
     const tool = this.toolCache?.get(name);
-    if (tool?.execution?.taskSupport === 'required') throw new McpError(ErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
+    if (tool?.execution?.taskSupport === 'required') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
     if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
     const signal = opts.signal;
     if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
     const id = `${CALL_ID}${++this.callSeq}`;
     const params: Record<string, unknown> = { name, arguments: args };
+    // 2026-07-28: every request carries its version and the client's (empty) capabilities in `_meta`
+    const meta: Record<string, unknown> | undefined = this.era === 'modern' ? { [ENVELOPE_VERSION_KEY]: this.protocolVersion, [ENVELOPE_CAPABILITIES_KEY]: {}, [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO } : undefined;
+    if (meta !== undefined) params._meta = meta;
     const msg = await new Promise<Record<string, unknown> | Error>((resolve) => {
       const call: PendingCall = {
         deadline: 0,
@@ -290,7 +326,7 @@ export class UpstreamSession {
       this.calls.set(id, call);
       if (opts.onprogress) {
         const cb = opts.onprogress;
-        params._meta = { progressToken: id };
+        params._meta = { ...meta, progressToken: id };
         this.progress.set(id, (p) => {
           call.deadline = Date.now() + this.timeoutMs;
           cb(p);
@@ -306,12 +342,20 @@ export class UpstreamSession {
     if (msg instanceof Error) throw msg;
     if (msg.error !== undefined) {
       const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as { code?: unknown; message?: unknown; data?: unknown };
-      throw new McpError(typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError, typeof e.message === 'string' ? e.message : 'the server sent an error', e.data);
+      throw new ProtocolError(typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ProtocolErrorCode.InternalError, typeof e.message === 'string' ? e.message : 'the server sent an error', e.data);
+    }
+    // 2026-07-28 results say what they are: only a complete one is a result (a server asking for input
+    // through `input_required` is refused like any server-to-client request)
+    const rt = (msg.result as { resultType?: unknown } | undefined)?.resultType;
+    if (rt !== undefined && rt !== 'complete') throw new TyError('E_MCP', `server "${this.server}" answered tools/call with resultType "${String(rt).slice(0, 40)}"; the bridge takes only complete results (it answers no server-to-client request)`);
+    if (rt !== undefined) {
+      const { resultType: _drop, ...rest } = msg.result as Record<string, unknown>;
+      msg.result = rest;
     }
     const checked = checkToolResult(msg.result);
     if (!checked.ok) throw new TyError('E_MCP', `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`);
     const problem = checkStructuredContent(name, tool?.outputSchema, checked.result);
-    if (problem !== undefined) throw new McpError(checked.result.structuredContent === undefined ? ErrorCode.InvalidRequest : ErrorCode.InvalidParams, problem);
+    if (problem !== undefined) throw new ProtocolError(checked.result.structuredContent === undefined ? ProtocolErrorCode.InvalidRequest : ProtocolErrorCode.InvalidParams, problem);
     return checked.result as CallToolResult;
   }
 
@@ -367,8 +411,8 @@ export class UpstreamSession {
       return await p;
     } catch (e) {
       const reason = this.endReason();
-      if (reason !== undefined && e instanceof McpError && e.code === ErrorCode.ConnectionClosed) throw reason;
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+      if (reason !== undefined && e instanceof SdkError && e.code === SdkErrorCode.ConnectionClosed) throw reason;
+      if (e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout) {
         void this.close(this.timedOut(method));
         throw this.timedOut(method);
       }

@@ -3,8 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TyError } from '../../core/errors.js';
 import { LineFramer, MAX_MESSAGE_BYTES, frame, parseMessage, serverMessageRule } from '../../core/mcp/messages.js';
 

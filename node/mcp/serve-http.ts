@@ -2,7 +2,7 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
 import { checkRequestParams } from '../../core/mcp/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';

@@ -2,7 +2,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { GuardedLineTransport } from '../../core/mcp/guarded-transport.js';
 import { MAX_MESSAGE_BYTES } from '../../core/mcp/messages.js';
-import { serveSession } from '../../core/mcp/serve-session.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { McpBridge } from './bridge.js';
 
 /** core/mcp/guarded-transport.ts GuardedLineTransport over a Readable (client to bridge) and a Writable (bridge to client). */
@@ -38,8 +39,17 @@ export class GuardedStreamTransport extends GuardedLineTransport {
 
 /**
  * Serve one client session over a stream pair until the input ends; then every server session of it stops.
- * Resolves when the session is over.
+ * The SDK's serveStdio entry owns the connection's era: a client opening with `server/discover` or an
+ * enveloped request is served 2026-07-28 (stateless: each request carries its version and capabilities),
+ * one opening with `initialize` the 2025 revision it asks for. Resolves when the session is over.
  */
 export async function serveStream(bridge: McpBridge, input: Readable, output: Writable, onDropped?: (reason: string) => void): Promise<void> {
-  await serveSession(bridge, new GuardedStreamTransport(input, output, onDropped));
+  const sessionId = bridge.newSessionId();
+  const transport = new GuardedStreamTransport(input, output, onDropped);
+  transport.direct = bridge.directPath(sessionId, (m) => void transport.send(m as JSONRPCMessage));
+  transport.onEnvelope = (version) => bridge.noteClientProtocol(sessionId, version);
+  const handle = serveStdio(() => bridge.createServer(sessionId), { transport, onerror: () => undefined });
+  await transport.ended;
+  await handle.close().catch(() => undefined);
+  await bridge.closeSession(sessionId);
 }

@@ -1,7 +1,7 @@
 // tycli mcp serve | mcp proxy: the client-facing MCP bridge over stdio or loopback HTTP, every call through the gate; Node host, trusted side.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { appendLine } from '../../append.js';
 import { TyError } from '../../../core/errors.js';
 import type { LocalTools } from '../../mcp/bridge.js';
