@@ -1,5 +1,5 @@
 // The browser host's use of core's MCP bridge: McpBridge with a tool listing for the page, over core's Streamable HTTP connector with a fetch that diagnoses CORS refusals; browser host, trusted side (loaded on first use).
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { McpBridge, type BridgeOptions } from '../core/mcp/bridge.js';
 import { streamableHttpConnector } from '../core/mcp/upstream-transport.js';
 import type { McpDefinition, UpstreamConnector } from '../core/mcp/server-definition.js';

@@ -1,5 +1,5 @@
 // Remote MCP servers in the browser host: definitions with header secrets kept in memory, core's MCP bridge (core/mcp) over a Streamable HTTP connector, SERVER__TOOL offers, every call through the gate and audited; browser host, trusted side.
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { TyError, toTyError } from '../core/errors.js';
 import type { Gate } from '../core/runtime.js';
 import type { Elicitor } from '../core/mcp/elicit.js';
