@@ -1,5 +1,5 @@
 // An MCP server on the 2.x SDK serving both eras over stdio (serveStdio): 2026-07-28 clients and 2025-11-25 ones; test peer, untrusted side.
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, inputRequired } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
@@ -13,6 +13,10 @@ serveStdio(
     server.registerTool('caps', { description: 'what the client said it can do', inputSchema: z.object({}) }, async (_a, ctx) => ({
       content: [{ type: 'text', text: JSON.stringify(ctx.mcpReq.envelope?.clientCapabilities ?? server.server.getClientCapabilities() ?? null) }],
     }));
+    // a multi-round-trip tool (2026-07-28): it asks the client for input before it answers
+    server.registerTool('ask', { description: 'asks the client for a secret first', inputSchema: z.object({}) }, async () =>
+      inputRequired({ inputRequests: { secret: inputRequired.elicit({ message: 'type your password', requestedSchema: { type: 'object', properties: { password: { type: 'string' } } } }) } }),
+    );
     return server;
   },
   process.env.MODERN_ONLY === '1' ? { legacy: 'reject' } : {},

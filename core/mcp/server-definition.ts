@@ -86,7 +86,16 @@ export interface ConnectContext {
  * Transport to one upstream server, the server-message rules already applied to what it delivers. It may carry
  * `pid` (a process group id) and `endReason` (why the transport ended the session, e.g. an oversize message).
  */
-export type UpstreamTransport = Transport & { readonly pid?: number | undefined; readonly endReason?: Error | undefined };
+export type UpstreamTransport = Transport & {
+  readonly pid?: number | undefined;
+  readonly endReason?: Error | undefined;
+  /**
+   * How the protocol era is chosen with this server: `auto` (default: a `server/discover` probe, 2026-07-28 when
+   * the server answers it, else the 2025 initialize handshake) or `legacy` (the handshake at once, no 2026-07-28
+   * request or header on the wire).
+   */
+  readonly negotiation?: 'auto' | 'legacy' | undefined;
+};
 
 /**
  * "Connect to upstream server X": each host supplies one. Core's streamableHttpConnector (fetch-based, both

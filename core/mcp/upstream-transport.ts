@@ -95,6 +95,8 @@ export interface StreamableHttpConnectorOptions {
   headers?: (def: { name: string }) => Record<string, string> | Promise<Record<string, string>>;
   /** Largest message taken from the server, bytes (default MAX_MESSAGE_BYTES, 8 MiB). */
   maxBytes?: number;
+  /** How the era is chosen (UpstreamTransport.negotiation): `auto` (default) or `legacy` (the 2025 handshake at once). */
+  negotiation?: 'auto' | 'legacy';
 }
 
 /**
@@ -147,6 +149,7 @@ export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {
     });
     const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: fetchFn });
     ruled = new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
-    return Object.defineProperty(ruled, 'endReason', { get: () => endReason }) as UpstreamTransport;
+    Object.defineProperty(ruled, 'endReason', { get: () => endReason });
+    return Object.defineProperty(ruled, 'negotiation', { value: opts.negotiation ?? 'auto' }) as UpstreamTransport;
   };
 }

@@ -143,7 +143,7 @@ export class UpstreamSession {
       capabilities: elicit && opts.declareElicitation === true ? { elicitation: { form: {} } } : {},
       jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) },
       supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS],
-      versionNegotiation: { mode: 'auto', probe: { timeoutMs: opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
+      versionNegotiation: transport.negotiation === 'legacy' ? { mode: 'legacy' } : { mode: 'auto', probe: { timeoutMs: opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
     });
     const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     s.onToolRefused = opts.onToolRefused;

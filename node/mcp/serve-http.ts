@@ -2,7 +2,8 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
+import { checkStandardHeaders, modernVersion } from '../../core/mcp/http-headers.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
 import { checkRequestParams } from '../../core/mcp/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
@@ -104,6 +105,42 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   let starting = 0;
   let port = opts.port;
 
+  // 2026-07-28 is stateless: no session, every request on its own. Such requests share one bridge session
+  // (its upstream sessions pooled and bounded like any other) and are served by the SDK's per-request entry.
+  let modern: { handler: McpHttpHandler; session: string } | undefined;
+  const serveModern = async (req: IncomingMessage, res: ServerResponse, message: Record<string, unknown>): Promise<void> => {
+    if (modern === undefined) {
+      const session = bridge.newSessionId();
+      modern = { session, handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }) };
+    }
+    const ac = new AbortController();
+    // the client closing its request before the answer is its cancellation (MCP 2026-07-28)
+    res.once('close', () => {
+      if (!res.writableEnded) ac.abort();
+    });
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === undefined || k === 'content-length' || k === 'host' || k === 'connection' || k === 'transfer-encoding') continue;
+      headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    }
+    const body = JSON.stringify(message);
+    const response = await modern.handler.fetch(new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }), { parsedBody: message });
+    const out: Record<string, string> = {};
+    response.headers.forEach((v, k) => {
+      out[k] = v;
+    });
+    res.writeHead(response.status, out);
+    if (response.body === null) return void res.end();
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        if (res.destroyed) break;
+        res.write(chunk);
+      }
+    } finally {
+      res.end();
+    }
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
@@ -130,6 +167,21 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
       const bad = checkRequestParams(m.id, m.method, m.params);
       if (bad !== undefined) return json(res, 200, bad);
+    }
+    // 2026-07-28: the standard headers must say what the body says (an intermediary routes by them)
+    const versionHeader = typeof req.headers['mcp-protocol-version'] === 'string' ? req.headers['mcp-protocol-version'] : undefined;
+    const claimed = modernVersion(m, versionHeader);
+    if (claimed !== undefined && typeof sid !== 'string') {
+      const header = (name: string): string | undefined => {
+        const v = req.headers[name];
+        return Array.isArray(v) ? v.join(', ') : v;
+      };
+      const mismatch = checkStandardHeaders(header, m);
+      if (mismatch !== undefined) {
+        opts.onDropped?.(`header mismatch: ${m.method ?? ''}`);
+        return json(res, 400, mismatch);
+      }
+      return serveModern(req, res, rule.message);
     }
     if (existing) {
       // a request counts as activity until its response ends; a session with one in flight is never ended
@@ -187,6 +239,8 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     },
     async close() {
       closing = true;
+      await modern?.handler.close().catch(() => undefined);
+      if (modern !== undefined) await bridge.closeSession(modern.session);
       if (sweep !== undefined) clearTimeout(sweep);
       for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
       http.closeAllConnections?.();
