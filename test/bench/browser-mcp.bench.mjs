@@ -26,7 +26,7 @@ export async function run() {
           value: r3(b.median),
           unit: 'ms',
           spread: spread(b, d),
-          baseline: 'direct SDK Client.callTool, same page and server',
+          baseline: 'direct SDK Client.callTool (@modelcontextprotocol/client, same revision), same page and server',
           baselineValue: r3(d.median),
           ratio: Math.round((b.median / d.median) * 100) / 100,
           ratioSpread: iqr(pr, 2),
