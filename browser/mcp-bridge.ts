@@ -12,12 +12,12 @@ export class BrowserBridge extends McpBridge {
   }
   /**
    * The usable tools of `server` in the client session `sessionId` (core/mcp/upstream.ts: names and schemas
-   * checked, descriptions made inert, cached until the server says its list changed).
+   * checked, descriptions made inert, cached until the server says its list changed) and the protocol revision agreed with it.
    * @throws TyError E_UNKNOWN_TOOL (no such server), the connection's codes.
    */
-  async serverTools(sessionId: string, server: string, signal?: AbortSignal): Promise<Map<string, Tool>> {
+  async serverTools(sessionId: string, server: string, signal?: AbortSignal): Promise<{ tools: Map<string, Tool>; protocolVersion: string | undefined }> {
     const def = await this.definition(sessionId, server);
-    return this.withUpstream(sessionId, def, (u) => u.tools(signal), signal);
+    return this.withUpstream(sessionId, def, async (u) => ({ tools: await u.tools(signal), protocolVersion: u.protocolVersion }), signal);
   }
 }
 

@@ -279,8 +279,8 @@ export class BrowserMcp {
     if (first) this.#set(e, { state: 'connecting' });
     try {
       const { bridge, sid } = await this.#core();
-      const tools = await bridge.serverTools(sid, e.def.name, signal);
-      this.#set(e, { state: 'connected', tools: tools.size });
+      const { tools, protocolVersion } = await bridge.serverTools(sid, e.def.name, signal);
+      this.#set(e, { state: 'connected', tools: tools.size, ...(protocolVersion ? { protocolVersion } : {}) });
       return tools;
     } catch (err) {
       const t = toTyError(err, 'E_MCP');

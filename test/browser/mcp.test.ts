@@ -73,7 +73,7 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['fx__big', 'fx__delete_file', 'fx__echo', 'fx__echo_header', 'fx__whoami']);
     for (const t of tools) expect(t.revision).toMatch(/^b[a-z2-7]{50,}$/);
     const info = await app.page.evaluate(() => (window as unknown as W).host.mcp.servers());
-    expect(info.find((s) => s.name === 'fx')).toMatchObject({ state: 'connected', tools: 5, headers: [{ name: 'Authorization', secret: 'mcp.fx.0' }] });
+    expect(info.find((s) => s.name === 'fx')).toMatchObject({ state: 'connected', tools: 5, protocolVersion: '2025-11-25', headers: [{ name: 'Authorization', secret: 'mcp.fx.0' }] });
     expect(JSON.stringify(info)).not.toContain('tok-7f3a');
   });
 
