@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate, GateRequest } from '../runtime.js';
 import { TyError } from '../errors.js';
-import { accessOf, createMediatedFetch, manifestAllowsFetch, originMatches, type CallerIdentity, type FetchTransport, type TransportRequest } from './mediated.js';
+import { accessOf, createMediatedFetch, manifestAllowsFetch, originMatches, parseFetchRequest, type CallerIdentity, type FetchTransport, type TransportRequest } from './mediated.js';
 import { codeOf } from '../../test/helpers/errors.js';
 import { OriginPatternSchema } from '../../protocol/manifest.js';
+import { FetchRequestSchema } from '../../protocol/wire.js';
 
 const never = new AbortController().signal;
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -146,5 +147,28 @@ describe('limits without transport cooperation', () => {
   it('a malformed transport answer is E_FETCH_FAILED', async () => {
     const mf = createMediatedFetch({ gate: allowAll(), transport: { request: async () => ({ status: 'x' }) as never } });
     expect(await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, never))).toBe('E_FETCH_FAILED');
+  });
+});
+
+describe('fetch request parsing', () => {
+  it('the fast parse accepts and refuses exactly what FetchRequestSchema does, with the same result', () => {
+    const long = (n: number) => 'a'.repeat(n);
+    const inputs: unknown[] = [
+      { url: 'https://a.example/x' },
+      { url: 'https://a.example/x', method: 'post', headers: [['x-a', '1'], ['x-b', '']], body: 'AAEC' },
+      { url: long(8192) }, { url: long(8193) },
+      { url: 'https://a.example', method: 'GE T' }, { url: 'https://a.example', method: long(16) }, { url: 'https://a.example', method: long(17) }, { url: 'https://a.example', method: '' },
+      { url: 'https://a.example', headers: [['a', 'b', 'c']] }, { url: 'https://a.example', headers: [['a']] }, { url: 'https://a.example', headers: [[1, 'b']] },
+      { url: 'https://a.example', headers: [[long(256), long(16384)]] }, { url: 'https://a.example', headers: [[long(257), 'v']] }, { url: 'https://a.example', headers: [['n', long(16385)]] },
+      { url: 'https://a.example', headers: Array.from({ length: 128 }, () => ['a', 'b']) }, { url: 'https://a.example', headers: Array.from({ length: 129 }, () => ['a', 'b']) },
+      { url: 'https://a.example', headers: {} }, { url: 'https://a.example', body: 5 }, { url: 'https://a.example', extra: 1 }, { url: 'https://a.example', body: undefined },
+      { url: 1 }, {}, null, [], 'https://a.example', 7, { url: 'https://a.example', method: 1 }, { url: 'https://a.example', headers: null },
+    ];
+    for (const raw of inputs) {
+      const a = parseFetchRequest(raw);
+      const b = FetchRequestSchema.safeParse(raw);
+      expect(a.success, JSON.stringify(raw)?.slice(0, 80)).toBe(b.success);
+      if (a.success && b.success) expect(a.data).toEqual(b.data);
+    }
   });
 });

@@ -123,9 +123,44 @@ function fail(code: 'E_FETCH_FAILED' | 'E_FETCH_SCHEME' | 'E_FETCH_CREDENTIALS' 
   throw new TyError(code, message);
 }
 
+const FETCH_REQUEST_KEYS = new Set(['url', 'method', 'headers', 'body']);
+const METHOD_RE = /^[A-Za-z]{1,16}$/;
+
+/**
+ * FetchRequestSchema's parse for the plain shapes tool code sends, without zod's per-call cost: the same limits
+ * (url at most 8192 characters, method letters only, at most 128 headers of [name <= 256, value <= 16384],
+ * body at most 24 MiB of base64 text, no other member) and defaults (GET, no headers). Anything it does not
+ * accept goes to the schema, which accepts or refuses it with its message; core/fetch/mediated.test.ts checks
+ * the two agree. Exported for that test.
+ */
+export function parseFetchRequest(raw: unknown): { success: true; data: FetchRequest } | { success: false; error: z.ZodError } {
+  fast: if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    const o = raw as Record<string, unknown>;
+    for (const k in o) if (!FETCH_REQUEST_KEYS.has(k)) break fast;
+    const { url, method, headers, body } = o;
+    if (typeof url !== 'string' || url.length > 8192) break fast;
+    if (method !== undefined && (typeof method !== 'string' || !METHOD_RE.test(method))) break fast;
+    if (body !== undefined && (typeof body !== 'string' || body.length > 24 * 1024 * 1024)) break fast;
+    const out: [string, string][] = [];
+    if (headers !== undefined) {
+      if (!Array.isArray(headers) || headers.length > 128) break fast;
+      for (const h of headers as unknown[]) {
+        if (!Array.isArray(h) || h.length !== 2) break fast;
+        const [n, v] = h as unknown[];
+        if (typeof n !== 'string' || n.length > 256 || typeof v !== 'string' || v.length > 16384) break fast;
+        out.push([n, v]);
+      }
+    }
+    const data: FetchRequest = { url, method: (method as string | undefined) ?? 'GET', headers: out };
+    if (body !== undefined) data.body = body as string;
+    return { success: true, data };
+  }
+  return FetchRequestSchema.safeParse(raw);
+}
+
 /** The checks that come before authorization: parse, scheme, credentials, target. Exported for tests and the browser host. */
 export function preflight(raw: unknown): { req: FetchRequest; url: URL; origin: string; method: string; access: 'read' | 'write' } {
-  const parsed = FetchRequestSchema.safeParse(raw);
+  const parsed = parseFetchRequest(raw);
   if (!parsed.success) fail('E_FETCH_FAILED', `invalid fetch request: ${z.prettifyError(parsed.error).slice(0, 300)}`);
   const req = parsed.data;
   let url: URL;
@@ -138,7 +173,7 @@ export function preflight(raw: unknown): { req: FetchRequest; url: URL; origin: 
   if (url.username !== '' || url.password !== '') fail('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header');
   const verdict = judgeHostname(url.hostname, { fromUrl: true });
   if (!verdict.ok) fail('E_FETCH_TARGET', `refused target: ${verdict.message}`);
-  url.hash = '';
+  if (url.hash !== '') url.hash = ''; // (assigning re-serializes the URL: only when there is one)
   const method = req.method.toUpperCase();
   if (FORBIDDEN_METHODS.has(method)) fail('E_FETCH_FAILED', `the ${method} method is not allowed`);
   return { req, url, origin: url.origin, method, access: accessOf(method) };

@@ -115,6 +115,28 @@ function treeMemory(pids) {
   return { rss: rss / 1024, pss: pss / 1024, procs: comms.length, comms };
 }
 
+/** A small tool's work (JSON in and out, some string building), then idle; the child prints its compute time in ms. */
+const FLAG_WORK = "const t0=performance.now();let s=0;for(let i=0;i<40000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}process.stdout.write((performance.now()-t0).toFixed(2)+'\\n');setInterval(()=>{},1000)";
+
+/** RSS/PSS (MiB) and compute time (ms) of a plain node child started with `flags`: medians of `runs`. */
+async function flagProbe(flags, runs) {
+  const rss = [];
+  const pss = [];
+  const ms = [];
+  for (let r = 0; r < runs; r++) {
+    const c = spawn(process.execPath, [...flags, '-e', FLAG_WORK], { env: {}, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = await new Promise((res) => c.stdout.once('data', (d) => res(String(d))));
+    await new Promise((res) => setTimeout(res, 100));
+    const m = memOf(c.pid);
+    c.kill('SIGKILL');
+    if (!m) continue;
+    rss.push(m.rss / 1024);
+    pss.push(m.pss / 1024);
+    ms.push(Number(out.trim()));
+  }
+  return { rss: summary(rss), pss: summary(pss), ms: summary(ms) };
+}
+
 /** `n` calls with `width` in flight at once over `fns` (round robin); calls per second. */
 async function throughput(fns, n, width) {
   let issued = 0;
@@ -221,7 +243,14 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     const perPss = m.pss / tools.length;
     rows.push({ name: `memory per retained sandbox, RSS (${tools.length} retained, ${m.procs / tools.length} processes each: ${[...new Set(m.comms)].join(', ')})`, value: round(per, 1), unit: 'MiB', baseline: 'one plain node child after a call (same work)', baselineValue: round(b.rss, 1), ratio: round(per / b.rss, 2), target: '<= 30' });
     rows.push({ name: 'memory per retained sandbox, PSS (shared pages split among the processes sharing them)', value: round(perPss, 1), unit: 'MiB', baseline: 'one plain node child after a call, PSS', baselineValue: round(b.pss, 1), ratio: round(perPss / b.pss, 2) });
+    // V8 flags a small runner could take: memory and speed of a plain node child doing a small tool's work
+    const plainFlags = await flagProbe([], 5);
+    for (const flags of [['--max-semi-space-size=1'], ['--lite-mode'], ['--jitless']]) {
+      const f = await flagProbe(flags, 5);
+      rows.push({ name: `node ${flags.join(' ')}: RSS after a small tool's work (PSS ${round(f.pss.median, 1)} MiB, plain ${round(plainFlags.pss.median, 1)}; its compute ${round(f.ms.median, 1)} ms vs ${round(plainFlags.ms.median, 1)} ms plain, ${round(f.ms.median / plainFlags.ms.median, 2)}x)`, value: round(f.rss.median, 1), unit: 'MiB', spread: spread(f.rss, plainFlags.rss, 1), baseline: 'plain node child, same work', baselineValue: round(plainFlags.rss.median, 1), ratio: round(f.rss.median / plainFlags.rss.median, 2) });
+    }
     notes.push(
+      `memory floor: a plain node process (env -i) holds about ${round(b.rss, 0)} MiB RSS, most of it the node executable's code pages, shared by every node process (counted whole in each process's RSS, split in PSS); a retained sandbox is that process plus bubblewrap's two small processes, so <= 30 MiB RSS is below the floor of one node process per sandbox. PSS (what each further sandbox really adds) is the figure to watch. V8 flags rows: --max-semi-space-size does not move a small runner's RSS; --lite-mode and --jitless save a few MiB of RSS (code pages of the optimizing compiler never touched) at a compute cost shown in the row; the runner keeps the default tiers and --max-old-space-size from limits.memoryMb`,
       `host: createNodeHost in this process (fresh home, default settings with the tools allowed by mode default, OS sandbox posture auto: bubblewrap when it works here), ${tools.length} tools of the same small source; ${warmCalls} 1 KB calls and ${bigCalls} 1 MB calls paired with their baseline, alternating order; the host path includes the registry lookup, argument validation, the gate (rules, pause, decisions) and two durable audit records per call`,
       `throughput: ${rounds} interleaved rounds of ${throughputCalls} calls, 64 in flight, round robin over the 8 tools / 8 children; median of round rates`,
       'memory: /proc/PID/smaps_rollup Rss and Pss summed over every process of the sandbox trees after the throughput rounds, divided by the number of sandboxes; the memory target is a value (MiB), not a ratio',
