@@ -90,10 +90,20 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, external, principal, gate });
     await mkdir(paths.state, { recursive: true, mode: 0o700 });
     const logFile = join(paths.state, 'mcp-requests.log');
+    // request log lines are written off the call's path: those of one turn of the event loop in one append
     let chain = Promise.resolve();
+    let pending: string[] = [];
     const log = (line: string): void => {
-      const stamped = `${new Date().toISOString()} ${client} ${line.replace(/[\r\n]/g, ' ')}`;
-      chain = chain.then(() => appendLine(logFile, stamped, { sync: false })).catch(() => undefined);
+      pending.push(`${new Date().toISOString()} ${client} ${line.replace(/[\r\n]/g, ' ')}`);
+      if (pending.length > 1) return;
+      chain = chain
+        .then(() => new Promise<void>((r) => setImmediate(r)))
+        .then(() => {
+          const lines = pending;
+          pending = [];
+          return appendLine(logFile, lines.join('\n'), { sync: false });
+        })
+        .catch(() => undefined);
     };
     const entry = process.argv[1] ?? '';
     const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
