@@ -1,5 +1,5 @@
 // The bridge's hook from a server session's elicitation/create to the person-answered Elicitor (core/mcp/elicit.ts); core, trusted side.
-import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/client';
 import type { Elicitor } from './elicit.js';
 import { toTyError } from '../errors.js';
 import type { McpDefinition } from './server-definition.js';
@@ -23,7 +23,7 @@ export async function elicitOptions(elicitor: Pick<Elicitor, 'enabledFor' | 'eli
     } catch (e) {
       const t = toTyError(e, 'E_MCP');
       log(`refused:${t.code}`);
-      throw new McpError(t.code === 'E_INVALID_ARGS' ? ErrorCode.InvalidParams : t.code === 'E_CAPABILITY_DENIED' ? ErrorCode.MethodNotFound : ErrorCode.InternalError, t.message, { code: t.code });
+      throw new ProtocolError(t.code === 'E_INVALID_ARGS' ? ProtocolErrorCode.InvalidParams : t.code === 'E_CAPABILITY_DENIED' ? ProtocolErrorCode.MethodNotFound : ProtocolErrorCode.InternalError, t.message, { code: t.code });
     }
   };
   return { elicit, declareElicitation };

@@ -1,7 +1,6 @@
 // One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the handshake, cached lists and the bridge's own tools/call path; core, trusted side.
-import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type CallToolResult, type ElicitResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
 // the elicitation hook (core/mcp/elicit-hook.ts) answers with the 1.x SDK's error type
-import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../errors.js';
 import { inertText } from '../text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from './args.js';
@@ -42,7 +41,7 @@ export interface UpstreamOptions {
   connect?: UpstreamConnector;
   /**
    * Answers the server's `elicitation/create` requests (core/mcp/elicit.ts, a person; never the client): the
-   * answer is the result, a throw (an McpError) the JSON-RPC error. Not for `shared` servers (one session serves
+   * answer is the result, a throw (a ProtocolError) the JSON-RPC error. Not for `shared` servers (one session serves
    * several clients). Call deadlines wait while it runs; the server's notifications/cancelled aborts it.
    */
   elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
@@ -221,7 +220,7 @@ export class UpstreamSession {
     void elicit(params, ac.signal)
       .then(
         (result) => reply({ result }),
-        (e: unknown) => reply({ error: e instanceof McpError ? { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } : { code: ErrorCode.InternalError, message: 'the elicitation failed' } }),
+        (e: unknown) => reply({ error: e instanceof ProtocolError ? { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } : { code: ProtocolErrorCode.InternalError, message: 'the elicitation failed' } }),
       )
       .finally(() => {
         this.elicits.delete(id);
