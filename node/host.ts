@@ -1,4 +1,5 @@
 // The Node host assembled: file store + registry + sandbox runtimes + pool + invoker; Node host, trusted side.
+import { join } from 'node:path';
 import { Store } from '../core/store.js';
 import type { Asker } from '../core/ask.js';
 import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
@@ -189,7 +190,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     }
     if (opts.pool) invokerOpts.pool = opts.pool;
     else {
-      const pool = await buildPool(opts, posture ?? 'auto', store);
+      const pool = await buildPool(opts, posture ?? 'auto', store, join(paths.state, PROBE_CACHE_FILE));
       closers.push(() => pool.close());
       invokerOpts.pool = pool;
     }
@@ -273,6 +274,8 @@ function lazyFetchTransport(): FetchTransport & { close(): Promise<void> } {
 type WrapFactory = (limits: CallLimits, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }) => SpawnWrapper | undefined;
 
 let warnedNoOsSandbox = false;
+/** In the state folder: the passing sandbox probe and node's permission flag, kept across processes (probe-cache.ts). */
+const PROBE_CACHE_FILE = 'sandbox-probe.json';
 
 /**
  * The OS-level wrapper for the posture (`--sandbox`, else settings `sandbox`, else `auto`), from the probe in
@@ -280,10 +283,10 @@ let warnedNoOsSandbox = false;
  * `off`: none. `auto`: none when unavailable, with one warning on stderr saying what that means.
  * `required`: E_SANDBOX_UNAVAILABLE when unavailable (fail closed).
  */
-async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<WrapFactory> {
+async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: string): Promise<WrapFactory> {
   if (posture === 'off') return () => undefined;
   const { probeSandbox } = await import('./os-sandbox/probe.js');
-  const p = await probeSandbox();
+  const p = await probeSandbox({ cacheFile });
   if (p.available && p.backend === 'bwrap' && p.path) {
     const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js')]);
     const bwrapPath = p.path;
@@ -311,9 +314,21 @@ async function osWrapFactory(posture: string, io: CliIO | undefined): Promise<Wr
 }
 
 /** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
-async function buildPool(opts: NodeHostOptions, posture: string, store: Store): Promise<PoolLike & { close(): Promise<void> }> {
-  const [{ NodeSandboxRuntime }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }] = await Promise.all([import('./sandbox.js'), import('../core/pool.js'), import('./os-sandbox/limits.js'), import('./python-sandbox.js')]);
-  const wrapFor: WrapFactory = opts.wrap ? () => opts.wrap : await osWrapFactory(posture, opts.io);
+async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string): Promise<PoolLike & { close(): Promise<void> }> {
+  const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe }] = await Promise.all([
+    import('./sandbox.js'),
+    import('../core/pool.js'),
+    import('./os-sandbox/limits.js'),
+    import('./python-sandbox.js'),
+    import('./os-sandbox/probe-cache.js'),
+  ]);
+  // The node permission flag and the OS sandbox probe, both kept across processes in the state folder, found at once.
+  const [flag, wrapFor] = await Promise.all([
+    permissionFlagCached(probeCache, process.execPath),
+    opts.wrap ? (() => opts.wrap) as WrapFactory : osWrapFactory(posture, opts.io, probeCache),
+  ]);
+  rememberPermissionFlag(process.execPath, flag as '--permission' | '--experimental-permission');
+  const osWrapped = !opts.wrap && posture !== 'off';
   const runtimes = new Map<string, SandboxRuntime>();
   const needs = (spec: SandboxSpec) => {
     const exec = spec.manifest.execution;
@@ -331,7 +346,11 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store): 
     let r = runtimes.get(key);
     if (!r) {
       const wrap = wrapFor(spec.limits, sandbox);
-      r = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
+      const rt = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
+      // A sandbox that cannot start under the OS wrapper drops the kept probe, so the next process probes in full.
+      r = wrap && osWrapped
+        ? { name: rt.name, start: (s, signal) => rt.start(s, signal).catch((e: unknown) => { if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED')) forgetProbe(probeCache); throw e; }) }
+        : rt;
       runtimes.set(key, r);
     }
     return r;

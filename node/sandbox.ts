@@ -111,6 +111,10 @@ function flagSafe(p: string): boolean {
 }
 
 const permissionFlagCache = new Map<string, string>();
+/** Seed permissionFlag's answer for `nodePath` (the host's cross-process cache, node/os-sandbox/probe-cache.ts). */
+export function rememberPermissionFlag(nodePath: string, flag: '--permission' | '--experimental-permission'): void {
+  permissionFlagCache.set(nodePath, flag);
+}
 /** `--permission` where the binary supports it (Node >= 22.13/23.5), else `--experimental-permission` (Node 20). Probed once per binary. */
 export function permissionFlag(nodePath: string): string {
   const hit = permissionFlagCache.get(nodePath);

@@ -74,7 +74,8 @@ export const realSystem: ProbeSystem = {
   run,
 };
 
-function first(candidates: string[], sys: ProbeSystem): string | undefined {
+/** The first executable of `candidates` (fixed paths, most trusted first). */
+export function first(candidates: string[], sys: ProbeSystem): string | undefined {
   return candidates.find((p) => sys.isExecutable(p));
 }
 
@@ -93,14 +94,21 @@ export async function probeUncached(sys: ProbeSystem = realSystem): Promise<Sand
   return { platform: sys.platform, backend: 'none', available: false, reason: `no OS sandbox backend exists for platform ${sys.platform}` };
 }
 
-async function probeLinux(sys: ProbeSystem): Promise<SandboxProbe> {
+/**
+ * Linux probe. `verified` (node/os-sandbox/probe-cache.ts): the version text of an earlier full probe of these very
+ * binaries on this kernel and uid that passed; the binaries are looked up again as always, the two runs are skipped.
+ */
+export async function probeLinux(sys: ProbeSystem, verified?: { version: string }): Promise<SandboxProbe> {
   const base: SandboxProbe = { platform: 'linux', backend: 'bwrap', available: false };
   const path = first(BWRAP_CANDIDATES, sys);
   if (!path) return { ...base, reason: 'bubblewrap (bwrap) is not installed (e.g. apt-get install bubblewrap)' };
   base.path = path;
-  const v = await sys.run(path, ['--version'], PROBE_TIMEOUT_MS);
-  if (v.code !== 0) return { ...base, reason: `\`bwrap --version\` failed: ${firstLine(v.stderr) || `exit ${v.code ?? 'timeout'}`}` };
-  base.version = firstLine(v.stdout);
+  if (verified) base.version = verified.version;
+  else {
+    const v = await sys.run(path, ['--version'], PROBE_TIMEOUT_MS);
+    if (v.code !== 0) return { ...base, reason: `\`bwrap --version\` failed: ${firstLine(v.stderr) || `exit ${v.code ?? 'timeout'}`}` };
+    base.version = firstLine(v.stdout);
+  }
   const prlimit = first(PRLIMIT_CANDIDATES, sys);
   if (prlimit) base.prlimit = prlimit;
   if (sys.euid === 0) {
@@ -110,6 +118,7 @@ async function probeLinux(sys: ProbeSystem): Promise<SandboxProbe> {
   }
   const truePath = first(TRUE_CANDIDATES, sys);
   if (!truePath) return { ...base, reason: 'no `true` binary to probe with' };
+  if (verified) return { ...base, available: true };
   const opts: BwrapOptions = { bwrapPath: path };
   if (base.prlimit) {
     opts.prlimitPath = base.prlimit;
@@ -141,11 +150,23 @@ async function probeDarwin(sys: ProbeSystem): Promise<SandboxProbe> {
 let cached: Promise<SandboxProbe> | undefined;
 let override: SandboxProbe | undefined;
 
-/** The probe result, computed once per process (cached). */
-export function probeSandbox(): Promise<SandboxProbe> {
+/**
+ * The probe result, computed once per process. With `cacheFile` (the host's state folder), a passing Linux probe is
+ * also kept across processes, keyed by the binaries, kernel and uid (node/os-sandbox/probe-cache.ts).
+ */
+export function probeSandbox(opts: { cacheFile?: string } = {}): Promise<SandboxProbe> {
   if (override) return Promise.resolve(override);
+  if (opts.cacheFile && realSystem.platform === 'linux' && !cached) {
+    const file = opts.cacheFile;
+    cached = import('./probe-cache.js').then((m) => m.probeWithCache(file, realSystem));
+  }
   cached ??= probeUncached(realSystem);
   return cached;
+}
+
+/** Forget this process's probe result (the cross-process cache is dropped by probe-cache.ts forgetProbe). */
+export function resetProbe(): void {
+  cached = undefined;
 }
 
 /**
