@@ -311,7 +311,7 @@ export class ToolRegistry {
 
   /**
    * Garbage-collect tool revisions: delete every stored tool revision that nothing references (no active
-   * binding, permanent decision, stored task, secret grant or tool storage; core/revisions.ts
+   * binding, permanent decision, stored task, secret grant, tool storage or stored settings; core/revisions.ts
    * revisionReferences), and drop it from its name's revision list. Other stored objects are left alone.
    * With `dryRun`, reports what would be removed and changes nothing. Runs under the objects lock, so an
    * install of the same revision meanwhile is never lost.

@@ -54,7 +54,7 @@ export function uniqueShortIds(ids: readonly string[]): Map<string, string> {
 }
 
 /** Why a revision is kept by garbage collection. */
-export type RevisionReference = 'binding' | 'decision' | 'task' | 'secret-grant' | 'storage';
+export type RevisionReference = 'binding' | 'decision' | 'task' | 'secret-grant' | 'storage' | 'settings';
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -64,7 +64,8 @@ const asString = (v: unknown): string | undefined => (typeof v === 'string' ? v 
  * - `decision`: a permanent decision a person made for it (`decisions/...`);
  * - `task`: a stored task pins it (`tasks/ID`: a function call's `toolRevision`, a tooldefinition's binding);
  * - `secret-grant`: a secret is granted to it (`secret-grants/NAME`);
- * - `storage`: its tool storage holds data (`tool-storage/REVISION`).
+ * - `storage`: its tool storage holds data (`tool-storage/REVISION`);
+ * - `settings`: a person stored settings for it (`tool-settings/REVISION`, core/tool-settings.ts).
  * Records that do not parse are skipped (they reference nothing), never fatal.
  */
 export async function revisionReferences(store: Store): Promise<Map<string, Set<RevisionReference>>> {
@@ -103,6 +104,9 @@ export async function revisionReferences(store: Store): Promise<Map<string, Set<
   await each('tool-storage', (s) => {
     const entries = s.entries;
     if (entries && typeof entries === 'object' && Object.keys(entries).length > 0) add(asString(s.revision), 'storage');
+  });
+  await each('tool-settings', (s) => {
+    if (typeof s.current === 'string') add(asString(s.toolRevision), 'settings');
   });
   return refs;
 }

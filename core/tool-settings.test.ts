@@ -80,6 +80,18 @@ describe('settings revisions', () => {
   });
 });
 
+describe('settings and garbage collection', () => {
+  it('gc keeps a revision a person stored settings for (reason settings) and removes the same revision without them', async () => {
+    const { registry, settings } = await setup();
+    const v2 = await registry.install(m('conv', 'export default async () => 2;'));
+    const v3 = await registry.install(m('conv', 'export default async () => 3;'));
+    await settings.update(await registry.resolve(`conv@${v2.revision}`), { set: { units: 'imperial' } }, who);
+    const r = await registry.gc();
+    expect(r.removed.map((x) => x.revision)).toEqual([v3.revision]);
+    expect(r.kept.find((k) => k.revision === v2.revision)?.reasons).toEqual(['settings']);
+  });
+});
+
 describe('settings pinned into tasks and calls', () => {
   it('a function-call task is pinned to the settings revision before it is hashed: other settings, other task id', async () => {
     const { registry, settings, tool } = await setup();

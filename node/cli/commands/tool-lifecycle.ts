@@ -43,8 +43,8 @@ const gc: CliCommand = {
   usage: `Usage: tycli tool gc [--dry-run]
 
 Deletes every stored tool revision that is not the active revision of a name, has no permanent
-decision a person made, is not pinned by a stored task, has no secret granted to it and no tool
-storage data. Everything else is kept and listed with the reason.
+decision a person made, is not pinned by a stored task, has no secret granted to it, no tool
+storage data and no settings a person stored. Everything else is kept and listed with the reason.
   --dry-run   show what would be deleted; change nothing
 With --json: {"ok":true,"dryRun","removed":[{"name","revision"}],"kept":[{"name","revision","reasons"}]}.`,
   options: { 'dry-run': { type: 'boolean' } },
