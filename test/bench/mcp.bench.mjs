@@ -1,4 +1,4 @@
-// Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy) to server-everything over stdio; test side.
+// Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy) over stdio, in both protocol eras (2025-11-25: server-everything; 2026-07-28: a 2.x SDK server and client); test side.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const TYCLI = join(ROOT, 'bin/tycli.mjs');
+const MODERN = join(ROOT, 'test/mcp-modern-server.mjs');
 const N = 400;
 const CONCURRENT = 16;
 const ROUNDS = 5;
@@ -182,9 +185,11 @@ export async function run() {
   let hopped;
   let served;
   let proxiedCli;
+  const modern = [];
   try {
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
     await m.saveDefinition(home, m.buildDefinition({ name: 'everything', command: [process.execPath, EVERYTHING, 'stdio'], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
+    await m.saveDefinition(home, m.buildDefinition({ name: 'modern', command: [process.execPath, MODERN], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
     const savedAt = Date.now();
     bridge = new m.McpBridge({ home, sandbox: 'bench' });
     toServer = new PassThrough();
@@ -212,12 +217,28 @@ export async function run() {
     await proxiedCli.connect(tycli('mcp', 'proxy', 'everything'));
     const callServe = (i) => served.callTool({ name: 'everything__echo', arguments: { message: `m${i}` } });
     const callProxyCli = (i) => proxiedCli.callTool({ name: 'echo', arguments: { message: `m${i}` } });
+    // 2026-07-28: 2.x SDK clients negotiating the era (server/discover), a 2.x server serving both eras
+    const modernClient = async (transport) => {
+      const c = new ModernClient({ name: 'bench-modern', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+      modern.push(c);
+      await c.connect(transport);
+      if (c.getNegotiatedProtocolVersion() !== '2026-07-28') throw new Error(`expected 2026-07-28, negotiated ${c.getNegotiatedProtocolVersion()}`);
+      return c;
+    };
+    const modernTycli = (...args) => new ModernStdio({ command: process.execPath, args: [TYCLI, '--home', home, ...args], stderr: 'ignore', env: { ...process.env, TYCLI_HOME: home } });
+    const mDirect = await modernClient(new ModernStdio({ command: process.execPath, args: [MODERN], stderr: 'ignore' }));
+    const mServe = await modernClient(modernTycli('mcp', 'serve'));
+    const mProxy = await modernClient(modernTycli('mcp', 'proxy', 'modern'));
+    const callModernDirect = (i) => mDirect.callTool({ name: 'echo', arguments: { text: `m${i}` } });
+    const callModernServe = (i) => mServe.callTool({ name: 'modern__echo', arguments: { text: `m${i}` } });
+    const callModernProxy = (i) => mProxy.callTool({ name: 'echo', arguments: { text: `m${i}` } });
     // a definition written in the last 2 s is compared by content on every call (node/mcp/definitions.ts):
     // measure the steady state, where one lstat per call is the freshness check
     await new Promise((r) => setTimeout(r, Math.max(0, savedAt + 2100 - Date.now())));
     const lat = await latencies({ direct: callDirect, bridged: callBridged, proxied: callProxied, hopped: callHopped, serve: callServe, proxy: callProxyCli });
     const thr = await throughput(callDirect, callBridged);
     const sync = fsyncMs(home);
+    const latM = await latencies({ direct: callModernDirect, serve: callModernServe, proxy: callModernProxy });
     const d = { latencyMs: lat.direct, perSec: thr.direct };
     const b = { latencyMs: lat.bridged, perSec: thr.bridged };
 
@@ -236,9 +257,11 @@ export async function run() {
         // durable after the result and before the answer (the intent record's fsync overlaps the call itself)
         { name: 'floor of a gated process path: bare proxy process + one fsync\'d audit record per call', value: +(lat.hopped + sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +((lat.hopped + sync) / d.latencyMs).toFixed(2) },
         { name: 'one audit record appended and fsync\'d on this disk (median of 200)', value: +sync.toFixed(3), unit: 'ms' },
+        { name: '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', value: +latM.serve.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.serve / latM.direct).toFixed(2), target: '<= 1.3x' },
+        { name: '2026-07-28: tools/call latency through `tycli mcp proxy modern`', value: +latM.proxy.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.proxy / latM.direct).toFixed(2), target: '<= 1.3x' },
         { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: '<= 1.3x' },
       ],
-      notes: `${processVerdict(lat, d.latencyMs, sync)} Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, and one audit record appended per call.`,
+      notes: `${processVerdict(lat, d.latencyMs, sync)} Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, and one audit record appended per call. The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp-modern-server.mjs (2.x SDK, serveStdio) directly and through the real commands, interleaved like the others.`,
     };
   } finally {
     await direct.close().catch(() => undefined);
@@ -248,6 +271,7 @@ export async function run() {
     await hopped?.close().catch(() => undefined);
     await served?.close().catch(() => undefined);
     await proxiedCli?.close().catch(() => undefined);
+    for (const c of modern) await c.close().catch(() => undefined);
     toServer?.end();
     await done;
     await bridge?.close();
