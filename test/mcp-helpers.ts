@@ -176,7 +176,7 @@ export const NODE22 = join(CONFORMANCE_DIR, 'node_modules/.bin/node');
 
 /** Install test/conformance from its lockfile when a checkout lacks it (.ci/run installs it up front). */
 export function ensureConformanceFolder(): void {
-  const need = [NODE22, join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js')];
+  const need = [NODE22, join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/conformance-2026-07-28/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js')];
   const ready = (): boolean => need.every((f) => existsSync(f));
   const lock = join(CONFORMANCE_DIR, '.install-lock');
   if (ready() && !existsSync(lock)) return;

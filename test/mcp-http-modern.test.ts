@@ -109,7 +109,13 @@ describe('mcp serve --http, 2026-07-28', () => {
     const nullId = await post({ ...call('ev__echo', { message: 'a' }), id: null }, std('tools/call', 'ev__echo'));
     expect(nullId.json?.result).toBeUndefined();
     const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'x-vendor/run', params: { _meta: ENVELOPE } }, std('x-vendor/run'));
-    expect((unknown.json?.error as { code?: number } | undefined)?.code).toBe(-32601);
+    expect({ status: unknown.status, code: (unknown.json?.error as { code?: number } | undefined)?.code }).toEqual({ status: 404, code: -32601 });
+    // methods 2026-07-28 removed are HTTP 404 / -32601 to a stateless request, never run
+    for (const method of ['initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']) {
+      const r = await post({ jsonrpc: '2.0', id: 4, method, params: { uri: 'tymcp://ev/x', level: 'info', protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: ENVELOPE } }, std(method, method.startsWith('resources/') ? 'tymcp://ev/x' : undefined));
+      expect({ method, status: r.status, code: (r.json?.error as { code?: number } | undefined)?.code }).toEqual({ method, status: 404, code: -32601 });
+    }
+    expect(http.sessions).toBe(0);
     expect(gate.requests).toEqual([]);
     // a multi-round-trip tool asking the client for input: the bridge declares no capabilities upstream,
     // so no elicitation reaches the client; the call fails instead

@@ -10,6 +10,9 @@ import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-cl
 import type { McpBridge } from './bridge.js';
 import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http-guard.js';
 
+/** Requests 2026-07-28 removed (MCP 2026-07-28 changelog): answered 404 / -32601 to a stateless request. */
+const REMOVED_IN_2026: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+
 export interface HttpServeOptions {
   /** TCP port on 127.0.0.1 (0: any free port). */
   port: number;
@@ -157,20 +160,26 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     const body = await readBody(req, MAX_MESSAGE_BYTES);
     if (body === undefined) return json(res, 413, rpcError(null, RPC.INVALID_REQUEST, `message over ${MAX_MESSAGE_BYTES / 1048576} MiB refused`, 'E_MCP'));
     const rule = clientMessageRule(parseMessage(body.toString('utf8')));
-    if (rule.action === 'reply') return json(res, rule.reply.error.code === RPC.PARSE_ERROR ? 400 : 200, rule.reply);
+    const versionHeader = typeof req.headers['mcp-protocol-version'] === 'string' ? req.headers['mcp-protocol-version'] : undefined;
+    // 2026-07-28 over HTTP: a method the server does not offer is HTTP 404 (MCP 2026-07-28 "Transports")
+    const modernHeader = versionHeader !== undefined && versionHeader >= '2026-07-28';
+    if (rule.action === 'reply') return json(res, rule.reply.error.code === RPC.PARSE_ERROR ? 400 : modernHeader && rule.reply.error.code === RPC.METHOD_NOT_FOUND ? 404 : 200, rule.reply);
     if (rule.action === 'drop') {
       opts.onDropped?.(rule.reason);
       res.writeHead(202).end();
       return;
     }
     const m = rule.message;
+    const claimed = modernVersion(m, versionHeader);
+    // methods 2026-07-28 removed (the handshake, the session-scoped logging level and subscriptions): HTTP 404, -32601
+    if (claimed !== undefined && typeof sid !== 'string' && typeof m.method === 'string' && REMOVED_IN_2026.has(m.method) && m.id !== undefined) {
+      return json(res, 404, rpcError(typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null, RPC.METHOD_NOT_FOUND, `method "${m.method}" is not part of protocol revision 2026-07-28`, 'E_MCP'));
+    }
     if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
       const bad = checkRequestParams(m.id, m.method, m.params);
       if (bad !== undefined) return json(res, 200, bad);
     }
     // 2026-07-28: the standard headers must say what the body says (an intermediary routes by them)
-    const versionHeader = typeof req.headers['mcp-protocol-version'] === 'string' ? req.headers['mcp-protocol-version'] : undefined;
-    const claimed = modernVersion(m, versionHeader);
     if (claimed !== undefined && typeof sid !== 'string') {
       const header = (name: string): string | undefined => {
         const v = req.headers[name];
