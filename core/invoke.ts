@@ -4,6 +4,7 @@ import { checkFrames, mapFrames, type ToolFrame } from './stack.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 import type { CapabilityName } from '../protocol/wire.js';
 import { canonicalJson } from './canonical.js';
+import { utf8Length } from './channel.js';
 import { TyError, toTyError } from './errors.js';
 import type { ToolRegistry } from './registry.js';
 import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
@@ -90,7 +91,6 @@ const denyAll: CapabilityHandler = async (name: CapabilityName) => {
   throw new TyError('E_CAPABILITY_DENIED', `${name}: capabilities are not enabled`);
 };
 
-const utf8 = new TextEncoder();
 
 /** Effective limits: the manifest's request (else the host default), then a per-call timeout, each clamped to the host maximum. */
 export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, max: CallLimits, timeoutMs?: number): CallLimits {
@@ -182,7 +182,8 @@ export class Invoker {
       manifest = tool.manifest;
       const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
-      if (utf8.encode(argsJson).length > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
+      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the text could be over the cap
+      if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
       this.#validator.validate(tool.revision, tool.manifest.parameters, args);
       // The settings this call runs with: the pinned or current settings revision, re-validated, defaults applied.
       let settingsRevision: string | undefined;
@@ -208,7 +209,7 @@ export class Invoker {
           throw e;
         }
       };
-      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args }, preview: `arguments: ${JSON.stringify(args)}` };
+      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args }, preview: `arguments: ${argsJson}` };
       // Everything that decides the caller's outcome happens inside `execute`, so the gate's audit record and
       // post-hooks see the same code the caller gets: the host's refusal when the tool let one propagate, and
       // result checks (E_OUTPUT_LIMIT, outputSchema).
@@ -279,7 +280,7 @@ export class Invoker {
       throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
     }
     if (json === undefined) throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
-    const bytes = utf8.encode(json).length;
+    const bytes = json.length * 3 > limits.outputBytes ? utf8Length(json) : 0; // counted only when it could be over
     if (bytes > limits.outputBytes) throw new TyError('E_OUTPUT_LIMIT', `the result is ${bytes} bytes, over the limit of ${limits.outputBytes} bytes`);
     return JSON.parse(json) as unknown;
   }

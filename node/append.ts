@@ -1,5 +1,5 @@
 // Appending whole lines to a log file so that a torn tail never merges with the next record; Node host, trusted side.
-import { closeSync, constants as FS, fstatSync, fsync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants as FS, fdatasync, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { TyError } from '../core/errors.js';
 
@@ -58,7 +58,7 @@ interface Written {
  * N. Each append settles only after an fsync that began after its line was written (durable before it resolves).
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written
  * whole before it are still synced and resolved. An fsync that fails rejects the records it covered.
- * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync
+ * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync (fdatasync: the data and the size that makes it readable)
  * goes to the thread pool.
  */
 export class GroupAppender {
@@ -176,7 +176,8 @@ export class GroupAppender {
             const id = `${st.dev}:${st.ino}`;
             if (seen.has(id)) continue; // fsync flushes the file, whichever descriptor wrote to it
             seen.add(id);
-            await new Promise<void>((res, rej) => fsync(w.fd, (err) => (err ? rej(err) : res())));
+            // fdatasync: the appended bytes and the size that makes them readable, without an mtime-only journal write
+            await new Promise<void>((res, rej) => fdatasync(w.fd, (err) => (err ? rej(err) : res())));
           } catch (e) {
             failure = e;
           }

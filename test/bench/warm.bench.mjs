@@ -116,7 +116,7 @@ function treeMemory(pids) {
 }
 
 /** A small tool's work (JSON in and out, some string building), then idle; the child prints its compute time in ms. */
-const FLAG_WORK = "const t0=performance.now();let s=0;for(let i=0;i<40000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}process.stdout.write((performance.now()-t0).toFixed(2)+'\\n');setInterval(()=>{},1000)";
+const FLAG_WORK = "const t0=performance.now();let s=0;for(let i=0;i<20000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}const xs=[];for(let i=0;i<2e5;i++)xs.push({k:i%97,v:i*1.5});for(let r=0;r<10;r++)for(const x of xs)s+=x.k*x.v>1e3?1:0;process.stdout.write((performance.now()-t0).toFixed(2)+'\\n');setInterval(()=>{},1000)";
 
 /** RSS/PSS (MiB) and compute time (ms) of a plain node child started with `flags`: medians of `runs`. */
 async function flagProbe(flags, runs) {
@@ -217,13 +217,22 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     await throughput(plainFns, 400, 64);
     const ht = [];
     const pt = [];
+    const cpu = [];
+    const hostRound = async () => {
+      const c0 = process.cpuUsage();
+      ht.push(await throughput(hostFns, throughputCalls, 64));
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / throughputCalls / 1000); // ms of this process's CPU per call
+    };
     for (let r = 0; r < rounds; r++) {
-      if (r % 2) (ht.push(await throughput(hostFns, throughputCalls, 64)), pt.push(await throughput(plainFns, throughputCalls, 64)));
-      else (pt.push(await throughput(plainFns, throughputCalls, 64)), ht.push(await throughput(hostFns, throughputCalls, 64)));
+      if (r % 2) (await hostRound(), pt.push(await throughput(plainFns, throughputCalls, 64)));
+      else (pt.push(await throughput(plainFns, throughputCalls, 64)), await hostRound());
     }
     const hts = summary(ht);
     const pts = summary(pt);
     const tr = pairRatio(ht, pt);
+    const cs = summary(cpu);
+    rows.push({ name: 'host process CPU per call during the throughput rounds (user + system; its inverse is the ceiling of one host thread)', value: round(cs.median, 3), unit: 'ms', spread: spread(cs), baseline: 'ceiling: calls/s one fully busy host thread could do at that cost', baselineValue: Math.round(1 / cs.median * 1000) });
     rows.push({ name: 'throughput, 64 concurrent calls over 8 tools (8 retained sandboxes)', value: Math.round(hts.median), unit: 'calls/s', spread: spread(hts, pts, 0), baseline: '8 plain node children, the same calls over pipes, 64 in flight', baselineValue: Math.round(pts.median), ratio: round(hts.median / pts.median, 2), ratioSpread: `${tr.p25.toFixed(2)}–${tr.p75.toFixed(2)}`, target: '>= 0.8x' });
 
     // Memory: every process of the 8 sandbox trees (all descendants of this process but the plain children and the pipe child)
