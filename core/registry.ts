@@ -1,5 +1,4 @@
 // Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
-import { checkToolSource } from './source-check.js';
 import { ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
 import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
@@ -134,6 +133,8 @@ export class ToolRegistry {
    */
   async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean; updateAvailable: boolean; active?: string }> {
     const manifest = parseManifest(input);
+    // the parser (acorn) is loaded by the commands that install, not by every call
+    const { checkToolSource } = await import('./source-check.js');
     checkToolSource(manifest);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
     const out = await this.store.backend.withLock(OBJECTS_LOCK, async () => {

@@ -55,12 +55,13 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.files.filter((f) => f.includes('/node_modules/'))).toEqual([]);
   });
 
-  it('a tool that never fetches loads no fetch stack (undici) and zod without its locales other than English', async () => {
+  it('a tool that never fetches loads no fetch stack (undici), no install-time parser (acorn), and zod without its locales other than English', async () => {
     const r = await loadedModules(RUN);
     expect(r.code, r.stderr).toBe(0);
     const sources = bundledSources(r.files);
     expect(sources.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // the map is read: zod is there
     expect(sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
+    expect(sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
     expect(sources.filter((s) => /\/node_modules\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(s))).toEqual([]);
   });
 
