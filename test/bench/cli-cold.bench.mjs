@@ -113,7 +113,7 @@ export async function run({ runs = 15 } = {}) {
     );
     const prof = profileRuns({ root, runs: 3 });
     notes.push(...describe(prof).map((l) => `CPU profile now (test/bench/profile-run.mjs, node --cpu-prof of tycli run): ${l}`));
-    notes.push(...BEFORE.map((l) => `CPU profile before (commit 83bd0c1, same script with --root on that checkout): ${l}`));
+    notes.push(...BEFORE.map((l) => `CPU profile before (commit 83bd0c1, recorded with the same script and --root on that checkout): ${l}`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -121,13 +121,15 @@ export async function run({ runs = 15 } = {}) {
 }
 
 /**
- * The profile before the cold-path work (commit 83bd0c1's tree plus unrelated later commits, built, no bundle, undici and
- * zod's locales loaded eagerly), recorded with `node test/bench/profile-run.mjs --root <that checkout> --runs 5`.
+ * The profile before the cold-path work (commit 83bd0c1: no bundle, undici, acorn and zod's locales loaded by every run,
+ * the sandbox probe in every process), recorded on a loaded machine with
+ * `git worktree add /tmp/old 83bd0c1 && (cd /tmp/old && npm ci && npm run build) && node test/bench/profile-run.mjs --root /tmp/old --runs 5`;
+ * compare the shares (%), which the machine's load moves less than the milliseconds.
  */
 const BEFORE = [
-  "load average 8.31; wall 2307 ms (median of 5 profiled runs; profiling adds overhead); sampled 2060 ms: start-up to main() 162 ms, main() to exit 1710 ms (of which idle, waiting on the sandbox child and I/O, 373 ms); inside the module loader (resolve, compile, evaluate) 924 ms",
-  "self time by module group (median ms): node: built-ins 431.9; node: module loader 407.9; idle (waiting: sandbox child, I/O) 372.5; npm: zod 94.8; V8: garbage collector 67.6; V8: openFileHandle 35.8; tysandbox: dist/node 32.7; npm: undici 31.7; V8: (program) compile/parse/native 31.3; tysandbox: dist/node/os-sandbox 24.7; V8: internalModuleStat 19.8; npm: ipaddr.js 14.1; npm: re2js 13.3; tysandbox: dist/core 13.0; V8: lstat 11.9; V8: readFileUtf8 10.4; V8: fstat 10.3; V8: read 9.9; V8: parse 8.8; tysandbox: dist/node/cli 6.3",
-  "modules loaded (ES + CommonJS, node: built-ins excluded): 347 \u2014 npm: undici 111, npm: zod 95, tysandbox: dist/core 26, tysandbox: dist/node/cli 24, npm: diff 19, tysandbox: dist/node 18, npm: multiformats 14, npm: source-map-js 12, npm: @cfworker/json-schema 9, tysandbox: dist/protocol 4, tysandbox: dist/node/os-sandbox 4, npm: write-file-atomic 2, npm: ipaddr.js 2, npm: signal-exit 2, tysandbox: bin/tycli.mjs 1, npm: env-paths 1, npm: is-safe-filename 1, npm: re2js 1, npm: acorn 1",
+  "load average 11.59; wall 2340 ms (median of 5 profiled runs; profiling adds overhead); sampled 1946 ms: start-up to main() 276 ms, main() to exit 1679 ms (of which idle, waiting on the sandbox child and I/O, 393 ms); inside the module loader (resolve, compile, evaluate) 1206 ms",
+  "self time by module group (median ms, share of sampled time): node: built-ins 539.1 (28%); node: module loader 481.9 (25%); idle (waiting: sandbox child, I/O) 392.8 (20%); V8: garbage collector 145.7 (7%); npm: zod 106.9 (5%); npm: undici 46.6 (2%); tysandbox: dist/node 45.0 (2%); V8: openFileHandle 29.4 (2%); V8: (program) compile/parse/native 26.3 (1%); tysandbox: dist/core 15.5 (1%); V8: readFileUtf8 14.3 (1%); V8: internalModuleStat 13.5 (1%); tysandbox: dist/node/os-sandbox 8.0 (0%); V8: lstat 7.8 (0%); V8: parse 7.8 (0%); V8: close 7.3 (0%); npm: ipaddr.js 5.9 (0%); V8: fstat 5.8 (0%); V8: read 5.5 (0%); tysandbox: dist/node/cli 5.4 (0%)",
+  "modules loaded (ES + CommonJS, node: built-ins excluded): 347 — npm: undici 111, npm: zod 95, tysandbox: dist/core 26, tysandbox: dist/node/cli 24, npm: diff 19, tysandbox: dist/node 18, npm: multiformats 14, npm: source-map-js 12, npm: @cfworker/json-schema 9, tysandbox: dist/protocol 4, tysandbox: dist/node/os-sandbox 4, npm: write-file-atomic 2, npm: ipaddr.js 2, npm: signal-exit 2, tysandbox: bin/tycli.mjs 1, npm: env-paths 1, npm: is-safe-filename 1, npm: re2js 1, npm: acorn 1",
 ];
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await run(), null, 2));
