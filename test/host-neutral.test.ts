@@ -65,7 +65,7 @@ async function browserBundle(entry: string): Promise<{ ok: true; inputs: string[
 describe('core/mcp holds the MCP bridge and needs no Node', () => {
   const mcpFiles = files('core/mcp').filter((f) => f.endsWith('.ts'));
   it('the bridge, its upstream session, routes, sessions and transports live in core/mcp/', () => {
-    for (const f of ['bridge.ts', 'bridge-base.ts', 'bridge-calls.ts', 'bridge-routes.ts', 'upstream.ts', 'upstream-transport.ts', 'guarded-transport.ts', 'serve-session.ts', 'messages.ts', 'session-clock.ts', 'naming.ts', 'namespace.ts', 'args.ts', 'pool.ts', 'index.ts']) expect(mcpFiles).toContain(join('core/mcp', f));
+    for (const f of ['bridge.ts', 'bridge-base.ts', 'bridge-calls.ts', 'bridge-routes.ts', 'upstream.ts', 'upstream-options.ts', 'upstream-transport.ts', 'guarded-transport.ts', 'serve-session.ts', 'messages.ts', 'session-clock.ts', 'naming.ts', 'namespace.ts', 'args.ts', 'pool.ts', 'index.ts']) expect(mcpFiles).toContain(join('core/mcp', f));
   });
   it('no file under core/mcp/ imports node:*, a Node built-in or a Node-only package', () => {
     const bad = mcpFiles.flatMap((f) =>
