@@ -38,6 +38,11 @@
  * CallToolResult; refusals throw TyError with a stable code) after `bridge.newSessionId()`, and
  * `bridge.closeSession(sessionId)` / `bridge.close()` at the end. Header values given by `headers` stay in
  * the transport: they reach no question, log line or audit record.
+ *
+ * Protocol eras: each upstream session negotiates its revision (MCP 2026-07-28 via a `server/discover` probe,
+ * else the 2025-11-25 `initialize`; logged as `{"method":"connect","outcome":"protocol:..."}`). A connector
+ * whose transport reports `negotiation: 'legacy'` (`streamableHttpConnector({ negotiation: 'legacy' })`, as the
+ * browser's does: a page's CORS preflight refuses the 2026 headers of most servers) goes to the handshake at once.
  */
 export { McpBridge, type BridgeOptions } from './bridge.js';
 export { serveSession } from './serve-session.js';
