@@ -36,8 +36,11 @@ await build({
   chunkNames: '[name]-[hash]',
   // Packages with native binaries, wasm or files of their own found relative to themselves stay in node_modules.
   external: ['esbuild', 'pyodide', 'playwright-core', 'deno'],
-  // CommonJS dependencies bundled into ES modules call require() for node: built-ins.
-  banner: { js: "import { createRequire as __tyCreateRequire } from 'node:module'; const require = __tyCreateRequire(import.meta.url);" },
+  // CommonJS dependencies bundled into ES modules call require() for node: built-ins and read __filename/__dirname
+  // (write-file-atomic hashes __filename into its temp names): give every chunk module-scoped ones.
+  banner: {
+    js: "import { createRequire as __tyCreateRequire } from 'node:module'; import { fileURLToPath as __tyFileURLToPath } from 'node:url'; const require = __tyCreateRequire(import.meta.url); const __filename = __tyFileURLToPath(import.meta.url); const __dirname = __tyFileURLToPath(new URL('.', import.meta.url));",
+  },
   plugins: [zodEnglishOnly],
   legalComments: 'linked',
   // Source maps for tools that read them (test/bench/profile-run.mjs attributes profile time to the original modules);
