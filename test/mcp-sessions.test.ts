@@ -90,7 +90,9 @@ describe('MCP session limits', () => {
     const [s1, s2, s3] = [await session(b), await session(b), await session(b)];
     const p1 = info(s1.client);
     const p2 = info(s2.client);
-    await new Promise((r) => setTimeout(r, 50));
+    // both starts hold their places before the 3rd asks (a fixed sleep loses that race on a loaded machine)
+    for (let i = 0; i < 250 && b.pool.size < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(b.pool.size).toBe(2);
     expect(await stable(info(s3.client))).toBe('E_BUSY');
     const [i1, i2] = await Promise.all([p1, p2]);
     expect(i1.pgid).not.toBe(i2.pgid);
