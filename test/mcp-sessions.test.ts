@@ -85,16 +85,18 @@ describe('MCP session limits', () => {
   }, 30_000);
 
   it('at most 2 start at once: a 3rd still waiting when its wait runs out gets E_BUSY; the slow ones are kept', async () => {
-    await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['received'], env: { FX_INIT_DELAY: '800' } });
+    // initialize starts the servers behind the bridge (their instructions are relayed), so the starts happen there
+    await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['received'], env: { FX_INIT_DELAY: '3000' } });
     const b = makeBridge({ waitMs: 300 });
-    const [s1, s2, s3] = [await session(b), await session(b), await session(b)];
-    const p1 = info(s1.client);
-    const p2 = info(s2.client);
-    // both starts hold their places before the 3rd asks (a fixed sleep loses that race on a loaded machine)
+    const s1p = session(b);
+    const s2p = session(b);
     for (let i = 0; i < 250 && b.pool.size < 2; i++) await new Promise((r) => setTimeout(r, 20));
     expect(b.pool.size).toBe(2);
+    // the 3rd gets no place within its wait: initialize answers without that server, and a call is E_BUSY
+    const s3 = await session(b);
     expect(await stable(info(s3.client))).toBe('E_BUSY');
-    const [i1, i2] = await Promise.all([p1, p2]);
+    const [s1, s2] = await Promise.all([s1p, s2p]);
+    const [i1, i2] = await Promise.all([info(s1.client), info(s2.client)]);
     expect(i1.pgid).not.toBe(i2.pgid);
     // the slow-started sessions are kept for their next call
     expect((await info(s1.client)).pgid).toBe(i1.pgid);
