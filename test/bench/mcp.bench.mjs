@@ -1,6 +1,6 @@
 // Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy) over stdio, in both protocol eras (2025-11-25: server-everything; 2026-07-28: a 2.x SDK server and client); test side.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -98,7 +98,7 @@ function bareProxy(toServer, fromServer) {
 }
 
 /**
- * What one durable audit record costs on this disk: one line appended and fsync'd (as node/append.ts does for
+ * What one durable audit record costs on this disk: one line appended and fdatasync'd (as node/append.ts does for
  * every audit record), median of `n`, ms. Measured in the bench's temp home, on the same file system as the store.
  */
 function fsyncMs(dir, n = 200) {
@@ -108,7 +108,7 @@ function fsyncMs(dir, n = 200) {
     for (let i = 0; i < n; i++) {
       const t = performance.now();
       writeSync(fd, `{"probe":${i},"pad":"${'x'.repeat(300)}"}\n`);
-      fsyncSync(fd);
+      fdatasyncSync(fd);
       xs.push(performance.now() - t);
     }
   } finally {
@@ -169,7 +169,7 @@ function processVerdict(lat, direct, sync) {
   if (worst <= 1.3 * direct) return 'The process paths meet the 1.3x target.';
   const hop = lat.hopped - direct;
   const floor = lat.hopped + sync;
-  return `The process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms): their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x, of which the extra process's stdio round trip is ${hop.toFixed(2)} ms and the one fsync'd audit record every gated call waits for (durable before the answer; the intent record's fsync overlaps the call) ${sync.toFixed(2)} ms; the rest (${(worst - floor).toFixed(2)} ms) is the gate's and bridge's per-call work (rules, pause and decision records read, two audit records written, argument and result checks). Dropping the durable audit would be dropping a security layer, so the target is not met on a disk whose fsync costs this much.`;
+  return `The process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms): their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x, of which the extra process's stdio round trip is ${hop.toFixed(2)} ms and the one durable (fdatasync) audit record every gated call waits for (durable before the answer; the intent record's fsync overlaps the call) ${sync.toFixed(2)} ms; the rest (${(worst - floor).toFixed(2)} ms) is the gate's and bridge's per-call work (rules, pause and decision records read, two audit records written, argument and result checks). Dropping the durable audit would be dropping a security layer, so the target is not met on a disk whose fdatasync costs this much.`;
 }
 
 export async function run() {
@@ -255,8 +255,8 @@ export async function run() {
         { name: 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', value: +lat.proxy.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxy / d.latencyMs).toFixed(2), target: '<= 1.3x' },
         // the floor of the process paths: the extra stdio hop of a process of its own, plus one audit record made
         // durable after the result and before the answer (the intent record's fsync overlaps the call itself)
-        { name: 'floor of a gated process path: bare proxy process + one fsync\'d audit record per call', value: +(lat.hopped + sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +((lat.hopped + sync) / d.latencyMs).toFixed(2) },
-        { name: 'one audit record appended and fsync\'d on this disk (median of 200)', value: +sync.toFixed(3), unit: 'ms' },
+        { name: 'floor of a gated process path: bare proxy process + one durable (fdatasync) audit record per call', value: +(lat.hopped + sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +((lat.hopped + sync) / d.latencyMs).toFixed(2) },
+        { name: 'one audit record appended and made durable (fdatasync) on this disk (median of 200)', value: +sync.toFixed(3), unit: 'ms' },
         { name: '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', value: +latM.serve.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.serve / latM.direct).toFixed(2), target: '<= 1.3x' },
         { name: '2026-07-28: tools/call latency through `tycli mcp proxy modern`', value: +latM.proxy.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.proxy / latM.direct).toFixed(2), target: '<= 1.3x' },
         { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: '<= 1.3x' },
