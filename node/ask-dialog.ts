@@ -4,6 +4,7 @@ import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Answer, AskChannel, Question } from '../core/runtime.js';
 import { cliQuestionLines } from './cli/hints.js';
+import { formFieldLines, parseZenityForm, zenityFormArgs } from './ask-dialog-form.js';
 
 /** The only folders a dialog program is taken from; PATH is never searched (a folder on it may be writable by what asks). */
 export const DIALOG_DIRS: readonly string[] = ['/usr/bin', '/bin', '/usr/local/bin'];
@@ -280,6 +281,12 @@ export class DialogAskChannel implements AskChannel {
     return this.state().ok;
   }
 
+  /** Form questions (an MCP server's elicitation) are shown with zenity only (node/ask-dialog-form.ts); kdialog and osascript show yes/no questions. */
+  get forms(): boolean {
+    const s = this.state();
+    return s.ok && s.program.kind === 'zenity';
+  }
+
   whyNot(): string | undefined {
     const s = this.state();
     return s.ok ? undefined : s.why;
@@ -290,10 +297,12 @@ export class DialogAskChannel implements AskChannel {
     const s = this.state();
     if (!s.ok) return Promise.resolve(undefined);
     const { kind, path } = s.program;
+    const formArgs = q.form !== undefined && kind === 'zenity' ? zenityFormArgs(q, [...dialogLines(q), ...formFieldLines(q)], this.waitMs / 1000) : undefined;
+    if (q.form !== undefined && formArgs === undefined) return Promise.resolve(undefined);
     return new Promise<Answer | undefined>((resolve) => {
       let child: ChildProcess;
       try {
-        child = spawn(path, dialogArgs(kind, dialogLines(q), this.waitMs / 1000), { env: dialogEnv(this.env), cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+        child = spawn(path, formArgs ?? dialogArgs(kind, dialogLines(q), this.waitMs / 1000), { env: dialogEnv(this.env), cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
       } catch {
         resolve(undefined);
         return;
@@ -329,6 +338,12 @@ export class DialogAskChannel implements AskChannel {
       child.on('error', () => finish(undefined));
       child.on('close', (code, sig) => {
         if (killTimer) clearTimeout(killTimer);
+        if (formArgs !== undefined) {
+          // zenity --forms: OK prints the values (exit 0), Cancel or closing the window is exit 1 (a dismissal)
+          const values = code === 0 ? parseZenityForm(q, stdout) : undefined;
+          if (code === 0 && values === undefined) this.lastFailure = { code, signal: sig, stderr };
+          return finish(values !== undefined ? { allow: true, scope: 'once', channel: this.name, values } : code === 1 ? { allow: false, scope: 'once', channel: this.name, dismissed: true } : undefined);
+        }
         const v = dialogVerdict(kind, code, stdout);
         if (v === undefined && !settled) this.lastFailure = { code, signal: sig, stderr };
         finish(v === undefined ? undefined : { allow: v === 'allow', scope: 'once', channel: this.name });
