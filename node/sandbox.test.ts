@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
+import { NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, semiSpaceMb, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
 import { TyError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
@@ -248,6 +248,8 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
       expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(runnerFiles(engine).map((f) => `--allow-fs-read=${f}`));
       expect(s.args.some((a) => a === '--permission' || a === '--experimental-permission')).toBe(true);
       expect(s.args.some((a) => /^--allow-(child-process|worker|addons|wasi)/.test(a))).toBe(false);
+      expect(s.args).toContain(`--max-semi-space-size=${semiSpaceMb(DEFAULT_LIMITS.memoryMb)}`); // 4 MiB at the default 256 MiB heap
+      expect([semiSpaceMb(16), semiSpaceMb(256), semiSpaceMb(2048)]).toEqual([1, 4, 16]);
       expect(s.args).toContain(`--max-old-space-size=${DEFAULT_LIMITS.memoryMb}`);
     } else {
       expect(Object.keys(s.env).sort()).toEqual(['DENO_DIR', 'DENO_NO_UPDATE_CHECK', 'NO_COLOR']);
