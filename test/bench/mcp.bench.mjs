@@ -161,6 +161,14 @@ async function throughput(direct, bridged) {
 }
 
 /**
+ * The least a gated call through a process of its own can take here (core/gate.ts run): the intent record's fdatasync
+ * runs while the call is forwarded and is awaited before the answer, then the completion record is made durable too.
+ */
+function processFloor(hopped, sync) {
+  return Math.max(hopped, sync) + sync;
+}
+
+/**
  * The process paths against the 1.3x target, in words: met, or not met with the measured floor and what it is made
  * of (the extra process's stdio round trip and the durable audit record of every gated call).
  */
@@ -168,8 +176,8 @@ function processVerdict(lat, direct, sync) {
   const worst = Math.max(lat.serve, lat.proxy);
   if (worst <= 1.3 * direct) return 'The process paths meet the 1.3x target.';
   const hop = lat.hopped - direct;
-  const floor = lat.hopped + sync;
-  return `The process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms): their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x, of which the extra process's stdio round trip is ${hop.toFixed(2)} ms and the one durable (fdatasync) audit record every gated call waits for (durable before the answer; the intent record's fsync overlaps the call) ${sync.toFixed(2)} ms; the rest (${(worst - floor).toFixed(2)} ms) is the gate's and bridge's per-call work (rules, pause and decision records read, two audit records written, argument and result checks). Dropping the durable audit would be dropping a security layer, so the target is not met on a disk whose fdatasync costs this much.`;
+  const floor = processFloor(lat.hopped, sync);
+  return `The process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms): their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x, made of the call through one more process (${lat.hopped.toFixed(2)} ms, its stdio round trip ${hop.toFixed(2)} ms of it) overlapped with the intent audit record's fdatasync (${sync.toFixed(2)} ms, begun before the call is forwarded and awaited before the answer), then the completion record's fdatasync (${sync.toFixed(2)} ms) the answer waits for; the rest (${(worst - floor).toFixed(2)} ms) is the gate's and bridge's per-call work (rules, pause and decision records read, two audit records written, argument and result checks). Dropping the durable audit would be dropping a security layer, so the target is not met on a disk whose fdatasync costs this much.`;
 }
 
 export async function run() {
@@ -253,9 +261,9 @@ export async function run() {
         { name: 'tools/call latency, bridge over the bare proxy', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'bare line-forwarding proxy', baselineValue: +lat.proxied.toFixed(3), ratio: +(b.latencyMs / lat.proxied).toFixed(2) },
         { name: 'tools/call latency through `tycli mcp serve` (process over stdio, full gate and audit)', value: +lat.serve.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.serve / d.latencyMs).toFixed(2), target: '<= 1.3x' },
         { name: 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', value: +lat.proxy.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxy / d.latencyMs).toFixed(2), target: '<= 1.3x' },
-        // the floor of the process paths: the extra stdio hop of a process of its own, plus one audit record made
-        // durable after the result and before the answer (the intent record's fsync overlaps the call itself)
-        { name: 'floor of a gated process path: bare proxy process + one durable (fdatasync) audit record per call', value: +(lat.hopped + sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +((lat.hopped + sync) / d.latencyMs).toFixed(2) },
+        // the floor of the process paths: the call through a process of its own overlapped with the intent record's
+        // fdatasync, then the completion record's (processFloor)
+        { name: 'floor of a gated process path: max(bare proxy process, intent record fdatasync) + completion record fdatasync', value: +processFloor(lat.hopped, sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(processFloor(lat.hopped, sync) / d.latencyMs).toFixed(2) },
         { name: 'one audit record appended and made durable (fdatasync) on this disk (median of 200)', value: +sync.toFixed(3), unit: 'ms' },
         { name: '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', value: +latM.serve.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.serve / latM.direct).toFixed(2), target: '<= 1.3x' },
         { name: '2026-07-28: tools/call latency through `tycli mcp proxy modern`', value: +latM.proxy.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.proxy / latM.direct).toFixed(2), target: '<= 1.3x' },
