@@ -10,7 +10,8 @@ import { pairRatio, spread, summary } from './stats.mjs';
 const round = (x, d = 3) => Number(x.toFixed(d));
 
 async function load() {
-  return import('../../dist/node/host.js');
+  const [host, sandbox, runtime, append] = await Promise.all([import('../../dist/node/host.js'), import('../../dist/node/sandbox.js'), import('../../dist/core/runtime.js'), import('../../dist/node/append.js')]);
+  return { ...host, ...sandbox, ...runtime, ...append };
 }
 
 /** A tool that answers with a small summary of its arguments, so the result stays small whatever the input. */
@@ -179,19 +180,44 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
       await call('warm0', kb1);
       await echo.call(kb1);
     }
-    // 1 KB: host call and bare pipe round trip, paired call by call (order alternating)
+    // The floor parts, measured alongside: the same sandbox round trip without the host (a runtime instance, no OS
+    // wrapper: bubblewrap does not change a warm call, test/bench/isolation.bench.mjs) and one group-committed audit line.
+    const rt = new mod.NodeSandboxRuntime({ engine: 'node' });
+    const m0 = manifest('floor');
+    const inst = await rt.start({ revision: 'bfloor', manifest: m0, limits: { ...mod.DEFAULT_LIMITS } });
+    const callOpts = { signal: new AbortController().signal, onCapability: async () => { throw new Error('none'); }, limits: { ...mod.DEFAULT_LIMITS } };
+    const appender = new mod.GroupAppender(join(home, 'floor.log'));
+    const line = JSON.stringify({ v: 1, time: new Date().toISOString(), principal: 'cli:user', tool: 'warm0', revision: 'b'.repeat(59), kind: 'tool', decision: 'allow', rule: 'mode default', list: 'mode', scope: 'default', durationMs: 0.5, outcome: 'ok', call: 'c'.repeat(36) });
+    for (let i = 0; i < 50; i++) (await inst.call(kb1, callOpts), await appender.append(line));
+    // 1 KB: host call and bare pipe round trip, paired call by call (order alternating), the floor parts in turn
     const h = [];
     const p = [];
+    const sb = [];
+    const fs = [];
     for (let i = 0; i < warmCalls; i++) {
       const a = async () => { const t0 = performance.now(); await call('warm0', kb1); h.push(performance.now() - t0); };
       const b = async () => { const t0 = performance.now(); await echo.call(kb1); p.push(performance.now() - t0); };
       if (i % 2) (await a(), await b());
       else (await b(), await a());
+      let t0 = performance.now();
+      await inst.call(kb1, callOpts);
+      sb.push(performance.now() - t0);
+      t0 = performance.now();
+      await appender.append(line);
+      fs.push(performance.now() - t0);
     }
+    await inst.destroy('bench');
     const hs = summary(h);
     const ps = summary(p);
     const pr = pairRatio(h, p);
     rows.push({ name: 'host warm call, 1 KB of arguments (invoker.invoke: resolve, validate, gate, audit, sandbox round trip)', value: round(hs.median), unit: 'ms', spread: spread(hs, ps), baseline: 'NDJSON round trip to a plain node child over a pipe (same 1 KB, parsed, small answer)', baselineValue: round(ps.median), ratio: round(hs.median / ps.median, 2), ratioSpread: `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`, target: '<= 5x' });
+
+    const sbs = summary(sb);
+    const fss = summary(fs);
+    const floor = sbs.median + fss.median;
+    rows.push({ name: 'floor part: the same 1 KB call on a sandbox without the host (runtime instance round trip)', value: round(sbs.median), unit: 'ms', spread: spread(sbs, ps), baseline: 'NDJSON round trip to a plain node child', baselineValue: round(ps.median), ratio: round(sbs.median / ps.median, 2) });
+    rows.push({ name: 'floor part: one audit line appended and fdatasync\'d alone (the completion record, which the answer waits for)', value: round(fss.median), unit: 'ms', spread: spread(fss), baseline: 'NDJSON round trip to a plain node child', baselineValue: round(ps.median), ratio: round(fss.median / ps.median, 2) });
+    rows.push({ name: 'floor of a host warm call: sandbox round trip + one synced audit line (the host work itself excluded)', value: round(floor), unit: 'ms', baseline: 'NDJSON round trip to a plain node child', baselineValue: round(ps.median), ratio: round(floor / ps.median, 2) });
 
     // 1 MB: host call vs JSON-serializing and piping 1 MB once
     for (let i = 0; i < 5; i++) (await call('warm0', mb1), await once.send(mb1));
