@@ -128,6 +128,8 @@ describe('elicitation answered by a person through mcp proxy', () => {
     const recs = await auditRecords();
     expect(recs.map((r) => (r.elicit as { action: string }).action)).toEqual(['accept', 'decline']);
     expect(recs[0]).toMatchObject({ tool: 'asker', target: 'asker', rule: 'mcp-elicit(asker)', channel: 'questions', elicit: { fields: ['name', 'age', 'subscribe', 'color', 'api_token'], secret: ['api_token'] } });
+    // the request log is written in batches: complete once the proxy has stopped
+    await client.close();
     const trail = JSON.stringify(await run('--json', 'audit')) + (await readFile(join(home, 'state', 'mcp-requests.log'), 'utf8'));
     expect(trail).not.toContain(SECRET);
     expect(trail).not.toContain('Ada');

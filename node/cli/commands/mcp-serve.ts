@@ -90,20 +90,26 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, external, principal, gate });
     await mkdir(paths.state, { recursive: true, mode: 0o700 });
     const logFile = join(paths.state, 'mcp-requests.log');
-    // request log lines are written off the call's path: those of one turn of the event loop in one append
+    // request log lines are written off the call's path, batched: at most every 100 ms (or 256 lines) one append
+    // (a diagnostic log; the audit trail is the durable record), the rest written when the bridge stops
     let chain = Promise.resolve();
     let pending: string[] = [];
+    let flushTimer: ReturnType<typeof setTimeout> | undefined;
+    const flushLog = (): void => {
+      if (flushTimer !== undefined) clearTimeout(flushTimer);
+      flushTimer = undefined;
+      if (pending.length === 0) return;
+      const lines = pending;
+      pending = [];
+      chain = chain.then(() => appendLine(logFile, lines.join('\n'), { sync: false })).catch(() => undefined);
+    };
     const log = (line: string): void => {
       pending.push(`${new Date().toISOString()} ${client} ${line.replace(/[\r\n]/g, ' ')}`);
-      if (pending.length > 1) return;
-      chain = chain
-        .then(() => new Promise<void>((r) => setImmediate(r)))
-        .then(() => {
-          const lines = pending;
-          pending = [];
-          return appendLine(logFile, lines.join('\n'), { sync: false });
-        })
-        .catch(() => undefined);
+      if (pending.length >= 256) flushLog();
+      else if (flushTimer === undefined) {
+        flushTimer = setTimeout(flushLog, 100);
+        flushTimer.unref?.();
+      }
     };
     const entry = process.argv[1] ?? '';
     const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
@@ -135,6 +141,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
       await bridge.close();
       await external.close();
       await host.close();
+      flushLog();
       await chain;
     }
     return 0;
