@@ -87,7 +87,8 @@ export class StoreDecisions implements DecisionStore {
     const keys = revision !== undefined ? [storeKeyFor(revision)] : await this.store.backend.list(StoreDecisions.NS);
     const out: StoredDecision[] = [];
     for (const k of keys) {
-      const r = await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
+      // one revision's record is read on every call: kept in memory while its stamp holds (a revoke by any process is seen at once)
+      const r = revision !== undefined ? await this.store.getJsonFresh<DecisionRecord>(StoreDecisions.NS, k) : await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
       if (!r || typeof r.revision !== 'string' || storeKeyFor(r.revision) !== k || !Array.isArray(r.decisions)) continue;
       if (revision !== undefined && r.revision !== revision) continue;
       out.push(...r.decisions.filter((d) => d && d.revision === r.revision));

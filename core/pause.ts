@@ -76,7 +76,8 @@ export class PauseTracker {
 
   /** The pause on `tool`, or undefined when its calls may proceed. */
   async paused(tool: string): Promise<PausedTool | undefined> {
-    const r = await this.store.getJson<PauseRecord>(NS, pauseKey(tool));
+    // read on every call: kept in memory while the record's stamp holds (a pause set by any process is seen at once)
+    const r = await this.store.getJsonFresh<PauseRecord>(NS, pauseKey(tool));
     return r?.paused && this.#inForce(r.paused) ? this.#view(tool, r.paused) : undefined;
   }
 

@@ -28,6 +28,23 @@ export interface StoreBackend {
   readLog(log: string): Promise<string[]>;
   /** Run `fn` holding an exclusive lock named `name`, across processes where the host has several. */
   withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Optional: a cheap synchronous stamp of an entry as it is now (any process's write changes it), `absent` when
+   * there is none, or undefined when the host cannot vouch for it (then the entry is read). Lets
+   * {@link Store.getJsonFresh} keep records in memory without missing another process's change.
+   */
+  stamp?(ns: string, key: string): string | undefined;
+}
+
+/** Most records {@link Store.getJsonFresh} keeps in memory per Store. */
+const FRESH_MAX = 512;
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as Record<string, unknown>)) deepFreeze(x);
+  }
+  return v;
 }
 
 export const KEY_RE = /^[A-Za-z0-9._@:-]{1,200}$/;
@@ -46,6 +63,7 @@ const enc = new TextEncoder();
  * (E_INTEGRITY on mismatch), JSON records, JSON Lines logs.
  */
 export class Store {
+  readonly #fresh = new Map<string, { stamp: string; value: unknown }>();
   constructor(readonly backend: StoreBackend) {}
 
   /**
@@ -87,6 +105,34 @@ export class Store {
     } catch {
       throw new TyError('E_STORE', `store record ${ns}/${key} is not valid JSON`);
     }
+  }
+
+  /**
+   * getJson for records read on every call (pause state, permanent decisions): kept in memory (deep-frozen: never
+   * mutate it) while the backend's {@link StoreBackend.stamp} of the entry is unchanged, so a write by any process
+   * is seen at the next read; a backend without stamps (or one that cannot vouch for an entry) is read every time.
+   */
+  async getJsonFresh<T>(ns: string, key: string): Promise<T | undefined> {
+    const stamp = this.backend.stamp?.(ns, key);
+    const id = `${ns}/${key}`;
+    if (stamp === undefined) {
+      this.#fresh.delete(id);
+      return this.getJson<T>(ns, key);
+    }
+    if (stamp === 'absent') {
+      this.#fresh.delete(id);
+      return undefined;
+    }
+    const hit = this.#fresh.get(id);
+    if (hit !== undefined && hit.stamp === stamp) return hit.value as T;
+    const value = deepFreeze(await this.getJson<T>(ns, key));
+    // kept only when nothing changed while it was read
+    if (value !== undefined && this.backend.stamp?.(ns, key) === stamp) {
+      this.#fresh.delete(id);
+      if (this.#fresh.size >= FRESH_MAX) this.#fresh.delete(this.#fresh.keys().next().value as string);
+      this.#fresh.set(id, { stamp, value });
+    }
+    return value;
   }
 
   async putJson(ns: string, key: string, value: unknown): Promise<void> {

@@ -59,7 +59,7 @@ interface Written {
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written
  * whole before it are still synced and resolved. An fsync that fails rejects the records it covered.
  * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync (fdatasync: the data and the size that makes it readable)
- * goes to the thread pool.
+ * goes to the thread pool, handed over once the current turn's continuations ran (setImmediate).
  */
 export class GroupAppender {
   #queue: Pending[] = [];
@@ -164,6 +164,9 @@ export class GroupAppender {
   async #sync(): Promise<void> {
     this.#syncing = true;
     try {
+      // handing the fsync to the thread pool costs a thread wake-up: let this turn's continuations (a gated call
+      // forwarding its request while its intent record syncs) run first
+      await new Promise<void>((r) => setImmediate(r));
       while (this.#unsynced.length > 0) {
         const group = this.#unsynced;
         this.#unsynced = [];

@@ -1,6 +1,6 @@
 // File-system StoreBackend for the CLI: atomic files, append-only logs, cross-process locks; Node host, trusted side.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants as FS, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants as FS, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../core/errors.js';
@@ -59,6 +59,8 @@ class Slots {
 
 /** Records up to this size are read synchronously (open, fstat, read, close on the calling thread). */
 const SYNC_READ_BYTES = 64 * 1024;
+/** An entry changed this recently (ns) is not vouched for by its stamp (FileStoreBackend.stamp). */
+const RACY_NS = 2_000_000_000n;
 
 /**
  * The bytes of a small file read synchronously, or undefined when it is larger than SYNC_READ_BYTES (the caller
@@ -145,6 +147,27 @@ export class FileStoreBackend implements StoreBackend {
       if (isErrno(e, 'ENOENT')) return undefined;
       throw new TyError('E_STORE', `cannot read store entry ${ns}/${key}: ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * See StoreBackend.stamp: `dev:ino:size:mtime:ctime` (ns) of the entry's file, `absent` when there is none; undefined
+   * for a file changed within the last RACY_MS (its timestamps are coarser than writes can follow each other, so a
+   * rewrite of the same size could keep the stamp: such an entry is read, as git treats racily clean files).
+   * Every write replaces the file (rename: a new inode) or removes it, so any change moves the stamp.
+   */
+  stamp(ns: string, key: string): string | undefined {
+    checkKey(ns, key);
+    let st;
+    try {
+      st = statSync(join(this.root, ns, key), { bigint: true, throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+    if (st === undefined) return 'absent';
+    if (!st.isFile()) return undefined;
+    const now = BigInt(Date.now()) * 1_000_000n;
+    if (now - st.mtimeNs < RACY_NS || now - st.ctimeNs < RACY_NS) return undefined;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   }
 
   async put(ns: string, key: string, bytes: Uint8Array): Promise<void> {

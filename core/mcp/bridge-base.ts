@@ -208,11 +208,14 @@ export class BridgeBase {
     if (memory !== undefined) {
       const prev = await memory.get(dkind, target).catch(() => undefined);
       if (prev !== undefined && prev.hash !== hash) changed = describeChange(dkind, prev.snapshot, definitionSnapshot(dkind, body), { before: prev.hash, after: hash });
-      const run = execute;
-      execute = async () => {
-        await memory.put({ target, kind: dkind, hash, snapshot: definitionSnapshot(dkind, body), at: Date.now() }).catch(() => undefined);
-        return run();
-      };
+      // remembered once per new hash (the snapshot is built only then, not on every call)
+      if (prev?.hash !== hash) {
+        const run = execute;
+        execute = async () => {
+          await memory.put({ target, kind: dkind, hash, snapshot: definitionSnapshot(dkind, body), at: Date.now() }).catch(() => undefined);
+          return run();
+        };
+      }
     }
     if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
     if (what.hints !== undefined) req.hints = what.hints;
