@@ -55,11 +55,7 @@ export class BridgeCalls extends BridgeBase {
       if (outcome === 'refused' || outcome === 'forwarded') outcome = result.isError ? 'tool-error' : 'ok';
       return result;
     } catch (e) {
-      if (outcome === 'refused') {
-        const code = toTyError(e, 'E_MCP').code;
-        outcome = `refused:${code}`;
-        if (!byGate) await this.countRefusal(offered, code);
-      } else outcome = 'failed';
+      outcome = await this.failedOutcome(e, outcome, byGate, offered);
       throw e;
     } finally {
       this.log(server, 'tools/call', tool, outcome);
@@ -133,15 +129,22 @@ export class BridgeCalls extends BridgeBase {
       }
       return withFeedback({ content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) }, feedback);
     } catch (e) {
-      if (outcome === 'refused') {
-        const code = toTyError(e, 'E_MCP').code;
-        outcome = `refused:${code}`;
-        if (!byGate) await this.countRefusal(offered, code);
-      } else outcome = 'failed';
+      outcome = await this.failedOutcome(e, outcome, byGate, offered);
       throw e;
     } finally {
       this.log(nsName, 'tools/call', actionName, outcome);
     }
+  }
+
+  /**
+   * The logged outcome of a call that threw: `refused:CODE` while it was still being checked (a refusal the gate did
+   * not count is counted here), `failed` once it had been forwarded.
+   */
+  private async failedOutcome(e: unknown, outcome: string, byGate: boolean, offered: string): Promise<string> {
+    if (outcome !== 'refused') return 'failed';
+    const code = toTyError(e, 'E_MCP').code;
+    if (!byGate) await this.countRefusal(offered, code);
+    return `refused:${code}`;
   }
 
   /** The offered tools of every namespace (a namespace named like a server is skipped). */
@@ -179,5 +182,4 @@ export class BridgeCalls extends BridgeBase {
       annotations: { readOnlyHint: a.access === 'read' },
     };
   }
-
 }
