@@ -1,7 +1,7 @@
 // The chat app in Chromium against a scripted OpenAI-compatible streaming server: JS tools, parallel calls, bad calls, round limit, Stop, the key; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
-import { addTool, configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
+import { addTool, configure, dumpIndexedDb, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
 
 let env: AppEnv;
 const models: ScriptedModel[] = [];
@@ -63,30 +63,7 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     expect(withKey.length).toBeGreaterThanOrEqual(2);
     for (const w of withKey) expect(w).toEqual({ url: `${m.url}/chat/completions`, viaHeader: true });
     // Nothing the host keeps (tasks, audit, grants, tool storage) holds the key; only the app's key store does.
-    const where = await page.evaluate(async (key) => {
-      const dump = (name: string) =>
-        new Promise<string[]>((resolve, reject) => {
-          const open = indexedDB.open(name);
-          open.onerror = () => reject(open.error);
-          open.onsuccess = () => {
-            const db = open.result;
-            const found: string[] = [];
-            const tx = db.transaction([...db.objectStoreNames], 'readonly');
-            for (const s of db.objectStoreNames) {
-              const req = tx.objectStore(s).openCursor();
-              req.onsuccess = () => {
-                const c = req.result;
-                if (!c) return;
-                const v = c.value instanceof Uint8Array ? new TextDecoder().decode(c.value) : JSON.stringify(c.value);
-                if (v.includes(key)) found.push(`${name}/${s}`);
-                c.continue();
-              };
-            }
-            tx.oncomplete = () => resolve(found);
-          };
-        });
-      return [...(await dump('tysandbox')), ...(await dump('tysandbox-app'))];
-    }, KEY);
+    const where = (await dumpIndexedDb(page, ['tysandbox', 'tysandbox-app'])).filter((r) => r.text.includes(KEY)).map((r) => `${r.db}/${r.store}`);
     expect(where).toEqual(['tysandbox-app/keys']);
     expect(errors.filter((e) => /Content Security Policy|pageerror/.test(e))).toEqual([]);
     await expect(violations()).resolves.toEqual([]);

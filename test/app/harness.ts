@@ -129,3 +129,43 @@ export function lastToolMessages(body: { messages: { role: string; content: unkn
   for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === 'tool'; i--) out.unshift(body.messages[i]!);
   return out;
 }
+
+/** One IndexedDB record as the page holds it: bytes (or a `{ bytes }` record) decoded as UTF-8, anything else as JSON. */
+export interface StoredRecord {
+  db: string;
+  store: string;
+  key: string;
+  text: string;
+}
+
+/** Every record of every object store of the databases `names`, read inside the page. */
+export async function dumpIndexedDb(page: Page, names: string[]): Promise<StoredRecord[]> {
+  return page.evaluate(async (dbNames) => {
+    const dump = (name: string) =>
+      new Promise<StoredRecord[]>((resolve, reject) => {
+        const open = indexedDB.open(name);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const out: StoredRecord[] = [];
+          const tx = db.transaction([...db.objectStoreNames], 'readonly');
+          for (const store of db.objectStoreNames) {
+            const req = tx.objectStore(store).openCursor();
+            req.onsuccess = () => {
+              const c = req.result;
+              if (!c) return;
+              const v = c.value;
+              const bytes = v instanceof Uint8Array ? v : v?.bytes instanceof Uint8Array ? (v.bytes as Uint8Array) : undefined;
+              out.push({ db: name, store, key: String(c.key), text: bytes ? new TextDecoder().decode(bytes) : JSON.stringify(v) });
+              c.continue();
+            };
+          }
+          tx.oncomplete = () => resolve(out);
+          tx.onerror = () => reject(tx.error);
+        };
+      });
+    const all: StoredRecord[] = [];
+    for (const n of dbNames) all.push(...(await dump(n)));
+    return all;
+  }, names);
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
-import { addTool, configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, type AppEnv } from './harness.js';
+import { addTool, configure, dumpIndexedDb, haveChromium, idle, lastToolMessages, openApp, send, startEnv, type AppEnv } from './harness.js';
 
 let env: AppEnv;
 const models: ScriptedModel[] = [];
@@ -67,31 +67,7 @@ describe.skipIf(!haveChromium)('chat app: tool settings', () => {
     await idle(page);
 
     // The settings revision was pinned into the call's task, and the audit trail has the change.
-    const host = await page.evaluate(async () => {
-      const dump = (name: string) =>
-        new Promise<string[]>((resolve, reject) => {
-          const open = indexedDB.open(name);
-          open.onerror = () => reject(open.error);
-          open.onsuccess = () => {
-            const db = open.result;
-            const out: string[] = [];
-            const tx = db.transaction([...db.objectStoreNames], 'readonly');
-            for (const s of db.objectStoreNames) {
-              const req = tx.objectStore(s).openCursor();
-              req.onsuccess = () => {
-                const c = req.result;
-                if (!c) return;
-                const v = c.value;
-                out.push(`${s} ${String(c.key)} ${v instanceof Uint8Array || v?.bytes instanceof Uint8Array ? new TextDecoder().decode(v instanceof Uint8Array ? v : v.bytes) : JSON.stringify(v)}`);
-                c.continue();
-              };
-            }
-            tx.oncomplete = () => resolve(out);
-            tx.onerror = () => reject(tx.error);
-          };
-        });
-      return (await dump('tysandbox')).join('\n');
-    });
+    const host = (await dumpIndexedDb(page, ['tysandbox'])).map((r) => `${r.store} ${r.key} ${r.text}`).join('\n');
     const pinned = /"type":"functioncall"[^\n]*"settingsRevision":"(b[a-z2-7]+)"/.exec(host.replace(/\\"/g, '"'));
     expect(pinned, 'a function-call task with settingsRevision').not.toBeNull();
     expect(host.replace(/\\"/g, '"')).toContain(`"kind":"settings"`);
