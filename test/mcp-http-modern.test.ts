@@ -123,6 +123,24 @@ describe('mcp serve --http, 2026-07-28', () => {
     expect(JSON.stringify(asked.json)).not.toContain('type your password');
     expect(asked.json?.error ?? (asked.json?.result as { isError?: boolean } | undefined)?.isError).toBeTruthy();
   }, 60_000);
+
+  it('argument cases of the shared message file hold per stateless request: unlisted fields (bogusProp, __proto__) and missing arguments are tool errors naming the field, before approval and before forwarding', async () => {
+    const text = (r: { json: Record<string, unknown> | undefined }) => JSON.stringify(r.json?.result ?? r.json?.error);
+    const isError = (r: { json: Record<string, unknown> | undefined }) => (r.json?.result as { isError?: boolean } | undefined)?.isError;
+    const bogus = await post(call('ev__echo', { message: 'a', bogusProp: 1 }), std('tools/call', 'ev__echo'));
+    expect(isError(bogus)).toBe(true);
+    expect(text(bogus)).toContain('bogusProp');
+    // an own "__proto__" key, as a raw JSON body carries it
+    const proto = await post(call('ev__echo', JSON.parse('{"message":"a","__proto__":{"polluted":true}}') as Record<string, unknown>), std('tools/call', 'ev__echo'));
+    // refused where the request is read (before any tool lookup): -32602 naming the field
+    expect(proto.json?.error).toMatchObject({ code: -32602, data: { code: 'E_INVALID_ARGS' } });
+    expect(text(proto)).toContain('arguments.__proto__');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const missing = await post(call('ev__echo', {}), std('tools/call', 'ev__echo'));
+    expect(isError(missing)).toBe(true);
+    expect(text(missing)).toContain('message');
+    expect(gate.requests).toEqual([]);
+  }, 60_000);
 });
 
 describe('standard header checks (core)', () => {
