@@ -108,6 +108,14 @@ describe('tycli tool settings', () => {
     const other = await tycli(['--home', h, 'tool', 'settings', 'conv', '--from', `other@${r1.slice(9, 21)}`]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('names the tool "other", not "conv"');
+    // The tool name instead of a revision, and the revision being changed itself: usage errors that say so.
+    const byName = await tycli(['--home', h, 'tool', 'settings', 'conv', '--from', 'conv']);
+    expect(byName.code).toBe(2);
+    expect(byName.stderr).toMatch(/E_USAGE.*--from takes a revision of conv.*not the tool name.*tycli tool list --revisions/);
+    const self = await tycli(['--home', h, 'tool', 'settings', 'conv', '--from', r2.slice(9, 21)]);
+    expect(self.code).toBe(2);
+    expect(self.stderr).toMatch(/E_USAGE.*is the revision being changed/);
+    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'settings', 'conv']))).toMatchObject({ revision: r2, settingsRevision: null });
 
     const carried = oneLine(await tycli(['--home', h, '--json', 'tool', 'settings', 'conv', '--from', r1.slice(9, 21), '--set', 'digits=3']));
     expect(carried).toMatchObject({ ok: true, revision: r2, values: { units: 'imperial', digits: 3 } });

@@ -86,7 +86,13 @@ With --json: {"ok":true,"name","revision","settingsRevision","values","effective
         set[key] = settingValue(schema, key, spec.slice(eq + 1));
       }
       for (const k of unsets) if (Object.prototype.hasOwnProperty.call(set, k)) usage(`--set and --unset both name "${k.slice(0, 64)}"`);
+      if (from !== undefined && from === tool.name) {
+        usage(`--from takes a revision of ${tool.name} (a revision id, a unique prefix of at least 8 characters, or ${tool.name}@REV), not the tool name; list them with: tycli tool list --revisions`);
+      }
       const fromTool = from === undefined ? undefined : await host.registry.resolve(`${tool.name}@${revisionArg(tool.name, from, '--from')}`);
+      if (fromTool && fromTool.revision === tool.revision) {
+        usage(`--from ${shortId(fromTool.revision)} is the revision being changed (${tool.name}@${shortId(tool.revision)}); --from copies the settings of another revision of ${tool.name}`);
+      }
       const r = await host.settings.update(tool, { set, unset: unsets, ...(fromTool ? { from: fromTool } : {}) }, { principal: 'cli:user', via: 'tycli tool settings' });
       if (ctx.globals.json) {
         outJson(ctx, { ok: true, name: tool.name, revision: tool.revision, settingsRevision: r.settingsRevision, previous: r.previous ?? null, changed: r.changed, values: r.values, effective: r.effective });
