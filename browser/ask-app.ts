@@ -15,7 +15,7 @@ export interface ApprovalQuestion {
   id: string;
   /** Tool name. */
   tool: string;
-  /** Full revision id (a CID) and its short form for display (12 characters and an ellipsis). */
+  /** Full revision id (a CID) and its short id for display (12 digest characters after the CID head, as the CLI prints; an `mcp:SERVER` revision whole). */
   revision: string;
   revisionShort: string;
   /** `tool` (run the tool) or the capability asked for: fetch, storage, secret, mcp, popup, ... */

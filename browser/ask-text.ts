@@ -1,8 +1,9 @@
 // Plain-language text of a permission question for people in the browser (no command-line flags, no "principal"), every field sanitized; browser host, trusted side.
 import type { Question } from '../core/runtime.js';
 import { renderQuestion, sanitizeForDisplay, sanitizeInline } from '../core/text.js';
+import { shortId } from '../core/revisions.js';
 
-/** How many characters of a revision id are shown before it is expanded. */
+/** How many digest characters of a revision id (after the CID head, core/revisions.ts shortId) are shown before it is expanded. */
 export const SHORT_REVISION_CHARS = 12;
 
 /** The text one approval shows, every string already sanitized (core/text.ts) and meant to be set as text. */
@@ -94,5 +95,5 @@ export function plainQuestion(question: Question): PlainQuestion {
   if (!f.rememberable) lines.push('Your settings ask about this every time, so the answer is for this call only.');
   const preview = (f.preview ?? []).flatMap((l) => sanitizeForDisplay(l));
   const full = sanitizeInline(f.revision);
-  return { title, lines, preview, revision: { short: full.length > SHORT_REVISION_CHARS ? `${full.slice(0, SHORT_REVISION_CHARS)}…` : full, full } };
+  return { title, lines, preview, revision: { short: shortId(full, SHORT_REVISION_CHARS), full } };
 }

@@ -40,6 +40,10 @@ describe('audit', () => {
     const later = await log.read({ since: Date.parse('2026-01-01T12:00:00Z') });
     expect(later.entries.map((e) => e.decision)).toEqual(['deny']);
     expect(formatAuditRecord(later.entries[0]!)).toContain('DENY cli:user weather@');
+    // The revision is shown as its short id (digest characters after the CID head), an MCP server's whole.
+    const cid = 'bagaaieraudnpizzxp2fdabcdefghijklmnopqrstuvwxyz234567abcdefghijkl';
+    expect(formatAuditRecord({ ...later.entries[0]!, revision: cid })).toContain('weather@udnpizzxp2fd call');
+    expect(formatAuditRecord({ ...later.entries[0]!, tool: 'everything__echo', revision: 'mcp:everything' })).toContain('everything__echo@mcp:everything call');
   });
 
   it('parseSince takes ISO times and spans, refuses the rest', () => {

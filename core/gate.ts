@@ -7,6 +7,7 @@ import type { Store } from './store.js';
 import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
 import { storeKeyFor, type PauseTracker } from './pause.js';
+import { shortId } from './revisions.js';
 
 export type HookEvent = 'preToolUse' | 'postToolUse' | 'permissionRequest';
 
@@ -164,7 +165,7 @@ function cleanText(s: string, max: number): string {
 }
 
 function describe(req: GateRequest): string {
-  const rev = req.revision.slice(0, 12);
+  const rev = shortId(req.revision);
   switch (req.kind) {
     case 'tool':
       return `calling tool ${req.toolName}@${rev}`;

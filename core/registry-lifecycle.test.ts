@@ -43,6 +43,11 @@ describe('short ids and prefixes', () => {
     expect(matchesPrefix(a.revision, s.slice(0, 7))).toBe(false);
   });
 
+  it('an external revision (mcp:SERVER) is shown whole, never cut like a content id', () => {
+    expect(shortId('mcp:everything')).toBe('mcp:everything');
+    expect(shortId('mcp:a-very-long-server-name')).toBe('mcp:a-very-long-server-name');
+  });
+
   it('uniqueShortIds lengthens ids that would collide', () => {
     const a = `${CID_HEADER}abcdefghijklmnopq`;
     const b = `${CID_HEADER}abcdefghijklmxyz`;

@@ -20,12 +20,17 @@ export const REVISION_PREFIX_RE = /^[a-z2-7]{8,200}$/;
 /**
  * The short form of a revision (or any content id): the first `chars` characters after CID_HEADER, e.g.
  * `udnpizzxp2fd` for `bagaaieraudnpizzxp2fd...`. Accepted back by prefix matching. Ids not starting with the
- * header are cut to `chars` characters as they are.
+ * header are cut to `chars` characters as they are; an external revision (`mcp:SERVER`) is returned whole.
  */
 export function shortId(id: string, chars = SHORT_ID_CHARS): string {
+  // An external revision (`mcp:SERVER`) is a name, not a content id: cutting it would make it unreadable.
+  if (EXTERNAL_REVISION_RE.test(id)) return id;
   const body = id.startsWith(CID_HEADER) ? id.slice(CID_HEADER.length) : id;
   return body.slice(0, Math.max(MIN_PREFIX_CHARS, chars));
 }
+
+/** An external revision: `SCHEME:NAME` (e.g. `mcp:github` for a remote MCP server's tools), never a CID. */
+const EXTERNAL_REVISION_RE = /^[a-z][a-z0-9-]*:/;
 
 /**
  * True when `prefix` (at least MIN_PREFIX_CHARS characters) abbreviates `id`: a prefix of the full id, or a

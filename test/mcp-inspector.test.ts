@@ -56,7 +56,9 @@ describe('the MCP Inspector CLI', () => {
     expect(r.out).toMatch(/approval and got none \(no-channel\)/);
     expect(r.out).not.toContain('Data for ID');
     // the rule that would allow it is named; no command-line advice reaches an MCP client
-    expect(r.out).toContain("a permissions.allow rule 'mcp-resource(sdk/test://template/9/data)' in settings would");
+    expect(r.out).toContain('the rule that allows it without asking: mcp-resource(sdk/test://template/9/data)');
+    expect(r.out).toContain('a person can add that rule under permissions.allow in settings');
+    expect(r.out.split('mcp-resource(sdk/test://template/9/data)').length - 1).toBe(1);
     expect(r.out).not.toMatch(/tycli |--allow/);
     const listed = await inspector([p.url, '--transport', 'http', '--header', `Authorization: Bearer ${p.token}`, '--method', 'prompts/list']);
     expect(listed.code, listed.out).toBe(0);

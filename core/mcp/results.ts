@@ -32,7 +32,8 @@ export function mcpHint(code: string, data: Record<string, unknown> | undefined)
   const d = data ?? {};
   const parts: string[] = [];
   if (d.reason === 'no-channel') parts.push('nobody could be asked (no terminal and nobody watching the waiting-question store)');
-  if (str(d.allowRule)) parts.push(`a permissions.allow rule '${str(d.allowRule)}' in settings would allow it without asking`);
+  // The message already names the rule; the hint says where it goes.
+  if (str(d.allowRule)) parts.push('a person can add that rule under permissions.allow in settings');
   if (str(d.revoke)) parts.push(`a person can revoke that remembered answer for ${str(d.revoke)}`);
   if (str(d.paused)) parts.push(`a person can resume ${str(d.paused)}`);
   if (code === 'E_SECRET_DENIED' && str(d.secret)) parts.push(str(d.grantTo) ? `a person can grant the secret ${str(d.secret)} to ${str(d.grantTo)}` : `a person can set the secret ${str(d.secret)}`);

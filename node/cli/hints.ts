@@ -18,7 +18,8 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
   const d = data ?? {};
   const parts: string[] = [];
   if (d.reason === 'no-channel') parts.push('nobody could be asked: run in a terminal, or answer with `tycli questions --watch` in another one');
-  if (str(d.allowRule)) parts.push(`to allow it without asking, run with --allow '${str(d.allowRule)}' (or add that rule under permissions.allow in settings)`);
+  // The message already names the rule (core says "the rule that allows it without asking: RULE"): say how to use it.
+  if (str(d.allowRule)) parts.push(`to allow it without asking, pass that rule quoted to --allow, or add it under permissions.allow in settings`);
   if (str(d.revoke)) parts.push(`revoke that answer with: tycli permissions revoke ${str(d.revoke)}`);
   if (str(d.paused)) parts.push(`resume with: tycli resume ${str(d.paused)}`);
   if (code === 'E_SECRET_DENIED' && str(d.secret)) {
