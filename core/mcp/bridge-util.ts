@@ -20,8 +20,13 @@ export interface LocalTools {
 
 /** What a guarded transport hands the bridge directly instead of to the session's SDK Server. */
 export interface DirectPath {
-  /** A client `tools/call` request that passed the message rules; false: give it to the SDK Server. */
-  request(message: Record<string, unknown>): boolean;
+  /**
+   * A client `tools/call` request that passed the message rules; false: give it to the SDK Server.
+   * `pinnedModern`: the connection already sent the SDK Server a 2026-07-28 request other than
+   * `server/discover`, so its era is fixed (the SDK's serveStdio pins it on that request); until then an
+   * enveloped request goes to the SDK Server, which pins the era.
+   */
+  request(message: Record<string, unknown>, pinnedModern?: boolean): boolean;
   /** A client `notifications/cancelled`; false when it names no call on the direct path. */
   cancelled(params: unknown): boolean;
 }

@@ -4,13 +4,18 @@ import { TyError, toTyError } from '../errors.js';
 import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult } from './naming.js';
-import { RPC, toolCallParams, type RpcId } from './messages.js';
+import { RPC, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
 import type { McpDefinition } from './server-definition.js';
 import type { CancelSignal, UpstreamSession } from './upstream.js';
 import { installRouted, relayInstructions, type RouteContext } from './bridge-routes.js';
 import { BridgeCalls } from './bridge-calls.js';
 
 export type { BridgeOptions } from './bridge-base.js';
+
+/** The bridge's implementation identity (initialize and server/discover results; 2026-07-28 results' `_meta`). */
+export const BRIDGE_SERVER_INFO: Readonly<{ name: string; version: string }> = Object.freeze({ name: 'tysandbox', version: '0.1.0' });
+/** The first protocol revision of the stateless era (per-request `_meta` envelope). */
+const MODERN_REVISION = '2026-07-28';
 import { BRIDGE_PROTOCOL_VERSIONS, CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, toMcpError, type DirectPath } from './bridge-util.js';
 
 /**
@@ -26,7 +31,7 @@ export class McpBridge extends BridgeCalls {
   createServer(sessionId: string): Server {
     // both eras: 2026-07-28 (per-request envelope, server/discover) and the 2025 initialize handshake
     const server = new Server(
-      { name: 'tysandbox', version: '0.1.0' },
+      { ...BRIDGE_SERVER_INFO },
       { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true }, logging: {}, completions: {} }, supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS] },
     );
     this.servers.set(sessionId, server);
@@ -223,7 +228,7 @@ export class McpBridge extends BridgeCalls {
    */
   directPath(sessionId: string, reply: (message: unknown) => void): DirectPath {
     return {
-      request: (message) => this.directToolCall(sessionId, message, reply),
+      request: (message, pinnedModern) => this.directToolCall(sessionId, message, reply, pinnedModern === true),
       cancelled: (params) => {
         const id = (params as { requestId?: unknown } | undefined)?.requestId;
         const ac = typeof id === 'string' || typeof id === 'number' ? this.direct.get(sessionId)?.get(id) : undefined;
@@ -234,13 +239,19 @@ export class McpBridge extends BridgeCalls {
     };
   }
 
-  private directToolCall(sessionId: string, message: Record<string, unknown>, reply: (message: unknown) => void): boolean {
+  private directToolCall(sessionId: string, message: Record<string, unknown>, reply: (message: unknown) => void, pinnedModern: boolean): boolean {
     const id = message.id;
     if (typeof id !== 'string' && typeof id !== 'number') return false;
-    if (!this.servers.has(sessionId)) return false;
+    const sdk = this.servers.get(sessionId);
+    if (sdk === undefined) return false;
     const p = toolCallParams(message.params);
     const split = p === undefined ? undefined : this.naming.parseName(p.name);
     if (p === undefined || split === undefined) return false;
+    // the era of the request is the session's: a 2026-07-28 request on a connection pinned to the version it
+    // names, a 2025-era one on a connection that is not 2026-07-28 (the SDK Server refuses the others)
+    const negotiated = sdk.getNegotiatedProtocolVersion();
+    const modern = p.envelope !== undefined;
+    if (modern ? !pinnedModern || negotiated !== p.envelope : negotiated !== undefined && negotiated >= MODERN_REVISION) return false;
     let def: McpDefinition | undefined;
     try {
       def = this.opts.source.loadSync?.(split.server);
@@ -260,15 +271,17 @@ export class McpBridge extends BridgeCalls {
     (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def)).then(
       (result) => {
         calls.delete(id);
-        // a cancelled request gets no response (MCP cancellation)
-        if (!ac.aborted) reply({ jsonrpc: '2.0', id, result });
+        // a cancelled request gets no response (MCP cancellation); 2026-07-28 results encoded as the SDK Server does
+        if (!ac.aborted) reply({ jsonrpc: '2.0', id, result: modern ? encodeModernToolResult(result as unknown as Record<string, unknown>, BRIDGE_SERVER_INFO) : result });
       },
       (e: unknown) => {
         calls.delete(id);
         if (ac.aborted) return;
         // the JSON-RPC error the SDK Server would send for the same throw
         const err = toMcpError(e) as Error & { code?: unknown; data?: unknown };
-        const code = typeof err.code === 'number' && Number.isSafeInteger(err.code) ? err.code : RPC.INTERNAL_ERROR;
+        const thrown = typeof err.code === 'number' && Number.isSafeInteger(err.code) ? err.code : RPC.INTERNAL_ERROR;
+        // the SDK's 2026-07-28 codec sends -32002 (resource not found) as -32602
+        const code = modern && thrown === -32002 ? RPC.INVALID_PARAMS : thrown;
         reply({ jsonrpc: '2.0', id, error: err.data === undefined ? { code, message: err.message } : { code, message: err.message, data: err.data } });
       },
     );

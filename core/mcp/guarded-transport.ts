@@ -23,6 +23,8 @@ export class GuardedLineTransport implements Transport {
   /** Each request's protocol version as its 2026-07-28 `_meta` envelope names it (not called for 2025-era requests). */
   onEnvelope?: (version: string) => void;
   protected closed = false;
+  /** A 2026-07-28 request other than server/discover went to the SDK Server: the connection's era is fixed. */
+  private pinnedModern = false;
   private markEnded!: () => void;
   /** Settles when the transport closed (the client's input ended, or close() was called). */
   readonly ended: Promise<void> = new Promise<void>((resolve) => {
@@ -53,8 +55,10 @@ export class GuardedLineTransport implements Transport {
       else {
         const m = rule.message;
         // a request: initialize only once, params as MCP's schema for the method says (-32602, short message)
+        let modern = false;
         if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
-          const version = this.onEnvelope === undefined ? undefined : envelopeVersion(m.params);
+          const version = envelopeVersion(m.params);
+          modern = version !== undefined;
           if (version !== undefined) this.onEnvelope?.(version);
           const refusal = this.lifecycle.check(m.id, m.method) ?? checkRequestParams(m.id, m.method, m.params);
           if (refusal !== undefined) {
@@ -63,9 +67,11 @@ export class GuardedLineTransport implements Transport {
           }
         }
         if (this.direct !== undefined) {
-          if (m.method === 'tools/call' && this.direct.request(m)) continue;
+          if (m.method === 'tools/call' && this.direct.request(m, this.pinnedModern)) continue;
           if (m.method === 'notifications/cancelled' && this.direct.cancelled(m.params)) continue;
         }
+        // the SDK's serveStdio fixes a connection's era at its first enveloped request after server/discover
+        if (modern && m.method !== 'server/discover') this.pinnedModern = true;
         this.onmessage?.(m as unknown as JSONRPCMessage);
       }
     }

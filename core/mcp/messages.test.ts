@@ -1,6 +1,6 @@
 // Unit tests for the MCP bridge message rules; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams, envelopeVersion } from './messages.js';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams, envelopeVersion, encodeModernToolResult } from './messages.js';
 
 const enc = new TextEncoder();
 
@@ -73,7 +73,7 @@ describe('client request rules', () => {
     }
     expect(envelopeVersion({ _meta: envelope })).toBe('2026-07-28');
     expect(envelopeVersion({ _meta: {} })).toBeUndefined();
-    // a 2026-07-28 tools/call takes the SDK Server's path, which shapes its result for the era
+    // an envelope whose capabilities the rules have not emptied is left to the SDK Server
     expect(toolCallParams({ name: 't', arguments: {}, _meta: envelope })).toBeUndefined();
     expect(toolCallParams({ name: 't', arguments: {}, _meta: { progressToken: 1 } })).toEqual({ name: 't', arguments: {}, progressToken: 1 });
   });
@@ -164,6 +164,34 @@ describe('toolCallParams (what the direct path takes)', () => {
     for (const p of [undefined, null, [], 'x', {}, { name: 1 }, { name: 'a__b', arguments: 'x' }, { name: 'a__b', arguments: [] }, { name: 'a__b', arguments: null }, { name: 'a__b', _meta: 'm' }, { name: 'a__b', _meta: { progressToken: {} } }, { name: 'a__b', _meta: { progressToken: 1.5 } }, { name: 'a__b', task: {} }]) {
       expect(toolCallParams(p), JSON.stringify(p)).toBeUndefined();
     }
+  });
+});
+
+describe('toolCallParams and encodeModernToolResult under 2026-07-28', () => {
+  const env = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1', title: 'C' } };
+  it('takes a plain envelope (version named) and declines every envelope or retry the SDK must judge', () => {
+    expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: { ...env, progressToken: 3, 'io.modelcontextprotocol/logLevel': 'info', 'x.example/k': 1 } })).toEqual({ name: 'a__b', arguments: {}, progressToken: 3, envelope: '2026-07-28' });
+    const odd = [
+      { ...env, 'io.modelcontextprotocol/protocolVersion': 7 },
+      { ...env, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } },
+      { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+      { ...env, 'io.modelcontextprotocol/clientInfo': { name: 'c' } },
+      { ...env, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1', icons: [] } },
+      { ...env, 'io.modelcontextprotocol/clientInfo': 'c' },
+      { ...env, 'io.modelcontextprotocol/logLevel': 'loud' },
+      { ...env, 'io.modelcontextprotocol/other': 1 },
+    ];
+    for (const meta of odd) expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: meta }), JSON.stringify(meta)).toBeUndefined();
+    expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: env, inputResponses: {} })).toBeUndefined();
+    expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: env, requestState: 's' })).toBeUndefined();
+  });
+  it('encodes a result as the SDK Server does: resultType complete unless named, the server identity unless _meta has one', () => {
+    const me = { name: 'tysandbox', version: '0.1.0' };
+    const key = 'io.modelcontextprotocol/serverInfo';
+    expect(encodeModernToolResult({ content: [] }, me)).toEqual({ content: [], resultType: 'complete', _meta: { [key]: me } });
+    expect(encodeModernToolResult({ content: [], _meta: { k: 1 } }, me)).toEqual({ content: [], resultType: 'complete', _meta: { k: 1, [key]: me } });
+    expect(encodeModernToolResult({ content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } }, me)).toEqual({ content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } });
+    expect(encodeModernToolResult({ content: [], _meta: 'odd' }, me)).toEqual({ content: [], resultType: 'complete', _meta: 'odd' });
   });
 });
 
