@@ -2,7 +2,7 @@
 import { checkField, fieldLine, FORM_ATTEMPTS } from '../core/mcp/elicit.js';
 import type { Answer, FormField, FormValues, Question } from '../core/runtime.js';
 import { sanitizeInline } from '../core/text.js';
-import type { TerminalHandle } from './ask-terminal.js';
+import { listenOnTerminal, type TerminalHandle } from './ask-terminal.js';
 
 /** What the terminal can do to read a line without echo (a tty.ReadStream can). */
 type RawCapable = { setRawMode?: (on: boolean) => unknown; isTTY?: boolean };
@@ -39,22 +39,10 @@ export function askFormOnTerminal(tty: TerminalHandle, q: Question, code: string
       if (settled) return;
       settled = true;
       setHidden(false);
-      signal.removeEventListener('abort', onAbort);
-      tty.input.removeListener('data', onData);
-      tty.input.removeListener('end', onEnd);
-      tty.input.removeListener('error', onError);
-      try {
-        tty.write(note);
-      } catch {
-        /* terminal gone */
-      }
-      tty.close();
+      close(note);
       resolve(a);
     };
     const dismissed = (why: string): void => finish({ allow: false, scope: 'once', channel: name, dismissed: true }, `\n${why}: the form was dismissed\n`);
-    const onAbort = (): void => finish(undefined, '\n(question withdrawn: answered elsewhere, timed out or cancelled)\n');
-    const onEnd = (): void => dismissed('end of input');
-    const onError = (): void => finish(undefined, '');
     const onData = (chunk: Buffer | string): void => {
       const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
       for (const ch of text) {
@@ -92,10 +80,12 @@ export function askFormOnTerminal(tty: TerminalHandle, q: Question, code: string
         };
         tty.write(prompt);
       });
-    signal.addEventListener('abort', onAbort, { once: true });
-    tty.input.on('data', onData);
-    tty.input.on('end', onEnd);
-    tty.input.on('error', onError);
+    const close = listenOnTerminal(tty, signal, {
+      data: onData,
+      end: () => dismissed('end of input'),
+      error: () => finish(undefined, ''),
+      abort: () => finish(undefined, '\n(question withdrawn: answered elsewhere, timed out or cancelled)\n'),
+    });
     const run = async (): Promise<void> => {
       tty.write(['', '── tysandbox asks ──', ...lines, `Type ${code} to fill in the form; anything else declines (your answers go to this server only).`, '> '].join('\n'));
       const first = await readLine('', false);

@@ -13,6 +13,46 @@ export interface TerminalHandle {
   close(): void;
 }
 
+/** What one question does with its terminal's input and its withdrawal signal. */
+export interface QuestionListeners {
+  data(chunk: Buffer | string): void;
+  end(): void;
+  error(): void;
+  abort(): void;
+}
+
+/**
+ * Attach `on` to `tty`'s input (data, end, error) and to `signal` (abort). The returned `close(note)` detaches
+ * them all, writes `note` (a terminal already gone is ignored) and closes the terminal; it does so once and
+ * returns false on later calls, so the caller settles its question exactly once.
+ */
+export function listenOnTerminal(tty: TerminalHandle, signal: AbortSignal, on: QuestionListeners): (note: string) => boolean {
+  let open = true;
+  const onData = (chunk: Buffer | string): void => on.data(chunk);
+  const onEnd = (): void => on.end();
+  const onError = (): void => on.error();
+  const onAbort = (): void => on.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  tty.input.on('data', onData);
+  tty.input.on('end', onEnd);
+  tty.input.on('error', onError);
+  return (note) => {
+    if (!open) return false;
+    open = false;
+    signal.removeEventListener('abort', onAbort);
+    tty.input.removeListener('data', onData);
+    tty.input.removeListener('end', onEnd);
+    tty.input.removeListener('error', onError);
+    try {
+      tty.write(note);
+    } catch {
+      /* terminal gone */
+    }
+    tty.close();
+    return true;
+  };
+}
+
 export interface TerminalChannelOptions {
   /** Open the terminal for one question; undefined when there is none. Default: the controlling terminal, /dev/tty. */
   open?: () => TerminalHandle | undefined;
@@ -133,40 +173,25 @@ export class TerminalAskChannel implements AskChannel {
     const offered: Answer['scope'][] = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
     return new Promise<Answer | undefined>((resolve) => {
       let buffered = '';
-      let settled = false;
       const finish = (a: Answer | undefined, note: string): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        tty.input.removeListener('data', onData);
-        tty.input.removeListener('end', onEnd);
-        tty.input.removeListener('error', onError);
-        try {
-          tty.write(note);
-        } catch {
-          /* terminal gone */
-        }
-        tty.close();
-        resolve(a);
+        if (close(note)) resolve(a);
       };
-      const onAbort = (): void => finish(undefined, '\n(question withdrawn: answered elsewhere, timed out or cancelled)\n');
-      const onEnd = (): void => finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (end of input)\n');
-      const onError = (): void => finish(undefined, '');
-      const onData = (chunk: Buffer | string): void => {
-        buffered += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-        const nl = buffered.search(/[\r\n]/);
-        if (nl < 0) {
-          if (Buffer.byteLength(buffered) > this.maxLineBytes) finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (input too long)\n');
-          return;
-        }
-        const verdict = interpretTypedLine(buffered.slice(0, nl), code, offered);
-        if (verdict.allow) finish({ allow: true, scope: verdict.scope, channel: this.name }, `allowed (${verdict.scope})\n`);
-        else finish({ allow: false, scope: 'once', channel: this.name }, 'refused\n');
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      tty.input.on('data', onData);
-      tty.input.on('end', onEnd);
-      tty.input.on('error', onError);
+      const close = listenOnTerminal(tty, signal, {
+        abort: () => finish(undefined, '\n(question withdrawn: answered elsewhere, timed out or cancelled)\n'),
+        end: () => finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (end of input)\n'),
+        error: () => finish(undefined, ''),
+        data: (chunk) => {
+          buffered += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+          const nl = buffered.search(/[\r\n]/);
+          if (nl < 0) {
+            if (Buffer.byteLength(buffered) > this.maxLineBytes) finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (input too long)\n');
+            return;
+          }
+          const verdict = interpretTypedLine(buffered.slice(0, nl), code, offered);
+          if (verdict.allow) finish({ allow: true, scope: verdict.scope, channel: this.name }, `allowed (${verdict.scope})\n`);
+          else finish({ allow: false, scope: 'once', channel: this.name }, 'refused\n');
+        },
+      });
       const scopeHint = offered.filter((s) => s !== 'once').map((s) => `, "${code} ${s}" for ${s === 'session' ? 'this session' : 'always'}`).join('');
       try {
         tty.write(
