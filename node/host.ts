@@ -142,7 +142,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   };
   const hostAsker = async (): Promise<Asker> => {
     if (asker) return asker;
-    const { createNodeAsker } = await import('./ask-store.js');
+    const { createNodeAsker } = await import('./ask-channels.js');
     const loaded = await loadHostSettings();
     asker = createNodeAsker({ home: paths.home, askWaitMs: loaded.askWaitMs, terminal: true, dialog: loaded.askDialog, env });
     return asker;

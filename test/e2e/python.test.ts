@@ -58,7 +58,8 @@ describe.skipIf(!hasPython)('tycli and the built-in python tool', () => {
     const line = oneLine(r) as { ok: boolean; error: { code: string; message: string } };
     expect(line.ok).toBe(false);
     expect(line.error.code).toBe('E_CAPABILITY_DENIED');
-    expect(line.error.message).toContain("--allow 'python(*)'");
+    expect(line.error.message).toContain('the rule that allows it without asking: python(*); ');
+    expect(line.error.message).toContain('pass that rule quoted to --allow');
     expect(existsSync(marker)).toBe(false);
   });
 

@@ -60,7 +60,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const { createMcpExternal } = await import('../../mcp/external.js');
     const { createNodeHost } = await import('../../host.js');
     const { loadSettings, createNodeGate } = await import('../../settings.js');
-    const { createNodeAsker } = await import('../../ask-store.js');
+    const { createNodeAsker } = await import('../../ask-channels.js');
     const home = ctx.globals.home;
     if (proxy !== undefined) {
       const { loadDefinition } = await import('../../mcp/definitions.js');
