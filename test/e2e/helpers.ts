@@ -1,6 +1,13 @@
 // Shared helpers of the end-to-end tests: run a command in its own session and collect its output; test side.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The repository root and its `tycli` entry. */
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const BIN = join(ROOT, 'bin', 'tycli.mjs');
 
 export interface Ran {
   code: number;
@@ -40,4 +47,37 @@ export function oneLine(r: Ran): Record<string, unknown> {
   const lines = r.stdout.split('\n').filter(Boolean);
   expect(lines, `stdout: ${r.stdout} stderr: ${r.stderr}`).toHaveLength(1);
   return JSON.parse(lines[0]!) as Record<string, unknown>;
+}
+
+/** A test file's scratch folder (made before its tests, removed after) and `tycli` run there. */
+export interface CliScratch {
+  /** The folder; valid once the file's tests run. */
+  readonly dir: string;
+  /** `tycli ARGS` with HOME in the folder, a plain PATH and `env` added, in `cwd` (default the folder). */
+  tycli(args: string[], env?: Record<string, string>, cwd?: string): Promise<Ran>;
+  /** `tycli --home H tool add FILE`, expected to succeed: its stdout (the revision id). */
+  add(home: string, file: string): Promise<string>;
+}
+
+/** Registers the beforeAll/afterAll hooks of a scratch folder named `prefix-XXXXXX` under the system temp folder. */
+export function cliScratch(prefix: string, killAfterMs = 60_000): CliScratch {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  const s: CliScratch = {
+    get dir() {
+      return dir;
+    },
+    tycli: (args, env = {}, cwd = dir) => runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, cwd, killAfterMs),
+    add: async (home, file) => {
+      const r = await s.tycli(['--home', home, 'tool', 'add', file]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.trim();
+    },
+  };
+  return s;
 }

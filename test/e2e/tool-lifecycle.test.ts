@@ -1,41 +1,25 @@
 // End-to-end tests of short revisions and the tool lifecycle (remove, gc, list --revisions, diff) through tycli; test side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { oneLine, runProcess, type Ran } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cliScratch, oneLine } from './helpers.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'tycli.mjs');
-let tmp: string;
+const S = cliScratch('tycli-life');
+const tycli = S.tycli;
+const add = S.add;
 
-function tycli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env }, tmp);
-}
 
 async function manifest(name: string, factor: number, description = `multiplies x by ${factor}`): Promise<string> {
-  const file = join(tmp, `${name}-${factor}-${Math.random().toString(36).slice(2)}.json`);
+  const file = join(S.dir, `${name}-${factor}-${Math.random().toString(36).slice(2)}.json`);
   const params = { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false };
   await writeFile(file, JSON.stringify({ name, description, parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: `export default async (a) => {\n  const f = ${factor};\n  return a.x * f;\n};\n` } }));
   return file;
 }
 
-async function add(h: string, file: string): Promise<string> {
-  const r = await tycli(['--home', h, 'tool', 'add', file]);
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim();
-}
-
-beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'tycli-life-'));
-});
-afterAll(async () => {
-  if (tmp) await rm(tmp, { recursive: true, force: true });
-});
 
 describe('short revisions', () => {
   it('tool list and tool show print short ids; any unique prefix of 8+ characters works as NAME@PREFIX', async () => {
-    const h = join(tmp, 'short');
+    const h = join(S.dir, 'short');
     const r1 = await add(h, await manifest('mul', 2));
     const r2 = await add(h, await manifest('mul', 3));
     const short1 = r1.slice(9, 21);
@@ -71,7 +55,7 @@ describe('short revisions', () => {
 
 describe('tool activate', () => {
   it('takes REV as a full id, a unique prefix or NAME@REV as other commands print it; another tool\'s NAME@ is refused', async () => {
-    const h = join(tmp, 'activate');
+    const h = join(S.dir, 'activate');
     const r1 = await add(h, await manifest('mul', 2));
     const r2 = await add(h, await manifest('mul', 3));
     const other = await add(h, await manifest('add1', 1));
@@ -88,7 +72,7 @@ describe('tool activate', () => {
 
 describe('lifecycle', () => {
   it('remove asks for approval, unbinds the name, keeps pinned revisions until gc; gc deletes the unreferenced', async () => {
-    const h = join(tmp, 'life');
+    const h = join(S.dir, 'life');
     const r1 = await add(h, await manifest('mul', 2));
     const r2 = await add(h, await manifest('mul', 3));
     const other = await add(h, await manifest('keep', 4));
@@ -144,7 +128,7 @@ describe('lifecycle', () => {
   });
 
   it('tool diff NAME@A NAME@B shows the manifest and code changes as a unified diff', async () => {
-    const h = join(tmp, 'diff');
+    const h = join(S.dir, 'diff');
     const r1 = await add(h, await manifest('mul', 2));
     const r2 = await add(h, await manifest('mul', 3, 'triples x'));
     const d = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`]);

@@ -1,17 +1,13 @@
 // End-to-end tests of per-tool settings revisions through tycli: add, settings --set, run, --from, secrets refused; test side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { oneLine, runProcess, type Ran } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cliScratch, oneLine } from './helpers.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'tycli.mjs');
-let tmp: string;
+const S = cliScratch('tycli-settings');
+const tycli = S.tycli;
+const add = S.add;
 
-function tycli(args: string[]): Promise<Ran> {
-  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, tmp);
-}
 
 const SETTINGS = {
   type: 'object',
@@ -24,28 +20,16 @@ const SETTINGS = {
 };
 
 async function manifest(name: string, extra: Record<string, unknown> = {}, settings: unknown = SETTINGS, runtime: 'javascript' | 'python' = 'javascript'): Promise<string> {
-  const file = join(tmp, `${name}-${Math.random().toString(36).slice(2)}.json`);
+  const file = join(S.dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
   const source = runtime === 'python' ? 'def main(args, ctx):\n    return {"settings": ctx.settings}\n' : 'export default async (args, ctx) => ({ settings: ctx.settings, frozen: Object.isFrozen(ctx.settings) });\n';
   await writeFile(file, JSON.stringify({ name, description: 'reports its settings', parameters: { type: 'object', properties: {}, additionalProperties: false }, execution: { kind: 'sandboxed-code', runtime, source }, settings, ...extra }));
   return file;
 }
 
-async function add(h: string, file: string): Promise<string> {
-  const r = await tycli(['--home', h, 'tool', 'add', file]);
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim();
-}
-
-beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'tycli-settings-'));
-});
-afterAll(async () => {
-  if (tmp) await rm(tmp, { recursive: true, force: true });
-});
 
 describe('tycli tool settings', () => {
   it('add a tool with a settings schema, --set values, run: the tool reads ctx.settings (defaults applied); every change audited', async () => {
-    const h = join(tmp, 'basic');
+    const h = join(S.dir, 'basic');
     const rev = await add(h, await manifest('conv'));
     // Before any settings revision: the schema's defaults.
     const first = oneLine(await tycli(['--home', h, '--json', 'run', 'conv']));
@@ -91,7 +75,7 @@ describe('tycli tool settings', () => {
   });
 
   it('a new tool revision starts with no settings; --from carries them over, re-validated against the new schema', async () => {
-    const h = join(tmp, 'from');
+    const h = join(S.dir, 'from');
     const r1 = await add(h, await manifest('conv'));
     const s1 = (await tycli(['--home', h, 'tool', 'settings', 'conv', '--set', 'units=imperial', '--set', 'digits=5'])).stdout.trim();
     // Revision 2 allows at most 3 digits.
@@ -126,7 +110,7 @@ describe('tycli tool settings', () => {
   });
 
   it('a field named like a secret, or marked writeOnly, is refused at add time with a pointer to tycli secret', async () => {
-    const h = join(tmp, 'secret');
+    const h = join(S.dir, 'secret');
     for (const [field, schema] of [
       ['apiKey', { type: 'string' }],
       ['github_token', { type: 'string' }],
@@ -146,8 +130,8 @@ describe('tycli tool settings', () => {
   });
 
   it('a Deno tool reads ctx.settings', async () => {
-    const h = join(tmp, 'deno');
-    const file = join(tmp, 'deno-settings.json');
+    const h = join(S.dir, 'deno');
+    const file = join(S.dir, 'deno-settings.json');
     await writeFile(file, JSON.stringify({ name: 'denoconv', description: 'd', parameters: { type: 'object', properties: {}, additionalProperties: false }, settings: SETTINGS, execution: { kind: 'sandboxed-code', runtime: 'javascript', engine: 'deno', source: 'export default async (a, ctx) => ({ deno: typeof Deno === "object", settings: ctx.settings })' } }));
     await add(h, file);
     expect((await tycli(['--home', h, 'tool', 'settings', 'denoconv', '--set', 'digits=1'])).code).toBe(0);
@@ -155,8 +139,8 @@ describe('tycli tool settings', () => {
   });
 
   it('a settings change cannot widen what the revision reaches: a base URL moved to another origin is decided for that origin, not covered by the first one\'s grant', async () => {
-    const h = join(tmp, 'origin');
-    const file = join(tmp, 'origin-settings.json');
+    const h = join(S.dir, 'origin');
+    const file = join(S.dir, 'origin-settings.json');
     const source = 'export default async (a, ctx) => { try { await fetch(`${ctx.settings.baseUrl}/v1`); return "fetched"; } catch (e) { return e.code; } }';
     await writeFile(file, JSON.stringify({
       name: 'client', description: 'fetches its base URL', parameters: { type: 'object', properties: {}, additionalProperties: false },
@@ -175,7 +159,7 @@ describe('tycli tool settings', () => {
   });
 
   it('a Python tool reads ctx.settings', async () => {
-    const h = join(tmp, 'py');
+    const h = join(S.dir, 'py');
     await add(h, await manifest('pyconv', {}, SETTINGS, 'python'));
     expect((await tycli(['--home', h, 'tool', 'settings', 'pyconv', '--set', 'units=imperial'])).code).toBe(0);
     const r = oneLine(await tycli(['--home', h, '--json', 'run', 'pyconv']));
