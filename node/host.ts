@@ -2,9 +2,9 @@
 import { join } from 'node:path';
 import { Store } from '../core/store.js';
 import type { Asker } from '../core/ask.js';
-import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
+import { DEFAULT_MAX_QUEUED_CALLS, Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
 import { TyError } from '../core/errors.js';
-import type { CallLimits, CapabilityHandler, Gate, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
+import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type SandboxRuntime, type SandboxSpec } from '../core/runtime.js';
 import type { FetchTransport } from '../core/fetch/mediated.js';
 import type { BwrapOptions } from './os-sandbox/bwrap.js';
 import type { CliIO, GlobalOptions } from './cli/types.js';
@@ -67,6 +67,13 @@ export interface NodeHostOptions {
   maxRetained?: number;
   /** A retained sandbox idle this long is destroyed, ms (core/pool.ts, default 600 000; 0: never). */
   idleMs?: number;
+  /**
+   * Start the sandbox process of `tool` (NAME or NAME@REV; `timeoutMs` the call's --timeout) while the host is still
+   * being assembled and the call resolved, validated, gated and its intent audited (`tycli run`): an empty runner,
+   * no tool code, arguments, secrets or grants (node/sandbox.ts prestart). The call adopts it when its sandbox has
+   * exactly that command line; close() kills and reaps it otherwise, refusals included.
+   */
+  prestart?: { tool: string; timeoutMs?: number };
 }
 
 /** Default host-wide memory budget for retained sandboxes, MiB (NodeHostOptions.memoryBudgetMb). */
@@ -126,27 +133,27 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   const invokerOpts: InvokerOptions = { registry, settings: toolSettings, principal: opts.principal ?? 'cli:user', maxQueuedCalls: queueBound(opts) };
   const closers: (() => Promise<void>)[] = [];
   const env = opts.env ?? process.env;
-  let settings: LoadedSettings | undefined;
-  let asker = opts.asker;
-  const loadHostSettings = async (): Promise<LoadedSettings> => {
-    if (settings) return settings;
-    const { loadSettings } = await import('./settings.js');
-    const g = opts.globals ?? {};
-    settings = await loadSettings({ home: paths.home, cwd: opts.cwd ?? process.cwd(), flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
-    // Project/local files that weaken isolation or policy: one line each on stderr, every run (paths made inert).
-    if (opts.io && settings.warnings.length > 0) {
-      const { sanitizeInline } = await import('../core/text.js');
-      for (const w of settings.warnings) opts.io.stderr.write(`${sanitizeInline(w)}\n`);
-    }
-    return settings;
-  };
-  const hostAsker = async (): Promise<Asker> => {
-    if (asker) return asker;
-    const { createNodeAsker } = await import('./ask-channels.js');
-    const loaded = await loadHostSettings();
-    asker = createNodeAsker({ home: paths.home, askWaitMs: loaded.askWaitMs, terminal: true, dialog: loaded.askDialog, env });
-    return asker;
-  };
+  // Memoized promises: the gate wiring and the pool (built alongside) may ask for both at once.
+  let settings: Promise<LoadedSettings> | undefined;
+  let asker: Promise<Asker> | undefined = opts.asker ? Promise.resolve(opts.asker) : undefined;
+  const loadHostSettings = (): Promise<LoadedSettings> =>
+    (settings ??= (async () => {
+      const { loadSettings } = await import('./settings.js');
+      const g = opts.globals ?? {};
+      const loaded = await loadSettings({ home: paths.home, cwd: opts.cwd ?? process.cwd(), flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
+      // Project/local files that weaken isolation or policy: one line each on stderr, every run (paths made inert).
+      if (opts.io && loaded.warnings.length > 0) {
+        const { sanitizeInline } = await import('../core/text.js');
+        for (const w of loaded.warnings) opts.io.stderr.write(`${sanitizeInline(w)}\n`);
+      }
+      return loaded;
+    })());
+  const hostAsker = (): Promise<Asker> =>
+    (asker ??= (async () => {
+      const { createNodeAsker } = await import('./ask-channels.js');
+      const loaded = await loadHostSettings();
+      return createNodeAsker({ home: paths.home, askWaitMs: loaded.askWaitMs, terminal: true, dialog: loaded.askDialog, env });
+    })());
 
   if (opts.python !== false && (opts.python !== undefined || python3OnPath(env))) {
     const python = opts.python === undefined ? undefined : opts.python;
@@ -161,13 +168,25 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   if (running) {
     let gate = opts.gate;
     let capabilities = opts.capabilities;
-    let posture = opts.globals?.sandbox;
-    if (!gate || !capabilities) {
-      const wired = await wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings);
-      gate ??= wired.gate;
-      capabilities ??= wired.capabilities;
-      closers.push(wired.close);
-      posture ??= wired.sandboxPosture;
+    const wiring = !gate || !capabilities;
+    // The pool is built alongside the gate wiring, so that a prestarted sandbox (opts.prestart) boots meanwhile. A
+    // failure of either closes what the other opened; a wiring failure is reported first, as when they ran in turn.
+    const poolP = opts.pool
+      ? undefined
+      : (async () => {
+          const posture = opts.globals?.sandbox ?? (wiring ? (await loadHostSettings()).sandbox : undefined) ?? 'auto';
+          return buildPool(opts, posture, store, join(paths.state, PROBE_CACHE_FILE), registry);
+        })();
+    const wiredP = wiring ? (async () => wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings))() : undefined;
+    const [wired, pool] = await Promise.allSettled([wiredP, poolP]);
+    if (wired.status === 'rejected' || pool.status === 'rejected') {
+      await Promise.allSettled([wired.status === 'fulfilled' ? wired.value?.close() : undefined, pool.status === 'fulfilled' ? pool.value?.close() : undefined]);
+      throw wired.status === 'rejected' ? wired.reason : (pool as PromiseRejectedResult).reason;
+    }
+    if (wired.value) {
+      gate ??= wired.value.gate;
+      capabilities ??= wired.value.capabilities;
+      closers.push(wired.value.close);
     }
     invokerOpts.gate = gate;
     invokerOpts.capabilities = capabilities;
@@ -189,10 +208,10 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
       closers.push(async () => ext?.close());
     }
     if (opts.pool) invokerOpts.pool = opts.pool;
-    else {
-      const pool = await buildPool(opts, posture ?? 'auto', store, join(paths.state, PROBE_CACHE_FILE));
-      closers.push(() => pool.close());
-      invokerOpts.pool = pool;
+    else if (pool.value) {
+      const built = pool.value;
+      closers.push(() => built.close());
+      invokerOpts.pool = built;
     }
   } else {
     if (opts.gate) invokerOpts.gate = opts.gate;
@@ -248,7 +267,7 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
   const close = () => transport.close();
-  return { gate, capabilities, close, sandboxPosture: settings.sandbox };
+  return { gate, capabilities, close };
 }
 
 /**
@@ -314,7 +333,7 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
 }
 
 /** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
-async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string): Promise<PoolLike & { close(): Promise<void> }> {
+async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string, registry: HostToolRegistry): Promise<PoolLike & { close(): Promise<void> }> {
   const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe }] = await Promise.all([
     import('./sandbox.js'),
     import('../core/pool.js'),
@@ -329,14 +348,15 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store, p
   ]);
   rememberPermissionFlag(process.execPath, flag as '--permission' | '--experimental-permission');
   const osWrapped = !opts.wrap && posture !== 'off';
-  const runtimes = new Map<string, SandboxRuntime>();
+  type HostRuntime = SandboxRuntime & { prestart?(spec: SandboxSpec): void; discardSpare?(): Promise<void> };
+  const runtimes = new Map<string, HostRuntime>();
   const needs = (spec: SandboxSpec) => {
     const exec = spec.manifest.execution;
     const engine = (exec.kind === 'sandboxed-code' ? exec.engine : undefined) ?? 'node';
     const python = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
     return { engine, minDataBytes: python ? PYTHON_SANDBOX_NEEDS.dataBytes : 0 };
   };
-  const runtimeFor = (spec: SandboxSpec): SandboxRuntime => {
+  const runtimeFor = (spec: SandboxSpec): HostRuntime => {
     const exec = spec.manifest.execution;
     if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only');
     const sandbox = needs(spec);
@@ -349,7 +369,7 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store, p
       const rt = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
       // A sandbox that cannot start under the OS wrapper drops the kept probe, so the next process probes in full.
       r = wrap && osWrapped
-        ? { name: rt.name, start: (s, signal) => rt.start(s, signal).catch((e: unknown) => { if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED')) forgetProbe(probeCache); throw e; }) }
+        ? { name: rt.name, prestart: (s: SandboxSpec) => rt.prestart(s), discardSpare: () => rt.discardSpare(), start: (s: SandboxSpec, signal?: AbortSignal) => rt.start(s, signal).catch((e: unknown) => { if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED')) forgetProbe(probeCache); throw e; }) }
         : rt;
       runtimes.set(key, r);
     }
@@ -365,9 +385,25 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store, p
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
     },
   });
+  if (opts.prestart) {
+    // The revision the call will resolve to (re-hashed on read, then kept verified for the call's own resolve): its
+    // limits decide the command line. An unknown name or another kind of tool starts nothing; the call reports it.
+    const tool = await registry.resolve(opts.prestart.tool).catch(() => undefined);
+    if (tool?.manifest.execution.kind === 'sandboxed-code') {
+      const spec: SandboxSpec = { revision: tool.revision, manifest: tool.manifest, limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, opts.prestart.timeoutMs) };
+      try {
+        runtimeFor(spec).prestart?.(spec);
+      } catch {
+        /* the call starts its sandbox as usual */
+      }
+    }
+  }
   return {
     call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
-    close: () => pool.shutdown(),
+    close: async () => {
+      await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
+      await pool.shutdown();
+    },
   };
 }
 

@@ -204,6 +204,25 @@ function trackGroup(pid: number, tempDir: string | undefined): void {
   }
 }
 
+/** A sandbox process started ahead of its call (NodeSandboxRuntime.prestart): the unwrapped command line it runs. */
+interface Spare {
+  key: string;
+  child: ChildProcessWithoutNullStreams;
+  pid: number;
+  /** Settles once the process has exited (or could not be spawned). */
+  exited: Promise<void>;
+}
+
+/** SIGKILL a spare's process group and wait until it has exited and been reaped (at most 5 s); its pipes closed. */
+async function reap(s: Spare): Promise<void> {
+  killGroup(s.pid);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([s.exited, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
+  clearTimeout(timer);
+  liveGroups.delete(s.pid);
+  for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
+}
+
 /** The Node runner's semi-space cap for a heap limit of `heapMb` MiB: 1/64 of it, at least 1 and at most 16 MiB. */
 export function semiSpaceMb(heapMb: number): number {
   return Math.min(16, Math.max(1, Math.floor(heapMb / 64)));
@@ -399,6 +418,10 @@ export class NodeSandboxInstance implements SandboxInstance {
 export class NodeSandboxRuntime implements SandboxRuntime {
   readonly name: string;
   readonly #opts: NodeSandboxRuntimeOptions;
+  /** A process started ahead of its first call (prestart): the command line it runs, and its exit. */
+  #spare: Spare | undefined;
+  /** The latest discarded spare's kill-and-reap. */
+  #reaping: Promise<void> | undefined;
 
   constructor(opts: NodeSandboxRuntimeOptions) {
     if (opts.engine !== 'node' && opts.engine !== 'deno') throw new TyError('E_USAGE', `unknown engine ${String(opts.engine)}`);
@@ -454,8 +477,86 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
   }
 
+  /** Spawn the (wrapped) sandbox command. @throws TyError E_SANDBOX_UNAVAILABLE when it cannot start. */
+  async #spawn(cmd: ReturnType<SpawnWrapper>, tempDir: string | undefined): Promise<ChildProcessWithoutNullStreams> {
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tempDir ?? tmpdir(), windowsHide: true });
+    } catch {
+      cmd.release?.();
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox`);
+    }
+    if (cmd.release) {
+      const release = cmd.release;
+      child.once('exit', release);
+      child.once('error', release);
+    }
+    if (child.pid === undefined) {
+      // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.
+      await new Promise<void>((r) => child.once('error', () => r()));
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
+    }
+    return child;
+  }
+
   /**
-   * Spawn, handshake and load the revision's source.
+   * Start the sandbox process for `spec` ahead of its call, so that it boots while the host is still being assembled
+   * and the call resolved, validated, gated and its intent audited. The process is the bare runner (its two project
+   * files, the limits' flags, an empty environment) waiting for its first message: no tool source, no arguments, no
+   * settings, no secrets and no granted folder reach it here. start() adopts it only for a spec whose command line is
+   * exactly the same (the runner, the limits; the wrapper is this runtime's); anything else, and discardSpare(), kills
+   * it. Node engine, JavaScript revisions without granted folders only (test/bench/cli-cold.bench.mjs measures what
+   * pays); one at a time. Never throws: a process that cannot start leaves start() to spawn as usual.
+   */
+  prestart(spec: SandboxSpec): void {
+    const exec = spec.manifest.execution;
+    if (this.#opts.engine !== 'node' || this.#spare || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript' || (spec.folders?.length ?? 0) > 0) return;
+    let cmd: ReturnType<SpawnWrapper> | undefined;
+    try {
+      const base = this.command(spec);
+      cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
+      const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tmpdir(), windowsHide: true });
+      const release = cmd.release;
+      const exited = new Promise<void>((r) => {
+        child.once('exit', () => r());
+        child.once('error', () => r());
+      });
+      if (release) void exited.then(release);
+      if (child.pid === undefined) return; // spawn failed (its error event releases the lease)
+      trackGroup(child.pid, undefined);
+      this.#spare = { key: JSON.stringify(base), child, pid: child.pid, exited };
+    } catch {
+      /* start() spawns as usual */
+    }
+  }
+
+  /**
+   * Kill the prestarted process no call adopted (its whole process group, SIGKILL) and wait until it has exited and
+   * been reaped (at most 5 s). Idempotent; never throws.
+   */
+  async discardSpare(): Promise<void> {
+    const s = this.#spare;
+    this.#spare = undefined;
+    if (s) this.#reaping = reap(s);
+    await this.#reaping;
+  }
+
+  /** The prestarted process when it runs exactly `key`'s command line and still lives; otherwise it is discarded. */
+  #adoptSpare(key: string): ChildProcessWithoutNullStreams | undefined {
+    const s = this.#spare;
+    if (!s) return undefined;
+    if (s.key === key && s.child.exitCode === null && s.child.signalCode === null) {
+      this.#spare = undefined;
+      return s.child;
+    }
+    void this.discardSpare();
+    return undefined;
+  }
+
+  /**
+   * Spawn (or adopt the prestarted process), handshake and load the revision's source.
    * @throws TyError E_SANDBOX_UNAVAILABLE (binary/runner missing), E_TOOL_FAILED (module failed to load),
    *   E_TIMEOUT (no `loaded` within the start budget), E_ABORTED, E_SANDBOX_FAILED, E_MEMORY_LIMIT, E_PROTOCOL.
    */
@@ -477,32 +578,16 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     }
     const tempDir = this.#opts.engine === 'deno' ? mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`)) : undefined;
     let cmd: ReturnType<SpawnWrapper>;
+    let spare: ChildProcessWithoutNullStreams | undefined;
     try {
       const base = this.command(spec, tempDir, packages);
-      cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
+      spare = this.#spare && tempDir === undefined ? this.#adoptSpare(JSON.stringify(base)) : undefined;
+      cmd = spare ? base : this.#opts.wrap ? this.#opts.wrap(base) : base;
     } catch (e) {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw e;
     }
-    let child: ChildProcessWithoutNullStreams;
-    try {
-      child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tempDir ?? tmpdir(), windowsHide: true });
-    } catch {
-      cmd.release?.();
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox`);
-    }
-    if (cmd.release) {
-      const release = cmd.release;
-      child.once('exit', release);
-      child.once('error', release);
-    }
-    if (child.pid === undefined) {
-      // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.
-      await new Promise<void>((r) => child.once('error', () => r()));
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
-    }
+    const child = spare ?? (await this.#spawn(cmd, tempDir));
     const onLog = this.#opts.onLog;
     // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
     const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text)) : undefined;

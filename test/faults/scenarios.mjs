@@ -29,12 +29,18 @@ export async function scratch(prefix) {
   return d;
 }
 
-// Preloaded into tycli only (sandboxes get an empty environment): logs `PID` of every sandbox process it spawns,
-// synchronously, right after the spawn, so a SIGKILL of tycli cannot lose the line.
+// Preloaded into tycli only (sandboxes get an empty environment): logs `spawn PID` for every sandbox process it spawns
+// (a prestarted, empty one included) and `load PID` when the tool's source is written to that process's input,
+// synchronously, so a SIGKILL of tycli cannot lose the line.
 const SPY = `import cp from 'node:child_process'; import { appendFileSync } from 'node:fs'; import { syncBuiltinESMExports } from 'node:module';
 const orig = cp.spawn; const log = process.env.TY_SPAWN_LOG;
-cp.spawn = function (...a) { const c = orig.apply(this, a); if (log && JSON.stringify(a[1] ?? []).includes('sandbox-runner')) appendFileSync(log, String(c.pid) + '\\n'); return c; };
+cp.spawn = function (...a) { const c = orig.apply(this, a); if (log && JSON.stringify(a[1] ?? []).includes('sandbox-runner')) { appendFileSync(log, 'spawn ' + c.pid + '\\n'); const w = c.stdin.write; let loaded = false; c.stdin.write = function (chunk, ...r) { if (!loaded && String(chunk).includes('"type":"load"')) { loaded = true; appendFileSync(log, 'load ' + c.pid + '\\n'); } return w.call(this, chunk, ...r); }; } return c; };
 syncBuiltinESMExports();`;
+
+/** The pids a spy log names with `kind` (`spawn` or `load`). */
+function spyPids(log, kind) {
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith(`${kind} `)).map((l) => Number(l.slice(kind.length + 1))) : [];
+}
 
 async function spyEnv(dir) {
   const spy = join(dir, 'spawn-spy.mjs');
@@ -80,8 +86,8 @@ async function survivors(pids, ms = 5000) {
 
 /**
  * kill -9 of `tycli run` at random moments, on one home: half the runs at a random time from start (start-up,
- * settings, gate), half at a random time after the sandbox was spawned (module load, mid-call, result, audit).
- * lost: a sandbox was spawned (tool code could run) but the audit log holds no record of that process's call
+ * settings, gate), half at a random time after the sandbox was sent the tool (module load, mid-call, result, audit).
+ * lost: a sandbox was sent the tool's source (tool code could run) but the audit log holds no record of that process's call
  * (started records carry the host's pid); corrupt: unreadable audit lines, or a store that no longer lists the
  * tool; orphans: sandbox processes alive 5 s after the kill; interrupted: calls `tycli audit` shows as such.
  */
@@ -104,7 +110,7 @@ export async function killRunScenario({ runs = 12, seed = 1 } = {}) {
       if (i % 2 === 0) await sleep(Math.floor(random() * 1500));
       else {
         const end = Date.now() + 15_000;
-        while (!existsSync(log) && Date.now() < end) await sleep(5);
+        while (spyPids(log, 'load').length === 0 && Date.now() < end) await sleep(5);
         await sleep(Math.floor(random() * 700));
       }
       try {
@@ -114,10 +120,11 @@ export async function killRunScenario({ runs = 12, seed = 1 } = {}) {
       }
       const res = await run.done;
       if (res.code === 0) out.completed++;
-      const pids = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number) : [];
+      const pids = spyPids(log, 'spawn');
       out.orphans += (await survivors(pids)).length;
       for (const p of pids) try { process.kill(-p, 'SIGKILL'); } catch { /* gone */ }
-      if (pids.length > 0) spawnedBy.push(run.child.pid);
+      // A prestarted sandbox that never got the tool's source ran no tool code: only a loaded one needs its record.
+      if (spyPids(log, 'load').length > 0) spawnedBy.push(run.child.pid);
     }
     out.spawned = spawnedBy.length;
     const raw = existsSync(join(home, 'store', '.logs', 'audit')) ? readFileSync(join(home, 'store', '.logs', 'audit'), 'utf8').split('\n').filter(Boolean) : [];

@@ -74,7 +74,8 @@ const run: CliCommand = {
   --disposable          run in a fresh sandbox that is destroyed afterwards
   --logs                show what the tool writes with console.* on stderr (control characters escaped)
 
-Arguments are checked against the revision's parameters before any sandbox starts.
+Arguments are checked against the revision's parameters, and the call against the permission rules, before any
+tool code or argument reaches a sandbox (the sandbox process itself starts early, empty, and is killed on a refusal).
 Output: the result (strings as they are, other values as JSON). With --json exactly one line:
 {"ok":true,"revision":"...","settingsRevision":"...","result":...} (settingsRevision: when the tool has settings) or {"ok":false,"error":{"code":"...","message":"..."}}.
 Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or arguments.`,
@@ -99,7 +100,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const onToolLog = (_rev: string, level: string, text: string): void => void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
     // On a terminal (not with --json), a progress line while a Python revision's sandbox starts Pyodide.
     const progress = ctx.globals.json ? undefined : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
-    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}) });
+    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}), prestart: timeoutMs !== undefined ? { tool: pos[0]!, timeoutMs } : { tool: pos[0]! } });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     if (ctx.signal?.aborted) ac.abort();
