@@ -96,10 +96,10 @@ export function createGuest(host) {
   }
 
   // ---- fetch classes ----------------------------------------------------------------------------------
-  // Node loads them (undici, ~20 ms) on first access of a lazy global getter. The getters are Node's
-  // own closures, captured now, so tool code cannot substitute the classes; their prototype methods are captured on
-  // first use (tool code that patches them before its first fetch only fools its own requests; the host validates
-  // every request anyway). Deno and browsers have them as plain values: captured now.
+  // Node (undici, ~20 ms) and Deno 2 (~7-10 ms) load them on first access of a lazy global getter. The getters are the
+  // engine's own closures, captured now, so tool code cannot substitute the classes; their prototype methods are
+  // captured on first use (tool code that patches them before its first fetch only fools its own requests; the host
+  // validates every request anyway). Where they are plain values (browsers) they are captured now (eagerFetchClasses).
 
   const webGetters = nullProto({});
   for (const name of ['Request', 'Response', 'Headers']) {

@@ -84,8 +84,10 @@ const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   ...(isProxy ? { isProxy } : {}),
-  // Deno has the fetch classes in its snapshot: their prototype methods are captured now.
-  eagerFetchClasses: true,
+  // Deno 2 loads its fetch classes on first access of lazy global getters, like Node (about 7-10 ms of CPU at start-up
+  // here): the guest core captures the getters now and the classes on first use. Deno versions that have them as
+  // plain values in the snapshot get their prototype methods captured now.
+  eagerFetchClasses: ReflectGetOwnPropertyDescriptor(G, 'Request')?.get === undefined,
   ...(pyArg === undefined ? {} : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
 });
 const { log, describe } = guest;
