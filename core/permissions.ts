@@ -24,7 +24,7 @@ export const SCOPES = ['flags', 'session', 'local', 'project', 'user'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type RuleKind = GateRequest['kind'];
-const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'mcp-elicit', 'popup', 'python', 'registry'];
+const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'mcp-elicit', 'mcp-input', 'popup', 'python', 'registry'];
 /** Registry actions (`registry(ACTION[:PRINCIPAL])`); `add` and `read` are low risk, moving or removing a binding is not. */
 const REGISTRY_ACTIONS = ['connect', 'add', 'activate', 'remove', 'read'] as const;
 const LOW_RISK_REGISTRY: ReadonlySet<string> = new Set(['connect', 'add', 'read']);
@@ -158,6 +158,9 @@ function subjectServerItem(target: string | undefined): { server: string; item: 
  * - `mcp(SERVER/TOOL)`, `mcp-resource(SERVER/URI)`, `mcp-prompt(SERVER/NAME)`: `*` globs in either part; `mcp(*)`.
  * - `mcp-elicit(SERVER)`: a bridged server's elicitation requests may be shown to a person as a form (only an
  *   allow rule enables it, no mode does; core/mcp/elicit.ts); SERVER a glob over server names, `*` any.
+ * - `mcp-input(SERVER/KIND)`: a bridged server's input requests of KIND (`elicitation`, `sampling`, `roots` or `*`)
+ *   may be relayed to the MCP client, a 2026-07-28 client as an `input_required` result (only an allow rule enables
+ *   it, no mode does; core/mcp/bridge-input.ts); SERVER a glob over server names.
  * - `popup(custom-html)`, `popup(https://ORIGIN)`, `popup(*)`.
  * - `secret(NAME)`, `resolve(TOOL)`, `storage(*)`, `subtasks(*)`, `python(*)`: `*` globs.
  * - `registry(ACTION)`, `registry(ACTION:PRINCIPAL)`: registration requests of protocol clients; ACTION `add`,
@@ -225,6 +228,20 @@ export function parseRule(input: string): Rule {
       if (!NAME_GLOB_RE.test(body)) throw invalid(rule, `expected mcp-elicit(SERVER): a server name (A-Z a-z 0-9 _ . -, * as a wildcard), e.g. mcp-elicit(github)`);
       const re = globToRegExp(body);
       return { kind, text: `mcp-elicit(${body})`, matches: (s) => s.kind === 'mcp-elicit' && s.target !== undefined && re.test(s.target) };
+    }
+    case 'mcp-input': {
+      const { server, item } = splitServerItem(rule, body);
+      if (!NAME_GLOB_RE.test(server) || !['elicitation', 'sampling', 'roots', '*'].includes(item)) throw invalid(rule, 'expected mcp-input(SERVER/KIND): a server name (* as a wildcard) and KIND elicitation, sampling, roots or *, e.g. mcp-input(github/elicitation)');
+      const sre = globToRegExp(server);
+      return {
+        kind,
+        text: `mcp-input(${server}/${item})`,
+        matches: (s) => {
+          if (s.kind !== 'mcp-input') return false;
+          const t = subjectServerItem(s.target);
+          return t !== undefined && sre.test(t.server) && (item === '*' || t.item === item);
+        },
+      };
     }
     case 'popup': {
       if (body === 'custom-html' || body === '*') {

@@ -165,7 +165,7 @@ export type Principal = string;
 export interface GateRequest {
   principal: Principal;
   /** `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup, python). */
-  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'mcp-elicit' | 'popup' | 'python' | 'registry';
+  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'mcp-elicit' | 'mcp-input' | 'popup' | 'python' | 'registry';
   toolName: string;
   revision: string;
   /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin; for registry: `add`, `activate`, `remove` or `read`. */

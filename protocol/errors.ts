@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   'E_MCP_REDEFINED',
   'E_MCP_CORS',
   'E_MCP_UNREACHABLE',
+  'E_MCP_REQUEST_STATE',
   'E_BUSY',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

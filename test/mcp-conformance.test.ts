@@ -101,4 +101,45 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
       await rm(out, { recursive: true, force: true });
     }
   }, 600_000);
+
+  it('2026-07-28: the multi-round-trip scenarios (input_required) pass through the bridge in front of a 2.x server offering their tools, under mcp-input rules; tampered state refused by the bridge', async () => {
+    const mrtrHome = await tempHome();
+    await addNodeServer(mrtrHome.home, 'mrtr', join(ROOT, 'test/mcp-mrtr-fixture.mjs'), [], { ask: 'none' });
+    const p = await startHttpProxy(mrtrHome.home, 'mrtr', ['--allow', 'mcp-input(mrtr/*)']);
+    const shim = (await authShim(p.url, p.token)) as { url: string; close(): Promise<void> };
+    const out = await mkdtemp(join(tmpdir(), 'tymcp-conformance-mrtr-'));
+    try {
+      const results: { scenario: string; code: number | null }[] = [];
+      const tails: string[] = [];
+      for (const scenario of MRTR_SCENARIOS) {
+        const r = await suite(SUITE_2026, ['--url', shim.url, '--spec-version', '2026-07-28', '--scenario', scenario, '-o', out], out);
+        results.push({ scenario, code: r.code });
+        if (r.code !== 0) tails.push(`${scenario}: ${r.text.slice(-800)}`);
+      }
+      expect(results, tails.join('\n')).toEqual(MRTR_SCENARIOS.map((scenario) => ({ scenario, code: 0 })));
+    } finally {
+      await shim.close();
+      const gone = new Promise((r) => p.proc.once('exit', r));
+      p.proc.kill('SIGTERM');
+      await gone;
+      await rm(out, { recursive: true, force: true });
+      await mrtrHome.cleanup();
+    }
+  }, 600_000);
 });
+
+/** The suite's multi-round-trip scenarios on tools (SEP-2322) run against test/mcp-mrtr-fixture.mjs behind the bridge. */
+const MRTR_SCENARIOS = [
+  'input-required-result-basic-elicitation',
+  'input-required-result-basic-sampling',
+  'input-required-result-basic-list-roots',
+  'input-required-result-request-state',
+  'input-required-result-multiple-input-requests',
+  'input-required-result-multi-round',
+  'input-required-result-result-type',
+  'input-required-result-tampered-state',
+  'input-required-result-capability-check',
+  'input-required-result-ignore-extra-params',
+  'input-required-result-validate-input',
+  'input-required-result-unsupported-methods',
+];

@@ -59,7 +59,7 @@ export interface BridgeOptions {
    * elicitation only when a rule allows it for that server at its start; every request is checked again. Absent:
    * refused, as every other server-to-client request.
    */
-  elicit?: Pick<Elicitor, 'enabledFor' | 'elicit'>;
+  elicit?: Pick<Elicitor, 'enabledFor' | 'elicit'> & Partial<Pick<Elicitor, 'inputRule' | 'auditInput'>>;
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
 }

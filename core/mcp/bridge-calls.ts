@@ -8,6 +8,8 @@ import { NAME_SEP, mapToolResult } from './naming.js';
 import { chooseTargets, mergedSchema, type NamespaceAction } from './namespace.js';
 import type { McpDefinition } from './server-definition.js';
 import { BridgeBase } from './bridge-base.js';
+import { callTakingInput, isRelayed, type CallRound, type RelayedInput } from './bridge-input.js';
+import type { CallInput } from './upstream.js';
 import { hintsOf, previewOf, withFeedback } from './bridge-util.js';
 
 /** BridgeBase with the bridged and namespace tools/call paths (McpBridge adds the client-facing Server). */
@@ -16,7 +18,9 @@ export class BridgeCalls extends BridgeBase {
    * One bridged tools/call: definition reloaded, tool looked up, arguments checked (before approval and
    * before forwarding), approved, then forwarded.
    */
-  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition): Promise<CallToolResult> {
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition): Promise<CallToolResult>;
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress: ((p: { progress: number; total?: number; message?: string }) => void) | undefined, loaded: McpDefinition | undefined, round: CallRound | undefined): Promise<CallToolResult | RelayedInput>;
+  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition, round?: CallRound): Promise<CallToolResult | RelayedInput> {
     let outcome = 'refused';
     let byGate = false;
     const offered = `${server}${NAME_SEP}${tool}`;
@@ -44,15 +48,22 @@ export class BridgeCalls extends BridgeBase {
           }
           byGate = this.opts.gate !== undefined;
           const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
-          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, () => {
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, (): Promise<CallToolResult | RelayedInput> => {
             outcome = 'forwarded';
+            // a 2026-07-28 server may answer input_required: relayed, answered by a person or refused (bridge-input.ts)
+            if (u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)) {
+              const send = (input: CallInput) => u.callTool(tool, checked.args, onprogress ? { signal, onprogress, input } : { signal, input });
+              return callTakingInput(this.opts.elicit, server, round, signal, send, (o) => this.log(server, 'tools/call', tool, o)) as Promise<CallToolResult | RelayedInput>;
+            }
             return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
           });
+          if (isRelayed(r.value)) return r.value;
           return mapToolResult(withFeedback(r.value, r.feedback), server, this.naming);
         },
         signal,
       );
-      if (outcome === 'refused' || outcome === 'forwarded') outcome = result.isError ? 'tool-error' : 'ok';
+      if (isRelayed(result)) outcome = 'input-required';
+      else if (outcome === 'refused' || outcome === 'forwarded') outcome = result.isError ? 'tool-error' : 'ok';
       return result;
     } catch (e) {
       outcome = await this.failedOutcome(e, outcome, byGate, offered);

@@ -4,7 +4,9 @@ import { TyError, toTyError } from '../errors.js';
 import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult } from './naming.js';
-import { RPC, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
+import { ENVELOPE_CAPABILITIES_KEY, RPC, declaredCapabilities, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
+import { checkedResponses, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
+import { RequestStates } from './input-required.js';
 import type { McpDefinition } from './server-definition.js';
 import type { CancelSignal, UpstreamSession } from './upstream.js';
 import { installRouted, relayInstructions, type RouteContext } from './bridge-routes.js';
@@ -121,8 +123,17 @@ export class McpBridge extends BridgeCalls {
               : (p: { progress: number; total?: number; message?: string }) => {
                   relayed = relayed.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...p } })).catch(() => undefined);
                 };
-          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal, onprogress, def);
+          // a 2026-07-28 client can take input requests (multi-round-trip); a retry brings answers and the state
+          const round = await this.inputRound(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq);
+          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal, onprogress, def, round);
           await relayed;
+          if (isRelayed(result)) {
+            // the client's capabilities were stripped before this Server saw the request; the SDK Server checks the
+            // input requests it answers against the envelope: it is told of the kinds relayed, which the client declared
+            const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+            if (envelope !== undefined) envelope[ENVELOPE_CAPABILITIES_KEY] = relayedCapabilities(result, round?.clientCapabilities ?? {});
+            return (await this.relayedAnswer(sessionId, split.server, split.rest, req.params.arguments, result)) as unknown as CallToolResult;
+          }
           return result;
         }
         if (split !== undefined && (await (this.opts.source.loadNamespace?.(split.server) ?? Promise.resolve(undefined)).catch(() => undefined)) !== undefined) {
@@ -268,7 +279,9 @@ export class McpBridge extends BridgeCalls {
     // written at once, in arrival order, so all of a call's progress goes out before its result
     const onprogress =
       token === undefined ? undefined : (pr: { progress: number; total?: number; message?: string }) => void (ac.aborted || reply({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, ...pr } }));
-    (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def)).then(
+    // a 2026-07-28 client may take input requests (multi-round-trip); its retries take the SDK path (toolCallParams)
+    const round: CallRound | undefined = modern ? { clientCapabilities: declaredCapabilities((message.params as { _meta?: unknown })._meta) ?? {} } : undefined;
+    (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def, round).then((r) => (isRelayed(r) ? this.relayedAnswer(sessionId, split.server, split.rest, p.arguments, r) : r))).then(
       (result) => {
         calls.delete(id);
         // a cancelled request gets no response (MCP cancellation); 2026-07-28 results encoded as the SDK Server does
@@ -320,6 +333,45 @@ export class McpBridge extends BridgeCalls {
         throw e;
       },
     );
+  }
+
+  /**
+   * What one tools/call brings for input requests (MCP 2026-07-28): undefined for a 2025-era request (it cannot take
+   * any); else the capabilities the client declared and, on a retry, its answers checked against the input requests
+   * the bridge relayed and the server's own state, taken from the bridge's requestState (bound to this call, used once).
+   * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (a state tampered with, expired, replayed, for another call, or
+   *   answers without one; audited), -32602 E_INVALID_ARGS (an answer missing or not the result its request needs).
+   */
+  private async inputRound(sessionId: string, server: string, tool: string, args: unknown, req: { _meta?: unknown; envelope?: unknown; inputResponses?: Record<string, unknown>; droppedInputResponseKeys?: string[]; requestState: () => unknown }): Promise<CallRound | undefined> {
+    const state = req.requestState();
+    const retry = state !== undefined || req.inputResponses !== undefined || (req.droppedInputResponseKeys?.length ?? 0) > 0;
+    if (req.envelope === undefined && !retry) return undefined;
+    const clientCapabilities = declaredCapabilities(req._meta) ?? {};
+    if (!retry) return { clientCapabilities };
+    const refuse = async (reason: string, message: string): Promise<never> => {
+      this.log(server, 'tools/call', tool, `refused:E_MCP_REQUEST_STATE:${reason}`);
+      await this.opts.elicit?.auditInput?.(server, 'state', { decision: 'deny', rule: `requestState ${reason}`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_MCP_REQUEST_STATE' }).catch(() => undefined);
+      throw new RpcFailure(RPC.INVALID_PARAMS, message, { code: 'E_MCP_REQUEST_STATE', reason } as { code: string });
+    };
+    if (req.envelope === undefined) return refuse('no-envelope', 'inputResponses and requestState are part of protocol revision 2026-07-28; this request is not one');
+    if (state === undefined) return refuse('missing', 'inputResponses answer input requests the bridge relayed and need the requestState it issued with them; call again without inputResponses');
+    const opened = await this.states.open(state, { principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} });
+    if (!opened.ok) return refuse(opened.reason, `requestState refused (${opened.reason}): it is not one the bridge issued for this call, or it was used already or expired; call again without inputResponses and requestState`);
+    let responses: Record<string, unknown>;
+    try {
+      responses = checkedResponses(opened.keys, req.inputResponses);
+    } catch (e) {
+      throw toMcpError(e);
+    }
+    return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}) };
+  }
+  private readonly states = new RequestStates();
+
+  /** The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own state for this call. */
+  private async relayedAnswer(sessionId: string, server: string, tool: string, args: unknown, r: RelayedInput): Promise<Record<string, unknown>> {
+    const keys = Object.fromEntries(Object.entries(r.inputRequests).map(([k, q]) => [k, q.method]));
+    const requestState = await this.states.mint({ principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} }, keys, r.upstreamState);
+    return { resultType: 'input_required', inputRequests: r.inputRequests, requestState };
   }
 
   /**

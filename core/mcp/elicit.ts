@@ -275,6 +275,29 @@ export class Elicitor {
     }
   }
 
+  /**
+   * The allow rule that lets SERVER's input requests of KIND (`elicitation`, `sampling`, `roots`) be relayed to the
+   * MCP client: `mcp-input(SERVER/KIND)` with no deny rule matching (no mode enables it). Undefined: not relayed.
+   */
+  async inputRule(server: string, kind: string): Promise<{ rule: string; scope: string } | undefined> {
+    const dec = decide(await this.d.policy(), { kind: 'mcp-input', toolName: server, revision: `mcp:${server}`, target: `${server}/${kind}`, requested: true });
+    return dec.effect === 'allow' && dec.trace.list === 'allow' ? { rule: dec.trace.rule, scope: dec.trace.scope } : undefined;
+  }
+
+  /**
+   * Audit one input request of SERVER relayed to the MCP client, or refused (kind `mcp-input`, target SERVER/KIND;
+   * never the request's text or the client's answer).
+   * @throws TyError E_STORE when the record cannot be written (the relay is then refused).
+   */
+  async auditInput(server: string, kind: string, v: Pick<AuditRecord, 'decision' | 'rule' | 'list' | 'scope' | 'outcome'> & { code?: AuditRecord['code'] }): Promise<void> {
+    const rec: AuditRecord = { v: 1, time: new Date(this.now()).toISOString(), principal: this.d.principal, tool: server, revision: `mcp:${server}`, kind: 'mcp-input', target: `${server}/${kind}`, durationMs: 0, ...v };
+    try {
+      await this.d.audit.append(rec);
+    } catch (e) {
+      throw new TyError('E_STORE', `the audit record of an input request from ${server} could not be written; it was refused (${e instanceof TyError ? e.code : 'E_STORE'})`);
+    }
+  }
+
   private now(): number {
     return this.d.clock?.() ?? Date.now();
   }

@@ -170,10 +170,28 @@ export function stripClientCapabilities(message: Record<string, unknown>): Recor
   }
   const params = out.params;
   const meta = isPlainObject(params) ? params._meta : undefined;
-  if (isPlainObject(params) && isPlainObject(meta) && Object.prototype.hasOwnProperty.call(meta, ENVELOPE_CAPABILITIES_KEY)) {
-    out = { ...out, params: { ...params, _meta: { ...meta, [ENVELOPE_CAPABILITIES_KEY]: {} } } };
+  if (isPlainObject(params) && isPlainObject(meta) && (Object.prototype.hasOwnProperty.call(meta, ENVELOPE_CAPABILITIES_KEY) || Object.prototype.hasOwnProperty.call(meta, DECLARED_CAPABILITIES_KEY))) {
+    // what the client declared stays with the bridge (DECLARED_CAPABILITIES_KEY, never set by a client: a value
+    // the client sent there is replaced) to decide which input requests may be relayed to it
+    const { [DECLARED_CAPABILITIES_KEY]: _forged, ...rest } = meta;
+    const declared = rest[ENVELOPE_CAPABILITIES_KEY];
+    const next: Record<string, unknown> = Object.prototype.hasOwnProperty.call(rest, ENVELOPE_CAPABILITIES_KEY) ? { ...rest, [ENVELOPE_CAPABILITIES_KEY]: {} } : rest;
+    if (message.method !== 'initialize' && isPlainObject(declared)) next[DECLARED_CAPABILITIES_KEY] = declared;
+    out = { ...out, params: { ...params, _meta: next } };
   }
   return out;
+}
+
+/**
+ * The `_meta` key under which the bridge keeps a 2026-07-28 request's declared client capabilities for itself
+ * (stripClientCapabilities); the bridge's own servers read it, nothing behind the bridge sees it.
+ */
+export const DECLARED_CAPABILITIES_KEY = 'tysandbox/declaredCapabilities';
+
+/** The client capabilities a 2026-07-28 request declared (see DECLARED_CAPABILITIES_KEY), or undefined. */
+export function declaredCapabilities(meta: unknown): Record<string, unknown> | undefined {
+  const v = isPlainObject(meta) ? meta[DECLARED_CAPABILITIES_KEY] : undefined;
+  return isPlainObject(v) ? v : undefined;
 }
 
 /** What the bridge does with one message from a server. */

@@ -6,12 +6,23 @@ import { checkStructuredContent, checkToolSchema, validateLinear } from './args.
 import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from './messages.js';
 import { BRIDGE_PROTOCOL_VERSIONS, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, type UpstreamTransport } from './server-definition.js';
 import { streamableHttpConnector } from './upstream-transport.js';
+import { parseInputRequired, type InputRequired } from './input-required.js';
 import { CALL_ID, CLIENT_INFO, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
 export { DEFAULT_PROBE_TIMEOUT_MS, type CancelSignal, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
 /** The `_meta` key of a 2026-07-28 envelope naming the client. */
 const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+
+/** What a call that may take input sends: the capabilities declared for it, and a retry's answers and the server's state. */
+export interface CallInput {
+  capabilities?: Record<string, unknown>;
+  responses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** A server's `input_required` answer to a call that may take input (core/mcp/input-required.ts checked it). */
+export type InputRequiredAnswer = { resultType: 'input_required' } & InputRequired;
 
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
@@ -226,7 +237,10 @@ export class UpstreamSession {
    * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,
    *   TyError E_MCP (malformed result, session ended), E_ABORTED (signal).
    */
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void } = {}): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void }): Promise<CallToolResult>;
+  async callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input: CallInput }): Promise<CallToolResult | InputRequiredAnswer>;
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput } = {}): Promise<CallToolResult | InputRequiredAnswer> {
     const tool = this.toolCache?.get(name);
     if (tool?.execution?.taskSupport === 'required') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
     if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
@@ -234,8 +248,12 @@ export class UpstreamSession {
     if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
     const id = `${CALL_ID}${++this.callSeq}`;
     const params: Record<string, unknown> = { name, arguments: args };
-    // 2026-07-28: every request carries its version and the client's (empty) capabilities in `_meta`
-    const meta: Record<string, unknown> | undefined = this.era === 'modern' ? { [ENVELOPE_VERSION_KEY]: this.protocolVersion, [ENVELOPE_CAPABILITIES_KEY]: {}, [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO } : undefined;
+    const input = opts.input;
+    // 2026-07-28: every request carries its version and the client's capabilities in `_meta`: none, or (a call
+    // that may take input) the kinds of input the bridge can answer or relay for this call
+    const meta: Record<string, unknown> | undefined = this.era === 'modern' ? { [ENVELOPE_VERSION_KEY]: this.protocolVersion, [ENVELOPE_CAPABILITIES_KEY]: input?.capabilities ?? {}, [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO } : undefined;
+    if (this.era === 'modern' && input?.responses !== undefined) params.inputResponses = input.responses;
+    if (this.era === 'modern' && input?.requestState !== undefined) params.requestState = input.requestState;
     if (meta !== undefined) params._meta = meta;
     const msg = await new Promise<Record<string, unknown> | Error>((resolve) => {
       const call: PendingCall = {
@@ -273,9 +291,14 @@ export class UpstreamSession {
       const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as { code?: unknown; message?: unknown; data?: unknown };
       throw new ProtocolError(typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ProtocolErrorCode.InternalError, typeof e.message === 'string' ? e.message : 'the server sent an error', e.data);
     }
-    // 2026-07-28 results say what they are: only a complete one is a result (a server asking for input
-    // through `input_required` is refused like any server-to-client request)
+    // 2026-07-28 results say what they are: a complete one is a result; `input_required` (the server asks for
+    // input) is handed back, checked, to a caller that can take input, and refused for any other
     const rt = (msg.result as { resultType?: unknown } | undefined)?.resultType;
+    if (rt === 'input_required' && input !== undefined && this.era === 'modern') {
+      const parsed = parseInputRequired(msg.result);
+      if (!parsed.ok) throw new TyError('E_MCP', `server "${this.server}" sent an input_required result that is not MCP's: ${parsed.message}`);
+      return { resultType: 'input_required', ...parsed.value };
+    }
     if (rt !== undefined && rt !== 'complete') throw new TyError('E_MCP', `server "${this.server}" answered tools/call with resultType "${String(rt).slice(0, 40)}"; the bridge takes only complete results (it answers no server-to-client request)`);
     if (rt !== undefined) {
       const { resultType: _drop, ...rest } = msg.result as Record<string, unknown>;

@@ -1,0 +1,135 @@
+// Multi-round-trip input requests (MCP 2026-07-28 input_required) through `mcp serve --http`: relayed only under an mcp-input rule, the bridge's request state bound to the call and used once, a person answering under mcp-elicit, every relay and refusal audited; test side.
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AskRouter } from '../core/ask.js';
+import type { AuditRecord } from '../core/audit.js';
+import { Elicitor } from '../core/mcp/elicit.js';
+import { compilePolicy } from '../core/permissions.js';
+import type { Answer, AskChannel, Question } from '../core/runtime.js';
+import { McpBridge } from '../node/mcp/bridge.js';
+import { serveHttp, type HttpServeHandle } from '../node/mcp/serve-http.js';
+import { FakeGate, ROOT, addNodeServer, tempHome } from './mcp-helpers.js';
+
+const FIXTURE = join(ROOT, 'test/mcp-mrtr-fixture.mjs');
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: {} } };
+
+/** A person who fills in every form with `values`. */
+class Person implements AskChannel {
+  readonly name = 'scripted';
+  readonly forms = true;
+  asked: Question[] = [];
+  constructor(private readonly values: Record<string, string>) {}
+  live(): boolean {
+    return true;
+  }
+  async ask(q: Question): Promise<Answer | undefined> {
+    this.asked.push(q);
+    return { allow: true, scope: 'once', channel: this.name, values: this.values } as Answer;
+  }
+}
+
+let home: string;
+let cleanup: () => Promise<void>;
+let bridge: McpBridge;
+let http: HttpServeHandle;
+let audit: AuditRecord[];
+let person: Person;
+
+async function start(rules: string[]): Promise<void> {
+  audit = [];
+  person = new Person({ colour: 'blue' });
+  const elicit = new Elicitor({ policy: () => compilePolicy([{ scope: 'flags', allow: rules }]), asker: new AskRouter({ channels: [person], askWaitMs: 10_000 }), audit: { append: async (r) => void audit.push(r) }, principal: 'mcp:t' });
+  bridge = new McpBridge({ home, sandbox: 'h', gate: new FakeGate(() => false), elicit });
+  http = await serveHttp(bridge, { port: 0 });
+}
+beforeEach(async () => {
+  ({ home, cleanup } = await tempHome());
+  await addNodeServer(home, 'mrtr', FIXTURE, [], { ask: 'none' });
+});
+afterEach(async () => {
+  await http?.close();
+  await bridge?.close();
+  await cleanup();
+});
+
+/** One stateless 2026-07-28 tools/call (standard headers as the body says). */
+async function call(name: string, extra: Record<string, unknown> = {}, args: Record<string, unknown> = {}): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: { code?: string; reason?: string } } }> {
+  const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: ENVELOPE, ...extra } };
+  const res = await fetch(http.url, { method: 'POST', headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name }, body: JSON.stringify(body) });
+  const text = await res.text();
+  const data = text.split('\n').find((l) => l.startsWith('data: '));
+  return JSON.parse(data !== undefined ? data.slice(6) : text);
+}
+const textOf = (r: { result?: Record<string, unknown> }) => ((r.result?.content as { text?: string }[] | undefined) ?? []).map((c) => c.text).join('');
+
+describe('input_required through the bridge (2026-07-28)', () => {
+  it('without an mcp-input rule a server input request never reaches the client: the server is told of no capability, so it cannot ask (MCP -32021)', async () => {
+    await start([]);
+    const r = await call('mrtr__report');
+    expect(JSON.stringify(r)).not.toContain('visible text');
+    expect(r.result).toBeUndefined();
+    expect(r.error?.code).toBe(-32021);
+  }, 60_000);
+
+  it('with mcp-input(SERVER/elicitation): relayed as input_required under the bridge own requestState; the answer reaches the server, which is told only of the relayed kind; audited', async () => {
+    await start(['mcp-input(mrtr/elicitation)']);
+    const first = await call('mrtr__report');
+    expect(first.result?.resultType).toBe('input_required');
+    expect(JSON.stringify(first.result?.inputRequests)).toContain('visible text');
+    const state = first.result?.requestState as string;
+    expect(state).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    const done = await call('mrtr__report', { inputResponses: { q: { action: 'accept', content: { colour: 'red' } } }, requestState: state });
+    expect(done.result?.resultType).toBe('complete');
+    expect(textOf(done)).toBe('answered {"action":"accept","content":{"colour":"red"}} caps {"elicitation":{}}');
+    expect(audit.map((a) => [a.kind, a.target, a.decision, a.rule])).toEqual([['mcp-input', 'mrtr/elicitation', 'allow', 'mcp-input(mrtr/elicitation)']]);
+    // the same state again: used once
+    const again = await call('mrtr__report', { inputResponses: { q: { action: 'accept', content: { colour: 'red' } } }, requestState: state });
+    expect({ code: again.error?.code, data: again.error?.data }).toEqual({ code: -32602, data: { code: 'E_MCP_REQUEST_STATE', reason: 'replayed' } });
+    expect(audit.at(-1)).toMatchObject({ kind: 'mcp-input', decision: 'deny', code: 'E_MCP_REQUEST_STATE' });
+  }, 60_000);
+
+  it('a tampered state, one issued for other arguments or another tool, answers without a state, and answers of the wrong shape are refused with stable codes before anything is forwarded', async () => {
+    await start(['mcp-input(mrtr/*)']);
+    const answer = { q: { action: 'accept', content: { colour: 'red' } } };
+    const first = await call('mrtr__report');
+    const state = first.result?.requestState as string;
+    const [v, body, mac] = state.split('.');
+    const flipped = `${v}.${body}.${mac!.startsWith('A') ? 'B' : 'A'}${mac!.slice(1)}`;
+    const reason = (r: Awaited<ReturnType<typeof call>>) => [r.error?.code, r.error?.data?.code, r.error?.data?.reason];
+    expect(reason(await call('mrtr__report', { inputResponses: answer, requestState: flipped }))).toEqual([-32602, 'E_MCP_REQUEST_STATE', 'mac']);
+    expect(reason(await call('mrtr__report', { inputResponses: answer, requestState: `${state}-TAMPERED` }))).toEqual([-32602, 'E_MCP_REQUEST_STATE', 'mac']);
+    expect(reason(await call('mrtr__report', { inputResponses: answer, requestState: state }, { extra: 1 }))).toEqual([-32602, 'E_MCP_REQUEST_STATE', 'bind']);
+    expect(reason(await call('mrtr__test_input_required_result_elicitation', { inputResponses: answer, requestState: state }))).toEqual([-32602, 'E_MCP_REQUEST_STATE', 'bind']);
+    expect(reason(await call('mrtr__report', { inputResponses: answer }))).toEqual([-32602, 'E_MCP_REQUEST_STATE', 'missing']);
+    // the state was never taken by the refusals: it still answers once, but not with a wrong-shaped answer
+    const bad = await call('mrtr__report', { inputResponses: { q: { action: 'maybe' } }, requestState: state });
+    expect([bad.error?.code, bad.error?.data?.code]).toEqual([-32602, 'E_INVALID_ARGS']);
+    expect(bad.error?.message).toContain('inputResponses.q');
+    expect(audit.filter((a) => a.code === 'E_MCP_REQUEST_STATE')).toHaveLength(5);
+  }, 60_000);
+
+  it('with mcp-elicit(SERVER) and no mcp-input rule a person answers the server form; the client gets the complete result and never the request', async () => {
+    await start(['mcp-elicit(mrtr)']);
+    const r = await call('mrtr__report');
+    expect(r.result?.resultType).toBe('complete');
+    expect(textOf(r)).toBe('answered {"action":"accept","content":{"colour":"blue"}} caps {"elicitation":{"form":{}}}');
+    expect(person.asked).toHaveLength(1);
+    expect(person.asked[0]!.details.join('\n')).toContain('Which colour? (visible text)');
+    expect(audit.map((a) => [a.kind, a.decision, a.elicit?.action])).toEqual([['mcp-elicit', 'allow', 'accept']]);
+  }, 60_000);
+
+  it('a rule relaying elicitation only: a request for sampling is refused even when the client declared it; a client that declared nothing is never relayed to', async () => {
+    await start(['mcp-input(mrtr/elicitation)']);
+    const sampling = await call('mrtr__test_input_required_result_sampling');
+    expect(JSON.stringify(sampling)).not.toContain('capital of France');
+    expect(sampling.error?.code).toBe(-32021);
+    const res = await fetch(http.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'mrtr__report' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'mrtr__report', arguments: {}, _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': {}, 'tysandbox/declaredCapabilities': { elicitation: {} } } } }),
+    });
+    const text = await res.text();
+    expect(text).not.toContain('visible text');
+    expect(text).toContain('-32021');
+  }, 60_000);
+});
