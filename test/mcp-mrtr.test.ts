@@ -133,3 +133,25 @@ describe('input_required through the bridge (2026-07-28)', () => {
     expect(text).toContain('-32021');
   }, 60_000);
 });
+
+describe('a 2.x SDK client over stdio (mcp proxy, the direct path)', () => {
+  it('answers a server form through the bridge: the client SDK fulfils the relayed input_required and retries; the server gets the answer', async () => {
+    const { Client } = await import('@modelcontextprotocol/client');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+    const client = new Client({ name: 'modern-client', version: '1' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } });
+    const seen: string[] = [];
+    client.setRequestHandler('elicitation/create', async (req) => {
+      seen.push(String((req.params as { message?: unknown }).message));
+      return { action: 'accept', content: { colour: 'green' } };
+    });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', home, '--allow', 'mcp-input(mrtr/elicitation)', 'mcp', 'proxy', 'mrtr'], cwd: ROOT, stderr: 'pipe' }));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const r = await client.callTool({ name: 'report', arguments: {} });
+      expect(seen).toEqual(['Which colour? (visible text)']);
+      expect(JSON.stringify(r.content)).toContain('answered {\\"action\\":\\"accept\\",\\"content\\":{\\"colour\\":\\"green\\"}}');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
