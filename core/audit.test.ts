@@ -1,6 +1,6 @@
 // Unit tests for the audit log (schema, scrubbing, --since parsing) and pause keys; trusted side.
 import { describe, expect, it } from 'vitest';
-import { StoreAuditLog, formatAuditRecord, parseSince, scrub, type AuditRecord } from './audit.js';
+import { AuditRecordSchema, StoreAuditLog, formatAuditRecord, parseSince, plainAuditRecord, scrub, type AuditRecord } from './audit.js';
 import { PauseTracker, pauseKey } from './pause.js';
 import { KEY_RE, Store } from './store.js';
 import { MemoryStoreBackend } from './memory-store.js';
@@ -25,6 +25,28 @@ describe('audit', () => {
   it('refuses a record with fields outside the schema (arguments have no place in it)', async () => {
     const log = new StoreAuditLog(new Store(new MemoryStoreBackend()));
     await expect(log.append({ ...rec(), args: { a: 1 } } as unknown as AuditRecord)).rejects.toMatchObject({ code: 'E_STORE' });
+  });
+
+  it('the field-by-field check of common records accepts only what the schema accepts (the rest goes through the schema)', () => {
+    const bases = [rec(), rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }), rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' })];
+    const odd: unknown[] = [undefined, null, -1, 1.5, NaN, Infinity, '', 'x'.repeat(65), 'x'.repeat(2049), 'maybe', 'read', true, {}, []];
+    const variants: unknown[] = [...bases];
+    for (const b of bases) {
+      for (const k of [...Object.keys(AuditRecordSchema.shape), 'args', '__proto__']) for (const x of odd) variants.push({ ...b, [k]: x });
+      for (const k of Object.keys(b)) {
+        const { [k]: _drop, ...rest } = b as Record<string, unknown>;
+        variants.push(rest);
+      }
+    }
+    variants.push(Object.assign(Object.create({ args: 1 }), rec()));
+    let accepted = 0;
+    for (const v of variants) {
+      if (!plainAuditRecord(v as Record<string, unknown>)) continue;
+      accepted++;
+      expect(AuditRecordSchema.safeParse(v).success, JSON.stringify(v)).toBe(true);
+    }
+    for (const b of bases) expect(plainAuditRecord(b)).toBe(true);
+    expect(accepted).toBeGreaterThan(bases.length);
   });
 
   it('reads with --since and skips torn or foreign lines, counting them', async () => {

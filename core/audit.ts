@@ -66,11 +66,35 @@ export interface AuditSink {
   stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
 }
 
+const OUTCOMES: ReadonlySet<unknown> = new Set(AuditRecordSchema.shape.outcome.options);
+const str = (v: unknown, max: number): boolean => typeof v === 'string' && v.length <= max;
+const optStr = (v: unknown, max: number): boolean => v === undefined || str(v, max);
+
+/**
+ * True for the common record shape (a gate's allow/deny record of a call or capability, without `code` or `elicit`)
+ * when it matches AuditRecordSchema: a check per record without a schema parse. Anything else (an unknown key, a
+ * code, an elicit summary, a value out of range) returns false and goes through the schema, so this accepts only
+ * what the schema accepts.
+ */
+export function plainAuditRecord(r: Record<string, unknown>): boolean {
+  for (const k in r) if (!PLAIN_KEYS.has(k)) return false;
+  const d = r.durationMs;
+  return (
+    r.v === 1 && typeof r.time === 'string' && str(r.principal, AUDIT_FIELD_MAX) && str(r.tool, AUDIT_FIELD_MAX) && str(r.revision, AUDIT_FIELD_MAX) &&
+    str(r.kind, 32) && (r.decision === 'allow' || r.decision === 'deny') && str(r.rule, AUDIT_FIELD_MAX) && str(r.list, 32) && str(r.scope, 64) &&
+    typeof d === 'number' && Number.isFinite(d) && d >= 0 && OUTCOMES.has(r.outcome) && optStr(r.target, AUDIT_FIELD_MAX) &&
+    (r.access === undefined || r.access === 'read' || r.access === 'write') && optStr(r.channel, AUDIT_FIELD_MAX) && optStr(r.call, 64) && optStr(r.host, 128) &&
+    Object.getPrototypeOf(r) === Object.prototype
+  );
+}
+const PLAIN_KEYS: ReadonlySet<string> = new Set(['v', 'time', 'principal', 'tool', 'revision', 'kind', 'decision', 'rule', 'list', 'scope', 'durationMs', 'outcome', 'target', 'access', 'channel', 'call', 'host']);
+
 /**
  * Replace every occurrence of each known secret value in `text` with `<withheld>`.
  * Longest values first, so a secret containing another is withheld whole.
  */
 export function scrub(text: string, secrets: Iterable<string>): string {
+  if (Array.isArray(secrets) && secrets.length === 0) return text;
   let out = text;
   const list = [...secrets].filter((s) => typeof s === 'string' && s.length > 0).sort((a, b) => b.length - a.length);
   for (const s of list) out = out.split(s).join(WITHHELD);
@@ -108,6 +132,7 @@ export class StoreAuditLog implements AuditSink {
 
   #checked(rec: AuditRecord): AuditRecord {
     const clean = scrubRecord(rec, this.withheld());
+    if (plainAuditRecord(clean)) return clean;
     const parsed = AuditRecordSchema.safeParse(clean);
     if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
     return parsed.data;

@@ -1,6 +1,8 @@
 // Unit tests for the host side of the sandbox wire protocol (core/channel.ts) over a fake port; trusted side.
 import { describe, expect, it } from 'vitest';
-import { SandboxChannel, utf8Length, type SandboxPort } from './channel.js';
+import { SandboxChannel, plainResult, utf8Length, type SandboxPort } from './channel.js';
+import { ResultMessageSchema } from '../protocol/wire.js';
+import { canonicalJson } from './canonical.js';
 import { TyError } from './errors.js';
 import type { HostMessage } from '../protocol/wire.js';
 import type { CallOptions, CapabilityHandler } from './runtime.js';
@@ -166,6 +168,11 @@ describe('SandboxChannel fails closed on protocol violations', () => {
     ['extra field', { v: 1, type: 'log', level: 'info', text: 'x', more: 1 }],
     ['unknown capability', { v: 1, type: 'cap', id: 1, callId: 1, name: 'exec', params: {} }],
     ['result for unknown call', { v: 1, type: 'result', id: 999, ok: true, json: '1' }],
+    ['result with an extra field', { v: 1, type: 'result', id: 1, ok: true, json: '1', more: 1 }],
+    ['result with a fractional id', { v: 1, type: 'result', id: 1.5, ok: true, json: '1' }],
+    ['result with a string id', { v: 1, type: 'result', id: '1', ok: true, json: '1' }],
+    ['result with json that is not text', { v: 1, type: 'result', id: 1, ok: true, json: { a: 1 } }],
+    ['result of another version', { v: '1', type: 'result', id: 1, ok: true, json: '1' }],
     ['non-object', 42],
     // RPC-library style messages (path-walking SET/APPLY, as generic postMessage RPC uses) have no meaning here.
     ['path-walking SET', { id: 'x', type: 'SET', path: ['__proto__', 'polluted'], value: { type: 'RAW', value: 1 } }],
@@ -188,6 +195,49 @@ describe('SandboxChannel fails closed on protocol violations', () => {
     const { p, id } = await startCall(ch, port);
     ch.receive({ v: 1, type: 'result', id, ok: true, json: '{bad' });
     await expect(p).rejects.toMatchObject({ code: 'E_PROTOCOL' });
+  });
+});
+
+describe('SandboxChannel fast paths', () => {
+  it('the field-by-field result check accepts only messages the protocol schema accepts', () => {
+    const base = { v: 1, type: 'result', id: 7, ok: true, json: '{"a":1}' };
+    const variants: unknown[] = [base, { ...base, id: 0 }, { ...base, id: Number.MAX_SAFE_INTEGER }];
+    const odd = [undefined, null, -1, 1.5, 2 ** 53, '1', true, false, {}, [], 'x', 2, NaN, Infinity];
+    for (const k of ['v', 'type', 'id', 'ok', 'json', 'error', 'more', '__proto__']) for (const x of odd) variants.push({ ...base, [k]: x });
+    for (const k of Object.keys(base)) {
+      const { [k]: _drop, ...rest } = base as Record<string, unknown>;
+      variants.push(rest);
+    }
+    variants.push(JSON.parse('{"v":1,"type":"result","id":7,"ok":true,"json":"1","__proto__":{"x":1}}'), Object.assign(Object.create(null), base), [base], 'text', null);
+    let accepted = 0;
+    for (const m of variants) {
+      if (!plainResult(m)) continue;
+      accepted++;
+      expect(ResultMessageSchema.safeParse(m).success, JSON.stringify(m)).toBe(true);
+    }
+    expect(accepted).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a call with the canonical arguments text goes out as that text, spliced in unchanged (one serialization)', async () => {
+    const lines: string[] = [];
+    const port = new FakePort();
+    (port as SandboxPort).sendText = (json: string) => void lines.push(json);
+    const ch = new SandboxChannel(port);
+    const l = ch.load('javascript', 'export default async () => 1', 5_000);
+    ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
+    await port.next();
+    ch.receive({ v: 1, type: 'loaded', ok: true });
+    await l;
+    const args = { z: 'last', a: ['x', { c: 1, b: 2 }] };
+    const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
+    const p = ch.call(args, opts({ argsJson, settings: { unit: 'c' } }));
+    expect(port.sent.filter((m) => m.type === 'call')).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.endsWith(`"args":${argsJson}}`)).toBe(true);
+    const msg = JSON.parse(lines[0]!) as { id: number };
+    expect(msg).toEqual({ v: 1, type: 'call', id: msg.id, settings: { unit: 'c' }, args });
+    ch.receive({ v: 1, type: 'result', id: msg.id, ok: true, json: '2' });
+    expect(await p).toBe(2);
   });
 });
 

@@ -4,11 +4,13 @@ import { checkFrames } from './stack.js';
 import type { CapabilityName, HostMessage, SandboxMessage } from '../protocol/wire.js';
 import type { WireError } from '../protocol/errors.js';
 import { TyError } from './errors.js';
-import type { CallOptions } from './runtime.js';
+import { NEVER_ABORTED, type CallOptions } from './runtime.js';
 
 /** A transport to one sandbox. `send` must deliver one message (node: one NDJSON line); `close` kills the sandbox. */
 export interface SandboxPort {
   send(msg: HostMessage): void;
+  /** Optional: deliver one message given as its JSON text (a transport of text lines: sent as is). */
+  sendText?(json: string): void;
   close(): void;
 }
 
@@ -48,6 +50,23 @@ export function utf8Length(s: string): number {
     } else n += 3;
   }
   return n;
+}
+
+/**
+ * True for a successful `result` message exactly as ResultMessageSchema accepts it: the keys v, type, id, ok and json
+ * only, with their types and ranges. Anything else returns false (and goes through the schema), so this accepts only
+ * what the schema accepts.
+ */
+export function plainResult(v: unknown): v is Extract<SandboxMessage, { type: 'result' }> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  const m = v as Record<string, unknown>;
+  let n = 0;
+  for (const k in m) {
+    if (k !== 'v' && k !== 'type' && k !== 'id' && k !== 'ok' && k !== 'json') return false;
+    n++;
+  }
+  const id = m.id;
+  return n === 5 && m.v === PROTOCOL_VERSION && m.type === 'result' && m.ok === true && typeof m.json === 'string' && typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
 }
 
 const TOOL_ERROR_NAME = /^[\w$.-]{1,128}$/;
@@ -155,9 +174,10 @@ export class SandboxChannel {
     return new Promise<unknown>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = () => this.fail(new TyError('E_ABORTED', 'call aborted; sandbox destroyed'));
+      const listen = opts.signal !== NEVER_ABORTED;
       const cleanup = () => {
         if (timer !== undefined) clearTimeout(timer);
-        opts.signal.removeEventListener('abort', onAbort);
+        if (listen) opts.signal.removeEventListener('abort', onAbort);
         this.#calls.get(id)?.capAbort?.abort();
         this.#calls.delete(id);
       };
@@ -174,13 +194,18 @@ export class SandboxChannel {
         capAbort: undefined,
       });
       this.#logs = 0;
-      opts.signal.addEventListener('abort', onAbort, { once: true });
+      if (listen) opts.signal.addEventListener('abort', onAbort, { once: true });
       timer = setTimeout(
         () => this.fail(new TyError('E_TIMEOUT', `tool call exceeded ${opts.limits.timeoutMs} ms; sandbox destroyed`)),
         opts.limits.timeoutMs,
       );
       try {
-        this.#port.send(opts.settings ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings } : { v: PROTOCOL_VERSION, type: 'call', id, args });
+        const sendText = this.#port.sendText;
+        if (opts.argsJson !== undefined && sendText) {
+          // the host's canonical text of `args`, spliced in unchanged (no second serialization of the arguments)
+          const settings = opts.settings ? `,"settings":${JSON.stringify(opts.settings)}` : '';
+          sendText.call(this.#port, `{"v":${PROTOCOL_VERSION},"type":"call","id":${id}${settings},"args":${opts.argsJson}}`);
+        } else this.#port.send(opts.settings ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings } : { v: PROTOCOL_VERSION, type: 'call', id, args });
       } catch (e) {
         const p = this.#calls.get(id);
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));
@@ -203,6 +228,8 @@ export class SandboxChannel {
         return;
       }
     }
+    // The common message (a successful result) is checked field by field; everything else by the schema.
+    if (plainResult(value)) return SandboxChannel.onResult(this, value);
     const parsed = SandboxMessageSchema.safeParse(value);
     if (!parsed.success) {
       this.fail(new TyError('E_PROTOCOL', 'sandbox sent a message that does not match protocol v1'));

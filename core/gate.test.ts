@@ -446,6 +446,18 @@ describe('PermissionGate: staged intent records', () => {
     expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']);
   });
 
+  it('without post-hooks the completion record is written while the intent record waits for its fsync (one commit can cover both)', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const { sink, written, settle } = stagedSink();
+    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    let answered = false;
+    const p = gate.run(toolReq(), async () => 7).then((r) => ((answered = true), r));
+    await vi.waitFor(() => expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']));
+    expect(answered).toBe(false); // both written; the answer still waits for the intent record's durability
+    settle().resolve();
+    expect(await p).toEqual({ value: 7 });
+  });
+
   it('a started record that cannot be made durable fails the call with E_STORE (no answer on an unsynced record)', async () => {
     const store = new Store(new MemoryStoreBackend());
     const { sink, settle } = stagedSink();

@@ -264,22 +264,40 @@ export class PermissionGate implements Gate {
     // (fsync) before the call's answer, its sync overlapping the call where the sink stages records; the
     // completion record with the same `call` follows, durable before the answer too. Intent record not
     // written: the call does not run (E_STORE); either one not durable: the call fails with E_STORE.
+    // Without post-hooks the completion record is written while the intent record may still wait for its fsync,
+    // so one fsync (group commit, node/append.ts) makes both durable; the answer waits for both either way.
     const call = this.#d.newId?.() ?? globalThis.crypto.randomUUID();
     const started = (await this.#audit(req, v, t0, 'started', undefined, call, true)).durable;
+    const post = this.#hooksFor(cfg, 'postToolUse', req).length > 0;
     let value: T;
     try {
       value = await execute();
     } catch (e) {
       const te = toTyError(e);
-      await started;
-      await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
-      await this.#audit(req, v, t0, 'error', te.code, call);
+      if (post) {
+        await started;
+        await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
+      }
+      await this.#completion(req, v, t0, 'error', te.code, call, started);
       throw this.#withholdError(e, te);
     }
-    await started;
-    const feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
-    await this.#audit(req, v, t0, 'ok', undefined, call);
+    let feedback: string[] = [];
+    if (post) {
+      await started;
+      feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
+    }
+    await this.#completion(req, v, t0, 'ok', undefined, call, started);
     return feedback.length ? { value, feedback } : { value };
+  }
+
+  /** Write the completion record and wait until it and the intent record (`started`) are durable; E_STORE otherwise. */
+  async #completion(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode | undefined, call: string, started: Promise<void>): Promise<void> {
+    const done = this.#audit(req, v, t0, outcome, code, call);
+    try {
+      await done;
+    } finally {
+      await started; // an intent record that cannot be made durable fails the call (E_STORE), whatever the completion did
+    }
   }
 
   /** The verdict; an abort while asking (or a failing store) is audited, not counted as a refusal, and rethrown. */

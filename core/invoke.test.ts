@@ -60,6 +60,7 @@ describe('Invoker', () => {
     expect(call[0].limits.timeoutMs).toBe(600_000);
     expect(call[2].disposable).toBe(false);
     expect(call[1]).toEqual({ x: 21 });
+    expect(call[2].argsJson).toBe('{"x":21}'); // the canonical text, validated and measured once, handed on as is
   });
 
   it('refuses unlisted fields before the gate or the pool is touched', async () => {

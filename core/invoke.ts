@@ -7,7 +7,7 @@ import { canonicalJson } from './canonical.js';
 import { utf8Length } from './channel.js';
 import { TyError, toTyError } from './errors.js';
 import type { ToolRegistry } from './registry.js';
-import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
+import { DEFAULT_LIMITS, NEVER_ABORTED, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
 import { ArgValidator } from './validate.js';
 import { applyDefaults, type ToolSettings } from './tool-settings.js';
 
@@ -22,7 +22,7 @@ export interface ToolIdentity {
 /** The part of the sandbox pool (core/pool.ts) the invoker uses. */
 export interface PoolLike {
   /** @throws TyError E_TIMEOUT, E_OUTPUT_LIMIT, E_TOOL_FAILED, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED, ... */
-  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits }): Promise<unknown>;
+  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits; argsJson?: string }): Promise<unknown>;
 }
 
 /** The context a trusted-native function receives. */
@@ -216,7 +216,7 @@ export class Invoker {
       const execute = async (): Promise<unknown> => {
         let value: unknown;
         try {
-          value = await this.#execute(identity, args, limits, onCapability, opts, joined, settings);
+          value = await this.#execute(identity, args, argsJson, limits, onCapability, opts, joined, settings);
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -245,15 +245,15 @@ export class Invoker {
   }
 
   /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
-  async #execute(identity: ToolIdentity, args: unknown, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
+  async #execute(identity: ToolIdentity, args: unknown, argsJson: string, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
     const exec = identity.manifest.execution;
-    const signal = opts.signal ?? new AbortController().signal;
+    const signal = opts.signal ?? NEVER_ABORTED;
     switch (exec.kind) {
       case 'sandboxed-code': {
         if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
         const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
         if (settings) spec.settings = settings;
-        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits });
+        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits, argsJson });
         joined();
         return running;
       }

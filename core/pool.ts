@@ -1,7 +1,7 @@
 // Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core, trusted side.
 import { TyError, toTyError } from './errors.js';
 import type { ErrorCode } from '../protocol/errors.js';
-import type { CallLimits, CapabilityHandler, SandboxInstance, SandboxRuntime, SandboxSpec } from './runtime.js';
+import { NEVER_ABORTED, type CallLimits, type CallOptions, type CapabilityHandler, type SandboxInstance, type SandboxRuntime, type SandboxSpec } from './runtime.js';
 
 /**
  * Errors after which a sandbox is destroyed and the next call gets a fresh one: the runtime boundary failed
@@ -50,6 +50,8 @@ export const DEFAULT_IDLE_MS = 600_000;
 
 export interface PoolCallOptions {
   onCapability: CapabilityHandler;
+  /** The arguments' canonical JSON text (CallOptions.argsJson), sent as is where the transport carries text. */
+  argsJson?: string;
   /** Aborting kills the sandbox running this call (E_ABORTED), or drops the call from the queue. */
   signal?: AbortSignal;
   /** Override the pool mode for this call. */
@@ -71,6 +73,8 @@ interface Entry {
   pending: number;
   /** Pool tick of its last finished call (least recently used first). */
   lastUsed: number;
+  /** When its last call ended, ms since the epoch (the idle timer measures from here). */
+  idleSince: number;
   /** MiB charged against the memory budget while its sandbox lives. */
   chargeMb: number;
 }
@@ -81,7 +85,8 @@ let nextRuntimeId = 1;
 function specKey(runtime: SandboxRuntime, spec: SandboxSpec): string {
   let id = runtimeIds.get(runtime);
   if (id === undefined) runtimeIds.set(runtime, (id = nextRuntimeId++));
-  return JSON.stringify([id, runtime.name, spec.limits.memoryMb, spec.folders ?? []]);
+  const base = `${id}\u0000${runtime.name}\u0000${spec.limits.memoryMb}`;
+  return spec.folders && spec.folders.length > 0 ? `${base}\u0000${JSON.stringify(spec.folders)}` : base;
 }
 
 /**
@@ -129,18 +134,24 @@ export class SandboxPool {
     }
   }
 
-  /** (Re)arm the idle timer of an entry with no call running or queued. */
+  /**
+   * Arm the idle timer of an entry with no call running or queued, unless one is armed: a timer that fires early
+   * (calls ran since it was armed) re-arms itself for the time left, so a busy sandbox costs no timer per call.
+   */
   #armIdle(e: Entry): void {
-    const old = this.#idleTimers.get(e);
-    if (old !== undefined) clearTimeout(old);
-    this.#idleTimers.delete(e);
-    if (this.#idleMs === 0 || e.pending > 0 || !e.instance?.alive || this.#closed) return;
+    if (this.#idleMs === 0 || e.pending > 0 || !e.instance?.alive || this.#closed || this.#idleTimers.has(e)) return;
+    this.#setIdleTimer(e, this.#idleMs);
+  }
+
+  #setIdleTimer(e: Entry, ms: number): void {
     const t = setTimeout(() => {
       this.#idleTimers.delete(e);
-      if (e.pending > 0 || !e.instance?.alive) return;
+      if (e.pending > 0 || !e.instance?.alive || e.retired || this.#closed) return; // the end of the running call re-arms
+      const left = e.idleSince + this.#idleMs - Date.now();
+      if (left > 0) return this.#setIdleTimer(e, left);
       this.#opts.onEvict?.(e.revision, 'idle');
       void this.#retire(e, `idle for ${this.#idleMs} ms`, true);
-    }, this.#idleMs);
+    }, ms);
     (t as { unref?: () => void }).unref?.();
     this.#idleTimers.set(e, t);
   }
@@ -167,10 +178,10 @@ export class SandboxPool {
    */
   async call(spec: SandboxSpec, args: unknown, opts: PoolCallOptions): Promise<unknown> {
     if (this.#closed) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the sandbox pool was shut down');
-    const signal = opts.signal ?? new AbortController().signal;
+    const signal = opts.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw new TyError('E_ABORTED', 'call aborted before it started');
     const runtime = this.#runtimeFor(spec);
-    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal);
+    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts.argsJson);
 
     // A new revision of the same tool name retires the others (after their queued calls).
     for (const e of this.#entries.values()) {
@@ -183,12 +194,11 @@ export class SandboxPool {
       entry = undefined;
     }
     if (!entry) {
-      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false, pending: 0, lastUsed: 0, chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb };
+      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false, pending: 0, lastUsed: 0, idleSince: 0, chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb };
       this.#entries.set(spec.revision, entry);
     }
     const e = entry;
-    e.pending++;
-    this.#armIdle(e); // a call is queued: not idle
+    e.pending++; // a call is queued: not idle (an idle timer that fires now finds it pending)
     const turn = e.queue;
     let release!: () => void;
     e.queue = new Promise<void>((r) => (release = r));
@@ -198,15 +208,17 @@ export class SandboxPool {
       // Aborted while queued: hand our slot on only when our turn would have come, so calls stay serialized.
       e.pending--;
       void turn.then(release);
+      e.idleSince = Date.now();
       this.#armIdle(e);
       throw err;
     }
     try {
       if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
-      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal);
+      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal, opts.argsJson);
     } finally {
       e.pending--;
       e.lastUsed = ++this.#tick;
+      e.idleSince = Date.now();
       release();
       if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
       if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
@@ -235,7 +247,7 @@ export class SandboxPool {
     }
   }
 
-  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, argsJson?: string): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
@@ -250,7 +262,7 @@ export class SandboxPool {
     let inst = e.instance;
     try {
       try {
-        return await guarded(inst, args, spec, onCapability, signal, deadline);
+        return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
       } catch (first) {
         // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
         const f = toTyError(first, 'E_SANDBOX_FAILED');
@@ -258,7 +270,7 @@ export class SandboxPool {
         if (e.instance === inst) e.instance = undefined;
         await inst.destroy('E_SANDBOX_FAILED');
         inst = e.instance = await startWithin(runtime, spec, signal, deadline);
-        return await guarded(inst, args, spec, onCapability, signal, deadline);
+        return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
       }
     } catch (err) {
       const t = toTyError(err, 'E_SANDBOX_FAILED');
@@ -270,12 +282,12 @@ export class SandboxPool {
     }
   }
 
-  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal): Promise<unknown> {
+  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, argsJson?: string): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     const inst = await startWithin(runtime, spec, signal, deadline);
     this.#disposables.add(inst);
     try {
-      return await guarded(inst, args, spec, onCapability, signal, deadline);
+      return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
     } finally {
       this.#disposables.delete(inst);
       await inst.destroy('disposable call finished');
@@ -317,6 +329,7 @@ export class SandboxPool {
 
 /** Resolve when `turn` settles; reject with E_ABORTED if `signal` fires first. */
 function waitTurn(turn: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal === NEVER_ABORTED) return turn;
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => reject(new TyError('E_ABORTED', 'call aborted while waiting for the sandbox'));
     if (signal.aborted) return onAbort();
@@ -366,16 +379,17 @@ async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: A
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
  * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
  */
-function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number): Promise<unknown> {
+function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number, argsJson?: string): Promise<unknown> {
   const full = spec.limits;
   const left = Math.max(1, deadline - Date.now());
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
+    const listen = signal !== NEVER_ABORTED;
     const finish = (f: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      if (listen) signal.removeEventListener('abort', onAbort);
       f();
     };
     const onAbort = () => finish(() => {
@@ -384,8 +398,11 @@ function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapa
     const timer = setTimeout(() => finish(() => {
       void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
     }), left);
-    signal.addEventListener('abort', onAbort, { once: true });
-    inst.call(args, spec.settings ? { signal, onCapability, limits: full, settings: spec.settings } : { signal, onCapability, limits: full }).then(
+    if (listen) signal.addEventListener('abort', onAbort, { once: true });
+    const o: CallOptions = { signal, onCapability, limits: full };
+    if (spec.settings) o.settings = spec.settings;
+    if (argsJson !== undefined) o.argsJson = argsJson;
+    inst.call(args, o).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
     );

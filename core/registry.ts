@@ -76,6 +76,10 @@ export async function revisionId(manifest: ToolManifest): Promise<string> {
   return contentId(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
 }
 
+/** Tool names that passed ToolNameSchema (a pure check: looked up on every call, so remembered; bounded). */
+const validNames = new Set<string>();
+const VALID_NAMES_MAX = 1024;
+
 /**
  * Split `name`, `name@REV` or `name@PREFIX` (PREFIX: 8 or more characters of a revision id, with or without
  * its constant `bagaaiera` head; see core/revisions.ts). Does not look anything up.
@@ -85,7 +89,11 @@ export function parseRef(ref: string): { name: string; revision?: string } {
   const at = ref.indexOf('@');
   const name = at < 0 ? ref : ref.slice(0, at);
   const revision = at < 0 ? undefined : ref.slice(at + 1);
-  if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
+  if (!validNames.has(name)) {
+    if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
+    if (validNames.size >= VALID_NAMES_MAX) validNames.clear();
+    validNames.add(name);
+  }
   if (revision !== undefined && !REVISION_PREFIX_RE.test(revision)) {
     throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id or a prefix of one (at least ${MIN_PREFIX_CHARS} lowercase base32 characters)`, { ref: ref.slice(0, 100) });
   }
@@ -199,7 +207,7 @@ export class ToolRegistry {
   async resolve(ref: string): Promise<ResolvedTool> {
     const { name, revision } = parseRef(ref);
     if (revision === undefined && REVISION_PREFIX_RE.test(name)) {
-      const binding = await this.store.getJson<Binding>('bindings', name);
+      const binding = await this.store.getJsonFresh<Binding>('bindings', name);
       if (!binding?.active) {
         const bare = await this.#bare(name);
         if (bare) return bare;
@@ -220,7 +228,8 @@ export class ToolRegistry {
   }
 
   async #resolveStored(name: string, revision: string | undefined): Promise<ResolvedTool> {
-    const binding = await this.store.getJson<Binding>('bindings', name);
+    // read on every call: kept in memory while its stamp holds (a change by any process is seen at once; frozen)
+    const binding = await this.store.getJsonFresh<Binding>('bindings', name);
     let rev = revision ?? binding?.active;
     if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed`, { name });
     if (revision !== undefined && !(revision.startsWith('b') && isContentId(revision))) rev = await this.#expand(name, revision, binding);

@@ -33,12 +33,20 @@ export interface SandboxSpec {
  */
 export type CapabilityHandler = (name: CapabilityName, params: unknown, signal: AbortSignal) => Promise<unknown>;
 
+/** A signal that never aborts (its controller is private here): what a call without a caller's signal gets; layers skip listener work for it. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 export interface CallOptions {
   signal: AbortSignal;
   onCapability: CapabilityHandler;
   limits: CallLimits;
   /** The call's settings values (SandboxSpec.settings), given to the tool as `ctx.settings`. */
   settings?: Record<string, unknown>;
+  /**
+   * The arguments' canonical JSON text (core/canonical.ts canonicalJson of `args`: the text the host validated and
+   * measured). A transport that carries text sends it as is, so arguments are serialized once per call.
+   */
+  argsJson?: string;
 }
 
 /** A live sandbox for one revision. */

@@ -49,6 +49,28 @@ describe('GroupAppender', () => {
     await expect(new GroupAppender(join(dir, 'no', 'audit')).stage('{"n":2}')).rejects.toMatchObject({ code: 'E_STORE' });
   });
 
+  it("a staged line shares the next append's fsync (a call's intent and completion records: one commit for both)", async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    for (let i = 0; i < 3; i++) {
+      const { durable } = await a.stage(`{"started":${i}}`);
+      await new Promise((r) => setImmediate(r)); // the call runs meanwhile
+      expect(a.stats.records).toBe(2 * i); // staged: written, waiting for company
+      await a.append(`{"done":${i}}`);
+      await durable;
+      expect(a.stats.records).toBe(2 * i + 2);
+    }
+    expect(a.stats.batches).toBe(3);
+    expect(lines(p)).toEqual(['{"started":0}', '{"done":0}', '{"started":1}', '{"done":1}', '{"started":2}', '{"done":2}']);
+  });
+
+  it('a staged line with no append after it is made durable on its own (STAGED_SYNC_MS)', async () => {
+    const a = new GroupAppender(join(dir, 'audit'));
+    const { durable } = await a.stage('{"n":1}');
+    await durable;
+    expect(a.stats).toMatchObject({ batches: 1, records: 1 });
+  });
+
   it('starts on a fresh line after a torn tail left by another writer, and re-creates a log removed meanwhile', async () => {
     const p = join(dir, 'audit');
     const a = new GroupAppender(p);

@@ -34,6 +34,8 @@ export async function appendLine(path: string, line: string, opts: { sync?: bool
 
 /** Largest single write of a group commit: whole lines only, at most Linux PIPE_BUF, like one appendLine. */
 const CHUNK_BYTES = 4096;
+/** Longest a staged line waits for an append whose fsync it can share before it gets its own, ms. */
+export const STAGED_SYNC_MS = 10;
 
 interface Pending {
   bytes: Buffer;
@@ -56,23 +58,36 @@ interface Written {
  * repair of appendLine applies before every write. Written lines wait for the next fsync: one runs at a time,
  * and every line written while it runs shares the one after it, so N concurrent appends cost a few fsyncs, not
  * N. Each append settles only after an fsync that began after its line was written (durable before it resolves).
+ * A staged line (`stage`: written now, durable later) does not start an fsync by itself: it shares the fsync of
+ * the next `append` (a call's completion record), or its own at most STAGED_SYNC_MS after it was written, so a
+ * short call costs one fsync for its two records instead of two in a row.
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written
  * whole before it are still synced and resolved. An fsync that fails rejects the records it covered.
- * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync (fdatasync: the data and the size that makes it readable)
- * goes to the thread pool, handed over once the current turn's continuations ran (setImmediate); a lone record with
- * nothing else in flight is fsync'd on the calling thread instead (same durability, one thread hand-over less).
+ * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync
+ * (fdatasync: the data and the size that makes it readable) goes to the thread pool, handed over once the current
+ * turn's continuations ran (setImmediate); a round of at most two records while no other staged line waits for its
+ * append (a sequential caller) is fsync'd on the calling thread instead (same durability, one thread hand-over
+ * less), so concurrent callers do not block the thread on an fsync.
  */
 export class GroupAppender {
   #queue: Pending[] = [];
   #flushing = false;
   #unsynced: Written[] = [];
   #syncing = false;
-  /** fsyncs done and records they made durable, since creation. */
-  readonly stats = { batches: 0, records: 0 };
+  /** Written lines all staged: the sync waits for an append or this timer (STAGED_SYNC_MS). */
+  #stagedTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Staged lines not yet followed by an append (each call stages its intent record, then appends its completion):
+   * about the calls in flight. Zero while a caller works sequentially.
+   */
+  #open = 0;
+  /** fsyncs done, records they made durable, and fsyncs run on the calling thread, since creation. */
+  readonly stats = { batches: 0, records: 0, inline: 0 };
   constructor(readonly path: string) {}
 
   /** Append one record (`line` without its newline); resolves once it is written and fsync'd. @throws TyError E_STORE */
   append(line: string): Promise<void> {
+    if (this.#open > 0) this.#open--;
     return new Promise<void>((resolve, reject) => this.#push({ bytes: Buffer.from(`${line}\n`, 'utf8'), resolve, reject }));
   }
 
@@ -82,6 +97,7 @@ export class GroupAppender {
    * cannot be). @throws TyError E_STORE when the line cannot be written
    */
   stage(line: string): Promise<{ durable: Promise<void> }> {
+    this.#open++;
     return new Promise((written, failed) => {
       const durable = new Promise<void>((resolve, reject) => {
         this.#push({
@@ -154,29 +170,53 @@ export class GroupAppender {
       if (!open) closeQuietly(fd);
       return;
     }
-    const records = batch.slice(0, written);
-    if (open) open.records.push(...records);
+    const records = written === batch.length ? batch : batch.slice(0, written);
+    if (open) for (const p of records) open.records.push(p);
     else this.#unsynced.push({ fd, records });
-    for (const p of records) p.onWritten?.();
-    if (!this.#syncing) void this.#sync();
+    let wanted = false; // an append waits for this fsync (staged lines only: they may wait for company)
+    for (const p of records) {
+      if (p.onWritten) p.onWritten();
+      else wanted = true;
+    }
+    if (this.#syncing) return;
+    if (wanted) {
+      this.#startSync();
+      return;
+    }
+    if (this.#stagedTimer === undefined) {
+      this.#stagedTimer = setTimeout(() => {
+        this.#stagedTimer = undefined;
+        if (!this.#syncing && this.#unsynced.length > 0) void this.#sync();
+      }, STAGED_SYNC_MS);
+    }
+  }
+
+  #startSync(): void {
+    if (this.#stagedTimer !== undefined) {
+      clearTimeout(this.#stagedTimer);
+      this.#stagedTimer = undefined;
+    }
+    void this.#sync();
   }
 
   /** fsync what was written so far (one fsync per file behind the descriptors); repeat while more was written meanwhile. */
   async #sync(): Promise<void> {
     this.#syncing = true;
     try {
-      // handing the fsync to the thread pool costs a thread wake-up: let this turn's continuations (a gated call
-      // forwarding its request while its intent record syncs) run first
-      await new Promise<void>((r) => setImmediate(r));
       let first = true;
       while (this.#unsynced.length > 0) {
+        let count = 0;
+        for (const w of this.#unsynced) count += w.records.length;
+        // a small round with no other call in flight (a sequential caller: nothing else to do until this record is
+        // durable): fsync on this thread, sparing the thread pool's hand-over and the wake-up back; otherwise
+        // (concurrent callers) the fsync goes to the pool, keeping this thread free for the other calls meanwhile
+        const inline = first && count <= 2 && this.#open === 0;
+        first = false;
+        // handing the fsync to the thread pool costs a thread wake-up: let this turn's continuations (a gated call
+        // forwarding its request while its intent record syncs) run first; records written meanwhile join
+        if (!inline) await new Promise<void>((r) => setImmediate(r));
         const group = this.#unsynced;
         this.#unsynced = [];
-        // a lone record with nothing else in flight (a sequential caller): fsync on this thread, sparing the thread
-        // pool's hand-over and the wake-up back (each a context switch on a busy machine); records that arrive
-        // while one syncs (concurrent callers) go to the pool together, keeping this thread free meanwhile
-        const inline = first && group.length === 1 && group[0]!.records.length === 1;
-        first = false;
         let failure: unknown;
         const seen = new Set<string>();
         for (const w of group) {
@@ -193,6 +233,7 @@ export class GroupAppender {
             failure = e;
           }
         }
+        if (inline) this.stats.inline++;
         let n = 0;
         for (const w of group) {
           closeQuietly(w.fd);

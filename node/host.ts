@@ -399,7 +399,7 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store, p
     }
   }
   return {
-    call: (spec, args, o) => pool.call(spec, args, { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
+    call: (spec, args, o) => pool.call(spec, args, o.argsJson !== undefined ? { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false, argsJson: o.argsJson } : { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
       await pool.shutdown();

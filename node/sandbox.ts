@@ -263,6 +263,10 @@ export class NodeSandboxInstance implements SandboxInstance {
           }
           child.stdin.write(line + '\n');
         },
+        // JSON text from the host itself (a call's canonical arguments): one line, as is
+        sendText: (json: string) => {
+          child.stdin.write(json + '\n');
+        },
         close: () => this.#kill(),
       },
       {
