@@ -169,15 +169,22 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     let gate = opts.gate;
     let capabilities = opts.capabilities;
     const wiring = !gate || !capabilities;
-    // The pool is built alongside the gate wiring, so that a prestarted sandbox (opts.prestart) boots meanwhile. A
-    // failure of either closes what the other opened; a wiring failure is reported first, as when they ran in turn.
+    // The pool is built before the gate wiring, so that a prestarted sandbox (opts.prestart) boots meanwhile. A failure
+    // of either closes what the other opened; a wiring failure is reported first, as when the wiring came first.
     const poolP = opts.pool
       ? undefined
       : (async () => {
           const posture = opts.globals?.sandbox ?? (wiring ? (await loadHostSettings()).sandbox : undefined) ?? 'auto';
           return buildPool(opts, posture, store, join(paths.state, PROBE_CACHE_FILE), registry);
         })();
-    const wiredP = wiring ? (async () => wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings))() : undefined;
+    // The wiring's modules load once the pool is built: on the one host thread the prestarted sandbox is spawned first,
+    // then boots on its own while they load.
+    const wiredP = wiring
+      ? (async () => {
+          await poolP?.catch(() => undefined);
+          return wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings);
+        })()
+      : undefined;
     const [wired, pool] = await Promise.allSettled([wiredP, poolP]);
     if (wired.status === 'rejected' || pool.status === 'rejected') {
       await Promise.allSettled([wired.status === 'fulfilled' ? wired.value?.close() : undefined, pool.status === 'fulfilled' ? pool.value?.close() : undefined]);
@@ -307,7 +314,8 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
   const { probeSandbox } = await import('./os-sandbox/probe.js');
   const p = await probeSandbox({ cacheFile });
   if (p.available && p.backend === 'bwrap' && p.path) {
-    const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js')]);
+    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js'), import('./os-sandbox/probe-cache.js')]);
+    seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
     const bwrapPath = p.path;
     return (limits, sandbox) => {
       const o: BwrapOptions = { bwrapPath };
@@ -334,7 +342,7 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
 
 /** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
 async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string, registry: HostToolRegistry): Promise<PoolLike & { close(): Promise<void> }> {
-  const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe }] = await Promise.all([
+  const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe, keepLibraryLists }] = await Promise.all([
     import('./sandbox.js'),
     import('../core/pool.js'),
     import('./os-sandbox/limits.js'),
@@ -403,6 +411,7 @@ async function buildPool(opts: NodeHostOptions, posture: string, store: Store, p
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
       await pool.shutdown();
+      if (osWrapped) keepLibraryLists(probeCache);
     },
   };
 }

@@ -22,6 +22,25 @@ const zodEnglishOnly = {
     b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: dirname(a.path), loader: 'js' }));
   },
 };
+/**
+ * Dependencies only some commands or calls use, each with a CommonJS build: in the bundle an import of one becomes a
+ * stand-in that require()s the package from node_modules on first use (the chunks' banner gives each a `require`), so
+ * a `tycli run` of a tool whose parameters have no `pattern` compiles neither re2js (about 260 KB) nor source-map-js
+ * (until a tool's stack frames are mapped) nor diff (until `tool add` shows a replacement's difference).
+ * Source: esbuild's plugin API (onResolve/onLoad, namespaces).
+ */
+const LAZY_DEPS = { re2js: ['RE2JS'], 'source-map-js': ['SourceMapConsumer'], diff: ['createTwoFilesPatch'] };
+const lazyDeps = {
+  name: 'lazy-deps',
+  setup(b) {
+    b.onResolve({ filter: /^(re2js|source-map-js|diff)$/ }, (a) => ({ path: a.path, namespace: 'lazy-dep' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-dep' }, (a) => {
+      const load = `const pkg = ${JSON.stringify(a.path)};\nlet m;\nconst load = () => (m ??= require(pkg));\n`;
+      const names = LAZY_DEPS[a.path].map((n) => `export const ${n} = new Proxy(function () {}, { get: (_, k) => Reflect.get(load().${n}, k), construct: (_, args) => Reflect.construct(load().${n}, args), apply: (_, self, args) => Reflect.apply(load().${n}, self, args) });\n`);
+      return { contents: load + names.join(''), loader: 'js', resolveDir: root };
+    });
+  },
+};
 const outdir = join(root, 'dist', 'cli');
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -41,7 +60,7 @@ await build({
   banner: {
     js: "import { createRequire as __tyCreateRequire } from 'node:module'; import { fileURLToPath as __tyFileURLToPath } from 'node:url'; const require = __tyCreateRequire(import.meta.url); const __filename = __tyFileURLToPath(import.meta.url); const __dirname = __tyFileURLToPath(new URL('.', import.meta.url));",
   },
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyDeps],
   legalComments: 'linked',
   // Source maps for tools that read them (test/bench/profile-run.mjs attributes profile time to the original modules);
   // node reads them only with --enable-source-maps.

@@ -84,7 +84,30 @@ function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 }
 
-const libCache = new Map<string, { stamp: string; libs: { path: string; real: string }[] | null }>();
+const libCache = new Map<string, { stamp: string; libs: { path: string; real: string }[] | null; listed?: boolean }>();
+/** Folders a kept library list may name (a list naming anything else is listed again, never bound). */
+const SYSTEM_LIBRARY_DIRS = ['/lib/', '/lib64/', '/lib32/', '/usr/lib/', '/usr/lib64/', '/usr/lib32/', '/usr/local/lib/'];
+const inLibraryDir = (p: unknown): boolean => typeof p === 'string' && posix.normalize(p) === p && SYSTEM_LIBRARY_DIRS.some((d) => p.startsWith(d));
+
+/**
+ * Seed sharedLibraries' answer for `binaryReal` from a list kept by an earlier process (node/os-sandbox/probe-cache.ts),
+ * when `stamp` is still the binary's file stamp and every file (path and realpath) lies in a system library folder and
+ * still resolves the same way; otherwise nothing is seeded and the binary is listed again. Returns whether it was seeded.
+ */
+export function seedSharedLibraries(binaryReal: string, stamp: string, libs: unknown): boolean {
+  if (!Array.isArray(libs) || libs.length === 0 || libs.length > 256 || stamp !== fileStamp(binaryReal)) return false;
+  const ok = libs.every((l: { path?: unknown; real?: unknown }) => l !== null && typeof l === 'object' && inLibraryDir(l.path) && inLibraryDir(l.real) && realpathOr(l.path as string) === l.real);
+  if (!ok) return false;
+  libCache.set(binaryReal, { stamp, libs: libs.map((l: { path: string; real: string }) => ({ path: l.path, real: l.real })) });
+  return true;
+}
+
+/** The library lists this process ran the loader for (binary realpath, stamp, list), each only in system library folders. */
+export function listedSharedLibraries(): { binary: string; stamp: string; libs: { path: string; real: string }[] }[] {
+  const out: { binary: string; stamp: string; libs: { path: string; real: string }[] }[] = [];
+  for (const [binary, e] of libCache) if (e.listed && e.libs && e.libs.length > 0 && e.libs.every((l) => inLibraryDir(l.path) && inLibraryDir(l.real))) out.push({ binary, stamp: e.stamp, libs: e.libs });
+  return out;
+}
 
 /** Identity of a file's current contents for cache keys: device, inode, size and mtime (ns); undefined when unreadable. */
 function fileStamp(path: string): string | undefined {
@@ -163,7 +186,7 @@ export function sharedLibraries(binaryReal: string): { path: string; real: strin
   const hit = libCache.get(binaryReal);
   if (hit !== undefined && hit.stamp === stamp && (hit.libs === null || hit.libs.every((l) => realpathOr(l.path) === l.real))) return hit.libs;
   const libs = listLibraries(binaryReal);
-  libCache.set(binaryReal, { stamp, libs });
+  libCache.set(binaryReal, { stamp, libs, listed: true });
   return libs;
 }
 

@@ -1,6 +1,6 @@
-// Unit tests of the cross-process sandbox probe cache and node permission-flag cache (fake probe system, real files); Node host, trusted side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+// Unit tests of the cross-process sandbox probe cache, node permission-flag cache and shared-library lists (fake probe system, real files); test side.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROBE_CACHE_MAX_AGE_MS, forgetProbe, permissionFlagCached, probeWithCache } from './probe-cache.js';
@@ -107,5 +107,54 @@ describe('node permission flag cache', () => {
     // a value that is no permission flag: probed again
     writeFileSync(f, JSON.stringify({ ...kept, permissionFlags: { [key]: '--allow-addons' } }));
     expect(await permissionFlagCached(f, process.execPath)).toBe(real);
+  });
+});
+
+describe('shared-library lists across processes', () => {
+  // Each "process" is a fresh copy of bwrap.ts and probe-cache.ts (their in-memory list cache starts empty).
+  const fresh = async () => {
+    vi.resetModules();
+    const [bwrap, cache] = await Promise.all([import('./bwrap.js'), import('./probe-cache.js')]);
+    return { ...bwrap, ...cache };
+  };
+  const node = realpathSync(process.execPath);
+  const linux = process.platform === 'linux';
+
+  it.runIf(linux)('a list the loader produced is kept; the next process uses it without running the loader', async () => {
+    const f = file();
+    const a = await fresh();
+    const libs = a.sharedLibraries(node);
+    expect(libs?.length).toBeGreaterThan(0);
+    expect(a.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
+    a.keepLibraryLists(f);
+    const kept = JSON.parse(readFileSync(f, 'utf8')) as { libraries: Record<string, { libs: { path: string }[] }> };
+    expect(kept.libraries[node]!.libs.map((l) => l.path)).toEqual(libs!.map((l) => l.path));
+    const b = await fresh();
+    b.seedLibraryLists(f);
+    expect(b.sharedLibraries(node)).toEqual(libs);
+    expect(b.listedSharedLibraries()).toEqual([]); // answered from the kept list: the loader did not run
+  });
+
+  it.runIf(linux)('a kept list naming a file outside the system library folders, or of a changed binary, is listed again and never bound', async () => {
+    const f = file();
+    const a = await fresh();
+    const libs = a.sharedLibraries(node)!;
+    a.keepLibraryLists(f);
+    const kept = JSON.parse(readFileSync(f, 'utf8')) as { libraries: Record<string, { stamp: string; libs: { path: string; real: string }[] }> };
+    const canary = join(dir, 'secret.so');
+    writeFileSync(canary, 'not a library');
+    kept.libraries[node]!.libs.push({ path: canary, real: canary });
+    writeFileSync(f, JSON.stringify(kept));
+    const b = await fresh();
+    b.seedLibraryLists(f);
+    expect(b.sharedLibraries(node)).toEqual(libs);
+    expect(b.listedSharedLibraries().map((l) => l.binary)).toEqual([node]); // listed again
+    kept.libraries[node]!.libs.pop();
+    kept.libraries[node]!.stamp = '1:2:3:4';
+    writeFileSync(f, JSON.stringify(kept));
+    const c = await fresh();
+    c.seedLibraryLists(f);
+    c.sharedLibraries(node);
+    expect(c.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
   });
 });

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname } from 'node:path';
+import { listedSharedLibraries, seedSharedLibraries } from './bwrap.js';
 import { BWRAP_CANDIDATES, PRLIMIT_CANDIDATES, SETPRIV_CANDIDATES, TRUE_CANDIDATES, first, probeLinux, probeUncached, type ProbeSystem, type SandboxProbe } from './probe.js';
 
 /** Bump when what the probe checks changes: every cached result is then probed again. */
@@ -19,6 +20,8 @@ interface CacheFile {
   probe?: { key: string; version: string; at: number };
   /** `--permission` or `--experimental-permission`, per node binary stamp. */
   permissionFlags?: Record<string, string>;
+  /** Shared-library lists of the binaries bound into sandboxes (bwrap.ts sharedLibraries), per binary realpath. */
+  libraries?: Record<string, { stamp: string; libs: unknown }>;
 }
 
 /** Device, inode, size and mtime (ns) of a file, or '-' when it cannot be read. */
@@ -127,4 +130,29 @@ export async function permissionFlagCached(file: string, nodePath: string): Prom
     c.permissionFlags = Object.fromEntries([...kept.slice(-7), [key, flag]]);
   });
   return flag;
+}
+
+/**
+ * Seed bwrap.ts's shared-library lists from the cache file, so a process need not run each binary's loader with
+ * `--list` (a process start each) before its first sandbox. A kept list is used only while its binary's file stamp
+ * holds and every file it names lies in a system library folder and still resolves the same (seedSharedLibraries);
+ * anything else is listed again. Never throws.
+ */
+export function seedLibraryLists(file: string): void {
+  for (const [binary, e] of Object.entries(load(file).libraries ?? {})) {
+    if (e && typeof e === 'object' && typeof e.stamp === 'string') seedSharedLibraries(binary, e.stamp, e.libs);
+  }
+}
+
+/** Keep the library lists this process had to run the loader for (at most 8 binaries). Never throws. */
+export function keepLibraryLists(file: string): void {
+  const listed = listedSharedLibraries();
+  if (listed.length === 0) return;
+  const kept = load(file).libraries ?? {};
+  if (listed.every((l) => kept[l.binary]?.stamp === l.stamp && JSON.stringify(kept[l.binary]?.libs) === JSON.stringify(l.libs))) return;
+  save(file, (c) => {
+    const next = Object.entries(c.libraries ?? {}).filter(([b]) => !listed.some((l) => l.binary === b));
+    const fresh = listed.slice(-8);
+    c.libraries = Object.fromEntries([...next.slice(Math.max(0, next.length - (8 - fresh.length))), ...fresh.map((l) => [l.binary, { stamp: l.stamp, libs: l.libs }] as const)]);
+  });
 }

@@ -99,7 +99,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const { sanitizeInline } = await import('../../../core/text.js');
     const onToolLog = (_rev: string, level: string, text: string): void => void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
     // On a terminal (not with --json), a progress line while a Python revision's sandbox starts Pyodide.
-    const progress = ctx.globals.json ? undefined : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
+    const progress = ctx.globals.json || (ctx.io.stderr as { isTTY?: boolean }).isTTY !== true ? undefined : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
     const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}), prestart: timeoutMs !== undefined ? { tool: pos[0]!, timeoutMs } : { tool: pos[0]! } });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
