@@ -26,14 +26,25 @@ import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from './python-sandbox.js';
 
-/** What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). */
-export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] }) => {
+/**
+ * What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). This runtime
+ * asks with `spawnerSetsIds` and spawns the returned command as `spawnAs` when the wrapper returns it (a root CLI's
+ * per-sandbox uid, set by spawn itself instead of a setpriv exec: node/os-sandbox/bwrap.ts).
+ */
+export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[]; spawnerSetsIds?: boolean }) => {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** The uid/gid to spawn `command` as (the command line itself does not drop privileges then). */
+  spawnAs?: { uid: number; gid: number };
   /** Called once the process has exited or could not be spawned (e.g. releases the sandbox's leased uid). */
   release?: () => void;
 };
+
+/** child_process.spawn options of a sandbox command: its exact environment, stdio pipes, own process group, and its uid/gid when the wrapper asks. */
+function spawnOptions(cmd: ReturnType<SpawnWrapper>, cwd: string) {
+  return { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'], detached: true, cwd, windowsHide: true, ...(cmd.spawnAs ? { uid: cmd.spawnAs.uid, gid: cmd.spawnAs.gid } : {}) };
+}
 
 export interface NodeSandboxRuntimeOptions {
   engine: 'node' | 'deno';
@@ -485,7 +496,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   async #spawn(cmd: ReturnType<SpawnWrapper>, tempDir: string | undefined): Promise<ChildProcessWithoutNullStreams> {
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tempDir ?? tmpdir(), windowsHide: true });
+      child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tempDir ?? tmpdir()));
     } catch {
       cmd.release?.();
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
@@ -520,8 +531,8 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     let cmd: ReturnType<SpawnWrapper> | undefined;
     try {
       const base = this.command(spec);
-      cmd = this.#opts.wrap ? this.#opts.wrap(base) : base;
-      const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: tmpdir(), windowsHide: true });
+      cmd = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
+      const child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tmpdir()));
       const release = cmd.release;
       const exited = new Promise<void>((r) => {
         child.once('exit', () => r());
@@ -586,7 +597,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     try {
       const base = this.command(spec, tempDir, packages);
       spare = this.#spare && tempDir === undefined ? this.#adoptSpare(JSON.stringify(base)) : undefined;
-      cmd = spare ? base : this.#opts.wrap ? this.#opts.wrap(base) : base;
+      cmd = spare ? base : this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
     } catch (e) {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw e;

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapArgv, createBwrapWrapper, SANDBOX_DENO_DIR, type BwrapOptions } from './bwrap.js';
+import { bwrapArgv, createBwrapWrapper, SANDBOX_DENO_DIR, spawnDropsPrivileges, type BwrapOptions } from './bwrap.js';
 import { osLimitsFor } from './limits.js';
 import { probeUncached, type SandboxProbe } from './probe.js';
 
@@ -105,6 +105,25 @@ describe('bwrapArgv', () => {
     expect(argv.slice(sep - 6, sep)).toEqual(expect.arrayContaining(['--nproc=128:128', '--core=0:0']));
   });
 
+  it('leaves the uid drop to a spawner that asks for it (spawnAs, no setpriv exec) only where that drop is equivalent', () => {
+    const dropTo = { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 };
+    const asked = createBwrapWrapper({ ...opts, dropTo })({ ...base, spawnerSetsIds: true });
+    const plain = createBwrapWrapper({ ...opts, dropTo })(base);
+    expect(plain.command).toBe('/usr/bin/setpriv');
+    expect(plain.spawnAs).toBeUndefined();
+    if (spawnDropsPrivileges()) {
+      expect(asked.command).toBe(opts.bwrapPath);
+      expect(asked.args).not.toContain('/usr/bin/setpriv');
+      expect(asked.spawnAs).toEqual({ uid: 65534, gid: 65534 });
+      expect(asked.args).toEqual(plain.args.slice(plain.args.indexOf('--') + 2));
+    } else {
+      expect(asked.command).toBe('/usr/bin/setpriv');
+      expect(asked.spawnAs).toBeUndefined();
+    }
+    // Without a uid drop there is nothing for the spawner to do.
+    expect(createBwrapWrapper({ ...opts, dropTo: undefined })({ ...base, spawnerSetsIds: true }).spawnAs).toBeUndefined();
+  });
+
   it('refuses, as root, a writable grant the sandbox uid could not write (clear error, not a silent failure)', () => {
     const closed = join(dir, 'closed');
     mkdirSync(closed, { recursive: true, mode: 0o700 });
@@ -173,6 +192,40 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
     expect(r.error).toBeUndefined(); // not the 60 s spawnSync timeout
     // bwrap reports the child's death by signal as exit status 128+N: SIGXCPU (24) first, SIGKILL (9) at the hard limit.
     expect([128 + 24, 128 + 9]).toContain(r.status);
+  });
+
+  it.runIf(process.getuid?.() === 0)('a root CLI\'s sandbox process runs as its leased uid and gid, with no supplementary group and no capability, whichever of spawn or setpriv drops root', async () => {
+    const { NodeSandboxRuntime } = await import('../sandbox.js');
+    const { DEFAULT_LIMITS } = await import('../../core/runtime.js');
+    const manifest = { name: 'who', description: '', parameters: {}, execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source: 'export default async () => 1' } };
+    const seen: Record<string, string>[] = [];
+    const ids: ({ uid: number; gid: number } | undefined)[] = [];
+    for (const spawnerSetsIds of [true, false]) {
+      const wrapper = createBwrapWrapper(opts);
+      const rt = new NodeSandboxRuntime({
+        engine: 'node',
+        wrap: (req) => {
+          const w = wrapper({ ...req, spawnerSetsIds: spawnerSetsIds && req.spawnerSetsIds === true });
+          ids.push(w.uid === undefined ? undefined : { uid: w.uid, gid: w.gid as number });
+          return w;
+        },
+      });
+      const inst = await rt.start({ revision: `bwho${String(spawnerSetsIds)}`, manifest, limits: { ...DEFAULT_LIMITS } });
+      try {
+        const status = readFileSync(`/proc/${inst.pid}/status`, 'utf8');
+        seen.push(Object.fromEntries(['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapAmb'].map((k) => [k, (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).join(' ')])));
+      } finally {
+        await inst.destroy('test');
+      }
+    }
+    for (const [i, s] of seen.entries()) {
+      const id = ids[i];
+      expect(id?.uid, 'a pooled uid was leased').toBeGreaterThan(0);
+      expect(s.Uid).toBe(`${id?.uid} ${id?.uid} ${id?.uid} ${id?.uid}`);
+      expect(s.Gid).toBe(`${id?.gid} ${id?.gid} ${id?.gid} ${id?.gid}`);
+      expect(s.Groups).toBe('');
+      for (const k of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) expect(s[k], k).toMatch(/^0+$/);
+    }
   });
 
   it('when the host process dies (SIGKILL, no cleanup), everything inside the sandbox dies with it (--die-with-parent)', async () => {

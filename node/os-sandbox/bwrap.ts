@@ -1,6 +1,6 @@
 // Builds the bubblewrap (bwrap) command line around a sandbox runtime process (Linux); Node host, trusted side.
 import { execFileSync } from 'node:child_process';
-import { closeSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, posix } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { prlimitPrefix, type OsLimits } from './limits.js';
@@ -19,11 +19,19 @@ export interface SpawnRequest {
   writablePaths: string[];
   /** Files or folders the sandbox's own uid must own (a per-call work folder); chowned when the sandbox runs as another uid. */
   ownedPaths?: string[];
+  /**
+   * The spawner passes the returned `uid`/`gid` to spawn itself (Node's child_process `uid`/`gid` options: libuv
+   * drops the supplementary groups, then sets the gid and the uid in the child before exec). The wrapper then leaves
+   * out setpriv(1) where that drop is equivalent (see spawnDropsPrivileges), one exec fewer per sandbox start.
+   * Without it (or when it is not equivalent here) the command line starts with setpriv.
+   */
+  spawnerSetsIds?: boolean;
 }
 /**
  * The process to spawn instead: spawn `command` with `args` and exactly `env` (nothing inherited). When the wrapper
  * leased a uid for this sandbox, `uid`/`gid` name it and the spawner calls `release` once the process has exited
- * (or when it could not be spawned).
+ * (or when it could not be spawned). With `spawnAs`, the command line does not drop privileges itself: the spawner
+ * MUST spawn it as `spawnAs.uid`/`spawnAs.gid` (only returned to a request with `spawnerSetsIds`).
  */
 export interface WrappedSpawn {
   command: string;
@@ -31,6 +39,7 @@ export interface WrappedSpawn {
   env: Record<string, string>;
   uid?: number;
   gid?: number;
+  spawnAs?: { uid: number; gid: number };
   release?: () => void;
 }
 export type SpawnWrapperFn = (s: SpawnRequest) => WrappedSpawn;
@@ -45,7 +54,7 @@ export interface BwrapOptions {
    * Drop to this host uid/gid with setpriv(1) before bwrap; set when the CLI runs as root. With `pool`, each sandbox
    * createBwrapWrapper makes gets a uid of its own from it instead (uid-pool.ts), so RLIMIT_NPROC counts per sandbox.
    */
-  dropTo?: { setprivPath: string; uid: number; gid: number; pool?: { acquire(): UidLease } };
+  dropTo?: { setprivPath: string; uid: number; gid: number; pool?: { acquire(): UidLease }; viaSpawn?: boolean };
   /**
    * How the runtime binary's shared libraries are provided: `minimal` (default) binds exactly the files
    * ldd(1) lists; `system` binds /usr, /lib*, /bin, /sbin read-only (for interpreters such as Python
@@ -74,11 +83,17 @@ const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export function canonical(path: string, what: string): string {
   if (typeof path !== 'string' || !isAbsolute(path) || path.includes('\0')) fail(`${what} must be an absolute path`);
   try {
-    return realpathSync(path);
+    return realpath(path);
   } catch {
     return fail(`${what} does not exist: ${path}`);
   }
 }
+
+/**
+ * realpath(3) (fs.realpathSync.native): one libc call instead of the JavaScript walk's lstat per path component;
+ * about a third of the cost per path, and a sandbox start resolves some 25 of them (test/bench/isolation.bench.mjs).
+ */
+const realpath = (p: string): string => realpathSync.native(p);
 
 function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
@@ -166,7 +181,7 @@ function parseLibraryList(out: string, binaryReal: string): { path: string; real
     if (!m) continue;
     const p = m[1] as string;
     try {
-      libs.push({ path: p, real: realpathSync(p) });
+      libs.push({ path: p, real: realpath(p) });
     } catch {
       /* listed but absent: the loader will report it */
     }
@@ -192,7 +207,7 @@ export function sharedLibraries(binaryReal: string): { path: string; real: strin
 
 function realpathOr(p: string): string | undefined {
   try {
-    return realpathSync(p);
+    return realpath(p);
   } catch {
     return undefined;
   }
@@ -252,15 +267,20 @@ function systemBinds(): string[] {
   return out;
 }
 
-/** When the sandbox runs as another uid, every bind source must be reachable by "others". */
-function checkReachable(path: string, writable: boolean, uid: number): void {
+/**
+ * When the sandbox runs as another uid, every bind source must be reachable by "others". `searchable` holds the
+ * folders already found searchable during one bwrapArgv call (the runtime's libraries share most of their parents).
+ */
+function checkReachable(path: string, writable: boolean, uid: number, searchable: Set<string>): void {
   let p = path;
   for (;;) {
+    if (p !== path && searchable.has(p)) return;
     const st = statSync(p);
     const need = p === path ? (st.isDirectory() ? 0o5 | (writable ? 0o2 : 0) : 0o4 | (writable ? 0o2 : 0)) : 0o1;
     if (st.uid !== uid && (st.mode & need) !== need) {
       fail(`${path} is not ${writable ? 'writable' : 'readable'} by the sandbox's uid ${uid} (the CLI runs as root, so sandboxes run as an unprivileged uid); make ${p} accessible to others or run the CLI as a normal user`);
     }
+    if (p !== path) searchable.add(p);
     if (p === '/') return;
     p = dirname(p);
   }
@@ -277,13 +297,14 @@ function checkReachable(path: string, writable: boolean, uid: number): void {
  */
 export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   const dropUid = opts.dropTo?.uid;
+  const searchable = new Set<string>();
   const cmdReal = canonical(req.command, 'the runtime binary');
   const runtimeBinds = new Map<string, string>(); // dest -> source, read-only
   const libLinks = new Map<string, string>(); // link path -> target
   const addRo = (given: string, what: string) => {
     const real = canonical(given, what);
     if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
-    if (dropUid !== undefined) checkReachable(real, false, dropUid);
+    if (dropUid !== undefined) checkReachable(real, false, dropUid, searchable);
     runtimeBinds.set(real, real);
     if (posix.normalize(given) !== real) runtimeBinds.set(posix.normalize(given), real);
   };
@@ -323,7 +344,7 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   for (const p of writable) {
     const real = canonical(p, 'a writable folder grant');
     if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
-    if (dropUid !== undefined) checkReachable(real, true, dropUid);
+    if (dropUid !== undefined) checkReachable(real, true, dropUid, searchable);
     grants.set(real, 'rw');
   }
 
@@ -353,31 +374,57 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   if (opts.prlimitPath && opts.limits) args.push(...prlimitPrefix(opts.prlimitPath, opts.limits));
   args.push(req.command, ...req.args);
 
-  const prefix = opts.dropTo
+  const prefix = opts.dropTo && opts.dropTo.viaSpawn !== true
     ? [opts.dropTo.setprivPath, `--reuid=${opts.dropTo.uid}`, `--regid=${opts.dropTo.gid}`, '--clear-groups', '--inh-caps=-all', '--']
     : [];
   return [...prefix, opts.bwrapPath, ...args];
 }
 
+let capsChecked: boolean | undefined;
+/**
+ * Whether a uid drop by the spawner leaves the same process setpriv(1) `--reuid --regid --clear-groups --inh-caps=-all`
+ * would: true when this process's inheritable and ambient capability sets are empty (CapInh, CapAmb in
+ * /proc/self/status). setuid(2) from root to an unprivileged uid clears the permitted, effective and ambient sets but
+ * keeps the inheritable one (capabilities(7), "Effect of user ID changes on capabilities"), which setpriv clears; libuv
+ * drops the supplementary groups (setgroups(0)) before setgid/setuid. Read once per process.
+ */
+export function spawnDropsPrivileges(): boolean {
+  if (capsChecked !== undefined) return capsChecked;
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const empty = (k: string) => new RegExp(`^${k}:\\s*0+\\s*$`, 'm').test(status);
+    capsChecked = empty('CapInh') && empty('CapAmb');
+  } catch {
+    capsChecked = false;
+  }
+  return capsChecked;
+}
+
 /**
  * A SpawnWrapper for node/sandbox.ts: the returned process is bwrap (or setpriv, which execs bwrap)
  * with an *empty* environment, because the sandbox can read the environment of its pid 1 (bwrap) in
- * /proc/1/environ; the runtime's variables are passed with --setenv only.
+ * /proc/1/environ; the runtime's variables are passed with --setenv only. For a request with `spawnerSetsIds`,
+ * where spawnDropsPrivileges(), the uid drop is the spawner's (`spawnAs`) instead of setpriv's.
  * @throws TyError E_SANDBOX_FAILED (see bwrapArgv)
  */
 export function createBwrapWrapper(opts: BwrapOptions): SpawnWrapperFn {
   return (req) => {
     const pool = opts.dropTo?.pool;
+    const viaSpawn = opts.dropTo !== undefined && req.spawnerSetsIds === true && spawnDropsPrivileges();
     if (!opts.dropTo || !pool) {
       if (opts.dropTo && req.ownedPaths) chownToLease(req.ownedPaths, opts.dropTo);
-      const argv = bwrapArgv(req, opts);
-      return { command: argv[0] as string, args: argv.slice(1), env: {} };
+      const argv = bwrapArgv(req, opts.dropTo ? { ...opts, dropTo: { ...opts.dropTo, viaSpawn } } : opts);
+      const out: WrappedSpawn = { command: argv[0] as string, args: argv.slice(1), env: {} };
+      if (opts.dropTo && viaSpawn) out.spawnAs = { uid: opts.dropTo.uid, gid: opts.dropTo.gid };
+      return out;
     }
     const lease = pool.acquire();
     try {
       if (req.ownedPaths) chownToLease(req.ownedPaths, lease);
-      const argv = bwrapArgv(req, { ...opts, dropTo: { setprivPath: opts.dropTo.setprivPath, uid: lease.uid, gid: lease.gid } });
-      return { command: argv[0] as string, args: argv.slice(1), env: {}, uid: lease.uid, gid: lease.gid, release: lease.release };
+      const argv = bwrapArgv(req, { ...opts, dropTo: { setprivPath: opts.dropTo.setprivPath, uid: lease.uid, gid: lease.gid, viaSpawn } });
+      const out: WrappedSpawn = { command: argv[0] as string, args: argv.slice(1), env: {}, uid: lease.uid, gid: lease.gid, release: lease.release };
+      if (viaSpawn) out.spawnAs = { uid: lease.uid, gid: lease.gid };
+      return out;
     } catch (e) {
       lease.release();
       throw e;
