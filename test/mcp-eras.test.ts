@@ -29,10 +29,11 @@ describe('server-facing: the era negotiated per upstream server', () => {
     try {
       expect(text(await conn.client.callTool({ name: 'modern__echo', arguments: { text: 'a' } }))).toContain('echo a (protocol 2026-07-28)');
       expect(text(await conn.client.callTool({ name: 'ev__echo', arguments: { message: 'b' } }))).toContain('b');
-      const connects = conn.logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.method === 'connect');
+      // both may start at once (the instructions relay at initialize): in whichever order they finish
+      const connects = conn.logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.method === 'connect').sort((a, b) => a.server!.localeCompare(b.server!));
       expect(connects).toEqual([
-        { server: 'modern', method: 'connect', outcome: 'protocol:2026-07-28' },
         { server: 'ev', method: 'connect', outcome: 'protocol:2025-11-25' },
+        { server: 'modern', method: 'connect', outcome: 'protocol:2026-07-28' },
       ]);
     } finally {
       await conn.close();

@@ -155,3 +155,39 @@ describe('a 2.x SDK client over stdio (mcp proxy, the direct path)', () => {
     }
   }, 60_000);
 });
+
+describe('a 2025-era server behind a 2026-07-28 client', () => {
+  const OLD = join(ROOT, 'test/mcp-sdk-fixture.mjs');
+  it('its elicitation during a call is relayed as input_required under mcp-input(SERVER/elicitation), the answer goes back to the waiting server, round after round; the state is taken once; audited', async () => {
+    await addNodeServer(home, 'old', OLD, [], { ask: 'none' });
+    await start(['mcp-input(old/elicitation)']);
+    const first = await call('old__test_elicitation', {}, { message: 'pick a colour' });
+    expect(first.result?.resultType).toBe('input_required');
+    const [key, req] = Object.entries(first.result?.inputRequests as Record<string, { method: string; params: { message: string } }>)[0]!;
+    expect([req.method, req.params.message]).toEqual(['elicitation/create', 'pick a colour']);
+    const state = first.result?.requestState as string;
+    const done = await call('old__test_elicitation', { inputResponses: { [key]: { action: 'accept', content: { response: 'blue' } } }, requestState: state }, { message: 'pick a colour' });
+    expect(textOf(done)).toBe('User response: action=accept, content={"response":"blue"}');
+    const again = await call('old__test_elicitation', { inputResponses: { [key]: { action: 'accept', content: { response: 'blue' } } }, requestState: state }, { message: 'pick a colour' });
+    expect(again.error?.data).toEqual({ code: 'E_MCP_REQUEST_STATE', reason: 'replayed' });
+    // two requests in one call: two rounds, the second asked with what the first answered
+    const r1 = await call('old__ask_twice');
+    const k1 = Object.keys(r1.result?.inputRequests as object)[0]!;
+    const r2 = await call('old__ask_twice', { inputResponses: { [k1]: { action: 'accept', content: { name: 'Ada' } } }, requestState: r1.result?.requestState });
+    expect(r2.result?.resultType).toBe('input_required');
+    const [k2, q2] = Object.entries(r2.result?.inputRequests as Record<string, { params: { message: string } }>)[0]!;
+    expect(q2.params.message).toBe('second: your colour, Ada?');
+    const r3 = await call('old__ask_twice', { inputResponses: { [k2]: { action: 'accept', content: { colour: 'teal' } } }, requestState: r2.result?.requestState });
+    expect(textOf(r3)).toBe('name=Ada colour=teal (accept)');
+    expect(audit.filter((a) => a.kind === 'mcp-input' && a.decision === 'allow')).toHaveLength(3);
+  }, 60_000);
+
+  it('without the rule the 2025-era server is not told the client can answer, and nothing reaches the client', async () => {
+    await addNodeServer(home, 'old', OLD, [], { ask: 'none' });
+    await start([]);
+    const r = await call('old__test_elicitation', {}, { message: 'pick a colour' });
+    expect(JSON.stringify(r)).not.toContain('pick a colour');
+    expect(r.result?.resultType).toBe('complete');
+    expect(textOf(r)).toContain('Elicitation not supported or error');
+  }, 60_000);
+});

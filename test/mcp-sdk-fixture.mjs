@@ -39,6 +39,7 @@ const tools = [
   // for the bridge's own tests
   { name: 'link', description: 'answers with a resource link and an embedded resource', inputSchema: empty },
   { name: 'set_level_seen', description: 'the last logging level the server was set to', inputSchema: empty },
+  { name: 'ask_twice', description: 'asks for a name, then a colour (two elicitations in one call)', inputSchema: empty },
 ];
 // FX_DUP=1: a second tool under an existing name (a server bug the bridge must not guess about)
 if (process.env.FX_DUP === '1') tools.push({ name: 'test_simple_text', description: 'a different tool under the same name', inputSchema: empty });
@@ -126,6 +127,12 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       } catch (e) {
         return text(`Elicitation not supported or error: ${e.message}`);
       }
+    case 'ask_twice': {
+      const form = (message, field) => server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties: { [field]: { type: 'string' } }, required: [field] } } }, ElicitResultSchema);
+      const a = await form('first: your name?', 'name');
+      const b = await form(`second: your colour, ${a.content?.name ?? '?'}?`, 'colour');
+      return text(`name=${a.content?.name} colour=${b.content?.colour} (${b.action})`);
+    }
     case 'json_schema_2020_12_tool':
       return text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(req.params.arguments ?? {})}`);
     case 'link':

@@ -11,6 +11,7 @@ import type { McpDefinition, McpDefinitionSource, UpstreamConnector } from './se
 import { UpstreamSession, type UpstreamOptions } from './upstream.js';
 import type { Elicitor } from './elicit.js';
 import { elicitOptions } from './elicit-hook.js';
+import type { Suspension } from './bridge-suspend.js';
 import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, type CallAbort, type LocalTools } from './bridge-util.js';
 
 export interface BridgeOptions {
@@ -75,6 +76,8 @@ export class BridgeBase {
   /** Calls on the direct path in flight, per client session, by the client's request id. */
   protected readonly direct = new Map<string, Map<RpcId, CallAbort>>();
   protected seq = 0;
+  /** 2025-era servers' calls held open while their elicitations are relayed to a 2026-07-28 client, by id. */
+  protected readonly suspensions = new Map<string, Suspension>();
   protected unwatch: (() => void) | undefined;
 
   constructor(protected readonly opts: BridgeOptions) {

@@ -9,7 +9,8 @@ import { chooseTargets, mergedSchema, type NamespaceAction } from './namespace.j
 import type { McpDefinition } from './server-definition.js';
 import { BridgeBase } from './bridge-base.js';
 import { callTakingInput, isRelayed, type CallRound, type RelayedInput } from './bridge-input.js';
-import type { CallInput } from './upstream.js';
+import type { CallInput, UpstreamSession } from './upstream.js';
+import { Suspension } from './bridge-suspend.js';
 import { hintsOf, previewOf, withFeedback } from './bridge-util.js';
 
 /** BridgeBase with the bridged and namespace tools/call paths (McpBridge adds the client-facing Server). */
@@ -48,8 +49,13 @@ export class BridgeCalls extends BridgeBase {
           }
           byGate = this.opts.gate !== undefined;
           const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
-          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, (): Promise<CallToolResult | RelayedInput> => {
+          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, async (): Promise<CallToolResult | RelayedInput> => {
             outcome = 'forwarded';
+            // a 2025-era server's elicitation during the call, relayed to a 2026-07-28 client as input_required
+            if (u.era !== 'modern' && round?.clientCapabilities?.elicitation !== undefined && this.opts.elicit?.inputRule !== undefined) {
+              const suspend = await this.suspendable(sessionId, def, u, tool, checked.args, signal, onprogress);
+              if (suspend !== undefined) return suspend;
+            }
             // a 2026-07-28 server may answer input_required: relayed, answered by a person or refused (bridge-input.ts)
             if (u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)) {
               const send = (input: CallInput) => u.callTool(tool, checked.args, onprogress ? { signal, onprogress, input } : { signal, input });
@@ -70,6 +76,38 @@ export class BridgeCalls extends BridgeBase {
       throw e;
     } finally {
       this.log(server, 'tools/call', tool, outcome);
+    }
+  }
+
+  /**
+   * A 2025-era server's call that may be suspended (core/mcp/bridge-suspend.ts): its `elicitation/create` requests
+   * while it is the session's only call are relayed to the client as input_required results, the call held open (its
+   * session held busy) until it ends. Undefined when an `mcp-input(SERVER/elicitation)` rule does not allow it now
+   * (checked again here, as the rules may change) or the session is not ready to hold.
+   */
+  private async suspendable(sessionId: string, def: McpDefinition, u: UpstreamSession, tool: string, args: Record<string, unknown>, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult | RelayedInput | undefined> {
+    const rule = await this.opts.elicit?.inputRule?.(def.name, 'elicitation');
+    if (rule === undefined) return undefined;
+    const held = this.pool.tryHold(`${sessionId}\0${def.name}`, this.opts.source.fingerprint(def));
+    if (held === undefined) return undefined;
+    const id = globalThis.crypto.randomUUID();
+    const sus = new Suspension(id, () => {
+      this.suspensions.delete(id);
+      held.release();
+    });
+    this.suspensions.set(id, sus);
+    // the client cancelling its first request before the server asked cancels the call
+    const onAbort = (): void => sus.controller.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const call = u.callTool(tool, args, { signal: sus.controller.signal, ...(onprogress ? { onprogress } : {}), onInput: (m, p, s) => sus.ask(m, p, s) });
+    try {
+      const r = await sus.start(call);
+      if (!isRelayed(r)) return r;
+      await this.opts.elicit?.auditInput?.(def.name, 'elicitation', { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
+      this.log(def.name, 'tools/call', tool, 'input-required:elicitation');
+      return { ...r, suspension: id };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   }
 

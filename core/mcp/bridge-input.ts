@@ -15,6 +15,8 @@ export interface CallRound {
   clientCapabilities?: Record<string, unknown>;
   responses?: Record<string, unknown>;
   upstreamState?: string;
+  /** A retry that answers a 2025-era server's call the bridge holds open (core/mcp/bridge-suspend.ts). */
+  suspension?: string;
 }
 
 /** Input requests to relay to the client: the server's, and its own state (never shown to the client as it is). */
@@ -22,6 +24,8 @@ export interface RelayedInput {
   resultType: 'input_required';
   inputRequests: Record<string, InputRequest>;
   upstreamState?: string;
+  /** A 2025-era server's call held open (core/mcp/bridge-suspend.ts), by id. */
+  suspension?: string;
 }
 
 export const isRelayed = (v: unknown): v is RelayedInput => typeof v === 'object' && v !== null && (v as { resultType?: unknown }).resultType === 'input_required';

@@ -125,7 +125,7 @@ export class McpBridge extends BridgeCalls {
                 };
           // a 2026-07-28 client can take input requests (multi-round-trip); a retry brings answers and the state
           const round = await this.inputRound(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq);
-          const result = await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal, onprogress, def, round);
+          const result = round?.suspension !== undefined ? await this.resumeSuspended(split.server, split.rest, round) : await this.callBridged(sessionId, split.server, split.rest, req.params.arguments, ctx.mcpReq.signal, onprogress, def, round);
           await relayed;
           if (isRelayed(result)) {
             // the client's capabilities were stripped before this Server saw the request; the SDK Server checks the
@@ -363,14 +363,40 @@ export class McpBridge extends BridgeCalls {
     } catch (e) {
       throw toMcpError(e);
     }
-    return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}) };
+    return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}), ...(opened.suspension !== undefined ? { suspension: opened.suspension } : {}) };
   }
   private readonly states = new RequestStates();
+
+  /**
+   * A retry answering a 2025-era server's call the bridge holds open: the client's answer goes to the server (the
+   * `mcp-input(SERVER/elicitation)` rule checked again: gone, the server gets `cancel` and the retry E_CAPABILITY_DENIED),
+   * then the call's result (mapped as any bridged result) or the server's next request, relayed again.
+   * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (the held call has ended), E_CAPABILITY_DENIED.
+   */
+  private async resumeSuspended(server: string, tool: string, round: CallRound): Promise<CallToolResult | RelayedInput> {
+    const sus = this.suspensions.get(round.suspension!);
+    const waiting = sus?.waitingKey;
+    if (sus === undefined || waiting === undefined) throw new RpcFailure(RPC.INVALID_PARAMS, 'requestState refused (expired): the server call it answered has ended; call again without inputResponses and requestState', { code: 'E_MCP_REQUEST_STATE', reason: 'expired' } as { code: string });
+    const rule = await this.opts.elicit?.inputRule?.(server, 'elicitation');
+    if (rule === undefined) {
+      sus.end();
+      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'deny', rule: `no allow rule mcp-input(${server}/elicitation)`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_CAPABILITY_DENIED' }).catch(() => undefined);
+      throw toMcpError(new TyError('E_CAPABILITY_DENIED', `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`, { suggestedRule: `mcp-input(${server}/elicitation)` }));
+    }
+    const r = await sus.resume(round.responses?.[waiting.key]);
+    if (isRelayed(r)) {
+      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
+      this.log(server, 'tools/call', tool, 'input-required:elicitation');
+      return { ...r, suspension: sus.id };
+    }
+    this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
+    return mapToolResult(r, server, this.naming);
+  }
 
   /** The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own state for this call. */
   private async relayedAnswer(sessionId: string, server: string, tool: string, args: unknown, r: RelayedInput): Promise<Record<string, unknown>> {
     const keys = Object.fromEntries(Object.entries(r.inputRequests).map(([k, q]) => [k, q.method]));
-    const requestState = await this.states.mint({ principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} }, keys, r.upstreamState);
+    const requestState = await this.states.mint({ principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} }, keys, r.upstreamState, r.suspension);
     return { resultType: 'input_required', inputRequests: r.inputRequests, requestState };
   }
 
@@ -407,6 +433,10 @@ export class McpBridge extends BridgeCalls {
 
   /** Stop every session and server. */
   async close(): Promise<void> {
+    for (const sus of [...this.suspensions.values()]) {
+      sus.end();
+      sus.controller.abort();
+    }
     this.unwatch?.();
     this.unwatch = undefined;
     await Promise.all([...this.servers.keys()].map((k) => this.closeSession(k)));

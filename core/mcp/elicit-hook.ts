@@ -8,13 +8,14 @@ import type { McpDefinition } from './server-definition.js';
  * The elicitation options of one server session (UpstreamOptions `elicit`, `declareElicitation`): none for a
  * `shared` server or without an Elicitor (such requests are then refused by the message rules); else every request
  * goes to the Elicitor (which checks the rule each time and audits it, refused or not), and the handshake declares
- * form elicitation only when a rule lets this server's forms reach a person now. A refusal goes back to the server
+ * form elicitation only when a rule lets this server's forms reach a person, or a 2026-07-28 client, now. A refusal goes back to the server
  * as a JSON-RPC error: -32601 when no rule allows it, -32602 for a request that is not a form; each is logged
  * (never its values).
  */
-export async function elicitOptions(elicitor: Pick<Elicitor, 'enabledFor' | 'elicit'> | undefined, def: McpDefinition, log: (outcome: string) => void): Promise<{ elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>; declareElicitation?: boolean }> {
+export async function elicitOptions(elicitor: (Pick<Elicitor, 'enabledFor' | 'elicit'> & Partial<Pick<Elicitor, 'inputRule'>>) | undefined, def: McpDefinition, log: (outcome: string) => void): Promise<{ elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>; declareElicitation?: boolean }> {
   if (elicitor === undefined || def.shared) return {};
-  const declareElicitation = await elicitor.enabledFor(def.name).catch(() => false);
+  // declared when a person may answer (mcp-elicit) or a 2026-07-28 client may be asked (mcp-input, bridge-suspend.ts)
+  const declareElicitation = (await elicitor.enabledFor(def.name).catch(() => false)) || (await elicitor.inputRule?.(def.name, 'elicitation').catch(() => undefined)) !== undefined;
   const elicit = async (params: unknown, signal: AbortSignal): Promise<ElicitResult> => {
     try {
       const r = await elicitor.elicit(def.name, params, signal);

@@ -108,6 +108,8 @@ interface StatePayload {
   n: string;
   /** expiry, ms since the epoch */
   e: number;
+  /** a 2025-era server's call held open by the bridge (core/mcp/bridge-suspend.ts) */
+  s?: string;
 }
 
 /** Why a requestState was refused. */
@@ -155,8 +157,8 @@ export class RequestStates {
   }
 
   /** Seal a state for the input requests `keys` (key -> method) of one call, carrying the server's own state. */
-  async mint(binding: CallBinding, keys: Record<string, string>, upstreamState: string | undefined): Promise<string> {
-    const payload: StatePayload = { v: 1, b: await RequestStates.bind(binding), k: keys, n: b64u(globalThis.crypto.getRandomValues(new Uint8Array(16))), e: this.clock() + this.ttlMs, ...(upstreamState !== undefined ? { u: upstreamState } : {}) };
+  async mint(binding: CallBinding, keys: Record<string, string>, upstreamState: string | undefined, suspension?: string): Promise<string> {
+    const payload: StatePayload = { v: 1, b: await RequestStates.bind(binding), k: keys, n: b64u(globalThis.crypto.getRandomValues(new Uint8Array(16))), e: this.clock() + this.ttlMs, ...(upstreamState !== undefined ? { u: upstreamState } : {}), ...(suspension !== undefined ? { s: suspension } : {}) };
     const body = b64u(new TextEncoder().encode(JSON.stringify(payload)));
     const mac = new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', await this.hmacKey(), new TextEncoder().encode(`v1.${body}`)));
     return `v1.${body}.${b64u(mac)}`;
@@ -166,7 +168,7 @@ export class RequestStates {
    * Open a state a client echoed for `binding`: its MAC checked (constant time, WebCrypto verify), then expiry,
    * binding and single use. The nonce is taken only when every check passed.
    */
-  async open(state: unknown, binding: CallBinding): Promise<{ ok: true; keys: Record<string, string>; upstreamState?: string } | { ok: false; reason: StateRefusal }> {
+  async open(state: unknown, binding: CallBinding): Promise<{ ok: true; keys: Record<string, string>; upstreamState?: string; suspension?: string } | { ok: false; reason: StateRefusal }> {
     if (typeof state !== 'string' || state.length > MAX_STATE_CHARS * 2) return { ok: false, reason: 'malformed' };
     const parts = state.split('.');
     if (parts.length !== 3 || parts[0] !== 'v1') return { ok: false, reason: 'malformed' };
@@ -187,6 +189,6 @@ export class RequestStates {
     for (const [n, e] of this.taken) if (e <= now) this.taken.delete(n);
     if (this.taken.has(p.n)) return { ok: false, reason: 'replayed' };
     this.taken.set(p.n, p.e);
-    return { ok: true, keys: p.k, ...(typeof p.u === 'string' ? { upstreamState: p.u } : {}) };
+    return { ok: true, keys: p.k, ...(typeof p.u === 'string' ? { upstreamState: p.u } : {}), ...(typeof p.s === 'string' ? { suspension: p.s } : {}) };
   }
 }

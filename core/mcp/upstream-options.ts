@@ -49,6 +49,11 @@ export interface PendingCall {
   settle(m: Record<string, unknown> | Error): void;
   /** Tell the server (notifications/cancelled). */
   cancel(reason: string): void;
+  /**
+   * Where a 2025-era server's `elicitation/create` during this call goes when it is the session's only call in
+   * flight (relayed to a 2026-07-28 client, core/mcp/bridge-suspend.ts) instead of the session's `elicit` handler.
+   */
+  input?: (method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>;
 }
 
 /** What callTool needs of an AbortSignal (an AbortSignal is one). */

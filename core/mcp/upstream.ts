@@ -158,7 +158,10 @@ export class UpstreamSession {
     this.elicits.set(id, ac);
     this.eliciting++;
     const reply = (body: Record<string, unknown>): void => void this.transport.send({ jsonrpc: '2.0', id, ...body } as JSONRPCMessage).catch(() => undefined);
-    void elicit(params, ac.signal)
+    // the session's only call in flight may take the request (its client can answer it); else the person path
+    const only = this.calls.size === 1 ? [...this.calls.values()][0] : undefined;
+    const answer = only?.input !== undefined ? only.input('elicitation/create', params, ac.signal) : elicit(params, ac.signal);
+    void answer
       .then(
         (result) => reply({ result }),
         (e: unknown) => reply({ error: e instanceof ProtocolError ? { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } : { code: ProtocolErrorCode.InternalError, message: 'the elicitation failed' } }),
@@ -237,10 +240,10 @@ export class UpstreamSession {
    * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,
    *   TyError E_MCP (malformed result, session ended), E_ABORTED (signal).
    */
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void }): Promise<CallToolResult>;
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; onInput?: PendingCall['input'] }): Promise<CallToolResult>;
   async callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
   async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input: CallInput }): Promise<CallToolResult | InputRequiredAnswer>;
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput } = {}): Promise<CallToolResult | InputRequiredAnswer> {
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput; onInput?: PendingCall['input'] } = {}): Promise<CallToolResult | InputRequiredAnswer> {
     const tool = this.toolCache?.get(name);
     if (tool?.execution?.taskSupport === 'required') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
     if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
@@ -265,6 +268,7 @@ export class UpstreamSession {
           resolve(m);
         },
         cancel: (reason) => void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage).catch(() => undefined),
+        ...(opts.onInput !== undefined ? { input: opts.onInput } : {}),
       };
       const onAbort = (): void => {
         call.cancel('the client cancelled the call');
