@@ -21,7 +21,7 @@
  *     network and worker constructors;
  *   - `eagerFetchClasses` (optional): capture Request/Response/Headers prototype methods now rather than on the
  *     first fetch (where loading them costs nothing: Deno's snapshot, browsers).
- * @returns {{ handle(msg): void, feed(text): void, log(level, text): void, describe(v): string, toolError(code, message, Ctor?): Error,
+ * @returns {{ handle(msg): void, feed(text): void, line(text): void, log(level, text): void, describe(v): string, toolError(code, message, Ctor?): Error,
  *   toWireError(e): object, mediatedFetch: Function, loadState: string }} `handle` takes one parsed host->sandbox
  *   message; unknown types are ignored (fail closed: nothing runs).
  */
@@ -642,7 +642,7 @@ export function createGuest(host) {
     }
     handle(msg);
   }
-  /** Feed decoded text from a byte stream of newline-delimited JSON messages. */
+  /** Feed decoded text from a byte stream of newline-delimited JSON messages (`line(text)`: one whole line, without its newline). */
   function feed(text) {
     let start = 0;
     let nl;
@@ -662,6 +662,7 @@ export function createGuest(host) {
   return ObjectFreeze({
     handle,
     feed,
+    line: onLine,
     log,
     describe,
     toolError,

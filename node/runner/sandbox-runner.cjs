@@ -28,6 +28,9 @@ const fsRead = fs.read;
 const BufferFrom = Buffer.from;
 const BufferAllocUnsafe = Buffer.allocUnsafe;
 const BufferSubarray = uncurry(Buffer.prototype.subarray);
+const BufferIndexOf = uncurry(Buffer.prototype.indexOf);
+const TypedArraySet = uncurry(Uint8Array.prototype.set);
+const ArrayPrototypePush = uncurry(Array.prototype.push);
 const exitFn = FunctionPrototypeBind(proc.exit, proc);
 const importModule = (url) => import(url);
 
@@ -55,7 +58,8 @@ const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
 // ---- channel watch: tool code that closes or replaces fd 0 / fd 1 ends the sandbox (stderr mark, SIGKILL) ---------
 // Under bubblewrap the wrapper's own processes hold copies of the channel, so the host would never see it close; the
-// runner checks the descriptors' identity before each write and every CHANNEL_CHECK_MS (unreferenced timer).
+// runner checks fd 1's identity before each write (where protocol data goes) and both descriptors' every
+// CHANNEL_CHECK_MS (unreferenced timer).
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
 const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
@@ -63,16 +67,21 @@ const SIGKILL = require('node:os').constants.signals.SIGKILL;
 const fsFstatSync = fs.fstatSync;
 const fdIdentity = (fd) => { try { const st = fsFstatSync(fd); return `${st.dev}:${st.ino}`; } catch { return undefined; } };
 const channelIds = [fdIdentity(0), fdIdentity(1)];
-function checkChannel() {
-  if (fdIdentity(0) === channelIds[0] && fdIdentity(1) === channelIds[1]) return;
+function channelLost() {
   // process.exit would wait for the thread-pool read of fd 0, which may never return: SIGKILL ourselves instead.
   try { fsWriteSync(2, `\n${CHANNEL_LOST_MARK}\n`); } catch { /* stderr closed too */ }
   rawKill(proc.pid, SIGKILL);
 }
+function checkChannel() {
+  if (fdIdentity(0) !== channelIds[0] || fdIdentity(1) !== channelIds[1]) channelLost();
+}
+function checkOutput() {
+  if (fdIdentity(1) !== channelIds[1]) channelLost();
+}
 const watchTimer = setInterval(checkChannel, CHANNEL_CHECK_MS);
 if (watchTimer && typeof watchTimer.unref === 'function') watchTimer.unref();
 function writeLine(line) {
-  checkChannel();
+  checkOutput();
   if (fallback !== undefined) return void fallback(line);
   const buf = BufferFrom(line, 'utf8');
   let off = 0;
@@ -142,16 +151,47 @@ if (pyArg !== undefined) {
 proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
 proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
 
-// ---- input: NDJSON lines from fd 0 -> guest.feed (framing and dispatch live in guest-core.mjs) ----------------
-const onChunk = guest.feed;
+// ---- input: NDJSON lines from fd 0 -> guest.line (dispatch lives in guest-core.mjs) ------------------------------
+// Framing on bytes: each chunk is scanned for newlines natively; the bytes of a line that spans chunks are kept
+// and joined once, and each whole line is decoded once (a 1 MB call arrives in many pipe-sized chunks: no decoding
+// per chunk and no second join of the text). A newline byte never occurs inside a UTF-8 sequence, so decoding whole
+// lines is exact.
+const onLine = guest.line;
+let parts = [];
+let partsLen = 0;
+/** `reused`: `chunk` is overwritten by the next read (the thread-pool buffer), so a partial line is copied out. */
+function onBytes(chunk, reused) {
+  let start = 0;
+  let nl;
+  while ((nl = BufferIndexOf(chunk, 10, start)) !== -1) {
+    let bytes = BufferSubarray(chunk, start, nl);
+    if (parts.length > 0) {
+      const whole = BufferAllocUnsafe(partsLen + bytes.length);
+      let at = 0;
+      for (let i = 0; i < parts.length; i++) (TypedArraySet(whole, parts[i], at), (at += parts[i].length));
+      TypedArraySet(whole, bytes, at);
+      bytes = whole;
+      parts = [];
+      partsLen = 0;
+    }
+    if (bytes.length > 0) onLine(TextDecoderDecode(decoder, bytes));
+    start = nl + 1;
+  }
+  if (start < chunk.length) {
+    const rest = BufferSubarray(chunk, start);
+    const keep = reused ? BufferFrom(rest) : rest;
+    ArrayPrototypePush(parts, keep);
+    partsLen += keep.length;
+  }
+}
 // Input starts on libuv's thread pool (fd 0 is a blocking pipe), which needs no stream machinery at start-up. Each
 // thread-pool read costs an extra thread hop per message, though (about 40-70 us of a warm call here,
 // test/bench/runtime.bench.mjs), so after STREAM_AFTER_READS reads since the tool loaded (calls, capability replies)
 // input moves to Node's stdin stream (epoll on the main thread). Building that stream costs about 7-12 ms once,
 // synchronously: a message arriving meanwhile waits that long (the bench's "slowest of the next 31 calls" row), which
 // is why short bursts on a fresh sandbox never pay it. Should fd 0 be non-blocking (EAGAIN), the stream takes over at
-// once. Bytes stay in one TextDecoder across the switch, so a UTF-8 sequence split between reads survives; no read is
-// in flight during the switch, so nothing is reordered. End of input (host gone) ends the sandbox.
+// once. A partial line's bytes are kept across the switch; no read is in flight during the switch, so nothing is
+// reordered. End of input (host gone) ends the sandbox.
 const STREAM_AFTER_READS = 16;
 let readsSinceLoad = 0;
 const decoder = new TextDecoderCtor('utf-8');
@@ -159,14 +199,14 @@ const inBuf = BufferAllocUnsafe(256 * 1024);
 const setImmediateFn = setImmediate;
 function useStream() {
   const stdin = stdinDesc && typeof stdinDesc.get === 'function' ? ReflectApply(stdinDesc.get, proc, []) : proc.stdin;
-  stdin.on('data', (chunk) => onChunk(TextDecoderDecode(decoder, chunk, { stream: true })));
+  stdin.on('data', (chunk) => onBytes(chunk, false));
   stdin.on('end', () => exitFn(0));
 }
 function readLoop() {
   fsRead(0, inBuf, 0, inBuf.length, null, (err, n) => {
     if (err && err.code === 'EAGAIN') return useStream();
     if (err || n === 0) return exitFn(0);
-    onChunk(TextDecoderDecode(decoder, BufferSubarray(inBuf, 0, n), { stream: true }));
+    onBytes(BufferSubarray(inBuf, 0, n), true);
     // Nothing reads fd 0 until the stream starts (after this turn): what arrives meanwhile waits in the pipe.
     if (guest.loadState === 'loaded' && ++readsSinceLoad >= STREAM_AFTER_READS) setImmediateFn(useStream);
     else readLoop();
