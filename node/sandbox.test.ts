@@ -248,13 +248,15 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
       expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(runnerFiles(engine).map((f) => `--allow-fs-read=${f}`));
       expect(s.args.some((a) => a === '--permission' || a === '--experimental-permission')).toBe(true);
       expect(s.args.some((a) => /^--allow-(child-process|worker|addons|wasi)/.test(a))).toBe(false);
-      expect(s.args).toContain(`--max-semi-space-size=${semiSpaceMb(DEFAULT_LIMITS.memoryMb)}`); // 4 MiB at the default 256 MiB heap
-      expect([semiSpaceMb(16), semiSpaceMb(256), semiSpaceMb(2048)]).toEqual([1, 4, 16]);
+      expect(s.args).toContain('--max-semi-space-size=1'); // 1 MiB at the default 256 MiB heap
+      expect(s.args).toContain('--v8-pool-size=1');
+      expect([semiSpaceMb(16), semiSpaceMb(256), semiSpaceMb(2048), semiSpaceMb(8192)]).toEqual([1, 1, 8, 16]);
       expect(s.args).toContain(`--max-old-space-size=${DEFAULT_LIMITS.memoryMb}`);
     } else {
       expect(Object.keys(s.env).sort()).toEqual(['DENO_DIR', 'DENO_NO_UPDATE_CHECK', 'NO_COLOR']);
       expect(s.args.some((a) => a.startsWith('--allow-'))).toBe(false);
       expect(s.args).toContain('--no-prompt');
+      expect(s.args).toContain(`--v8-flags=--max-old-space-size=${DEFAULT_LIMITS.memoryMb},--max-semi-space-size=1`);
       expect(s.writablePaths).toEqual([s.env.DENO_DIR]);
     }
   });

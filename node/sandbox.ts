@@ -234,9 +234,24 @@ async function reap(s: Spare): Promise<void> {
   for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
 }
 
-/** The Node runner's semi-space cap for a heap limit of `heapMb` MiB: 1/64 of it, at least 1 and at most 16 MiB. */
+/**
+ * The JavaScript runners' semi-space cap for a heap limit of `heapMb` MiB: 1/256 of it, at least 1 and at most 16 MiB
+ * (1 MiB at the default 256 MiB heap). V8 lets each of the two semi-spaces grow to 16 MiB, which a sandbox that once
+ * saw large arguments keeps: at 1 MiB a retained sandbox holds 3-7 MiB less after a small tool's work, at no measured
+ * compute cost (test/bench/warm.bench.mjs, runner flag rows).
+ */
 export function semiSpaceMb(heapMb: number): number {
-  return Math.min(16, Math.max(1, Math.floor(heapMb / 64)));
+  return Math.min(16, Math.max(1, Math.floor(heapMb / 256)));
+}
+
+/**
+ * V8 flags of a JavaScript (not Python) Node sandbox beyond the heap limit: the young generation cap (semiSpaceMb), and
+ * one V8 platform worker thread instead of four (`--v8-pool-size=1`: concurrent marking, parallel scavenges and
+ * background compilation share one thread; three threads and about 1 MiB fewer per sandbox, measured in
+ * test/bench/warm.bench.mjs). Pyodide keeps V8's defaults (its WebAssembly tier-up compiles on those workers).
+ */
+export function nodeRunnerV8Flags(heapMb: number): string[] {
+  return [`--max-semi-space-size=${semiSpaceMb(heapMb)}`, '--v8-pool-size=1'];
 }
 
 /** A live subprocess sandbox for one revision. `pid` is the process-group leader. */
@@ -470,10 +485,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       for (const p of readFolders) args.push(`--allow-fs-read=${p}`);
       for (const p of writeFolders) args.push(`--allow-fs-write=${p}`);
       args.push('--no-warnings', `--max-old-space-size=${mem}`);
-      // JavaScript tools: the young generation capped at 1/64 of the heap limit (1-16 MiB; 4 MiB at the default 256):
-      // V8's default lets each semi-space grow to 16 MiB, which a sandbox that once saw large arguments keeps
-      // (test/bench/warm.bench.mjs measures RSS/PSS and compute time with a 1 MiB cap).
-      if (!py) args.push(`--max-semi-space-size=${semiSpaceMb(mem)}`);
+      if (!py) args.push(...nodeRunnerV8Flags(mem));
       if (py) args.push('--disallow-code-generation-from-strings');
       args.push(runner);
       if (py) args.push(py.runnerArg);
@@ -481,7 +493,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     }
     const deno = this.#opts.denoPath ?? resolveDeno();
     if (!deno) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the deno binary was not found (install the `deno` npm package or pass denoPath)');
-    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : ''}`];
+    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : `,--max-semi-space-size=${semiSpaceMb(mem)}`}`];
     const denoReads = [...(py ? py.readFiles.slice(1) : []), ...readFolders];
     if (denoReads.length) args.push(`--allow-read=${denoReads.join(',')}`);
     if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { flagRows, floorRows, memoryByKind } from './runner-memory.mjs';
 import { pairRatio, spread, summary } from './stats.mjs';
 
 const round = (x, d = 3) => Number(x.toFixed(d));
@@ -88,54 +89,6 @@ function descendants(root) {
     for (const [pid, pp] of parent) if (want.has(pp) && !want.has(pid)) (want.add(pid), out.push(pid), (grew = true));
   }
   return out;
-}
-
-/** RSS and PSS of one process, KiB (/proc/PID/smaps_rollup), and its command name. */
-function memOf(pid) {
-  try {
-    const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t)?.[1] ?? 0);
-    return { rss: kb('Rss'), pss: kb('Pss'), comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim() };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Sum RSS/PSS (MiB) over the trees of `pids` and the per-process command names. */
-function treeMemory(pids) {
-  let rss = 0;
-  let pss = 0;
-  const comms = [];
-  for (const p of pids) {
-    const m = memOf(p);
-    if (!m) continue;
-    rss += m.rss;
-    pss += m.pss;
-    comms.push(m.comm);
-  }
-  return { rss: rss / 1024, pss: pss / 1024, procs: comms.length, comms };
-}
-
-/** A small tool's work (JSON in and out, some string building), then idle; the child prints its compute time in ms. */
-const FLAG_WORK = "const t0=performance.now();let s=0;for(let i=0;i<20000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}const xs=[];for(let i=0;i<2e5;i++)xs.push({k:i%97,v:i*1.5});for(let r=0;r<10;r++)for(const x of xs)s+=x.k*x.v>1e3?1:0;process.stdout.write((performance.now()-t0).toFixed(2)+'\\n');setInterval(()=>{},1000)";
-
-/** RSS/PSS (MiB) and compute time (ms) of a plain node child started with `flags`: medians of `runs`. */
-async function flagProbe(flags, runs) {
-  const rss = [];
-  const pss = [];
-  const ms = [];
-  for (let r = 0; r < runs; r++) {
-    const c = spawn(process.execPath, [...flags, '-e', FLAG_WORK], { env: {}, stdio: ['ignore', 'pipe', 'ignore'] });
-    const out = await new Promise((res) => c.stdout.once('data', (d) => res(String(d))));
-    await new Promise((res) => setTimeout(res, 100));
-    const m = memOf(c.pid);
-    c.kill('SIGKILL');
-    if (!m) continue;
-    rss.push(m.rss / 1024);
-    pss.push(m.pss / 1024);
-    ms.push(Number(out.trim()));
-  }
-  return { rss: summary(rss), pss: summary(pss), ms: summary(ms) };
 }
 
 /** `n` calls with `width` in flight at once over `fns` (round robin); calls per second. */
@@ -317,23 +270,27 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     plain.length = 0;
     await new Promise((r) => setTimeout(r, 300));
     const sandboxPids = descendants(process.pid).filter((pid) => !plainPids.has(pid));
-    const m = treeMemory(sandboxPids);
+    const kinds = memoryByKind(sandboxPids);
+    const sum = (f) => Object.values(kinds).reduce((a, k) => a + f(k), 0);
+    const m = { rss: sum((k) => k.rss), pss: sum((k) => k.pss), procs: sum((k) => k.procs) };
     const bare = plainChild();
     await bare.call(small);
-    const b = treeMemory([bare.pid]);
+    const b = memoryByKind([bare.pid]).node ?? { rss: NaN, pss: NaN };
     bare.close();
     const per = m.rss / tools.length;
     const perPss = m.pss / tools.length;
-    rows.push({ name: `memory per retained sandbox, RSS (${tools.length} retained, ${m.procs / tools.length} processes each: ${[...new Set(m.comms)].join(', ')})`, value: round(per, 1), unit: 'MiB', baseline: 'one plain node child after a call (same work)', baselineValue: round(b.rss, 1), ratio: round(per / b.rss, 2), target: '<= 30' });
+    const parts = Object.entries(kinds).map(([k, v]) => `${v.procs / tools.length} ${k} ${round(v.rss / tools.length, 1)} MiB RSS / ${round(v.pss / tools.length, 1)} PSS / ${round(v.anon / tools.length, 1)} anonymous`).join('; ');
+    rows.push({ name: `memory per retained sandbox, RSS (${tools.length} retained, ${m.procs / tools.length} processes each: ${parts})`, value: round(per, 1), unit: 'MiB', baseline: 'one plain node child after a call (same work)', baselineValue: round(b.rss, 1), ratio: round(per / b.rss, 2), target: '<= 30' });
     rows.push({ name: 'memory per retained sandbox, PSS (shared pages split among the processes sharing them)', value: round(perPss, 1), unit: 'MiB', baseline: 'one plain node child after a call, PSS', baselineValue: round(b.pss, 1), ratio: round(perPss / b.pss, 2) });
-    // V8 flags a small runner could take: memory and speed of a plain node child doing a small tool's work
-    const plainFlags = await flagProbe([], 5);
-    for (const flags of [['--max-semi-space-size=1'], ['--lite-mode'], ['--jitless']]) {
-      const f = await flagProbe(flags, 5);
-      rows.push({ name: `node ${flags.join(' ')}: RSS after a small tool's work (PSS ${round(f.pss.median, 1)} MiB, plain ${round(plainFlags.pss.median, 1)}; its compute ${round(f.ms.median, 1)} ms vs ${round(plainFlags.ms.median, 1)} ms plain, ${round(f.ms.median / plainFlags.ms.median, 2)}x)`, value: round(f.rss.median, 1), unit: 'MiB', spread: spread(f.rss, plainFlags.rss, 1), baseline: 'plain node child, same work', baselineValue: round(plainFlags.rss.median, 1), ratio: round(f.rss.median / plainFlags.rss.median, 2) });
-    }
+    const runnerFlags = mod.nodeRunnerV8Flags(mod.DEFAULT_LIMITS.memoryMb);
+    const wrapper = kinds.bwrap ? { rss: kinds.bwrap.rss / tools.length, pss: kinds.bwrap.pss / tools.length } : undefined;
+    rows.push(...(await floorRows(runnerFlags, wrapper, { rss: per, pss: perPss })));
+    // V8 flags a small runner could take: memory and CPU time of a plain node child doing a small tool's work
+    rows.push(...(await flagRows(runnerFlags)));
     notes.push(
-      `memory floor: a plain node process (env -i) holds about ${round(b.rss, 0)} MiB RSS, most of it the node executable's code pages, shared by every node process (counted whole in each process's RSS, split in PSS); a retained sandbox is that process plus bubblewrap's two small processes, so <= 30 MiB RSS is below the floor of one node process per sandbox. PSS (what each further sandbox really adds) is the figure to watch. V8 flags rows: --max-semi-space-size does not move a small runner's RSS; --lite-mode and --jitless save a few MiB of RSS (code pages of the optimizing compiler never touched) at a compute cost shown in the row; the runner keeps the default tiers and --max-old-space-size from limits.memoryMb`,
+      `memory floor (floor rows): one idle node process that has loaded nothing holds about ${round(b.rss, 0)} MiB RSS here, most of it the node executable's code pages (about 30 MiB of /usr/bin/node mapped), shared by every node process: counted whole in each process's RSS, split in PSS. A retained sandbox is one such process plus bubblewrap's two small ones, so <= 30 MiB RSS is below the floor of one node process per sandbox, whatever the flags (--jitless and --lite-mode leave the optimizing compiler's code pages untouched, a few MiB of shared RSS, at two to three times the CPU). PSS is what each further sandbox really adds`,
+      'the runner\'s V8 flags (node/sandbox.ts nodeRunnerV8Flags, chosen from the flag rows): --max-semi-space-size=1 at the default 256 MiB heap (1/256 of the heap limit, 1-16 MiB; V8 lets each semi-space grow to 16 MiB and keeps it) holds the least anonymous memory after the work at no CPU cost beyond noise; --v8-pool-size=1 runs V8\'s background work (concurrent marking, parallel scavenges, background compilation) on one platform thread instead of four: three threads and about 1 MiB fewer per sandbox. Rejected: --optimize-for-size (the same memory as the semi-space cap, more CPU), --single-threaded (all GC work on the main thread), --lite-mode and --jitless (see the floor note). The Deno runner takes the same semi-space cap; Python sandboxes keep V8\'s defaults',
+      'bubblewrap --as-pid-1 would drop its pid-1 reaper (its RSS is in the per-kind breakdown of the memory row) but is not used: the kernel drops signals with a default action sent to a PID namespace\'s init, so RLIMIT_CPU\'s SIGXCPU at the soft limit would be ignored (the CPU limit would kill only at the hard limit, as an unexplained SIGKILL instead of "CPU time limit reached") and the runner could not SIGKILL itself when its channel is closed or replaced',
       `host: createNodeHost in this process (fresh home, default settings with the tools allowed by mode default, OS sandbox posture auto: bubblewrap when it works here), ${tools.length} tools of the same small source; ${warmCalls} 1 KB calls and ${bigCalls} 1 MB calls paired with their baseline, alternating order; the host path includes the registry lookup, argument validation, the gate (rules, pause, decisions) and two durable audit records per call`,
       'where a warm call goes (per call, sequential): the sandbox round trip (two process wake-ups, like the pipe baseline), the registry binding, pause and permanent-decision records checked in the store (one stat each: a record is read again only when its stamp changed, so another process\'s changes count at once), argument canonicalization and validation, and two audit records: the intent record is written before the sandbox runs the call, the completion record after the result; one group-committed fdatasync makes both durable before the answer (the intent record gets its own fsync only when the call takes longer than STAGED_SYNC_MS, 10 ms). That fsync is the floor above the round trip; the call cannot be answered before it. The "host\'s own work" row runs the same path with the sandbox replaced by an immediate in-process answer',
       '1 MB: the host canonicalizes the arguments once (the text that is validated and measured) and sends that text as is inside the call message (no second serialization); the sandbox parses it once. The floor rows split the rest: the sandbox round trip alone with the same text, and the host\'s own work without a sandbox (canonicalization, validation, gate, one fsync); the baseline serializes and pipes once but nobody parses',
