@@ -1,6 +1,7 @@
 // Tests of a sandbox process started ahead of its call (NodeSandboxRuntime.prestart) with real node subprocesses; test side.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { NodeSandboxRuntime } from './sandbox.js';
 import { TyError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../core/runtime.js';
@@ -89,14 +90,35 @@ describe('prestarted sandbox process', () => {
     await rt.discardSpare(); // idempotent
   });
 
-  it('prestarts nothing for a revision with granted folders, a Python revision or the deno engine', async () => {
+  it('deno: start() adopts the prestarted process with its own DENO_DIR; a discarded spare leaves no DENO_DIR', async () => {
+    const denoDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${process.pid}-`));
+    const rt = new NodeSandboxRuntime({ engine: 'deno' });
+    const before = new Set(childPids());
+    const dirsBefore = new Set(denoDirs());
+    const s = spec('export default async (a) => ({ deno: typeof Deno === "object", a })');
+    rt.prestart(s);
+    const spare = childPids().filter((p) => !before.has(p));
+    expect(spare.length).toBe(1);
+    expect(denoDirs().filter((d) => !dirsBefore.has(d)).length).toBe(1);
+    const inst = await rt.start(s);
+    expect(inst.pid).toBe(spare[0]);
+    expect(await inst.call({ x: 1 }, opts())).toEqual({ deno: true, a: { x: 1 } });
+    await inst.destroy('test');
+    expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
+    rt.prestart(s);
+    expect(denoDirs().filter((d) => !dirsBefore.has(d)).length).toBe(1);
+    await rt.discardSpare();
+    expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
+    expect(childPids(true).filter((p) => !before.has(p))).toEqual([]);
+  });
+
+  it('prestarts nothing for a revision with granted folders or a Python revision', async () => {
     const before = new Set(childPids());
     const folders = { ...spec('export default async () => 1'), folders: [{ path: '/tmp', access: 'read' as const }] };
     new NodeSandboxRuntime({ engine: 'node' }).prestart(folders);
     const py = spec('def main(a): return 1');
     py.manifest = { ...py.manifest, execution: { kind: 'sandboxed-code', runtime: 'python', source: 'def main(a): return 1' } };
     new NodeSandboxRuntime({ engine: 'node' }).prestart(py);
-    new NodeSandboxRuntime({ engine: 'deno' }).prestart(spec('export default async () => 1'));
     expect(childPids().filter((p) => !before.has(p))).toEqual([]);
   });
 

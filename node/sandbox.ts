@@ -222,6 +222,8 @@ interface Spare {
   pid: number;
   /** Settles once the process has exited (or could not be spawned). */
   exited: Promise<void>;
+  /** Deno: the spare's own DENO_DIR (removed with it unless a call adopts it). */
+  tempDir?: string | undefined;
 }
 
 /** SIGKILL a spare's process group and wait until it has exited and been reaped (at most 5 s); its pipes closed. */
@@ -232,6 +234,7 @@ async function reap(s: Spare): Promise<void> {
   clearTimeout(timer);
   liveGroups.delete(s.pid);
   for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
+  if (s.tempDir) rmSync(s.tempDir, { recursive: true, force: true });
 }
 
 /**
@@ -534,29 +537,45 @@ export class NodeSandboxRuntime implements SandboxRuntime {
    * files, the limits' flags, an empty environment) waiting for its first message: no tool source, no arguments, no
    * settings, no secrets and no granted folder reach it here. start() adopts it only for a spec whose command line is
    * exactly the same (the runner, the limits; the wrapper is this runtime's); anything else, and discardSpare(), kills
-   * it. Node engine, JavaScript revisions without granted folders only (test/bench/cli-cold.bench.mjs measures what
-   * pays); one at a time. Never throws: a process that cannot start leaves start() to spawn as usual.
+   * it. JavaScript revisions without granted folders, on Node or Deno (whose process start is most of a sandbox's
+   * start); not Python, whose start is Pyodide's (seconds) after a process start of about a hundredth of it; one at a
+   * time. Never throws: a process that cannot start leaves start() to spawn as usual.
    */
   prestart(spec: SandboxSpec): void {
     const exec = spec.manifest.execution;
-    if (this.#opts.engine !== 'node' || this.#spare || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript' || (spec.folders?.length ?? 0) > 0) return;
-    let cmd: ReturnType<SpawnWrapper> | undefined;
+    if (this.#spare || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript' || (spec.folders?.length ?? 0) > 0) return;
+    // Deno's private cache folder (DENO_DIR) is made for the spare and handed to the call that adopts it.
+    const tempDir = this.#opts.engine === 'deno' ? this.#denoDir() : undefined;
     try {
-      const base = this.command(spec);
-      cmd = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
-      const child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tmpdir()));
+      const base = this.command(spec, tempDir);
+      const cmd: ReturnType<SpawnWrapper> = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
+      const child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tempDir ?? tmpdir()));
       const release = cmd.release;
       const exited = new Promise<void>((r) => {
         child.once('exit', () => r());
         child.once('error', () => r());
       });
       if (release) void exited.then(release);
-      if (child.pid === undefined) return; // spawn failed (its error event releases the lease)
-      trackGroup(child.pid, undefined);
-      this.#spare = { key: JSON.stringify(base), child, pid: child.pid, exited };
+      if (child.pid === undefined) {
+        // spawn failed (its error event releases the lease)
+        if (tempDir) void exited.then(() => rmSync(tempDir, { recursive: true, force: true }));
+        return;
+      }
+      trackGroup(child.pid, tempDir);
+      this.#spare = { key: JSON.stringify(base), child, pid: child.pid, exited, tempDir };
     } catch {
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       /* start() spawns as usual */
     }
+  }
+
+  /** A new temporary DENO_DIR named after this host's pid (sweepStaleDenoDirs removes those of dead hosts). */
+  #denoDir(): string {
+    if (!swept) {
+      swept = true;
+      sweepStaleDenoDirs();
+    }
+    return mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`));
   }
 
   /**
@@ -570,18 +589,6 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     await this.#reaping;
   }
 
-  /** The prestarted process when it runs exactly `key`'s command line and still lives; otherwise it is discarded. */
-  #adoptSpare(key: string): ChildProcessWithoutNullStreams | undefined {
-    const s = this.#spare;
-    if (!s) return undefined;
-    if (s.key === key && s.child.exitCode === null && s.child.signalCode === null) {
-      this.#spare = undefined;
-      return s.child;
-    }
-    void this.discardSpare();
-    return undefined;
-  }
-
   /**
    * Spawn (or adopt the prestarted process), handshake and load the revision's source.
    * @throws TyError E_SANDBOX_UNAVAILABLE (binary/runner missing), E_TOOL_FAILED (module failed to load),
@@ -593,28 +600,41 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       throw new TyError('E_SANDBOX_UNAVAILABLE', 'this runtime runs sandboxed code (JavaScript, Python) only');
     }
     if (signal?.aborted) throw new TyError('E_ABORTED', 'sandbox start aborted');
-    if (this.#opts.engine === 'deno' && !swept) {
-      swept = true;
-      sweepStaleDenoDirs();
-    }
     const wanted = exec.runtime === 'python' ? (spec.manifest.python?.packages ?? []) : [];
     let packages: PythonPackageFile[] | undefined;
     if (wanted.length > 0) {
       if (!this.#opts.pythonPackages) throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host has no folder to load the revision\'s Python wheels from');
       packages = await this.#opts.pythonPackages(spec.revision, wanted);
     }
-    const tempDir = this.#opts.engine === 'deno' ? mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`)) : undefined;
-    let cmd: ReturnType<SpawnWrapper>;
+    let tempDir: string | undefined;
+    let cmd: ReturnType<SpawnWrapper> | undefined;
     let spare: ChildProcessWithoutNullStreams | undefined;
-    try {
-      const base = this.command(spec, tempDir, packages);
-      spare = this.#spare && tempDir === undefined ? this.#adoptSpare(JSON.stringify(base)) : undefined;
-      cmd = spare ? base : this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
-    } catch (e) {
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-      throw e;
+    const s = this.#spare;
+    if (s) {
+      // The prestarted process, when it runs exactly this spec's command line (Deno: with its own DENO_DIR).
+      let key: string | undefined;
+      try {
+        key = JSON.stringify(this.command(spec, s.tempDir, packages));
+      } catch {
+        /* the spec's own command line reports it below */
+      }
+      if (key === s.key && s.child.exitCode === null && s.child.signalCode === null) {
+        this.#spare = undefined;
+        spare = s.child;
+        tempDir = s.tempDir;
+      } else void this.discardSpare();
     }
-    const child = spare ?? (await this.#spawn(cmd, tempDir));
+    if (!spare) {
+      tempDir = this.#opts.engine === 'deno' ? this.#denoDir() : undefined;
+      try {
+        const base = this.command(spec, tempDir, packages);
+        cmd = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
+      } catch (e) {
+        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+        throw e;
+      }
+    }
+    const child = spare ?? (await this.#spawn(cmd!, tempDir));
     const onLog = this.#opts.onLog;
     // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
     const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text)) : undefined;

@@ -100,13 +100,13 @@ async function until(cond: () => boolean, ms = 10_000): Promise<boolean> {
  * (reachable with `--sandbox off`, where the engine alone does not block the network). Its heap limit, `memoryMb`,
  * appears in its sandbox's command line and marks its processes in /proc. A negative `x` never answers.
  */
-async function traceTool(name: string, memoryMb: number): Promise<string> {
+async function traceTool(name: string, memoryMb: number, engine: 'node' | 'deno' = 'node'): Promise<string> {
   const source = `const net = await import('node:net');
 await new Promise((r) => { const s = net.connect(${port}, '127.0.0.1', () => s.end('RAN ${name}', r)); s.on('error', r); });
 export default async (a) => { if (a.x < 0) await new Promise(() => {}); return a.x * 2; };`;
   const file = join(tmp, `${name}.json`);
   const parameters = { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false };
-  await writeFile(file, JSON.stringify({ name, description: `trace tool ${name}`, parameters, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, limits: { memoryMb } }));
+  await writeFile(file, JSON.stringify({ name, description: `trace tool ${name}`, parameters, execution: { kind: 'sandboxed-code', runtime: 'javascript', source, ...(engine === 'deno' ? { engine } : {}) }, limits: { memoryMb } }));
   return file;
 }
 
@@ -169,6 +169,12 @@ describe('tycli run: the prestarted sandbox of a refused call', () => {
       expect(oneLine(r)).toEqual({ ok: false, error: { code: 'E_INVALID_ARGS', message: 'invalid arguments: unlisted field "/y" is not allowed by the tool\'s parameters; remove it' } });
       await expectEmptyAndGone(bad.log, 117);
     }
+    // The deno engine prestarts too (its own DENO_DIR); refused alike.
+    expect((await tycli(['--home', h, 'tool', 'add', await traceTool('ddbl', 123, 'deno')])).code).toBe(0);
+    const denoBad = spied('deno-bad');
+    const dr = await tycli(['--home', h, 'run', 'ddbl', '--args', '{"x":4,"y":31337}', '--json'], denoBad.env);
+    expect(oneLine(dr)).toMatchObject({ ok: false, error: { code: 'E_INVALID_ARGS' } });
+    await expectEmptyAndGone(denoBad.log, 123);
     const mistyped = spied('mistyped');
     const m = await tycli(['--home', h, '--sandbox', 'off', 'run', 'dbl', '--args', '{"x":"4"}'], mistyped.env);
     expect(m.code).toBe(2);
