@@ -14,6 +14,14 @@ import { elicitOptions } from './elicit-hook.js';
 import type { Suspension } from './bridge-suspend.js';
 import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, type CallAbort, type LocalTools } from './bridge-util.js';
 
+/** The publish side of a serving entry's `subscriptions/listen` streams (the SDK's ServerNotifier). */
+export interface ListenNotifier {
+  toolsChanged(): void;
+  promptsChanged(): void;
+  resourcesChanged(): void;
+  resourceUpdated(uri: string): void;
+}
+
 export interface BridgeOptions {
   /** Where definitions and namespaces come from (loaded again on every gated request). */
   source: McpDefinitionSource;
@@ -100,7 +108,7 @@ export class BridgeBase {
     const server = this.servers.get(sessionId);
     const start = async (sig: AbortSignal): Promise<UpstreamSession> => {
       const uopts: UpstreamOptions = {
-        onNotification: (method, params) => void this.forwardNotification(server, def.name, method, params),
+        onNotification: (method, params) => void this.forwardNotification(server, def.name, method, params, sessionId),
         onFiltered: (w) => this.log(def.name, w.method ?? '(message)', undefined, w.action === 'answer' ? 'refused-server-request' : 'dropped'),
         onClose: () => void this.pool.end(key),
         onToolRefused: (tool, reason) => {
@@ -118,9 +126,27 @@ export class BridgeBase {
     return this.pool.use(key, this.opts.source.fingerprint(def), start, fn, signal);
   }
 
-  protected async forwardNotification(server: Server | undefined, name: string, method: string, params: unknown): Promise<void> {
-    if (!server) return;
+  /**
+   * Where a stateless (2026-07-28 over HTTP) client session's change notifications go: the serving entry's
+   * `subscriptions/listen` streams (the SDK handler's `notify`), as its per-request Servers have no channel of their own.
+   */
+  setListenNotifier(sessionId: string, notify: ListenNotifier): void {
+    this.notifiers.set(sessionId, notify);
+  }
+  protected readonly notifiers = new Map<string, ListenNotifier>();
+
+  protected async forwardNotification(server: Server | undefined, name: string, method: string, params: unknown, sessionId?: string): Promise<void> {
     const p = (params ?? {}) as Record<string, unknown>;
+    const notify = sessionId === undefined ? undefined : this.notifiers.get(sessionId);
+    if (notify !== undefined) {
+      // list changes and resource updates only: a stateless client has no stream for anything else
+      if (method === 'notifications/tools/list_changed') notify.toolsChanged();
+      else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
+      else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
+      else if (method === 'notifications/resources/updated' && typeof p.uri === 'string') notify.resourceUpdated(this.naming.uri(name, p.uri));
+      return;
+    }
+    if (!server) return;
     try {
       switch (method) {
         case 'notifications/tools/list_changed':

@@ -415,6 +415,7 @@ export class McpBridge extends BridgeCalls {
   async closeSession(sessionId: string): Promise<void> {
     const s = this.servers.get(sessionId);
     this.servers.delete(sessionId);
+    this.notifiers.delete(sessionId);
     this.clientProtocol.delete(sessionId);
     for (const ac of this.direct.get(sessionId)?.values() ?? []) ac.abort();
     this.direct.delete(sessionId);
@@ -424,7 +425,13 @@ export class McpBridge extends BridgeCalls {
 
   /** Tell every client session that the tool, prompt and resource lists changed (MCP listChanged). */
   private async listsChanged(): Promise<void> {
-    for (const s of [...this.servers.values()]) {
+    for (const n of this.notifiers.values()) {
+      n.toolsChanged();
+      n.promptsChanged();
+      n.resourcesChanged();
+    }
+    for (const [id, s] of [...this.servers.entries()]) {
+      if (this.notifiers.has(id)) continue;
       await s.sendToolListChanged().catch(() => undefined);
       await s.sendPromptListChanged().catch(() => undefined);
       await s.sendResourceListChanged().catch(() => undefined);

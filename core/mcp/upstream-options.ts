@@ -1,6 +1,7 @@
 // The options, limits and small types of an upstream MCP session (core/mcp/upstream.ts); core, trusted side.
 import type { ElicitResult, Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConnector } from './server-definition.js';
+import type { InputRequired } from './input-required.js';
 
 /** Tool names the bridge offers (the MCP specification's recommended character set and length). */
 export const TOOL_NAME_RE = /^[A-Za-z0-9_.\/-]{1,128}$/;
@@ -77,4 +78,15 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 
 /** Id prefix of the session's own `tools/call` requests (the SDK Client's ids are numbers, so they never meet). */
 export const CALL_ID = 'tyc-';
+
+
+/** What a call that may take input sends: the capabilities declared for it, and a retry's answers and the server's state. */
+export interface CallInput {
+  capabilities?: Record<string, unknown>;
+  responses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** A server's `input_required` answer to a call that may take input (core/mcp/input-required.ts checked it). */
+export type InputRequiredAnswer = { resultType: 'input_required' } & InputRequired;
 

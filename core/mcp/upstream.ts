@@ -6,23 +6,14 @@ import { checkStructuredContent, checkToolSchema, validateLinear } from './args.
 import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from './messages.js';
 import { BRIDGE_PROTOCOL_VERSIONS, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, type UpstreamTransport } from './server-definition.js';
 import { streamableHttpConnector } from './upstream-transport.js';
-import { parseInputRequired, type InputRequired } from './input-required.js';
-import { CALL_ID, CLIENT_INFO, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
+import { parseInputRequired } from './input-required.js';
+import { listenForChanges } from './upstream-listen.js';
+import { CALL_ID, CLIENT_INFO, type CallInput, type InputRequiredAnswer, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
-export { DEFAULT_PROBE_TIMEOUT_MS, type CancelSignal, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
+export { DEFAULT_PROBE_TIMEOUT_MS, type CallInput, type CancelSignal, type InputRequiredAnswer, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
 /** The `_meta` key of a 2026-07-28 envelope naming the client. */
 const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
-
-/** What a call that may take input sends: the capabilities declared for it, and a retry's answers and the server's state. */
-export interface CallInput {
-  capabilities?: Record<string, unknown>;
-  responses?: Record<string, unknown>;
-  requestState?: string;
-}
-
-/** A server's `input_required` answer to a call that may take input (core/mcp/input-required.ts checked it). */
-export type InputRequiredAnswer = { resultType: 'input_required' } & InputRequired;
 
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
@@ -131,6 +122,8 @@ export class UpstreamSession {
         }
         deliver?.(m);
       };
+      // 2026-07-28: change notifications come only on a subscriptions/listen stream; they reach the same handler
+      if (client.getProtocolEra() === 'modern') s.subscription = listenForChanges(client, () => s.ended);
     } catch (e) {
       await transport.close().catch(() => undefined);
       if (e instanceof TyError) throw e;
@@ -174,6 +167,9 @@ export class UpstreamSession {
       });
     return true;
   }
+
+  /** The session's `subscriptions/listen` stream (2026-07-28; upstream-listen.ts). */
+  private subscription: Promise<{ close(): Promise<void> } | undefined> | undefined;
 
   /** A tool from the cached list, without asking the server (undefined when not cached or not listed). */
   cachedTool(name: string): UpstreamTool | undefined {
@@ -491,6 +487,7 @@ export class UpstreamSession {
   /** End the session: the server and its whole process group stop; calls still waiting fail with `reason`. Idempotent. */
   async close(reason?: TyError): Promise<void> {
     this.ended = true;
+    void this.subscription?.then((sub) => sub?.close()).catch(() => undefined);
     for (const ac of this.elicits.values()) ac.abort();
     this.failCalls(reason);
     await this.client.close().catch(() => undefined);

@@ -115,6 +115,8 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     if (modern === undefined) {
       const session = bridge.newSessionId();
       modern = { session, handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }) };
+      // upstream list changes reach stateless clients on their subscriptions/listen streams
+      bridge.setListenNotifier(session, modern.handler.notify);
     }
     const ac = new AbortController();
     // the client closing its request before the answer is its cancellation (MCP 2026-07-28)
