@@ -29,6 +29,8 @@ const BufferFrom = Buffer.from;
 const BufferAllocUnsafe = Buffer.allocUnsafe;
 const BufferSubarray = uncurry(Buffer.prototype.subarray);
 const BufferIndexOf = uncurry(Buffer.prototype.indexOf);
+const BufferLatin1Slice = uncurry(Buffer.prototype.latin1Slice);
+const bufferIsAscii = require('node:buffer').isAscii;
 const TypedArraySet = uncurry(Uint8Array.prototype.set);
 const ArrayPrototypePush = uncurry(Array.prototype.push);
 const exitFn = FunctionPrototypeBind(proc.exit, proc);
@@ -174,7 +176,8 @@ function onBytes(chunk, reused) {
       parts = [];
       partsLen = 0;
     }
-    if (bytes.length > 0) onLine(TextDecoderDecode(decoder, bytes));
+    // ASCII (most JSON) is its own Latin-1 text: copied straight into a one-byte string, no UTF-8 decoding
+    if (bytes.length > 0) onLine(bufferIsAscii(bytes) ? BufferLatin1Slice(bytes, 0, bytes.length) : TextDecoderDecode(decoder, bytes));
     start = nl + 1;
   }
   if (start < chunk.length) {
