@@ -166,12 +166,14 @@ function warmRow(name, v, baseline, b) {
 /** @returns {Promise<{title: string, rows: object[], notes: string[]}>} */
 export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 2000 } = {}) {
   const mod = await load();
+  const loadAtStart = (await import('node:os')).loadavg();
   const deno = mod.resolveDeno();
   const rows = [];
   const notes = [
     `modules loaded from ${mod.from}; medians of ${coldRuns} cold runs and ${warmRuns} warm calls per path (after 50 warm-up calls); cold = spawn + handshake + load + first call; baselines spawn with an empty environment (env -i) like the sandbox`,
     'sandbox and baseline runs are interleaved run by run (cold) and call by call (warm, all four paths in turn), so machine load affects both alike; cold ratio p25–p75 is over the per-run pairs',
     'the Node runner is CommonJS with fd I/O (node/runner/sandbox-runner.cjs): an ES-module entry alone costs about 6 ms, building process.stdout/stdin streams about 4 ms, on a ~30 ms bare start; after 16 reads since load it moves input from thread-pool reads to the stdin stream (about 7-12 ms once, the node "slowest of the next calls" row; each thread-pool read costs an extra thread hop per warm call)',
+    'per message the Node runner scans input bytes for the newline natively and decodes each whole line once (an ASCII line is copied as Latin-1 text), and checks only fd 1 before each write (fd 0 with it every 200 ms); the host checks a successful result message field by field (only what the protocol schema accepts)',
     'the Deno runner reads with Deno.stdin.read into one buffer (stdin.readable\'s stream reader cost 0-10% more per warm call in interleaved A/B runs)',
   ];
   const engines = [['node', process.execPath, ['-e', '0']]];
@@ -216,6 +218,7 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
     rows.push(warmRow(`${engine}: warm call vs the subprocess transport floor`, r.warm, 'bare echo subprocess round trip', warm.echo.warm));
     rows.push({ name: `${engine}: calls per second, one retained sandbox`, value: Math.round(r.perSecond), unit: 'calls/s', baseline: 'worker_threads round trips per second', baselineValue: Math.round(w.perSecond), ratio: round(r.perSecond / w.perSecond, 2) });
   }
+  notes.push(`load average at the start: ${loadAtStart.map((x) => x.toFixed(2)).join(', ')}; at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(', ')} (a shared 2-core machine)`);
   return { title: 'Sandbox runtime (CLI subprocesses)', rows, notes };
 }
 
