@@ -77,6 +77,47 @@ describe('audit', () => {
   });
 });
 
+describe('plainAuditRecord at the edges of the schema', () => {
+  it('never passes a record AuditRecordSchema refuses, and passes the gate\'s per-call records as the schema reads them', () => {
+    const long = (n: number) => 'x'.repeat(n);
+    const variants: Record<string, unknown>[] = [
+      rec(),
+      rec({ target: 'fx/search', access: 'read', channel: 'tty', code: 'E_MCP', call: 'c-1', host: 'h-1', outcome: 'started' }),
+      { ...rec(), v: 2 },
+      { ...rec(), extra: 1 },
+      { ...rec(), principal: long(2048) },
+      { ...rec(), principal: long(2049) },
+      { ...rec(), kind: long(33) },
+      { ...rec(), scope: long(64) },
+      { ...rec(), scope: long(65) },
+      { ...rec(), call: long(65) },
+      { ...rec(), host: long(129) },
+      { ...rec(), decision: 'maybe' },
+      { ...rec(), access: 'exec' },
+      { ...rec(), durationMs: -1 },
+      { ...rec(), durationMs: Number.NaN },
+      { ...rec(), durationMs: Number.POSITIVE_INFINITY },
+      { ...rec(), durationMs: '3' },
+      { ...rec(), outcome: 'done' },
+      { ...rec(), code: 'E_NOPE' },
+      { ...rec(), time: 5 },
+      { ...rec(), target: 7 },
+      { ...rec(), tool: undefined },
+      { ...rec(), elicit: { action: 'accept', fields: ['a'] } },
+      Object.assign(Object.create({ inherited: 1 }), rec()),
+    ];
+    for (const r of variants) {
+      const schema = AuditRecordSchema.safeParse(r);
+      const plain = plainAuditRecord(r);
+      if (!schema.success) expect(plain, JSON.stringify(r).slice(0, 120)).toBe(false);
+      else if (plain) expect(r).toEqual(schema.data);
+    }
+    // the records the gate writes on every call take the plain check
+    expect(plainAuditRecord(rec())).toBe(true);
+    expect(plainAuditRecord(rec({ outcome: 'started', call: 'c', host: 'h', target: 't' }))).toBe(true);
+  });
+});
+
 describe('pause', () => {
   it('keys are the tool name when safe, hex otherwise, and never collide across the two', () => {
     expect(pauseKey('weather')).toBe('weather');

@@ -1,5 +1,6 @@
 // Unit tests for client request params checks and the initialize-once lifecycle; test side.
 import { describe, expect, it } from 'vitest';
+import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ClientLifecycle, checkRequestParams } from './params.js';
 
 describe('checkRequestParams', () => {
@@ -21,6 +22,39 @@ describe('checkRequestParams', () => {
     expect(checkRequestParams(1, 'prompts/get', { name: 'p', arguments: { a: 1 } })?.error.code).toBe(-32602);
     expect(checkRequestParams(1, 'initialize', { capabilities: {} })?.error.code).toBe(-32602);
     expect(checkRequestParams(1, 'tools/call', { ['k'.repeat(5000)]: 1 })?.error.message.length).toBeLessThan(260);
+  });
+});
+
+describe('checkRequestParams on tools/call (the structural pass before the schema)', () => {
+  it('answers exactly as CallToolRequestSchema does for every shape of params', () => {
+    const env = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const cases: unknown[] = [
+      { name: 'a__b', arguments: { q: 1 } },
+      { name: 'a__b', arguments: undefined },
+      { name: 'a__b', _meta: { progressToken: 'p' } },
+      { name: 'a__b', _meta: { progressToken: 3 } },
+      { name: 'a__b', _meta: { progressToken: 3.5 } },
+      { name: 'a__b', _meta: { progressToken: null } },
+      { name: 'a__b', _meta: { ...env, progressToken: 1 } },
+      { name: 'a__b', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } },
+      { name: 'a__b', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 5 } } },
+      { name: 'a__b', _meta: [] },
+      { name: 'a__b', arguments: [] },
+      { name: 'a__b', arguments: null },
+      { name: 'a__b', arguments: 'x' },
+      { name: 'a__b', task: { ttl: 5 } },
+      { name: 'a__b', task: 'x' },
+      { name: 7 },
+      {},
+      [],
+      null,
+      'x',
+      undefined,
+    ];
+    for (const params of cases) {
+      const schemaOk = CallToolRequestSchema.safeParse(params === undefined ? { method: 'tools/call' } : { method: 'tools/call', params }).success;
+      expect(checkRequestParams(1, 'tools/call', params) === undefined, JSON.stringify(params) ?? 'undefined').toBe(schemaOk);
+    }
   });
 });
 

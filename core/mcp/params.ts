@@ -19,7 +19,13 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { RPC, rpcError, type RpcErrorResponse, type RpcId } from './messages.js';
+import { RPC, rpcError, toolCallParams, type RpcErrorResponse, type RpcId } from './messages.js';
+
+const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
+function hasRelatedTask(params: unknown): boolean {
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null && Object.prototype.hasOwnProperty.call(meta, RELATED_TASK_KEY);
+}
 
 interface RequestSchema {
   safeParse(v: unknown): { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
@@ -49,6 +55,9 @@ const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(Object.cr
  *   first offending field and what was expected, at most ~200 characters, never echoing values.
  */
 export function checkRequestParams(id: RpcId, method: string, params: unknown): RpcErrorResponse | undefined {
+  // the common tools/call: what toolCallParams takes fits CallToolRequestSchema (name a string, arguments an
+  // object, a string or integer progress token), unless its _meta names a related task the schema checks
+  if (method === 'tools/call' && toolCallParams(params) !== undefined && !hasRelatedTask(params)) return undefined;
   const schema = Object.prototype.hasOwnProperty.call(SCHEMAS, method) ? SCHEMAS[method] : undefined;
   if (schema === undefined) return undefined;
   const r = schema.safeParse(params === undefined ? { method } : { method, params });
