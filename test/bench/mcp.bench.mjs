@@ -1,7 +1,7 @@
-// Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy) over stdio, in both protocol eras (2025-11-25: server-everything; 2026-07-28: a 2.x SDK server and client); test side.
+// Benchmark: tools/call through the MCP bridge vs a direct SDK client (and vs a bare line-forwarding proxy, in-process and as a process) over stdio, in both protocol eras (2025-11-25: server-everything and the 1.x client; 2026-07-28: a 2.x SDK server and client), with the floor of a gated process path; test side.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { Client as ModernClient, ReadBuffer as ModernReadBuffer, serializeMessage as modernSerialize } from '@modelcontextprotocol/client';
+import { pairRatio, spread, summary } from './stats.mjs';
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -42,13 +43,15 @@ async function load() {
 /**
  * A client-side SDK Transport over a PassThrough pair doing per message exactly what the SDK's
  * StdioClientTransport does (its ReadBuffer: framing, JSON.parse and the JSONRPCMessage schema; its
- * serializeMessage), so the clients of every path spend the same; only the byte carrier differs.
+ * serializeMessage; the 2.x client's own with `modern`), so the clients of every path spend the same; only the
+ * byte carrier differs.
  */
 class PairTransport {
-  constructor(toServer, fromServer) {
+  constructor(toServer, fromServer, modern = false) {
     this.toServer = toServer;
     this.fromServer = fromServer;
-    this.buf = new ReadBuffer();
+    this.buf = modern ? new ModernReadBuffer() : new ReadBuffer();
+    this.serialize = modern ? modernSerialize : serializeMessage;
   }
   async start() {
     this.fromServer.on('data', (c) => {
@@ -58,7 +61,7 @@ class PairTransport {
     });
   }
   async send(m) {
-    this.toServer.write(serializeMessage(m));
+    this.toServer.write(this.serialize(m));
   }
   async close() {
     this.toServer.end();
@@ -79,8 +82,8 @@ process.stdin.on('end', () => child.kill()); child.on('exit', () => process.exit
  * The floor for any in-process proxy: client lines forwarded unchanged to the server's stdin and its lines
  * back, over the same PassThrough pair the bridge is measured on; no parsing, no rules, no checks.
  */
-function bareProxy(toServer, fromServer) {
-  const child = spawn(process.execPath, [EVERYTHING, 'stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+function bareProxy(toServer, fromServer, serverArgs) {
+  const child = spawn(process.execPath, serverArgs, { stdio: ['pipe', 'pipe', 'ignore'] });
   const pipeLines = (from, to) => {
     let buf = '';
     from.on('data', (c) => {
@@ -133,7 +136,9 @@ async function latencies(paths) {
       samples[n].push(performance.now() - t);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+  const out = Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+  Object.defineProperty(out, 'samples', { value: samples, enumerable: false });
+  return out;
 }
 
 /** Calls per second with CONCURRENT callers, in alternating rounds of PER_ROUND calls; the best round of each path counts. */
@@ -164,122 +169,146 @@ function processFloor(hopped, sync) {
 }
 
 /**
- * The process paths against the 1.3x target, in words: met, or not met with the measured floor and what it is made
- * of (the extra process's stdio round trip and the durable audit record of every gated call).
+ * The process paths of one era against the 1.3x target, in words: met, or not met with the measured floor and what
+ * it is made of (the extra process's stdio round trip and the durable audit records of every gated call).
  */
-function processVerdict(lat, direct, sync) {
+function processVerdict(era, lat) {
+  const direct = lat.direct;
+  const sync = lat.sync;
   const worst = Math.max(lat.serve, lat.proxy);
-  if (worst <= 1.3 * direct) return 'The process paths meet the 1.3x target.';
-  const hop = lat.hopped - direct;
+  if (worst <= 1.3 * direct) return `${era}: the process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) meet the 1.3x target against the direct client's ${direct.toFixed(2)} ms.`;
   const floor = processFloor(lat.hopped, sync);
-  return `The process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms, tycli mcp proxy ${lat.proxy.toFixed(2)} ms) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms): their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x, made of the call through one more process (${lat.hopped.toFixed(2)} ms, its stdio round trip ${hop.toFixed(2)} ms of it) overlapped with the intent audit record's fdatasync (${sync.toFixed(2)} ms, begun before the call is forwarded and awaited before the answer), then the completion record's fdatasync (${sync.toFixed(2)} ms) the answer waits for; ${worst >= floor ? `the rest (${(worst - floor).toFixed(2)} ms) is` : 'within the noise of this run, the rest is'} the gate's and bridge's per-call work (rules, the pause and decision records checked by their file stamp and read only when changed, two audit records built, checked and written, argument and result checks) and the scheduling of the extra hand-overs (the upstream's reply and the serve process's wake-ups under this machine's load). ${floor > 1.3 * direct ? 'The floor alone is above the target: meeting it would mean dropping the separate process or the durable audit, both security layers.' : 'The floor is within the target: what keeps these paths above it is that per-call work (and audit commits slower than this probe when records are larger or the disk busier), not yet cut enough.'}`;
+  return `${era}: the process paths (tycli mcp serve ${lat.serve.toFixed(2)} ms = ${(lat.serve / direct).toFixed(2)}x, tycli mcp proxy ${lat.proxy.toFixed(2)} ms = ${(lat.proxy / direct).toFixed(2)}x) do not meet the 1.3x target (${(1.3 * direct).toFixed(2)} ms against the direct client's ${direct.toFixed(2)} ms). Their floor here is ${floor.toFixed(2)} ms = ${(floor / direct).toFixed(2)}x: the call through one more process (${lat.hopped.toFixed(2)} ms, its stdio round trip ${(lat.hopped - direct).toFixed(2)} ms of it) overlapped with the intent audit record's fdatasync (${sync.toFixed(2)} ms: the record is written before the call is forwarded and made durable while it runs, before the answer), then the completion record's fdatasync (${sync.toFixed(2)} ms) the answer waits for. ${worst >= floor ? `The rest (${(worst - floor).toFixed(2)} ms over the floor for the slower command) is` : 'Within the noise of this run, the rest is'} the serve process's per-call work on the call's path (its own stdio framing and JSON, the message rules, the definition's lstat, the pause and decision records checked by their file stamp (two stat calls), the argument check against the tool's schema, two audit records built and checked, each an open, a torn-tail check, a write and a close on the log), and the scheduling of its hand-overs: each of the three processes (client, serve, server) wakes the next, on a machine whose 2 cores other work shares. ${floor > 1.3 * direct ? 'The floor alone is above the target: meeting it would mean dropping the separate process or the durable audit, both security layers.' : 'The floor is within the target: what keeps these paths above it is that per-call work and the wake-ups, not yet cut enough.'}`;
+}
+
+/** A latency row: `value` against `base` (names of `lat`), with both spreads and the per-pair ratio spread. */
+function latRow(lat, name, value, base, baseline, target) {
+  const row = { name, value: +lat[value].toFixed(3), unit: 'ms', spread: spread(summary(lat.samples[value]), summary(lat.samples[base])), baseline, baselineValue: +lat[base].toFixed(3), ratio: +(lat[value] / lat[base]).toFixed(2) };
+  const pr = pairRatio(lat.samples[value], lat.samples[base]);
+  row.ratioSpread = `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`;
+  if (target) row.target = target;
+  return row;
+}
+
+/** The floor row of one era: processFloor from the same run's bare proxy process and fdatasync medians. */
+function floorRow(era, lat, baseline) {
+  const floor = processFloor(lat.hopped, lat.sync);
+  return { name: `${era}: floor of a gated process path: max(bare proxy process, intent record fdatasync) + completion record fdatasync`, value: +floor.toFixed(3), unit: 'ms', baseline, baselineValue: +lat.direct.toFixed(3), ratio: +(floor / lat.direct).toFixed(2) };
 }
 
 export async function run() {
   const m = await load();
+  const load0 = loadavg()[0];
   const home = await mkdtemp(join(tmpdir(), 'tymcp-bench-'));
-  const direct = new Client({ name: 'bench-direct', version: '1' }, { capabilities: {} });
-  let bridged;
+  const closers = [];
+  const client = async (transport, name) => {
+    const c = new Client({ name, version: '1' }, { capabilities: {} });
+    closers.push(() => c.close());
+    await c.connect(transport);
+    return c;
+  };
+  // 2026-07-28: 2.x SDK clients negotiating the era (server/discover), a 2.x server serving both eras
+  const modernClient = async (transport) => {
+    const c = new ModernClient({ name: 'bench-modern', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    closers.push(() => c.close());
+    await c.connect(transport);
+    if (c.getNegotiatedProtocolVersion() !== '2026-07-28') throw new Error(`expected 2026-07-28, negotiated ${c.getNegotiatedProtocolVersion()}`);
+    return c;
+  };
+  const streams = [];
   let bridge;
-  let toServer;
-  let done;
-  let proxied;
-  let proxy;
-  let hopped;
-  let served;
-  let proxiedCli;
-  const modern = [];
   try {
-    await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
     await m.saveDefinition(home, m.buildDefinition({ name: 'everything', command: [process.execPath, EVERYTHING, 'stdio'], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
     await m.saveDefinition(home, m.buildDefinition({ name: 'modern', command: [process.execPath, MODERN], folder: ROOT, processEnv: process.env, allow: ['echo'] }));
     const savedAt = Date.now();
     bridge = new m.McpBridge({ home, sandbox: 'bench' });
-    toServer = new PassThrough();
-    const fromServer = new PassThrough();
-    done = m.serveStream(bridge, toServer, fromServer);
-    bridged = new Client({ name: 'bench-bridged', version: '1' }, { capabilities: {} });
-    await bridged.connect(new PairTransport(toServer, fromServer));
-    const pToServer = new PassThrough();
-    const pFromServer = new PassThrough();
-    proxy = bareProxy(pToServer, pFromServer);
-    proxied = new Client({ name: 'bench-proxied', version: '1' }, { capabilities: {} });
-    await proxied.connect(new PairTransport(pToServer, pFromServer));
-    const callDirect = (i) => direct.callTool({ name: 'echo', arguments: { message: `m${i}` } });
-    const callBridged = (i) => bridged.callTool({ name: 'everything__echo', arguments: { message: `m${i}` } });
-    hopped = new Client({ name: 'bench-hopped', version: '1' }, { capabilities: {} });
-    await hopped.connect(new StdioClientTransport({ command: process.execPath, args: ['-e', HOP_PROXY, process.execPath, EVERYTHING, 'stdio'], stderr: 'ignore' }));
-    const callProxied = (i) => proxied.callTool({ name: 'echo', arguments: { message: `m${i}` } });
-    const callHopped = (i) => hopped.callTool({ name: 'echo', arguments: { message: `m${i}` } });
-    // the real commands a client configures: each call through the full gate (the server's --allow as a
-    // preapproved rule, deny rules checked, the audit record appended), as a separate process over stdio
-    const tycli = (...args) => new StdioClientTransport({ command: process.execPath, args: [TYCLI, '--home', home, ...args], stderr: 'ignore', env: { ...process.env, TYCLI_HOME: home } });
-    served = new Client({ name: 'bench-serve', version: '1' }, { capabilities: {} });
-    await served.connect(tycli('mcp', 'serve'));
-    proxiedCli = new Client({ name: 'bench-proxy', version: '1' }, { capabilities: {} });
-    await proxiedCli.connect(tycli('mcp', 'proxy', 'everything'));
-    const callServe = (i) => served.callTool({ name: 'everything__echo', arguments: { message: `m${i}` } });
-    const callProxyCli = (i) => proxiedCli.callTool({ name: 'echo', arguments: { message: `m${i}` } });
-    // 2026-07-28: 2.x SDK clients negotiating the era (server/discover), a 2.x server serving both eras
-    const modernClient = async (transport) => {
-      const c = new ModernClient({ name: 'bench-modern', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-      modern.push(c);
-      await c.connect(transport);
-      if (c.getNegotiatedProtocolVersion() !== '2026-07-28') throw new Error(`expected 2026-07-28, negotiated ${c.getNegotiatedProtocolVersion()}`);
-      return c;
+    /** A client-side stream pair into a new bridge session (the in-process bridge, as serveStream serves stdio). */
+    const bridgePair = (modern) => {
+      const toServer = new PassThrough();
+      const fromServer = new PassThrough();
+      streams.push({ toServer, done: m.serveStream(bridge, toServer, fromServer) });
+      return new PairTransport(toServer, fromServer, modern);
     };
-    const modernTycli = (...args) => new ModernStdio({ command: process.execPath, args: [TYCLI, '--home', home, ...args], stderr: 'ignore', env: { ...process.env, TYCLI_HOME: home } });
-    const mDirect = await modernClient(new ModernStdio({ command: process.execPath, args: [MODERN], stderr: 'ignore' }));
-    const mServe = await modernClient(modernTycli('mcp', 'serve'));
-    const mProxy = await modernClient(modernTycli('mcp', 'proxy', 'modern'));
-    const callModernDirect = (i) => mDirect.callTool({ name: 'echo', arguments: { text: `m${i}` } });
-    const callModernServe = (i) => mServe.callTool({ name: 'modern__echo', arguments: { text: `m${i}` } });
-    const callModernProxy = (i) => mProxy.callTool({ name: 'echo', arguments: { text: `m${i}` } });
+    /** A client-side stream pair through the bare in-process proxy to its own server process. */
+    const proxyPair = (serverArgs, modern) => {
+      const toServer = new PassThrough();
+      const fromServer = new PassThrough();
+      const proxy = bareProxy(toServer, fromServer, serverArgs);
+      closers.push(() => proxy.close());
+      return new PairTransport(toServer, fromServer, modern);
+    };
+    const stdio = (args) => new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' });
+    const modernStdio = (args, env) => new ModernStdio({ command: process.execPath, args, stderr: 'ignore', ...(env ? { env } : {}) });
+    const tyEnv = { ...process.env, TYCLI_HOME: home };
+    // the real commands a client configures: each call through the full gate (the server's --allow as a
+    // preapproved rule, deny rules checked, the audit records appended), as a separate process over stdio
+    const tycli = (...args) => new StdioClientTransport({ command: process.execPath, args: [TYCLI, '--home', home, ...args], stderr: 'ignore', env: tyEnv });
+
+    // 2025-11-25: the 1.x SDK client and server-everything
+    const direct = await client(stdio([EVERYTHING, 'stdio']), 'bench-direct');
+    const bridged = await client(bridgePair(false), 'bench-bridged');
+    const proxied = await client(proxyPair([EVERYTHING, 'stdio'], false), 'bench-proxied');
+    const hopped = await client(stdio(['-e', HOP_PROXY, process.execPath, EVERYTHING, 'stdio']), 'bench-hopped');
+    const served = await client(tycli('mcp', 'serve'), 'bench-serve');
+    const proxiedCli = await client(tycli('mcp', 'proxy', 'everything'), 'bench-proxy');
+    const echo = (c, name) => (i) => c.callTool({ name, arguments: { message: `m${i}` } });
+    // 2026-07-28: the 2.x SDK client and test/mcp-modern-server.mjs
+    const mDirect = await modernClient(modernStdio([MODERN]));
+    const mBridged = await modernClient(bridgePair(true));
+    const mProxied = await modernClient(proxyPair([MODERN], true));
+    const mHopped = await modernClient(modernStdio(['-e', HOP_PROXY, process.execPath, MODERN]));
+    const mServe = await modernClient(modernStdio([TYCLI, '--home', home, 'mcp', 'serve'], tyEnv));
+    const mProxy = await modernClient(modernStdio([TYCLI, '--home', home, 'mcp', 'proxy', 'modern'], tyEnv));
+    const say = (c, name) => (i) => c.callTool({ name, arguments: { text: `m${i}` } });
     // a definition written in the last 2 s is compared by content on every call (node/mcp/definitions.ts):
     // measure the steady state, where one lstat per call is the freshness check
     await new Promise((r) => setTimeout(r, Math.max(0, savedAt + 2100 - Date.now())));
     // one audit-sized line made durable, interleaved with the calls so it sees the same disk load
     const probe = durableProbe(home);
-    const lat = await latencies({ direct: callDirect, bridged: callBridged, proxied: callProxied, hopped: callHopped, serve: callServe, proxy: callProxyCli, sync: probe.once });
+    const lat = await latencies({ direct: echo(direct, 'echo'), bridged: echo(bridged, 'everything__echo'), proxied: echo(proxied, 'echo'), hopped: echo(hopped, 'echo'), serve: echo(served, 'everything__echo'), proxy: echo(proxiedCli, 'echo'), sync: probe.once });
+    const latM = await latencies({ direct: say(mDirect, 'echo'), bridged: say(mBridged, 'modern__echo'), proxied: say(mProxied, 'echo'), hopped: say(mHopped, 'echo'), serve: say(mServe, 'modern__echo'), proxy: say(mProxy, 'echo'), sync: probe.once });
     probe.close();
-    const thr = await throughput(callDirect, callBridged);
-    const sync = lat.sync;
-    const latM = await latencies({ direct: callModernDirect, serve: callModernServe, proxy: callModernProxy });
-    const d = { latencyMs: lat.direct, perSec: thr.direct };
-    const b = { latencyMs: lat.bridged, perSec: thr.bridged };
-
-    const latRatio = b.latencyMs / d.latencyMs;
-    const thrRatio = d.perSec / b.perSec;
+    const thr = await throughput(echo(direct, 'echo'), echo(bridged, 'everything__echo'));
+    const load1 = loadavg()[0];
+    const D = 'direct SDK client';
+    const DM = 'direct 2.x SDK client (2026-07-28)';
     return {
-      title: 'MCP bridge: tools/call (server-everything echo over stdio)',
+      title: 'MCP bridge: tools/call (server-everything echo over stdio; 2026-07-28: a 2.x SDK server)',
       rows: [
-        { name: 'tools/call latency (median, sequential)', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +latRatio.toFixed(2), target: '<= 1.3x' },
-        { name: 'tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', value: +lat.proxied.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxied / d.latencyMs).toFixed(2) },
-        { name: 'tools/call latency, bare line-forwarding proxy process (one more stdio hop, as with tycli mcp serve)', value: +lat.hopped.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.hopped / d.latencyMs).toFixed(2) },
-        { name: 'tools/call latency, bridge over the bare proxy', value: +b.latencyMs.toFixed(3), unit: 'ms', baseline: 'bare line-forwarding proxy', baselineValue: +lat.proxied.toFixed(3), ratio: +(b.latencyMs / lat.proxied).toFixed(2) },
-        { name: 'tools/call latency through `tycli mcp serve` (process over stdio, full gate and audit)', value: +lat.serve.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.serve / d.latencyMs).toFixed(2), target: '<= 1.3x' },
-        { name: 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', value: +lat.proxy.toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(lat.proxy / d.latencyMs).toFixed(2), target: '<= 1.3x' },
+        latRow(lat, 'tools/call latency (median, sequential)', 'bridged', 'direct', D, '<= 1.3x'),
+        latRow(lat, 'tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', 'proxied', 'direct', D),
+        latRow(lat, 'tools/call latency, bare line-forwarding proxy process (one more stdio hop, as with tycli mcp serve)', 'hopped', 'direct', D),
+        latRow(lat, 'tools/call latency, bridge over the bare proxy', 'bridged', 'proxied', 'bare line-forwarding proxy'),
+        latRow(lat, 'tools/call latency through `tycli mcp serve` (process over stdio, full gate and audit)', 'serve', 'direct', D, '<= 1.3x'),
+        latRow(lat, 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', 'proxy', 'direct', D, '<= 1.3x'),
         // the floor of the process paths: the call through a process of its own overlapped with the intent record's
         // fdatasync, then the completion record's (processFloor)
-        { name: 'floor of a gated process path: max(bare proxy process, intent record fdatasync) + completion record fdatasync', value: +processFloor(lat.hopped, sync).toFixed(3), unit: 'ms', baseline: 'direct SDK client', baselineValue: +d.latencyMs.toFixed(3), ratio: +(processFloor(lat.hopped, sync) / d.latencyMs).toFixed(2) },
-        { name: 'one audit record appended and made durable (fdatasync) on this disk (median, interleaved with the calls)', value: +sync.toFixed(3), unit: 'ms' },
-        { name: '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', value: +latM.serve.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.serve / latM.direct).toFixed(2), target: '<= 1.3x' },
-        { name: '2026-07-28: tools/call latency through `tycli mcp proxy modern`', value: +latM.proxy.toFixed(3), unit: 'ms', baseline: 'direct 2.x SDK client (2026-07-28)', baselineValue: +latM.direct.toFixed(3), ratio: +(latM.proxy / latM.direct).toFixed(2), target: '<= 1.3x' },
-        { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +b.perSec.toFixed(1), unit: 'calls/s', baseline: 'direct SDK client', baselineValue: +d.perSec.toFixed(1), ratio: +thrRatio.toFixed(2), target: '<= 1.3x' },
+        floorRow('2025-11-25', lat, D),
+        { name: 'one audit record appended and made durable (fdatasync) on this disk (median, interleaved with the 2025-11-25 calls)', value: +lat.sync.toFixed(3), unit: 'ms', spread: spread(summary(lat.samples.sync)) },
+        latRow(latM, '2026-07-28: tools/call latency, in-process bridge (2.x client, stateless envelope)', 'bridged', 'direct', DM, '<= 1.3x'),
+        latRow(latM, '2026-07-28: tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', 'proxied', 'direct', DM),
+        latRow(latM, '2026-07-28: tools/call latency, bare line-forwarding proxy process (one more stdio hop)', 'hopped', 'direct', DM),
+        latRow(latM, '2026-07-28: tools/call latency, bridge over the bare proxy', 'bridged', 'proxied', 'bare line-forwarding proxy (2026-07-28)'),
+        latRow(latM, '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', 'serve', 'direct', DM, '<= 1.3x'),
+        latRow(latM, '2026-07-28: tools/call latency through `tycli mcp proxy modern`', 'proxy', 'direct', DM, '<= 1.3x'),
+        floorRow('2026-07-28', latM, DM),
+        { name: 'one audit record appended and made durable (fdatasync) on this disk (median, interleaved with the 2026-07-28 calls)', value: +latM.sync.toFixed(3), unit: 'ms', spread: spread(summary(latM.samples.sync)) },
+        { name: `tools/call throughput (${CONCURRENT} concurrent; ratio = direct/bridged)`, value: +thr.bridged.toFixed(1), unit: 'calls/s', baseline: D, baselineValue: +thr.direct.toFixed(1), ratio: +(thr.direct / thr.bridged).toFixed(2), target: '<= 1.3x' },
       ],
-      notes: `${processVerdict(lat, d.latencyMs, sync)} Latency: median of ${N} sequential calls per path, the four paths interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. The bridged path is an SDK client -> the bridge (in-process, over a stream pair with the full message rules, a definition freshness check (one lstat), the argument check against the tool's schema and rule approval per call) -> a server process; every in-process client runs the SDK's own stdio framing and message schema (ReadBuffer), as the direct client's StdioClientTransport does; the bare proxy row is the same client over the same kind of stream pair, each line forwarded unchanged to its own server process: what any in-process hop costs before it does any checking. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process row measures that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, the pause and decision records (kept in memory while their file stamp holds), and two audit records per call: the intent record made durable while the call runs (on the serve process's thread once the request is forwarded, when nothing else is syncing) and the completion record made durable before the answer. The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp-modern-server.mjs (2.x SDK, serveStdio) directly and through the real commands, interleaved like the others.`,
+      notes: [
+        processVerdict('2025-11-25', lat),
+        processVerdict('2026-07-28', latM),
+        `Where the in-process bridge's time goes: the bare proxy rows are the floor of any in-process hop (the same client over the same kind of stream pair, each line forwarded unchanged to its own server process); over that floor the bridge adds, per call, its message rules (one JSON parse of the client's line, the rule table, the params' structural check), the definition's freshness check (one lstat), the argument check against the tool's schema (@cfworker/json-schema), the rule approval, the upstream request built and framed, the server's answer parsed and checked as a CallToolResult (and, 2026-07-28, encoded as the SDK Server encodes it), and the answer framed back: no SDK Server or Client schema pass on either side (the direct path; the first 2026-07-28 request of a connection goes through the SDK Server, which pins the era).`,
+        `Machine load: 1-minute load average ${load0.toFixed(2)} at the start and ${load1.toFixed(2)} at the end of this run, on ${cpus().length} cores shared with other work; every ratio compares paths measured call by call in the same rounds, so load affects value and baseline alike, and ratio p25–p75 is the spread of the per-pair ratios (each call next to its baseline's call of the same round).`,
+        `Method: median of ${N} sequential calls per path, the paths of each era interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. Every in-process client runs its SDK's own stdio framing and message schema (ReadBuffer), as the direct clients' stdio transports do. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process rows measure that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, the pause and decision records (kept in memory while their file stamp holds), and two audit records per call: the intent record written before the call is forwarded and made durable while it runs (on the serve process's thread once the request is forwarded, when nothing else is syncing), and the completion record made durable before the answer. The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp-modern-server.mjs (2.x SDK, serveStdio) directly, through the in-process bridge and the bare proxies, and through the real commands.`,
+      ],
     };
   } finally {
-    await direct.close().catch(() => undefined);
-    await bridged?.close().catch(() => undefined);
-    await proxied?.close().catch(() => undefined);
-    await proxy?.close();
-    await hopped?.close().catch(() => undefined);
-    await served?.close().catch(() => undefined);
-    await proxiedCli?.close().catch(() => undefined);
-    for (const c of modern) await c.close().catch(() => undefined);
-    toServer?.end();
-    await done;
+    for (const c of closers.reverse()) await Promise.resolve().then(c).catch(() => undefined);
+    for (const s of streams) {
+      s.toServer.end();
+      await s.done;
+    }
     await bridge?.close();
     await rm(home, { recursive: true, force: true });
   }
