@@ -116,6 +116,19 @@ describe('2026-07-28 tools/call on the direct path', () => {
     expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual(['x:false', '0:false', 'x:true', 'y:true', '1:true']);
   }, 60_000);
 
+  it('a 2026-07-28 server answering input_required gets the same answer on the direct path as on the SDK path', async () => {
+    await addNodeServer(home, 'modern', MODERN, [], { allow: ['echo', 'ask'] });
+    const taken = tookDirect();
+    const a = await modernSession();
+    a.transport.writeRaw(call('ask', 'modern__ask', {}));
+    const b = await modernSession();
+    await b.client.callTool({ name: 'modern__echo', arguments: { text: 'pin' } });
+    b.transport.writeRaw(call('ask', 'modern__ask', {}));
+    const [sdkAnswer, directAnswer] = [await answer(a, 'ask'), await answer(b, 'ask')];
+    expect(directAnswer).toEqual(sdkAnswer);
+    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual(['ask:false', '0:false', 'ask:true']);
+  }, 60_000);
+
   it('on a 2026-07-28 connection a request without the envelope, or with an envelope the SDK must judge, goes to the SDK Server', async () => {
     await addNodeServer(home, 'ev', EVERYTHING, ['stdio'], { allow: ['echo'] });
     const taken = tookDirect();

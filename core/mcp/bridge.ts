@@ -5,7 +5,7 @@ import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult } from './naming.js';
 import { ENVELOPE_CAPABILITIES_KEY, RPC, declaredCapabilities, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
-import { checkedResponses, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
+import { callTakingInput, checkedResponses, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
 import { RequestStates } from './input-required.js';
 import type { McpDefinition } from './server-definition.js';
 import type { CancelSignal, UpstreamSession } from './upstream.js';
@@ -281,7 +281,9 @@ export class McpBridge extends BridgeCalls {
       token === undefined ? undefined : (pr: { progress: number; total?: number; message?: string }) => void (ac.aborted || reply({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, ...pr } }));
     // a 2026-07-28 client may take input requests (multi-round-trip); its retries take the SDK path (toolCallParams)
     const round: CallRound | undefined = modern ? { clientCapabilities: declaredCapabilities((message.params as { _meta?: unknown })._meta) ?? {} } : undefined;
-    (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def, round).then((r) => (isRelayed(r) ? this.relayedAnswer(sessionId, split.server, split.rest, p.arguments, r) : r))).then(
+    (this.forwardAtOnce(sessionId, def, split.rest, p.arguments, ac, onprogress, round) ?? this.callBridged(sessionId, split.server, split.rest, p.arguments, ac.signal, onprogress, def, round))
+      .then((r) => (isRelayed(r) ? this.relayedAnswer(sessionId, split.server, split.rest, p.arguments, r) : r))
+      .then(
       (result) => {
         calls.delete(id);
         // a cancelled request gets no response (MCP cancellation); 2026-07-28 results encoded as the SDK Server does
@@ -308,12 +310,17 @@ export class McpBridge extends BridgeCalls {
    * callBridged logs it. Undefined whenever any check cannot pass at once: callBridged then decides, asks
    * or refuses (so every refusal, question and count stays in one place).
    */
-  private forwardAtOnce(sessionId: string, def: McpDefinition, tool: string, args: unknown, signal: CancelSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult> | undefined {
+  private forwardAtOnce(sessionId: string, def: McpDefinition, tool: string, args: unknown, signal: CallAbort, onprogress: ((p: { progress: number; total?: number; message?: string }) => void) | undefined, round: CallRound | undefined): Promise<CallToolResult | RelayedInput> | undefined {
     // with a gate every call goes through gate.run in callBridged (pause, deny rules, hooks, audit)
     if (this.opts.gate !== undefined || this.opts.pause !== undefined || !McpBridge.allowedByRules(def, 'mcp', tool)) return undefined;
     const held = this.pool.tryHold(`${sessionId}\0${def.name}`, this.opts.source.fingerprint(def));
     if (held === undefined) return undefined;
     const u = held.session;
+    // a 2025-era server's call that may be held open for a 2026-07-28 client's input: callBridged's (suspendable)
+    if (u.era !== 'modern' && round?.clientCapabilities?.elicitation !== undefined && this.opts.elicit?.inputRule !== undefined) {
+      held.release();
+      return undefined;
+    }
     const t = u.alive ? u.cachedTool(tool) : undefined;
     const checked = t === undefined ? undefined : checkToolArguments(t.inputSchema, args);
     if (checked === undefined || !checked.ok) {
@@ -321,9 +328,18 @@ export class McpBridge extends BridgeCalls {
       return undefined;
     }
     const server = def.name;
-    return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal }).then(
+    // a 2026-07-28 server may answer input_required: taken as callBridged takes it (bridge-input.ts callTakingInput)
+    const call: Promise<CallToolResult | RelayedInput> =
+      u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)
+        ? (callTakingInput(this.opts.elicit, server, round, signal.signal, (input) => u.callTool(tool, checked.args, onprogress ? { signal, onprogress, input } : { signal, input }), (o) => this.log(server, 'tools/call', tool, o)) as Promise<CallToolResult | RelayedInput>)
+        : u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+    return call.then(
       (r) => {
         held.release();
+        if (isRelayed(r)) {
+          this.log(server, 'tools/call', tool, 'input-required');
+          return r;
+        }
         this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
         return mapToolResult(r, server, this.naming);
       },
