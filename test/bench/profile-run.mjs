@@ -6,7 +6,7 @@
 // Each run: a fresh TYCLI_HOME with csv-stats added (not profiled), then `tycli run csv-stats` under --cpu-prof with a
 // module-load counter preloaded; the caller's environment is kept (NODE_EXTRA_CA_CERTS included), like a user's shell.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -129,21 +129,42 @@ function counterModule(out) {
   ].join('\n');
 }
 
+/**
+ * A preload (--import) that writes when, in ms since the process started (performance.now()), tycli spawned its
+ * sandbox process (`spawn`), sent it the tool's source (`load`) and exited (`exit`): the prestart's overlap.
+ */
+function timelineModule(out) {
+  return [
+    "import cp from 'node:child_process'; import { appendFileSync } from 'node:fs'; import { syncBuiltinESMExports } from 'node:module';",
+    `const log = (what) => appendFileSync(${JSON.stringify(out)}, what + ' ' + performance.now().toFixed(1) + '\\n');`,
+    'const orig = cp.spawn;',
+    "cp.spawn = function (...a) { const c = orig.apply(this, a); if (JSON.stringify(a[1] ?? []).includes('sandbox-runner')) { log('spawn'); const w = c.stdin.write; let sent = false; c.stdin.write = function (chunk, ...r) { if (!sent && String(chunk).includes('\"type\":\"load\"')) { sent = true; log('load'); } return w.call(this, chunk, ...r); }; } return c; };",
+    'syncBuiltinESMExports();',
+    "process.on('exit', () => log('exit'));",
+  ].join('\n');
+}
+
 /** Count loaded modules (ES and CommonJS, node: built-ins excluded) per group. */
 function countModules(lines, root) {
   const seen = new Set(lines.filter((l) => l && !l.startsWith('node:') && !l.startsWith('data:')));
   const groups = {};
+  let bytes = 0;
   for (const l of seen) {
     const url = l.startsWith('cjs:') ? pathToFileURL(l.slice(4)).href : l;
     const g = groupOf(url, '', root);
     groups[g] = (groups[g] ?? 0) + 1;
+    try {
+      bytes += statSync(fileURLToPath(url)).size;
+    } catch {
+      /* not a file */
+    }
   }
-  return { total: seen.size, groups };
+  return { total: seen.size, groups, bytes };
 }
 
 /**
  * Profile `runs` whole `tycli run csv-stats` processes of the checkout at `root`.
- * @returns {{ runs: number, wallMs: number[], profiles: object[], modules: { total: number, groups: Record<string, number> } }}
+ * @returns {{ runs: number, wallMs: number[], profiles: object[], modules: { total: number, groups: Record<string, number> }, timelines: { spawn?: number, load?: number, exit?: number }[] }}
  */
 export function profileRuns({ root = resolve(here, '..', '..'), runs = 5, env: extraEnv = {} } = {}) {
   const bin = join(root, 'bin', 'tycli.mjs');
@@ -151,6 +172,7 @@ export function profileRuns({ root = resolve(here, '..', '..'), runs = 5, env: e
   const dir = mkdtempSync(join(tmpdir(), 'tysandbox-profile-'));
   const profiles = [];
   const wallMs = [];
+  const timelines = [];
   let modules = { total: 0, groups: {} };
   try {
     for (let i = 0; i < runs; i++) {
@@ -175,11 +197,19 @@ export function profileRuns({ root = resolve(here, '..', '..'), runs = 5, env: e
         if (c.status !== 0) throw new Error(`counted run failed: ${c.stderr}`);
         modules = countModules(readFileSync(countFile, 'utf8').split('\n'), root);
       }
+      // One more run in this home (the tool added, earlier runs done): when the sandbox was spawned and sent the tool.
+      const tlFile = join(dir, `timeline-${i}.txt`);
+      const tlPre = join(dir, `timeline-${i}.mjs`);
+      writeFileSync(tlPre, timelineModule(tlFile));
+      const t = spawnSync(process.execPath, ['--import', pathToFileURL(tlPre).href, bin, ...args], { env, encoding: 'utf8' });
+      if (t.status !== 0) throw new Error(`timeline run failed: ${t.stderr}`);
+      const marks = Object.fromEntries(readFileSync(tlFile, 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([k, v]) => [k, Number(v)]));
+      timelines.push(marks);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return { runs, wallMs, profiles, modules };
+  return { runs, wallMs, profiles, modules, timelines };
 }
 
 /** Medians per group over the runs, largest first: [group, ms][]. */
@@ -194,7 +224,10 @@ export function describe(result, top = 12) {
   const lines = [
     `load average ${os.loadavg()[0].toFixed(2)}; wall ${quantile(result.wallMs, 0.5).toFixed(0)} ms (median of ${result.runs} profiled runs; profiling adds overhead); sampled ${med('total').toFixed(0)} ms: start-up to main() ${med('beforeMain').toFixed(0)} ms, main() to exit ${med('afterMain').toFixed(0)} ms (of which idle, waiting on the sandbox child and I/O, ${med('idleAfterMain').toFixed(0)} ms); inside the module loader (resolve, compile, evaluate) ${med('loading').toFixed(0)} ms`,
     `self time by module group (median ms, share of sampled time): ${medianGroups(result.profiles).slice(0, top).map(([g, ms]) => `${g} ${ms.toFixed(1)} (${((100 * ms) / med('total')).toFixed(0)}%)`).join('; ')}`,
-    `modules loaded (ES + CommonJS, node: built-ins excluded): ${result.modules.total} — ${Object.entries(result.modules.groups).sort((a, b) => b[1] - a[1]).map(([g, n]) => `${g} ${n}`).join(', ')}`,
+    ...(result.timelines?.length
+      ? [`timeline of an unprofiled run in the same home (ms since the process started, median of ${result.timelines.length}): sandbox process spawned ${quantile(result.timelines.map((t) => t.spawn ?? NaN), 0.5).toFixed(0)}, sent the tool's source ${quantile(result.timelines.map((t) => t.load ?? NaN), 0.5).toFixed(0)}, process exit ${quantile(result.timelines.map((t) => t.exit ?? NaN), 0.5).toFixed(0)}`]
+      : []),
+    `modules loaded (ES + CommonJS, node: built-ins excluded): ${result.modules.total}${result.modules.bytes ? ` (${Math.round(result.modules.bytes / 1024)} KiB of source)` : ''} — ${Object.entries(result.modules.groups).sort((a, b) => b[1] - a[1]).map(([g, n]) => `${g} ${n}`).join(', ')}`,
   ];
   return lines;
 }
