@@ -28,11 +28,11 @@ function pairRow(name, xs, bs, baseline, target) {
   return { name, value: round(v.median), unit: 'ms', spread: spread(v, b, 2), baseline, baselineValue: round(b.median), ratio: round(v.median / b.median), ratioSpread: `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`, target };
 }
 
-/** Spawn and wait for exit; ms. */
-function timedSpawn(command, args, env = {}) {
+/** Spawn (as `as.uid`/`as.gid` when given, as the sandbox runtime spawns a wrapper's `spawnAs`) and wait for exit; ms. */
+function timedSpawn(command, args, env = {}, as = undefined) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const c = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(as ? { uid: as.uid, gid: as.gid } : {}) });
     let err = '';
     c.stderr.on('data', (d) => (err += d));
     c.once('error', reject);
@@ -92,7 +92,7 @@ export async function run() {
   const probe = await mod.probeSandbox();
   const notes = [`modules from ${mod.from}`, `backend: ${probe.backend} ${probe.version ?? ''} ${probe.available ? 'available' : `UNAVAILABLE: ${probe.reason}`}`];
   if (!probe.available) return { title: 'OS isolation overhead (bubblewrap)', rows: [], notes: [...notes, 'no backend here: nothing measured'] };
-  if (probe.dropTo) notes.push(`the CLI runs as root, so sandboxes run as uid ${probe.dropTo.uid} via setpriv (included in the times)`);
+  if (probe.dropTo) notes.push(`the CLI runs as root, so sandboxes run as a leased uid (${probe.dropTo.uid} in the probe): the JavaScript sandbox runtime spawns bwrap as that uid itself where that equals setpriv's drop (no setpriv exec; the "setpriv uid drop alone" row is what that exec cost, still paid by native Python)`);
   const plan = mod.planIsolation('required', probe);
   const wrap = plan.wrap;
   const node = process.execPath;
@@ -102,16 +102,36 @@ export async function run() {
   const rows = [];
 
   // Bare spawns, interleaved so machine load hits both sides alike.
-  const w = wrap({ command: node, args: ['-e', '0'], env: {}, readOnlyPaths: [], writablePaths: [] });
+  const w = wrap({ command: node, args: ['-e', '0'], env: {}, readOnlyPaths: [], writablePaths: [], spawnerSetsIds: true });
   const bare = [];
   const wrapped = [];
   for (let i = 0; i < COLD; i++) {
     bare.push(await timedSpawn(node, ['-e', '0']));
-    wrapped.push(await timedSpawn(w.command, w.args, w.env));
+    wrapped.push(await timedSpawn(w.command, w.args, w.env, w.spawnAs));
   }
   const bareS = summary(bare);
   const base = bareS.median;
+  w.release?.();
   rows.push(pairRow('node -e 0 inside bwrap (spawn to exit)', wrapped, bare, 'env -i node -e 0', '<= 1.15x'));
+
+  // The host's own synchronous work per sandbox: building the wrapped command line (paths resolved and checked, a uid
+  // leased when the CLI runs as root) at start, and releasing the lease at exit; both run on the host's event loop.
+  const probeSpec = spec(mod, 'node');
+  const rt = new mod.NodeSandboxRuntime({ engine: 'node' });
+  const build = [];
+  const free = [];
+  for (let i = 0; i < 200; i++) {
+    let t0 = performance.now();
+    const c = wrap({ ...rt.command(probeSpec), spawnerSetsIds: true });
+    build.push(performance.now() - t0);
+    t0 = performance.now();
+    c.release?.();
+    free.push(performance.now() - t0);
+  }
+  const bs = summary(build);
+  const fs = summary(free);
+  rows.push({ name: 'host work per sandbox start: the runtime command line and its bwrap wrapping (realpaths, reachability, uid lease), synchronous', value: round(bs.median), unit: 'ms', spread: spread(bs, bareS, 3), baseline: 'env -i node -e 0', baselineValue: round(bareS.median), ratio: Number((bs.median / bareS.median).toFixed(3)) });
+  rows.push({ name: 'host work per sandbox exit: releasing the uid lease (synchronous part)', value: Number(fs.median.toFixed(3)), unit: 'ms', spread: spread(fs, undefined, 3), baseline: 'env -i node -e 0', baselineValue: round(bareS.median), ratio: Number((fs.median / bareS.median).toFixed(3)) });
 
   // Where that cost comes from: each layer of the wrapper alone around `node -e 0`, interleaved with the bare spawn.
   if (probe.path) {
@@ -157,6 +177,6 @@ export async function run() {
     const w1 = summary(wp.wrapped);
     rows.push({ name: `${engine} warm call, bwrap`, value: round(w1.median), unit: 'ms', spread: spread(w1, w0, 3), baseline: `${engine} warm call without bwrap`, baselineValue: round(w0.median), ratio: round(w1.median / w0.median), target: '<= 1.1x' });
   }
-  notes.push(`medians of ${COLD} cold runs and ${WARM} warm calls; with and without bwrap interleaved (cold: run by run, ratio p25–p75 over the per-run pairs; warm: call by call on two retained sandboxes, order alternating)`, 'bwrap cost is namespace setup, bind mounts and setpriv/prlimit execs at spawn; a warm call crosses only the stdio pipe, so it should not differ');
+  notes.push(`medians of ${COLD} cold runs and ${WARM} warm calls; with and without bwrap interleaved (cold: run by run, ratio p25–p75 over the per-run pairs; warm: call by call on two retained sandboxes, order alternating)`, 'bwrap cost is namespace setup, bind mounts and the prlimit exec at spawn; a warm call crosses only the stdio pipe, so it should not differ');
   return { title: 'OS isolation overhead (bubblewrap)', rows, notes };
 }
