@@ -83,6 +83,8 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
       expect(summary).toMatch(/✓ http-header-validation: \d+ passed, 0 failed/);
       expect(summary).toMatch(/✓ dns-rebinding-protection: \d+ passed, 0 failed/);
       expect(summary).toMatch(/✓ tools-call-simple-text: \d+ passed, 0 failed/);
+      // Mcp-Param-* headers checked against the body (the fixture's test_custom_header declares x-mcp-header)
+      expect(summary).toMatch(/✓ http-custom-header-server-validation: \d+ passed, 0 failed/);
       expect([...summary.matchAll(/^✓ /gm)].length).toBeGreaterThanOrEqual(20);
       if (code !== 0) {
         // a scenario outside the baseline that failed in the full run (one after another on a loaded machine)

@@ -39,6 +39,8 @@ const tools = [
   // for the bridge's own tests
   { name: 'link', description: 'answers with a resource link and an embedded resource', inputSchema: empty },
   { name: 'set_level_seen', description: 'the last logging level the server was set to', inputSchema: empty },
+  // an argument mirrored in a header (MCP 2026-07-28 x-mcp-header, SEP-2243)
+  { name: 'test_custom_header', description: 'Tests a string argument mirrored in the Mcp-Param-Region header', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, note: { type: 'string' } }, required: ['region'] } },
   { name: 'ask_twice', description: 'asks for a name, then a colour (two elicitations in one call)', inputSchema: empty },
 ];
 // FX_DUP=1: a second tool under an existing name (a server bug the bridge must not guess about)
@@ -127,6 +129,8 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       } catch (e) {
         return text(`Elicitation not supported or error: ${e.message}`);
       }
+    case 'test_custom_header':
+      return text(`region ${req.params.arguments?.region}`);
     case 'ask_twice': {
       const form = (message, field) => server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties: { [field]: { type: 'string' } }, required: [field] } } }, ElicitResultSchema);
       const a = await form('first: your name?', 'name');

@@ -7,6 +7,7 @@ import { NAME_SEP, mapPromptResult, mapToolResult } from './naming.js';
 import { ENVELOPE_CAPABILITIES_KEY, RPC, declaredCapabilities, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
 import { callTakingInput, checkedResponses, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
 import { RequestStates } from './input-required.js';
+import { paramHeaders, type ParamHeader } from './http-headers.js';
 import type { McpDefinition } from './server-definition.js';
 import type { CancelSignal, UpstreamSession } from './upstream.js';
 import { installRouted, relayInstructions, type RouteContext } from './bridge-routes.js';
@@ -407,6 +408,25 @@ export class McpBridge extends BridgeCalls {
     }
     this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
     return mapToolResult(r, server, this.naming);
+  }
+
+  /**
+   * The `Mcp-Param-*` headers a tools/call for `name` (as the client sees it) must carry: the `x-mcp-header`
+   * declarations of the bridged tool's input schema (core/mcp/http-headers.ts). None when the name is no bridged
+   * server's tool or the server cannot be reached (the call then fails on its own).
+   */
+  async paramHeadersOf(sessionId: string, name: string, signal?: AbortSignal): Promise<ParamHeader[]> {
+    const split = this.naming.parseName(name);
+    if (split === undefined) return [];
+    try {
+      const def = await this.opts.source.load(split.server);
+      if (def === undefined) return [];
+      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(split.rest), signal);
+      const h = tool === undefined ? undefined : paramHeaders(tool.inputSchema);
+      return h?.ok === true ? h.headers : [];
+    } catch {
+      return [];
+    }
   }
 
   /** The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own state for this call. */

@@ -8,6 +8,7 @@ import { BRIDGE_PROTOCOL_VERSIONS, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, 
 import { streamableHttpConnector } from './upstream-transport.js';
 import { parseInputRequired } from './input-required.js';
 import { listenForChanges } from './upstream-listen.js';
+import { paramHeaders } from './http-headers.js';
 import { CALL_ID, CLIENT_INFO, type CallInput, type InputRequiredAnswer, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
 export { DEFAULT_PROBE_TIMEOUT_MS, type CallInput, type CancelSignal, type InputRequiredAnswer, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
@@ -202,7 +203,8 @@ export class UpstreamSession {
         seen.add(t.name);
         // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
         const badName = TOOL_NAME_RE.test(t.name) ? undefined : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
-        const problem = badName ?? checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema);
+        const headers = paramHeaders(t.inputSchema);
+        const problem = badName ?? checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema) ?? (headers.ok ? undefined : `its x-mcp-header declarations are invalid: ${headers.message}`);
         if (problem === undefined) {
           // Descriptions and titles pass on as text, with hidden and control characters made visible.
           if (typeof t.description === 'string') t.description = inertText(t.description);

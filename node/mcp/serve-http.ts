@@ -3,7 +3,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpHandler, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
-import { checkStandardHeaders, modernVersion } from '../../core/mcp/http-headers.js';
+import { checkParamHeaders, checkStandardHeaders, modernVersion } from '../../core/mcp/http-headers.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
 import { checkRequestParams } from '../../core/mcp/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
@@ -111,13 +111,25 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   // 2026-07-28 is stateless: no session, every request on its own. Such requests share one bridge session
   // (its upstream sessions pooled and bounded like any other) and are served by the SDK's per-request entry.
   let modern: { handler: McpHttpHandler; session: string } | undefined;
-  const serveModern = async (req: IncomingMessage, res: ServerResponse, message: Record<string, unknown>): Promise<void> => {
+  const modernSession = (): string => {
     if (modern === undefined) {
       const session = bridge.newSessionId();
       modern = { session, handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }) };
       // upstream list changes reach stateless clients on their subscriptions/listen streams
       bridge.setListenNotifier(session, modern.handler.notify);
     }
+    return modern.session;
+  };
+  // a tools/call's Mcp-Param-* headers against its arguments, for the tool's x-mcp-header declarations (SEP-2243)
+  const paramMismatch = async (m: Record<string, unknown>, header: (name: string) => string | undefined): Promise<ReturnType<typeof checkParamHeaders>> => {
+    const p = m.params as { name?: unknown; arguments?: unknown } | undefined;
+    if (m.method !== 'tools/call' || typeof p?.name !== 'string') return undefined;
+    const declared = await bridge.paramHeadersOf(modernSession(), p.name);
+    return declared.length === 0 ? undefined : checkParamHeaders(declared, p.arguments, header, typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
+  };
+  const serveModern = async (req: IncomingMessage, res: ServerResponse, message: Record<string, unknown>): Promise<void> => {
+    modernSession();
+    const entry = modern!;
     const ac = new AbortController();
     // the client closing its request before the answer is its cancellation (MCP 2026-07-28)
     res.once('close', () => {
@@ -129,7 +141,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     }
     const body = JSON.stringify(message);
-    const response = await modern.handler.fetch(new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }), { parsedBody: message });
+    const response = await entry.handler.fetch(new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }), { parsedBody: message });
     const out: Record<string, string> = {};
     response.headers.forEach((v, k) => {
       out[k] = v;
@@ -187,7 +199,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
         const v = req.headers[name];
         return Array.isArray(v) ? v.join(', ') : v;
       };
-      const mismatch = checkStandardHeaders(header, m);
+      const mismatch = checkStandardHeaders(header, m) ?? (await paramMismatch(m, header));
       if (mismatch !== undefined) {
         opts.onDropped?.(`header mismatch: ${m.method ?? ''}`);
         return json(res, 400, mismatch);
