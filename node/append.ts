@@ -222,10 +222,13 @@ export class GroupAppender {
         for (const w of group) {
           if (failure !== undefined) break;
           try {
-            const st = fstatSync(w.fd);
-            const id = `${st.dev}:${st.ino}`;
-            if (seen.has(id)) continue; // fsync flushes the file, whichever descriptor wrote to it
-            seen.add(id);
+            // fsync flushes the file, whichever descriptor wrote to it: one per file (one descriptor: nothing to compare)
+            if (group.length > 1) {
+              const st = fstatSync(w.fd);
+              const id = `${st.dev}:${st.ino}`;
+              if (seen.has(id)) continue;
+              seen.add(id);
+            }
             // fdatasync: the appended bytes and the size that makes them readable, without an mtime-only journal write
             if (inline) fdatasyncSync(w.fd);
             else await new Promise<void>((res, rej) => fdatasync(w.fd, (err) => (err ? rej(err) : res())));

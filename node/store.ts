@@ -129,8 +129,21 @@ export class FileStoreBackend implements StoreBackend {
     this.#locks = new DirLocks(join(root, '.locks'), { timeoutMs: opts.lockTimeoutMs ?? 30_000, staleMs: opts.lockStaleMs ?? 600_000, io: this.#io });
   }
 
+  /** `root/ns/key` of entries read on every call (stamp), joined once; bounded. */
+  readonly #paths = new Map<string, string>();
+  #path(ns: string, key: string): string {
+    const k = `${ns}/${key}`;
+    let p = this.#paths.get(k);
+    if (p === undefined) {
+      if (this.#paths.size >= 4096) this.#paths.clear();
+      p = join(this.root, ns, key);
+      this.#paths.set(k, p);
+    }
+    return p;
+  }
+
   async #dir(...parts: string[]): Promise<string> {
-    const d = join(this.root, ...parts);
+    const d = parts.length === 1 ? this.#path(parts[0]!, '') : join(this.root, ...parts);
     if (!this.#made.has(d)) {
       await this.#io(() => mkdir(d, { recursive: true, mode: 0o700 }));
       this.#made.add(d);
@@ -159,7 +172,7 @@ export class FileStoreBackend implements StoreBackend {
     checkKey(ns, key);
     let st;
     try {
-      st = statSync(join(this.root, ns, key), { bigint: true, throwIfNoEntry: false });
+      st = statSync(this.#path(ns, key), { bigint: true, throwIfNoEntry: false });
     } catch {
       return undefined;
     }
