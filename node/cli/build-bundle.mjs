@@ -4,7 +4,7 @@
 // dropped. dist/cli/ sits at the same depth as dist/node/, so import.meta.url-relative lookups (package root, the web
 // app folder, the package version) resolve alike. bin/tycli.mjs falls back to dist/node/cli/main.js without it.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,6 +41,56 @@ const lazyDeps = {
     });
   },
 };
+/**
+ * zod lists its compile module (`z.compile`, ahead-of-time parsers, about 90 KB) as having side effects, so esbuild keeps
+ * it although nothing here calls it; it has none at its top level (only declarations), so the bundle may drop it.
+ */
+const zodCompileUnused = {
+  name: 'zod-compile-unused',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/compile\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]index\.js$/.test(a.importer) ? { path: join(dirname(a.importer), 'compile.js'), sideEffects: false } : undefined));
+  },
+};
+/**
+ * The code reaches zod only as the namespace `z` (`import { z } from 'zod'`), and a namespace object that is exported
+ * keeps every member, so the bundle would carry zod's JSON Schema conversions, compile and iso helpers that nothing
+ * here calls. The `z` of the bundle is an object of exactly the members the compiled code names (`z.NAME`, collected
+ * from dist/ at build time), so esbuild drops the rest. A file that uses `z` other than as `z.NAME` gets zod unchanged.
+ */
+function zodMembersUsed() {
+  const names = new Set();
+  let bare = false;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.js') && !e.name.endsWith('.test.js')) {
+        const text = readFileSync(p, 'utf8');
+        if (!/from ['"]zod['"]/.test(text)) continue;
+        for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+        // any other `z` (passed as a value, indexed): keep zod whole; `a-z` in a regular expression is not one
+        const rest = text.replace(/import \{ z \} from ['"]zod['"];?/g, '').replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
+        if (/(?<![\w$.-])z(?![\w$])/.test(rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''))) bare = true;
+      }
+    }
+  };
+  for (const d of ['core', 'node', 'protocol']) walk(join(root, 'dist', d));
+  return bare ? undefined : [...names].sort();
+}
+const zodUsedOnly = {
+  name: 'zod-used-members',
+  setup(b) {
+    const names = zodMembersUsed();
+    if (!names) return;
+    const external = join(root, 'node_modules', 'zod', 'v4', 'classic', 'external.js');
+    b.onResolve({ filter: /^zod$/ }, (a) => (/[\\/]node_modules[\\/]/.test(a.importer) ? undefined : { path: 'z', namespace: 'zod-used' }));
+    b.onLoad({ filter: /.*/, namespace: 'zod-used' }, () => ({
+      contents: `import * as all from ${JSON.stringify(external)};\nexport const z = Object.freeze({ ${names.map((n) => `${n}: all.${n}`).join(', ')} });\nexport default z;\n`,
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+};
 const outdir = join(root, 'dist', 'cli');
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -60,7 +110,7 @@ await build({
   banner: {
     js: "import { createRequire as __tyCreateRequire } from 'node:module'; import { fileURLToPath as __tyFileURLToPath } from 'node:url'; const require = __tyCreateRequire(import.meta.url); const __filename = __tyFileURLToPath(import.meta.url); const __dirname = __tyFileURLToPath(new URL('.', import.meta.url));",
   },
-  plugins: [zodEnglishOnly, lazyDeps],
+  plugins: [zodEnglishOnly, zodCompileUnused, zodUsedOnly, lazyDeps],
   legalComments: 'linked',
   // Source maps for tools that read them (test/bench/profile-run.mjs attributes profile time to the original modules);
   // node reads them only with --enable-source-maps.

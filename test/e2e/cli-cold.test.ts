@@ -65,6 +65,16 @@ describe('tycli run loads only what the call needs', () => {
     expect(sources.filter((s) => /\/node_modules\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(s))).toEqual([]);
   });
 
+  it('a tool without schema patterns loads no re2js, source-map-js or diff, and of zod not its compile or fromJSONSchema modules', async () => {
+    const r = await loadedModules(RUN);
+    expect(r.code, r.stderr).toBe(0);
+    const sources = bundledSources(r.files);
+    expect(sources.some((s) => s.includes('/node_modules/zod/v4/core/schemas.js'))).toBe(true); // the map is read
+    expect(sources.filter((s) => /\/node_modules\/(re2js|source-map-js|diff)\//.test(s))).toEqual([]);
+    expect(sources.filter((s) => /\/node_modules\/zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(s))).toEqual([]);
+    expect(r.files.filter((f) => f.includes('/node_modules/'))).toEqual([]); // nor from node_modules at run time
+  });
+
   it('the compiled modules (TYCLI_UNBUNDLED=1) load no undici either for that call', async () => {
     const r = await loadedModules(RUN, { TYCLI_UNBUNDLED: '1' });
     expect(r.code, r.stderr).toBe(0);
