@@ -3,6 +3,7 @@ import { Validator, type OutputUnit, type SchemaDraft } from '@cfworker/json-sch
 import { RE2JS } from 're2js';
 import { TyError } from './errors.js';
 import { DRAFT_2020_12, schemaProblem } from './schema-check.js';
+import { simpleObjectCheck } from './simple-schema.js';
 
 export { DRAFT_2020_12 } from './schema-check.js';
 
@@ -248,7 +249,10 @@ export function compileSchema(schema: unknown, draft: SchemaDraft = '2020-12'): 
   const copy = JSON.parse(JSON.stringify(schema)) as object;
   const hasPatterns = /"(pattern|patternProperties)"\s*:/.test(JSON.stringify(schema));
   const v = new Validator(copy as never, draft, true);
+  // the commonest tool schema (plainly typed fields) answered without the validator when the value plainly fits
+  const plain = simpleObjectCheck(copy);
   return (value) => {
+    if (plain?.(value) === true) return undefined;
     const run = () => v.validate(value);
     let r: ReturnType<typeof run>;
     try {
