@@ -29,8 +29,8 @@ export class BrowserBridge extends McpBridge {
  * header values (secrets).
  */
 export function browserConnector(headers: (def: McpDefinition) => Promise<Record<string, string>>): UpstreamConnector {
-  // the 2025 handshake at once: a 2026-07-28 probe carries the MCP-Protocol-Version / Mcp-Method / Mcp-Name
-  // headers, which a server's CORS policy must list (Access-Control-Allow-Headers) or the page cannot send
-  // them; most deployed servers' policies predate them, and a refused preflight reads as a dead server
-  return streamableHttpConnector({ fetchFor: (def) => mcpFetch(def.name, {}), headers: (def) => headers(def as McpDefinition), negotiation: 'legacy' });
+  // 2026-07-28 first (server/discover, stateless): its requests carry the MCP-Protocol-Version / Mcp-Method / Mcp-Name
+  // headers, which a server's CORS policy must list (Access-Control-Allow-Headers); a refused preflight reads as a
+  // network failure, so the bridge opens such a server again with the 2025 handshake (BridgeOptions legacyFallback)
+  return streamableHttpConnector({ fetchFor: (def) => mcpFetch(def.name, {}), headers: (def) => headers(def as McpDefinition), negotiation: 'auto' });
 }

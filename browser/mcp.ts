@@ -206,6 +206,8 @@ export class BrowserMcp {
         connect,
         sandbox: BROWSER_MCP_SANDBOX,
         gate: this.deps.gate,
+        // 2026-07-28 first; a server whose CORS policy refuses its headers is opened with the 2025 handshake
+        legacyFallback: true,
         ...(this.deps.elicit ? { elicit: this.deps.elicit } : {}),
         definitions: new StoreDefinitionMemory(this.deps.store),
         ...(this.deps.pause ? { pause: this.deps.pause } : {}),

@@ -69,6 +69,11 @@ export interface BridgeOptions {
    * refused, as every other server-to-client request.
    */
   elicit?: Pick<Elicitor, 'enabledFor' | 'elicit'> & Partial<Pick<Elicitor, 'inputRule' | 'auditInput'>>;
+  /**
+   * `url` servers that cannot be opened with 2026-07-28 negotiation are opened with the 2025 handshake (UpstreamOptions
+   * `legacyFallback`; the browser host); the fallback is logged (`{"method":"connect","outcome":"fallback:CODE"}`).
+   */
+  legacyFallback?: boolean;
   /** Test seam: how a server session starts. */
   startUpstream?: (def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal) => Promise<UpstreamSession>;
 }
@@ -116,6 +121,7 @@ export class BridgeBase {
           this.opts.log?.(JSON.stringify({ ...line, reason: reason.slice(0, 300) }));
         },
         ...(this.opts.connect ? { connect: this.opts.connect } : {}),
+        ...(this.opts.legacyFallback ? { legacyFallback: true, onLegacyFallback: (code: string) => this.log(def.name, 'connect', undefined, `fallback:${code}`) } : {}),
         ...(await elicitOptions(this.opts.elicit, def, (o) => this.log(def.name, 'elicitation/create', undefined, o))),
       };
       const u = await (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);

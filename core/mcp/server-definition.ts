@@ -80,6 +80,8 @@ export interface ConnectContext {
   signal?: AbortSignal;
   /** Server requests the session answers itself instead of the message rules refusing them (`elicitation/create` for a person). */
   passRequests?: ReadonlySet<string>;
+  /** `legacy`: this connection opens with the 2025 handshake at once, whatever the connector would choose (a fallback). */
+  negotiation?: 'legacy';
 }
 
 /**

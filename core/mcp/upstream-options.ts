@@ -38,6 +38,13 @@ export interface UpstreamOptions {
   elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
   /** With `elicit`: declare form-mode elicitation in the handshake (a rule lets this server's forms reach a person). */
   declareElicitation?: boolean;
+  /**
+   * A `url` server that cannot be opened with 2026-07-28 negotiation (the probe or its handshake fails) is opened once
+   * more with the 2025 handshake at once (the browser host: a CORS policy may refuse the 2026-07-28 headers).
+   */
+  legacyFallback?: boolean;
+  /** The first attempt failed (its stable code) and the 2025 handshake is tried. */
+  onLegacyFallback?: (code: string) => void;
 }
 
 /** Server requests an `elicit` handler answers. */

@@ -150,6 +150,6 @@ export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {
     const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: fetchFn });
     ruled = new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
     Object.defineProperty(ruled, 'endReason', { get: () => endReason });
-    return Object.defineProperty(ruled, 'negotiation', { value: opts.negotiation ?? 'auto' }) as UpstreamTransport;
+    return Object.defineProperty(ruled, 'negotiation', { value: ctx.negotiation ?? opts.negotiation ?? 'auto' }) as UpstreamTransport;
   };
 }

@@ -63,12 +63,24 @@ export class UpstreamSession {
    * @throws TyError E_MCP (did not start or handshake failed), E_ABORTED (signal).
    */
   static async start(def: McpDefinition, opts: UpstreamOptions = {}, signal?: AbortSignal): Promise<UpstreamSession> {
+    try {
+      return await UpstreamSession.startOnce(def, opts, signal);
+    } catch (e) {
+      // a server that cannot be spoken to in 2026-07-28 (over HTTP in a page: its CORS policy may refuse the
+      // 2026-07-28 headers, which reads as a network failure) is opened again with the 2025 handshake
+      if (opts.legacyFallback !== true || def.url === undefined || signal?.aborted || (e instanceof TyError && e.code === 'E_ABORTED')) throw e;
+      opts.onLegacyFallback?.(e instanceof TyError ? e.code : 'E_MCP');
+      return UpstreamSession.startOnce(def, opts, signal, 'legacy');
+    }
+  }
+
+  private static async startOnce(def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal | undefined, negotiation?: 'legacy'): Promise<UpstreamSession> {
     const elicit = opts.elicit !== undefined && !def.shared ? opts.elicit : undefined;
-    const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}), ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}) });
+    const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}), ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}), ...(negotiation ? { negotiation } : {}) });
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
     // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
-    // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only (2025 era:
-    // a 2026-07-28 server asks through input_required results, which the bridge refuses)
+    // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only (a
+    // 2026-07-28 server asks through input_required results instead: core/mcp/bridge-input.ts)
     // the era is negotiated per server (MCP 2026-07-28 "Versioning"): a `server/discover` probe, and the 2025
     // initialize handshake for a server that does not answer it as a 2026-07-28 server would
     const client = new Client(CLIENT_INFO, {

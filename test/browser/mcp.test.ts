@@ -7,6 +7,8 @@ import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
 import { buildOnce, openApp, removeBuild, STRICT_CSP, type AppPage } from './app-page.js';
 import { closedUrl, startMcpFixture } from './mcp-http-fixture.mjs';
+// @ts-expect-error: a plain ESM test peer without types
+import { startModernFixture } from './mcp-modern-fixture.mjs';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 const TOKEN = 'Bearer tok-7f3a9c51e2d84b6f';
@@ -75,6 +77,32 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     const info = await app.page.evaluate(() => (window as unknown as W).host.mcp.servers());
     expect(info.find((s) => s.name === 'fx')).toMatchObject({ state: 'connected', tools: 5, protocolVersion: '2025-11-25', headers: [{ name: 'Authorization', secret: 'mcp.fx.0' }] });
     expect(JSON.stringify(info)).not.toContain('tok-7f3a');
+  });
+
+  it('negotiates 2026-07-28 with a server whose CORS policy lists its headers (server/discover, stateless), and logs the version; a 2025-era server whose policy does not is opened with the 2025 handshake, the fallback logged', async () => {
+    const mod = await startModernFixture();
+    try {
+      const out = await app.page.evaluate(async (url) => {
+        const w = window as unknown as W & { host3: Host; lines3: unknown[] };
+        w.lines3 = [];
+        w.host3 = await w.ty.createBrowserHost({ dbName: `mcpm-${Math.random().toString(36).slice(2)}`, rules: [{ scope: 'session', allow: ['mcp(mod/echo)'] }], mcpServers: [{ name: 'mod', url }] });
+        w.host3.on('mcp-request', (l) => w.lines3.push(l));
+        const r = await w.host3.invoker.invoke('mod__echo', { text: 'hi' });
+        return { result: r.ok ? String(r.result) : `error:${r.error.code} ${r.error.message}`, servers: w.host3.mcp.servers(), lines: JSON.stringify(w.lines3) };
+      }, mod.url);
+      expect(out.result).toBe('echo: hi (protocol 2026-07-28)');
+      expect(out.servers.find((x) => x.name === 'mod')).toMatchObject({ state: 'connected', protocolVersion: '2026-07-28' });
+      expect(mod.methods).toContain('server/discover');
+      expect(mod.methods).toContain('tools/call');
+      expect(out.lines).toMatch(/"server":"mod","method":"connect","outcome":"protocol:2026-07-28"/);
+      expect(out.lines).not.toContain('fallback');
+    } finally {
+      await mod.close();
+    }
+    // fx (a 2025-era server whose CORS policy does not list Mcp-Method / Mcp-Name): the probe's preflight is refused
+    const fxLines = await app.page.evaluate(() => JSON.stringify((window as unknown as W).lines));
+    expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"fallback:E_MCP[A-Z_]*"/);
+    expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"protocol:2025-11-25"/);
   });
 
   it('a tool call is asked about inline and approved through the dialog by accessible name; the header reaches the server only', async () => {
