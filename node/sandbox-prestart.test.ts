@@ -90,7 +90,7 @@ describe('prestarted sandbox process', () => {
     await rt.discardSpare(); // idempotent
   });
 
-  it('deno: start() adopts the prestarted process with its own DENO_DIR; a discarded spare leaves no DENO_DIR', async () => {
+  it('deno: start() adopts the prestarted process; neither it nor a discarded spare writes a DENO_DIR', async () => {
     const denoDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${process.pid}-`));
     const rt = new NodeSandboxRuntime({ engine: 'deno' });
     const before = new Set(childPids());
@@ -99,14 +99,14 @@ describe('prestarted sandbox process', () => {
     rt.prestart(s);
     const spare = childPids().filter((p) => !before.has(p));
     expect(spare.length).toBe(1);
-    expect(denoDirs().filter((d) => !dirsBefore.has(d)).length).toBe(1);
+    expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
     const inst = await rt.start(s);
     expect(inst.pid).toBe(spare[0]);
     expect(await inst.call({ x: 1 }, opts())).toEqual({ deno: true, a: { x: 1 } });
     await inst.destroy('test');
     expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
     rt.prestart(s);
-    expect(denoDirs().filter((d) => !dirsBefore.has(d)).length).toBe(1);
+    expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
     await rt.discardSpare();
     expect(denoDirs().filter((d) => !dirsBefore.has(d))).toEqual([]);
     expect(childPids(true).filter((p) => !before.has(p))).toEqual([]);

@@ -1,11 +1,11 @@
 // Tests for the Node host SandboxRuntime (node/sandbox.ts + node/runner/sandbox-runner.mjs) with real node and deno subprocesses; trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, semiSpaceMb, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
+import { DENO_NO_CACHE_DIR, NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, semiSpaceMb, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
 import { TyError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
@@ -257,7 +257,9 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
       expect(s.args.some((a) => a.startsWith('--allow-'))).toBe(false);
       expect(s.args).toContain('--no-prompt');
       expect(s.args).toContain(`--v8-flags=--max-old-space-size=${DEFAULT_LIMITS.memoryMb},--max-semi-space-size=1`);
-      expect(s.writablePaths).toEqual([s.env.DENO_DIR]);
+      // No writable folder at all: DENO_DIR is a path no one can create, so Deno keeps its caches in memory.
+      expect(s.env.DENO_DIR).toBe(DENO_NO_CACHE_DIR);
+      expect(s.writablePaths).toEqual([]);
     }
   });
 
@@ -358,11 +360,8 @@ ${mode === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
     host.kill('SIGKILL');
     expect(await waitGone(sandboxPid)).toBe(true);
     if (engine === 'deno') {
-      // the dead host could not remove its temporary DENO_DIR; the next host sweeps it
-      const mine = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${host.pid}-`));
-      expect(mine()).toHaveLength(1);
-      expect(sweepStaleDenoDirs()).toBeGreaterThanOrEqual(1);
-      expect(mine()).toEqual([]);
+      // a Deno sandbox writes no DENO_DIR, so a dead host leaves none behind
+      expect(readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${host.pid}-`))).toEqual([]);
     }
   });
 });
@@ -389,5 +388,21 @@ describe.each(['node', 'deno'] as const)('%s engine under bwrap with an OS CPU l
     expect((err as TyError).code).toBe('E_TIMEOUT');
     expect((err as TyError).message).toMatch(/^CPU time limit reached/);
     expect(inst.alive).toBe(false);
+  });
+});
+
+describe('temporary DENO_DIRs of earlier versions', () => {
+  it('sweepStaleDenoDirs removes those whose host is gone and keeps a live host\'s', () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const stale = mkdtempSync(join(tmpdir(), `tysandbox-deno-${dead}-`));
+    const live = mkdtempSync(join(tmpdir(), `tysandbox-deno-${process.ppid}-`));
+    try {
+      expect(sweepStaleDenoDirs()).toBeGreaterThanOrEqual(1);
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      rmSync(stale, { recursive: true, force: true });
+      rmSync(live, { recursive: true, force: true });
+    }
   });
 });

@@ -8,14 +8,15 @@
 //   one), nor memory outside the V8 heap (ArrayBuffers are not capped by --max-old-space-size).
 //   Without an OS wrapper, a Node sandbox can reach the network.
 // - Deno with no --allow-* flags denies network, file system, environment, subprocesses, signals and FFI. Its
-//   caches live in a per-sandbox temporary DENO_DIR written by the deno binary itself, not by tool code.
+//   DENO_DIR is a path no one can create (DENO_NO_CACHE_DIR): the deno binary keeps its caches in memory and writes
+//   nothing (a writable one cost a fresh sandbox about a dozen fsyncs of SQLite cache files).
 // - Both run as the host's user. Neither bounds CPU (we kill at the time limit). Sandboxes are SIGKILLed as a
 //   process group on destroy, timeout, abort and host `exit`; an idle sandbox also exits when its stdin closes
 //   (host died), but a busy-looping one outlives a host killed by a signal unless the OS wrapper uses
 //   --die-with-parent.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mapStackText } from '../core/stack.js';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -157,10 +158,16 @@ export function resolveDeno(): string | undefined {
   return candidates.find((c) => existsSync(c));
 }
 
-const DENO_DIR_PREFIX = 'tysandbox-deno-';
 /**
- * Remove temporary DENO_DIRs left by hosts that died without running their exit hook (SIGKILL). Directory names
- * carry the creating host's pid; a directory whose host is gone is removed. Returns how many were removed.
+ * Deno's DENO_DIR in every sandbox: below a character device, so neither the host nor the sandbox can ever create it
+ * (ENOTDIR); Deno then keeps its module-analysis caches in SQLite databases in memory. Nothing else needs it here:
+ * no remote or npm modules, no code cache, no type checking (`--no-remote --no-npm --no-code-cache`).
+ */
+export const DENO_NO_CACHE_DIR = '/dev/null/tysandbox-deno';
+/**
+ * Remove temporary DENO_DIRs (`tysandbox-deno-PID-*` in the temp folder) that earlier versions gave each Deno sandbox
+ * and that hosts killed without running their exit hook left behind; a directory whose host is gone is removed.
+ * Returns how many were removed.
  */
 export function sweepStaleDenoDirs(): number {
   let n = 0;
@@ -193,7 +200,7 @@ export function sweepStaleDenoDirs(): number {
 let swept = false;
 
 // Every live sandbox process group (and its temporary DENO_DIR), killed and removed when the host exits.
-const liveGroups = new Map<number, string | undefined>();
+const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 function killGroup(pid: number): void {
   try {
@@ -202,15 +209,12 @@ function killGroup(pid: number): void {
     /* already gone */
   }
 }
-function trackGroup(pid: number, tempDir: string | undefined): void {
-  liveGroups.set(pid, tempDir);
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once('exit', () => {
-      for (const [g, dir] of liveGroups) {
-        killGroup(g);
-        if (dir) rmSync(dir, { recursive: true, force: true });
-      }
+      for (const g of liveGroups) killGroup(g);
     });
   }
 }
@@ -222,8 +226,6 @@ interface Spare {
   pid: number;
   /** Settles once the process has exited (or could not be spawned). */
   exited: Promise<void>;
-  /** Deno: the spare's own DENO_DIR (removed with it unless a call adopts it). */
-  tempDir?: string | undefined;
 }
 
 /** SIGKILL a spare's process group and wait until it has exited and been reaped (at most 5 s); its pipes closed. */
@@ -234,7 +236,6 @@ async function reap(s: Spare): Promise<void> {
   clearTimeout(timer);
   liveGroups.delete(s.pid);
   for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
-  if (s.tempDir) rmSync(s.tempDir, { recursive: true, force: true });
 }
 
 /**
@@ -266,21 +267,19 @@ export class NodeSandboxInstance implements SandboxInstance {
   #channel: SandboxChannel;
   #stderr = '';
   #exited: Promise<void>;
-  #tempDir: string | undefined;
   #lineCap = MIN_LINE_CAP;
   #wrapped: boolean;
   #exitSeen = false;
 
   /** @internal use NodeSandboxRuntime.start */
-  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, tempDir: string | undefined, onLog?: NodeSandboxRuntimeOptions['onLog'], wrapped = false) {
+  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, onLog?: NodeSandboxRuntimeOptions['onLog'], wrapped = false) {
     this.revision = revision;
     this.#wrapped = wrapped;
     this.engine = engine;
     this.#child = child;
-    this.#tempDir = tempDir;
     if (child.pid === undefined) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${engine} sandbox`);
     this.pid = child.pid;
-    trackGroup(this.pid, tempDir);
+    trackGroup(this.pid);
     this.#channel = new SandboxChannel(
       {
         send: (msg: HostMessage) => {
@@ -362,7 +361,6 @@ export class NodeSandboxInstance implements SandboxInstance {
           if (done) return;
           done = true;
           this.#channel.fail(this.#deathReason(code, signal));
-          this.#cleanupTemp();
           resolve();
         };
         let open = 0;
@@ -378,7 +376,6 @@ export class NodeSandboxInstance implements SandboxInstance {
       });
       child.once('error', () => {
         this.#channel.fail(new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${engine} sandbox`));
-        this.#cleanupTemp();
         resolve();
       });
     });
@@ -419,16 +416,6 @@ export class NodeSandboxInstance implements SandboxInstance {
   #kill(): void {
     killGroup(this.pid);
   }
-  #cleanupTemp(): void {
-    if (this.#tempDir) {
-      try {
-        rmSync(this.#tempDir, { recursive: true, force: true });
-      } catch {
-        /* best effort */
-      }
-      this.#tempDir = undefined;
-    }
-  }
   #deathReason(code: number | null, signal: NodeJS.Signals | null): TyError {
     if (OOM_RE.test(this.#stderr)) return new TyError('E_MEMORY_LIMIT', `the ${this.engine} sandbox ran out of its heap limit and was killed`);
     // RLIMIT_CPU (node/os-sandbox/limits.ts): the kernel sends SIGXCPU at the soft limit, SIGKILL at the hard one.
@@ -463,7 +450,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   }
 
   /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
-  command(spec: SandboxSpec, tempDir?: string, packages?: PythonPackageFile[]): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
+  command(spec: SandboxSpec, packages?: PythonPackageFile[]): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
     const runner = runnerPath(this.#opts.engine);
     const files = runnerFiles(this.#opts.engine);
     if (!files.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
@@ -502,19 +489,17 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);
     args.push(runner);
     if (py) args.push(py.runnerArg);
-    const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' };
-    if (tempDir) env.DENO_DIR = tempDir;
-    return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: [...(tempDir ? [tempDir] : []), ...writeFolders] };
+    const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: DENO_NO_CACHE_DIR };
+    return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
   }
 
   /** Spawn the (wrapped) sandbox command. @throws TyError E_SANDBOX_UNAVAILABLE when it cannot start. */
-  async #spawn(cmd: ReturnType<SpawnWrapper>, tempDir: string | undefined): Promise<ChildProcessWithoutNullStreams> {
+  async #spawn(cmd: ReturnType<SpawnWrapper>): Promise<ChildProcessWithoutNullStreams> {
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tempDir ?? tmpdir()));
+      child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tmpdir()));
     } catch {
       cmd.release?.();
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox`);
     }
     if (cmd.release) {
@@ -525,7 +510,6 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     if (child.pid === undefined) {
       // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.
       await new Promise<void>((r) => child.once('error', () => r()));
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
     }
     return child;
@@ -544,38 +528,30 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   prestart(spec: SandboxSpec): void {
     const exec = spec.manifest.execution;
     if (this.#spare || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript' || (spec.folders?.length ?? 0) > 0) return;
-    // Deno's private cache folder (DENO_DIR) is made for the spare and handed to the call that adopts it.
-    const tempDir = this.#opts.engine === 'deno' ? this.#denoDir() : undefined;
+    this.#sweepOnce();
     try {
-      const base = this.command(spec, tempDir);
+      const base = this.command(spec);
       const cmd: ReturnType<SpawnWrapper> = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
-      const child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tempDir ?? tmpdir()));
+      const child = spawn(cmd.command, cmd.args, spawnOptions(cmd, tmpdir()));
       const release = cmd.release;
       const exited = new Promise<void>((r) => {
         child.once('exit', () => r());
         child.once('error', () => r());
       });
       if (release) void exited.then(release);
-      if (child.pid === undefined) {
-        // spawn failed (its error event releases the lease)
-        if (tempDir) void exited.then(() => rmSync(tempDir, { recursive: true, force: true }));
-        return;
-      }
-      trackGroup(child.pid, tempDir);
-      this.#spare = { key: JSON.stringify(base), child, pid: child.pid, exited, tempDir };
+      if (child.pid === undefined) return; // spawn failed (its error event releases the lease)
+      trackGroup(child.pid);
+      this.#spare = { key: JSON.stringify(base), child, pid: child.pid, exited };
     } catch {
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
       /* start() spawns as usual */
     }
   }
 
-  /** A new temporary DENO_DIR named after this host's pid (sweepStaleDenoDirs removes those of dead hosts). */
-  #denoDir(): string {
-    if (!swept) {
-      swept = true;
-      sweepStaleDenoDirs();
-    }
-    return mkdtempSync(join(tmpdir(), `${DENO_DIR_PREFIX}${process.pid}-`));
+  /** Deno: once per host process, remove the temporary DENO_DIRs earlier versions' dead hosts left (sweepStaleDenoDirs). */
+  #sweepOnce(): void {
+    if (this.#opts.engine !== 'deno' || swept) return;
+    swept = true;
+    sweepStaleDenoDirs();
   }
 
   /**
@@ -606,39 +582,32 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       if (!this.#opts.pythonPackages) throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host has no folder to load the revision\'s Python wheels from');
       packages = await this.#opts.pythonPackages(spec.revision, wanted);
     }
-    let tempDir: string | undefined;
     let cmd: ReturnType<SpawnWrapper> | undefined;
     let spare: ChildProcessWithoutNullStreams | undefined;
     const s = this.#spare;
     if (s) {
-      // The prestarted process, when it runs exactly this spec's command line (Deno: with its own DENO_DIR).
+      // The prestarted process, when it runs exactly this spec's command line.
       let key: string | undefined;
       try {
-        key = JSON.stringify(this.command(spec, s.tempDir, packages));
+        key = JSON.stringify(this.command(spec, packages));
       } catch {
         /* the spec's own command line reports it below */
       }
       if (key === s.key && s.child.exitCode === null && s.child.signalCode === null) {
         this.#spare = undefined;
         spare = s.child;
-        tempDir = s.tempDir;
       } else void this.discardSpare();
     }
     if (!spare) {
-      tempDir = this.#opts.engine === 'deno' ? this.#denoDir() : undefined;
-      try {
-        const base = this.command(spec, tempDir, packages);
-        cmd = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
-      } catch (e) {
-        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-        throw e;
-      }
+      this.#sweepOnce();
+      const base = this.command(spec, packages);
+      cmd = this.#opts.wrap ? this.#opts.wrap({ ...base, spawnerSetsIds: true }) : base;
     }
-    const child = spare ?? (await this.#spawn(cmd!, tempDir));
+    const child = spare ?? (await this.#spawn(cmd!));
     const onLog = this.#opts.onLog;
     // Stack frames in log lines point at the tool's source files (core/stack.ts), never at the loaded module.
     const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text)) : undefined;
-    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, tempDir, mappedLog, this.#opts.wrap !== undefined);
+    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, mappedLog, this.#opts.wrap !== undefined);
     const python = exec.runtime === 'python';
     const budget = this.#opts.startTimeoutMs ?? (python ? PYTHON_SANDBOX_NEEDS.startTimeoutMs : 15_000);
     const progress = python ? this.#opts.onStartProgress : undefined;

@@ -44,7 +44,7 @@ describe('the Python sandbox command', () => {
     const arg = node.args.find((a) => a.startsWith(PYTHON_RUNNER_FLAG))!;
     const carried = JSON.parse(Buffer.from(arg.slice(PYTHON_RUNNER_FLAG.length), 'base64').toString('utf8')) as { files: unknown };
     expect(carried.files).toEqual(JSON.parse(readFileSync(join(packageRoot(), 'core', 'pyodide-manifest.json'), 'utf8')).files);
-    const deno = new NodeSandboxRuntime({ engine: 'deno' }).command(spec('deno'), '/tmp/x');
+    const deno = new NodeSandboxRuntime({ engine: 'deno' }).command(spec('deno'));
     expect(deno.args).toContain(`--allow-read=${Object.values(assets.paths).join(',')}`);
     expect(deno.args.find((a) => a.startsWith('--v8-flags='))).toMatch(/--disallow-code-generation-from-strings/);
     // A JavaScript revision gets none of it.
