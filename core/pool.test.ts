@@ -1,5 +1,5 @@
 // Unit tests for SandboxPool (core/pool.ts) against a scripted fake runtime; trusted side.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SandboxPool } from './pool.js';
 import { TyError } from './errors.js';
 import { DEFAULT_LIMITS, type CallOptions, type SandboxInstance, type SandboxRuntime, type SandboxSpec } from './runtime.js';
@@ -336,6 +336,26 @@ describe('SandboxPool limits: maxRetained (LRU) and idle timeout', () => {
     expect(pool.peek('r-b')).toBeDefined(); // busy the whole time
     open();
     await busy;
+    await pool.shutdown();
+  });
+});
+
+describe('SandboxPool: per-call work', () => {
+  it('a busy sandbox arms its idle timer once, not once per call, and calls without a signal add no abort listener', async () => {
+    const rt = new FakeRuntime(async (_a, _o, inst) => ++inst.state);
+    const pool = new SandboxPool({ runtime: rt, idleMs: 987_654 });
+    await pool.call(spec('r-t', 't'), {}, { onCapability });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const listen = vi.spyOn(EventTarget.prototype, 'addEventListener');
+    try {
+      for (let i = 0; i < 50; i++) await pool.call(spec('r-t', 't'), {}, { onCapability });
+      expect(timers.mock.calls.filter((c) => c[1] === 987_654)).toHaveLength(0); // the one armed after the first call still holds
+      expect(listen).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+      listen.mockRestore();
+    }
+    expect(pool.peek('r-t')).toBeDefined();
     await pool.shutdown();
   });
 });
