@@ -247,12 +247,20 @@ export class FileStoreBackend implements StoreBackend {
     }
   }
 
+  /** The group-commit appender of a log (its folder made on first use), kept per log name. */
+  readonly #appenders = new Map<string, GroupAppender>();
+  async #appenderOf(log: string): Promise<GroupAppender> {
+    let a = this.#appenders.get(log);
+    if (!a) this.#appenders.set(log, (a = appenderFor(join(await this.#dir('.logs'), log))));
+    return a;
+  }
+
   async append(log: string, line: string): Promise<void> {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
-    const dir = await this.#dir('.logs');
     // Short lines: group commit (one fsync for the appends in flight together; each durable before it resolves).
-    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return appenderFor(join(dir, log)).append(line);
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).append(line);
+    const dir = await this.#dir('.logs');
     await this.withLock(`log.${log}`, async () => {
       try {
         await this.#io(() => appendLine(join(dir, log), line));
@@ -266,7 +274,7 @@ export class FileStoreBackend implements StoreBackend {
   async appendStaged(log: string, line: string): Promise<{ durable: Promise<void> }> {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
-    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return appenderFor(join(await this.#dir('.logs'), log)).stage(line);
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).stage(line);
     await this.append(log, line);
     return { durable: Promise.resolve() };
   }
