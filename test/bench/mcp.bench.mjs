@@ -128,16 +128,22 @@ async function latencies(paths) {
   const names = Object.keys(paths);
   for (let i = 0; i < 50; i++) for (const n of names) await paths[n](i);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
+  // CPU time of this process (user + system, µs) spent during each path's calls: the in-process paths' own work
+  const cpu = Object.fromEntries(names.map((n) => [n, 0]));
   for (let i = 0; i < N; i++) {
     for (let k = 0; k < names.length; k++) {
       const n = names[(i + k) % names.length];
+      const c0 = process.cpuUsage();
       const t = performance.now();
       await paths[n](i);
       samples[n].push(performance.now() - t);
+      const c = process.cpuUsage(c0);
+      cpu[n] += c.user + c.system;
     }
   }
   const out = Object.fromEntries(names.map((n) => [n, median(samples[n])]));
   Object.defineProperty(out, 'samples', { value: samples, enumerable: false });
+  Object.defineProperty(out, 'cpuUs', { value: Object.fromEntries(names.map((n) => [n, cpu[n] / N])), enumerable: false });
   return out;
 }
 
@@ -189,6 +195,11 @@ function latRow(lat, name, value, base, baseline, target) {
   row.ratioSpread = `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`;
   if (target) row.target = target;
   return row;
+}
+
+/** This process's CPU per call on the in-process bridge against the bare in-process proxy (the bridge's own work, less load-bound than latency). */
+function cpuRow(lat, name, baseline) {
+  return { name, value: Math.round(lat.cpuUs.bridged), unit: 'µs', baseline, baselineValue: Math.round(lat.cpuUs.proxied), ratio: +(lat.cpuUs.bridged / lat.cpuUs.proxied).toFixed(2) };
 }
 
 /** The floor row of one era: processFloor from the same run's bare proxy process and fdatasync medians. */
@@ -280,6 +291,7 @@ export async function run() {
         latRow(lat, 'tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', 'proxied', 'direct', D),
         latRow(lat, 'tools/call latency, bare line-forwarding proxy process (one more stdio hop, as with tycli mcp serve)', 'hopped', 'direct', D),
         latRow(lat, 'tools/call latency, bridge over the bare proxy', 'bridged', 'proxied', 'bare line-forwarding proxy'),
+        cpuRow(lat, 'tools/call CPU of this process per call (client + in-process bridge), bridge over the bare proxy', 'bare line-forwarding proxy (client + line forwarding)'),
         latRow(lat, 'tools/call latency through `tycli mcp serve` (process over stdio, full gate and audit)', 'serve', 'direct', D, '<= 1.3x'),
         latRow(lat, 'tools/call latency through `tycli mcp proxy everything` (process over stdio, full gate and audit)', 'proxy', 'direct', D, '<= 1.3x'),
         // the floor of the process paths: the call through a process of its own, then the one fdatasync that makes
@@ -290,6 +302,7 @@ export async function run() {
         latRow(latM, '2026-07-28: tools/call latency, bare line-forwarding proxy (floor of an in-process hop)', 'proxied', 'direct', DM),
         latRow(latM, '2026-07-28: tools/call latency, bare line-forwarding proxy process (one more stdio hop)', 'hopped', 'direct', DM),
         latRow(latM, '2026-07-28: tools/call latency, bridge over the bare proxy', 'bridged', 'proxied', 'bare line-forwarding proxy (2026-07-28)'),
+        cpuRow(latM, '2026-07-28: tools/call CPU of this process per call (client + in-process bridge), bridge over the bare proxy', 'bare line-forwarding proxy (client + line forwarding)'),
         latRow(latM, '2026-07-28: tools/call latency through `tycli mcp serve` (2.x client and server, stateless envelope)', 'serve', 'direct', DM, '<= 1.3x'),
         latRow(latM, '2026-07-28: tools/call latency through `tycli mcp proxy modern`', 'proxy', 'direct', DM, '<= 1.3x'),
         floorRow('2026-07-28', latM, DM),
@@ -299,7 +312,7 @@ export async function run() {
       notes: [
         processVerdict('2025-11-25', lat),
         processVerdict('2026-07-28', latM),
-        `Where the in-process bridge's time goes: the bare proxy rows are the floor of any in-process hop (the same client over the same kind of stream pair, each line forwarded unchanged to its own server process); over that floor the bridge adds, per call, its message rules (one JSON parse of the client's line, the rule table, the params' structural check), the definition's freshness check (one lstat), the argument check against the tool's schema (@cfworker/json-schema), the rule approval, the upstream request built and framed, the server's answer parsed and checked as a CallToolResult (and, 2026-07-28, encoded as the SDK Server encodes it), and the answer framed back: no SDK Server or Client schema pass on either side (the direct path; the first 2026-07-28 request of a connection goes through the SDK Server, which pins the era).`,
+        `Where the in-process bridge's time goes: the bare proxy rows are the floor of any in-process hop (the same client over the same kind of stream pair, each line forwarded unchanged to its own server process); over that floor the bridge adds ${(lat.bridged - lat.proxied).toFixed(2)} ms per call here in 2025-11-25 and ${(latM.bridged - latM.proxied).toFixed(2)} ms in 2026-07-28 (while this process's CPU per call, client and bridge together, grows by ${((lat.cpuUs.bridged - lat.cpuUs.proxied) / 1000).toFixed(2)} ms and ${((latM.cpuUs.bridged - latM.cpuUs.proxied) / 1000).toFixed(2)} ms, collections and V8's helper threads included: the bridge's cost is its CPU, on the call's path in a process the clients share): its message rules (one JSON parse of the client's line, the rule table, the params' structural check), the definition's freshness check (one lstat), the argument check against the tool's schema (a schema of plainly typed fields without the general validator, core/simple-schema.ts; @cfworker/json-schema otherwise), the rule approval, the upstream request built and framed, the server's answer parsed and checked as a CallToolResult (and, 2026-07-28, encoded as the SDK Server encodes it), and the answer framed back: no SDK Server or Client schema pass on either side (the direct path; the first 2026-07-28 request of a connection goes through the SDK Server, which pins the era).`,
         `Machine load: 1-minute load average ${load0.toFixed(2)} at the start and ${load1.toFixed(2)} at the end of this run, on ${cpus().length} cores shared with other work; every ratio compares paths measured call by call in the same rounds, so load affects value and baseline alike, and ratio p25–p75 is the spread of the per-pair ratios (each call next to its baseline's call of the same round).`,
         `Method: median of ${N} sequential calls per path, the paths of each era interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. Every in-process client runs its SDK's own stdio framing and message schema (ReadBuffer), as the direct clients' stdio transports do. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process rows measure that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, the pause and decision records (kept in memory while their file stamp holds), and two audit records per call: the intent record written before the call is forwarded, the completion record written when it returns, both made durable before the answer (one fdatasync for both on a short call, on the serve process's thread when no other call is in flight). The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp-modern-server.mjs (2.x SDK, serveStdio) directly, through the in-process bridge and the bare proxies, and through the real commands.`,
       ],
