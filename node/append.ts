@@ -34,8 +34,12 @@ export async function appendLine(path: string, line: string, opts: { sync?: bool
 
 /** Largest single write of a group commit: whole lines only, at most Linux PIPE_BUF, like one appendLine. */
 const CHUNK_BYTES = 4096;
-/** Longest a staged line waits for an append whose fsync it can share before it gets its own, ms. */
-export const STAGED_SYNC_MS = 10;
+/**
+ * Longest a staged line waits for an append whose fsync it can share before it gets its own, ms. The line is in the
+ * kernel from the start (a killed host process cannot lose it); the wait bounds only how long a power loss could.
+ * Long enough for a 1 MB call on a loaded machine (10-20 ms) to share one fsync with its completion.
+ */
+export const STAGED_SYNC_MS = 50;
 
 interface Pending {
   bytes: Buffer;
