@@ -1,6 +1,7 @@
 // Benchmark: what the OS sandbox (bubblewrap) adds to cold starts and warm calls of the Node and Deno sandboxes; test side.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { cpuGroup, cpuOf } from './cpu-cgroup.mjs';
 import { pairRatio, spread, summary } from './stats.mjs';
 
 /** Load the compiled modules (npm run build); fall back to the TypeScript sources through tsx. */
@@ -111,7 +112,6 @@ export async function run() {
   }
   const bareS = summary(bare);
   const base = bareS.median;
-  w.release?.();
   rows.push(pairRow('node -e 0 inside bwrap (spawn to exit)', wrapped, bare, 'env -i node -e 0', '<= 1.15x'));
 
   // The host's own synchronous work per sandbox: building the wrapped command line (paths resolved and checked, a uid
@@ -153,6 +153,53 @@ export async function run() {
     }
     notes.push('the layer rows measure each piece of the wrapper alone; their extra milliseconds roughly add up to the full wrapper\'s (the second includes the first). --disable-userns (a nested user namespace) stops tool code from creating namespaces of its own; the uid drop exists because RLIMIT_NPROC does not bind uid 0');
   }
+
+  // The same comparisons in CPU time of the whole process tree (a cpuacct cgroup), which machine load moves far less.
+  const group = cpuGroup();
+  if (group) {
+    try {
+      const cpuRow = (name, xs, bs, baseline, target) => {
+        const v = summary(xs);
+        const b = summary(bs);
+        const r = pairRatio(xs, bs);
+        return { name, value: round(v.median), unit: 'ms CPU', spread: spread(v, b, 2), baseline, baselineValue: round(b.median), ratio: round(v.median / b.median), ratioSpread: `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`, target };
+      };
+      const cb = [];
+      const cw = [];
+      for (let i = 0; i < COLD; i++) {
+        cb.push(await cpuOf(group, [node, '-e', '0']));
+        cw.push(await cpuOf(group, [w.command, ...w.args], w.spawnAs));
+      }
+      rows.push(cpuRow('CPU time: node -e 0 inside bwrap (every process of the tree, cpuacct cgroup)', cw, cb, 'CPU time: env -i node -e 0', '<= 1.15x'));
+      for (const engine of ['node', ...(deno ? ['deno'] : [])]) {
+        const inCgroup = (inner) => (req) => {
+          const c = inner ? inner(req) : req;
+          const [command, ...args] = group.prefix([c.command, ...c.args]);
+          return { ...c, command, args };
+        };
+        const cpuCold = async (wrapped) => {
+          const rt = new mod.NodeSandboxRuntime({ engine, wrap: inCgroup(wrapped ? wrap : undefined) });
+          const u0 = group.usageMs();
+          const inst = await rt.start(spec(mod, engine));
+          await inst.call({ q: 1 }, callOpts(mod));
+          await inst.destroy('bench');
+          await new Promise((r) => setTimeout(r, 30));
+          return group.usageMs() - u0;
+        };
+        const c0 = [];
+        const c1 = [];
+        for (let i = 0; i < COLD; i++) {
+          if (i % 2 === 0) (c0.push(await cpuCold(false)), c1.push(await cpuCold(true)));
+          else (c1.push(await cpuCold(true)), c0.push(await cpuCold(false)));
+        }
+        rows.push(cpuRow(`CPU time: ${engine} sandbox cold start (start + first call, then killed), bwrap (every process of the tree)`, c1, c0, `CPU time: ${engine} sandbox without bwrap`, '<= 1.15x'));
+      }
+      notes.push('CPU-time rows: a cgroup v1 cpuacct group counts every process of the sandbox tree (a `sh` that joins the group execs the command, on both sides alike); the host\'s own synchronous work is in the host-work rows instead. On a loaded shared machine the wall-time rows mostly measure waiting for a core');
+    } finally {
+      group.close();
+    }
+  } else notes.push('no cpuacct cgroup here (needs root and cgroup v1 cpuacct): CPU-time rows skipped');
+  w.release?.();
 
   for (const engine of ['node', ...(deno ? ['deno'] : [])]) {
     const c0 = [];
