@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { cpuGroup, cpuOf } from './cpu-cgroup.mjs';
 import { pairRatio, spread, summary } from './stats.mjs';
 
 /** Load the compiled modules (npm run build); fall back to the TypeScript sources through tsx. */
@@ -201,6 +202,37 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
     const r = await coldPair(mod, engine, cmd, baseArgs, coldRuns);
     rows.push({ ...coldRow(`${engine}: cold call (spawn + load + first call)`, r, `env -i ${engine === 'node' ? 'node -e 0' : 'deno eval 0'}`), target: '<= 1.3x' });
     rows.push({ name: `${engine}: slowest of the next ${BURST} back-to-back calls on a fresh sandbox (one-time costs after start)`, value: round(r.burst.median, 2), unit: 'ms', spread: spread(r.burst, undefined, 2) });
+  }
+
+  // The same cold calls in CPU time of the sandbox process (a cpuacct cgroup: machine load moves it far less than wall time).
+  const group = cpuGroup();
+  if (group) {
+    try {
+      for (const [engine, cmd, baseArgs] of engines) {
+        const wrap = (req) => {
+          const [command, ...args] = group.prefix([req.command, ...req.args]);
+          return { ...req, command, args };
+        };
+        const rt = new mod.NodeSandboxRuntime({ engine, wrap });
+        const xs = [];
+        const bs = [];
+        for (let i = 0; i < coldRuns; i++) {
+          const u0 = group.usageMs();
+          const inst = await rt.start(spec(mod, `cpu${i}`));
+          await inst.call(ARGS, opts(mod));
+          await inst.destroy('bench');
+          xs.push(group.usageMs() - u0);
+          bs.push(await cpuOf(group, [cmd, ...baseArgs]));
+        }
+        const v = summary(xs);
+        const b = summary(bs);
+        const pr = pairRatio(xs, bs);
+        rows.push({ name: `${engine}: CPU time of a cold call (the sandbox process from spawn to its kill after the first call; cpuacct cgroup)`, value: round(v.median, 1), unit: 'ms CPU', spread: spread(v, b, 1), baseline: `CPU time: env -i ${engine === 'node' ? 'node -e 0' : 'deno eval 0'}`, baselineValue: round(b.median, 1), ratio: round(v.median / b.median, 2), ratioSpread: `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`, target: '<= 1.3x' });
+      }
+      notes.push('CPU-time rows: a cgroup v1 cpuacct group counts the sandbox process (a `sh` that joins the group execs it; the baseline goes through the same `sh`); the host\'s side is not in them');
+    } finally {
+      group.close();
+    }
   }
 
   const trippers = { worker: workerTripper(), echo: echoTripper() };
