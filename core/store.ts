@@ -24,6 +24,11 @@ export interface StoreBackend {
    * Hosts without it get `append` (durable at once).
    */
   appendStaged?(log: string, line: string): Promise<{ durable: Promise<void> }>;
+  /**
+   * Optional: resolves once every line appended to `log` before this call (staged ones included) is on disk.
+   * Hosts whose appends are durable when they resolve and that have no stages need not have it.
+   */
+  syncLog?(log: string): Promise<void>;
   /** All lines of a log, oldest first. */
   readLog(log: string): Promise<string[]>;
   /** Run `fn` holding an exclusive lock named `name`, across processes where the host has several. */
@@ -159,6 +164,11 @@ export class Store {
     if (this.backend.appendStaged) return this.backend.appendStaged(log, line);
     await this.backend.append(log, line);
     return { durable: Promise.resolve() };
+  }
+
+  /** Resolves once every line appended to `log` before now (staged ones included) is on disk (StoreBackend.syncLog). */
+  async syncLog(log: string): Promise<void> {
+    if (this.backend.syncLog) await this.backend.syncLog(log);
   }
 
   /** Parsed log lines; a torn or corrupt line is skipped and counted, never fatal. */

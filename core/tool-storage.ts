@@ -3,6 +3,7 @@ import { TyError } from './errors.js';
 import type { Store } from './store.js';
 import type { CallerIdentity } from './fetch/mediated.js';
 import { canonicalJson } from './canonical.js';
+import { AUDIT_LOG } from './audit.js';
 
 /** Default quota when the manifest requests storage without `quotaBytes`, bytes. */
 export const DEFAULT_STORAGE_QUOTA = 1024 * 1024;
@@ -42,6 +43,15 @@ export class ToolStorage {
     return key;
   }
 
+  /**
+   * Write-ahead: the audit records written before this write (the calling tool's intent record, which may still
+   * wait for its fsync, node/append.ts stage) are on disk before the write is, so no crash leaves a stored change
+   * without the record of the call that made it.
+   */
+  #writeAhead(): Promise<void> {
+    return this.store.syncLog(AUDIT_LOG);
+  }
+
   #read(identity: CallerIdentity): Promise<StorageRecord | undefined> {
     return this.store.getJson<StorageRecord>(NS, identity.revision);
   }
@@ -65,6 +75,7 @@ export class ToolStorage {
     if (value === undefined) throw new TyError('E_INVALID_ARGS', 'storage values must be JSON (use delete to remove a key)');
     const json = canonicalJson(value, 'E_INVALID_ARGS');
     const plain: unknown = JSON.parse(json);
+    await this.#writeAhead();
     await this.store.update<StorageRecord>(NS, identity.revision, (rec) => {
       const entries: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
       Object.assign(entries, rec?.entries ?? {});
@@ -80,6 +91,7 @@ export class ToolStorage {
     this.#quota(identity);
     const k = this.#key(key);
     let existed = false;
+    await this.#writeAhead();
     await this.store.update<StorageRecord>(NS, identity.revision, (rec) => {
       if (!rec) return undefined;
       existed = Object.prototype.hasOwnProperty.call(rec.entries, k);

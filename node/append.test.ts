@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GroupAppender, appendLine } from './append.js';
 
 let dir: string;
@@ -69,6 +69,26 @@ describe('GroupAppender', () => {
     const { durable } = await a.stage('{"n":1}');
     await durable;
     expect(a.stats).toMatchObject({ batches: 1, records: 1 });
+  });
+
+  it('sync: a write-ahead point; resolves after the fsync that covers every line written before it, staged ones included, adding no line', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    // the staged line's own STAGED_SYNC_MS timer never fires here: only the write-ahead point can make it durable
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const { durable } = await a.stage('{"started":1}');
+      let durableFirst = false;
+      void durable.then(() => (durableFirst = true));
+      await a.sync();
+      expect(durableFirst).toBe(true);
+      expect(a.stats.batches).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await a.sync(); // with nothing written since: still an fsync of its own, at once
+    expect(a.stats.batches).toBe(2);
+    expect(readFileSync(p, 'utf8')).toBe('{"started":1}\n');
   });
 
   it('starts on a fresh line after a torn tail left by another writer, and re-creates a log removed meanwhile', async () => {

@@ -118,6 +118,17 @@ export class GroupAppender {
     });
   }
 
+  /**
+   * Resolves after an fsync that began after every line written so far through this appender (staged ones
+   * included) and, since fsync flushes the file whoever wrote it, through any other descriptor of the file: a
+   * write-ahead point for an effect that must not be on disk before the records that precede it.
+   * @throws TyError E_STORE when the fsync fails
+   */
+  sync(): Promise<void> {
+    // an empty record: written (nothing) now, so the next fsync must begin after this point
+    return new Promise<void>((resolve, reject) => this.#push({ bytes: Buffer.alloc(0), resolve, reject }));
+  }
+
   #push(p: Pending): void {
     this.#queue.push(p);
     if (!this.#flushing) {

@@ -1,5 +1,5 @@
 // Unit tests for node/store.ts (FileStoreBackend): atomicity, modes, key checks, cross-process locks; test side.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, readdir, rm, stat, writeFile, mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,9 @@ import { promisify } from 'node:util';
 import { FileStoreBackend } from './store.js';
 import { Store } from '../core/store.js';
 import { TyError } from '../core/errors.js';
+import { StoreAuditLog, type AuditRecord } from '../core/audit.js';
+import { ToolStorage } from '../core/tool-storage.js';
+import type { CallerIdentity } from '../core/fetch/mediated.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -167,4 +170,29 @@ describe('FileStoreBackend', () => {
     for (const k of ['k0', 'k1', 'k2']) expect(JSON.parse(dec(await store.backend.get('objs', k))!).pad).toHaveLength(50000);
     expect(await readdir(join(dir, '.locks'))).toEqual([]);
   }, 90_000);
+});
+
+describe('tool storage writes behind the audit log (write-ahead)', () => {
+  it("a storage write is on disk only after the audit records written before it, a call's staged intent record included", async () => {
+    const store = new Store(new FileStoreBackend(join(root, 'store')));
+    const audit = new StoreAuditLog(store);
+    const tool = { name: 'kv', revision: 'bagaaierakvtoolrevision', manifest: { capabilities: { storage: { quotaBytes: 1024 } } } } as unknown as CallerIdentity;
+    const storage = new ToolStorage(store);
+    // the staged record's own timer (STAGED_SYNC_MS) never fires: only the storage write's write-ahead point can sync it
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      for (const op of ['set', 'delete'] as const) {
+        const rec = { v: 1, time: new Date().toISOString(), principal: 'cli:user', tool: 'kv', revision: tool.revision, kind: 'tool', decision: 'allow', list: 'allow', rule: 'tool(kv)', scope: 'flags', outcome: 'started', durationMs: 0 } as AuditRecord;
+        const { durable } = await audit.stage(rec);
+        let synced = false;
+        void durable.then(() => (synced = true));
+        if (op === 'set') await storage.set(tool, 'k', { n: 1 });
+        else expect(await storage.delete(tool, 'k')).toBe(true);
+        expect(synced, op).toBe(true);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await audit.read()).entries).toHaveLength(2); // (read back as interrupted: no completion follows)
+  });
 });

@@ -280,6 +280,12 @@ export class FileStoreBackend implements StoreBackend {
     return { durable: Promise.resolve() };
   }
 
+  /** See StoreBackend.syncLog: one fsync (group-committed) that begins after every line written to `log` so far. */
+  async syncLog(log: string): Promise<void> {
+    checkKey(log);
+    await (this.#appenders.get(log) ?? (await this.#appenderOf(log))).sync();
+  }
+
   async readLog(log: string): Promise<string[]> {
     checkKey(log);
     let text: string;
