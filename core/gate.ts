@@ -3,129 +3,20 @@ import { TyError, toTyError } from './errors.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import type { Gate, GateRequest, Question } from './runtime.js';
 import { describeChannels, type Asker, type AskOutcome } from './ask.js';
-import type { Store } from './store.js';
-import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type Scope, type StoredDecision, type Trace } from './permissions.js';
+import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type StoredDecision, type Trace } from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
-import { storeKeyFor, type PauseTracker } from './pause.js';
+import type { PauseTracker } from './pause.js';
 import { shortId } from './revisions.js';
+import { parseHookDecision, type HookEvent, type HookPayload, type HookResult, type HookRunner, type HookSpec } from './gate-hooks.js';
+import type { DecisionStore } from './decisions.js';
 
-export type HookEvent = 'preToolUse' | 'postToolUse' | 'permissionRequest';
-
-/** One hook from settings. */
-export interface HookSpec {
-  event: HookEvent;
-  /** `*`, a tool-name glob, or a rule (core/permissions.ts parseMatcher). */
-  matcher: string;
-  /** A shell command line (run by node/hooks.ts). */
-  command: string;
-  /** Kill the hook after this long, ms. */
-  timeoutMs: number;
-  scope: Scope;
-  /** Host-side only (settings file path). */
-  source?: string;
-  /** Position in its list, from 0. */
-  index: number;
-}
-
-/** What a hook run produced. `exitCode` null when it was killed or never started (`error` says why). */
-export interface HookResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  error?: string;
-}
-
-/** Runs hook commands (node/hooks.ts). Must never throw; failures come back in the result. */
-export interface HookRunner {
-  /** Run `hook` with `input` (one JSON document) on stdin. */
-  run(hook: HookSpec, input: string, signal?: AbortSignal): Promise<HookResult>;
-}
-
-/**
- * The JSON a hook gets on stdin. Never secret values: `input` is the call's arguments with every known
- * secret value replaced by `<withheld>`; `result` (post only) likewise, and omitted above 256 KiB.
- */
-export interface HookPayload {
-  event: HookEvent;
-  principal: string;
-  tool: { name: string; revision: string };
-  kind: GateRequest['kind'];
-  target?: string;
-  access?: 'read' | 'write';
-  input?: unknown;
-  /** permissionRequest only: the rule/trace that asked, and the rule that would allow it. */
-  trace?: { list: string; rule: string; scope: string };
-  suggestedRule?: string;
-  /** postToolUse only */
-  outcome?: 'ok' | 'error';
-  code?: string;
-  result?: unknown;
-}
+export type { HookEvent, HookPayload, HookResult, HookRunner, HookSpec } from './gate-hooks.js';
+export { parseHookDecision } from './gate-hooks.js';
+export { StoreDecisions, type DecisionStore } from './decisions.js';
 
 export interface GateConfig {
   policy: Policy;
   hooks?: Partial<Record<HookEvent, HookSpec[]>>;
-}
-
-/** Permanent decisions, stored per revision identity (store namespace `decisions`, key = revision). */
-export interface DecisionStore {
-  list(revision?: string): Promise<StoredDecision[]>;
-  add(d: StoredDecision): Promise<void>;
-}
-
-interface DecisionRecord {
-  revision: string;
-  decisions: StoredDecision[];
-}
-
-/** Permanent decisions in the store. Revoking removes records; a new revision starts with none. */
-export class StoreDecisions implements DecisionStore {
-  static readonly NS = 'decisions';
-  constructor(readonly store: Store) {}
-
-  async list(revision?: string): Promise<StoredDecision[]> {
-    const keys = revision !== undefined ? [storeKeyFor(revision)] : await this.store.backend.list(StoreDecisions.NS);
-    const out: StoredDecision[] = [];
-    for (const k of keys) {
-      // one revision's record is read on every call: kept in memory while its stamp holds (a revoke by any process is seen at once)
-      const r = revision !== undefined ? await this.store.getJsonFresh<DecisionRecord>(StoreDecisions.NS, k) : await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
-      if (!r || typeof r.revision !== 'string' || storeKeyFor(r.revision) !== k || !Array.isArray(r.decisions)) continue;
-      if (revision !== undefined && r.revision !== revision) continue;
-      out.push(...r.decisions.filter((d) => d && d.revision === r.revision));
-    }
-    return out;
-  }
-
-  async add(d: StoredDecision): Promise<void> {
-    if (typeof d.revision !== 'string' || d.revision.length === 0) throw new TyError('E_STORE', 'a permanent decision needs a revision identity');
-    const rec: StoredDecision = { ...d, scope: 'permanent' };
-    await this.store.update<DecisionRecord>(StoreDecisions.NS, storeKeyFor(d.revision), (old) => {
-      const keep = (old?.revision === d.revision ? old.decisions ?? [] : []).filter((x) => !decisionCovers(x, rec));
-      return { revision: d.revision, decisions: [...keep, rec] };
-    });
-  }
-
-  /**
-   * Remove permanent decisions of a tool name or revision id; with `rule` (the text the permission listing
-   * shows, e.g. `fetch(read:https://a.example)`), only that one. Returns the removed decisions.
-   */
-  async revoke(which: { tool?: string; revision?: string; rule?: string }): Promise<StoredDecision[]> {
-    const removed: StoredDecision[] = [];
-    for (const k of await this.store.backend.list(StoreDecisions.NS)) {
-      if (which.revision !== undefined && k !== storeKeyFor(which.revision)) continue;
-      await this.store.update<DecisionRecord>(StoreDecisions.NS, k, (old) => {
-        if (!old) return undefined;
-        const keep: StoredDecision[] = [];
-        for (const d of old.decisions ?? []) {
-          const hit = (which.tool === undefined || d.toolName === which.tool) && (which.rule === undefined || suggestRule(d) === which.rule);
-          (hit ? removed : keep).push(d);
-        }
-        return keep.length ? { revision: old.revision, decisions: keep } : undefined;
-      });
-    }
-    return removed;
-  }
 }
 
 export interface GateDeps {
@@ -598,18 +489,4 @@ export class PermissionGate implements Gate {
     }
     return feedback;
   }
-}
-
-/** A permissionRequest hook's stdout: `{"decision":"allow"|"deny"}` (anything else: no opinion). */
-export function parseHookDecision(stdout: string): 'allow' | 'deny' | undefined {
-  try {
-    const v = JSON.parse(stdout.trim()) as unknown;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const d = (v as Record<string, unknown>).decision;
-      if (d === 'allow' || d === 'deny') return d;
-    }
-  } catch {
-    /* not JSON: no opinion */
-  }
-  return undefined;
 }

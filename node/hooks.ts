@@ -1,6 +1,6 @@
 // Runs hook commands from settings (JSON on stdin, timeout, whole process group killed); Node host, trusted side.
 import { spawn } from 'node:child_process';
-import type { HookResult, HookRunner, HookSpec } from '../core/gate.js';
+import type { HookResult, HookRunner, HookSpec } from '../core/gate-hooks.js';
 
 export interface NodeHookRunnerOptions {
   /** Working folder for hooks (the project root, else the CLI's cwd). */
