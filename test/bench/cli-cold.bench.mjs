@@ -79,8 +79,21 @@ export async function run({ runs = 15 } = {}) {
         srtArgs.length = 0;
       }
     } else notes.push(`srt row skipped: ${srt.reason}`);
+    // CLI_COLD_BEFORE_ROOT=<a built checkout of an older commit>: its `tycli run` timed interleaved with this one's.
+    const beforeRoot = process.env.CLI_COLD_BEFORE_ROOT ? resolve(process.env.CLI_COLD_BEFORE_ROOT) : undefined;
+    let beforeRun;
+    if (beforeRoot) {
+      const bEnv = { ...env, TYCLI_HOME: join(dir, 'home-before') };
+      const bBin = join(beforeRoot, 'bin', 'tycli.mjs');
+      const a = spawnSync(process.execPath, [bBin, 'tool', 'add', join(beforeRoot, 'tools', 'csv-stats', 'manifest.json')], { env: bEnv, encoding: 'utf8' });
+      if (a.status !== 0) throw new Error(`tool add (before checkout) failed: ${a.stderr}`);
+      const bex = join(beforeRoot, 'tools', 'examples');
+      const bArgs = [bBin, '--sandbox', 'required', 'run', 'csv-stats', '--arg-file', `csv=${join(bex, 'data', 'sales.csv')}`, '--args', `@${join(bex, 'args-csv-stats.json')}`];
+      beforeRun = () => timed(process.execPath, bArgs, bEnv);
+    }
     const paths = {
       run: () => timed(process.execPath, runArgs, env),
+      ...(beforeRun ? { before: beforeRun } : {}),
       node: () => timed(process.execPath, ['-e', '0'], process.env),
       bare: () => timed(process.execPath, ['-e', '0'], {}),
       ...(srtArgs?.length ? { srt: () => timed(process.execPath, srtArgs, process.env) } : {}),
@@ -107,6 +120,10 @@ export async function run({ runs = 15 } = {}) {
     if (s.srt) rows.push(pairRow('`tycli run csv-stats` whole process vs srt around the same tool in `node -e`', s.run, s.srt, `srt ${srt.version} (bwrap + network proxy) running \`node -e <csv-stats>\``, '<= 0.5x'));
     rows.push(pairRow('`tycli run csv-stats`, first run in a brand-new home (nothing cached yet)', fresh, freshBase, '`node -e 0`, same environment', ''));
     rows.push(pairRow('`node -e 0` with this environment (NODE_EXTRA_CA_CERTS etc.)', s.node, s.bare, '`env -i node -e 0`', ''));
+    if (s.before) {
+      rows.push(pairRow('`tycli run csv-stats` whole process, this checkout vs an older one', s.run, s.before, `the same run of ${beforeRoot} (CLI_COLD_BEFORE_ROOT), interleaved`, ''));
+      rows.push(pairRow('`tycli run csv-stats` of the older checkout', s.before, s.node, '`node -e 0`, same environment', ''));
+    }
     notes.push(
       `medians of ${runs} runs per path, paths interleaved with the order rotating run by run; ratio p25–p75 over per-round pairs; the tycli run and \`node -e 0\` get the caller's environment (${process.env.NODE_EXTRA_CA_CERTS ? 'NODE_EXTRA_CA_CERTS is set here' : 'NODE_EXTRA_CA_CERTS is not set here'}), the sandbox inside gets an empty one`,
       'srt wraps `node -e` running the csv-stats module on the same arguments (no tool store, permission gate or audit; its network proxy and bridges start on every run); it runs with this environment so its node inherits it',
@@ -114,7 +131,6 @@ export async function run({ runs = 15 } = {}) {
     const prof = profileRuns({ root, runs: 3 });
     notes.push(...describe(prof).map((l) => `CPU profile now (test/bench/profile-run.mjs, node --cpu-prof of tycli run): ${l}`));
     // CLI_COLD_BEFORE_ROOT=<a built checkout of an older commit>: its profile taken in this run, on this machine's load.
-    const beforeRoot = process.env.CLI_COLD_BEFORE_ROOT;
     if (beforeRoot) notes.push(...describe(profileRuns({ root: resolve(beforeRoot), runs: 3 })).map((l) => `CPU profile before (${beforeRoot}, profiled in this run): ${l}`));
     else notes.push(...BEFORE_PRESTART.map((l) => `CPU profile before the prestart (commit d27eb88, recorded with the same script and --root on that checkout): ${l}`));
     notes.push(...BEFORE.map((l) => `CPU profile before the cold-path work (commit 83bd0c1, recorded with the same script and --root on that checkout): ${l}`));
