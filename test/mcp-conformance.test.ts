@@ -130,7 +130,7 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
   }, 600_000);
 });
 
-/** The suite's multi-round-trip scenarios on tools (SEP-2322) run against test/mcp-mrtr-fixture.mjs behind the bridge. */
+/** The suite's multi-round-trip scenarios (SEP-2322) run against test/mcp-mrtr-fixture.mjs behind the bridge. */
 const MRTR_SCENARIOS = [
   'input-required-result-basic-elicitation',
   'input-required-result-basic-sampling',
@@ -144,4 +144,5 @@ const MRTR_SCENARIOS = [
   'input-required-result-ignore-extra-params',
   'input-required-result-validate-input',
   'input-required-result-unsupported-methods',
+  'input-required-result-non-tool-request',
 ];

@@ -40,6 +40,11 @@ serveStdio(() => {
     if (caps.roots) want.client_roots = roots;
     return Object.keys(want).length > 0 ? asked(want) : text('nothing declared');
   });
+  // input_required on prompts/get (SEP-2322 "non-tool request")
+  server.registerPrompt('test_input_required_result_prompt', { description: 'conformance: a prompt that asks for context first' }, async (...a) => {
+    const r = a.at(-1)?.mcpReq?.inputResponses;
+    return r?.user_context ? { messages: [{ role: 'user', content: { type: 'text', text: `context: ${r.user_context.content?.context}` } }] } : asked({ user_context: elicit('What context should the prompt use?', { context: { type: 'string' } }, ['context']) });
+  });
   // for the bridge's own tests: what the server was answered and which capabilities it was told of
   tool('report', (r, _s, ctx) => (r?.q ? text(`answered ${JSON.stringify(r.q)} caps ${JSON.stringify(ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {})}`) : asked({ q: elicit('Which colour? (visible text)', { colour: { type: 'string' } }, ['colour']) })));
   return server;

@@ -134,6 +134,32 @@ describe('input_required through the bridge (2026-07-28)', () => {
   }, 60_000);
 });
 
+describe('input_required on prompts/get', () => {
+  it('relayed under mcp-input(SERVER/elicitation) with the bridge own state bound to the prompt; refused by the server without the rule', async () => {
+    const get = async (extra: Record<string, unknown> = {}) => {
+      const body = { jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'mrtr__test_input_required_result_prompt', _meta: ENVELOPE, ...extra } };
+      const res = await fetch(http.url, { method: 'POST', headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'prompts/get', 'mcp-name': 'mrtr__test_input_required_result_prompt' }, body: JSON.stringify(body) });
+      const text = await res.text();
+      const data = text.split('\n').find((l) => l.startsWith('data: '));
+      return JSON.parse(data !== undefined ? data.slice(6) : text) as { result?: Record<string, unknown>; error?: { code: number; data?: { code?: string; reason?: string } } };
+    };
+    await start([]);
+    const refused = await get();
+    expect(refused.error?.code).toBe(-32021);
+    await http.close();
+    await bridge.close();
+    await start(['mcp-input(mrtr/elicitation)']);
+    const first = await get();
+    expect(first.result?.resultType).toBe('input_required');
+    const state = first.result?.requestState as string;
+    const done = await get({ inputResponses: { user_context: { action: 'accept', content: { context: 'tests' } } }, requestState: state });
+    expect(JSON.stringify(done.result?.messages)).toContain('context: tests');
+    // a prompt's state does not answer a tool call of the same name (bound to the prompt)
+    const cross = await call('mrtr__report', { inputResponses: { q: { action: 'accept', content: { colour: 'red' } } }, requestState: first.result?.requestState });
+    expect(cross.error?.data?.code).toBe('E_MCP_REQUEST_STATE');
+  }, 60_000);
+});
+
 describe('a 2.x SDK client over stdio (mcp proxy, the direct path)', () => {
   it('answers a server form through the bridge: the client SDK fulfils the relayed input_required and retries; the server gets the answer', async () => {
     const { Client } = await import('@modelcontextprotocol/client');

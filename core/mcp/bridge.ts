@@ -1,5 +1,5 @@
 // The client-facing MCP bridge: one SDK Server per client session offering registered tools and bridged servers' tools, every call checked and gated, transports injected; core, trusted side.
-import { Server, type CallToolResult, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/server';
+import { Server, type CallToolResult, type GetPromptResult, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/server';
 import { TyError, toTyError } from '../errors.js';
 import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
@@ -178,14 +178,31 @@ export class McpBridge extends BridgeCalls {
       let outcome = 'refused';
       try {
         const def = await this.definition(sessionId, split.server);
+        // a 2026-07-28 client can take input requests on prompts/get too (bound to the prompt, not a tool)
+        const bound = `prompts/get:${split.rest}`;
+        const round = await this.inputRound(sessionId, split.server, bound, req.params.arguments, ctx.mcpReq);
         // postToolUse feedback has no place in a prompt result: the hooks run, their output is not sent
         const definition = await this.withUpstream(sessionId, def, (u) => u.promptDefinition(split.rest, ctx.mcpReq.signal), ctx.mcpReq.signal).catch(() => undefined);
         const { value: r } = await this.gated(def, 'mcp-prompt', split.rest, { preview: previewOf(req.params.arguments), input: { arguments: req.params.arguments ?? {} }, ...(definition ? { definition } : {}) }, ctx.mcpReq.signal, () => {
           outcome = 'forwarded';
-          return this.withUpstream(sessionId, def, (u) => u.getPrompt(split.rest, req.params.arguments, ctx.mcpReq.signal), ctx.mcpReq.signal);
+          return this.withUpstream(
+            sessionId,
+            def,
+            (u): Promise<unknown> =>
+              u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)
+                ? callTakingInput(this.opts.elicit, split.server, round, ctx.mcpReq.signal, (input) => u.getPromptTakingInput(split.rest, req.params.arguments, input, ctx.mcpReq.signal), (o) => this.log(split.server, 'prompts/get', split.rest, o))
+                : u.getPrompt(split.rest, req.params.arguments, ctx.mcpReq.signal),
+            ctx.mcpReq.signal,
+          );
         });
+        if (isRelayed(r)) {
+          outcome = 'input-required';
+          const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+          if (envelope !== undefined) envelope[ENVELOPE_CAPABILITIES_KEY] = relayedCapabilities(r, round?.clientCapabilities ?? {});
+          return (await this.relayedAnswer(sessionId, split.server, bound, req.params.arguments, r)) as unknown as GetPromptResult;
+        }
         outcome = 'ok';
-        return mapPromptResult(r, split.server, this.naming);
+        return mapPromptResult(r as GetPromptResult, split.server, this.naming);
       } catch (e) {
         if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
         throw toMcpError(e);

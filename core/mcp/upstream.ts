@@ -253,8 +253,9 @@ export class UpstreamSession {
   async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; onInput?: PendingCall['input'] }): Promise<CallToolResult>;
   async callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
   async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input: CallInput }): Promise<CallToolResult | InputRequiredAnswer>;
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput; onInput?: PendingCall['input'] } = {}): Promise<CallToolResult | InputRequiredAnswer> {
-    const tool = this.toolCache?.get(name);
+  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput; onInput?: PendingCall['input']; method?: 'prompts/get' } = {}): Promise<CallToolResult | InputRequiredAnswer> {
+    const method = opts.method ?? 'tools/call';
+    const tool = method === 'tools/call' ? this.toolCache?.get(name) : undefined;
     if (tool?.execution?.taskSupport === 'required') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
     if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
     const signal = opts.signal;
@@ -294,7 +295,7 @@ export class UpstreamSession {
         });
       }
       // sent first, the bookkeeping after: nothing can answer before this synchronous code returns
-      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage).catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
+      this.transport.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
       if (!this.calls.has(id)) return;
       signal?.addEventListener('abort', onAbort, { once: true });
       call.deadline = Date.now() + this.timeoutMs;
@@ -318,11 +319,26 @@ export class UpstreamSession {
       const { resultType: _drop, ...rest } = msg.result as Record<string, unknown>;
       msg.result = rest;
     }
+    if (method === 'prompts/get') {
+      const r = msg.result as { messages?: unknown } | undefined;
+      if (typeof r !== 'object' || r === null || !Array.isArray(r.messages)) throw new TyError('E_MCP', `server "${this.server}" sent a prompts/get result without messages`);
+      return r as unknown as CallToolResult;
+    }
     const checked = checkToolResult(msg.result);
     if (!checked.ok) throw new TyError('E_MCP', `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`);
     const problem = checkStructuredContent(name, tool?.outputSchema, checked.result);
     if (problem !== undefined) throw new ProtocolError(checked.result.structuredContent === undefined ? ProtocolErrorCode.InvalidRequest : ProtocolErrorCode.InvalidParams, problem);
     return checked.result as CallToolResult;
+  }
+
+  /**
+   * `prompts/get` of a 2026-07-28 server that may answer `input_required` (sent on the transport as callTool sends,
+   * the same deadlines and cancellation): the prompt's result (only its `messages` checked here; the bridge maps it) or
+   * the server's checked input requests.
+   */
+  async getPromptTakingInput(name: string, args: Record<string, string> | undefined, input: CallInput, signal?: CancelSignal): Promise<Record<string, unknown> | InputRequiredAnswer> {
+    const send = this.callTool as unknown as (n: string, a: Record<string, unknown>, o: { signal?: CancelSignal; input: CallInput; method: 'prompts/get' }) => Promise<Record<string, unknown> | InputRequiredAnswer>;
+    return send.call(this, name, args ?? {}, { ...(signal ? { signal } : {}), input, method: 'prompts/get' });
   }
 
   /**
