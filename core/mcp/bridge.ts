@@ -5,9 +5,7 @@ import { checkToolArguments } from './args.js';
 import { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult } from './results.js';
 import { NAME_SEP, mapPromptResult, mapToolResult } from './naming.js';
 import { ENVELOPE_CAPABILITIES_KEY, RPC, declaredCapabilities, encodeModernToolResult, toolCallParams, type RpcId } from './messages.js';
-import { callTakingInput, checkedResponses, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
-import { RequestStates } from './input-required.js';
-import { paramHeaders, type ParamHeader } from './http-headers.js';
+import { callTakingInput, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from './bridge-input.js';
 import type { McpDefinition } from './server-definition.js';
 import type { CancelSignal, UpstreamSession } from './upstream.js';
 import { installRouted, relayInstructions, type RouteContext } from './bridge-routes.js';
@@ -367,90 +365,6 @@ export class McpBridge extends BridgeCalls {
         throw e;
       },
     );
-  }
-
-  /**
-   * What one tools/call brings for input requests (MCP 2026-07-28): undefined for a 2025-era request (it cannot take
-   * any); else the capabilities the client declared and, on a retry, its answers checked against the input requests
-   * the bridge relayed and the server's own state, taken from the bridge's requestState (bound to this call, used once).
-   * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (a state tampered with, expired, replayed, for another call, or
-   *   answers without one; audited), -32602 E_INVALID_ARGS (an answer missing or not the result its request needs).
-   */
-  private async inputRound(sessionId: string, server: string, tool: string, args: unknown, req: { _meta?: unknown; envelope?: unknown; inputResponses?: Record<string, unknown>; droppedInputResponseKeys?: string[]; requestState: () => unknown }): Promise<CallRound | undefined> {
-    const state = req.requestState();
-    const retry = state !== undefined || req.inputResponses !== undefined || (req.droppedInputResponseKeys?.length ?? 0) > 0;
-    if (req.envelope === undefined && !retry) return undefined;
-    const clientCapabilities = declaredCapabilities(req._meta) ?? {};
-    if (!retry) return { clientCapabilities };
-    const refuse = async (reason: string, message: string): Promise<never> => {
-      this.log(server, 'tools/call', tool, `refused:E_MCP_REQUEST_STATE:${reason}`);
-      await this.opts.elicit?.auditInput?.(server, 'state', { decision: 'deny', rule: `requestState ${reason}`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_MCP_REQUEST_STATE' }).catch(() => undefined);
-      throw new RpcFailure(RPC.INVALID_PARAMS, message, { code: 'E_MCP_REQUEST_STATE', reason } as { code: string });
-    };
-    if (req.envelope === undefined) return refuse('no-envelope', 'inputResponses and requestState are part of protocol revision 2026-07-28; this request is not one');
-    if (state === undefined) return refuse('missing', 'inputResponses answer input requests the bridge relayed and need the requestState it issued with them; call again without inputResponses');
-    const opened = await this.states.open(state, { principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} });
-    if (!opened.ok) return refuse(opened.reason, `requestState refused (${opened.reason}): it is not one the bridge issued for this call, or it was used already or expired; call again without inputResponses and requestState`);
-    let responses: Record<string, unknown>;
-    try {
-      responses = checkedResponses(opened.keys, req.inputResponses);
-    } catch (e) {
-      throw toMcpError(e);
-    }
-    return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}), ...(opened.suspension !== undefined ? { suspension: opened.suspension } : {}) };
-  }
-  private readonly states = new RequestStates();
-
-  /**
-   * A retry answering a 2025-era server's call the bridge holds open: the client's answer goes to the server (the
-   * `mcp-input(SERVER/elicitation)` rule checked again: gone, the server gets `cancel` and the retry E_CAPABILITY_DENIED),
-   * then the call's result (mapped as any bridged result) or the server's next request, relayed again.
-   * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (the held call has ended), E_CAPABILITY_DENIED.
-   */
-  private async resumeSuspended(server: string, tool: string, round: CallRound): Promise<CallToolResult | RelayedInput> {
-    const sus = this.suspensions.get(round.suspension!);
-    const waiting = sus?.waitingKey;
-    if (sus === undefined || waiting === undefined) throw new RpcFailure(RPC.INVALID_PARAMS, 'requestState refused (expired): the server call it answered has ended; call again without inputResponses and requestState', { code: 'E_MCP_REQUEST_STATE', reason: 'expired' } as { code: string });
-    const rule = await this.opts.elicit?.inputRule?.(server, 'elicitation');
-    if (rule === undefined) {
-      sus.end();
-      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'deny', rule: `no allow rule mcp-input(${server}/elicitation)`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_CAPABILITY_DENIED' }).catch(() => undefined);
-      throw toMcpError(new TyError('E_CAPABILITY_DENIED', `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`, { suggestedRule: `mcp-input(${server}/elicitation)` }));
-    }
-    const r = await sus.resume(round.responses?.[waiting.key]);
-    if (isRelayed(r)) {
-      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
-      this.log(server, 'tools/call', tool, 'input-required:elicitation');
-      return { ...r, suspension: sus.id };
-    }
-    this.log(server, 'tools/call', tool, r.isError ? 'tool-error' : 'ok');
-    return mapToolResult(r, server, this.naming);
-  }
-
-  /**
-   * The `Mcp-Param-*` headers a tools/call for `name` (as the client sees it) must carry: the `x-mcp-header`
-   * declarations of the bridged tool's input schema (core/mcp/http-headers.ts). None when the name is no bridged
-   * server's tool or the server cannot be reached (the call then fails on its own).
-   */
-  async paramHeadersOf(sessionId: string, name: string, signal?: AbortSignal): Promise<ParamHeader[]> {
-    const split = this.naming.parseName(name);
-    if (split === undefined) return [];
-    try {
-      const def = await this.opts.source.load(split.server);
-      if (def === undefined) return [];
-      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(split.rest), signal);
-      const h = tool === undefined ? undefined : paramHeaders(tool.inputSchema);
-      return h?.ok === true ? h.headers : [];
-    } catch {
-      return [];
-    }
-  }
-
-  /** The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own state for this call. */
-  private async relayedAnswer(sessionId: string, server: string, tool: string, args: unknown, r: RelayedInput): Promise<Record<string, unknown>> {
-    const keys = Object.fromEntries(Object.entries(r.inputRequests).map(([k, q]) => [k, q.method]));
-    const requestState = await this.states.mint({ principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} }, keys, r.upstreamState, r.suspension);
-    return { resultType: 'input_required', inputRequests: r.inputRequests, requestState };
   }
 
   /**

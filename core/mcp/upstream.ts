@@ -9,6 +9,7 @@ import { streamableHttpConnector } from './upstream-transport.js';
 import { parseInputRequired } from './input-required.js';
 import { listenForChanges } from './upstream-listen.js';
 import { paramHeaders } from './http-headers.js';
+import { answerElicitation } from './upstream-elicit.js';
 import { CALL_ID, CLIENT_INFO, type CallInput, type InputRequiredAnswer, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
 
 export { DEFAULT_PROBE_TIMEOUT_MS, type CallInput, type CancelSignal, type InputRequiredAnswer, type UpstreamOptions, type UpstreamTool } from './upstream-options.js';
@@ -32,8 +33,6 @@ export class UpstreamSession {
   private sweepTimer: ReturnType<typeof setTimeout> | undefined;
   /** Progress callbacks by our own progress token (relayed as they arrive, before the result). */
   private readonly progress = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
-  /** Elicitations waiting for a person: call deadlines do not run out meanwhile. */
-  private eliciting = 0;
   /** Elicitations of the server in flight, by its request id. */
   private readonly elicits = new Map<unknown, AbortController>();
 
@@ -147,38 +146,9 @@ export class UpstreamSession {
     return s;
   }
 
-  /**
-   * An `elicitation/create` request (answered on the transport, never by the SDK Client) or a notifications/cancelled
-   * naming one; false for anything else. While one waits, call deadlines do not run out.
-   */
+  /** An `elicitation/create` of the server or a notifications/cancelled naming one (upstream-elicit.ts). */
   private elicitation(m: Record<string, unknown>, elicit: NonNullable<UpstreamOptions['elicit']>): boolean {
-    const params = (m.params ?? {}) as Record<string, unknown>;
-    if (m.method === 'notifications/cancelled') {
-      const ac = this.elicits.get(params.requestId);
-      ac?.abort();
-      return ac !== undefined;
-    }
-    const id = m.id;
-    if ((typeof id !== 'string' && typeof id !== 'number') || this.elicits.has(id)) return false;
-    const ac = new AbortController();
-    this.elicits.set(id, ac);
-    this.eliciting++;
-    const reply = (body: Record<string, unknown>): void => void this.transport.send({ jsonrpc: '2.0', id, ...body } as JSONRPCMessage).catch(() => undefined);
-    // the session's only call in flight may take the request (its client can answer it); else the person path
-    const only = this.calls.size === 1 ? [...this.calls.values()][0] : undefined;
-    const answer = only?.input !== undefined ? only.input('elicitation/create', params, ac.signal) : elicit(params, ac.signal);
-    void answer
-      .then(
-        (result) => reply({ result }),
-        (e: unknown) => reply({ error: e instanceof ProtocolError ? { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), ...(e.data !== undefined ? { data: e.data } : {}) } : { code: ProtocolErrorCode.InternalError, message: 'the elicitation failed' } }),
-      )
-      .finally(() => {
-        this.elicits.delete(id);
-        this.eliciting--;
-        // the person's time does not count against the calls waiting on this answer
-        for (const c of this.calls.values()) c.deadline = Date.now() + this.timeoutMs;
-      });
-    return true;
+    return answerElicitation(m, elicit, { elicits: this.elicits, calls: this.calls, send: (msg) => this.transport.send(msg as JSONRPCMessage), timeoutMs: this.timeoutMs });
   }
 
   /** The session's `subscriptions/listen` stream (2026-07-28; upstream-listen.ts). */
@@ -353,7 +323,7 @@ export class UpstreamSession {
       let next = Infinity;
       let late = false;
       for (const c of [...this.calls.values()]) {
-        if (c.deadline <= now && this.eliciting === 0) {
+        if (c.deadline <= now && this.elicits.size === 0) {
           c.cancel('timed out');
           c.settle(this.timedOut('tools/call'));
           late = true;
