@@ -66,7 +66,11 @@ describe('settings location', () => {
     const file = join(home, '.config', 'tycli', 'settings.json');
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ sandbox: 'required', ask_wait: 5000 });
     const shown = oneLine(await tycli(home, ['--json', 'settings', 'show']));
-    expect(shown).toMatchObject({ ok: true, effective: { sandbox: 'required', ask_wait: 5000 } });
+    expect(shown).toMatchObject({ ok: true, effective: { sandbox: 'required', ask_wait: 5000, permissions: { mode: 'standard' } } });
+    // every key shown is one a settings file takes: the effective values written back are accepted
+    await writeFile(file, JSON.stringify((shown as { effective: Record<string, unknown> }).effective));
+    const back = await tycli(home, ['--json', 'settings', 'show']);
+    expect(back.code, back.stderr).toBe(0);
     const bad = join(tmp, 'bad-editor.sh');
     await writeFile(bad, '#!/bin/sh\nprintf \'{"sandbox": "sometimes"}\\n\' > "$1"\n');
     await chmod(bad, 0o755);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cliScratch, oneLine } from './helpers.js';
+import { ROOT, cliScratch, oneLine } from './helpers.js';
 
 const S = cliScratch('tycli-life');
 const tycli = S.tycli;
@@ -50,6 +50,18 @@ describe('short revisions', () => {
     // activate by prefix binds the whole id.
     const act = oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 19), '--approve-replacement']));
     expect(act).toEqual({ ok: true, name: 'mul', revision: r2 });
+  });
+});
+
+describe('tool add', () => {
+  it('takes a folder holding manifest.json as that manifest; a folder without one is a usage error', async () => {
+    const h = join(S.dir, 'folder');
+    const byFile = await add(h, join(ROOT, 'tools', 'csv-stats', 'manifest.json'));
+    const byFolder = await add(join(S.dir, 'folder2'), join(ROOT, 'tools', 'csv-stats'));
+    expect(byFolder).toBe(byFile);
+    const none = await tycli(['--home', h, 'tool', 'add', join(ROOT, 'tools')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/E_USAGE.*is a folder without a manifest\.json/);
   });
 });
 

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TyError } from '../../../core/errors.js';
+import { DEFAULT_SESSION_IDLE_MS } from '../../../core/mcp/session-clock.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
@@ -50,18 +51,20 @@ const show: CliCommand = {
   usage: `Usage: tycli settings show
 
 Prints each settings file (user, project, local) that exists, then the effective values after merging
-(mode, sandbox, runtime, ask_wait, session_idle, pause, ask.dialog). Invalid files are an error.
+(permissions.mode, sandbox, runtime, ask_wait, session_idle, ask.dialog, pause), keyed as in a settings file.
+Invalid files are an error.
 With --json: {"ok":true,"files":[{"scope","path","present"}],"effective":{...}}.`,
   allowPositionals: false,
   async run(ctx) {
     const { loadSettings } = await import('../../settings.js');
     const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd });
+    // keyed as in a settings file, so a value shown here can be copied into one
     const effective = {
-      mode: s.policy.mode,
+      permissions: { mode: s.policy.mode },
       sandbox: s.sandbox ?? 'auto',
       runtime: s.runtime ?? 'node',
       ask_wait: s.askWaitMs,
-      session_idle: s.sessionIdleMs ?? null,
+      session_idle: s.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
       ask: { dialog: s.askDialog },
       pause: s.pause,
     };

@@ -1,5 +1,5 @@
 // tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node host, trusted side.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { revisionArg, toolSettingsCommands } from './tool-settings.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
@@ -12,12 +12,22 @@ async function openHost(ctx: CliContext) {
   return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
 }
 
+/** `path`, or `path/manifest.json` when `path` is a folder holding one (a folder without one: usage error). */
+async function manifestPath(path: string): Promise<string> {
+  const { stat } = await import('node:fs/promises');
+  const st = await stat(path).catch(() => undefined);
+  if (!st?.isDirectory()) return path;
+  const inside = join(path, 'manifest.json');
+  if (!(await stat(inside).catch(() => undefined))?.isFile()) usage(`${path} is a folder without a manifest.json; give the manifest file`);
+  return inside;
+}
+
 const add: CliCommand = {
   path: ['tool', 'add'],
   summary: 'install a tool revision from a manifest file (prints its revision id)',
-  usage: `Usage: tycli tool add MANIFEST.json
+  usage: `Usage: tycli tool add MANIFEST.json|FOLDER
 
-The manifest's "execution.sourceFile" (relative to the manifest) is read and inlined as "source"
+A FOLDER means its manifest.json. The manifest's "execution.sourceFile" (relative to the manifest) is read and inlined as "source"
 before hashing, so the revision id covers the code. A Python revision's "python.packages" wheels
 ({"file", "sha256"}, pure-Python only) must sit next to the manifest and match their sha256; they are
 read from there (and checked again) when the revision runs. The same manifest always yields the same id.
@@ -26,7 +36,7 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('tycli tool add takes exactly one MANIFEST.json');
     const { loadManifestFile } = await import('../../manifest-file.js'); // loads the bundler only when needed
-    const file = resolve(ctx.cwd, pos[0]!);
+    const file = await manifestPath(resolve(ctx.cwd, pos[0]!));
     const manifest = await loadManifestFile(file);
     const { pythonPackagesOf } = await import('../../manifest-file.js');
     const wheels = await pythonPackagesOf(file, manifest);
