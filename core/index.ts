@@ -1,6 +1,7 @@
 // Public surface of core/ (package export "./core"): host-agnostic logic every host builds on; trusted side.
 export { TyError, isTyError, toTyError } from './errors.js';
 export { canonicalJson } from './canonical.js';
+export { inlineSourceFile, sourceFileRecord } from './source-file.js';
 export { DOMAINS, contentId, cidOfBytes, documentBytes, isContentId, type Domain } from './cid.js';
 export { Store, checkKey, KEY_RE, type StoreBackend } from './store.js';
 export { MemoryStoreBackend } from './memory-store.js';

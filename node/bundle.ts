@@ -5,6 +5,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import * as esbuild from 'esbuild';
 import { TyError } from '../core/errors.js';
+import { sourceFileRecord } from '../core/source-file.js';
 import type { ToolBundle } from '../protocol/manifest.js';
 
 /** The bundler and version recorded in every bundle (a different version may emit other bytes, hence another id). */
@@ -170,7 +171,8 @@ export async function bundleTool(folder: string, entry: string): Promise<{ sourc
     const source = await readFile(entryAbs, 'utf8');
     if (!isTs) {
       await checkSyntax(source, entryRel);
-      return { source, bundle: { entry: entryRel, bundler: 'none', inputs, packages: [] } };
+      // The same record every host builds for a single-file tool (core/source-file.ts), so the ids agree.
+      return { source, bundle: await sourceFileRecord(entryRel, await readFile(entryAbs)) };
     }
   }
   const out = result.outputFiles.find((f) => f.path.endsWith('.mjs'));

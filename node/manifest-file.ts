@@ -1,8 +1,8 @@
 // Reads a manifest file for installing: inlines `sourceFile` (bundling JavaScript with its imports) and checks syntax; Node host, trusted side.
-import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { TyError } from '../core/errors.js';
+import { sourceFileRecord } from '../core/source-file.js';
 import { usage } from './cli/output.js';
 import { bundleTool, checkSyntax } from './bundle.js';
 
@@ -69,9 +69,7 @@ export async function loadManifestFile(path: string): Promise<unknown> {
   const source = await readText(target, 'source file');
   if (e.kind === 'sandboxed-code' && e.runtime === 'python') {
     // The file's name (and integrity) is kept with the revision, so a raising tool's frames name it (core/stack.ts).
-    const path = rel.split(sep).join('/');
-    const bytes = Buffer.from(source, 'utf8');
-    const bundle = { entry: path, bundler: 'none', inputs: [{ path, bytes: bytes.byteLength, integrity: `sha256-${createHash('sha256').update(bytes).digest('base64')}` }], packages: [] };
+    const bundle = await sourceFileRecord(rel.split(sep).join('/'), source);
     return { ...(doc as Record<string, unknown>), execution: { ...restExec, source, bundle } };
   }
   return { ...(doc as Record<string, unknown>), execution: { ...restExec, source } };

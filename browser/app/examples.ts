@@ -5,13 +5,12 @@ import jsonReshape from '../../tools/json-reshape/manifest.json' with { type: 'j
 import jsonReshapeSource from '../../tools/json-reshape/index.mjs?raw';
 import textStats from '../../tools/text-stats/manifest.json' with { type: 'json' };
 import textStatsSource from '../../tools/text-stats/index.mjs?raw';
+import { inlineSourceFile } from '../../core/source-file.js';
 
-/** A manifest as `tycli tool add` would hash it: `execution.sourceFile` replaced by the inlined `source`. */
-function inline(m: { execution: Record<string, unknown> } & Record<string, unknown>, source: string): Record<string, unknown> {
-  const { sourceFile: _file, ...execution } = m.execution;
-  void _file;
-  return { ...m, execution: { ...execution, source } };
+/**
+ * The example tools' manifests as `tycli tool add tools/NAME/manifest.json` stores them (the source inlined with its
+ * file record, core/source-file.ts), hence with the same revision ids (test/example-revisions.test.ts).
+ */
+export function exampleTools(): Promise<Record<string, unknown>[]> {
+  return Promise.all([inlineSourceFile(csvStats, csvStatsSource), inlineSourceFile(jsonReshape, jsonReshapeSource), inlineSourceFile(textStats, textStatsSource)]);
 }
-
-/** The example tools' manifests (same revision ids as `tycli tool add tools/NAME/manifest.json`). */
-export const EXAMPLE_TOOLS: Record<string, unknown>[] = [inline(csvStats, csvStatsSource), inline(jsonReshape, jsonReshapeSource), inline(textStats, textStatsSource)];

@@ -15,7 +15,7 @@ import { toolsPanel } from './ui/tools-panel.js';
 import { auditPanel } from './ui/audit-panel.js';
 import { exportConversation, importConversation } from './transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
-import { EXAMPLE_TOOLS } from './examples.js';
+import { exampleTools } from './examples.js';
 import { HOST_TOOL_NAMES, installHostTools } from './host-tools.js';
 import { mountEmbedding } from './embed.js';
 import { SecretGrants } from '../../core/secrets.js';
@@ -68,7 +68,7 @@ class App {
     mountInlineApprovals(this.host.approvals, (rev, tool) => this.view.placeFor(rev, tool));
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
     if (!this.settings.examplesOffered) {
-      for (const m of EXAMPLE_TOOLS) await this.host.registry.install(m);
+      for (const m of await exampleTools()) await this.host.registry.install(m);
       this.settings.examplesOffered = true;
       await this.db.putSettings(this.settings);
     }
