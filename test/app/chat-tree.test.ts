@@ -2,10 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { loadManifestFile } from '../../node/manifest-file.js';
+import { parseManifest, revisionId } from '../../core/registry.js';
+import { shortId } from '../../core/revisions.js';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
 import { configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
 
+const ROOT = resolve(import.meta.dirname, '..', '..');
 let env: AppEnv;
 let m: ScriptedModel;
 const KEY = 'sk-tree-test-0b5e-not-real';
@@ -126,6 +130,11 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
     await page.getByRole('button', { name: 'Tools' }).click();
     const panel = page.getByRole('region', { name: 'Tools' });
+    // The built-in examples show the revision ids `tycli tool add tools/NAME/manifest.json` gives.
+    for (const name of ['csv-stats', 'json-reshape', 'text-stats']) {
+      const rev = await revisionId(parseManifest(await loadManifestFile(join(ROOT, 'tools', name, 'manifest.json'))));
+      await expect(panel.getByRole('article', { name }).getByRole('heading').textContent()).resolves.toContain(`@${shortId(rev)}`);
+    }
     await panel.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(TOOLS.shout));
     await panel.getByRole('button', { name: 'Add tool' }).click();
     const card = panel.getByRole('article', { name: 'shout' });
