@@ -11,6 +11,7 @@ import { ToolStorage } from './tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
 import { StoreAuditLog, type AuditSink } from './audit.js';
 import type { ToolSettings } from './tool-settings.js';
+import { refuseUndeclared } from './manifest-refusal.js';
 
 export interface CapabilityDeps {
   /** The exact revision the sandbox was started for (from the host's record, never from a message). */
@@ -53,23 +54,29 @@ function unavailable(what: string): never {
 export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler {
   const id = deps.identity;
   const caps = id.manifest.capabilities;
+  /** An audited manifest refusal (core/manifest-refusal.ts): kind, target and access only, never argument values. */
+  const undeclared = (kind: 'storage' | 'subtasks' | 'resolve', target: string, access: 'read' | 'write', message: string, signal: AbortSignal): Promise<never> =>
+    refuseUndeclared(deps.gate, { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access }, message, signal);
+  const storageDeclared = async (op: string, access: 'read' | 'write', signal: AbortSignal): Promise<void> => {
+    if (!caps?.storage) await undeclared('storage', op, access, `${id.name} does not request storage in its manifest (capabilities.storage)`, signal);
+  };
   const table: Record<CapabilityName, Entry> = Object.assign(Object.create(null) as Record<CapabilityName, Entry>, {
     fetch: (p: unknown, s: AbortSignal) => deps.fetch(id, p, s),
 
-    createSubtasksResult: async (p: unknown) => {
+    createSubtasksResult: async (p: unknown, s: AbortSignal) => {
       if (!deps.compile) unavailable('createSubtasksResult');
-      if (caps?.subtasks !== true) throw new TyError('E_CAPABILITY_DENIED', `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`);
+      if (caps?.subtasks !== true) await undeclared('subtasks', 'createSubtasksResult', 'write', `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`, s);
       const drafts = Array.isArray(p) ? p : field(p, 'drafts');
       if (!Array.isArray(drafts)) throw new TyError('E_INVALID_TASK', 'createSubtasksResult needs an array of draft tasks');
       return deps.compile(drafts);
     },
 
-    resolveInvocation: async (p: unknown) => {
+    resolveInvocation: async (p: unknown, s: AbortSignal) => {
       if (!deps.registry) unavailable('resolveInvocation');
       const name = field(p, 'name');
       if (typeof name !== 'string') throw new TyError('E_INVALID_ARGS', 'resolveInvocation needs a tool name');
       if (!(caps?.resolveInvocation ?? []).includes(name)) {
-        throw new TyError('E_CAPABILITY_DENIED', `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`);
+        await undeclared('resolve', name.slice(0, 64), 'read', `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`, s);
       }
       const tool = await deps.registry.resolve(name);
       const settingsRevision = deps.settingsRevisionOf ? await deps.settingsRevisionOf(tool.name, tool.revision) : undefined;
@@ -77,21 +84,25 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
       return settingsRevision === undefined ? { toolRevision: tool.revision } : { toolRevision: tool.revision, settingsRevision };
     },
 
-    'storage.get': async (p: unknown) => {
+    'storage.get': async (p: unknown, s: AbortSignal) => {
       if (!deps.storage) unavailable('storage');
+      await storageDeclared('get', 'read', s);
       return deps.storage.get(id, field(p, 'key'));
     },
-    'storage.set': async (p: unknown) => {
+    'storage.set': async (p: unknown, s: AbortSignal) => {
       if (!deps.storage) unavailable('storage');
+      await storageDeclared('set', 'write', s);
       await deps.storage.set(id, field(p, 'key'), p !== null && typeof p === 'object' ? (p as Record<string, unknown>).value : undefined);
       return null;
     },
-    'storage.delete': async (p: unknown) => {
+    'storage.delete': async (p: unknown, s: AbortSignal) => {
       if (!deps.storage) unavailable('storage');
+      await storageDeclared('delete', 'write', s);
       return deps.storage.delete(id, field(p, 'key'));
     },
-    'storage.list': async (p: unknown) => {
+    'storage.list': async (p: unknown, s: AbortSignal) => {
       if (!deps.storage) unavailable('storage');
+      await storageDeclared('list', 'read', s);
       return deps.storage.list(id, p === undefined || p === null ? undefined : field(p, 'prefix'));
     },
 

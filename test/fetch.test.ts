@@ -118,9 +118,10 @@ describe('fetch-targets.json: refused before any connection, even with every ori
     let transportCalls = 0;
     const mf = createMediatedFetch({ gate, transport: { request: async () => (transportCalls++, { status: 200, statusText: '', headers: [], body: '', url }) } });
     const id = await identityFor([{ origin: 'https://example.com', access: '*' }]);
-    // Not declared in the manifest: refused by the upper bound, still without a connection.
+    // Not declared in the manifest: refused by the upper bound (told to the gate, requested: false, to be audited), still without a connection.
     expect(await codeOf(mf(id, { url }, never))).toBe('E_CAPABILITY_DENIED');
-    expect(calls).toHaveLength(0);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.requested).toBe(false);
     expect(transportCalls).toBe(0);
   });
 });
@@ -194,7 +195,8 @@ describe('authorization and access class', () => {
     const before = server.requests.length;
     expect(await codeOf(mf(id, { url: server.url('/w'), method: 'POST', body: b64('x') }, never))).toBe('E_CAPABILITY_DENIED');
     expect(await codeOf(mf(id, { url: server.url('/w', OTHER_TEST_HOST) }, never))).toBe('E_CAPABILITY_DENIED');
-    expect(calls).toHaveLength(0);
+    // each refusal goes to the gate as requested: false (audited, never asked); even a gate that allows it cannot widen the manifest
+    expect(calls.map((c) => [c.access, c.requested, c.preview])).toEqual([['write', false, undefined], ['read', false, undefined]]);
     expect(server.requests.length).toBe(before);
   });
 

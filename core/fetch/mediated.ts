@@ -5,6 +5,7 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate, Principal } from '../runtime.js';
 import { TyError, toTyError } from '../errors.js';
 import { judgeHostname } from './address.js';
+import { refuseUndeclared } from '../manifest-refusal.js';
 
 /** Per-request limits. */
 export interface FetchLimits {
@@ -220,7 +221,12 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     const headers = cleanHeaders(req.headers);
     // c + d. access class; the manifest is the upper bound; then the gate decides (rules, decisions, asking).
     if (!manifestAllowsFetch(identity.manifest, origin, access)) {
-      fail('E_CAPABILITY_DENIED', `${identity.name} does not declare fetch(${access}:${origin}) in its manifest`);
+      await refuseUndeclared(
+        opts.gate,
+        { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access },
+        `${identity.name} does not declare fetch(${access}:${origin}) in its manifest`,
+        signal,
+      );
     }
     await opts.gate.authorize(
       // the question shows the request line (the gate withholds known secret values from it)
