@@ -214,5 +214,5 @@ export function formatAuditRecord(r: AuditRecord): string {
   const what = r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
   const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
   const outcome = r.outcome === 'started' ? 'started (still running)' : r.outcome === 'interrupted' ? 'interrupted (its host stopped before the call finished)' : f(r.outcome);
-  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''} (${Math.round(r.durationMs)} ms)`;
+  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''}${r.outcome === 'interrupted' || r.outcome === 'started' ? '' : ` (${Math.round(r.durationMs)} ms)`}`;
 }

@@ -1,7 +1,7 @@
 // Unit tests for the question-text sanitizer (core/text.ts); test code, trusted side.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_CHARS, MAX_QUESTION_LINES, escapeCodePoint, renderQuestion, sanitizeForDisplay, sanitizeInline } from './text.js';
+import { MAX_LINE_CHARS, MAX_QUESTION_LINES, escapeCodePoint, inertJson, renderQuestion, sanitizeForDisplay, sanitizeInline } from './text.js';
 
 /** Anything a terminal or dialog could interpret, or that is invisible, must not survive sanitizing. */
 const DANGEROUS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/u;
@@ -224,5 +224,18 @@ describe('renderQuestion', () => {
   });
   it('sanitizeInline joins lines with a visible separator', () => {
     expect(sanitizeInline('a\nb')).toBe('a ⏎ b');
+  });
+});
+
+describe('inertJson', () => {
+  it('indented: hidden characters in strings become \\u escapes, the layout keeps its line feeds, and it parses back to the same value', () => {
+    const value = { 'ke\u202ey': ['a\u001b]52;c;x\u0007', 'b\u200bc', 'line\nbreak'], n: 1 };
+    const text = inertJson(value, 2);
+    expect(text).toContain('\n  ');
+    expect(text).not.toMatch(/[\u001b\u0007\u202e\u200b]/u);
+    expect(text).toContain('ke\\u202ey');
+    expect(JSON.parse(text)).toEqual(value);
+    expect(JSON.parse(inertJson(value))).toEqual(value);
+    expect(inertJson(value)).not.toContain('\n');
   });
 });

@@ -140,17 +140,23 @@ export function inertText(text: string): string {
  * JSON.stringify(value) with every hidden code point (the HIDDEN set above: controls incl. DEL and C1,
  * bidi, zero-width, U+2028/2029, tags, private use, ...) written as `\uXXXX` escapes (astral ones as
  * an escaped surrogate pair), so the text is pure inert JSON wherever it is shown (RFC 8259 section 7
- * allows any character escaped). Parses back to the same value. @throws TypeError like JSON.stringify.
+ * allows any character escaped). Parses back to the same value. With `space`, indented like
+ * JSON.stringify(value, null, space). @throws TypeError like JSON.stringify.
  */
-export function inertJson(value: unknown): string {
-  const text = JSON.stringify(value);
+export function inertJson(value: unknown, space?: number): string {
+  const text = JSON.stringify(value, null, space);
   if (typeof text !== 'string') return 'null';
-  return text.replace(HIDDEN_ALL, (ch) => {
+  const escape = (ch: string): string => {
     let out = '';
     for (let i = 0; i < ch.length; i++) out += `\\u${hex(ch.charCodeAt(i), 4)}`;
     return out;
-  });
+  };
+  // indented: the layout's line feeds stay; only string literals (where JSON has no raw line feed) are touched
+  return space ? text.replace(JSON_STRING, (lit) => lit.replace(HIDDEN_ALL, escape)) : text.replace(HIDDEN_ALL, escape);
 }
+
+/** A JSON string literal as JSON.stringify writes it. */
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
 
 /** Sanitize a one-line field (title, rule): every line joined with the visible separator ` ⏎ `. */
 export function sanitizeInline(text: string): string {

@@ -143,6 +143,11 @@ describe('tycli secret', () => {
     const unknown = await tycli(['secret', 'grant', 'TOKEN', '--tool', 'nosuch']);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/E_UNKNOWN_TOOL/);
+    // a secret the manifest does not request: no grant is stored (it could never be used, and would keep the revision from gc)
+    const unrequested = await tycli(['secret', 'grant', 'OTHER', '--tool', 'reader']);
+    expect(unrequested.code).toBe(2);
+    expect(unrequested.err).toMatch(/E_USAGE.*does not request the secret OTHER in its manifest \(capabilities\.secrets: TOKEN\)/);
+    expect((JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { name: string }[] }).secrets.map((x) => x.name)).not.toContain('OTHER');
 
     const rv = await tycli(['secret', 'revoke', 'TOKEN', '--tool', `reader@${v1}`]);
     expect(rv.code).toBe(0);

@@ -65,6 +65,26 @@ describe('tool add', () => {
   });
 });
 
+describe('piped output of a tool\'s own text', () => {
+  it('an object result and tool show carry no raw hidden character when piped (\\u escapes in the JSON, visible escapes in tool show); a string result stays exact', async () => {
+    const h = join(S.dir, 'inert');
+    const file = join(S.dir, 'bidi.json');
+    const src = 'export default async (a) => (a.s ? "raw\\u202e\\u001b[2J" : { "na\\u202eme": "x\\u200by\\u001b]52;c;Zm9v\\u0007" });\n';
+    await writeFile(file, JSON.stringify({ name: 'bidi', description: 'says \u202etxt.exe', parameters: { type: 'object', properties: { s: { type: 'boolean' } }, additionalProperties: false }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: src } }));
+    await add(h, file);
+    const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e]/u;
+    const obj = await tycli(['--home', h, 'run', 'bidi']);
+    expect(obj.code, obj.stderr).toBe(0);
+    expect(obj.stdout).not.toMatch(HIDDEN);
+    expect(JSON.parse(obj.stdout)).toEqual({ 'na\u202eme': 'x\u200by\u001b]52;c;Zm9v\u0007' });
+    const shown = await tycli(['--home', h, 'tool', 'show', 'bidi']);
+    expect(shown.stdout).not.toMatch(HIDDEN);
+    expect(shown.stdout).toContain('says \\u202etxt.exe');
+    const str = await tycli(['--home', h, 'run', 'bidi', '--args', '{"s":true}']);
+    expect(str.stdout).toBe('raw\u202e\u001b[2J\n');
+  });
+});
+
 describe('tool activate', () => {
   it('takes REV as a full id, a unique prefix or NAME@REV as other commands print it; another tool\'s NAME@ is refused', async () => {
     const h = join(S.dir, 'activate');

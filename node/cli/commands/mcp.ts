@@ -2,6 +2,7 @@
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import { inertJson } from '../../../core/text.js';
 
 /** Server definitions (zod schemas): loaded only by the commands that use them. */
 const defs = () => import('../../mcp/definitions.js');
@@ -119,7 +120,7 @@ const show: CliCommand = {
     if (!d) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${pos[0]!.slice(0, 40)}"`);
     const desc = describeDefinition(d);
     if (ctx.globals.json) outJson(ctx, { ok: true, server: desc });
-    else out(ctx, terminalSafe(ctx, JSON.stringify(desc, null, 2)));
+    else out(ctx, inertJson(desc, 2));
     return 0;
   },
 };

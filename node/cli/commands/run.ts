@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { fail, out, outJson, terminalSafe, usage } from '../output.js';
+import { inertJson } from '../../../core/text.js';
 import { cliHintFor } from '../hints.js';
 import { suggestTool } from '../suggest.js';
 
@@ -118,7 +119,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       }
       if (ctx.globals.json) outJson(ctx, { ok: true, revision: r.revision, ...(r.settingsRevision ? { settingsRevision: r.settingsRevision } : {}), result: r.result, ...(r.feedback ? { feedback: r.feedback } : {}) });
       else {
-        out(ctx, terminalSafe(ctx, typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2)));
+        out(ctx, typeof r.result === 'string' ? terminalSafe(ctx, r.result) : inertJson(r.result, 2)); // JSON: hidden characters as \u escapes, piped too
         for (const f of r.feedback ?? []) ctx.io.stderr.write(`note: ${terminalSafe(ctx, f, ctx.io.stderr)}\n`);
       }
       return 0;

@@ -2,6 +2,7 @@
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, usage } from '../output.js';
+import { shortId } from '../../../core/revisions.js';
 
 async function openSecrets(ctx: CliContext) {
   const { createNodeHost } = await import('../../host.js');
@@ -55,10 +56,10 @@ function readHidden(ctx: CliContext, prompt: string): Promise<string> {
 }
 
 /** `NAME` (the active revision now) or `NAME@REV`. */
-async function resolveTool(host: Awaited<ReturnType<typeof openSecrets>>['host'], ref: unknown): Promise<{ name: string; revision: string }> {
+async function resolveTool(host: Awaited<ReturnType<typeof openSecrets>>['host'], ref: unknown): Promise<{ name: string; revision: string; requested: string[] }> {
   if (typeof ref !== 'string' || ref === '') usage('--tool NAME[@REV] is required');
   const t = await host.registry.resolve(ref);
-  return { name: t.name, revision: t.revision };
+  return { name: t.name, revision: t.revision, requested: t.manifest.capabilities?.secrets ?? [] };
 }
 
 const set: CliCommand = {
@@ -92,7 +93,7 @@ const grant: CliCommand = {
   usage: `Usage: tycli secret grant NAME --tool TOOL[@REV] [--origin https://host[:port]]...
 
 Grants go to an exact revision (TOOL alone means its active revision now); a new revision under the same
-name starts with no grants.
+name starts with no grants. NAME must be one the revision's manifest requests (capabilities.secrets).
   without --origin   the revision may read the value with ctx.getSecret(NAME)
   with --origin      the value is only put into {{secret:NAME}} header placeholders of fetches to those
                      origins, by the host; ctx.getSecret(NAME) is refused, so the value never enters the sandbox`,
@@ -105,6 +106,11 @@ name starts with no grants.
     const { host, values, grants } = await openSecrets(ctx);
     try {
       const tool = await resolveTool(host, v.tool);
+      // the manifest is the upper bound: a grant of a secret it does not request could never be used
+      const requested = tool.requested;
+      if (!requested.includes(name)) {
+        usage(`${tool.name}@${shortId(tool.revision)} does not request the secret ${name} in its manifest (capabilities.secrets: ${requested.length ? requested.join(', ') : 'none'}); a grant could never be used`);
+      }
       await grants.grant(name, { tool: tool.name, revision: tool.revision, origins });
       const hasValue = (await values.get(name)) !== undefined;
       if (ctx.globals.json) outJson(ctx, { ok: true, name, tool: tool.name, revision: tool.revision, origins, hasValue });

@@ -2,7 +2,8 @@
 import { join, resolve } from 'node:path';
 import { revisionArg, toolSettingsCommands } from './tool-settings.js';
 import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import { inert, note, out, outJson, terminalSafe, usage } from '../output.js';
+import { inertJson } from '../../../core/text.js';
 import { shortId, uniqueShortIds } from '../../../core/revisions.js';
 import type { StoredRevision } from '../../../core/registry.js';
 import { lifecycleCommands } from './tool-lifecycle.js';
@@ -151,11 +152,12 @@ const show: CliCommand = {
         `revision:     ${v.full ? t.revision : shortId(t.revision)}${t.active ? ' (active)' : ' (not active)'}`,
         `description:  ${m.description.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')}`,
         `execution:    ${ex.kind}${ex.kind === 'sandboxed-code' ? ` ${ex.runtime}${ex.engine ? ` (${ex.engine})` : ''}, ${ex.source.length} characters of source` : ex.kind === 'trusted-native' ? ` entry ${ex.entry}` : ` service ${ex.serviceId}${ex.tool ? ` tool ${ex.tool}` : ''}`}`,
-        `capabilities: ${m.capabilities ? JSON.stringify(m.capabilities) : 'none requested'}`,
-        `limits:       ${m.limits ? JSON.stringify(m.limits) : 'host defaults'}`,
-        `parameters:   ${JSON.stringify(m.parameters, null, 2).replace(/\n/g, '\n              ')}`,
+        `capabilities: ${m.capabilities ? inertJson(m.capabilities) : 'none requested'}`,
+        `limits:       ${m.limits ? inertJson(m.limits) : 'host defaults'}`,
+        `parameters:   ${inertJson(m.parameters, 2).replace(/\n/g, '\n              ')}`,
       ];
-      out(ctx, terminalSafe(ctx, lines.join('\n')));
+      // a tool's own text (name, description, schema) is shown inert on any output; --source prints the code as it is
+      out(ctx, inert(lines.join('\n')));
       if (v.source && ex.kind === 'sandboxed-code') out(ctx, terminalSafe(ctx, `\n${ex.source}`));
       return 0;
     } finally {
