@@ -84,6 +84,22 @@ describe('ToolRegistry', () => {
     }
   });
 
+  it('refuses a name that does not start with a letter or digit, naming the rule; every other valid name still installs', async () => {
+    const r = fresh();
+    for (const name of ['-rf', '--help', '-', '_x', '__server__tool', '_']) {
+      const err = await r.install({ ...manifest(), name }).catch((e: TyError) => e);
+      expect(err, name).toBeInstanceOf(TyError);
+      expect((err as TyError).code).toBe('E_INVALID_MANIFEST');
+      expect((err as TyError).message).toContain('start with a letter or digit');
+      expect((err as TyError).data).toEqual({ path: 'name' });
+    }
+    for (const name of ['double', 'get-weather', 'get_weather', 'everything__echo', 'srv-1__tool_name', '3d', '9', 'A', 'x'.repeat(64), 'a-', 'b_']) {
+      const { manifest: m } = await r.install({ ...manifest(), name });
+      expect(m.name).toBe(name);
+      expect((await r.resolve(name)).name).toBe(name);
+    }
+  });
+
   it('re-hashes on read and refuses a tampered object with E_INTEGRITY', async () => {
     const backend = new MemoryStoreBackend();
     const r = new ToolRegistry(new Store(backend));

@@ -1,5 +1,5 @@
 // Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
-import { ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
+import { TOOL_NAME_START_RE, TOOL_NAME_START_RULE, ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
 import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from './store.js';
@@ -51,7 +51,8 @@ const decoder = new TextDecoder();
 const OBJECTS_LOCK = 'registry.objects';
 
 /**
- * Validate a manifest: schema (protocol/manifest.ts) and its JSON Schemas (core/validate.ts, strict draft 2020-12).
+ * Validate a manifest: schema (protocol/manifest.ts), the name's first character (TOOL_NAME_START_RE) and its JSON
+ * Schemas (core/validate.ts, strict draft 2020-12). Every install goes through it (browser, command line, protocol).
  * @throws TyError E_INVALID_MANIFEST naming the field and the fix.
  */
 export function parseManifest(input: unknown): ToolManifest {
@@ -60,6 +61,9 @@ export function parseManifest(input: unknown): ToolManifest {
     const issue = r.error.issues[0];
     const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
     throw new TyError('E_INVALID_MANIFEST', `invalid manifest at ${at}: ${issue?.message ?? 'invalid'}`, { path: at });
+  }
+  if (!TOOL_NAME_START_RE.test(r.data.name)) {
+    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at name: "${r.data.name}": ${TOOL_NAME_START_RULE}`, { path: 'name' });
   }
   checkSchema(r.data.parameters, 'parameters');
   if (r.data.outputSchema) checkSchema(r.data.outputSchema, 'outputSchema');

@@ -3,6 +3,13 @@ import { z } from 'zod';
 
 /** A tool name: 1 to 64 of `[a-zA-Z0-9_-]` (the function-name rule providers share). */
 export const ToolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -');
+/**
+ * What a new revision's name must also do (checked at install, core/registry.ts parseManifest): start with a letter
+ * or digit, so a name never reads as a command-line option (`-rf`). ToolNameSchema stays the rule for references,
+ * so a revision stored under an older name can still be found and removed.
+ */
+export const TOOL_NAME_START_RE = /^[a-zA-Z0-9]/;
+export const TOOL_NAME_START_RULE = 'tool names start with a letter or digit (a-z, A-Z, 0-9), never "-" or "_": a leading "-" reads as a command-line option';
 
 /**
  * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/cid.ts).
