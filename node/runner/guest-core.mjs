@@ -132,17 +132,20 @@ export function createGuest(host) {
   let logWindow = 0;
   let logCount = 0;
   let logDropped = 0;
+  /** Say how many log messages the rate limit dropped since the last notice (none: nothing sent). */
+  function reportDropped() {
+    if (logDropped === 0) return;
+    const n = logDropped;
+    logDropped = 0;
+    logCount++;
+    send({ v: 1, type: 'log', level: 'warn', text: `[${n} log messages dropped: rate limit]` });
+  }
   function log(level, text) {
     const now = DateNow();
     if (now - logWindow >= 1000) {
       logWindow = now;
       logCount = 0;
-      if (logDropped > 0) {
-        const n = logDropped;
-        logDropped = 0;
-        logCount++;
-        send({ v: 1, type: 'log', level: 'warn', text: `[${n} log messages dropped: rate limit]` });
-      }
+      reportDropped();
     }
     if (logCount >= LOG_PER_SECOND) { logDropped++; return; }
     logCount++;
@@ -567,9 +570,11 @@ export function createGuest(host) {
         }
         toolFn = fn;
         loadState = 'loaded';
+        reportDropped(); // drops of the module's top-level code
         send({ v: 1, type: 'loaded', ok: true });
       } catch (e) {
         loadState = 'failed';
+        reportDropped();
         send({ v: 1, type: 'loaded', ok: false, error: toWireError(e) });
       }
     },
@@ -604,6 +609,8 @@ export function createGuest(host) {
       if (ac !== undefined) {
         try { AbortControllerAbort(ac); } catch { /* guest listeners threw: ignore */ }
       }
+      // drops inside the last window are told now, before the result, not by a later log call that may never come
+      reportDropped();
       send(out);
     },
     'cap-reply'(msg) {

@@ -73,7 +73,9 @@ const run: CliCommand = {
   --arg-file NAME=PATH  set argument NAME to the text of the file PATH (read by tycli, not by the tool)
   --timeout MS          wall-clock limit for this call in milliseconds (clamped to the host maximum)
   --disposable          run in a fresh sandbox that is destroyed afterwards
-  --logs                show what the tool writes with console.* on stderr (control characters escaped)
+  --logs                show what the tool writes with console.* on stderr (control characters escaped; at most
+                        200 messages a second, each cut at 8000 characters; messages beyond the rate are
+                        counted in a "[N log messages dropped: rate limit]" line, at the latest before the result)
 
 Arguments are checked against the revision's parameters, and the call against the permission rules, before any
 tool code or argument reaches a sandbox (the sandbox process itself starts early, empty, and is killed on a refusal).
