@@ -106,8 +106,16 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
       return deps.storage.list(id, p === undefined || p === null ? undefined : field(p, 'prefix'));
     },
 
-    getSecret: async (p: unknown) => {
-      if (!deps.secrets) throw new TyError('E_SECRET_DENIED', 'secrets are not available on this host');
+    getSecret: async (p: unknown, s: AbortSignal) => {
+      if (!deps.secrets) {
+        // without a broker (which audits every use itself), an undeclared name is still an audited manifest refusal
+        const name = field(p, 'name');
+        if (typeof name === 'string' && !(caps?.secrets ?? []).includes(name)) {
+          const shown = name.slice(0, 64);
+          await refuseUndeclared(deps.gate, { principal: id.principal, kind: 'secret', toolName: id.name, revision: id.revision, target: shown, access: 'read' }, `secret "${shown}" is not declared in ${id.name}'s manifest (capabilities.secrets)`, s, 'E_SECRET_DENIED');
+        }
+        throw new TyError('E_SECRET_DENIED', 'secrets are not available on this host');
+      }
       return deps.secrets.getSecret(id, field(p, 'name'));
     },
   });

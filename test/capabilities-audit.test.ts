@@ -91,4 +91,13 @@ describe('undeclared capability uses are audited', () => {
     expect(entries[0]).toMatchObject({ kind: 'secret', target: 'TOKEN', decision: 'deny', list: 'manifest', outcome: 'denied' });
     expect(JSON.stringify(entries)).not.toContain(CANARY);
   });
+
+  it('on a host without a secret store an undeclared secret is still an audited manifest refusal', async () => {
+    const w = await world('unrestricted');
+    const e = await refusal(w.handler('getSecret', { name: 'API_TOKEN' }, never));
+    expect(e.code).toBe('E_SECRET_DENIED');
+    expect(e.message).toContain('is not declared');
+    const { entries } = await w.audit.read();
+    expect(entries).toEqual([expect.objectContaining({ kind: 'secret', target: 'API_TOKEN', access: 'read', decision: 'deny', list: 'manifest', outcome: 'denied' })]);
+  });
 });
