@@ -46,6 +46,31 @@ describe('ArgValidator', () => {
     expect(codeOf(() => v.validate('r1', params, { text: 'a', when: 'yesterday' })).message).toContain('"/when"');
     expect(codeOf(() => v.validate('r1', params, [])).code).toBe('E_INVALID_ARGS');
   });
+  it('a value out of a bound names the bound from the schema (never the value), for numbers, strings, arrays and objects', () => {
+    const b = {
+      type: 'object',
+      properties: {
+        times: { type: 'integer', minimum: 1, maximum: 10 },
+        ratio: { type: 'number', exclusiveMaximum: 1, multipleOf: 0.25 },
+        name: { type: 'string', minLength: 2, maxLength: 4 },
+        tags: { type: 'array', maxItems: 2 },
+        opts: { type: 'object', minProperties: 1 },
+      },
+      additionalProperties: false,
+    };
+    const v = new ArgValidator();
+    const msg = (args: unknown) => codeOf(() => v.validate('rb', b, args)).message;
+    expect(msg({ times: 31337 })).toContain('field "/times" must be at most 10 (maximum)');
+    expect(msg({ times: 31337 })).not.toContain('31337');
+    expect(msg({ times: 0 })).toContain('"/times" must be at least 1 (minimum)');
+    expect(msg({ ratio: 1 })).toContain('"/ratio" must be less than 1 (exclusiveMaximum)');
+    expect(msg({ ratio: 0.3 })).toContain('"/ratio" must be a multiple of 0.25 (multipleOf)');
+    expect(msg({ name: 'SECRETLONG' })).toContain('"/name" must have at most 4 characters (maxLength)');
+    expect(msg({ name: 'x' })).toContain('must have at least 2 characters (minLength)');
+    expect(msg({ tags: [1, 2, 3] })).toContain('"/tags" must have at most 2 items (maxItems)');
+    expect(msg({ opts: {} })).toContain('"/opts" must have at least 1 field (minProperties)');
+    expect(codeOf(() => v.validate('rb', b, { times: 31337 })).data).toMatchObject({ field: '/times', keyword: 'maximum' });
+  });
   it('cuts a long field name in the message', () => {
     const e = codeOf(() => new ArgValidator().validate('r1', params, { text: 'a', ['k'.repeat(100_000)]: 1 }));
     expect(e.message.length).toBeLessThan(400);

@@ -184,6 +184,8 @@ export interface SchemaError {
   expected?: string;
   /** enum/const: the values the schema allows (from the schema, never from the value). */
   allowed?: unknown;
+  /** A bound keyword's number (maximum, minLength, maxItems, ...), from the schema, never from the value. */
+  limit?: number;
   /** The validator's own sentence (values never included by tysandbox's messages). */
   text: string;
 }
@@ -234,6 +236,9 @@ function firstError(errors: OutputUnit[], schema: unknown): SchemaError | undefi
   } else if (e.keyword === 'type') {
     const t = between(e.error, 'Expected "', '".');
     if (t !== undefined) out.expected = t.replace(/", "/g, ', ');
+  } else if (Object.prototype.hasOwnProperty.call(BOUNDS, e.keyword)) {
+    const limit = atPointer(schema, e.keywordLocation);
+    if (typeof limit === 'number' && Number.isFinite(limit)) out.limit = limit;
   }
   return out;
 }
@@ -292,6 +297,22 @@ export function checkSchema(schema: unknown, field = 'parameters'): void {
   }
 }
 
+const n = (l: number, unit: string): string => `${l} ${unit}${l === 1 ? '' : 's'}`;
+/** How a bound keyword's failure reads, with its limit L from the schema. */
+const BOUNDS: Readonly<Record<string, (l: number) => string>> = {
+  maximum: (l) => `must be at most ${l}`,
+  exclusiveMaximum: (l) => `must be less than ${l}`,
+  minimum: (l) => `must be at least ${l}`,
+  exclusiveMinimum: (l) => `must be greater than ${l}`,
+  multipleOf: (l) => `must be a multiple of ${l}`,
+  maxLength: (l) => `must have at most ${n(l, 'character')}`,
+  minLength: (l) => `must have at least ${n(l, 'character')}`,
+  maxItems: (l) => `must have at most ${n(l, 'item')}`,
+  minItems: (l) => `must have at least ${n(l, 'item')}`,
+  maxProperties: (l) => `must have at most ${n(l, 'field')}`,
+  minProperties: (l) => `must have at least ${n(l, 'field')}`,
+};
+
 /** Field paths in messages are cut to this many characters (keys come from the caller). */
 const MAX_FIELD_CHARS = 200;
 const cut = (s: string) => (s.length > MAX_FIELD_CHARS ? `${s.slice(0, MAX_FIELD_CHARS)}…` : s);
@@ -323,8 +344,10 @@ export function describeError(err: SchemaError): { field: string; message: strin
       return { field: base, message: `${at(base)} does not match its format (${err.text.replace(/^String does not match format /, '').replace(/\.$/, '')})` };
     case 'pattern':
       return { field: base, message: `${at(base)} does not match the pattern the tool's parameters give` };
-    default:
-      return { field: base, message: `${at(base)} is invalid (${err.keyword})` };
+    default: {
+      const bound = Object.prototype.hasOwnProperty.call(BOUNDS, err.keyword) && err.limit !== undefined ? BOUNDS[err.keyword]!(err.limit) : undefined;
+      return { field: base, message: bound ? `${at(base)} ${bound} (${err.keyword})` : `${at(base)} is invalid (${err.keyword})` };
+    }
   }
 }
 
