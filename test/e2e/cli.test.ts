@@ -222,6 +222,8 @@ describe('tycli run', () => {
     expect(oneLine(badFlag)).toMatchObject({ ok: false, error: { code: 'E_USAGE' } });
     expect((await tycli(['--home', h, 'run', 'x', '--timeout', '0'])).stderr).toMatch(/^error\[E_USAGE\]: --timeout/);
     expect((await tycli(['--home', h, 'run', 'x', '--arg-file', 'novalue'])).code).toBe(2);
+    const twice = await tycli(['--home', h, 'run', 'x', '--args', '{"csv":"a"}', '--arg-file', `csv=${join(ROOT, 'tools/examples/data/sales.csv')}`]);
+    expect(twice.stderr).toMatch(/^error\[E_USAGE\]: --arg-file sets "csv", which --args or another --arg-file already sets/);
     expect((await tycli(['--home', h, 'run', 'x', '--sandbox', 'maybe'])).stderr).toMatch(/^error\[E_USAGE\]: --sandbox/);
     expect((await tycli(['--home', h, 'tool', 'add', join(tmp, 'missing.json')])).stderr).toMatch(/^error\[E_USAGE\]: cannot read manifest/);
     const help = await tycli(['--help']);

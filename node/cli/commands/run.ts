@@ -59,6 +59,7 @@ export async function buildArgs(ctx: CliContext, argsOpt: string | undefined, ar
     const name = spec.slice(0, eq);
     if (name === '__proto__' || name === 'constructor' || name === 'prototype') usage(`--arg-file: "${name}" is not a usable field name`);
     if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new TyError('E_INVALID_ARGS', '--arg-file needs the arguments to be a JSON object');
+    if (Object.prototype.hasOwnProperty.call(args, name)) usage(`--arg-file sets "${name.slice(0, 80)}", which --args or another --arg-file already sets; give each field once`);
     (args as Record<string, unknown>)[name] = await readArgFile(ctx, spec.slice(eq + 1), '--arg-file');
   }
   return args;
