@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Gate, GateRequest } from '../core/runtime.js';
+import type { Answer, AskChannel, Gate, GateRequest, Question } from '../core/runtime.js';
 import { TyError } from '../core/errors.js';
 import { buildDefinition, saveDefinition, type McpDefinition } from '../node/mcp/definitions.js';
 import { McpBridge, type BridgeOptions } from '../node/mcp/bridge.js';
@@ -234,4 +234,18 @@ export async function openVia(via: 'stdio' | 'http', opts: Omit<BridgeOptions, '
       await bridge.close();
     },
   };
+}
+
+/** An ask channel on which a person answers the first question "yes, permanently" and then is gone (no answer). */
+export class OnePerson implements AskChannel {
+  readonly name = 'scripted';
+  questions: Question[] = [];
+  answers: (Answer | undefined)[] = [{ allow: true, scope: 'permanent', channel: 'scripted' }];
+  live(): boolean {
+    return true;
+  }
+  async ask(q: Question): Promise<Answer | undefined> {
+    this.questions.push(q);
+    return this.answers.shift();
+  }
 }

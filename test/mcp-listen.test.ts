@@ -10,10 +10,9 @@ import { Store } from '../core/store.js';
 import { MemoryStoreBackend } from '../core/memory-store.js';
 import { AskRouter } from '../core/ask.js';
 import { StoreDefinitionMemory } from '../core/mcp/definitions.js';
-import type { Answer, AskChannel, Question } from '../core/runtime.js';
 import { McpBridge } from '../node/mcp/bridge.js';
 import { serveHttp, type HttpServeHandle } from '../node/mcp/serve-http.js';
-import { ROOT, addNodeServer, connect, tempHome, type Connected } from './mcp-helpers.js';
+import { OnePerson, ROOT, addNodeServer, connect, tempHome, type Connected } from './mcp-helpers.js';
 
 const MODERN = join(ROOT, 'test/mcp-modern-server.mjs');
 let home: string;
@@ -25,20 +24,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await cleanup();
 });
-
-/** A person who says "yes, permanently" to the first question, then is gone. */
-class OnePerson implements AskChannel {
-  readonly name = 'scripted';
-  questions: Question[] = [];
-  answers: (Answer | undefined)[] = [{ allow: true, scope: 'permanent', channel: 'scripted' }];
-  live(): boolean {
-    return true;
-  }
-  async ask(q: Question): Promise<Answer | undefined> {
-    this.questions.push(q);
-    return this.answers.shift();
-  }
-}
 
 function realGate() {
   const store = new Store(new MemoryStoreBackend());

@@ -10,8 +10,7 @@ import { Store } from '../core/store.js';
 import { MemoryStoreBackend } from '../core/memory-store.js';
 import { AskRouter } from '../core/ask.js';
 import { StoreDefinitionMemory } from '../core/mcp/definitions.js';
-import type { Answer, AskChannel, Question } from '../core/runtime.js';
-import { FIXTURE, addNodeServer, connect, mcpRefusal, tempHome, type Connected } from './mcp-helpers.js';
+import { FIXTURE, OnePerson, addNodeServer, connect, mcpRefusal, tempHome, type Connected } from './mcp-helpers.js';
 
 let home: string;
 let cleanup: () => Promise<void>;
@@ -24,20 +23,6 @@ afterEach(async () => {
   conn = undefined;
   await cleanup();
 });
-
-/** A channel on which a person answers the first question "yes, permanently" and then is gone (no answer). */
-class OnePerson implements AskChannel {
-  readonly name = 'scripted';
-  questions: Question[] = [];
-  answers: (Answer | undefined)[] = [{ allow: true, scope: 'permanent', channel: 'scripted' }];
-  live(): boolean {
-    return true;
-  }
-  async ask(q: Question): Promise<Answer | undefined> {
-    this.questions.push(q);
-    return this.answers.shift();
-  }
-}
 
 describe('remembered approvals and changed tool definitions', () => {
   it('permanent yes, then description / inputSchema / annotations changed in turn: asked again each time, the question says what changed, the audit names both hashes', async () => {
