@@ -14,18 +14,17 @@
 //   process group on destroy, timeout, abort and host `exit`; an idle sandbox also exits when its stdin closes
 //   (host died), but a busy-looping one outlives a host killed by a signal unless the OS wrapper uses
 //   --die-with-parent.
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mapStackText } from '../core/stack.js';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { HostMessage } from '../protocol/wire.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from './python-sandbox.js';
+import { packageRoot, runnerPath, runnerFiles, flagSafe, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
+export { packageRoot, runnerPath, runnerFiles, rememberPermissionFlag, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
 
 /**
  * What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). This runtime
@@ -77,126 +76,6 @@ const SIGXCPU = osConstants.signals.SIGXCPU ?? 24;
 const MIN_LINE_CAP = 26 * 1024 * 1024; // a fetch request body (24 MiB base64) plus headers
 const OOM_RE = /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
-/** Walk up from this module to the folder whose package.json is named `tysandbox` (works from sources and from dist/). */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pj = join(dir, 'package.json');
-    if (existsSync(pj)) {
-      try {
-        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: unknown }).name === 'tysandbox') return dir;
-      } catch {
-        /* unreadable package.json: keep walking */
-      }
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new TyError('E_SANDBOX_UNAVAILABLE', 'cannot locate the tysandbox package root');
-    dir = up;
-  }
-}
-
-const runnerPathCache = new Map<string, string>();
-/**
- * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner.cjs for Node (CommonJS, for
- * start-up time), node/runner/sandbox-runner.mjs for Deno. Both are thin stdio adapters of guest-core.mjs.
- * @throws TyError E_SANDBOX_UNAVAILABLE when the file is missing from the package.
- */
-export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
-  const hit = runnerPathCache.get(engine);
-  if (hit) return hit;
-  const p = join(packageRoot(), 'node', 'runner', engine === 'node' ? 'sandbox-runner.cjs' : 'sandbox-runner.mjs');
-  if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox runner file is missing from the package');
-  runnerPathCache.set(engine, p);
-  return p;
-}
-/** The project files a sandbox may read: its runner and the guest core the runner loads (node/runner/guest-core.mjs). */
-export function runnerFiles(engine: 'node' | 'deno' = 'node'): string[] {
-  const runner = runnerPath(engine);
-  const core = join(dirname(runner), 'guest-core.mjs');
-  if (!existsSync(core)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox guest core file is missing from the package');
-  return [runner, core];
-}
-
-/** Node's --allow-fs-* and Deno's --allow-* split on "," and treat "*" as a wildcard: such paths would grant more. */
-function flagSafe(p: string): boolean {
-  return !/[,*\x00-\x1f]/.test(p);
-}
-
-const permissionFlagCache = new Map<string, string>();
-/** Seed permissionFlag's answer for `nodePath` (the host's cross-process cache, node/os-sandbox/probe-cache.ts). */
-export function rememberPermissionFlag(nodePath: string, flag: '--permission' | '--experimental-permission'): void {
-  permissionFlagCache.set(nodePath, flag);
-}
-/** `--permission` where the binary supports it (Node >= 22.13/23.5), else `--experimental-permission` (Node 20). Probed once per binary. */
-export function permissionFlag(nodePath: string): string {
-  const hit = permissionFlagCache.get(nodePath);
-  if (hit) return hit;
-  const r = spawnSync(nodePath, ['--permission', '--allow-fs-read=*', '-e', '0'], { env: {}, stdio: 'ignore', timeout: 10_000 });
-  const flag = r.status === 0 ? '--permission' : '--experimental-permission';
-  permissionFlagCache.set(nodePath, flag);
-  return flag;
-}
-
-/** The deno binary shipped by the `deno` npm package (or its platform package), else undefined. */
-export function resolveDeno(): string | undefined {
-  const req = createRequire(join(packageRoot(), 'package.json'));
-  const exe = process.platform === 'win32' ? 'deno.exe' : 'deno';
-  const candidates: string[] = [];
-  try {
-    candidates.push(join(dirname(req.resolve('deno/package.json')), exe));
-  } catch {
-    /* not installed */
-  }
-  const plat = `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch}`;
-  for (const name of [`@deno/${plat}-glibc`, `@deno/${plat}`]) {
-    try {
-      candidates.push(join(dirname(req.resolve(`${name}/package.json`)), exe));
-    } catch {
-      /* not this platform */
-    }
-  }
-  return candidates.find((c) => existsSync(c));
-}
-
-/**
- * Deno's DENO_DIR in every sandbox: below a character device, so neither the host nor the sandbox can ever create it
- * (ENOTDIR); Deno then keeps its module-analysis caches in SQLite databases in memory. Nothing else needs it here:
- * no remote or npm modules, no code cache, no type checking (`--no-remote --no-npm --no-code-cache`).
- */
-export const DENO_NO_CACHE_DIR = '/dev/null/tysandbox-deno';
-/**
- * Remove temporary DENO_DIRs (`tysandbox-deno-PID-*` in the temp folder) that earlier versions gave each Deno sandbox
- * and that hosts killed without running their exit hook left behind; a directory whose host is gone is removed.
- * Returns how many were removed.
- */
-export function sweepStaleDenoDirs(): number {
-  let n = 0;
-  let names: string[];
-  try {
-    names = readdirSync(tmpdir());
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const m = /^tysandbox-deno-(\d+)-/.exec(name);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-      continue; // host alive (or pid reused: leave it)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EPERM') continue;
-    }
-    try {
-      rmSync(join(tmpdir(), name), { recursive: true, force: true });
-      n++;
-    } catch {
-      /* someone else's: leave it */
-    }
-  }
-  return n;
-}
 let swept = false;
 
 // Every live sandbox process group (and its temporary DENO_DIR), killed and removed when the host exits.
@@ -236,26 +115,6 @@ async function reap(s: Spare): Promise<void> {
   clearTimeout(timer);
   liveGroups.delete(s.pid);
   for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
-}
-
-/**
- * The JavaScript runners' semi-space cap for a heap limit of `heapMb` MiB: 1/256 of it, at least 1 and at most 16 MiB
- * (1 MiB at the default 256 MiB heap). V8 lets each of the two semi-spaces grow to 16 MiB, which a sandbox that once
- * saw large arguments keeps: at 1 MiB a retained sandbox holds 3-7 MiB less after a small tool's work, at no measured
- * compute cost (test/bench/warm.bench.mjs, runner flag rows).
- */
-export function semiSpaceMb(heapMb: number): number {
-  return Math.min(16, Math.max(1, Math.floor(heapMb / 256)));
-}
-
-/**
- * V8 flags of a JavaScript (not Python) Node sandbox beyond the heap limit: the young generation cap (semiSpaceMb), and
- * one V8 platform worker thread instead of four (`--v8-pool-size=1`: concurrent marking, parallel scavenges and
- * background compilation share one thread; three threads and about 1 MiB fewer per sandbox, measured in
- * test/bench/warm.bench.mjs). Pyodide keeps V8's defaults (its WebAssembly tier-up compiles on those workers).
- */
-export function nodeRunnerV8Flags(heapMb: number): string[] {
-  return [`--max-semi-space-size=${semiSpaceMb(heapMb)}`, '--v8-pool-size=1'];
 }
 
 /** A live subprocess sandbox for one revision. `pid` is the process-group leader. */
