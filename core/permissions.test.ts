@@ -37,6 +37,11 @@ describe('parseRule', () => {
     expect(parseRule('secret(API_TOKEN)').text).toBe('secret(API_TOKEN)');
   });
 
+  it('an unknown kind close to a known one is named ("did you mean")', () => {
+    expect(() => parseRule('fech(read:https://a.example)')).toThrow(/unknown kind "fech"; did you mean fetch\(\.\.\.\)\?; kinds are tool, fetch/);
+    expect(() => parseRule('shell(ls)')).toThrow(/unknown kind "shell"; kinds are/);
+  });
+
   it.each([
     ['weather', 'no parentheses'],
     ['tool()', 'empty pattern'],

@@ -1,5 +1,6 @@
 // Permission engine: rule parser, matcher, scope merge and decisions with a trace; core, trusted side (pure).
 import { TyError } from './errors.js';
+import { nearest } from './nearest.js';
 import type { GateRequest } from './runtime.js';
 
 /**
@@ -176,7 +177,10 @@ export function parseRule(input: string): Rule {
   if (!m) throw invalid(rule, 'expected kind(pattern), e.g. tool(weather) or fetch(read:https://api.example.com)');
   const kind = m[1]!.toLowerCase() as RuleKind;
   const body = m[2]!;
-  if (!RULE_KINDS.includes(kind)) throw invalid(rule, `unknown kind "${m[1]}"; kinds are ${RULE_KINDS.join(', ')}`);
+  if (!RULE_KINDS.includes(kind)) {
+    const near = nearest(kind, RULE_KINDS);
+    throw invalid(rule, `unknown kind "${m[1]}"${near ? `; did you mean ${near}(...)?` : ''}; kinds are ${RULE_KINDS.join(', ')}`);
+  }
   if (!body || /\s/.test(body)) throw invalid(rule, 'the pattern is empty or holds white space');
 
   switch (kind) {

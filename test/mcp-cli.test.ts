@@ -58,6 +58,15 @@ describe('tycli mcp definitions', () => {
       expect(s.stdout).toContain('ev');
     }
     expect((await tycli(['--json', 'mcp', 'show', 'ev'])).stdout).toContain('API_TOKEN');
+    expect(r.stderr).not.toContain('does not exist');
+  });
+
+  it('add notes an absolute script path that does not exist (the definition is still stored)', async () => {
+    const missing = join(home, 'not-built-yet', 'server.js');
+    const r = await tycli(['mcp', 'add', 'later', '--', process.execPath, missing]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`note: ${missing} does not exist; the server will not start until it does`);
+    expect((await tycli(['mcp', 'show', 'later'])).code).toBe(0);
   });
 
   it('--env-from and --header-env take values from the environment, never the command line', async () => {

@@ -77,6 +77,11 @@ call. Adding a name again replaces it and ends its running sessions.`,
     await saveDefinition(ctx.globals.home, def);
     if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: existed });
     else out(ctx, `${existed ? 'replaced' : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`);
+    // an absolute path argument that names nothing (a script not built yet, a typo): the server cannot start as it is
+    const { existsSync } = await import('node:fs');
+    for (const a of command.slice(1)) {
+      if (a.startsWith('/') && !existsSync(a)) note(ctx, `note: ${terminalSafe(ctx, a.slice(0, 200), ctx.io.stderr)} does not exist; the server will not start until it does`);
+    }
     return 0;
   },
 };
