@@ -2,11 +2,10 @@
 import { join } from 'node:path';
 import { Store } from '../core/store.js';
 import type { Asker } from '../core/ask.js';
-import { DEFAULT_MAX_QUEUED_CALLS, Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
+import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../core/invoke.js';
 import { TyError } from '../core/errors.js';
-import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type Gate, type SandboxRuntime, type SandboxSpec } from '../core/runtime.js';
+import type { CapabilityHandler, Gate } from '../core/runtime.js';
 import type { FetchTransport } from '../core/fetch/mediated.js';
-import type { BwrapOptions } from './os-sandbox/bwrap.js';
 import type { CliIO, GlobalOptions } from './cli/types.js';
 import { FileStoreBackend } from './store.js';
 import { ensurePrivateDir, tycliPaths, type TycliPaths } from './paths.js';
@@ -17,6 +16,7 @@ import { ToolSettings } from '../core/tool-settings.js';
 import { StoreAuditLog } from '../core/audit.js';
 import type { LoadedSettings } from './settings.js';
 import { python3OnPath, pythonToolManifest, type PythonInfo } from './python-tool.js';
+import { PROBE_CACHE_FILE, buildPool } from './host-pool.js';
 
 export interface NodeHostOptions {
   /** The state root (node/paths.ts resolveHome). */
@@ -79,23 +79,20 @@ export interface NodeHostOptions {
 /** Default host-wide memory budget for retained sandboxes, MiB (NodeHostOptions.memoryBudgetMb). */
 export const DEFAULT_MEMORY_BUDGET_MB = 4096;
 
-/** The pool's memory budget: the option, else a positive integer in $TYCLI_MEMORY_BUDGET_MB, else the default. @throws TyError E_USAGE */
-function memoryBudget(opts: NodeHostOptions): number {
-  if (opts.memoryBudgetMb !== undefined) return opts.memoryBudgetMb;
-  const v = (opts.env ?? process.env).TYCLI_MEMORY_BUDGET_MB;
-  if (v === undefined || v === '') return DEFAULT_MEMORY_BUDGET_MB;
-  if (!/^[1-9]\d{0,8}$/.test(v)) throw new TyError('E_USAGE', 'TYCLI_MEMORY_BUDGET_MB must be a positive integer (MiB)');
+/** `given`, else a positive integer (at most 9 digits) in the environment variable `name`, else `fallback`. @throws TyError E_USAGE */
+function boundFrom(opts: NodeHostOptions, given: number | undefined, name: string, fallback: number, what: string): number {
+  if (given !== undefined) return given;
+  const v = (opts.env ?? process.env)[name];
+  if (v === undefined || v === '') return fallback;
+  if (!/^[1-9]\d{0,8}$/.test(v)) throw new TyError('E_USAGE', `${name} must be a positive integer${what}`);
   return Number(v);
 }
 
-/** The host's admission bound: the option, else a positive integer in $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
-function queueBound(opts: NodeHostOptions): number {
-  if (opts.maxQueuedCalls !== undefined) return opts.maxQueuedCalls;
-  const v = (opts.env ?? process.env).TYCLI_MAX_QUEUED_CALLS;
-  if (v === undefined || v === '') return DEFAULT_MAX_QUEUED_CALLS;
-  if (!/^[1-9]\d{0,8}$/.test(v)) throw new TyError('E_USAGE', 'TYCLI_MAX_QUEUED_CALLS must be a positive integer');
-  return Number(v);
-}
+/** The pool's memory budget: the option, else $TYCLI_MEMORY_BUDGET_MB, else the default (MiB). @throws TyError E_USAGE */
+const memoryBudget = (opts: NodeHostOptions): number => boundFrom(opts, opts.memoryBudgetMb, 'TYCLI_MEMORY_BUDGET_MB', DEFAULT_MEMORY_BUDGET_MB, ' (MiB)');
+
+/** The host's admission bound: the option, else $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
+const queueBound = (opts: NodeHostOptions): number => boundFrom(opts, opts.maxQueuedCalls, 'TYCLI_MAX_QUEUED_CALLS', DEFAULT_MAX_QUEUED_CALLS, '');
 
 export interface NodeHost {
   paths: TycliPaths;
@@ -175,7 +172,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
       ? undefined
       : (async () => {
           const posture = opts.globals?.sandbox ?? (wiring ? (await loadHostSettings()).sandbox : undefined) ?? 'auto';
-          return buildPool(opts, posture, store, join(paths.state, PROBE_CACHE_FILE), registry);
+          return buildPool(opts, posture, store, join(paths.state, PROBE_CACHE_FILE), registry, memoryBudget(opts));
         })();
     // The wiring's modules load once the pool is built: on the one host thread the prestarted sandbox is spawned first,
     // then boots on its own while they load.
@@ -293,141 +290,6 @@ function lazyFetchTransport(): FetchTransport & { close(): Promise<void> } {
       await (t as { close?: () => Promise<void> } | undefined)?.close?.();
     },
   };
-}
-
-/** Builds the OS wrapper for one call's limits (RLIMITs follow the limits), or undefined for none. */
-/** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
-type WrapFactory = (limits: CallLimits, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }) => SpawnWrapper | undefined;
-
-let warnedNoOsSandbox = false;
-/** In the state folder: the passing sandbox probe and node's permission flag, kept across processes (probe-cache.ts). */
-const PROBE_CACHE_FILE = 'sandbox-probe.json';
-
-/**
- * The OS-level wrapper for the posture (`--sandbox`, else settings `sandbox`, else `auto`), from the probe in
- * node/os-sandbox/probe.ts: bubblewrap on Linux, Seatbelt on macOS, with RLIMITs from osLimitsFor.
- * `off`: none. `auto`: none when unavailable, with one warning on stderr saying what that means.
- * `required`: E_SANDBOX_UNAVAILABLE when unavailable (fail closed).
- */
-async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: string): Promise<WrapFactory> {
-  if (posture === 'off') return () => undefined;
-  const { probeSandbox } = await import('./os-sandbox/probe.js');
-  const p = await probeSandbox({ cacheFile });
-  if (p.available && p.backend === 'bwrap' && p.path) {
-    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([import('./os-sandbox/bwrap.js'), import('./os-sandbox/limits.js'), import('./os-sandbox/probe-cache.js')]);
-    seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
-    const bwrapPath = p.path;
-    return (limits, sandbox) => {
-      const o: BwrapOptions = { bwrapPath };
-      if (p.prlimit) {
-        o.prlimitPath = p.prlimit;
-        o.limits = osLimitsFor(limits, {}, sandbox);
-      }
-      if (p.dropTo) o.dropTo = p.dropTo;
-      return createBwrapWrapper(o);
-    };
-  }
-  if (p.available && p.backend === 'seatbelt') {
-    const [{ createSeatbeltWrapper }, { osLimitsFor }] = await Promise.all([import('./os-sandbox/seatbelt.js'), import('./os-sandbox/limits.js')]);
-    return (limits, sandbox) => createSeatbeltWrapper({ limits: osLimitsFor(limits, {}, sandbox) });
-  }
-  const reason = p.reason ?? `no OS sandbox backend (${p.backend})`;
-  if (posture === 'required') throw new TyError('E_SANDBOX_UNAVAILABLE', `an OS-level sandbox is required (--sandbox required) but unavailable: ${reason}`);
-  if (!warnedNoOsSandbox && io) {
-    warnedNoOsSandbox = true;
-    io.stderr.write(`warning: no OS-level sandbox (${reason}); tool code runs under the engine's own permission model only, which does not block network access. Use --sandbox required to refuse instead, or --sandbox off to silence this.\n`);
-  }
-  return () => undefined;
-}
-
-/** The retained per-revision pool (core/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use. */
-async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string, registry: HostToolRegistry): Promise<PoolLike & { close(): Promise<void> }> {
-  const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe, keepLibraryLists }] = await Promise.all([
-    import('./sandbox.js'),
-    import('../core/pool.js'),
-    import('./os-sandbox/limits.js'),
-    import('./python-sandbox.js'),
-    import('./os-sandbox/probe-cache.js'),
-  ]);
-  // The node permission flag and the OS sandbox probe, both kept across processes in the state folder, found at once.
-  const [flag, wrapFor] = await Promise.all([
-    permissionFlagCached(probeCache, process.execPath),
-    opts.wrap ? (() => opts.wrap) as WrapFactory : osWrapFactory(posture, opts.io, probeCache),
-  ]);
-  rememberPermissionFlag(process.execPath, flag as '--permission' | '--experimental-permission');
-  const osWrapped = !opts.wrap && posture !== 'off';
-  type HostRuntime = SandboxRuntime & { prestart?(spec: SandboxSpec): void; discardSpare?(): Promise<void> };
-  const runtimes = new Map<string, HostRuntime>();
-  const needs = (spec: SandboxSpec) => {
-    const exec = spec.manifest.execution;
-    const engine = (exec.kind === 'sandboxed-code' ? exec.engine : undefined) ?? 'node';
-    const python = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
-    return { engine, minDataBytes: python ? PYTHON_SANDBOX_NEEDS.dataBytes : 0 };
-  };
-  const runtimeFor = (spec: SandboxSpec): HostRuntime => {
-    const exec = spec.manifest.execution;
-    if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only');
-    const sandbox = needs(spec);
-    const engine = sandbox.engine;
-    // One runtime per engine, runtime and limits, so the OS limits (RLIMITs) follow the revision's limits.
-    const key = `${engine}:${exec.runtime}:${spec.limits.memoryMb}:${spec.limits.timeoutMs}`;
-    let r = runtimes.get(key);
-    if (!r) {
-      const wrap = wrapFor(spec.limits, sandbox);
-      const rt = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
-      // A sandbox that cannot start under the OS wrapper drops the kept probe, so the next process probes in full.
-      r = wrap && osWrapped
-        ? { name: rt.name, prestart: (s: SandboxSpec) => rt.prestart(s), discardSpare: () => rt.discardSpare(), start: (s: SandboxSpec, signal?: AbortSignal) => rt.start(s, signal).catch((e: unknown) => { if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED')) forgetProbe(probeCache); throw e; }) }
-        : rt;
-      runtimes.set(key, r);
-    }
-    return r;
-  };
-  const pool = new SandboxPool({
-    runtime: runtimeFor,
-    memoryBudgetMb: memoryBudget(opts),
-    ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
-    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
-    memoryOf: (spec) => {
-      const n = needs(spec);
-      return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
-    },
-  });
-  if (opts.prestart) {
-    // The revision the call will resolve to (re-hashed on read, then kept verified for the call's own resolve): its
-    // limits decide the command line. An unknown name or another kind of tool starts nothing; the call reports it.
-    const tool = await registry.resolve(opts.prestart.tool).catch(() => undefined);
-    if (tool?.manifest.execution.kind === 'sandboxed-code') {
-      const spec: SandboxSpec = { revision: tool.revision, manifest: tool.manifest, limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, opts.prestart.timeoutMs) };
-      try {
-        runtimeFor(spec).prestart?.(spec);
-      } catch {
-        /* the call starts its sandbox as usual */
-      }
-    }
-  }
-  return {
-    call: (spec, args, o) => pool.call(spec, args, o.argsJson !== undefined ? { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false, argsJson: o.argsJson } : { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
-    close: async () => {
-      await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
-      await pool.shutdown();
-      if (osWrapped) keepLibraryLists(probeCache);
-    },
-  };
-}
-
-/**
- * The wheels of a Python revision: from the folder recorded when `tycli tool add` installed it (next to its
- * manifest), each checked against its sha-256 (node/python-sandbox.ts resolvePythonPackages).
- * @throws TyError E_SANDBOX_UNAVAILABLE (no folder recorded, a file missing), E_INTEGRITY (a digest differs).
- */
-async function pythonPackageFiles(store: Store, revision: string, packages: readonly { file: string; sha256: string }[]) {
-  const { PYTHON_PACKAGES_NS, resolvePythonPackages } = await import('./python-sandbox.js');
-  const rec = await store.getJson<{ dir?: unknown }>(PYTHON_PACKAGES_NS, revision);
-  if (!rec || typeof rec.dir !== 'string') {
-    throw new TyError('E_SANDBOX_UNAVAILABLE', 'this revision declares Python wheels but was not added from a manifest file here; add it with tycli tool add MANIFEST.json from the folder that holds the wheels');
-  }
-  return resolvePythonPackages(rec.dir, packages);
 }
 
 /**
