@@ -70,6 +70,42 @@ describe('ToolRegistry', () => {
     expect(pinned.active).toBe(false);
   });
 
+  it('refuses a new name that differs from a bound one only in letter case; the first stays as it was', async () => {
+    const r = fresh();
+    const a = await r.install(manifest());
+    let err: unknown;
+    await r.install({ ...manifest(), name: 'Double' }).catch((e: unknown) => (err = e));
+    expect(err).toBeInstanceOf(TyError);
+    expect((err as TyError).code).toBe('E_INVALID_MANIFEST');
+    expect((err as TyError).data).toEqual({ path: 'name', conflictsWith: 'double' });
+    expect((err as TyError).message).toContain('differ only in letter case');
+    expect((await r.list()).map((t) => t.name)).toEqual(['double']);
+    expect((await r.resolve('double')).revision).toBe(a.revision);
+    // the same name again, and an unrelated name, are fine
+    expect((await r.install(manifest('export default async (a) => a.x * 4;'))).updateAvailable).toBe(true);
+    expect((await r.install({ ...manifest(), name: 'triple' })).activated).toBe(true);
+  });
+
+  it('on a case-insensitive store (keys folded, as on macOS or Windows) another name\'s record is never extended', async () => {
+    /** A backend whose keys compare without case, as files do on APFS and NTFS by default. */
+    class FoldingBackend extends MemoryStoreBackend {
+      override get(ns: string, key: string) {
+        return super.get(ns, key.toLowerCase());
+      }
+      override put(ns: string, key: string, bytes: Uint8Array) {
+        return super.put(ns, key.toLowerCase(), bytes);
+      }
+      override delete(ns: string, key: string) {
+        return super.delete(ns, key.toLowerCase());
+      }
+    }
+    const r = new ToolRegistry(new Store(new FoldingBackend()));
+    await r.install({ ...manifest(), name: 'Double' });
+    const before = await r.list();
+    expect(await code(r.install({ ...manifest('export default async (a) => a.x * 5;'), name: 'DOUBLE' }))).toBe('E_INVALID_MANIFEST');
+    expect(await r.list()).toEqual(before);
+  });
+
   it('refuses invalid manifests with E_INVALID_MANIFEST naming the field', async () => {
     const r = fresh();
     for (const bad of [

@@ -150,10 +150,13 @@ export class ToolRegistry {
     checkToolSource(manifest);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
     const out = await this.store.backend.withLock(OBJECTS_LOCK, async () => {
+      await this.#refuseCaseTwin(manifest.name);
       const { cid: revision, created, repaired } = await this.store.putObjectChecked(bytes);
       let activated = false;
       let active: string | undefined;
       await this.store.update<Binding>('bindings', manifest.name, (b) => {
+        // a case-insensitive file system hands back another name's record for this key
+        if (b && b.name !== manifest.name) throw caseTwinError(manifest.name, b.name);
         const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name: manifest.name, revisions: [] };
         if (!next.revisions.includes(revision)) {
           next.revisions.push(revision);
@@ -357,6 +360,18 @@ export class ToolRegistry {
     });
   }
 
+  /**
+   * Refuse a new name that differs from a bound one only in letter case (`upper` next to `UPPER`): the two read
+   * alike to a person approving a call, and on a case-insensitive file system (macOS, Windows) they are one record.
+   * @throws TyError E_INVALID_MANIFEST (data `{ path: 'name', conflictsWith }`)
+   */
+  async #refuseCaseTwin(name: string): Promise<void> {
+    const folded = name.toLowerCase();
+    for (const key of await this.store.backend.list('bindings')) {
+      if (key !== name && key.toLowerCase() === folded) throw caseTwinError(name, key);
+    }
+  }
+
   /** Every name with its active revision and installed revisions (oldest first), sorted by name. */
   async list(): Promise<{ name: string; active: string | undefined; revisions: string[] }[]> {
     const out = [];
@@ -415,4 +430,8 @@ export class ToolRegistry {
     if (parsed.data.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${parsed.data.name}", not "${name}"`);
     return { name, revision, manifest: parsed.data };
   }
+}
+
+function caseTwinError(name: string, other: string): TyError {
+  return new TyError('E_INVALID_MANIFEST', `invalid manifest at name: "${name}": a tool named "${other}" exists; names that differ only in letter case are refused (remove "${other}" first, or pick another name)`, { path: 'name', conflictsWith: other });
 }

@@ -30,4 +30,15 @@ describe('tycli tool add: the tool name rule', () => {
       expect(oneLine(run), run.stderr).toMatchObject({ ok: true, result: 7 });
     }
   });
+
+  it('refuses a name differing from an installed one only in letter case (exit 2, the other named); the installed one still runs', async () => {
+    const home = join(cli.dir, 'home-case');
+    await cli.add(home, await manifestFile('upper'));
+    const r = await cli.tycli(['--home', home, 'tool', 'add', await manifestFile('UPPER'), '--json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('a tool named "upper" exists') } });
+    const list = await cli.tycli(['--home', home, 'tool', 'list', '--json']);
+    expect(list.stdout).not.toContain('UPPER');
+    expect(oneLine(await cli.tycli(['--home', home, 'run', 'upper', '--json']))).toMatchObject({ ok: true, result: 7 });
+  });
 });
