@@ -136,6 +136,29 @@ describe('tycli mcp definitions', () => {
     expect((await tycli(['mcp', 'show', 'fx'])).stderr).toContain('E_INVALID_SETTINGS');
   });
 
+  it('adding a defined name again: the same definition changes nothing; a different one needs --approve-replacement (E_APPROVAL_REQUIRED, the differing fields named, no values)', async () => {
+    const file = join(definitionsDir(home), 'fx.json');
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const first = await readFile(file, 'utf8');
+    const same = await tycli(['--json', 'mcp', 'add', 'fx', '--', process.execPath, FIXTURE]);
+    expect(same.code, same.stderr).toBe(0);
+    expect(JSON.parse(same.stdout)).toMatchObject({ ok: true, replaced: false, unchanged: true });
+    // a broader rule list and a new secret: refused without approval, the file untouched
+    const wider = ['mcp', 'add', 'fx', '--allow', 'received', '--env', 'TOKEN=t0p-secret', '--', process.execPath, FIXTURE];
+    const refused = await tycli(wider);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('E_APPROVAL_REQUIRED');
+    expect(refused.stderr).toContain('allow, env differ');
+    expect(refused.stderr).toContain('--approve-replacement');
+    expect(refused.stderr).not.toContain('t0p-secret');
+    expect(await readFile(file, 'utf8')).toBe(first);
+    const approved = await tycli(['--json', ...wider.slice(0, 7), '--approve-replacement', ...wider.slice(7)]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, replaced: true, changed: ['allow', 'env'] });
+    expect(approved.stdout).not.toContain('t0p-secret');
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ allow: ['received'], env: { TOKEN: 't0p-secret' } });
+  });
+
   it('remove deletes it; removing again is an error', async () => {
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
     expect((await tycli(['mcp', 'remove', 'fx'])).code).toBe(0);

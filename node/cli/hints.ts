@@ -31,6 +31,7 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
   if (parts.length > 0) return parts.join('; ');
   switch (code) {
     case 'E_APPROVAL_REQUIRED':
+      if (d.approval === 'replacement' && d.kind === 'mcp-server' && str(d.name)) return `approve with: the same tycli mcp add ${str(d.name)} command and --approve-replacement (tycli mcp show ${str(d.name)} shows the definition now)`;
       if (d.approval === 'replacement' && str(d.name) && str(d.revision)) return `approve with: tycli tool activate ${str(d.name)} ${str(d.revision)} --approve-replacement`;
       if (d.approval === 'removal' && str(d.name)) return `approve with: tycli tool remove ${str(d.name)} --approve-removal`;
       return undefined;

@@ -3,15 +3,27 @@ import { TyError } from '../../../core/errors.js';
 import type { CliCommand } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 import { inertJson } from '../../../core/text.js';
+import { canonicalJson } from '../../../core/canonical.js';
 
 /** Server definitions (zod schemas): loaded only by the commands that use them. */
 const defs = () => import('../../mcp/definitions.js');
 
+/**
+ * The top-level fields of two server definitions whose values differ (names only: environment values are secrets),
+ * compared as canonical JSON. `folder` is where `mcp add` ran, not part of what runs, so it is left out.
+ */
+function changedFields(a: object, b: object): string[] {
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(ra), ...Object.keys(rb)])].filter((k) => k !== 'folder' && k !== 'v').sort();
+  return keys.filter((k) => canonicalJson(ra[k] ?? null) !== canonicalJson(rb[k] ?? null));
+}
+
 const add: CliCommand = {
   path: ['mcp', 'add'],
   summary: 'define an MCP server the bridge may run (0600 file in the settings folder)',
-  usage: `Usage: tycli mcp add NAME [--env K=V ...] [--env-from K ...] [--allow TOOL ...] [--ask none] [--shared] [--timeout MS] -- COMMAND ARGS...
-       tycli mcp add NAME --url https://HOST/PATH [--header 'Name: value' ...] [--header-env 'Name=VAR' ...] [--allow TOOL ...] [--ask none] [--timeout MS]
+  usage: `Usage: tycli mcp add NAME [--env K=V ...] [--env-from K ...] [--allow TOOL ...] [--ask none] [--shared] [--timeout MS] [--approve-replacement] -- COMMAND ARGS...
+       tycli mcp add NAME --url https://HOST/PATH [--header 'Name: value' ...] [--header-env 'Name=VAR' ...] [--allow TOOL ...] [--ask none] [--timeout MS] [--approve-replacement]
 
 --timeout MS (default 60000, reset by progress): a server that answers no request within it is taken as
 hung; its session and process end (E_MCP_TIMEOUT) and the next call starts a fresh one.
@@ -26,7 +38,9 @@ Arguments that are relative paths (./x, ../x, or any name of a file or folder in
 are refused: give absolute paths. --allow TOOL (or resources/read, prompts/get) lets those calls
 through without asking; --ask none lets every call through without asking. Either only replaces the
 question: deny rules (any scope), alwaysAsk rules, the pause, hooks and the audit still apply to every
-call. Adding a name again replaces it and ends its running sessions.`,
+call. Adding a name again with anything different (command, arguments, environment, rules) needs
+--approve-replacement: the new definition replaces the old and ends its running sessions; the same
+definition again changes nothing.`,
   options: {
     env: { type: 'string', multiple: true },
     'env-from': { type: 'string', multiple: true },
@@ -36,6 +50,7 @@ call. Adding a name again replaces it and ends its running sessions.`,
     header: { type: 'string', multiple: true },
     shared: { type: 'boolean' },
     timeout: { type: 'string' },
+    'approve-replacement': { type: 'boolean' },
   },
   async run(ctx, v, pos) {
     const { buildDefinition, describeDefinition, loadDefinition, parseEnvPairs, saveDefinition } = await defs();
@@ -73,10 +88,20 @@ call. Adding a name again replaces it and ends its running sessions.`,
     });
     const { listNamespaces } = await import('../../mcp/namespaces.js');
     if ((await listNamespaces(ctx.globals.home)).includes(def.name)) throw new TyError('E_USAGE', `"${def.name}" is already an MCP namespace name`);
-    const existed = (await loadDefinition(ctx.globals.home, def.name).catch(() => undefined)) !== undefined;
+    // an unreadable earlier file (refused by loadDefinition) may be replaced: that is its repair
+    const prev = await loadDefinition(ctx.globals.home, def.name).catch(() => undefined);
+    const changed = prev === undefined ? [] : changedFields(prev, def);
+    if (prev !== undefined && changed.length === 0) {
+      if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: false, unchanged: true });
+      else out(ctx, `unchanged: MCP server ${def.name} is defined exactly so already`);
+      return 0;
+    }
+    if (prev !== undefined && v['approve-replacement'] !== true) {
+      throw new TyError('E_APPROVAL_REQUIRED', `MCP server "${def.name}" is defined already; replacing it (${changed.join(', ')} differ) ends its running sessions and needs --approve-replacement`, { name: def.name, approval: 'replacement', kind: 'mcp-server', changed });
+    }
     await saveDefinition(ctx.globals.home, def);
-    if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: existed });
-    else out(ctx, `${existed ? 'replaced' : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`);
+    if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: prev !== undefined, ...(prev !== undefined ? { changed } : {}) });
+    else out(ctx, `${prev !== undefined ? `replaced (${changed.join(', ')})` : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`);
     // an absolute path argument that names nothing (a script not built yet, a typo): the server cannot start as it is
     const { existsSync } = await import('node:fs');
     for (const a of command.slice(1)) {
