@@ -11,7 +11,7 @@ import { ToolStorage } from './tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
 import { StoreAuditLog, type AuditSink } from './audit.js';
 import type { ToolSettings } from './tool-settings.js';
-import { refuseUndeclared } from './manifest-refusal.js';
+import { refuseUnavailable, refuseUndeclared } from './manifest-refusal.js';
 
 export interface CapabilityDeps {
   /** The exact revision the sandbox was started for (from the host's record, never from a message). */
@@ -38,10 +38,6 @@ function field(params: unknown, name: string): unknown {
   return undefined;
 }
 
-function unavailable(what: string): never {
-  throw new TyError('E_CAPABILITY_DENIED', `${what} is not available on this host`);
-}
-
 /**
  * Build the handler a sandbox's capability requests go to. Dispatch is a null-prototype table with one
  * entry per name in CAPABILITY_NAMES; any other name fails closed (E_CAPABILITY_DENIED). Every entry acts
@@ -57,6 +53,9 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
   /** An audited manifest refusal (core/manifest-refusal.ts): kind, target and access only, never argument values. */
   const undeclared = (kind: 'storage' | 'subtasks' | 'resolve', target: string, access: 'read' | 'write', message: string, signal: AbortSignal): Promise<never> =>
     refuseUndeclared(deps.gate, { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access }, message, signal);
+  /** An audited refusal of what this host does not offer (list `host`). */
+  const unavailable = (kind: 'storage' | 'subtasks' | 'resolve' | 'secret', target: string, access: 'read' | 'write', what: string, signal: AbortSignal, code?: 'E_SECRET_DENIED'): Promise<never> =>
+    refuseUnavailable(deps.gate, { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access }, `${what} ${kind === 'secret' ? 'are' : 'is'} not available on this host`, signal, code);
   const storageDeclared = async (op: string, access: 'read' | 'write', signal: AbortSignal): Promise<void> => {
     if (!caps?.storage) await undeclared('storage', op, access, `${id.name} does not request storage in its manifest (capabilities.storage)`, signal);
   };
@@ -64,7 +63,7 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
     fetch: (p: unknown, s: AbortSignal) => deps.fetch(id, p, s),
 
     createSubtasksResult: async (p: unknown, s: AbortSignal) => {
-      if (!deps.compile) unavailable('createSubtasksResult');
+      if (!deps.compile) return unavailable('subtasks', 'createSubtasksResult', 'write', 'createSubtasksResult', s);
       if (caps?.subtasks !== true) await undeclared('subtasks', 'createSubtasksResult', 'write', `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`, s);
       const drafts = Array.isArray(p) ? p : field(p, 'drafts');
       if (!Array.isArray(drafts)) throw new TyError('E_INVALID_TASK', 'createSubtasksResult needs an array of draft tasks');
@@ -72,9 +71,9 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
     },
 
     resolveInvocation: async (p: unknown, s: AbortSignal) => {
-      if (!deps.registry) unavailable('resolveInvocation');
       const name = field(p, 'name');
       if (typeof name !== 'string') throw new TyError('E_INVALID_ARGS', 'resolveInvocation needs a tool name');
+      if (!deps.registry) return unavailable('resolve', name.slice(0, 64), 'read', 'resolveInvocation', s);
       if (!(caps?.resolveInvocation ?? []).includes(name)) {
         await undeclared('resolve', name.slice(0, 64), 'read', `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`, s);
       }
@@ -85,23 +84,23 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
     },
 
     'storage.get': async (p: unknown, s: AbortSignal) => {
-      if (!deps.storage) unavailable('storage');
+      if (!deps.storage) return unavailable('storage', 'get', 'read', 'storage', s);
       await storageDeclared('get', 'read', s);
       return deps.storage.get(id, field(p, 'key'));
     },
     'storage.set': async (p: unknown, s: AbortSignal) => {
-      if (!deps.storage) unavailable('storage');
+      if (!deps.storage) return unavailable('storage', 'set', 'write', 'storage', s);
       await storageDeclared('set', 'write', s);
       await deps.storage.set(id, field(p, 'key'), p !== null && typeof p === 'object' ? (p as Record<string, unknown>).value : undefined);
       return null;
     },
     'storage.delete': async (p: unknown, s: AbortSignal) => {
-      if (!deps.storage) unavailable('storage');
+      if (!deps.storage) return unavailable('storage', 'delete', 'write', 'storage', s);
       await storageDeclared('delete', 'write', s);
       return deps.storage.delete(id, field(p, 'key'));
     },
     'storage.list': async (p: unknown, s: AbortSignal) => {
-      if (!deps.storage) unavailable('storage');
+      if (!deps.storage) return unavailable('storage', 'list', 'read', 'storage', s);
       await storageDeclared('list', 'read', s);
       return deps.storage.list(id, p === undefined || p === null ? undefined : field(p, 'prefix'));
     },
@@ -114,7 +113,7 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
           const shown = name.slice(0, 64);
           await refuseUndeclared(deps.gate, { principal: id.principal, kind: 'secret', toolName: id.name, revision: id.revision, target: shown, access: 'read' }, `secret "${shown}" is not declared in ${id.name}'s manifest (capabilities.secrets)`, s, 'E_SECRET_DENIED');
         }
-        throw new TyError('E_SECRET_DENIED', 'secrets are not available on this host');
+        return unavailable('secret', typeof name === 'string' ? name.slice(0, 64) : '', 'read', 'secrets', s, 'E_SECRET_DENIED');
       }
       return deps.secrets.getSecret(id, field(p, 'name'));
     },

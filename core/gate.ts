@@ -323,6 +323,8 @@ export class PermissionGate implements Gate {
 
   #denyMessage(req: GateRequest, d: PolicyDecision): string {
     switch (d.trace.list) {
+      case 'host':
+        return `${describe(req)} is refused: this host does not offer it`;
       case 'manifest':
         return `${describe(req)} is denied: the revision's manifest does not request it (the manifest is the upper bound; publish a revision whose capabilities list it)`;
       case 'remembered':

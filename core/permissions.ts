@@ -365,7 +365,7 @@ export interface StoredDecision {
   at?: number;
 }
 
-export type TraceList = RuleList | 'manifest' | 'mode' | 'remembered' | 'hook' | 'person' | 'pause';
+export type TraceList = RuleList | 'host' | 'manifest' | 'mode' | 'remembered' | 'hook' | 'person' | 'pause';
 
 /** Why a decision came out as it did: the rule (or other source) and the scope that decided. */
 export interface Trace {
@@ -427,13 +427,15 @@ function fromRule(effect: PolicyDecision['effect'], c: CompiledRule, s: RuleSubj
 
 /**
  * Decide one request. Order (first match wins):
+ * 0. `unavailable === true` (the host offers no such capability at all) is denied without asking, in every mode;
  * 1. manifest upper bound: `requested === false` is denied without asking, in every mode;
  * 2. deny rules (any scope); 3. a remembered "no"; 4. alwaysAsk rules (ask, beats allow and every mode);
  * 5. allow rules (any scope); 6. a remembered "yes"; 7. ask rules; 8. the mode's default.
  * Pure: no I/O, no clock.
  */
-export function decide(policy: Policy, req: RuleSubject & { requested?: boolean }, remembered: readonly StoredDecision[] = []): PolicyDecision {
+export function decide(policy: Policy, req: RuleSubject & { requested?: boolean; unavailable?: boolean }, remembered: readonly StoredDecision[] = []): PolicyDecision {
   const suggestedRule = suggestRule(req);
+  if (req.unavailable === true) return { effect: 'deny', trace: { list: 'host', rule: 'not available on this host', scope: 'host' }, alwaysAsk: false, suggestedRule };
   if (req.requested === false) {
     return { effect: 'deny', trace: { list: 'manifest', rule: 'manifest upper bound', scope: 'manifest' }, alwaysAsk: false, suggestedRule };
   }

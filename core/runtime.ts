@@ -191,6 +191,8 @@ export interface GateRequest {
   preview?: string;
   /** What the manifest requested: the upper bound for capability grants. */
   requested?: boolean;
+  /** True when this host offers no such capability at all: refused (and audited) without asking, in every mode. */
+  unavailable?: boolean;
   /**
    * A rule outside settings that allows this request without asking, e.g. an MCP server definition's own
    * `--allow TOOL` / `--ask none` (`{ rule: 'server everything: --ask none', scope: 'server definition' }`).

@@ -9,7 +9,7 @@ import { PermissionGate, StoreDecisions } from '../core/gate.js';
 import { PauseTracker } from '../core/pause.js';
 import { compilePolicy } from '../core/permissions.js';
 import { ToolRegistry } from '../core/registry.js';
-import { capabilityFactory } from '../core/capabilities.js';
+import { capabilityFactory, createCapabilityHandler } from '../core/capabilities.js';
 import type { CallerIdentity, FetchTransport } from '../core/fetch/mediated.js';
 import { TyError } from '../core/errors.js';
 
@@ -99,5 +99,40 @@ describe('undeclared capability uses are audited', () => {
     expect(e.message).toContain('is not declared');
     const { entries } = await w.audit.read();
     expect(entries).toEqual([expect.objectContaining({ kind: 'secret', target: 'API_TOKEN', access: 'read', decision: 'deny', list: 'manifest', outcome: 'denied' })]);
+  });
+
+  it('a declared use this host does not offer at all (no storage, registry, subtask compiler or secret broker) leaves its own deny record, list host, in every mode', async () => {
+    for (const mode of ['strict', 'standard', 'unrestricted'] as const) {
+      const store = new Store(new MemoryStoreBackend());
+      const audit = new StoreAuditLog(store);
+      const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([{ scope: 'user', mode }]) }), audit, pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }), decisions: new StoreDecisions(store) });
+      const manifest: ToolManifest = {
+        name: 'wants-all',
+        description: 'declares every capability',
+        parameters: { type: 'object' },
+        execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 1' },
+        capabilities: { storage: true, subtasks: true, resolveInvocation: ['other'], secrets: ['TOKEN'] },
+      };
+      const identity: CallerIdentity = { name: manifest.name, revision: 'bagaaiera-host-test', manifest, principal: 'test:user' };
+      const h = createCapabilityHandler({ identity, gate, fetch: async () => ({ status: 200 }) as never });
+      const uses: [CapabilityName, unknown, string, string, string, string][] = [
+        ['storage.get', { key: CANARY }, 'storage', 'get', 'read', 'E_CAPABILITY_DENIED'],
+        ['storage.set', { key: CANARY, value: CANARY }, 'storage', 'set', 'write', 'E_CAPABILITY_DENIED'],
+        ['storage.delete', { key: CANARY }, 'storage', 'delete', 'write', 'E_CAPABILITY_DENIED'],
+        ['storage.list', { prefix: CANARY }, 'storage', 'list', 'read', 'E_CAPABILITY_DENIED'],
+        ['createSubtasksResult', [{ tool: CANARY, args: {} }], 'subtasks', 'createSubtasksResult', 'write', 'E_CAPABILITY_DENIED'],
+        ['resolveInvocation', { name: 'other' }, 'resolve', 'other', 'read', 'E_CAPABILITY_DENIED'],
+        ['getSecret', { name: 'TOKEN' }, 'secret', 'TOKEN', 'read', 'E_SECRET_DENIED'],
+      ];
+      for (const [cap, params, , , , code] of uses) {
+        const e = await refusal(h(cap, params, never));
+        expect(e.code, `${mode} ${cap}: ${e.message}`).toBe(code);
+        expect(e.message).toContain('not available on this host');
+      }
+      const { entries } = await audit.read();
+      expect(entries.map((r) => [r.kind, r.target, r.access, r.code])).toEqual(uses.map(([, , kind, target, access, code]) => [kind, target, access, code === 'E_SECRET_DENIED' ? 'E_CAPABILITY_DENIED' : code]));
+      for (const r of entries) expect(r, mode).toMatchObject({ decision: 'deny', list: 'host', rule: 'not available on this host', outcome: 'denied', tool: 'wants-all' });
+      expect(JSON.stringify(entries)).not.toContain(CANARY);
+    }
   });
 });
