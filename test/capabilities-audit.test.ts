@@ -111,7 +111,7 @@ describe('undeclared capability uses are audited', () => {
         description: 'declares every capability',
         parameters: { type: 'object' },
         execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 1' },
-        capabilities: { storage: true, subtasks: true, resolveInvocation: ['other'], secrets: ['TOKEN'] },
+        capabilities: { storage: {}, subtasks: true, resolveInvocation: ['other'], secrets: ['TOKEN'] },
       };
       const identity: CallerIdentity = { name: manifest.name, revision: 'bagaaiera-host-test', manifest, principal: 'test:user' };
       const h = createCapabilityHandler({ identity, gate, fetch: async () => ({ status: 200 }) as never });
