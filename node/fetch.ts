@@ -1,7 +1,7 @@
 // Node transport for mediated fetch on undici: resolve once, judge and pin the connected address, no ambient credentials; Node host, trusted side.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, errors as undiciErrors } from 'undici';
+import { Agent, buildConnector, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { FetchResponse } from '../protocol/wire.js';
 import { TyError } from '../core/errors.js';
 import { judgeAddress } from '../core/fetch/address.js';
@@ -113,77 +113,108 @@ export class NodeFetchTransport implements FetchTransport {
   }
 
   /**
-   * One request, no redirects, body capped while streaming.
+   * One request, no redirects, body capped while streaming. Dispatched with a plain undici handler (no
+   * Readable stream, no extra AbortController): the handler gathers the chunks and aborts the request
+   * (socket destroyed) at the cap, on `signal` and at `limits.timeoutMs`.
    * @throws TyError E_FETCH_TARGET, E_FETCH_TOO_LARGE, E_TIMEOUT, E_ABORTED, E_FETCH_FAILED
    */
-  async request(req: TransportRequest, limits: FetchLimits, signal: AbortSignal): Promise<FetchResponse> {
+  request(req: TransportRequest, limits: FetchLimits, signal: AbortSignal): Promise<FetchResponse> {
     const url = new URL(req.url);
-    if (url.protocol !== 'https:') throw new TyError('E_FETCH_SCHEME', 'only https: URLs may be fetched');
-    const ac = new AbortController();
-    const abort = (reason: TyError): void => {
-      if (!ac.signal.aborted) ac.abort(reason);
-    };
-    const onParent = (): void => abort(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
-    if (signal.aborted) onParent();
-    signal.addEventListener('abort', onParent, { once: true });
-    const timer = setTimeout(() => abort(new TyError('E_TIMEOUT', `fetch took longer than ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    if (url.protocol !== 'https:') return Promise.reject(new TyError('E_FETCH_SCHEME', 'only https: URLs may be fetched'));
+    if (signal.aborted) return Promise.reject(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
     const flat: string[] = [];
     for (const [k, v] of req.headers) flat.push(k, v);
-    try {
-      const res = await this.#agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: req.method,
-        headers: flat,
-        ...(req.body !== undefined ? { body: Buffer.from(req.body, 'base64') } : {}),
-        signal: ac.signal,
-        headersTimeout: limits.timeoutMs,
-        bodyTimeout: limits.timeoutMs,
-      });
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        abort(new TyError('E_FETCH_TOO_LARGE', `response is larger than the ${limits.maxBytes}-byte cap`));
-        res.body.destroy();
-        throw new TyError('E_FETCH_TOO_LARGE', `response declares ${declared} bytes, over the ${limits.maxBytes}-byte cap`);
-      }
-      const bytes = await new Promise<Buffer>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        let total = 0;
-        const body = res.body;
-        body.on('data', (chunk: Buffer) => {
+    return new Promise<FetchResponse>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      /** Set once the request is to end with an error (abort, timeout, cap); undici then reports it back. */
+      let reason: TyError | undefined;
+      let settled = false;
+      let chunks: Buffer[] = [];
+      let total = 0;
+      let status = 0;
+      let statusText = '';
+      let headers: [string, string][] = [];
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onParent);
+        return true;
+      };
+      const abort = (e: TyError): void => {
+        if (settled || reason !== undefined) return;
+        reason = e;
+        // Not yet on a connection: end the wait now; onRequestStart aborts the request when it gets one.
+        if (controller === undefined) {
+          if (settle()) reject(e);
+        } else controller.abort(e);
+      };
+      const onParent = (): void => abort(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
+      const timer = setTimeout(() => abort(new TyError('E_TIMEOUT', `fetch took longer than ${limits.timeoutMs} ms`)), limits.timeoutMs);
+      signal.addEventListener('abort', onParent, { once: true });
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          chunks = [];
+          total = 0;
+          if (reason !== undefined) c.abort(reason);
+        },
+        onResponseStart(c, statusCode, h, statusMessage) {
+          if (statusCode < 200) return; // 1xx informational: the final answer follows
+          const declared = Number(h['content-length']);
+          if (Number.isFinite(declared) && declared > limits.maxBytes) {
+            abort(new TyError('E_FETCH_TOO_LARGE', `response declares ${declared} bytes, over the ${limits.maxBytes}-byte cap`));
+            return;
+          }
+          status = statusCode;
+          statusText = statusMessage ?? '';
+          headers = [];
+          for (const k in h) {
+            const v = h[k];
+            if (v === undefined) continue;
+            if (Array.isArray(v)) for (const x of v) headers.push([k, x]);
+            else headers.push([k, v]);
+          }
+        },
+        onResponseData(_c, chunk) {
+          if (reason !== undefined) return;
           total += chunk.byteLength;
           if (total > limits.maxBytes) {
-            const e = new TyError('E_FETCH_TOO_LARGE', `response is larger than the ${limits.maxBytes}-byte cap; the connection was closed`);
-            abort(e);
-            body.destroy();
-            reject(e);
+            abort(new TyError('E_FETCH_TOO_LARGE', `response is larger than the ${limits.maxBytes}-byte cap; the connection was closed`));
             return;
           }
           chunks.push(chunk);
-        });
-        body.once('end', () => resolve(Buffer.concat(chunks, total)));
-        body.once('error', reject);
-        body.once('close', () => reject(ac.signal.aborted ? ac.signal.reason : new TyError('E_FETCH_FAILED', 'the response ended early')));
-      });
-      const headers: [string, string][] = [];
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (v === undefined) continue;
-        if (Array.isArray(v)) for (const x of v) headers.push([k, x]);
-        else headers.push([k, v]);
-      }
-      return {
-        status: res.statusCode,
-        statusText: res.statusText ?? '',
-        headers,
-        body: bytes.toString('base64'),
-        url: url.href,
+        },
+        onResponseEnd() {
+          if (reason !== undefined) {
+            if (settle()) reject(reason);
+            return;
+          }
+          if (!settle()) return;
+          const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+          resolve({ status, statusText, headers, body: bytes.toString('base64'), url: url.href });
+        },
+        onResponseError(_c, err) {
+          if (settle()) reject(reason ?? mapError(err));
+        },
       };
-    } catch (e) {
-      throw mapError(e, ac.signal);
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onParent);
-    }
+      try {
+        this.#agent.dispatch(
+          {
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            method: req.method as Dispatcher.HttpMethod,
+            headers: flat,
+            ...(req.body !== undefined ? { body: Buffer.from(req.body, 'base64') } : {}),
+            headersTimeout: limits.timeoutMs,
+            bodyTimeout: limits.timeoutMs,
+          },
+          handler,
+        );
+      } catch (e) {
+        if (settle()) reject(mapError(e));
+      }
+    });
   }
 
   /** Close every pooled connection now. */
@@ -192,9 +223,8 @@ export class NodeFetchTransport implements FetchTransport {
   }
 }
 
-function mapError(e: unknown, signal: AbortSignal): TyError {
+function mapError(e: unknown): TyError {
   if (e instanceof TyError) return e;
-  if (signal.aborted && signal.reason instanceof TyError) return signal.reason;
   if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) return new TyError('E_TIMEOUT', 'the server did not answer in time');
   if (e instanceof undiciErrors.ConnectTimeoutError) return new TyError('E_FETCH_FAILED', 'connecting to the server timed out');
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;

@@ -75,6 +75,19 @@ describe('origin patterns', () => {
     expect(manifestAllowsFetch(id([{ origin: 'https://a.example', access: '*' }]).manifest, 'https://a.example', 'write')).toBe(true);
     expect(manifestAllowsFetch(id([{ origin: 'https://a.example', access: 'read' }]).manifest, 'https://a.example', 'write')).toBe(false);
   });
+  it('parsed patterns are cached by their text: the manifest as it is at each request decides, through the pipeline too', async () => {
+    const caller = id([{ origin: 'https://a.example', access: 'read' }]);
+    const fetchCaps = caller.manifest.capabilities?.fetch ?? [];
+    expect(manifestAllowsFetch(caller.manifest, 'https://a.example', 'read')).toBe(true);
+    (fetchCaps[0] as { origin: string }).origin = 'https://b.example';
+    expect(manifestAllowsFetch(caller.manifest, 'https://a.example', 'read')).toBe(false);
+    expect(manifestAllowsFetch(caller.manifest, 'https://b.example', 'read')).toBe(true);
+    const r = recorder();
+    const mf = createMediatedFetch({ gate: allowAll(), transport: r.transport });
+    expect(await codeOf(mf(caller, { url: 'https://a.example/' }, never))).toBe('E_CAPABILITY_DENIED');
+    expect(await codeOf(mf(caller, { url: 'https://b.example/' }, never))).toBe('no error');
+    expect(r.seen.map((q) => q.url)).toEqual(['https://b.example/']);
+  });
 });
 
 describe('pipeline order', () => {

@@ -28,7 +28,8 @@ export interface TransportRequest {
 /**
  * The host's network stack (node/fetch.ts on undici; a browser host's own). Contract: no ambient
  * credentials (cookies, proxies, auth from the environment), never follow redirects, stop reading and
- * close the connection at `limits.maxBytes` (throw E_FETCH_TOO_LARGE), abort on `signal`. Hosts that
+ * close the connection at `limits.maxBytes` (throw E_FETCH_TOO_LARGE), abort the request at
+ * `limits.timeoutMs` (E_TIMEOUT) and on `signal` (the tool call's own: E_ABORTED or its reason's code). Hosts that
  * control name resolution must judge the connected address with core/fetch/address.ts (E_FETCH_TARGET).
  * Errors: TyError E_FETCH_TARGET | E_FETCH_TOO_LARGE | E_FETCH_FAILED | E_TIMEOUT | E_ABORTED.
  */
@@ -88,28 +89,66 @@ const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE_RE = /[\r\n\0]/;
 
+/** A manifest or grant origin pattern, parsed once (null: not an https pattern, matches nothing). */
+interface OriginPattern {
+  port: string;
+  hostname: string;
+  /** `https://*.domain`: the hostname suffix after the wildcard label; undefined for an exact host. */
+  wildcardBase: string | undefined;
+}
+const patternCache = new Map<string, OriginPattern | null>();
+
+/** Parse an origin pattern once; cached by its text (so a changed manifest is never judged by a stale entry). */
+function compilePattern(pattern: string): OriginPattern | null {
+  let c = patternCache.get(pattern);
+  if (c !== undefined) return c;
+  c = null;
+  try {
+    const p = new URL(pattern.replace('*.', 'wildcard-label.'));
+    if (p.protocol === 'https:') {
+      c = { port: p.port, hostname: p.hostname, wildcardBase: pattern.includes('://*.') ? p.hostname.slice('wildcard-label.'.length) : undefined };
+    }
+  } catch {
+    /* not a URL: matches nothing */
+  }
+  if (patternCache.size >= 4096) patternCache.clear(); // bound the memory; entries are cheap to rebuild
+  patternCache.set(pattern, c);
+  return c;
+}
+
+/** `url` is a parsed https URL (protocol, hostname, port as the WHATWG URL parser gives them). */
+function patternMatchesUrl(pattern: string, url: { protocol: string; hostname: string; port: string }): boolean {
+  const p = compilePattern(pattern);
+  if (p === null || url.protocol !== 'https:' || p.port !== url.port) return false;
+  return p.wildcardBase !== undefined ? url.hostname.endsWith(`.${p.wildcardBase}`) : p.hostname === url.hostname;
+}
+
 /** Normalize, match an origin pattern of the manifest (`https://host[:port]` or `https://*.domain`). */
 export function originMatches(pattern: string, origin: string): boolean {
-  let p: URL;
   let o: URL;
   try {
-    p = new URL(pattern.replace('*.', 'wildcard-label.'));
     o = new URL(origin);
   } catch {
     return false;
   }
-  if (p.protocol !== 'https:' || o.protocol !== 'https:' || p.port !== o.port) return false;
-  if (pattern.includes('://*.')) {
-    const base = p.hostname.slice('wildcard-label.'.length);
-    return o.hostname.endsWith(`.${base}`);
-  }
-  return p.hostname === o.hostname;
+  return patternMatchesUrl(pattern, o);
 }
 
 /** True when the manifest's requested capabilities (the upper bound) cover (origin, access). */
 export function manifestAllowsFetch(manifest: ToolManifest, origin: string, access: 'read' | 'write'): boolean {
+  let o: URL;
+  try {
+    o = new URL(origin);
+  } catch {
+    return false;
+  }
+  return manifestAllowsUrl(manifest, o, access);
+}
+
+/** manifestAllowsFetch for an already parsed request URL (its origin is the one judged). */
+function manifestAllowsUrl(manifest: ToolManifest, url: URL, access: 'read' | 'write'): boolean {
   for (const r of manifest.capabilities?.fetch ?? []) {
-    if ((r.access === '*' || r.access === access) && originMatches(r.origin, origin)) return true;
+    if ((r.access === '*' || r.access === access) && patternMatchesUrl(r.origin, url)) return true;
   }
   return false;
 }
@@ -220,7 +259,7 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     const { req, url, origin, method, access } = preflight(params);
     const headers = cleanHeaders(req.headers);
     // c + d. access class; the manifest is the upper bound; then the gate decides (rules, decisions, asking).
-    if (!manifestAllowsFetch(identity.manifest, origin, access)) {
+    if (!manifestAllowsUrl(identity.manifest, url, access)) {
       await refuseUndeclared(
         opts.gate,
         { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access },
@@ -240,9 +279,8 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
       if (!opts.secrets) throw new TyError('E_SECRET_DENIED', 'secret placeholders are not available on this host');
       finalHeaders = await opts.secrets.substitute(identity, origin, headers);
     }
-    // e. the request: timeout and cancellation both abort the transport, and end the wait even if the
-    // transport ignored its signal.
-    const ctl = new AbortController();
+    // e. the request. The transport gets the call's own signal and enforces limits.timeoutMs itself (its
+    // contract); this timer and the abort listener end the wait even if the transport ignored both.
     let timedOut = false;
     const treq: TransportRequest = { url: url.href, method, headers: finalHeaders };
     if (req.body !== undefined && method !== 'GET' && method !== 'HEAD') treq.body = req.body;
@@ -250,23 +288,19 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
       const res = await new Promise<unknown>((resolve, reject) => {
         const onAbort = (): void => {
           clearTimeout(timer);
-          const e = callAborted(signal);
-          ctl.abort(e);
-          reject(e);
+          reject(callAborted(signal));
         };
         const timer = setTimeout(() => {
           signal.removeEventListener('abort', onAbort);
           timedOut = true;
-          const e = new TyError('E_TIMEOUT', `fetch to ${origin} took longer than ${limits.timeoutMs} ms`);
-          ctl.abort(e);
-          reject(e);
+          reject(new TyError('E_TIMEOUT', `fetch to ${origin} took longer than ${limits.timeoutMs} ms`));
         }, limits.timeoutMs);
         signal.addEventListener('abort', onAbort, { once: true });
         const settle = (): void => {
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
         };
-        opts.transport.request(treq, limits, ctl.signal).then(
+        opts.transport.request(treq, limits, signal).then(
           (v) => (settle(), resolve(v)),
           (e: unknown) => (settle(), reject(e)),
         );
