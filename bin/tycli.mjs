@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // tycli launcher: loads the compiled command line from dist/; Node host, trusted side.
+import { loadBundle } from './bundle-loader.mjs';
+
 // A reader that went away (`tycli tool list | head`) ends the command quietly, like other Unix tools.
 for (const s of [process.stdout, process.stderr]) {
   s.on('error', (e) => {
@@ -12,20 +14,20 @@ let early;
 const onEarly = (sig) => (early ??= sig === 'SIGINT' ? 130 : 143);
 process.on('SIGINT', onEarly);
 process.on('SIGTERM', onEarly);
-// dist/cli/tycli.mjs is the bundled command line (node/cli/build-bundle.mjs, for start-up time); dist/node/cli/main.js
-// the same code as compiled modules (a build without the bundle step, or TYCLI_UNBUNDLED=1 to compare).
-let mod;
-try {
-  mod = await (process.env.TYCLI_UNBUNDLED === '1' ? Promise.reject(Object.assign(new Error('dist/cli/tycli.mjs'), { code: 'ERR_MODULE_NOT_FOUND' })) : import('../dist/cli/tycli.mjs')).catch((e) => {
-    if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist/cli/tycli.mjs')) return import('../dist/node/cli/main.js');
+// dist/cli/tycli.cjs is the bundled command line (node/cli/build-bundle.mjs), compiled with its V8 code cache
+// (bin/bundle-loader.mjs, for start-up time); dist/node/cli/main.js the same code as compiled modules (a build without
+// the bundle, or TYCLI_UNBUNDLED=1 to compare).
+let mod = process.env.TYCLI_UNBUNDLED === '1' ? undefined : loadBundle()?.exports;
+if (!mod) {
+  try {
+    mod = await import('../dist/node/cli/main.js');
+  } catch (e) {
+    if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist/node/cli/main.js')) {
+      process.stderr.write('error[E_USAGE]: tycli is not built; run `npm run build` in the tysandbox folder first\n');
+      process.exit(2);
+    }
     throw e;
-  });
-} catch (e) {
-  if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist/node/cli/main.js')) {
-    process.stderr.write('error[E_USAGE]: tycli is not built; run `npm run build` in the tysandbox folder first\n');
-    process.exit(2);
   }
-  throw e;
 }
 process.off('SIGINT', onEarly);
 process.off('SIGTERM', onEarly);

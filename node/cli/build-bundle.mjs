@@ -1,10 +1,16 @@
-// Build step (npm run build): bundles the compiled command line (dist/node/cli/main.js) into dist/cli/ with esbuild; trusted side.
-// One ES-module entry plus shared chunks: each command's and capability's dynamic import() stays a lazily loaded chunk,
-// so `tycli run` resolves and compiles a handful of files instead of hundreds, and unused exports (zod's locales) are
-// dropped. dist/cli/ sits at the same depth as dist/node/, so import.meta.url-relative lookups (package root, the web
-// app folder, the package version) resolve alike. bin/tycli.mjs falls back to dist/node/cli/main.js without it.
+// Build step (npm run build): bundles the compiled command line (dist/node/cli/main.js) into dist/cli/tycli.cjs with esbuild and writes its V8 code cache; trusted side.
+// One CommonJS file: each command's and capability's dynamic import() becomes a module wrapper (esbuild's __esm /
+// __commonJS) evaluated on first use, so `tycli run` evaluates only what it needs, and unused exports (zod's locales)
+// are dropped. bin/bundle-loader.mjs compiles it through vm.Script with the code cache (node/cli/build-code-cache.mjs),
+// which Node 20 cannot give ES modules. dist/cli/ sits at the same depth as dist/node/, so import.meta.url-relative
+// lookups (package root, the web app folder, the package version) resolve alike. bin/tycli.mjs falls back to
+// dist/node/cli/main.js without the bundle.
 import { build } from 'esbuild';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { BUNDLE_CLOSE, BUNDLE_OPEN, ID_PREFIX } from '../../bin/bundle-loader.mjs';
+import { Parser } from 'acorn';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -96,21 +102,19 @@ rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: { tycli: join(root, 'dist', 'node', 'cli', 'main.js') },
   outdir,
+  absWorkingDir: root,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
-  outExtension: { '.js': '.mjs' },
-  chunkNames: '[name]-[hash]',
+  outExtension: { '.js': '.cjs' },
+  charset: 'ascii',
   // Packages with native binaries, wasm or files of their own found relative to themselves stay in node_modules.
   external: ['esbuild', 'pyodide', 'playwright-core', 'deno'],
-  // CommonJS dependencies bundled into ES modules call require() for node: built-ins and read __filename/__dirname
-  // (write-file-atomic hashes __filename into its temp names): give every chunk module-scoped ones. The require
-  // function is made on a chunk's first require() (most chunks never call it; a createRequire each costs ~0.1 ms).
-  banner: {
-    js: "import { createRequire as __tyCreateRequire } from 'node:module'; import { fileURLToPath as __tyFileURLToPath } from 'node:url'; let __tyRequire; function require(id) { return (__tyRequire ??= __tyCreateRequire(import.meta.url))(id); } const __filename = __tyFileURLToPath(import.meta.url); const __dirname = __tyFileURLToPath(new URL('.', import.meta.url));",
-  },
+  // bin/bundle-loader.mjs compiles the file as the body of a function of (exports, require, module, __filename,
+  // __dirname, __tyImportMetaUrl): the bundle's URL stands in for each module's import.meta.url (the file sits in
+  // dist/cli/ at the depth of dist/node/, so relative lookups resolve alike).
+  define: { 'import.meta.url': '__tyImportMetaUrl' },
   plugins: [zodEnglishOnly, zodCompileUnused, zodUsedOnly, lazyDeps],
   legalComments: 'linked',
   // Source maps for tools that read them (test/bench/profile-run.mjs attributes profile time to the original modules);
@@ -118,3 +122,47 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+/**
+ * vm.Script has no import() on Node 20 (it needs --experimental-vm-modules), so every dynamic import() esbuild leaves
+ * in the bundle (an external package, a specifier computed at run time) calls the loader's `_tyimp` instead: the same
+ * length as `import`, so the source map's columns stay right. Found with acorn (ImportExpression nodes), not by text.
+ * Comments keep their non-ASCII characters (esbuild escapes them in code only): each becomes `?`, one UTF-16 unit for
+ * one, so the text is ASCII (the loader reads it as latin1) and the columns stay right.
+ */
+function routeDynamicImports(text) {
+  const at = [];
+  const comments = [];
+  const walk = (n) => {
+    if (!n || typeof n.type !== 'string') return;
+    if (n.type === 'ImportExpression') at.push(n.start);
+    for (const k in n) {
+      const v = n[k];
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object' && typeof v.type === 'string') walk(v);
+    }
+  };
+  walk(Parser.parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true, allowHashBang: true, onComment: (_b, _t, start, end) => comments.push([start, end]) }));
+  const out = text.split('');
+  for (const i of at) {
+    if (text.slice(i, i + 6) !== 'import') throw new Error(`dynamic import at ${i} is not spelled import(`);
+    out.splice(i, 6, ...'_tyimp');
+  }
+  for (const [a, b] of comments) for (let i = a; i < b; i++) if (text.charCodeAt(i) > 0x7f) out[i] = '?';
+  return out.join('');
+}
+const file = join(outdir, 'tycli.cjs');
+let text = routeDynamicImports(readFileSync(file, 'utf8'));
+// The loader reads the bundle as latin1 when its cache fits: that is only right for ASCII (esbuild escapes the rest).
+if (/[^\x00-\x7f]/.test(text)) throw new Error('dist/cli/tycli.cjs has non-ASCII characters outside comments');
+// The file is the body of the function bin/bundle-loader.mjs calls (BUNDLE_OPEN on the first line, before esbuild's
+// "use strict", so line numbers stay those of the source map), compiled as it is read: no copy of 4 MB joined.
+text = `${BUNDLE_OPEN}${text}${text.endsWith('\n') ? '' : '\n'}${BUNDLE_CLOSE}\n`;
+// Last line: the content's SHA-256, which the code cache's header repeats (bin/bundle-loader.mjs binds the two).
+text += `${ID_PREFIX}${createHash('sha256').update(text, 'latin1').digest('hex')}\n`;
+writeFileSync(`${file}.tmp`, text, 'latin1');
+renameSync(`${file}.tmp`, file);
+
+// The code cache: a failure leaves the bundle without one (it then compiles from source), never fails the build.
+const gen = spawnSync(process.execPath, [join(root, 'node', 'cli', 'build-code-cache.mjs')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 180_000 });
+if (gen.status !== 0) process.stderr.write(`warning: no code cache for dist/cli/tycli.cjs (build-code-cache exited ${gen.status ?? gen.signal}); the command line compiles from source\n`);

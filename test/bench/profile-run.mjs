@@ -6,7 +6,7 @@
 // Each run: a fresh TYCLI_HOME with csv-stats added (not profiled), then `tycli run csv-stats` under --cpu-prof with a
 // module-load counter preloaded; the caller's environment is kept (NODE_EXTRA_CA_CERTS included), like a user's shell.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -49,13 +49,13 @@ export function groupOf(url, functionName, root) {
 export function summarizeProfile(profile, root) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const maps = new Map();
-  /** A frame of the bundled CLI (dist/cli/*.mjs) mapped to its original file through the bundle's source map. */
+  /** A frame of the bundled CLI (dist/cli/tycli.cjs, a vm.Script named by its path) mapped to its original file through the bundle's source map. */
   const original = (cf) => {
     if (!cf.url.includes('/dist/cli/') || cf.lineNumber < 0) return cf.url;
     let m = maps.get(cf.url);
     if (m === undefined) {
       try {
-        const file = fileURLToPath(cf.url);
+        const file = cf.url.startsWith('file:') ? fileURLToPath(cf.url) : cf.url;
         m = { c: new SourceMapConsumer(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) };
       } catch {
         m = null;
@@ -78,7 +78,8 @@ export function summarizeProfile(profile, root) {
     if (loaderCache.has(id)) return loaderCache.get(id);
     const u = byId.get(id).callFrame.url;
     const p = parent.get(id);
-    const v = u.startsWith('node:internal/modules/') || (p !== undefined && inLoader(p));
+    // node's module loader, or bin/bundle-loader.mjs reading, compiling (vm.Script, with the code cache) and evaluating the bundle's top level
+    const v = u.startsWith('node:internal/modules/') || u.endsWith('/bin/bundle-loader.mjs') || (p !== undefined && inLoader(p));
     loaderCache.set(id, v);
     return v;
   };
@@ -88,7 +89,7 @@ export function summarizeProfile(profile, root) {
   const isMain = (id) => {
     if (inMain.has(id)) return inMain.get(id);
     const n = byId.get(id);
-      const own = n.callFrame.functionName === 'main' && /\/cli\/main\.js$|\/dist\/cli\/tycli\.mjs$/.test(n.callFrame.url);
+      const own = n.callFrame.functionName === 'main' && /\/cli\/main\.js$|\/dist\/cli\/tycli\.(mjs|cjs)$/.test(n.callFrame.url);
     const p = parent.get(id);
     const v = own || (p !== undefined && isMain(p));
     inMain.set(id, v);
@@ -144,9 +145,15 @@ function timelineModule(out) {
   ].join('\n');
 }
 
-/** Count loaded modules (ES and CommonJS, node: built-ins excluded) per group. */
-function countModules(lines, root) {
+/**
+ * Count loaded modules (ES and CommonJS, node: built-ins excluded) per group. The bundled command line is no module to
+ * node's loaders (bin/bundle-loader.mjs compiles dist/cli/tycli.cjs through vm.Script): counted as one file when its
+ * loader was loaded and the run was not TYCLI_UNBUNDLED.
+ */
+function countModules(lines, root, unbundled) {
   const seen = new Set(lines.filter((l) => l && !l.startsWith('node:') && !l.startsWith('data:')));
+  const bundle = join(root, 'dist', 'cli', 'tycli.cjs');
+  if (!unbundled && [...seen].some((l) => l.endsWith('/bin/bundle-loader.mjs')) && existsSync(bundle)) seen.add(`cjs:${bundle}`);
   const groups = {};
   let bytes = 0;
   for (const l of seen) {
@@ -195,7 +202,7 @@ export function profileRuns({ root = resolve(here, '..', '..'), runs = 5, env: e
       if (i === 0) {
         const c = spawnSync(process.execPath, ['--import', pathToFileURL(pre).href, bin, ...args], { env, encoding: 'utf8' });
         if (c.status !== 0) throw new Error(`counted run failed: ${c.stderr}`);
-        modules = countModules(readFileSync(countFile, 'utf8').split('\n'), root);
+        modules = countModules(readFileSync(countFile, 'utf8').split('\n'), root, env.TYCLI_UNBUNDLED === '1');
       }
       // One more run in this home (the tool added, earlier runs done): when the sandbox was spawned and sent the tool.
       const tlFile = join(dir, `timeline-${i}.txt`);

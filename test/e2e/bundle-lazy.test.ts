@@ -22,7 +22,7 @@ async function patternTool(name: string, pattern: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.mjs'))) throw new Error('dist/cli/ is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.cjs'))) throw new Error('dist/cli/ is missing: run `npm run build` before the e2e tests');
   tmp = await mkdtemp(join(tmpdir(), 'tycli-lazy-'));
 });
 afterAll(async () => {

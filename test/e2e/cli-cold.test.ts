@@ -1,9 +1,9 @@
 // What a `tycli run` loads: the bundled command line, no fetch stack for a tool that never fetches, no zod locales; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runProcess } from './helpers.js';
 
@@ -11,31 +11,55 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'tycli.mjs');
 let tmp: string;
 
-/** Every module file a `node --import <counter> bin/tycli.mjs ARGS` loads (ES modules through a load hook, CommonJS from the require cache). */
-async function loadedModules(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; files: string[]; stderr: string }> {
+/**
+ * Every module file a `node --import <counter> bin/tycli.mjs ARGS` loads (ES modules through a load hook, CommonJS from
+ * the require cache), and every file it opens or reads whole through node:fs (the bundle and its code cache are read so).
+ */
+async function loadedModules(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; files: string[]; opened: string[]; stderr: string }> {
   const log = join(tmp, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const hooks = `import { appendFileSync } from 'node:fs'; export async function load(url, c, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, c); }`;
   const pre = join(tmp, `pre-${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(
     pre,
-    `import { register, createRequire } from 'node:module'; import { appendFileSync } from 'node:fs';
+    `import { register, createRequire, syncBuiltinESMExports } from 'node:module'; import fs, { appendFileSync } from 'node:fs';
      register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});
      const req = createRequire(import.meta.url);
+     for (const k of ['openSync', 'readFileSync']) { const orig = fs[k]; fs[k] = function (p, ...r) { if (typeof p === 'string') appendFileSync(${JSON.stringify(log)}, 'open:' + p + '\\n'); return orig.call(this, p, ...r); }; }
+     syncBuiltinESMExports();
      process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(req.cache).map((f) => 'cjs:' + f).join('\\n') + '\\n'));`,
   );
   const r = await runProcess(process.execPath, ['--import', pathToFileURL(pre).href, BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: join(tmp, 'home'), ...env }, tmp);
-  const text = existsSync(log) ? await readFile(log, 'utf8') : '';
-  const files = [...new Set(text.split('\n').filter((l) => l.startsWith('file:') || l.startsWith('cjs:')).map((l) => (l.startsWith('cjs:') ? l.slice(4) : fileURLToPath(l))))];
-  return { code: r.code, files, stderr: r.stderr };
+  const lines = existsSync(log) ? (await readFile(log, 'utf8')).split('\n') : [];
+  const files = [...new Set(lines.filter((l) => l.startsWith('file:') || l.startsWith('cjs:')).map((l) => (l.startsWith('cjs:') ? l.slice(4) : fileURLToPath(l))))];
+  const opened = [...new Set(lines.filter((l) => l.startsWith('open:')).map((l) => l.slice(5)))];
+  return { code: r.code, files, opened, stderr: r.stderr };
 }
 
-/** The original sources bundled into the loaded dist/cli files, from their source maps (node/cli/build-bundle.mjs writes them). */
-function bundledSources(files: string[]): string[] {
-  return files.filter((f) => f.includes(`${join('dist', 'cli')}/`)).flatMap((f) => (JSON.parse(readFileSync(`${f}.map`, 'utf8')) as { sources: string[] }).sources.map((s) => resolve(join(f, '..'), s)));
+/**
+ * The original modules of the bundled command line (dist/cli/tycli.cjs) that a `bin/tycli.mjs ARGS` evaluated, from V8's
+ * coverage (NODE_V8_COVERAGE): esbuild wraps each module in a function named by its path (`"dist/x.js"() {...}`,
+ * `"node_modules/y.js"(exports, module) {...}`) called on first import; a module the bundle does not wrap is counted
+ * as evaluated. Absolute paths; the source map says which modules the bundle holds.
+ */
+async function evaluatedSources(args: string[]): Promise<{ code: number | null; stderr: string; sources: string[]; bundled: string[] }> {
+  const cov = await mkdtemp(join(tmp, 'cov-'));
+  const r = await runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: join(tmp, 'home'), NODE_V8_COVERAGE: cov }, tmp);
+  const bundle = join(ROOT, 'dist', 'cli', 'tycli.cjs');
+  const text = readFileSync(bundle, 'utf8');
+  const wrapped = new Set([...text.matchAll(/^\s*"([^"]+)"\((?:exports\d*(?:, module\d*)?)?\) \{$/gm)].map((m) => m[1]));
+  const called = new Set<string>();
+  for (const f of readdirSync(cov)) {
+    const { result } = JSON.parse(readFileSync(join(cov, f), 'utf8')) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] };
+    for (const s of result) if (s.url === bundle || s.url === pathToFileURL(bundle).href) for (const fn of s.functions) if (fn.ranges[0]!.count > 0) called.add(fn.functionName);
+  }
+  const map = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+  const rel = (s: string) => relative(ROOT, resolve(join(ROOT, 'dist', 'cli'), s));
+  const bundled = map.sources.map(rel).filter((s) => !s.startsWith('..'));
+  return { code: r.code, stderr: r.stderr, bundled: bundled.map((s) => join(ROOT, s)), sources: bundled.filter((s) => !wrapped.has(s) || called.has(s)).map((s) => join(ROOT, s)) };
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.mjs'))) throw new Error('dist/cli is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.cjs'))) throw new Error('dist/cli is missing: run `npm run build` before the e2e tests');
   tmp = await mkdtemp(join(tmpdir(), 'tycli-cold-'));
   const r = await runProcess(process.execPath, [BIN, 'tool', 'add', join(ROOT, 'tools', 'csv-stats', 'manifest.json')], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: join(tmp, 'home') }, tmp);
   expect(r.code, r.stderr).toBe(0);
@@ -47,32 +71,38 @@ afterAll(async () => {
 const RUN = ['run', 'csv-stats', '--args', '{"csv":"a,b\\n1,2\\n"}'];
 
 describe('tycli run loads only what the call needs', () => {
-  it('runs the bundled command line (dist/cli/tycli.mjs), not the hundreds of compiled modules', async () => {
+  it('runs the bundled command line (dist/cli/tycli.cjs with its code cache), not the hundreds of compiled modules', async () => {
     const r = await loadedModules(RUN);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.files).toContain(join(ROOT, 'dist', 'cli', 'tycli.mjs'));
-    expect(r.files.filter((f) => f.includes(`${join(ROOT, 'dist', 'node')}/`))).toEqual([]);
+    expect(r.opened).toContain(join(ROOT, 'dist', 'cli', 'tycli.cjs'));
+    expect(r.opened).toContain(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache'));
+    expect(r.files.filter((f) => f.includes(`${join(ROOT, 'dist')}/`))).toEqual([]); // no module of dist/ goes through node's loaders
     expect(r.files.filter((f) => f.includes('/node_modules/'))).toEqual([]);
   });
 
-  it('a tool that never fetches loads no fetch stack (undici), no install-time parser (acorn), and zod without its locales other than English', async () => {
-    const r = await loadedModules(RUN);
+  it('a tool that never fetches evaluates no fetch stack (undici), no install-time parser (acorn), and the bundle has no zod locale but English', async () => {
+    const r = await evaluatedSources(RUN);
     expect(r.code, r.stderr).toBe(0);
-    const sources = bundledSources(r.files);
-    expect(sources.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // the map is read: zod is there
-    expect(sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
-    expect(sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
-    expect(sources.filter((s) => /\/node_modules\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(s))).toEqual([]);
+    expect(r.sources.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // coverage is read: zod ran
+    expect(r.bundled.some((s) => s.includes('/node_modules/undici/'))).toBe(true); // in the bundle, for calls that fetch
+    expect(r.sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
+    expect(r.sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
+    expect(r.bundled.some((s) => s.endsWith('/node_modules/zod/v4/locales/en.js'))).toBe(true);
+    expect(r.bundled.filter((s) => /\/node_modules\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(s))).toEqual([]);
   });
 
-  it('a tool without schema patterns loads no re2js, source-map-js or diff, and of zod not its compile or fromJSONSchema modules', async () => {
-    const r = await loadedModules(RUN);
+  it('a tool without schema patterns loads no re2js, source-map-js or diff, and the bundle has no zod compile or fromJSONSchema module', async () => {
+    const r = await evaluatedSources(RUN);
     expect(r.code, r.stderr).toBe(0);
-    const sources = bundledSources(r.files);
-    expect(sources.some((s) => s.includes('/node_modules/zod/v4/core/schemas.js'))).toBe(true); // the map is read
-    expect(sources.filter((s) => /\/node_modules\/(re2js|source-map-js|diff)\//.test(s))).toEqual([]);
-    expect(sources.filter((s) => /\/node_modules\/zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(s))).toEqual([]);
-    expect(r.files.filter((f) => f.includes('/node_modules/'))).toEqual([]); // nor from node_modules at run time
+    expect(r.sources.some((s) => s.includes('/node_modules/zod/v4/core/schemas.js'))).toBe(true); // coverage is read
+    expect(r.sources.filter((s) => /\/node_modules\/(re2js|source-map-js|diff)\//.test(s))).toEqual([]);
+    // zod's compile module is left as an empty module wrapper (its code dropped), fromJSONSchema not bundled at all
+    const text = readFileSync(join(ROOT, 'dist', 'cli', 'tycli.cjs'), 'utf8');
+    expect(text).toContain('"node_modules/zod/v4/core/schemas.js"() {');
+    expect(text.match(/"node_modules\/zod\/v4\/core\/compile\.js"\(\) \{([\s\S]*?)\n {2}\}\n\}\);/)?.[1]?.trim() ?? '').toBe('');
+    expect(r.bundled.filter((s) => /\/node_modules\/zod\/v4\/classic\/from-json-schema\.js$/.test(s))).toEqual([]);
+    const l = await loadedModules(RUN);
+    expect(l.files.filter((f) => f.includes('/node_modules/'))).toEqual([]); // nor from node_modules at run time
   });
 
   it('the compiled modules (TYCLI_UNBUNDLED=1) load no undici either for that call', async () => {
