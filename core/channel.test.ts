@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { SandboxChannel, plainResult, utf8Length, type SandboxPort } from './channel.js';
 import { ResultMessageSchema } from '../protocol/wire.js';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson, canonicalParts, joinParts, PART_MIN } from './canonical.js';
 import { TyError } from './errors.js';
 import type { HostMessage } from '../protocol/wire.js';
 import type { CallOptions, CapabilityHandler } from './runtime.js';
@@ -238,6 +238,44 @@ describe('SandboxChannel fast paths', () => {
     expect(msg).toEqual({ v: 1, type: 'call', id: msg.id, settings: { unit: 'c' }, args });
     ch.receive({ v: 1, type: 'result', id: msg.id, ok: true, json: '2' });
     expect(await p).toBe(2);
+  });
+
+  it('a call with canonical pieces goes out through sendParts: the long string piece as given, the rest spliced around it', async () => {
+    const texts: string[] = [];
+    const pieces: (readonly string[])[] = [];
+    const port = new FakePort();
+    (port as SandboxPort).sendText = (json: string) => void texts.push(json);
+    (port as SandboxPort).sendParts = (parts: readonly string[]) => void pieces.push(parts);
+    const ch = new SandboxChannel(port);
+    const l = ch.load('javascript', 'export default async () => 1', 5_000);
+    ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
+    await port.next();
+    ch.receive({ v: 1, type: 'loaded', ok: true });
+    await l;
+    const data = 'q'.repeat(PART_MIN + 5);
+    const args = { data, k: 2, more: [data] };
+    const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
+    const p = ch.call(args, opts({ argsJson: joinParts(argsParts), argsParts, settings: { unit: 'c' } }));
+    expect(texts).toEqual([]);
+    expect(pieces).toHaveLength(1);
+    const sent = pieces[0]!;
+    expect(sent).toHaveLength(argsParts.length);
+    expect(sent[1]).toBe(data);
+    expect(sent[3]).toBe(data);
+    const msg = JSON.parse(sent.join('')) as { id: number };
+    expect(msg).toEqual({ v: 1, type: 'call', id: msg.id, settings: { unit: 'c' }, args });
+    expect(sent.join('').endsWith(`"args":${joinParts(argsParts)}}`)).toBe(true);
+    ch.receive({ v: 1, type: 'result', id: msg.id, ok: true, json: '2' });
+    expect(await p).toBe(2);
+    // arguments in one piece: one text line, as before
+    const small = { k: 3 };
+    const q = ch.call(small, opts({ argsJson: canonicalJson(small, 'E_INVALID_ARGS'), argsParts: canonicalParts(small, 'E_INVALID_ARGS') }));
+    expect(pieces).toHaveLength(1);
+    expect(texts).toHaveLength(1);
+    const m2 = JSON.parse(texts[0]!) as { id: number };
+    expect(m2).toEqual({ v: 1, type: 'call', id: m2.id, args: small });
+    ch.receive({ v: 1, type: 'result', id: m2.id, ok: true, json: '3' });
+    expect(await q).toBe(3);
   });
 });
 

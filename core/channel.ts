@@ -11,6 +11,11 @@ export interface SandboxPort {
   send(msg: HostMessage): void;
   /** Optional: deliver one message given as its JSON text (a transport of text lines: sent as is). */
   sendText?(json: string): void;
+  /**
+   * Optional: deliver one message given as JSON text in pieces, in order (their concatenation is the message). A
+   * transport of bytes writes them one after the other (a long piece is encoded once, never joined to the rest).
+   */
+  sendParts?(parts: readonly string[]): void;
   close(): void;
 }
 
@@ -35,6 +40,11 @@ interface PendingCall {
   opts: CallOptions;
   /** Created on the first capability request; aborted when the call ends in any way. */
   capAbort: AbortController | undefined;
+}
+
+/** A call message's text up to its arguments' value: `{"v":1,"type":"call","id":N[,"settings":{...}],"args":`. */
+function callHead(id: number, settings: Record<string, unknown> | undefined): string {
+  return `{"v":${PROTOCOL_VERSION},"type":"call","id":${id}${settings ? `,"settings":${JSON.stringify(settings)}` : ''},"args":`;
 }
 
 /** UTF-8 byte length of a string without allocating (lone surrogates count as U+FFFD, 3 bytes). */
@@ -200,11 +210,18 @@ export class SandboxChannel {
         opts.limits.timeoutMs,
       );
       try {
-        const sendText = this.#port.sendText;
-        if (opts.argsJson !== undefined && sendText) {
+        const { sendText, sendParts } = this.#port;
+        const pieces = opts.argsParts;
+        if (pieces !== undefined && pieces.length > 1 && sendParts) {
+          // the host's canonical text of `args` in its pieces, spliced in unchanged: a long string goes out as given
+          const last = pieces.length - 1;
+          const out = [callHead(id, opts.settings) + pieces[0]!];
+          for (let i = 1; i < last; i++) out.push(pieces[i]!);
+          out.push(pieces[last] + '}');
+          sendParts.call(this.#port, out);
+        } else if (opts.argsJson !== undefined && sendText) {
           // the host's canonical text of `args`, spliced in unchanged (no second serialization of the arguments)
-          const settings = opts.settings ? `,"settings":${JSON.stringify(opts.settings)}` : '';
-          sendText.call(this.#port, `{"v":${PROTOCOL_VERSION},"type":"call","id":${id}${settings},"args":${opts.argsJson}}`);
+          sendText.call(this.#port, `${callHead(id, opts.settings)}${opts.argsJson}}`);
         } else this.#port.send(opts.settings ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings } : { v: PROTOCOL_VERSION, type: 'call', id, args });
       } catch (e) {
         const p = this.#calls.get(id);

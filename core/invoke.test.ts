@@ -61,6 +61,18 @@ describe('Invoker', () => {
     expect(call[2].disposable).toBe(false);
     expect(call[1]).toEqual({ x: 21 });
     expect(call[2].argsJson).toBe('{"x":21}'); // the canonical text, validated and measured once, handed on as is
+    expect(call[2].argsParts).toEqual(['{"x":21}']);
+  });
+
+  it('hands a long string argument to the pool as a canonical piece of its own: the caller\'s string, not a copy', async () => {
+    const { registry, pool, inv } = await setup();
+    await registry.install({ ...code(), parameters: { type: 'object', properties: { s: { type: 'string' }, x: { type: 'number' } } } });
+    const s = 'w'.repeat(64 * 1024);
+    await inv.invoke('dbl', { x: 1, s });
+    const o = vi.mocked(pool.call).mock.calls[0]![2];
+    expect(o.argsParts).toEqual(['{"s":"', s, '","x":1}']);
+    expect(o.argsParts![1]).toBe(s);
+    expect(o.argsJson).toBe(`{"s":"${s}","x":1}`);
   });
 
   it('refuses unlisted fields before the gate or the pool is touched', async () => {

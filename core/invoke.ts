@@ -3,7 +3,7 @@ import type { ErrorCode } from '../protocol/errors.js';
 import { checkFrames, mapFrames, type ToolFrame } from './stack.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 import type { CapabilityName } from '../protocol/wire.js';
-import { canonicalJson } from './canonical.js';
+import { canonicalParts, joinParts } from './canonical.js';
 import { utf8Length } from './channel.js';
 import { TyError, toTyError } from './errors.js';
 import type { ToolRegistry } from './registry.js';
@@ -22,7 +22,7 @@ export interface ToolIdentity {
 /** The part of the sandbox pool (core/pool.ts) the invoker uses. */
 export interface PoolLike {
   /** @throws TyError E_TIMEOUT, E_OUTPUT_LIMIT, E_TOOL_FAILED, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED, ... */
-  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits; argsJson?: string }): Promise<unknown>;
+  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits; argsJson?: string; argsParts?: readonly string[] }): Promise<unknown>;
 }
 
 /** The context a trusted-native function receives. */
@@ -180,7 +180,9 @@ export class Invoker {
       const tool = await this.#o.registry.resolve(ref);
       revision = tool.revision;
       manifest = tool.manifest;
-      const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
+      // canonicalized once: the text measured here, previewed in a question and sent to the sandbox (in pieces)
+      const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
+      const argsJson = joinParts(argsParts);
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
       // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the text could be over the cap
       if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
@@ -216,7 +218,7 @@ export class Invoker {
       const execute = async (): Promise<unknown> => {
         let value: unknown;
         try {
-          value = await this.#execute(identity, args, argsJson, limits, onCapability, opts, joined, settings);
+          value = await this.#execute(identity, args, argsJson, argsParts, limits, onCapability, opts, joined, settings);
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -245,7 +247,7 @@ export class Invoker {
   }
 
   /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
-  async #execute(identity: ToolIdentity, args: unknown, argsJson: string, limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
+  async #execute(identity: ToolIdentity, args: unknown, argsJson: string, argsParts: readonly string[], limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
     const exec = identity.manifest.execution;
     const signal = opts.signal ?? NEVER_ABORTED;
     switch (exec.kind) {
@@ -253,7 +255,7 @@ export class Invoker {
         if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
         const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
         if (settings) spec.settings = settings;
-        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits, argsJson });
+        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits, argsJson, argsParts });
         joined();
         return running;
       }

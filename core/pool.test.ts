@@ -75,6 +75,18 @@ describe('SandboxPool retained mode', () => {
     expect(rt.started).toHaveLength(1);
   });
 
+  it('hands the canonical arguments text and its pieces to the sandbox, retained and disposable alike', async () => {
+    const seen: CallOptions[] = [];
+    const rt = new FakeRuntime(async (_a, o) => (seen.push(o), 1));
+    pool = new SandboxPool({ runtime: rt });
+    const argsParts = ['{"s":"', 'long', '"}'];
+    await pool.call(spec('b1'), { s: 'long' }, { onCapability, argsJson: '{"s":"long"}', argsParts });
+    await pool.call(spec('b1'), { s: 'long' }, { onCapability, argsJson: '{"s":"long"}', argsParts, disposable: true });
+    await pool.call(spec('b1'), {}, { onCapability });
+    expect(seen.map((o) => [o.argsJson, o.argsParts])).toEqual([['{"s":"long"}', argsParts], ['{"s":"long"}', argsParts], [undefined, undefined]]);
+    expect(seen[0]!.argsParts).toBe(argsParts);
+  });
+
   it('serializes calls to one sandbox', async () => {
     const rt = new FakeRuntime(async (_a, _o, inst) => {
       await tick();

@@ -52,6 +52,8 @@ export interface PoolCallOptions {
   onCapability: CapabilityHandler;
   /** The arguments' canonical JSON text (CallOptions.argsJson), sent as is where the transport carries text. */
   argsJson?: string;
+  /** The same text in pieces (CallOptions.argsParts). */
+  argsParts?: readonly string[];
   /** Aborting kills the sandbox running this call (E_ABORTED), or drops the call from the queue. */
   signal?: AbortSignal;
   /** Override the pool mode for this call. */
@@ -181,7 +183,7 @@ export class SandboxPool {
     const signal = opts.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw new TyError('E_ABORTED', 'call aborted before it started');
     const runtime = this.#runtimeFor(spec);
-    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts.argsJson);
+    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts);
 
     // A new revision of the same tool name retires the others (after their queued calls).
     for (const e of this.#entries.values()) {
@@ -214,7 +216,7 @@ export class SandboxPool {
     }
     try {
       if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
-      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal, opts.argsJson);
+      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal, opts);
     } finally {
       e.pending--;
       e.lastUsed = ++this.#tick;
@@ -247,7 +249,7 @@ export class SandboxPool {
     }
   }
 
-  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, argsJson?: string): Promise<unknown> {
+  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
@@ -262,7 +264,7 @@ export class SandboxPool {
     let inst = e.instance;
     try {
       try {
-        return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
+        return await guarded(inst, args, spec, onCapability, signal, deadline, text);
       } catch (first) {
         // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
         const f = toTyError(first, 'E_SANDBOX_FAILED');
@@ -270,7 +272,7 @@ export class SandboxPool {
         if (e.instance === inst) e.instance = undefined;
         await inst.destroy('E_SANDBOX_FAILED');
         inst = e.instance = await startWithin(runtime, spec, signal, deadline);
-        return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
+        return await guarded(inst, args, spec, onCapability, signal, deadline, text);
       }
     } catch (err) {
       const t = toTyError(err, 'E_SANDBOX_FAILED');
@@ -282,12 +284,12 @@ export class SandboxPool {
     }
   }
 
-  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, argsJson?: string): Promise<unknown> {
+  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     const inst = await startWithin(runtime, spec, signal, deadline);
     this.#disposables.add(inst);
     try {
-      return await guarded(inst, args, spec, onCapability, signal, deadline, argsJson);
+      return await guarded(inst, args, spec, onCapability, signal, deadline, text);
     } finally {
       this.#disposables.delete(inst);
       await inst.destroy('disposable call finished');
@@ -375,11 +377,14 @@ async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: A
   }
 }
 
+/** A call's canonical arguments text, as the caller gave it (PoolCallOptions). */
+type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts'>;
+
 /**
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
  * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
  */
-function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number, argsJson?: string): Promise<unknown> {
+function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number, text: ArgsText): Promise<unknown> {
   const full = spec.limits;
   const left = Math.max(1, deadline - Date.now());
   return new Promise<unknown>((resolve, reject) => {
@@ -401,7 +406,8 @@ function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapa
     if (listen) signal.addEventListener('abort', onAbort, { once: true });
     const o: CallOptions = { signal, onCapability, limits: full };
     if (spec.settings) o.settings = spec.settings;
-    if (argsJson !== undefined) o.argsJson = argsJson;
+    if (text.argsJson !== undefined) o.argsJson = text.argsJson;
+    if (text.argsParts !== undefined) o.argsParts = text.argsParts;
     inst.call(args, o).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),

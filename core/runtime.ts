@@ -47,6 +47,11 @@ export interface CallOptions {
    * measured). A transport that carries text sends it as is, so arguments are serialized once per call.
    */
   argsJson?: string;
+  /**
+   * The same text in pieces (core/canonical.ts canonicalParts; their concatenation is `argsJson`): a transport that
+   * writes bytes sends them one after the other, so a long string argument is encoded once and never joined.
+   */
+  argsParts?: readonly string[];
 }
 
 /** A live sandbox for one revision. */

@@ -7,6 +7,7 @@ import type { BwrapOptions } from './os-sandbox/bwrap.js';
 import type { CliIO } from './cli/types.js';
 import type { SpawnWrapper } from './sandbox.js';
 import type { HostToolRegistry } from './builtin-tools.js';
+import type { PoolCallOptions } from '../core/pool.js';
 import type { NodeHostOptions } from './host.js';
 
 /** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
@@ -120,7 +121,12 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
     }
   }
   return {
-    call: (spec, args, o) => pool.call(spec, args, o.argsJson !== undefined ? { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false, argsJson: o.argsJson } : { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false }),
+    call: (spec, args, o) => {
+      const po: PoolCallOptions = { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false };
+      if (o.argsJson !== undefined) po.argsJson = o.argsJson;
+      if (o.argsParts !== undefined) po.argsParts = o.argsParts;
+      return pool.call(spec, args, po);
+    },
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
       await pool.shutdown();

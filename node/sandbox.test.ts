@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENO_NO_CACHE_DIR, NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, semiSpaceMb, sweepStaleDenoDirs, type SpawnWrapper } from './sandbox.js';
 import { TyError } from '../core/errors.js';
+import { canonicalParts, joinParts, PART_MIN } from '../core/canonical.js';
 import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 import { FetchRequestSchema } from '../protocol/wire.js';
@@ -177,6 +178,22 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     for (const x of body) sum = (sum + x) % 65521;
     const v = await inst.call({}, opts(async () => ({ status: 200, statusText: 'OK', headers: [], body: body.toString('base64'), url: 'https://big.example/' })));
     expect(v).toEqual({ n: body.length, sum });
+  });
+
+  it('arguments holding long strings go out in canonical pieces (one writev) and arrive exactly, message after message', async () => {
+    const inst = await start(`export default async (a) => { const out = {}; for (const k of Object.keys(a)) { const s = a[k]; let h = 0; for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) >>> 0; out[k] = [s.length, h]; } return { keys: Object.keys(a), out }; }`);
+    const hash = (s: string) => {
+      let h = 0;
+      for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) >>> 0;
+      return h;
+    };
+    const mib = 1024 * 1024;
+    const args: Record<string, string> = { z: 'y'.repeat(mib), a: 'é'.repeat(PART_MIN * 3), m: '中😀'.repeat(PART_MIN), e: 'line "quoted"\n'.repeat(PART_MIN), s: 'short' };
+    const parts = canonicalParts(args, 'E_INVALID_ARGS');
+    expect(parts.length).toBeGreaterThanOrEqual(7); // three long verbatim strings, each its own piece
+    const want = { keys: Object.keys(args).sort(), out: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, [v.length, hash(v)]])) };
+    for (let i = 0; i < 3; i++) expect(await inst.call(args, { ...opts(), argsJson: joinParts(parts), argsParts: parts })).toEqual(want);
+    expect(await inst.call({ s: 'after' }, opts())).toEqual({ keys: ['s'], out: { s: [5, hash('after')] } });
   });
 
   it('every ctx capability is a cap request; denials are Errors with a code and no host path or stack frames', async () => {

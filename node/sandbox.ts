@@ -19,6 +19,7 @@ import { mapStackText } from '../core/stack.js';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { HostMessage } from '../protocol/wire.js';
+import { PART_MIN } from '../core/canonical.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
@@ -153,6 +154,22 @@ export class NodeSandboxInstance implements SandboxInstance {
         // JSON text from the host itself (a call's canonical arguments): one line, as is
         sendText: (json: string) => {
           child.stdin.write(json + '\n');
+        },
+        // One message in pieces (a call whose arguments hold a long string): written corked, so they leave in one
+        // writev; a long piece is encoded to bytes once and handed over as is (no joined copy of the text).
+        sendParts: (parts: readonly string[]) => {
+          const s = child.stdin;
+          s.cork();
+          try {
+            const last = parts.length - 1;
+            for (let i = 0; i < last; i++) {
+              const p = parts[i]!;
+              s.write(p.length >= PART_MIN ? Buffer.from(p, 'utf8') : p);
+            }
+            s.write(parts[last] + '\n');
+          } finally {
+            s.uncork();
+          }
         },
         close: () => this.#kill(),
       },
