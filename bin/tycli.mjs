@@ -16,8 +16,11 @@ process.on('SIGINT', onEarly);
 process.on('SIGTERM', onEarly);
 // dist/cli/tycli.cjs is the bundled command line (node/cli/build-bundle.mjs), compiled with its V8 code cache
 // (bin/bundle-loader.mjs, for start-up time); dist/node/cli/main.js the same code as compiled modules (a build without
-// the bundle, or TYCLI_UNBUNDLED=1 to compare).
-let mod = process.env.TYCLI_UNBUNDLED === '1' ? undefined : loadBundle()?.exports;
+// the bundle, TYCLI_UNBUNDLED=1 to compare, or --enable-source-maps: node maps no vm.Script frames, and the compiled
+// modules are the files the bundle's source map points to, so stack frames name the same places).
+let mod = process.env.TYCLI_UNBUNDLED === '1' || process.sourceMapsEnabled === true ? undefined : loadBundle()?.exports;
+// The load is synchronous: let the event loop take a signal that came meanwhile (two turns: one poll phase at least).
+for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
 if (!mod) {
   try {
     mod = await import('../dist/node/cli/main.js');

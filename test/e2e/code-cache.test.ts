@@ -1,7 +1,7 @@
 // End-to-end tests of the bundled command line's V8 code cache (bin/bundle-loader.mjs, dist/cli/tycli.cjs.cache): built dist/cli, copies in temp folders; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -156,6 +156,27 @@ describe('the code cache of the bundled command line', () => {
     const s = bundleScript(r, pkg);
     expect(s.cachedData).toBeGreaterThan(0);
     expect(s.rejected).toBe(true);
+  });
+
+  it('without the bundle (a build without that step), or under --enable-source-maps, tycli runs the compiled modules of dist/node/', async () => {
+    const pkg = copyPackage();
+    const home = await homeWithTool(pkg);
+    const mapped = await tycli(pkg, home, RUN, { NODE_OPTIONS: '--enable-source-maps' });
+    expectRight(mapped);
+    expect(mapped.scripts).toEqual([]);
+    rmSync(join(pkg, 'dist', 'cli'), { recursive: true });
+    const r = await tycli(pkg, home, RUN);
+    expectRight(r);
+    expect(r.scripts).toEqual([]);
+  });
+
+  it('Ctrl-C while the bundle is being compiled ends tycli with exit 130 once it has loaded, before the command runs', async () => {
+    const home = await homeWithTool(ROOT);
+    const pre = join(tmp, 'sigint-in-load.mjs');
+    writeFileSync(pre, `import vm from 'node:vm'; import { syncBuiltinESMExports } from 'node:module'; const O = vm.Script; vm.Script = class extends O { constructor(c, o) { process.kill(process.pid, 'SIGINT'); super(c, o); } }; syncBuiltinESMExports();`);
+    const r = await runProcess(process.execPath, ['--import', pathToFileURL(pre).href, join(ROOT, 'bin', 'tycli.mjs'), ...RUN], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TYCLI_HOME: join(home, 'tycli') }, tmp);
+    expect(r.code).toBe(130);
+    expect(r.stdout).toBe('');
   });
 
   it('the loader never reads a cache from outside dist/: a cache planted in TYCLI_HOME, HOME, XDG_CACHE_HOME or tmp has no effect', async () => {
