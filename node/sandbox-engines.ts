@@ -27,24 +27,35 @@ export function packageRoot(): string {
 
 const runnerPathCache = new Map<string, string>();
 /**
- * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner.cjs for Node (CommonJS, for
- * start-up time), node/runner/sandbox-runner.mjs for Deno. Both are thin stdio adapters of guest-core.mjs.
+ * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner-entry.cjs for Node (CommonJS, for
+ * start-up time; it compiles sandbox-runner.cjs and guest-core.mjs with the build's code cache), node/runner/sandbox-runner.mjs
+ * for Deno. Both run thin stdio adapters of guest-core.mjs.
  * @throws TyError E_SANDBOX_UNAVAILABLE when the file is missing from the package.
  */
 export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
   const hit = runnerPathCache.get(engine);
   if (hit) return hit;
-  const p = join(packageRoot(), 'node', 'runner', engine === 'node' ? 'sandbox-runner.cjs' : 'sandbox-runner.mjs');
+  const p = join(packageRoot(), 'node', 'runner', engine === 'node' ? 'sandbox-runner-entry.cjs' : 'sandbox-runner.mjs');
   if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox runner file is missing from the package');
   runnerPathCache.set(engine, p);
   return p;
 }
-/** The project files a sandbox may read: its runner and the guest core the runner loads (node/runner/guest-core.mjs). */
+/** The Node runner's V8 code cache (written by node/runner/build-code-cache.mjs during the build; optional). */
+export const NODE_RUNNER_CODE_CACHE = 'sandbox-runner.cache';
+/**
+ * The project files a sandbox may read, all read-only: its runner file and what that loads. Node: the entry, the runner
+ * (node/runner/sandbox-runner.cjs), the guest core (guest-core.mjs) and, when the build made one, the runner's V8 code
+ * cache (used only when made from exactly those bytes: sandbox-runner-entry.cjs). Deno: the runner and the guest core.
+ * @throws TyError E_SANDBOX_UNAVAILABLE when a source file is missing from the package.
+ */
 export function runnerFiles(engine: 'node' | 'deno' = 'node'): string[] {
   const runner = runnerPath(engine);
-  const core = join(dirname(runner), 'guest-core.mjs');
-  if (!existsSync(core)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox guest core file is missing from the package');
-  return [runner, core];
+  const dir = dirname(runner);
+  const files = engine === 'node' ? [runner, join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs')] : [runner, join(dir, 'guest-core.mjs')];
+  if (!files.every((f) => existsSync(f))) throw new TyError('E_SANDBOX_UNAVAILABLE', 'a sandbox runner file is missing from the package');
+  const cache = join(dir, NODE_RUNNER_CODE_CACHE);
+  if (engine === 'node' && existsSync(cache)) files.push(cache);
+  return files;
 }
 
 /** Node's --allow-fs-* and Deno's --allow-* split on "," and treat "*" as a wildcard: such paths would grant more. */

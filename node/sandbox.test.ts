@@ -54,7 +54,7 @@ afterAll(async () => {
 
 describe('runner location', () => {
   it('finds the runner file relative to the package root', () => {
-    expect(runnerPath('node')).toMatch(/node\/runner\/sandbox-runner\.cjs$/);
+    expect(runnerPath('node')).toMatch(/node\/runner\/sandbox-runner-entry\.cjs$/);
     expect(runnerPath('deno')).toMatch(/node\/runner\/sandbox-runner\.mjs$/);
     expect(existsSync(runnerPath())).toBe(true);
   });
@@ -258,8 +258,11 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(await inst.call({}, opts())).toBe(7);
     expect(seen).toHaveLength(1);
     const s = seen[0]!;
-    expect(runnerFiles(engine)).toEqual([runnerPath(engine), join(dirname(runnerPath(engine)), 'guest-core.mjs')]);
-    expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]); // the engine binary and the two runner files, nothing else
+    const dir = dirname(runnerPath(engine));
+    // Node: the entry, the runner, the guest core and (when built) the runner's code cache; Deno: the runner and the guest core
+    const expected = engine === 'node' ? [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs'), ...(existsSync(join(dir, 'sandbox-runner.cache')) ? [join(dir, 'sandbox-runner.cache')] : [])] : [runnerPath(engine), join(dir, 'guest-core.mjs')];
+    expect(runnerFiles(engine)).toEqual(expected);
+    expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]); // the engine binary and the runner files, nothing else
     if (engine === 'node') {
       expect(s.env).toEqual({});
       expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(runnerFiles(engine).map((f) => `--allow-fs-read=${f}`));

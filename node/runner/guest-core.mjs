@@ -67,10 +67,28 @@ export function createGuest(host) {
   const PromiseReject = FunctionPrototypeBind(Promise.reject, Promise);
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
-  const AbortControllerCtor = AbortController;
-  const AbortControllerAbort = uncurry(AbortController.prototype.abort);
-  const abortSignalGetter = ReflectGetOwnPropertyDescriptor(AbortController.prototype, 'signal').get;
-  const AbortSignalAborted = uncurry(ReflectGetOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get);
+  // AbortController / AbortSignal: Node defines them as lazy global getters that load a module on first access (about
+  // 0.5-1 ms of a cold start); the getters are the engine's own closures, captured now, and the classes' methods are
+  // captured on first use (a call's ctx.signal, a fetch with a signal), as for the fetch classes below. Plain values
+  // (browsers, Deno) are captured now.
+  const abortGetters = nullProto({});
+  for (const name of ['AbortController', 'AbortSignal']) {
+    const d = ReflectGetOwnPropertyDescriptor(G, name);
+    abortGetters[name] = d === undefined ? () => undefined : d.get ? FunctionPrototypeBind(d.get, G) : ((v) => () => v)(d.value);
+  }
+  let abortApi;
+  function abortClasses() {
+    if (abortApi !== undefined) return abortApi;
+    const AbortControllerCtor = abortGetters.AbortController();
+    abortApi = nullProto({
+      AbortControllerCtor,
+      AbortControllerAbort: uncurry(AbortControllerCtor.prototype.abort),
+      abortSignalGetter: ReflectGetOwnPropertyDescriptor(AbortControllerCtor.prototype, 'signal').get,
+      AbortSignalAborted: uncurry(ReflectGetOwnPropertyDescriptor(abortGetters.AbortSignal().prototype, 'aborted').get),
+    });
+    return abortApi;
+  }
+  if (ReflectGetOwnPropertyDescriptor(G, 'AbortController')?.get === undefined) abortClasses();
   const EventTargetAddEventListener = uncurry(EventTarget.prototype.addEventListener);
   const Uint8ArrayCtor = Uint8Array;
   const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype);
@@ -355,7 +373,7 @@ export function createGuest(host) {
   }
   /** True if `signal` is an aborted AbortSignal; false for anything else (a non-signal is ignored like a missing one). */
   function signalAborted(signal) {
-    try { return AbortSignalAborted(signal); } catch { return false; }
+    try { return abortClasses().AbortSignalAborted(signal); } catch { return false; }
   }
   function onAbort(signal, fn) {
     try { EventTargetAddEventListener(signal, 'abort', fn, { once: true }); } catch { /* not an AbortSignal */ }
@@ -589,10 +607,10 @@ export function createGuest(host) {
       let ended = false;
       const getSignal = () => {
         if (ac === undefined) {
-          ac = new AbortControllerCtor();
-          if (ended) AbortControllerAbort(ac);
+          ac = new (abortClasses().AbortControllerCtor)();
+          if (ended) abortClasses().AbortControllerAbort(ac);
         }
-        return ReflectApply(abortSignalGetter, ac, []);
+        return ReflectApply(abortClasses().abortSignalGetter, ac, []);
       };
       MapSet(activeCalls, id, true);
       currentCall = id;
@@ -607,7 +625,7 @@ export function createGuest(host) {
       if (currentCall === id) currentCall = undefined;
       ended = true;
       if (ac !== undefined) {
-        try { AbortControllerAbort(ac); } catch { /* guest listeners threw: ignore */ }
+        try { abortClasses().AbortControllerAbort(ac); } catch { /* guest listeners threw: ignore */ }
       }
       // drops inside the last window are told now, before the result, not by a later log call that may never come
       reportDropped();

@@ -2,10 +2,12 @@
 // CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
 // skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
 // building process.stdout / process.stdin streams at start-up (together about a third of a bare `node -e 0`; input
-// moves to the stdin stream only once the sandbox has served a few messages, see below). The guest core
-// is the same file the Deno runner imports and the browser embeds; it is compiled here the way the browser build
-// embeds it (its one `export` removed). Under the permission model this file and guest-core.mjs are the only project
-// files the sandbox may read (node/sandbox.ts grants and binds exactly them).
+// moves to the stdin stream only once the sandbox has served a few messages, see below). The process runs
+// sandbox-runner-entry.cjs, which compiles this file and the guest core (the same file the Deno runner imports and
+// the browser embeds, its one `export` removed) as one script with the build's V8 code cache, and passes in
+// `require`, `__dirname` and its own `import()`. Run directly (`node sandbox-runner.cjs`), this file compiles the
+// guest core itself. Under the permission model the entry, this file, guest-core.mjs and the code cache are the only
+// project files the sandbox may read (node/sandbox.ts grants and binds exactly them).
 'use strict';
 
 // ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
@@ -34,7 +36,8 @@ const bufferIsAscii = require('node:buffer').isAscii;
 const TypedArraySet = uncurry(Uint8Array.prototype.set);
 const ArrayPrototypePush = uncurry(Array.prototype.push);
 const exitFn = FunctionPrototypeBind(proc.exit, proc);
-const importModule = (url) => import(url);
+// The entry's import() (a script compiled by node:vm has no dynamic-import callback of its own); run directly, ours.
+const importModule = typeof entryImport === 'function' ? entryImport : (url) => import(url);
 
 // ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
 /** A guest file of this folder with its one `export function NAME(` turned into a plain declaration; returns NAME. */
@@ -46,7 +49,8 @@ function compileGuestFile(file, name) {
   if (at === -1) throw new Error(`${file} without ${name}`);
   return vm.runInThisContext(`(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`, { filename: path });
 }
-const createGuest = compileGuestFile('guest-core.mjs', 'createGuest');
+// Compiled with this file by the entry (a function declaration in the same script), else here.
+const makeGuest = typeof createGuest === 'function' ? createGuest : compileGuestFile('guest-core.mjs', 'createGuest');
 // A Python revision's sandbox gets its asset spec as one argument (node/python-sandbox.ts); Pyodide loads on `load`.
 const PY_FLAG = '--tysandbox-python=';
 const pyArg = proc.argv.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
@@ -126,7 +130,7 @@ ReflectDefineProperty(proc, 'stdout', {
   enumerable: stdoutDesc.enumerable,
 });
 
-const guest = createGuest({
+const guest = makeGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
@@ -212,7 +216,7 @@ function onBytes(chunk, reused) {
       partsLen = 0;
     }
     // ASCII (most JSON) is its own Latin-1 text: copied straight into a one-byte string, no UTF-8 decoding
-    if (bytes.length > 0) onLine(bufferIsAscii(bytes) ? BufferLatin1Slice(bytes, 0, bytes.length) : TextDecoderDecode(decoder, bytes));
+    if (bytes.length > 0) onLine(bufferIsAscii(bytes) ? BufferLatin1Slice(bytes, 0, bytes.length) : TextDecoderDecode(decoder ??= new TextDecoderCtor('utf-8'), bytes));
     start = nl + 1;
   }
   if (start < chunk.length) {
@@ -232,7 +236,7 @@ function onBytes(chunk, reused) {
 // reordered. End of input (host gone) ends the sandbox.
 const STREAM_AFTER_READS = 16;
 let readsSinceLoad = 0;
-const decoder = new TextDecoderCtor('utf-8');
+let decoder; // for non-ASCII lines, made on first use (its converter costs about 0.2 ms of a cold start)
 const inBuf = BufferAllocUnsafe(256 * 1024);
 const setImmediateFn = setImmediate;
 function useStream() {
