@@ -1,6 +1,7 @@
 // Unit tests for the audit log (schema, scrubbing, --since parsing) and pause keys; trusted side.
 import { describe, expect, it } from 'vitest';
-import { AuditRecordSchema, StoreAuditLog, formatAuditRecord, parseSince, plainAuditRecord, scrub, type AuditRecord } from './audit.js';
+import { StoreAuditLog, formatAuditRecord, parseSince, plainAuditRecord, scrub, type AuditRecord } from './audit.js';
+import { AuditRecordSchema } from './audit-schema.js';
 import { PauseTracker, pauseKey } from './pause.js';
 import { KEY_RE, Store } from './store.js';
 import { MemoryStoreBackend } from './memory-store.js';
@@ -28,8 +29,8 @@ describe('audit', () => {
   });
 
   it('the field-by-field check of common records accepts only what the schema accepts (the rest goes through the schema)', () => {
-    const bases = [rec(), rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }), rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' })];
-    const odd: unknown[] = [undefined, null, -1, 1.5, NaN, Infinity, '', 'x'.repeat(65), 'x'.repeat(2049), 'maybe', 'read', true, {}, []];
+    const bases = [rec(), rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }), rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' }), rec({ outcome: 'error', code: 'E_TOOL_FAILED', call: 'c1' })];
+    const odd: unknown[] = [undefined, null, -1, 1.5, NaN, Infinity, '', 'x'.repeat(65), 'x'.repeat(2049), 'maybe', 'read', true, {}, [], 'E_TOOL_FAILED', 'E_NOT_A_CODE', 'e_tool_failed'];
     const variants: unknown[] = [...bases];
     for (const b of bases) {
       for (const k of [...Object.keys(AuditRecordSchema.shape), 'args', '__proto__']) for (const x of odd) variants.push({ ...b, [k]: x });

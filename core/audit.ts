@@ -1,6 +1,6 @@
 // Append-only audit trail of every gate decision (never arguments, results or secret values); core, trusted side.
-import { z } from 'zod';
-import { ErrorCodeSchema } from '../protocol/errors.js';
+import { ERROR_CODES } from '../protocol/names.js';
+import type { AuditRecord } from './audit-schema.js';
 import { TyError } from './errors.js';
 import type { Store } from './store.js';
 import { sanitizeInline } from './text.js';
@@ -12,48 +12,11 @@ export const WITHHELD = '<withheld>';
 /** Longest name, target or rule kept in a record (characters); the gate cuts longer ones with a marker. */
 export const AUDIT_FIELD_MAX = 2048;
 
-/**
- * One audit line (JSON Lines, log `audit`). Holds who, what (tool, revision, capability and its target),
- * the decision and the rule/scope that made it, how long the gate took (ms, decision through execution)
- * and the outcome. Never arguments, results or secret values.
- */
-export const AuditRecordSchema = z.strictObject({
-  v: z.literal(1),
-  /** ISO 8601 UTC */
-  time: z.string(),
-  principal: z.string().max(AUDIT_FIELD_MAX),
-  tool: z.string().max(AUDIT_FIELD_MAX),
-  revision: z.string().max(AUDIT_FIELD_MAX),
-  /** `tool` for an invocation, else the capability */
-  kind: z.string().max(32),
-  /** fetch origin, MCP `SERVER/TOOL`, popup target, secret *name* (never its value) */
-  target: z.string().max(AUDIT_FIELD_MAX).optional(),
-  access: z.enum(['read', 'write']).optional(),
-  decision: z.enum(['allow', 'deny']),
-  /** The deciding rule (canonical text) or source, e.g. `fetch(read:https://a.example)`, `mode standard`. */
-  rule: z.string().max(AUDIT_FIELD_MAX),
-  /** The list that decided: deny, allow, ask, alwaysAsk, manifest, mode, remembered, hook, person, pause. */
-  list: z.string().max(32),
-  /** The scope that decided: flags, session, local, project, user, permanent, default, manifest, ... */
-  scope: z.string().max(64),
-  /** The channel a person answered on, when asked. */
-  channel: z.string().max(AUDIT_FIELD_MAX).optional(),
-  durationMs: z.number().nonnegative(),
-  /**
-   * `started` is the intent record of an allowed invocation, made durable before the sandbox runs it; the
-   * completion record (`ok`/`error`) with the same `call` follows. `interrupted` is never stored: readers show
-   * it for a `started` record without a completion whose host process is gone.
-   */
-  outcome: z.enum(['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused', 'started', 'interrupted']),
-  code: ErrorCodeSchema.optional(),
-  /** Pairs an invocation's `started` record with its completion (a random id). */
-  call: z.string().max(64).optional(),
-  /** On `started` records: the host process that ran the call (opaque to core; the host decides whether it still runs). */
-  host: z.string().max(128).optional(),
-  /** Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so; never a value. */
-  elicit: z.strictObject({ action: z.enum(['accept', 'decline', 'cancel', 'refused']), fields: z.array(z.string().max(64)).max(64), secret: z.array(z.string().max(64)).max(64).optional(), reason: z.string().max(64).optional() }).optional(),
-});
-export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+/** Every outcome a record may carry (AuditRecordSchema's `outcome`). */
+export const AUDIT_OUTCOMES = ['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused', 'started', 'interrupted'] as const;
+export type { AuditRecord } from './audit-schema.js';
+/** core/audit-schema.ts (zod): loaded for a record of an unusual shape and for reading the log, not for every call. */
+const schemaModule = () => import('./audit-schema.js');
 
 /** Where the gate writes audit records. */
 export interface AuditSink {
@@ -66,15 +29,16 @@ export interface AuditSink {
   stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
 }
 
-const OUTCOMES: ReadonlySet<unknown> = new Set(AuditRecordSchema.shape.outcome.options);
+const OUTCOMES: ReadonlySet<unknown> = new Set(AUDIT_OUTCOMES);
+const CODES: ReadonlySet<unknown> = new Set(ERROR_CODES);
 const str = (v: unknown, max: number): boolean => typeof v === 'string' && v.length <= max;
 const optStr = (v: unknown, max: number): boolean => v === undefined || str(v, max);
 
 /**
- * True for the common record shape (a gate's allow/deny record of a call or capability, without `code` or `elicit`)
- * when it matches AuditRecordSchema: a check per record without a schema parse. Anything else (an unknown key, a
- * code, an elicit summary, a value out of range) returns false and goes through the schema, so this accepts only
- * what the schema accepts.
+ * True for the common record shape (a gate's allow/deny record of a call or capability, with or without an error
+ * `code`, without `elicit`) when it matches AuditRecordSchema: a check per record without a schema parse (nor zod
+ * loaded). Anything else (an unknown key, an elicit summary, a value out of range) returns false and goes through
+ * the schema, so this accepts only what the schema accepts.
  */
 export function plainAuditRecord(r: Record<string, unknown>): boolean {
   for (const k in r) if (!PLAIN_KEYS.has(k)) return false;
@@ -84,10 +48,10 @@ export function plainAuditRecord(r: Record<string, unknown>): boolean {
     str(r.kind, 32) && (r.decision === 'allow' || r.decision === 'deny') && str(r.rule, AUDIT_FIELD_MAX) && str(r.list, 32) && str(r.scope, 64) &&
     typeof d === 'number' && Number.isFinite(d) && d >= 0 && OUTCOMES.has(r.outcome) && optStr(r.target, AUDIT_FIELD_MAX) &&
     (r.access === undefined || r.access === 'read' || r.access === 'write') && optStr(r.channel, AUDIT_FIELD_MAX) && optStr(r.call, 64) && optStr(r.host, 128) &&
-    Object.getPrototypeOf(r) === Object.prototype
+    (r.code === undefined || CODES.has(r.code)) && Object.getPrototypeOf(r) === Object.prototype
   );
 }
-const PLAIN_KEYS: ReadonlySet<string> = new Set(['v', 'time', 'principal', 'tool', 'revision', 'kind', 'decision', 'rule', 'list', 'scope', 'durationMs', 'outcome', 'target', 'access', 'channel', 'call', 'host']);
+const PLAIN_KEYS: ReadonlySet<string> = new Set(['v', 'time', 'principal', 'tool', 'revision', 'kind', 'decision', 'rule', 'list', 'scope', 'durationMs', 'outcome', 'target', 'access', 'channel', 'call', 'host', 'code']);
 
 /**
  * Replace every occurrence of each known secret value in `text` with `<withheld>`.
@@ -122,20 +86,18 @@ export class StoreAuditLog implements AuditSink {
   ) {}
 
   async append(rec: AuditRecord): Promise<void> {
-    await this.store.appendJsonl(AUDIT_LOG, this.#checked(rec));
+    const clean = this.#clean(rec);
+    await this.store.appendJsonl(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
   }
 
   /** See AuditSink.stage; on a store without stages, durable at once. */
   async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
-    return this.store.appendJsonlStaged(AUDIT_LOG, this.#checked(rec));
+    const clean = this.#clean(rec);
+    return this.store.appendJsonlStaged(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
   }
 
-  #checked(rec: AuditRecord): AuditRecord {
-    const clean = scrubRecord(rec, this.withheld());
-    if (plainAuditRecord(clean)) return clean;
-    const parsed = AuditRecordSchema.safeParse(clean);
-    if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
-    return parsed.data;
+  #clean(rec: AuditRecord): AuditRecord {
+    return scrubRecord(rec, this.withheld());
   }
 
   /**
@@ -144,6 +106,7 @@ export class StoreAuditLog implements AuditSink {
    */
   async read(opts: { since?: number; hostAlive?: (host: string) => boolean } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
     const { entries, corrupt } = await this.store.readJsonl<unknown>(AUDIT_LOG);
+    const { AuditRecordSchema } = await schemaModule();
     const all: AuditRecord[] = [];
     let bad = corrupt;
     for (const e of entries) {
@@ -158,6 +121,14 @@ export class StoreAuditLog implements AuditSink {
     const out = opts.since === undefined ? folded : folded.filter((r) => Date.parse(r.time) >= (opts.since as number));
     return { entries: out, corrupt: bad };
   }
+}
+
+/** A record of another shape than plainAuditRecord's, checked by AuditRecordSchema. @throws TyError E_STORE */
+async function checked(rec: AuditRecord): Promise<AuditRecord> {
+  const { AuditRecordSchema } = await schemaModule();
+  const parsed = AuditRecordSchema.safeParse(rec);
+  if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
 }
 
 /**

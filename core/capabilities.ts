@@ -1,11 +1,10 @@
 // The CapabilityHandler factory: one caller identity, every capability in protocol/wire.ts CAPABILITY_NAMES; core, trusted side.
-import { CAPABILITY_NAMES, type CapabilityName } from '../protocol/wire.js';
+import { CAPABILITY_NAMES, type CapabilityName } from '../protocol/names.js';
 import type { Task } from '../protocol/task.js';
 import type { CapabilityHandler, Gate } from './runtime.js';
 import type { ToolRegistry } from './registry.js';
 import { TyError } from './errors.js';
 import type { Store } from './store.js';
-import { compileDrafts } from './tasks.js';
 import { createMediatedFetch, type CallerIdentity, type FetchLimits, type FetchTransport, type MediatedFetch } from './fetch/mediated.js';
 import { ToolStorage } from './tool-storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
@@ -162,7 +161,8 @@ export function capabilityFactory(o: CapabilityFactoryOptions): (identity: Calle
       fetch,
       storage,
       registry: o.registry,
-      compile: (drafts) => compileDrafts(drafts, o.settings ? { registry: o.registry, settings: o.settings } : { registry: o.registry }),
+      // core/tasks.ts (and the task schemas) load with the first subtask request, not with every host
+      compile: (drafts) => import('./tasks.js').then(({ compileDrafts }) => compileDrafts(drafts, o.settings ? { registry: o.registry, settings: o.settings } : { registry: o.registry })),
       ...(broker ? { secrets: broker } : {}),
       ...(o.settingsRevisionOf ? { settingsRevisionOf: o.settingsRevisionOf } : o.settings ? { settingsRevisionOf: (n: string, r: string) => o.settings!.revisionOf(n, r) } : {}),
     });

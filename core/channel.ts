@@ -1,5 +1,6 @@
 // Host side of the sandbox wire protocol v1 over an abstract port; host-agnostic core, trusted side (reused by node and browser hosts).
-import { SandboxMessageSchema, PROTOCOL_VERSION } from '../protocol/wire.js';
+import { PROTOCOL_VERSION } from '../protocol/names.js';
+import { sandboxMessage } from './wire-check.js';
 import { checkFrames } from './stack.js';
 import type { CapabilityName, HostMessage, SandboxMessage } from '../protocol/wire.js';
 import type { WireError } from '../protocol/errors.js';
@@ -101,7 +102,8 @@ function rebuildToolError(err: WireError | undefined, fallback: string): TyError
 /**
  * One sandbox's protocol state on the host: handshake (`ready` -> `load` -> `loaded`), calls correlated by
  * id, capability requests dispatched to the call's CapabilityHandler, results size-checked and parsed here.
- * Every incoming message is validated with the zod schemas (protocol/wire.ts); anything unexpected is
+ * Every incoming message is validated against protocol/wire.ts SandboxMessageSchema (by core/wire-check.ts, which gives
+ * the schema's verdict without loading zod); anything unexpected is
  * E_PROTOCOL and kills the sandbox. No guest object ever reaches the host: results arrive as JSON text and
  * are parsed with the host's JSON.parse.
  */
@@ -245,14 +247,13 @@ export class SandboxChannel {
         return;
       }
     }
-    // The common message (a successful result) is checked field by field; everything else by the schema.
+    // The common message (a successful result) is checked field by field; everything else as the schema checks it.
     if (plainResult(value)) return SandboxChannel.onResult(this, value);
-    const parsed = SandboxMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    const msg = sandboxMessage(value);
+    if (msg === undefined) {
       this.fail(new TyError('E_PROTOCOL', 'sandbox sent a message that does not match protocol v1'));
       return;
     }
-    const msg = parsed.data;
     const handler = HANDLERS[msg.type] as ((ch: SandboxChannel, m: SandboxMessage) => void) | undefined;
     if (!handler) {
       this.fail(new TyError('E_PROTOCOL', 'unknown message type'));

@@ -1,10 +1,10 @@
 // Tool registry: content-addressed revisions, name bindings, in-memory natives; core, trusted side.
-import { TOOL_NAME_START_RE, TOOL_NAME_START_RULE, ToolManifestSchema, ToolNameSchema, type ToolManifest } from '../protocol/manifest.js';
+import type { ToolManifest } from '../protocol/manifest.js';
+import { isToolName } from '../protocol/names.js';
 import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from './store.js';
-import { checkSchema } from './validate.js';
-import { checkSettingsSchema } from './tool-settings.js';
+import { NO, plainManifest } from './manifest-check.js';
 import { MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './revisions.js';
 
 /** A name binding as stored (record `bindings/NAME`). */
@@ -51,27 +51,6 @@ const decoder = new TextDecoder();
 const OBJECTS_LOCK = 'registry.objects';
 
 /**
- * Validate a manifest: schema (protocol/manifest.ts), the name's first character (TOOL_NAME_START_RE) and its JSON
- * Schemas (core/validate.ts, strict draft 2020-12). Every install goes through it (browser, command line, protocol).
- * @throws TyError E_INVALID_MANIFEST naming the field and the fix.
- */
-export function parseManifest(input: unknown): ToolManifest {
-  const r = ToolManifestSchema.safeParse(input);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
-    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at ${at}: ${issue?.message ?? 'invalid'}`, { path: at });
-  }
-  if (!TOOL_NAME_START_RE.test(r.data.name)) {
-    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at name: "${r.data.name}": ${TOOL_NAME_START_RULE}`, { path: 'name' });
-  }
-  checkSchema(r.data.parameters, 'parameters');
-  if (r.data.outputSchema) checkSchema(r.data.outputSchema, 'outputSchema');
-  if (r.data.settings) checkSettingsSchema(r.data.settings);
-  return r.data;
-}
-
-/**
  * The revision id of a manifest: CIDv1 (json codec, sha2-256) over the canonical JSON of
  * `{"body": MANIFEST, "domain": "tysandbox/tool-revision/v1"}` (keys sorted, undefined omitted; core/canonical.ts).
  * Same manifest -> same id on every host; any change, source included, -> another id.
@@ -80,7 +59,7 @@ export async function revisionId(manifest: ToolManifest): Promise<string> {
   return contentId(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
 }
 
-/** Tool names that passed ToolNameSchema (a pure check: looked up on every call, so remembered; bounded). */
+/** Tool names that passed ToolNameSchema's test (a pure check: looked up on every call, so remembered; bounded). */
 const validNames = new Set<string>();
 const VALID_NAMES_MAX = 1024;
 
@@ -94,7 +73,7 @@ export function parseRef(ref: string): { name: string; revision?: string } {
   const name = at < 0 ? ref : ref.slice(0, at);
   const revision = at < 0 ? undefined : ref.slice(at + 1);
   if (!validNames.has(name)) {
-    if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
+    if (!isToolName(name)) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
     if (validNames.size >= VALID_NAMES_MAX) validNames.clear();
     validNames.add(name);
   }
@@ -144,9 +123,9 @@ export class ToolRegistry {
    * @throws TyError E_INVALID_MANIFEST
    */
   async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean; updateAvailable: boolean; active?: string }> {
+    // the manifest schema (zod) and the parser (acorn) are loaded by the commands that install, not by every call
+    const [{ parseManifest }, { checkToolSource }] = await Promise.all([import('./manifest-parse.js'), import('./source-check.js')]);
     const manifest = parseManifest(input);
-    // the parser (acorn) is loaded by the commands that install, not by every call
-    const { checkToolSource } = await import('./source-check.js');
     checkToolSource(manifest);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
     const out = await this.store.backend.withLock(OBJECTS_LOCK, async () => {
@@ -275,7 +254,7 @@ export class ToolRegistry {
    * @throws TyError E_UNKNOWN_TOOL (no such binding), E_APPROVAL_REQUIRED (without `approveRemoval`)
    */
   async remove(name: string, opts: { approveRemoval?: boolean } = {}): Promise<Binding> {
-    if (!ToolNameSchema.safeParse(name).success) throw new TyError('E_UNKNOWN_TOOL', `"${name.slice(0, 100)}" is not a tool name`, { name: name.slice(0, 100) });
+    if (!isToolName(name)) throw new TyError('E_UNKNOWN_TOOL', `"${name.slice(0, 100)}" is not a tool name`, { name: name.slice(0, 100) });
     let removed: Binding | undefined;
     await this.store.update<Binding>('bindings', name, (b) => {
       if (!b?.active) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is active`, { name });
@@ -300,7 +279,7 @@ export class ToolRegistry {
 
   /** The stored binding of a name, if any (read-only copy). */
   async binding(name: string): Promise<Binding | undefined> {
-    return ToolNameSchema.safeParse(name).success ? this.store.getJson<Binding>('bindings', name) : undefined;
+    return isToolName(name) ? this.store.getJson<Binding>('bindings', name) : undefined;
   }
 
   /**
@@ -425,10 +404,16 @@ export class ToolRegistry {
       throw new TyError('E_INTEGRITY', `stored revision ${revision} is not a manifest document`);
     }
     if (doc.domain !== DOMAINS.toolRevision) throw new TyError('E_UNKNOWN_TOOL', `${revision} is not a tool revision`);
-    const parsed = ToolManifestSchema.safeParse(doc.body);
-    if (!parsed.success) throw new TyError('E_INTEGRITY', `stored revision ${revision} holds an invalid manifest`);
-    if (parsed.data.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${parsed.data.name}", not "${name}"`);
-    return { name, revision, manifest: parsed.data };
+    // A manifest as the store holds it (plain JSON) is checked by hand (core/manifest-check.ts); anything else by the schema.
+    let manifest = plainManifest(doc.body);
+    if (manifest === NO) {
+      const { ToolManifestSchema } = await import('../protocol/manifest.js');
+      const parsed = ToolManifestSchema.safeParse(doc.body);
+      if (!parsed.success) throw new TyError('E_INTEGRITY', `stored revision ${revision} holds an invalid manifest`);
+      manifest = parsed.data;
+    }
+    if (manifest.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${manifest.name}", not "${name}"`);
+    return { name, revision, manifest };
   }
 }
 

@@ -3,7 +3,7 @@ import { TyError } from './errors.js';
 import type { Store } from './store.js';
 import type { CallerIdentity, HeaderSecrets } from './fetch/mediated.js';
 import { originMatches } from './fetch/mediated.js';
-import { OriginPatternSchema, RevisionIdSchema, ToolNameSchema } from '../protocol/manifest.js';
+import { ORIGIN_PATTERN_RE, isRevisionId, isToolName } from '../protocol/names.js';
 import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from './audit.js';
 
 /** Secret names: 1-64 of `[A-Za-z0-9_.-]`, not starting with "." (the manifest's `capabilities.secrets` rule). */
@@ -57,11 +57,11 @@ export class SecretGrants {
    */
   async grant(name: string, grant: SecretGrant): Promise<void> {
     checkSecretName(name);
-    if (!ToolNameSchema.safeParse(grant.tool).success) throw new TyError('E_USAGE', `"${grant.tool.slice(0, 64)}" is not a tool name`);
-    if (!RevisionIdSchema.safeParse(grant.revision).success) throw new TyError('E_USAGE', 'a grant needs an exact revision id');
+    if (!isToolName(grant.tool)) throw new TyError('E_USAGE', `"${grant.tool.slice(0, 64)}" is not a tool name`);
+    if (!isRevisionId(grant.revision)) throw new TyError('E_USAGE', 'a grant needs an exact revision id');
     const origins: string[] = [];
     for (const o of grant.origins) {
-      if (!OriginPatternSchema.safeParse(o).success) throw new TyError('E_USAGE', `"${o.slice(0, 100)}" is not an origin (https://host[:port] or https://*.domain)`);
+      if (typeof o !== 'string' || !ORIGIN_PATTERN_RE.test(o)) throw new TyError('E_USAGE', `"${o.slice(0, 100)}" is not an origin (https://host[:port] or https://*.domain)`);
       origins.push(o.toLowerCase());
     }
     await this.store.update<GrantRecord>(NS, name, (rec) => {

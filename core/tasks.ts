@@ -3,7 +3,8 @@ import { DraftTaskSchema, TaskSchema, type DraftTask, type Task, type TaskConten
 import type { ToolManifest } from '../protocol/manifest.js';
 import { TyError } from './errors.js';
 import { DOMAINS, contentId, isContentId } from './cid.js';
-import { parseManifest, revisionId, type ToolRegistry } from './registry.js';
+import { revisionId, type ToolRegistry } from './registry.js';
+import { parseManifest } from './manifest-parse.js';
 
 /** What a lexically scoped definition provides to its descendants. */
 interface ScopedDefinition {

@@ -4,11 +4,11 @@ import { constants as fsc } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { TyError } from '../core/errors.js';
 import type { Answer, Question } from '../core/runtime.js';
 import { tycliPaths } from './paths.js';
-import { FormValuesSchema, QuestionFormSchema, answerValues, storedForm } from './ask-form.js';
+import { answerValues } from './ask-form.js';
+import type { StoredAnswer, StoredQuestion } from './ask-schemas.js';
 
 /** A question id: 24 base32 characters = 120 bits from crypto.randomBytes. */
 export const QUESTION_ID_RE = /^[a-z2-7]{24}$/;
@@ -44,37 +44,9 @@ export function newQuestionId(): string {
   return out;
 }
 
-const HintsSchema = z
-  .strictObject({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean(), openWorldHint: z.boolean() })
-  .partial();
-const ScopeSchema = z.enum(['once', 'session', 'permanent']);
-/** The question as stored: raw text (sanitized on display), never a terminal code. */
-export const StoredQuestionSchema = z.strictObject({
-  v: z.literal(1),
-  id: z.string().regex(QUESTION_ID_RE),
-  createdAt: z.number().int().nonnegative(),
-  /** The asking process; a question whose asker is gone is stale. */
-  pid: z.number().int().positive(),
-  title: z.string().max(4096),
-  details: z.array(z.string().max(65_536)).max(256),
-  suggestedRule: z.string().max(4096).optional(),
-  hints: HintsSchema.optional(),
-  scopes: z.array(ScopeSchema).max(3).optional(),
-  /** A form to fill in (an MCP server's elicitation); answered with values. */
-  form: QuestionFormSchema.optional(),
-});
-export type StoredQuestion = z.infer<typeof StoredQuestionSchema>;
-export const StoredAnswerSchema = z.strictObject({
-  v: z.literal(1),
-  allow: z.boolean(),
-  scope: ScopeSchema,
-  answeredAt: z.number().int().nonnegative(),
-  /** Which surface answered, e.g. `tycli answer`. */
-  by: z.string().max(128),
-  /** A form question's values (checked against its form). */
-  values: FormValuesSchema.optional(),
-});
-export type StoredAnswer = z.infer<typeof StoredAnswerSchema>;
+export type { StoredAnswer, StoredQuestion } from './ask-schemas.js';
+/** The stored-file schemas (zod): loaded by the first question stored or read, not by every host that might ask. */
+const schemas = () => import('./ask-schemas.js');
 
 function isCode(e: unknown, ...codes: string[]): boolean {
   return typeof e === 'object' && e !== null && codes.includes((e as { code?: unknown }).code as string);
@@ -176,6 +148,7 @@ export class QuestionStore {
       details: (Array.isArray(q.details) ? q.details : []).slice(0, 256).map((d) => String(d).slice(0, 65_536)),
     };
     if (typeof q.suggestedRule === 'string') doc.suggestedRule = q.suggestedRule.slice(0, 4096);
+    const { HintsSchema, ScopeSchema, storedForm } = await schemas();
     const hints = HintsSchema.safeParse(q.hints ?? {});
     if (q.hints && hints.success) doc.hints = hints.data;
     if (q.scopes) doc.scopes = q.scopes.filter((s) => ScopeSchema.safeParse(s).success).slice(0, 3);
@@ -198,7 +171,7 @@ export class QuestionStore {
     const text = await readPlain(this.path(id, 'json'));
     if (text === undefined) return undefined;
     try {
-      const parsed = StoredQuestionSchema.safeParse(JSON.parse(text));
+      const parsed = (await schemas()).StoredQuestionSchema.safeParse(JSON.parse(text));
       return parsed.success && parsed.data.id === id ? parsed.data : undefined;
     } catch {
       return undefined;
@@ -211,7 +184,7 @@ export class QuestionStore {
     const text = await readPlain(this.path(id, 'answer'));
     if (text === undefined) return undefined;
     try {
-      const parsed = StoredAnswerSchema.safeParse(JSON.parse(text));
+      const parsed = (await schemas()).StoredAnswerSchema.safeParse(JSON.parse(text));
       return parsed.success ? parsed.data : undefined;
     } catch {
       return undefined;

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadManifestFile } from './manifest-file.js';
-import { parseManifest, revisionId } from '../core/registry.js';
+import { revisionId } from '../core/registry.js';
+import { parseManifest } from '../core/manifest-parse.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

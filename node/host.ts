@@ -242,7 +242,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
 async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker, toolSettings: ToolSettings) {
-  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }, { compileDrafts }] =
+  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }] =
     await Promise.all([
       import('./settings.js'),
       import('../core/capabilities.js'),
@@ -250,7 +250,6 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
       import('../core/tool-storage.js'),
       import('../core/secrets.js'),
       import('./secrets-file.js'),
-      import('../core/tasks.js'),
     ]);
   const cwd = opts.cwd ?? process.cwd();
   const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
@@ -267,7 +266,8 @@ async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths,
   const capabilities = (identity: ToolIdentity): CapabilityHandler =>
     createCapabilityHandler({
       identity, gate, fetch, storage, secrets: broker, registry,
-      compile: (drafts) => compileDrafts(drafts, { registry, settings: toolSettings }),
+      // core/tasks.ts (and the task schemas) load with the first subtask request
+      compile: (drafts) => import('../core/tasks.js').then(({ compileDrafts }) => compileDrafts(drafts, { registry, settings: toolSettings })),
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
   const close = () => transport.close();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { SettingsSchema } from './settings.js';
+import { SettingsSchema } from './settings-schema.js';
 
 /** Dotted key paths of a zod object schema (optional wrappers unwrapped; arrays of objects as `key.*[].field` are skipped). */
 function keys(schema: z.ZodType, prefix = ''): string[] {

@@ -1,21 +1,16 @@
 // Tool manifest and revision id schemas; pure data, crosses every boundary (CLI, protocol clients, browser).
 import { z } from 'zod';
+import { ORIGIN_PATTERN_RE, PURE_WHEEL_RE, REVISION_ID_RE, REQUESTED_SECRET_RE, SHA256_HEX_RE, SRI_SHA256_RE, TOOL_NAME_RE, TOOL_NAME_RULE, TOOL_PATH_RE } from './names.js';
 
 /** A tool name: 1 to 64 of `[a-zA-Z0-9_-]` (the function-name rule providers share). */
-export const ToolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -');
-/**
- * What a new revision's name must also do (checked at install, core/registry.ts parseManifest): start with a letter
- * or digit, so a name never reads as a command-line option (`-rf`). ToolNameSchema stays the rule for references,
- * so a revision stored under an older name can still be found and removed.
- */
-export const TOOL_NAME_START_RE = /^[a-zA-Z0-9]/;
-export const TOOL_NAME_START_RULE = 'tool names start with a letter or digit (a-z, A-Z, 0-9), never "-" or "_": a leading "-" reads as a command-line option';
+export const ToolNameSchema = z.string().regex(TOOL_NAME_RE, TOOL_NAME_RULE);
+export { TOOL_NAME_START_RE, TOOL_NAME_START_RULE } from './names.js';
 
 /**
  * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/cid.ts).
  * See core/revision.ts for the codec.
  */
-export const RevisionIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/, 'a revision id is a base32 CIDv1 string starting with "b"');
+export const RevisionIdSchema = z.string().regex(REVISION_ID_RE, 'a revision id is a base32 CIDv1 string starting with "b"');
 export type RevisionId = z.infer<typeof RevisionIdSchema>;
 
 /** A JSON Schema object (draft 2020-12); validated strictly by core/validate.ts at install time, not here. */
@@ -27,13 +22,13 @@ export const JsonSchemaSchema = z.record(z.string(), z.unknown());
  */
 export const OriginPatternSchema = z
   .string()
-  .regex(/^https:\/\/((\*\.)?[a-z0-9.-]+|\[[0-9a-f:.]{2,45}\])(:\d{1,5})?$/i, 'an origin is https://host[:port], https://[IPv6][:port] or https://*.domain');
+  .regex(ORIGIN_PATTERN_RE, 'an origin is https://host[:port], https://[IPv6][:port] or https://*.domain');
 
 /** Capabilities a revision requests: an upper bound; grants still come from rules or a person. */
 export const RequestedCapabilitiesSchema = z.strictObject({
   fetch: z.array(z.strictObject({ origin: OriginPatternSchema, access: z.enum(['read', 'write', '*']) })).max(64).optional(),
   storage: z.strictObject({ quotaBytes: z.number().int().positive().max(64 * 1024 * 1024).optional() }).optional(),
-  secrets: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/)).max(64).optional(),
+  secrets: z.array(z.string().regex(REQUESTED_SECRET_RE)).max(64).optional(),
   subtasks: z.boolean().optional(),
   resolveInvocation: z.array(ToolNameSchema).max(64).optional(),
   /** Folder grants for the CLI host's OS sandbox; canonicalized with realpath by the host. */
@@ -46,7 +41,7 @@ const ToolPathSchema = z
   .string()
   .min(1)
   .max(4096)
-  .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\\\u0000-\u001f]+$/, 'a path relative to the tool folder, with / separators and no . or .. segment');
+  .regex(TOOL_PATH_RE, 'a path relative to the tool folder, with / separators and no . or .. segment');
 
 /**
  * What a bundled revision was made from (recorded at add time, hashed with the manifest): the entry module, the
@@ -58,7 +53,7 @@ export const ToolBundleSchema = z.strictObject({
   entry: ToolPathSchema,
   /** `esbuild 0.28.2`, or `none` when the entry imports nothing and is kept byte-exact. */
   bundler: z.string().min(1).max(64),
-  inputs: z.array(z.strictObject({ path: ToolPathSchema, bytes: z.number().int().nonnegative(), integrity: z.string().regex(/^sha256-[A-Za-z0-9+/]{43}=$/) })).min(1).max(20000),
+  inputs: z.array(z.strictObject({ path: ToolPathSchema, bytes: z.number().int().nonnegative(), integrity: z.string().regex(SRI_SHA256_RE) })).min(1).max(20000),
   packages: z.array(z.strictObject({ name: z.string().min(1).max(214), version: z.string().min(1).max(256), path: ToolPathSchema, integrity: z.string().max(512).optional() })).max(5000),
   sourceMap: z.string().max(16 * 1024 * 1024).optional(),
 });
@@ -104,8 +99,8 @@ export const PythonPackageSchema = z.strictObject({
   file: z
     .string()
     .max(200)
-    .regex(/^[A-Za-z0-9_.]+-[A-Za-z0-9_.!+]+(-[0-9][A-Za-z0-9_.]*)?-[A-Za-z0-9_.]+-none-any\.whl$/, 'only pure-Python wheels are supported: a wheel file name ending in -none-any.whl'),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 is 64 lower-case hex digits'),
+    .regex(PURE_WHEEL_RE, 'only pure-Python wheels are supported: a wheel file name ending in -none-any.whl'),
+  sha256: z.string().regex(SHA256_HEX_RE, 'sha256 is 64 lower-case hex digits'),
 });
 export type PythonPackage = z.infer<typeof PythonPackageSchema>;
 

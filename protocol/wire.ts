@@ -1,24 +1,11 @@
 // Host-to-sandbox wire messages (one JSON object per line / per postMessage); pure data, versioned.
 import { z } from 'zod';
 import { WireErrorSchema } from './errors.js';
+import { CAPABILITY_NAMES, PROTOCOL_VERSION } from './names.js';
 
-/** Bumped on any incompatible change; both sides refuse a message of another version. */
-export const PROTOCOL_VERSION = 1 as const;
+export { PROTOCOL_VERSION, CAPABILITY_NAMES, type CapabilityName } from './names.js';
 const V = z.literal(PROTOCOL_VERSION);
 const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-
-/** The capability names a sandbox may request; anything else fails closed. */
-export const CAPABILITY_NAMES = [
-  'fetch',
-  'createSubtasksResult',
-  'resolveInvocation',
-  'storage.get',
-  'storage.set',
-  'storage.delete',
-  'storage.list',
-  'getSecret',
-] as const;
-export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
 // host -> sandbox
 export const LoadMessageSchema = z.strictObject({ v: V, type: z.literal('load'), runtime: z.enum(['javascript', 'python']), source: z.string() });

@@ -164,7 +164,7 @@ describe('limits without transport cooperation', () => {
 });
 
 describe('fetch request parsing', () => {
-  it('the fast parse accepts and refuses exactly what FetchRequestSchema does, with the same result', () => {
+  it('the fast parse accepts and refuses exactly what FetchRequestSchema does, with the same result', async () => {
     const long = (n: number) => 'a'.repeat(n);
     const inputs: unknown[] = [
       { url: 'https://a.example/x' },
@@ -178,7 +178,7 @@ describe('fetch request parsing', () => {
       { url: 1 }, {}, null, [], 'https://a.example', 7, { url: 'https://a.example', method: 1 }, { url: 'https://a.example', headers: null },
     ];
     for (const raw of inputs) {
-      const a = parseFetchRequest(raw);
+      const a = await parseFetchRequest(raw);
       const b = FetchRequestSchema.safeParse(raw);
       expect(a.success, JSON.stringify(raw)?.slice(0, 80)).toBe(b.success);
       if (a.success && b.success) expect(a.data).toEqual(b.data);

@@ -1,6 +1,5 @@
 // The mediated fetch pipeline (validate, scheme, credentials, target, access class, gate, secrets, transport); core, trusted side.
-import { z } from 'zod';
-import { FetchRequestSchema, type FetchRequest, type FetchResponse } from '../../protocol/wire.js';
+import type { FetchRequest, FetchResponse } from '../../protocol/wire.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate, Principal } from '../runtime.js';
 import { TyError, toTyError } from '../errors.js';
@@ -170,10 +169,19 @@ const METHOD_RE = /^[A-Za-z]{1,16}$/;
  * FetchRequestSchema's parse for the plain shapes tool code sends, without zod's per-call cost: the same limits
  * (url at most 8192 characters, method letters only, at most 128 headers of [name <= 256, value <= 16384],
  * body at most 24 MiB of base64 text, no other member) and defaults (GET, no headers). Anything it does not
- * accept goes to the schema, which accepts or refuses it with its message; core/fetch/mediated.test.ts checks
- * the two agree. Exported for that test.
+ * accept goes to the schema (protocol/wire.ts and zod load only then), which accepts or refuses it with its
+ * message (zod's prettified issues); core/fetch/mediated.test.ts checks the two agree. Exported for that test.
  */
-export function parseFetchRequest(raw: unknown): { success: true; data: FetchRequest } | { success: false; error: z.ZodError } {
+export async function parseFetchRequest(raw: unknown): Promise<{ success: true; data: FetchRequest } | { success: false; message: string }> {
+  const plain = plainFetchRequest(raw);
+  if (plain) return { success: true, data: plain };
+  const [{ FetchRequestSchema }, { z }] = await Promise.all([import('../../protocol/wire.js'), import('zod')]);
+  const r = FetchRequestSchema.safeParse(raw);
+  return r.success ? { success: true, data: r.data } : { success: false, message: z.prettifyError(r.error) };
+}
+
+/** The plain-shape parse of parseFetchRequest, or undefined for any other shape. */
+function plainFetchRequest(raw: unknown): FetchRequest | undefined {
   fast: if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
     for (const k in o) if (!FETCH_REQUEST_KEYS.has(k)) break fast;
@@ -193,15 +201,15 @@ export function parseFetchRequest(raw: unknown): { success: true; data: FetchReq
     }
     const data: FetchRequest = { url, method: (method as string | undefined) ?? 'GET', headers: out };
     if (body !== undefined) data.body = body as string;
-    return { success: true, data };
+    return data;
   }
-  return FetchRequestSchema.safeParse(raw);
+  return undefined;
 }
 
 /** The checks that come before authorization: parse, scheme, credentials, target. Exported for tests and the browser host. */
-export function preflight(raw: unknown): { req: FetchRequest; url: URL; origin: string; method: string; access: 'read' | 'write' } {
-  const parsed = parseFetchRequest(raw);
-  if (!parsed.success) fail('E_FETCH_FAILED', `invalid fetch request: ${z.prettifyError(parsed.error).slice(0, 300)}`);
+export async function preflight(raw: unknown): Promise<{ req: FetchRequest; url: URL; origin: string; method: string; access: 'read' | 'write' }> {
+  const parsed = await parseFetchRequest(raw);
+  if (!parsed.success) fail('E_FETCH_FAILED', `invalid fetch request: ${parsed.message.slice(0, 300)}`);
   const req = parsed.data;
   let url: URL;
   try {
@@ -256,7 +264,7 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     }
     if (signal.aborted) throw callAborted(signal);
     // b. scheme, credentials, target: before anyone is asked.
-    const { req, url, origin, method, access } = preflight(params);
+    const { req, url, origin, method, access } = await preflight(params);
     const headers = cleanHeaders(req.headers);
     // c + d. access class; the manifest is the upper bound; then the gate decides (rules, decisions, asking).
     if (!manifestAllowsUrl(identity.manifest, url, access)) {

@@ -15,7 +15,8 @@ import {
   type ToolListResult,
 } from '../../protocol/registration.js';
 import { TyError, toTyError } from '../errors.js';
-import { parseManifest, revisionId, type ToolRegistry } from '../registry.js';
+import { revisionId, type ToolRegistry } from '../registry.js';
+import { parseManifest } from '../manifest-parse.js';
 import type { Gate, GateRequest } from '../runtime.js';
 import type { InvokeResult } from '../invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';

@@ -1,6 +1,7 @@
 // Browser contract: the browser host installs and runs the same bundled multi-file revision as tycli, with frames mapped to its files; test code, trusted side.
 import { createBrowserHost } from '../../browser/host.js';
-import { revisionId, parseManifest } from '../../core/registry.js';
+import { revisionId } from '../../core/registry.js';
+import { parseManifest } from '../../core/manifest-parse.js';
 import BUNDLED from '../fixtures/multi-file-bundled.json' with { type: 'json' };
 
 /** Installs test/fixtures/multi-file-bundled.json (what `tycli tool add tools/examples/multi-file` makes; node/bundle.test.ts keeps them equal). */

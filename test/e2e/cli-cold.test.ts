@@ -1,4 +1,4 @@
-// What a `tycli run` loads: the bundled command line, no fetch stack for a tool that never fetches, no zod locales; test side.
+// What a `tycli run` loads: the bundled command line, no fetch stack for a tool that never fetches, no zod (no schema built); test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -69,6 +69,8 @@ afterAll(async () => {
 });
 
 const RUN = ['run', 'csv-stats', '--args', '{"csv":"a,b\\n1,2\\n"}'];
+/** Modules whose only purpose is zod schemas (they load when a command parses with them, never on a plain run). */
+const SCHEMA_ONLY = /\/(protocol\/(errors|wire|manifest|task|registration)|core\/(audit-schema|manifest-parse)|node\/(settings-schema|ask-schemas))\.(js|ts)$/;
 
 describe('tycli run loads only what the call needs', () => {
   it('runs the bundled command line (dist/cli/tycli.cjs with its code cache), not the hundreds of compiled modules', async () => {
@@ -80,13 +82,18 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.files.filter((f) => f.includes('/node_modules/'))).toEqual([]);
   });
 
-  it('a tool that never fetches evaluates no fetch stack (undici), no install-time parser (acorn), and the bundle has no zod locale but English', async () => {
+  it('a tool that never fetches evaluates no fetch stack (undici), no install-time parser (acorn), and no zod: a run builds no schema', async () => {
     const r = await evaluatedSources(RUN);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.sources.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // coverage is read: zod ran
+    expect(r.sources.some((s) => s.includes('/node_modules/multiformats/'))).toBe(true); // coverage is read: the CID library ran
     expect(r.bundled.some((s) => s.includes('/node_modules/undici/'))).toBe(true); // in the bundle, for calls that fetch
     expect(r.sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
     expect(r.sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
+    // The stored manifest, the sandbox's messages and the audit records are checked by hand (core/manifest-check.ts,
+    // core/wire-check.ts, core/audit.ts plainAuditRecord), each held to its zod schema by its own test.
+    expect(r.bundled.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // in the bundle, for commands that parse with it
+    expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
+    expect(r.sources.filter((s) => SCHEMA_ONLY.test(s))).toEqual([]);
     expect(r.bundled.some((s) => s.endsWith('/node_modules/zod/v4/locales/en.js'))).toBe(true);
     expect(r.bundled.filter((s) => /\/node_modules\/zod\/v4\/locales\/(?!en\.js|index\.js)/.test(s))).toEqual([]);
   });
@@ -94,7 +101,7 @@ describe('tycli run loads only what the call needs', () => {
   it('a tool without schema patterns loads no re2js, source-map-js or diff, and the bundle has no zod compile or fromJSONSchema module', async () => {
     const r = await evaluatedSources(RUN);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.sources.some((s) => s.includes('/node_modules/zod/v4/core/schemas.js'))).toBe(true); // coverage is read
+    expect(r.sources.some((s) => s.includes('/node_modules/@cfworker/json-schema/'))).toBe(true); // coverage is read: the argument validator ran
     expect(r.sources.filter((s) => /\/node_modules\/(re2js|source-map-js|diff)\//.test(s))).toEqual([]);
     // zod's compile module is left as an empty module wrapper (its code dropped), fromJSONSchema not bundled at all
     const text = readFileSync(join(ROOT, 'dist', 'cli', 'tycli.cjs'), 'utf8');
@@ -105,10 +112,13 @@ describe('tycli run loads only what the call needs', () => {
     expect(l.files.filter((f) => f.includes('/node_modules/'))).toEqual([]); // nor from node_modules at run time
   });
 
-  it('the compiled modules (TYCLI_UNBUNDLED=1) load no undici either for that call', async () => {
+  it('the compiled modules (TYCLI_UNBUNDLED=1) load no undici and no zod either for that call', async () => {
     const r = await loadedModules(RUN, { TYCLI_UNBUNDLED: '1' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.files).toContain(join(ROOT, 'dist', 'node', 'cli', 'main.js'));
+    expect(r.files).toContain(join(ROOT, 'dist', 'core', 'registry.js')); // the hook saw the run's modules
     expect(r.files.filter((f) => f.includes('/node_modules/undici/'))).toEqual([]);
+    expect(r.files.filter((f) => f.includes('/node_modules/zod/'))).toEqual([]);
+    expect(r.files.filter((f) => SCHEMA_ONLY.test(f))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove, settings; browser app, trusted side.
 import type { ToolManifest } from '../../../protocol/manifest.js';
-import { parseManifest } from '../../../core/registry.js';
+import { parseManifest } from '../../../core/manifest-parse.js';
 import { isTyError } from '../../../core/errors.js';
 import type { ToolRegistry } from '../../../core/registry.js';
 import { h, replaceChildren, shortId } from '../dom.js';
