@@ -54,8 +54,10 @@ async function evaluatedSources(args: string[]): Promise<{ code: number | null; 
   }
   const map = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
   const rel = (s: string) => relative(ROOT, resolve(join(ROOT, 'dist', 'cli'), s));
-  const bundled = map.sources.map(rel).filter((s) => !s.startsWith('..'));
-  return { code: r.code, stderr: r.stderr, bundled: bundled.map((s) => join(ROOT, s)), sources: bundled.filter((s) => !wrapped.has(s) || called.has(s)).map((s) => join(ROOT, s)) };
+  // a plugin's virtual module (`zod-english-only:PATH`) is wrapped under its own name, not under a path
+  const entries = map.sources.map((raw) => ({ raw, rel: rel(raw) })).filter((e) => !e.rel.startsWith('..'));
+  const ran = (e: { raw: string; rel: string }) => (!wrapped.has(e.rel) && !wrapped.has(e.raw)) || called.has(e.rel) || called.has(e.raw);
+  return { code: r.code, stderr: r.stderr, bundled: entries.map((e) => join(ROOT, e.rel)), sources: entries.filter(ran).map((e) => join(ROOT, e.rel)) };
 }
 
 beforeAll(async () => {
