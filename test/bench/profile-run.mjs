@@ -18,7 +18,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Group a profile node's script URL into a module group: a package, a dist/ folder, node internals, or a V8 pseudo-frame. */
 export function groupOf(url, functionName, root) {
   if (!url) return functionName === '(garbage collector)' ? 'V8: garbage collector' : functionName === '(program)' ? 'V8: (program) compile/parse/native' : functionName === '(idle)' ? 'idle (waiting: sandbox child, I/O)' : `V8: ${functionName}`;
-  if (url.startsWith('node:internal/modules/') || url.startsWith('node:internal/vm') || url === 'node:internal/main/run_main_module') return 'node: module loader';
+  // node:vm: bin/bundle-loader.mjs compiles the bundled command line through vm.Script (deserializing its code cache)
+  if (url.startsWith('node:internal/modules/') || url.startsWith('node:internal/vm') || url === 'node:vm' || url === 'node:internal/main/run_main_module') return 'node: module loader';
   if (url.startsWith('node:')) return 'node: built-ins';
   let path = url;
   try {

@@ -170,6 +170,21 @@ describe('the code cache of the bundled command line', () => {
     expect(r.scripts).toEqual([]);
   });
 
+  it('where no `tycli run` works at build time (here: no example tool), the build writes a cache of the top level, which is used', async () => {
+    const pkg = copyPackage();
+    rmSync(join(pkg, 'tools'));
+    mkdirSync(join(pkg, 'tools'));
+    const made = spawnSync(process.execPath, [join(pkg, 'node', 'cli', 'build-code-cache.mjs')], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stdout).toContain('top level only');
+    const r = await tycli(pkg, await homeWithTool(ROOT), ['--version', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s = bundleScript(r, pkg);
+    expect(s.cachedData).toBeGreaterThan(0);
+    expect(s.cachedData).toBeLessThan(readFileSync(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache')).length); // no run's functions
+    expect(s.rejected).toBe(false);
+  });
+
   it('Ctrl-C while the bundle is being compiled ends tycli with exit 130 once it has loaded, before the command runs', async () => {
     const home = await homeWithTool(ROOT);
     const pre = join(tmp, 'sigint-in-load.mjs');
