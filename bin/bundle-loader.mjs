@@ -83,7 +83,6 @@ export function readCache(bundle, mtimeMs) {
  *   (it then compiled the source itself)
  */
 export function evaluate(text, cachedData) {
-  if (!text.startsWith(BUNDLE_OPEN)) throw Object.assign(new Error(`${BUNDLE} was not written by node/cli/build-bundle.mjs: run \`npm run build\``), { code: 'E_BUNDLE' });
   const script = new Script(text, { filename: BUNDLE, ...(cachedData ? { cachedData } : {}) });
   const url = pathToFileURL(BUNDLE).href;
   const module = { exports: {} };
@@ -98,7 +97,7 @@ export function evaluate(text, cachedData) {
  * Loads the bundled command line, with its code cache when one fits.
  * @param {{ cache?: boolean }} [opts] cache: false compiles without the cache (the build's cache generation)
  * @returns {{ exports: Record<string, unknown>, script: Script, cache: 'used' | 'rejected' | 'missing' | 'stale' | 'corrupt' | 'off' } | undefined}
- *   undefined when there is no bundle (a build without the bundle step)
+ *   undefined when there is no bundle (a build without the bundle step) or the file is not one node/cli/build-bundle.mjs wrote
  */
 export function loadBundle({ cache = true } = {}) {
   let fd;
@@ -122,6 +121,8 @@ export function loadBundle({ cache = true } = {}) {
   } finally {
     closeSync(fd);
   }
+  // not a bundle this loader's build step wrote (a dist/ left from an older build): the compiled modules instead
+  if (bundle.length < BUNDLE_OPEN.length || bundle.latin1Slice(0, BUNDLE_OPEN.length) !== BUNDLE_OPEN) return undefined;
   const c = cache ? readCache(bundle, mtimeMs) : { status: 'off' };
   // The build checked that the bundle is ASCII (esbuild escapes the rest): one byte per character, read as latin1.
   const ascii = c.status === 'ok';

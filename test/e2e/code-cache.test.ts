@@ -158,12 +158,17 @@ describe('the code cache of the bundled command line', () => {
     expect(s.rejected).toBe(true);
   });
 
-  it('without the bundle (a build without that step), or under --enable-source-maps, tycli runs the compiled modules of dist/node/', async () => {
+  it('without the bundle (a build without that step), with a file there the build did not write, or under --enable-source-maps, tycli runs the compiled modules of dist/node/', async () => {
     const pkg = copyPackage();
     const home = await homeWithTool(pkg);
     const mapped = await tycli(pkg, home, RUN, { NODE_OPTIONS: '--enable-source-maps' });
     expectRight(mapped);
     expect(mapped.scripts).toEqual([]);
+    // a dist/cli/tycli.cjs this build step did not write (not the loader's function form): not compiled at all
+    writeFileSync(join(pkg, 'dist', 'cli', 'tycli.cjs'), 'process.stdout.write("wrong code");\n');
+    const other = await tycli(pkg, home, RUN);
+    expectRight(other);
+    expect(other.scripts).toEqual([]);
     rmSync(join(pkg, 'dist', 'cli'), { recursive: true });
     const r = await tycli(pkg, home, RUN);
     expectRight(r);
