@@ -47,17 +47,32 @@ export const arr = <T>(item: Parse<T>, o: { min?: number; max?: number } = {}): 
 /** z.record(z.string(), z.unknown()): a copy with the same keys in the same order. */
 export const record: Parse<Record<string, unknown>> = (v) => (isPlain(v) ? { ...v } : NO);
 
-/** A field of strictObject: required, or optional (absent or undefined). */
+/** `.superRefine(fn)` where fn throws for a bad value: the parsed value when `check` does not throw, else NO. */
+export const refine = <T>(parse: Parse<T>, check: (v: T) => unknown): Parse<T> => (v) => {
+  const x = parse(v);
+  if (x === NO) return NO;
+  try {
+    check(x);
+  } catch {
+    return NO;
+  }
+  return x;
+};
+
+/** A field of strictObject: required, optional (absent or undefined), or with a default (`.default(value)`). */
 export interface Field {
   parse: Parse;
   optional: boolean;
+  /** The value an absent or undefined field takes (zod's `.default`): present in the output. */
+  fallback?: { value: unknown };
 }
 export const req = (parse: Parse): Field => ({ parse, optional: false });
 export const opt = (parse: Parse): Field => ({ parse, optional: true });
+export const withDefault = (parse: Parse, value: unknown): Field => ({ parse, optional: true, fallback: { value } });
 
 /**
  * z.strictObject(shape): no key beyond the shape; a new object with the present keys in the shape's order (zod's
- * output order), an optional key present as undefined kept as undefined.
+ * output order), an optional key present as undefined kept as undefined, a defaulted key always present.
  */
 export function strictObject<T = Record<string, unknown>>(shape: Record<string, Field>): Parse<T> {
   const keys = Object.keys(shape);
@@ -69,7 +84,8 @@ export function strictObject<T = Record<string, unknown>>(shape: Record<string, 
       const f = shape[k]!;
       if (!Object.prototype.hasOwnProperty.call(v, k) || v[k] === undefined) {
         if (!f.optional) return NO;
-        if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = undefined;
+        if (f.fallback) out[k] = f.fallback.value;
+        else if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = undefined;
         continue;
       }
       const x = f.parse(v[k]);

@@ -86,7 +86,9 @@ export async function readSettingsFile(file: string): Promise<Settings | undefin
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new TyError('E_INVALID_SETTINGS', `settings file ${file} must hold one JSON object`, { file, field: '(top level)' });
   }
-  // the schema (zod) loads only when a settings file exists
+  // checked by hand (node/settings-check.ts); the schema (zod) loads only for what that cannot vouch for, with its message
+  const plain = (await import('./settings-check.js')).plainSettings(json);
+  if (plain !== undefined) return plain;
   const { parseSettings } = await import('./settings-schema.js');
   return parseSettings(json, file);
 }

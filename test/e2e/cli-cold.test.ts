@@ -1,7 +1,7 @@
 // What a `tycli run` loads: the bundled command line, no fetch stack for a tool that never fetches, no zod (no schema built); test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -41,9 +41,9 @@ async function loadedModules(args: string[], env: Record<string, string> = {}): 
  * `"node_modules/y.js"(exports, module) {...}`) called on first import; a module the bundle does not wrap is counted
  * as evaluated. Absolute paths; the source map says which modules the bundle holds.
  */
-async function evaluatedSources(args: string[]): Promise<{ code: number | null; stderr: string; sources: string[]; bundled: string[] }> {
+async function evaluatedSources(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; sources: string[]; bundled: string[] }> {
   const cov = await mkdtemp(join(tmp, 'cov-'));
-  const r = await runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: join(tmp, 'home'), NODE_V8_COVERAGE: cov }, tmp);
+  const r = await runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: join(tmp, 'home'), NODE_V8_COVERAGE: cov, ...env }, tmp);
   const bundle = join(ROOT, 'dist', 'cli', 'tycli.cjs');
   const text = readFileSync(bundle, 'utf8');
   const wrapped = new Set([...text.matchAll(/^\s*"([^"]+)"\((?:exports\d*(?:, module\d*)?)?\) \{$/gm)].map((m) => m[1]));
@@ -112,6 +112,25 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.bundled.filter((s) => /\/node_modules\/zod\/v4\/classic\/from-json-schema\.js$/.test(s))).toEqual([]);
     const l = await loadedModules(RUN);
     expect(l.files.filter((f) => f.includes('/node_modules/'))).toEqual([]); // nor from node_modules at run time
+  });
+
+  it('with a settings file (rules, a hook) a run still evaluates no zod; a settings file the hand check cannot vouch for gets the schema\'s message', async () => {
+    const home = join(tmp, 'home-settings');
+    const add = await runProcess(process.execPath, [BIN, 'tool', 'add', join(ROOT, 'tools', 'csv-stats', 'manifest.json')], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: home }, tmp);
+    expect(add.code, add.stderr).toBe(0);
+    await mkdir(join(home, 'config'), { recursive: true, mode: 0o700 });
+    const settings = join(home, 'config', 'settings.json');
+    await writeFile(settings, JSON.stringify({ permissions: { allow: ['tool(csv-stats)'], deny: ['fetch(write:*)'] }, hooks: { postToolUse: [{ matcher: 'csv-*', command: 'true' }] }, ask_wait: 60_000 }), { mode: 0o600 });
+    const r = await evaluatedSources(RUN, { TYCLI_HOME: home });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.sources.some((s) => s.endsWith('/dist/node/settings-check.js'))).toBe(true); // the file was read and checked
+    expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
+    expect(r.sources.filter((s) => SCHEMA_ONLY.test(s))).toEqual([]);
+    await writeFile(settings, JSON.stringify({ permissions: { allow: ['csv-stats'] } }), { mode: 0o600 });
+    const bad = await runProcess(process.execPath, [BIN, ...RUN], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TYCLI_HOME: home }, tmp);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('E_INVALID_SETTINGS');
+    expect(bad.stderr).toContain('permissions.allow[0]: invalid rule "csv-stats"');
   });
 
   it('the compiled modules (TYCLI_UNBUNDLED=1) load no undici and no zod either for that call', async () => {
