@@ -1,4 +1,5 @@
 // Unit tests for the host side of the sandbox wire protocol (core/channel.ts) over a fake port; trusted side.
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { SandboxChannel, plainResult, utf8Length, type SandboxPort } from './channel.js';
 import { ResultMessageSchema } from '../protocol/wire.js';
@@ -366,6 +367,86 @@ describe('SandboxChannel capabilities', () => {
     ch.receive({ v: 1, type: 'cap-cancel', id: 'x' });
     expect(ch.alive).toBe(false);
     expect(ch.closedReason?.code).toBe('E_PROTOCOL');
+  });
+});
+
+describe('SandboxChannel deadlines and aborts across calls', () => {
+  const answer = (ch: SandboxChannel, id: number) => ch.receive({ v: 1, type: 'result', id, ok: true, json: '1' });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it('a short call after a long one times out at its own deadline', async () => {
+    const { ch, port } = await loaded();
+    const long = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 60_000 } }));
+    answer(ch, long.id);
+    await expect(long.p).resolves.toBe(1);
+    const short = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 30 } }));
+    await expect(short.p).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    expect(port.closed).toBe(1);
+  });
+
+  it('an ended call\'s deadline never fires on a later call: the timer re-arms for the pending call\'s own deadline', async () => {
+    const { ch, port } = await loaded();
+    const quick = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 40 } }));
+    answer(ch, quick.id);
+    await quick.p;
+    const slow = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 10_000 } }));
+    await sleep(150); // past the first call's deadline
+    expect(ch.alive).toBe(true);
+    answer(ch, slow.id);
+    await expect(slow.p).resolves.toBe(1);
+  });
+
+  it('no timer keeps the process alive while no call is pending; one does while a call is', async () => {
+    const { ch, port } = await loaded();
+    const before = refTimers();
+    const c = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 60_000 } }));
+    expect(refTimers()).toBe(before + 1);
+    answer(ch, c.id);
+    await c.p;
+    expect(refTimers()).toBe(before);
+    const d = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 60_000 } }));
+    expect(refTimers()).toBe(before + 1);
+    answer(ch, d.id);
+    await d.p;
+    expect(refTimers()).toBe(before);
+  });
+
+  it('calls on one signal share one listener; an abort after its call ended leaves the sandbox alive, during a call it kills it', async () => {
+    const { ch, port } = await loaded();
+    const ac = new AbortController();
+    for (let i = 0; i < 5; i++) {
+      const c = await startCall(ch, port, opts({ signal: ac.signal }));
+      answer(ch, c.id);
+      await c.p;
+    }
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
+    const other = new AbortController();
+    const c = await startCall(ch, port, opts({ signal: other.signal }));
+    answer(ch, c.id);
+    await c.p;
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0); // the listener moved to the newer signal
+    other.abort();
+    expect(ch.alive).toBe(true);
+    const ac2 = new AbortController();
+    const pending = await startCall(ch, port, opts({ signal: ac2.signal }));
+    ac2.abort();
+    await expect(pending.p).rejects.toMatchObject({ code: 'E_ABORTED' });
+    expect(port.closed).toBe(1);
+    expect(getEventListeners(ac2.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('concurrent calls with different signals: either signal aborts; the channel\'s death releases every listener', async () => {
+    for (const which of [0, 1]) {
+      const { ch, port } = await loaded();
+      const acs = [new AbortController(), new AbortController()];
+      const a = await startCall(ch, port, opts({ signal: acs[0]!.signal }));
+      const b = await startCall(ch, port, opts({ signal: acs[1]!.signal }));
+      acs[which]!.abort();
+      await expect(a.p).rejects.toMatchObject({ code: 'E_ABORTED' });
+      await expect(b.p).rejects.toMatchObject({ code: 'E_ABORTED' });
+      for (const x of acs) expect(getEventListeners(x.signal, 'abort')).toHaveLength(0);
+    }
   });
 });
 

@@ -41,6 +41,19 @@ interface PendingCall {
   opts: CallOptions;
   /** Created on the first capability request; aborted when the call ends in any way. */
   capAbort: AbortController | undefined;
+  /** When this call times out: monotonic ms (performance.now()). */
+  deadline: number;
+  /** This call's own abort listener, when the channel's shared one listens on another call's signal. */
+  onAbort: (() => void) | undefined;
+}
+
+const monotonicNow = (): number => performance.now();
+
+/** Node's Timeout keeps the process alive only while referenced; a browser's timer id has neither method. */
+function setTimerRef(t: ReturnType<typeof setTimeout>, on: boolean): void {
+  const o = t as unknown as { ref?: () => unknown; unref?: () => unknown };
+  if (on) o.ref?.();
+  else o.unref?.();
 }
 
 /** A call message's text up to its arguments' value: `{"v":1,"type":"call","id":N[,"settings":{...}],"args":`. */
@@ -183,34 +196,26 @@ export class SandboxChannel {
     if (this.#loadState !== 'loaded') return Promise.reject(new TyError('E_PROTOCOL', 'call before the tool was loaded'));
     if (opts.signal.aborted) return Promise.reject(new TyError('E_ABORTED', 'call aborted before it started'));
     const id = this.#nextCallId++;
+    const deadline = monotonicNow() + opts.limits.timeoutMs;
     return new Promise<unknown>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => this.fail(new TyError('E_ABORTED', 'call aborted; sandbox destroyed'));
-      const listen = opts.signal !== NEVER_ABORTED;
-      const cleanup = () => {
-        if (timer !== undefined) clearTimeout(timer);
-        if (listen) opts.signal.removeEventListener('abort', onAbort);
-        this.#calls.get(id)?.capAbort?.abort();
-        this.#calls.delete(id);
-      };
-      this.#calls.set(id, {
+      const pending: PendingCall = {
         resolve: (v) => {
-          cleanup();
+          this.#endCall(id, pending);
           resolve(v);
         },
         reject: (e) => {
-          cleanup();
+          this.#endCall(id, pending);
           reject(e);
         },
         opts,
         capAbort: undefined,
-      });
+        deadline,
+        onAbort: undefined,
+      };
+      this.#calls.set(id, pending);
       this.#logs = 0;
-      if (listen) opts.signal.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(
-        () => this.fail(new TyError('E_TIMEOUT', `tool call exceeded ${opts.limits.timeoutMs} ms; sandbox destroyed`)),
-        opts.limits.timeoutMs,
-      );
+      this.#watchAbort(pending);
+      this.#armDeadline(deadline);
       try {
         const { sendText, sendParts } = this.#port;
         const pieces = opts.argsParts;
@@ -230,6 +235,74 @@ export class SandboxChannel {
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));
       }
     });
+  }
+
+  // Per-call timeout and abort without a timer and a listener per call (each cost more than the rest of a small
+  // call's host work on a loaded machine: test/bench/runtime.bench.mjs). One timer serves every call's deadline: a
+  // call that ends leaves it armed (unreferenced while no call is pending); when it fires it fails the channel for a
+  // call past its deadline, else re-arms for the earliest pending one or stops. One shared listener stays on the
+  // signal of the latest call while consecutive calls pass the same signal; an abort kills the sandbox only while
+  // a call with that signal is pending.
+
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires (monotonic ms); Infinity when none is armed. */
+  #deadlineAt = Infinity;
+  /** The signal the shared abort listener is on. */
+  #abortSignal: AbortSignal | undefined;
+  readonly #onSharedAbort = (): void => {
+    const s = this.#abortSignal;
+    this.#abortSignal = undefined;
+    for (const c of this.#calls.values()) {
+      if (c.opts.signal === s) return this.fail(new TyError('E_ABORTED', 'call aborted; sandbox destroyed'));
+    }
+  };
+  readonly #onDeadline = (): void => {
+    this.#deadlineTimer = undefined;
+    this.#deadlineAt = Infinity;
+    if (this.#dead) return;
+    const now = monotonicNow();
+    let next = Infinity;
+    for (const c of this.#calls.values()) {
+      if (c.deadline <= now) return this.fail(new TyError('E_TIMEOUT', `tool call exceeded ${c.opts.limits.timeoutMs} ms; sandbox destroyed`));
+      if (c.deadline < next) next = c.deadline;
+    }
+    if (next !== Infinity) this.#armDeadline(next);
+  };
+
+  #armDeadline(at: number): void {
+    if (this.#deadlineTimer !== undefined && this.#deadlineAt <= at) {
+      setTimerRef(this.#deadlineTimer, true); // fires first; it re-arms for this call then
+      return;
+    }
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#deadlineAt = at;
+    this.#deadlineTimer = setTimeout(this.#onDeadline, Math.max(1, Math.ceil(at - monotonicNow())));
+  }
+
+  #watchAbort(p: PendingCall): void {
+    const s = p.opts.signal;
+    if (s === NEVER_ABORTED || s === this.#abortSignal) return;
+    const held = this.#abortSignal;
+    let inUse = false;
+    if (held !== undefined) for (const c of this.#calls.values()) if (c !== p && c.opts.signal === held) inUse = true;
+    if (inUse) {
+      // another pending call relies on the shared listener: this call gets its own
+      p.onAbort = () => this.fail(new TyError('E_ABORTED', 'call aborted; sandbox destroyed'));
+      s.addEventListener('abort', p.onAbort, { once: true });
+      return;
+    }
+    held?.removeEventListener('abort', this.#onSharedAbort);
+    this.#abortSignal = s;
+    s.addEventListener('abort', this.#onSharedAbort, { once: true });
+  }
+
+  /** A call settled (once): forget it, end its capability requests; the shared timer and listener stay. */
+  #endCall(id: number, p: PendingCall): void {
+    if (this.#calls.get(id) !== p) return;
+    this.#calls.delete(id);
+    if (p.onAbort) p.opts.signal.removeEventListener('abort', p.onAbort);
+    p.capAbort?.abort();
+    if (this.#calls.size === 0 && this.#deadlineTimer !== undefined) setTimerRef(this.#deadlineTimer, false);
   }
 
   /**
@@ -270,6 +343,10 @@ export class SandboxChannel {
     this.#loaded?.reject(reason);
     this.#loaded = undefined;
     for (const c of [...this.#calls.values()]) c.reject(reason);
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#abortSignal?.removeEventListener('abort', this.#onSharedAbort);
+    this.#abortSignal = undefined;
     for (const a of this.#caps.values()) a.abort();
     this.#caps.clear();
     try {
