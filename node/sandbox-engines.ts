@@ -1,6 +1,6 @@
 // Where a sandbox's engine and runner are, and the engine flags it gets (permission flag, V8 flags, Deno's cache dir); Node host, trusted side.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -42,19 +42,59 @@ export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
 }
 /** The Node runner's V8 code cache (written by node/runner/build-code-cache.mjs during the build; optional). */
 export const NODE_RUNNER_CODE_CACHE = 'sandbox-runner.cache';
+/** First word of a code cache file (node/runner/sandbox-runner-entry.cjs: `MAGIC <runner bytes> <core bytes>\n`, the two files' bytes, V8's data). */
+const CODE_CACHE_MAGIC = 'tysandbox-code-cache-1';
+
+const codeCacheChecks = new Map<string, { stamp: string; ok: boolean }>();
+const stampOf = (p: string): string => {
+  try {
+    const st = statSync(p, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch {
+    return '-';
+  }
+};
 /**
- * The project files a sandbox may read, all read-only: its runner file and what that loads. Node: the entry, the runner
- * (node/runner/sandbox-runner.cjs), the guest core (guest-core.mjs) and, when the build made one, the runner's V8 code
- * cache (used only when made from exactly those bytes: sandbox-runner-entry.cjs). Deno: the runner and the guest core.
+ * Whether the code cache in `dir` holds exactly the bytes of sandbox-runner.cjs and guest-core.mjs there (the check
+ * sandbox-runner-entry.cjs makes itself whenever it can read those files). Remembered per file stamps (device, inode,
+ * size, mtime) of the three files.
+ */
+export function codeCacheMatches(dir: string): boolean {
+  const files = [join(dir, NODE_RUNNER_CODE_CACHE), join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs')];
+  const stamp = files.map(stampOf).join('|');
+  const hit = codeCacheChecks.get(dir);
+  if (hit && hit.stamp === stamp) return hit.ok;
+  let ok = false;
+  try {
+    const [cache, runner, core] = files.map((f) => readFileSync(f)) as [Buffer, Buffer, Buffer];
+    const nl = cache.indexOf(10);
+    const head = nl > 0 && nl <= 100 ? cache.toString('latin1', 0, nl).split(' ') : [];
+    const r0 = nl + 1;
+    const c0 = r0 + runner.length;
+    const d0 = c0 + core.length;
+    ok = head.length === 3 && head[0] === CODE_CACHE_MAGIC && Number(head[1]) === runner.length && Number(head[2]) === core.length &&
+      cache.length > d0 && cache.subarray(r0, c0).equals(runner) && cache.subarray(c0, d0).equals(core);
+  } catch {
+    ok = false;
+  }
+  codeCacheChecks.set(dir, { stamp, ok });
+  return ok;
+}
+
+/**
+ * The project files a sandbox may read, all read-only: its runner file and what that loads. Node: the entry and either
+ * the runner's V8 code cache alone, when the build made one and it holds exactly the bytes of the runner
+ * (node/runner/sandbox-runner.cjs) and the guest core (guest-core.mjs) (codeCacheMatches: the entry then compiles those
+ * copies, one file and one bubblewrap bind fewer), or else the runner and the guest core themselves; `codeCache: false`
+ * (a Python sandbox, whose V8 flags the cache was not made for) always the latter. Deno: the runner and the guest core.
  * @throws TyError E_SANDBOX_UNAVAILABLE when a source file is missing from the package.
  */
-export function runnerFiles(engine: 'node' | 'deno' = 'node'): string[] {
+export function runnerFiles(engine: 'node' | 'deno' = 'node', opts: { codeCache?: boolean } = {}): string[] {
   const runner = runnerPath(engine);
   const dir = dirname(runner);
+  if (engine === 'node' && opts.codeCache !== false && codeCacheMatches(dir)) return [runner, join(dir, NODE_RUNNER_CODE_CACHE)];
   const files = engine === 'node' ? [runner, join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs')] : [runner, join(dir, 'guest-core.mjs')];
   if (!files.every((f) => existsSync(f))) throw new TyError('E_SANDBOX_UNAVAILABLE', 'a sandbox runner file is missing from the package');
-  const cache = join(dir, NODE_RUNNER_CODE_CACHE);
-  if (engine === 'node' && existsSync(cache)) files.push(cache);
   return files;
 }
 

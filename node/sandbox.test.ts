@@ -259,8 +259,8 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(seen).toHaveLength(1);
     const s = seen[0]!;
     const dir = dirname(runnerPath(engine));
-    // Node: the entry, the runner, the guest core and (when built) the runner's code cache; Deno: the runner and the guest core
-    const expected = engine === 'node' ? [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs'), ...(existsSync(join(dir, 'sandbox-runner.cache')) ? [join(dir, 'sandbox-runner.cache')] : [])] : [runnerPath(engine), join(dir, 'guest-core.mjs')];
+    // Node: the entry and the build's code cache (holding the runner and the guest core), else the entry, the runner and the guest core; Deno: the runner and the guest core
+    const expected = engine === 'deno' ? [runnerPath(engine), join(dir, 'guest-core.mjs')] : existsSync(join(dir, 'sandbox-runner.cache')) ? [runnerPath(engine), join(dir, 'sandbox-runner.cache')] : [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), join(dir, 'guest-core.mjs')];
     expect(runnerFiles(engine)).toEqual(expected);
     expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]); // the engine binary and the runner files, nothing else
     if (engine === 'node') {

@@ -17,14 +17,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mapStackText } from '../core/stack.js';
 import { constants as osConstants, tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import type { HostMessage } from '../protocol/wire.js';
 import { PART_MIN } from '../core/canonical.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from './python-sandbox.js';
-import { packageRoot, runnerPath, runnerFiles, NODE_RUNNER_CODE_CACHE, flagSafe, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
+import { packageRoot, runnerPath, runnerFiles, flagSafe, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
 export { packageRoot, runnerPath, runnerFiles, rememberPermissionFlag, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
 
 /**
@@ -307,7 +307,7 @@ export class NodeSandboxInstance implements SandboxInstance {
 }
 
 /**
- * Starts tool JavaScript in a subprocess: Node with the permission model (read access to the two runner files only,
+ * Starts tool JavaScript in a subprocess: Node with the permission model (read access to the runner files only,
  * no child processes / workers / addons, empty environment, V8 heap cap) or Deno with no permissions at all.
  * One process group per sandbox, SIGKILLed as a group on destroy, timeout, abort and host exit.
  */
@@ -328,20 +328,19 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
   command(spec: SandboxSpec, packages?: PythonPackageFile[]): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
     const runner = runnerPath(this.#opts.engine);
-    const files = runnerFiles(this.#opts.engine);
+    const exec = spec.manifest.execution;
+    const isPython = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
+    const files = runnerFiles(this.#opts.engine, { codeCache: !isPython });
     if (!files.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
     for (const f of spec.folders ?? []) {
       if (!isAbsolute(f.path) || !flagSafe(f.path)) {
         throw new TyError('E_USAGE', 'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")');
       }
     }
-    const exec = spec.manifest.execution;
     // Python (Pyodide): the verified asset files, read-only; code generation from strings off (node/python-sandbox.ts).
-    const py = exec.kind === 'sandboxed-code' && exec.runtime === 'python' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true, ...(packages ? { packages } : {}) }) : undefined;
+    // (No code cache: it was made under a JavaScript sandbox's V8 flags, which V8 checks.)
+    const py = isPython && exec.kind === 'sandboxed-code' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true, ...(packages ? { packages } : {}) }) : undefined;
     if (py) {
-      // The runner's code cache was made under a JavaScript sandbox's V8 flags, which V8 checks: of no use here.
-      const cache = files.findIndex((f) => basename(f) === NODE_RUNNER_CODE_CACHE);
-      if (cache !== -1) files.splice(cache, 1);
       if (!py.readFiles.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")');
       files.push(...py.readFiles);
     }

@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from '../../core/runtime.js';
 import { createBwrapWrapper } from '../os-sandbox/bwrap.js';
 import { probeUncached } from '../os-sandbox/probe.js';
 import { NodeSandboxRuntime, runnerFiles, runnerPath, type SpawnWrapper } from '../sandbox.js';
+import { codeCacheMatches, permissionFlag } from '../sandbox-engines.js';
 
 const require = createRequire(import.meta.url);
 const ENTRY = runnerPath('node');
@@ -64,11 +65,14 @@ function handshake(args: string[], source = 'export default async () => 1'): Pro
 describe('the Node runner\'s code cache', () => {
   it('exists after the build, and a default sandbox (its grants and V8 flags) compiles the runner from it', () => {
     expect(existsSync(CACHE), 'node/runner/sandbox-runner.cache is written by `npm run build`').toBe(true);
-    expect(runnerFiles('node')).toContain(CACHE);
+    expect(codeCacheMatches(DIR)).toBe(true);
+    // The host compared the cache's copies with the two source files: the sandbox gets the entry and the cache only.
+    expect(runnerFiles('node')).toEqual([ENTRY, CACHE]);
+    expect(runnerFiles('node', { codeCache: false })).toEqual([ENTRY, join(DIR, 'sandbox-runner.cjs'), join(DIR, 'guest-core.mjs')]);
     const c = sandboxCommand();
     expect(c.args.at(-1)).toBe(ENTRY);
-    expect(c.args).toContain(`--allow-fs-read=${CACHE}`);
-    expect(c.readOnlyPaths).toContain(CACHE);
+    expect(c.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual([`--allow-fs-read=${ENTRY}`, `--allow-fs-read=${CACHE}`]);
+    expect(c.readOnlyPaths).toEqual([process.execPath, ENTRY, CACHE]);
     // The sandbox's own command line with the entry replaced by a check of what the entry does with the cache.
     const r = spawnSync(process.execPath, [...c.args.slice(0, -1), '-e', `process.stdout.write(String(require(${JSON.stringify(ENTRY)}).compileRunner().cacheUsed))`], { env: {}, encoding: 'utf8', timeout: 30_000 });
     expect(r.stdout, r.stderr).toBe('true');
@@ -115,11 +119,13 @@ describe('the Node runner\'s code cache', () => {
       writeFileSync(join(dir, 'sandbox-runner.cjs'), real);
       const args = [...v8Flags(), join(dir, 'sandbox-runner-entry.cjs')];
 
-      // The variant's cache as it is: its copy of the runner differs from the file, so it is not used.
+      // The variant's cache as it is: its copy of the runner differs from the file, so it is not used, and a host
+      // would grant the sandbox the source files rather than the cache.
       copyFileSync(join(dir, 'variant.cache'), join(dir, 'sandbox-runner.cache'));
       const honest = await handshake(args);
       expect(honest.ready.runtime).toBe('node');
       expect(honest.loaded.ok).toBe(true);
+      expect(codeCacheMatches(dir)).toBe(false);
 
       // Control: the same V8 data behind a copy of the real runner passes the byte check, and V8 runs the stale code.
       const nl = variantCache.indexOf(10);
@@ -129,6 +135,13 @@ describe('the Node runner\'s code cache', () => {
       writeFileSync(join(dir, 'sandbox-runner.cache'), forged);
       const stale = await handshake(args);
       expect(stale.ready.runtime).toBe('nodx');
+      expect(codeCacheMatches(dir)).toBe(true);
+      // Granted the entry and the cache only (as a host grants them after that check), the runner runs the cache's copies.
+      const granted = await handshake([permissionFlag(process.execPath), `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`, `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`, ...args]);
+      expect(granted.ready.runtime).toBe('nodx');
+      writeFileSync(join(dir, 'sandbox-runner.cache'), variantCache);
+      const grantedVariant = await handshake([permissionFlag(process.execPath), `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`, `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`, ...args]);
+      expect(grantedVariant.ready.runtime).toBe('nodx'); // the host would not have granted it (codeCacheMatches above)
     });
   });
 
