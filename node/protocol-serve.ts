@@ -32,9 +32,13 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
  * Requests are handled in order (runs alongside later requests); answers to lines without a usable id (bad JSON,
  * oversize, not a request) are sent in input order, never before the answers to earlier requests; every answer is
  * one line. Resolves when
- * `input` has ended and every request read was answered.
+ * `input` has ended and every request read was answered: a client may write its requests, close its end and read
+ * the answers (`tycli serve < requests`). Runs still in flight are cancelled (the session closed) once nobody can
+ * read their answers: the output fails (EPIPE) or closes, or this process's parent, the client that started it,
+ * is gone (`process.ppid` changed: re-parented, checked every `peerCheckMs`, default 250 ms, while runs are left).
  */
-export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable): Promise<void> {
+export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable, opts: { peerCheckMs?: number } = {}): Promise<void> {
+  const parent = process.ppid;
   const write = (m: unknown): void => {
     if (!output.writableEnded && !output.destroyed) output.write(`${JSON.stringify(m)}\n`);
   };
@@ -55,8 +59,18 @@ export async function serveProtocolStream(server: RegistrationServer, input: Rea
       }
     }
   } finally {
-    // end of input: answer what was asked (runs finish or time out), then end the session
-    while (inflight.size > 0) await Promise.allSettled([...inflight]);
-    session.close();
+    // end of input: answer what was asked (runs finish or time out) while someone can read the answers
+    const gone = (): void => session.close();
+    output.once('error', gone);
+    output.once('close', gone);
+    const watch = inflight.size > 0 ? setInterval(() => process.ppid !== parent && gone(), opts.peerCheckMs ?? 250) : undefined;
+    try {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    } finally {
+      clearInterval(watch);
+      output.off('error', gone);
+      output.off('close', gone);
+      session.close();
+    }
   }
 }

@@ -39,7 +39,7 @@ export class ProtocolError extends Error {
 export interface RunOptions {
   timeoutMs?: number;
   disposable?: boolean;
-  /** Aborting sends `$/cancel` for this run; the run then fails with E_ABORTED. */
+  /** Aborting sends `$/cancel` for this run; the run then fails with E_ABORTED. Already aborted: nothing is sent, E_ABORTED at once. */
   signal?: AbortSignal;
   onProgress?: (p: ProgressParams) => void;
   onLog?: (l: LogParams) => void;
@@ -138,6 +138,8 @@ export class ProtocolClient {
   request(method: string, params: Record<string, unknown>, run?: RunOptions): Promise<unknown>;
   request(method: string, params: Record<string, unknown>, run?: RunOptions): Promise<unknown> {
     if (this.#closed !== undefined) return Promise.reject(new ProtocolError('E_PROTOCOL', this.#closed, 0));
+    // an already aborted signal: nothing is sent (as fetch does), the same error a cancelled run gets
+    if (run?.signal?.aborted) return Promise.reject(new ProtocolError('E_ABORTED', 'the call was cancelled before it was sent', -32000 /* SERVER_ERROR */, { code: 'E_ABORTED' }));
     const id = ++this.#seq;
     const key = JSON.stringify(id);
     return new Promise((resolve, reject) => {
@@ -146,8 +148,7 @@ export class ProtocolClient {
       this.#waiting.set(key, w);
       const onAbort = (): void => void this.#send({ jsonrpc: '2.0', method: CANCEL_METHOD, params: { id } });
       if (run?.signal) {
-        if (run.signal.aborted) queueMicrotask(onAbort);
-        else run.signal.addEventListener('abort', onAbort, { once: true });
+        run.signal.addEventListener('abort', onAbort, { once: true });
         const off = (): void => run.signal!.removeEventListener('abort', onAbort);
         w.resolve = (v) => (off(), resolve(v));
         w.reject = (e) => (off(), reject(e));

@@ -1,6 +1,7 @@
 // The registration protocol's handler (tysandbox/1): one session per connection, every method gated and audited under the client's principal; core, trusted side.
 import { z } from 'zod';
 import {
+  CANCEL_METHOD,
   CancelParamsSchema,
   LOG_METHOD,
   PROGRESS_METHOD,
@@ -257,6 +258,7 @@ export class ProtocolSession {
   }
 
   async #request(id: RpcId, method: string, params: unknown, sink: MessageSink, started: () => void): Promise<RpcMessage> {
+    if (method === CANCEL_METHOD) return rpcFailure(id, RPC_CODES.INVALID_REQUEST, `${CANCEL_METHOD} is a notification: send it without an id ({"jsonrpc":"2.0","method":"${CANCEL_METHOD}","params":{"id":RUN_ID}})`, 'E_PROTOCOL');
     if (!METHODS.has(method)) return rpcFailure(id, RPC_CODES.METHOD_NOT_FOUND, `method "${method.slice(0, 80)}" is not part of ${REGISTRATION_PROTOCOL}; see the methods listed by initialize`, 'E_PROTOCOL');
     const schema = REGISTRATION_PARAMS[method as RegistrationMethod];
     const parsed = schema.safeParse(params);

@@ -42,6 +42,8 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       expect(c.info!.limits).toMatchObject({ maxMessageBytes: 8 * 1024 * 1024, registrationsPerWindow: 60, registrationWindowMs: 60_000 });
       expect(await codeOf(c.request('initialize', { protocolVersion: 'tysandbox/1', client: { name: 'again', version: '1' } }))).toBe('E_PROTOCOL');
       await expect(c.request('tool/frobnicate', {})).rejects.toMatchObject({ rpcCode: -32601, code: 'E_PROTOCOL' });
+      // $/cancel is listed by initialize, as a notification: sent as a request it is told so
+      await expect(c.request('$/cancel', { id: 99 })).rejects.toMatchObject({ rpcCode: -32600, code: 'E_PROTOCOL', message: expect.stringContaining('is a notification: send it without an id') });
       await expect(c.request('tool/show', { ref: 'x', extra: 1 })).rejects.toMatchObject({ rpcCode: -32602, code: 'E_USAGE' });
     } finally {
       await c.close();
@@ -119,6 +121,11 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       ac.abort();
       await expect(p).rejects.toMatchObject({ code: 'E_ABORTED' });
       expect((await c.tool.run('slow', { x: 2 })).result).toBe(4);
+      // an already aborted signal: refused at once, nothing runs (no $/progress, no audit record of a run)
+      const seen: string[] = [];
+      await expect(c.tool.run('slow', { x: 3 }, { signal: AbortSignal.abort(), onProgress: (e) => void seen.push(e.stage) })).rejects.toMatchObject({ code: 'E_ABORTED', message: expect.stringContaining('before it was sent') });
+      expect(seen).toEqual([]);
+      expect((await c.tool.run('slow', { x: 5 })).result).toBe(10);
     } finally {
       await c.close();
     }
