@@ -19,7 +19,6 @@ import { mapStackText } from '../core/stack.js';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { HostMessage } from '../protocol/wire.js';
-import { PART_MIN } from '../core/canonical.js';
 import { SandboxChannel } from '../core/channel.js';
 import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
@@ -156,16 +155,14 @@ export class NodeSandboxInstance implements SandboxInstance {
           child.stdin.write(json + '\n');
         },
         // One message in pieces (a call whose arguments hold a long string): written corked, so they leave in one
-        // writev; a long piece is encoded to bytes once and handed over as is (no joined copy of the text).
+        // writev whose UTF-8 bytes are encoded once, piece by piece, straight from the strings (no joined copy of the
+        // text; faster here than Buffer.from of the long piece, test/bench/warm.bench.mjs).
         sendParts: (parts: readonly string[]) => {
           const s = child.stdin;
           s.cork();
           try {
             const last = parts.length - 1;
-            for (let i = 0; i < last; i++) {
-              const p = parts[i]!;
-              s.write(p.length >= PART_MIN ? Buffer.from(p, 'utf8') : p);
-            }
+            for (let i = 0; i < last; i++) s.write(parts[i]!);
             s.write(parts[last] + '\n');
           } finally {
             s.uncork();
