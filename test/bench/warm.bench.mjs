@@ -68,6 +68,18 @@ function pipeOnce() {
   return { send: (args) => new Promise((r) => { waiting = r; c.stdin.write(JSON.stringify(args) + '\n'); }), close: () => c.kill('SIGKILL') };
 }
 
+/** Like pipeOnce, but the child parses each line (JSON.parse of the whole line, bytes joined once) before acknowledging: the floor of a call whose arguments must arrive as data. */
+function pipeParse() {
+  const c = spawn(process.execPath, ['-e', "const fs=require('node:fs');let parts=[];process.stdin.on('data',d=>{let s=0,i;while((i=d.indexOf(10,s))>=0){parts.push(d.subarray(s,i));const m=JSON.parse(Buffer.concat(parts).toString('utf8'));parts=[];fs.writeSync(1,String(m.k));s=i+1}if(s<d.length)parts.push(d.subarray(s))})"], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+  let waiting;
+  c.stdout.on('data', () => {
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  });
+  return { send: (args) => new Promise((r) => { waiting = r; c.stdin.write(JSON.stringify(args) + '\n'); }), close: () => c.kill('SIGKILL') };
+}
+
 /** Pids of every descendant of `root` (from /proc/PID/stat ppid fields). */
 function descendants(root) {
   const parent = new Map();
@@ -124,6 +136,7 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
   const tools = Array.from({ length: 8 }, (_, i) => `warm${i}`);
   const plain = [];
   let once;
+  let parse;
   try {
     for (const t of tools) await host.registry.install(manifest(t));
     for (const t of tools) await floorHost.registry.install(manifest(t));
@@ -137,6 +150,7 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     const echo = plainChild();
     plain.push(echo);
     once = pipeOnce();
+    parse = pipeParse();
     // warm-up: sandbox start, JIT, page cache
     for (let i = 0; i < 100; i++) {
       await call('warm0', kb1);
@@ -217,13 +231,40 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
       await once.send(mb1);
       P.push(performance.now() - t0);
     }
+    // 1 MB that JSON must escape (text lines with quotes): escaped once by JSON.stringify, as the baseline does
+    const mbEsc = { data: 'a "quoted" line of text, then a newline\n'.repeat(Math.ceil((1024 * 1024) / 40)).slice(0, 1024 * 1024), k: 2 };
+    for (let i = 0; i < 5; i++) (await call('warm0', mbEsc), await once.send(mbEsc), await parse.send(mbEsc), await parse.send(mb1));
+    const HE = [];
+    const PE = [];
+    const QE = []; // the same escaped 1 MB piped to a child that parses it
+    const Q = []; // the bench's 1 MB piped to a child that parses it
+    for (let i = 0; i < bigCalls; i++) {
+      const a = async () => { const t0 = performance.now(); await call('warm0', mbEsc); HE.push(performance.now() - t0); };
+      const b = async () => { const t0 = performance.now(); await once.send(mbEsc); PE.push(performance.now() - t0); };
+      if (i % 2) (await a(), await b());
+      else (await b(), await a());
+      let t0 = performance.now();
+      await parse.send(mbEsc);
+      QE.push(performance.now() - t0);
+      t0 = performance.now();
+      await parse.send(mb1);
+      Q.push(performance.now() - t0);
+    }
     await inst.destroy('bench');
     const Hs = summary(H);
     const Ps = summary(P);
     const PR = pairRatio(H, P);
     rows.push({ name: 'host warm call, 1 MB of arguments', value: round(Hs.median, 2), unit: 'ms', spread: spread(Hs, Ps, 2), baseline: 'JSON.stringify of the same 1 MB and piping it once to a node child (acknowledged)', baselineValue: round(Ps.median, 2), ratio: round(Hs.median / Ps.median, 2), ratioSpread: `${PR.p25.toFixed(2)}–${PR.p75.toFixed(2)}`, target: '<= 1.5x' });
+    const HEs = summary(HE);
+    const PEs = summary(PE);
+    const PER = pairRatio(HE, PE);
+    rows.push({ name: 'host warm call, 1 MB of arguments that JSON must escape (a string of text lines with quotes and newlines)', value: round(HEs.median, 2), unit: 'ms', spread: spread(HEs, PEs, 2), baseline: 'JSON.stringify of the same 1 MB and piping it once to a node child (acknowledged)', baselineValue: round(PEs.median, 2), ratio: round(HEs.median / PEs.median, 2), ratioSpread: `${PER.p25.toFixed(2)}–${PER.p75.toFixed(2)}` });
+    const QEs = summary(QE);
+    const Qs = summary(Q);
+    rows.push({ name: 'floor, 1 MB that JSON must escape: JSON.stringify, the pipe, and JSON.parse in the child (the minimum of arguments that must arrive as data, no host, no canonicalization)', value: round(QEs.median, 2), unit: 'ms', spread: spread(QEs, PEs, 2), baseline: 'JSON.stringify of the same 1 MB and piping it once (nobody parses)', baselineValue: round(PEs.median, 2), ratio: round(QEs.median / PEs.median, 2) });
     const SBs = summary(SB);
     const HFs = summary(HF);
+    rows.push({ name: 'floor, 1 MB: JSON.stringify, the pipe, and JSON.parse in the child (the minimum of arguments that must arrive as data, no host, no canonicalization)', value: round(Qs.median, 2), unit: 'ms', spread: spread(Qs, Ps, 2), baseline: 'JSON.stringify of 1 MB and piping it once (nobody parses)', baselineValue: round(Ps.median, 2), ratio: round(Qs.median / Ps.median, 2) });
     rows.push({ name: 'floor part, 1 MB: canonicalizing the arguments once and the sandbox round trip without the host (the text sent as is; the runner parses it once)', value: round(SBs.median, 2), unit: 'ms', spread: spread(SBs, Ps, 2), baseline: 'JSON.stringify of 1 MB and piping it once', baselineValue: round(Ps.median, 2), ratio: round(SBs.median / Ps.median, 2) });
     rows.push({ name: "floor part, 1 MB: the host's own work (the invoker.invoke path with an immediate in-process answer: canonicalize, validate, gate, audit)", value: round(HFs.median, 2), unit: 'ms', spread: spread(HFs, Ps, 2), baseline: 'JSON.stringify of 1 MB and piping it once', baselineValue: round(Ps.median, 2), ratio: round(HFs.median / Ps.median, 2) });
 
@@ -270,6 +311,8 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     for (const c of plain) c.close();
     once.close();
     once = undefined;
+    parse.close();
+    parse = undefined;
     plain.length = 0;
     await new Promise((r) => setTimeout(r, 300));
     const sandboxPids = descendants(process.pid).filter((pid) => !plainPids.has(pid));
@@ -306,6 +349,7 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
   } finally {
     for (const c of plain) c.close();
     once?.close();
+    parse?.close();
     await host.close();
     await floorHost.close();
     await rm(home, { recursive: true, force: true });
