@@ -252,7 +252,9 @@ describe('install: source syntax and updates', () => {
     expect(e?.message).toContain('line 2, column 13');
     expect(e?.data).toMatchObject({ path: 'execution.source', line: 2, column: 13 });
     expect(await reg.list()).toEqual([]);
-    await expect(reg.install(js('import x from "./y.js";\nexport default async () => x ?? 1;'))).resolves.toMatchObject({ activated: true });
+    await expect(reg.install(js('import x from "./y.js";\nexport default async () => x ?? 1;'))).rejects.toMatchObject({ code: 'E_INVALID_MANIFEST', data: { import: './y.js' } });
+    expect(await reg.list()).toEqual([]);
+    await expect(reg.install(js('export default async () => (await import("./y.js")).default ?? 1;'))).resolves.toMatchObject({ activated: true });
   });
   it('a new revision under an active name: updateAvailable in the result and to listeners; the old one stays active', async () => {
     const { Store } = await import('./store.js');

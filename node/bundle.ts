@@ -92,7 +92,7 @@ export async function bundleTool(folder: string, entry: string): Promise<{ sourc
         if (args.pluginData === 'inner') return undefined;
         const from = args.importer ? `${rel(root, args.importer)}` : entryRel;
         if (BUILTINS.has(args.path)) {
-          return { errors: [{ text: `import of the Node built-in "${args.path}" (from ${from}): a tool runs in a sandbox without Node's modules; use the capabilities in ctx` }] };
+          return { errors: [{ text: `import of the Node built-in "${args.path}" (from ${from}): a tool is bundled without Node's modules and reaches the outside through the capabilities in ctx` }] };
         }
         if (/^[a-z][a-z0-9+.-]*:/i.test(args.path)) return { errors: [{ text: `import of "${args.path}" (from ${from}): only files inside the tool's folder and its node_modules can be bundled` }] };
         const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'inner' });
