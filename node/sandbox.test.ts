@@ -117,6 +117,19 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(await inst.call({}, opts())).toEqual({ kill: 'denied', raw: 'denied', prio: 'denied', prioNamed: 'denied' });
   });
 
+  it('the stubs hold for names imported statically from node:process and node:os too', async () => {
+    const inst = await start(`import { kill } from 'node:process'; import { setPriority } from 'node:os'; import os from 'node:os';
+    export default async () => {
+      const host = typeof Deno === 'object' ? Deno.ppid : process.ppid;
+      const out = {};
+      try { kill(host, 0); out.kill = 'sent'; } catch (e) { out.kill = 'denied'; }
+      try { setPriority(host, 10); out.prio = 'set'; } catch (e) { out.prio = 'denied'; }
+      try { os.setPriority(host, 10); out.prioDefault = 'set'; } catch (e) { out.prioDefault = 'denied'; }
+      return out;
+    }`);
+    expect(await inst.call({}, opts())).toEqual({ kill: 'denied', prio: 'denied', prioDefault: 'denied' });
+  });
+
   if (engine === 'deno') {
     it('deno: network is denied by the engine', async () => {
       const inst = await start(`export default async () => { try { await Deno.connect({ hostname: '127.0.0.1', port: 9 }); return 'connected'; } catch (e) { return e.name; } }`);

@@ -173,6 +173,7 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
   const notes = [
     `modules loaded from ${mod.from}; medians of ${coldRuns} cold runs and ${warmRuns} warm calls per path (after 50 warm-up calls); cold = spawn + handshake + load + first call; baselines spawn with an empty environment (env -i) like the sandbox`,
     'sandbox and baseline runs are interleaved run by run (cold) and call by call (warm, all four paths in turn), so machine load affects both alike; cold ratio p25–p75 is over the per-run pairs',
+    'the Node runner is compiled with the V8 code cache the build makes (node/runner/sandbox-runner-entry.cjs compiles sandbox-runner.cjs and guest-core.mjs as one script with node/runner/sandbox-runner.cache; without it every sandbox parsed both files and compiled each function it ran, 3-5 ms of CPU); it takes AbortController, its TextDecoder and node:module only when needed (about 1-1.5 ms of CPU at start); the rest of a cold call above the CommonJS floor rows is the runner\'s own start-up, the tool module\'s import and the first call',
     'the Node runner is CommonJS with fd I/O (node/runner/sandbox-runner.cjs): an ES-module entry alone costs about 6 ms, building process.stdout/stdin streams about 4 ms, on a ~30 ms bare start; after 16 reads since load it moves input from thread-pool reads to the stdin stream (about 7-12 ms once, the node "slowest of the next calls" row; each thread-pool read costs an extra thread hop per warm call)',
     'per message the Node runner scans input bytes for the newline natively and decodes each whole line once (an ASCII line is copied as Latin-1 text), and checks only fd 1 before each write (fd 0 with it every 200 ms); the host checks a successful result message field by field (only what the protocol schema accepts)',
     'Deno start-up, measured as CPU time (perf stat) of the runner alone: Deno 2 loads its Node-style timers on the first global setInterval/setTimeout (about 10-15 ms of CPU, so the runner\'s channel watch uses core.createSystemInterval), and its fetch classes on first access of the global getters (7-10 ms, so they are captured on first use); a writable DENO_DIR cost about a dozen fsyncs of SQLite cache files per sandbox (31 ms on this disk), so DENO_DIR is a path no one can create and the caches stay in memory',
@@ -184,7 +185,8 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
 
   // Floor: what any Node subprocess that loads ES-module tool code pays.
   const dir = mkdtempSync(join(tmpdir(), 'tysandbox-bench-'));
-  try {
+  let floorCjsArgs;
+  {
     const esm = join(dir, 'floor.mjs');
     writeFileSync(esm, "await import('data:text/javascript,export default 1'); process.exit(0);\n");
     const perm = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
@@ -193,10 +195,9 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
     // The Node runner's own shape: a CommonJS entry (no ES-module loader until the tool's module), fd 1 written directly.
     const cjs = join(dir, 'floor.cjs');
     writeFileSync(cjs, "require('node:fs').writeSync(1, '');\nimport('data:text/javascript,export default 1').then(() => process.exit(0));\n");
-    const c = await coldPairSpawn([perm, '--no-warnings', `--allow-fs-read=${cjs}`, cjs], ['-e', '0'], coldRuns);
+    floorCjsArgs = [perm, '--no-warnings', `--allow-fs-read=${cjs}`, cjs];
+    const c = await coldPairSpawn(floorCjsArgs, ['-e', '0'], coldRuns);
     rows.push(coldRow('floor: node (permission model), CommonJS entry importing one data: ES module, then exit', c, 'env -i node -e 0'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
   for (const [engine, cmd, baseArgs] of engines) {
     const r = await coldPair(mod, engine, cmd, baseArgs, coldRuns);
@@ -228,6 +229,19 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
         const b = summary(bs);
         const pr = pairRatio(xs, bs);
         rows.push({ name: `${engine}: CPU time of a cold call (the sandbox process from spawn to its kill after the first call; cpuacct cgroup)`, value: round(v.median, 1), unit: 'ms CPU', spread: spread(v, b, 1), baseline: `CPU time: env -i ${engine === 'node' ? 'node -e 0' : 'deno eval 0'}`, baselineValue: round(b.median, 1), ratio: round(v.median / b.median, 2), ratioSpread: `${pr.p25.toFixed(2)}–${pr.p75.toFixed(2)}`, target: '<= 1.3x' });
+        if (engine === 'node') {
+          // The CPU floor: the CommonJS-entry floor process above (permission model, one data: ES module imported), interleaved with the same baseline.
+          const fs = [];
+          const fb = [];
+          for (let i = 0; i < coldRuns; i++) {
+            fs.push(await cpuOf(group, [cmd, ...floorCjsArgs]));
+            fb.push(await cpuOf(group, [cmd, ...baseArgs]));
+          }
+          const f = summary(fs);
+          const g = summary(fb);
+          const fr = pairRatio(fs, fb);
+          rows.push({ name: 'floor: CPU time of node (permission model), CommonJS entry importing one data: ES module, then exit', value: round(f.median, 1), unit: 'ms CPU', spread: spread(f, g, 1), baseline: 'CPU time: env -i node -e 0', baselineValue: round(g.median, 1), ratio: round(f.median / g.median, 2), ratioSpread: `${fr.p25.toFixed(2)}–${fr.p75.toFixed(2)}` });
+        }
       }
       notes.push('CPU-time rows: a cgroup v1 cpuacct group counts the sandbox process (a `sh` that joins the group execs it; the baseline goes through the same `sh`); the host\'s side is not in them');
     } finally {
@@ -251,6 +265,7 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
     rows.push(warmRow(`${engine}: warm call vs the subprocess transport floor`, r.warm, 'bare echo subprocess round trip', warm.echo.warm));
     rows.push({ name: `${engine}: calls per second, one retained sandbox`, value: Math.round(r.perSecond), unit: 'calls/s', baseline: 'worker_threads round trips per second', baselineValue: Math.round(w.perSecond), ratio: round(r.perSecond / w.perSecond, 2) });
   }
+  rmSync(dir, { recursive: true, force: true });
   notes.push(`load average at the start: ${loadAtStart.map((x) => x.toFixed(2)).join(', ')}; at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(', ')} (a shared 2-core machine)`);
   return { title: 'Sandbox runtime (CLI subprocesses)', rows, notes };
 }
