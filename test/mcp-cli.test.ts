@@ -67,6 +67,11 @@ describe('tycli mcp definitions', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`note: ${missing} does not exist; the server will not start until it does`);
     expect((await tycli(['mcp', 'show', 'later'])).code).toBe(0);
+    // the command itself, absolute and missing
+    const gone = join(home, 'no-such-bin');
+    const c = await tycli(['mcp', 'add', 'nobin', '--', gone, '--stdio']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stderr).toContain(`note: ${gone} does not exist`);
   });
 
   it('--env-from and --header-env take values from the environment, never the command line', async () => {
@@ -102,6 +107,9 @@ describe('tycli mcp definitions', () => {
     await writeFile(join(dir, 'x.js'), '');
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'srv'));
+    // a ./ or ../ path is relative whether or not it names anything
+    const dotted = await tycli(['mcp', 'add', 'rel', '--', 'node', './not-here.js'], dir);
+    expect(dotted.stderr).toContain('"./not-here.js" is a relative path;');
     for (const args of [
       ['mcp', 'add', 'rel', '--', 'node', 'x.js'],
       ['mcp', 'add', 'rel', '--', 'node', 'srv'],
@@ -148,7 +156,7 @@ describe('tycli mcp definitions', () => {
     const refused = await tycli(wider);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('E_APPROVAL_REQUIRED');
-    expect(refused.stderr).toContain('allow, env differ');
+    expect(refused.stderr).toContain('allow, env (TOKEN) differ');
     expect(refused.stderr).toContain('--approve-replacement');
     expect(refused.stderr).not.toContain('t0p-secret');
     expect(await readFile(file, 'utf8')).toBe(first);

@@ -68,6 +68,16 @@ describe('tycli dispatch', () => {
     expect(err[4]).toBe('error[E_USAGE]: --home needs a folder path');
   });
 
+  it("a command's single-value option given twice is E_USAGE naming it; multiple-value options and global options may repeat", async () => {
+    const opts: CliCommand = { path: ['pick'], summary: 'pick', usage: 'Usage: pick', options: { args: { type: 'string' }, 'arg-file': { type: 'string', multiple: true }, flag: { type: 'boolean' } }, run: async (ctx, values, pos) => (seen.push({ ctx, values, pos }), 0) };
+    const i = io();
+    expect(await main(['pick', '--args', '{"a":1}', '--args', '{"a":2}'], { io: i, commands: [opts], env: {} })).toBe(2);
+    expect(i.text().err).toContain('--args is given more than once');
+    expect(await main(['pick', '--args={}', '--args={}'], { io: io(), commands: [opts], env: {} })).toBe(2);
+    expect(await main(['--home', '/tmp/a', 'pick', '--arg-file', 'a=x', '--arg-file', 'b=y', '--flag', '--flag', '--home', '/tmp/b', '--args', '{}'], { io: io(), commands: [opts], env: {} })).toBe(0);
+    expect(seen.at(-1)?.values).toMatchObject({ 'arg-file': ['a=x', 'b=y'], args: '{}' });
+  });
+
   it('a mistyped global option before the command is named with a suggestion, not "no command given"', async () => {
     const i = io();
     expect(await main(['--hom', '/tmp', 'tool', 'list'], { io: i, commands: fake, env: {} })).toBe(2);

@@ -159,9 +159,21 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   let values: Record<string, unknown>;
   let positionals: string[];
   try {
-    const parsed = parseArgs({ args: rest, options: { ...(cmd.options ?? {}), ...GLOBAL_OPTIONS }, allowPositionals: cmd.allowPositionals ?? true, strict: true });
+    const options = { ...(cmd.options ?? {}), ...GLOBAL_OPTIONS };
+    const parsed = parseArgs({ args: rest, options, allowPositionals: cmd.allowPositionals ?? true, strict: true, tokens: true });
     values = parsed.values as Record<string, unknown>;
     positionals = parsed.positionals;
+    // a command's option that takes one value, given twice: the first would be dropped without a word (global
+    // options may come from a wrapper's fixed prefix, e.g. --home in an MCP client's configuration: last one wins)
+    const own = (cmd.options ?? {}) as Record<string, { type: string; multiple?: boolean }>;
+    const seen = new Set<string>();
+    for (const t of parsed.tokens ?? []) {
+      if (t.kind !== 'option' || !Object.hasOwn(own, t.name) || own[t.name]?.type !== 'string' || own[t.name]?.multiple === true) continue;
+      if (seen.has(t.name)) {
+        return fail(early, 'E_USAGE', `--${t.name} is given more than once; give it once (see 'tycli ${cmd.path.join(' ')} --help')`);
+      }
+      seen.add(t.name);
+    }
   } catch (e) {
     const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
     const unknown = /^Unknown option '(-{1,2}[^']{1,80})'/.exec(msg)?.[1];

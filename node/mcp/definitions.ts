@@ -131,7 +131,7 @@ export function buildDefinition(input: NewDefinition): McpDefinition {
       command = found;
     }
     const rel = findRelativeArg(rest, input.folder);
-    if (rel !== undefined) throw new TyError('E_USAGE', `the argument "${rel.slice(0, 80)}" is a relative path (it names a file or folder in ${input.folder.slice(0, 120)}); servers run in /, never in the folder they were added from. Give an absolute path.`);
+    if (rel !== undefined) throw new TyError('E_USAGE', `the argument "${rel.slice(0, 80)}" is a relative path${isRelativePathArg(rel) ? '' : ` (it names a file or folder in ${input.folder.slice(0, 120)})`}; servers run in /, never in the folder they were added from. Give an absolute path.`);
     args = rest;
   } else {
     url = checkUrl(input.url as string);

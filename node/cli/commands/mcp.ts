@@ -19,6 +19,16 @@ function changedFields(a: object, b: object): string[] {
   return keys.filter((k) => canonicalJson(ra[k] ?? null) !== canonicalJson(rb[k] ?? null));
 }
 
+/** `changedFields` for a message: the environment's differing variable names (never values), and the verb agreeing. */
+function describeChange(a: { env: Record<string, string> }, b: { env: Record<string, string> }, changed: string[]): string {
+  const names = changed.map((k) => {
+    if (k !== 'env') return k;
+    const vars = [...new Set([...Object.keys(a.env), ...Object.keys(b.env)])].filter((v) => a.env[v] !== b.env[v]).sort();
+    return `env (${vars.slice(0, 6).join(', ')}${vars.length > 6 ? `, ${vars.length - 6} more` : ''})`;
+  });
+  return `${names.join(', ')} ${names.length === 1 ? 'differs' : 'differ'}`;
+}
+
 const add: CliCommand = {
   path: ['mcp', 'add'],
   summary: 'define an MCP server the bridge may run (0600 file in the settings folder)',
@@ -97,14 +107,14 @@ definition again changes nothing.`,
       return 0;
     }
     if (prev !== undefined && v['approve-replacement'] !== true) {
-      throw new TyError('E_APPROVAL_REQUIRED', `MCP server "${def.name}" is defined already; replacing it (${changed.join(', ')} differ) ends its running sessions and needs --approve-replacement`, { name: def.name, approval: 'replacement', kind: 'mcp-server', changed });
+      throw new TyError('E_APPROVAL_REQUIRED', `MCP server "${def.name}" is defined already; replacing it (${describeChange(prev, def, changed)}) ends its running sessions and needs --approve-replacement`, { name: def.name, approval: 'replacement', kind: 'mcp-server', changed });
     }
     await saveDefinition(ctx.globals.home, def);
     if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: prev !== undefined, ...(prev !== undefined ? { changed } : {}) });
     else out(ctx, `${prev !== undefined ? `replaced (${changed.join(', ')})` : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`);
     // an absolute path argument that names nothing (a script not built yet, a typo): the server cannot start as it is
     const { existsSync } = await import('node:fs');
-    for (const a of command.slice(1)) {
+    for (const a of [def.command ?? '', ...command.slice(1)]) {
       if (a.startsWith('/') && !existsSync(a)) note(ctx, `note: ${terminalSafe(ctx, a.slice(0, 200), ctx.io.stderr)} does not exist; the server will not start until it does`);
     }
     return 0;

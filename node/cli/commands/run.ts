@@ -68,7 +68,7 @@ export async function buildArgs(ctx: CliContext, argsOpt: string | undefined, ar
 const run: CliCommand = {
   path: ['run'],
   summary: 'run one tool call: NAME (the active revision) or NAME@REV (pinned)',
-  usage: `Usage: tycli run NAME[@REV] [--args JSON|@FILE.json] [--arg-file NAME=PATH]... [--timeout MS] [--disposable]
+  usage: `Usage: tycli run NAME[@REV] [--args JSON|@FILE.json] [--arg-file NAME=PATH]... [--timeout MS] [--disposable] [--logs]
 
   --args JSON|@FILE     the arguments object (default {}); @- reads it from stdin
   --arg-file NAME=PATH  set argument NAME to the text of the file PATH (read by tycli, not by the tool)
