@@ -21,7 +21,7 @@ function writeCache(data) {
   if (bundle.length !== st.size) throw new Error(`${BUNDLE} changed while the cache was made`);
   const id = bundle.latin1Slice(bundle.length - ID_PREFIX.length - 65).slice(ID_PREFIX.length, -1);
   if (!/^[0-9a-f]{64}$/.test(id)) throw new Error(`${BUNDLE} has no id line (node/cli/build-bundle.mjs writes it)`);
-  const header = Buffer.from(JSON.stringify({ bundleSize: st.size, bundleSha256: id, bundleMtimeMs: st.mtimeMs, cacheSize: data.length, cacheSha256: sha256(data), ...runtimeId() }), 'latin1');
+  const header = Buffer.from(JSON.stringify({ bundlePath: BUNDLE, bundleSize: st.size, bundleSha256: id, bundleMtimeMs: st.mtimeMs, cacheSize: data.length, cacheSha256: sha256(data), ...runtimeId() }), 'latin1');
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   const tmp = `${CACHE}.${process.pid}.tmp`;

@@ -44,8 +44,24 @@ async function tycli(pkg: string, home: string, args: string[], env: Record<stri
   return { ...r, scripts: lines.flatMap((l) => (l.script ? [l.script] : [])), opened: lines.flatMap((l) => (l.open ? [l.open] : [])) };
 }
 
+/**
+ * Points a copied cache's header at the copy's bundle: the header `npm run build` would write there (same bundle bytes,
+ * this path), without running the build. Its V8 payload still names the original path, which these tests do not read.
+ */
+function retarget(pkg: string): void {
+  const file = join(pkg, 'dist', 'cli', 'tycli.cjs.cache');
+  const buf = readFileSync(file);
+  const len = buf.readUInt32LE(8);
+  const header = JSON.parse(buf.subarray(12, 12 + len).toString('latin1')) as Record<string, unknown>;
+  expect(header.bundlePath).toBe(join(ROOT, 'dist', 'cli', 'tycli.cjs'));
+  const h = Buffer.from(JSON.stringify({ ...header, bundlePath: join(pkg, 'dist', 'cli', 'tycli.cjs') }), 'latin1');
+  const n = Buffer.alloc(4);
+  n.writeUInt32LE(h.length);
+  writeFileSync(file, Buffer.concat([buf.subarray(0, 8), n, h, buf.subarray(12 + len)]));
+}
+
 /** A copy of the built package (bin/, dist/cli/, the sandbox runner and the code-cache generator copied; the rest linked) to change freely. */
-function copyPackage(): string {
+function copyPackage({ retargeted = true } = {}): string {
   const pkg = join(tmp, `pkg-${++seq}`);
   mkdirSync(join(pkg, 'dist'), { recursive: true });
   mkdirSync(join(pkg, 'node', 'cli'), { recursive: true });
@@ -56,6 +72,7 @@ function copyPackage(): string {
   for (const d of ['node', 'core', 'protocol']) symlinkSync(join(ROOT, 'dist', d), join(pkg, 'dist', d));
   cpSync(join(ROOT, 'node', 'runner'), join(pkg, 'node', 'runner'), { recursive: true }); // the sandbox reads it by its real path
   for (const d of ['node_modules', 'tools']) symlinkSync(join(ROOT, d), join(pkg, d));
+  if (retargeted) retarget(pkg);
   return pkg;
 }
 
@@ -102,7 +119,14 @@ describe('the code cache of the bundled command line', () => {
     expect(oneLine(await tycli(ROOT, home, ['--version', '--json'], { TYCLI_UNBUNDLED: '1' }))).toMatchObject({ ok: true, version });
   });
 
-  it('a copy of the package (new mtimes, same bytes) still uses its cache: the content hash binds it, not the file times', async () => {
+  it('a copy of the package at another path compiles without the cache made for the original path (V8 would keep that path as the script name)', async () => {
+    const pkg = copyPackage({ retargeted: false });
+    const r = await tycli(pkg, await homeWithTool(pkg), RUN);
+    expectRight(r);
+    expect(bundleScript(r, pkg)).toMatchObject({ cachedData: 0 });
+  });
+
+  it('a bundle whose modification time changed (same bytes, e.g. touched) still uses its cache: the content hash binds it, not the file time', async () => {
     const pkg = copyPackage();
     const later = new Date(Date.now() + 60_000);
     utimesSync(join(pkg, 'dist', 'cli', 'tycli.cjs'), later, later);
