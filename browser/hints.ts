@@ -11,7 +11,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 export function browserHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
   const d = data ?? {};
   const parts: string[] = [];
-  if (d.reason === 'no-channel') parts.push('nobody could be asked: the page was hidden and nothing is subscribed to host.approvals');
+  if (d.reason === 'no-channel') parts.push('to be asked, keep the page visible or subscribe to host.approvals');
   if (str(d.allowRule)) parts.push(`to allow it without asking, add the rule "${str(d.allowRule)}" to createBrowserHost({ rules: [{ scope: 'session', allow: [...] }] })`);
   if (str(d.revoke)) parts.push(`revoke that answer with host.revokeDecision({ tool: ${JSON.stringify(str(d.revoke))} })`);
   if (str(d.paused)) parts.push(`resume with host.resume(${JSON.stringify(str(d.paused))})`);

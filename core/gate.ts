@@ -55,18 +55,30 @@ function cleanText(s: string, max: number): string {
   return t.length > max ? `${t.slice(0, max)}… [cut]` : t;
 }
 
+/** A bridged MCP server's tool as `"TOOL" of MCP server "SERVER"` (its revision `mcp:SERVER:…` is an identity for audit, not for people). */
+function mcpToolName(req: GateRequest): string | undefined {
+  const m = /^mcp:([^:]+):/.exec(req.revision);
+  if (!m) return undefined;
+  const server = m[1]!;
+  const tool = req.toolName.startsWith(`${server}__`) ? req.toolName.slice(server.length + 2) : req.toolName;
+  return `"${tool}" of MCP server "${server}"`;
+}
+
 function describe(req: GateRequest): string {
   const rev = shortId(req.revision);
+  const mcp = mcpToolName(req);
   switch (req.kind) {
     case 'tool':
-      return `calling tool ${req.toolName}@${rev}`;
+      return mcp ? `calling tool ${mcp}` : `calling tool ${req.toolName}@${rev}`;
+    case 'mcp':
+      if (mcp) return `calling tool ${mcp}`;
+      break;
     case 'fetch':
       return `${req.access ?? ''} fetch to ${req.target ?? '(no origin)'} by ${req.toolName}@${rev}`.trim();
     case 'registry':
       return `registry ${req.target ?? ''} of ${req.toolName}${req.revision === '*' ? '' : `@${rev}`} by ${req.principal}`;
-    default:
-      return `${req.kind}${req.target !== undefined ? ` ${req.target}` : ''} by ${req.toolName}@${rev}`;
   }
+  return `${req.kind}${req.target !== undefined ? ` ${req.target}` : ''} by ${mcp ?? `${req.toolName}@${rev}`}`;
 }
 
 function where(t: Trace): string {
@@ -227,7 +239,7 @@ export class PermissionGate implements Gate {
     const pauseKey = req.pauseKey ?? req.toolName;
     // A refusal because nobody could be asked (no live channel) says nothing about the tool: not counted.
     const nowPaused = !v.allow && v.reason === 'no-channel' ? false : await this.#d.pause.recordRefusal(pauseKey);
-    if (nowPaused) msg += ` Too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person resumes them.`;
+    if (nowPaused) msg += `; too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person resumes them`;
     await this.#audit(req, v, t0, outcome, code);
     const data: Record<string, unknown> = { rule: v.trace.rule, list: v.trace.list, scope: v.trace.scope };
     if (nowPaused) data.paused = pauseKey;
@@ -339,7 +351,7 @@ export class PermissionGate implements Gate {
       ? `it matches the alwaysAsk rule ${d.trace.rule} in ${where(d.trace)}, so only a person's answer can allow it`
       : `the rule that allows it without asking: ${d.suggestedRule}`;
     if (!this.#d.asker) {
-      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval and no channel can ask (no-channel); ${how}`, reason: 'no-channel', ...(d.alwaysAsk ? {} : { allowRule: d.suggestedRule }) };
+      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval, but nobody could be asked (no channel to ask on); ${how}`, reason: 'no-channel', ...(d.alwaysAsk ? {} : { allowRule: d.suggestedRule }) };
     }
     const q: Question = {
       id: this.#d.newId?.() ?? globalThis.crypto.randomUUID(),
@@ -390,7 +402,9 @@ export class PermissionGate implements Gate {
     const channel = 'channel' in out && typeof out.channel === 'string' ? out.channel : undefined;
     const v: Verdict = reason === 'refused' && channel !== undefined
       ? { allow: false, trace: { list: 'person', rule: 'answer "no"', scope: 'once' }, message: `${describe(req)} was refused by a person; ${how}` }
-      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: `${describe(req)} needs a person's approval and got none (${reason})${reason === 'no-channel' && 'channels' in out && out.channels ? `: no channel could present it (${describeChannels(out.channels)})` : ''}; ${how}` };
+      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: reason === 'no-channel'
+          ? `${describe(req)} needs a person's approval, but nobody could be asked (${'channels' in out && out.channels ? describeChannels(out.channels) : 'no channel could present the question'}); ${how}`
+          : `${describe(req)} needs a person's approval and got none (${reason}); ${how}` };
     if (channel !== undefined) v.channel = channel;
     if (!v.allow && reason !== 'refused') v.reason = reason;
     if (!v.allow && !d.alwaysAsk) v.allowRule = d.suggestedRule;

@@ -4,6 +4,7 @@ import { TOOL_NAME_START_RE, TOOL_NAME_START_RULE, ToolManifestSchema, type Tool
 import { TyError } from './errors.js';
 import { checkSchema } from './validate.js';
 import { checkSettingsSchema } from './tool-settings.js';
+import { quoteText } from './text.js';
 
 /**
  * Validate a manifest: schema (protocol/manifest.ts), the name's first character (TOOL_NAME_START_RE) and its JSON
@@ -15,7 +16,9 @@ export function parseManifest(input: unknown): ToolManifest {
   if (!r.success) {
     const issue = r.error.issues[0];
     const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
-    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at ${at}: ${issue?.message ?? 'invalid'}`, { path: at });
+    const name = at === 'name' && typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
+    const given = typeof name === 'string' ? ` (got ${quoteText(name)})` : '';
+    throw new TyError('E_INVALID_MANIFEST', `invalid manifest at ${at}: ${issue?.message ?? 'invalid'}${given}`, { path: at });
   }
   if (!TOOL_NAME_START_RE.test(r.data.name)) {
     throw new TyError('E_INVALID_MANIFEST', `invalid manifest at name: "${r.data.name}": ${TOOL_NAME_START_RULE}`, { path: 'name' });

@@ -93,7 +93,7 @@ export class PauseTracker {
   async check(tool: string): Promise<void> {
     const p = await this.paused(tool);
     if (p) {
-      throw new TyError('E_PAUSED', `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s; a person can resume them${p.until !== undefined ? `; the pause lifts by itself at ${new Date(p.until).toISOString()}` : ''}`, { paused: tool });
+      throw new TyError('E_PAUSED', `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s, until a person resumes them${p.until !== undefined ? `; the pause lifts by itself at ${new Date(p.until).toISOString()}` : ''}`, { paused: tool });
     }
   }
 

@@ -5,7 +5,7 @@ import { TyError } from './errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from './store.js';
 import { NO, plainManifest } from './manifest-check.js';
-import { MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './revisions.js';
+import { CID_HEADER, MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './revisions.js';
 
 /** A name binding as stored (record `bindings/NAME`). */
 export interface Binding {
@@ -197,6 +197,9 @@ export class ToolRegistry {
       if (!binding?.active) {
         const bare = await this.#bare(name);
         if (bare) return bare;
+        // a ref that reads as a revision id (the CID head every id starts with) was not meant as a name
+        if (name.startsWith(CID_HEADER)) throw new TyError('E_UNKNOWN_TOOL', `no stored revision starts with ${name}`, { prefix: name });
+        if (!binding) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed, and no stored revision starts with ${name}`, { name });
       }
     }
     return this.#resolveStored(name, revision);

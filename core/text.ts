@@ -155,6 +155,15 @@ export function inertJson(value: unknown, space?: number): string {
   return space ? text.replace(JSON_STRING, (lit) => lit.replace(HIDDEN_ALL, escape)) : text.replace(HIDDEN_ALL, escape);
 }
 
+/**
+ * Untrusted text echoed in a message: at most `max` code points (then `…`), as an inert JSON string literal
+ * (inertJson: quotes, backslashes and hidden code points escaped), so it reads safely on any terminal.
+ */
+export function quoteText(text: string, max = 64): string {
+  const cps = Array.from(text);
+  return inertJson(cps.length > max ? `${cps.slice(0, max).join('')}…` : text);
+}
+
 /** A JSON string literal as JSON.stringify writes it. */
 const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
 

@@ -180,7 +180,7 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
   it('without a desktop session the call is refused at once, and the refusal names each channel and why it cannot ask', async () => {
     const client = await serve({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home });
     try {
-      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/got none \(no-channel\): no channel could present it \(.*questions \(nobody is watching the waiting-question store\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
+      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/approval, but nobody could be asked \(.*questions \(nobody is watching the waiting-question store\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
       expect(await processesOn(x.display, ZENITY)).toEqual([]);
     } finally {
       await client.close().catch(() => undefined);

@@ -193,7 +193,13 @@ describe('the SDK Client connected to tycli mcp serve', () => {
       expect(info.initCaps).toEqual({});
       expect(info.cwd).toBe('/');
       // no rule and no one to ask (no terminal, no question watcher): refused by the real gate
-      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/approval and got none \(no-channel\)/);
+      const refused = String(await client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(() => 'resolved', (e: Error) => e.message));
+      // said once, naming the server and its tool; the definition's identity (mcp:fx:HASH:sha256-…) stays in data and audit
+      expect(refused).toContain('calling tool "search" of MCP server "fx" needs a person\'s approval, but nobody could be asked (');
+      expect(refused.split('nobody could be asked').length).toBe(2);
+      expect(refused.split('questions (').length).toBe(2);
+      expect(refused).not.toContain('mcp:fx:');
+      expect(refused).not.toContain('sha256-');
       // a permission rule given to serve lets the call through the gate
       const poked = await client.callTool({ name: 'fx__poke', arguments: {} });
       expect(JSON.stringify(poked)).toContain('-32601');

@@ -53,7 +53,7 @@ describe('the MCP Inspector CLI', () => {
     // resources/read is not allowed by a rule here: refused by the gate, the content never shown
     const r = await inspector([p.url, '--transport', 'http', '--header', `Authorization: Bearer ${p.token}`, '--method', 'resources/read', '--uri', 'test://template/9/data']);
     expect(r.code).not.toBe(0);
-    expect(r.out).toMatch(/approval and got none \(no-channel\)/);
+    expect(r.out).toMatch(/approval, but nobody could be asked/);
     expect(r.out).not.toContain('Data for ID');
     // the rule that would allow it is named; no command-line advice reaches an MCP client
     expect(r.out).toContain('the rule that allows it without asking: mcp-resource(sdk/test://template/9/data)');

@@ -31,7 +31,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v.leng
 export function mcpHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
   const d = data ?? {};
   const parts: string[] = [];
-  if (d.reason === 'no-channel') parts.push('nobody could be asked (no terminal and nobody watching the waiting-question store)');
+  // A no-channel refusal's message already says nobody could be asked and why (each channel once): no hint repeats it.
   // The message already names the rule; the hint says where it goes.
   if (str(d.allowRule)) parts.push('a person can add that rule under permissions.allow in settings');
   if (str(d.revoke)) parts.push(`a person can revoke that remembered answer for ${str(d.revoke)}`);

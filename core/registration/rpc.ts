@@ -73,7 +73,9 @@ export type Inbound =
   | { kind: 'invalid'; reply: RpcError };
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is RpcId => (typeof v === 'string' && v.length <= 256) || (typeof v === 'number' && Number.isSafeInteger(v));
+/** Longest string id, characters. */
+const MAX_ID_CHARS = 256;
+const isId = (v: unknown): v is RpcId => (typeof v === 'string' && v.length <= MAX_ID_CHARS) || (typeof v === 'number' && Number.isSafeInteger(v));
 const utf8 = new TextEncoder();
 
 /**
@@ -114,7 +116,7 @@ export function classifyInbound(input: unknown, maxBytes = MAX_PROTOCOL_MESSAGE_
       if (method === CANCEL_METHOD) return { kind: 'cancel', params: value.params };
       return { kind: 'invalid', reply: rpcFailure(null, RPC_CODES.INVALID_REQUEST, `"${method.slice(0, 80)}" came without an id and was not run: every request needs one (only ${CANCEL_METHOD} is a notification)`, 'E_PROTOCOL') };
     }
-    if (!isId(value.id)) return { kind: 'invalid', reply: rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'a request needs a string or integer id (null is refused); it was not run', 'E_PROTOCOL') };
+    if (!isId(value.id)) return { kind: 'invalid', reply: rpcFailure(null, RPC_CODES.INVALID_REQUEST, `a request needs an id: a string of at most ${MAX_ID_CHARS} characters or a safe integer (null is refused); it was not run`, 'E_PROTOCOL') };
     return { kind: 'request', id: value.id, method, params: value.params };
   }
   if (has('id') && isId(value.id) && has('result') !== has('error')) {

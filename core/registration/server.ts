@@ -297,9 +297,12 @@ export class ProtocolSession {
     switch (method) {
       case 'tool/add': {
         this.#rate('add');
-        const manifest = parseManifest(p.manifest);
         // trusted-native code runs with the host's authority: only the application registers it, never a client
-        if (manifest.execution.kind === 'trusted-native') throw new TyError('E_INVALID_MANIFEST', 'a protocol client cannot register a trusted-native tool (it would run with the host\'s authority); use sandboxed-code or external-service', { path: 'execution.kind' });
+        // (checked on the raw manifest first, so an incomplete one, say without `entry`, gets this refusal too)
+        const raw = p.manifest as { execution?: { kind?: unknown } } | null;
+        const native = typeof raw === 'object' && raw !== null && typeof raw.execution === 'object' && raw.execution !== null && raw.execution.kind === 'trusted-native';
+        const manifest = native ? undefined : parseManifest(p.manifest);
+        if (native || manifest === undefined || manifest.execution.kind === 'trusted-native') throw new TyError('E_INVALID_MANIFEST', 'a protocol client cannot register a trusted-native tool (it would run with the host\'s authority); use sandboxed-code or external-service', { path: 'execution.kind' });
         // a client's revision must not take the name of a host built-in (it would shadow it unasked)
         if ([...(o.reservedNames?.() ?? [])].includes(manifest.name)) throw new TyError('E_INVALID_MANIFEST', `"${manifest.name}" is the name of a tool this host offers itself; choose another name`, { path: 'name' });
         o.checkManifest?.(manifest, this.#principal!);
@@ -399,7 +402,9 @@ export class ProtocolSession {
       const rule = `registry(${action}:${principal})`;
       const what = toolName === '*' ? `${action} by ${principal}` : `${action} of "${toolName}" by ${principal}`;
       if (te.data?.list === 'person') {
-        throw new TyError('E_APPROVAL_REQUIRED', `${what} needs a person's approval and none was given (${String(te.data.rule ?? 'no answer')}); a person may allow it with the rule ${rule}`, { rule });
+        const reason = typeof te.data.reason === 'string' ? te.data.reason : undefined;
+        const why = reason === 'no-channel' ? 'nobody could be asked' : reason === 'timeout' ? 'the question timed out unanswered' : te.data.rule === 'answer "no"' ? 'a person said no' : 'no answer came';
+        throw new TyError('E_APPROVAL_REQUIRED', `${what} needs a person's approval and none was given: ${why}; a person may allow it with the rule ${rule}`, { rule, ...(reason !== undefined ? { reason } : {}) });
       }
       throw new TyError('E_CAPABILITY_DENIED', `${what} is refused by ${String(te.data?.list ?? 'a')} ${String(te.data?.rule ?? 'rule')} (${String(te.data?.scope ?? 'settings')})`, { rule: String(te.data?.rule ?? '') });
     }

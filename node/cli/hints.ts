@@ -17,7 +17,7 @@ export function cliHint(e: TyError): string | undefined {
 export function cliHintFor(code: string, data: Record<string, unknown> | undefined): string | undefined {
   const d = data ?? {};
   const parts: string[] = [];
-  if (d.reason === 'no-channel') parts.push('nobody could be asked: run in a terminal, or answer with `tycli questions --watch` in another one');
+  if (d.reason === 'no-channel') parts.push('to be asked, run in a terminal, or answer with `tycli questions --watch` in another one');
   // The message already names the rule (core says "the rule that allows it without asking: RULE"): say how to use it.
   if (str(d.allowRule)) parts.push(`to allow it without asking, pass that rule quoted to --allow, or add it under permissions.allow in settings`);
   if (str(d.revoke)) parts.push(`revoke that answer with: tycli permissions revoke ${str(d.revoke)}`);

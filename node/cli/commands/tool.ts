@@ -35,7 +35,7 @@ read from there (and checked again) when the revision runs. The same manifest al
 A new name becomes active at once; a new revision of an existing name is installed but not active
 until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
-    if (pos.length !== 1) usage('tycli tool add takes exactly one MANIFEST.json');
+    if (pos.length !== 1) usage(`tycli tool add takes exactly one MANIFEST.json or FOLDER (got ${pos.length})`);
     const { loadManifestFile } = await import('../../manifest-file.js'); // loads the bundler only when needed
     const file = await manifestPath(resolve(ctx.cwd, pos[0]!));
     const manifest = await loadManifestFile(file);
@@ -53,6 +53,8 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
       else {
         out(ctx, r.revision);
         const binding = (await host.registry.resolve(r.manifest.name)).revision;
+        // MCP tool names SERVER__TOOL split at the first "__": a registered name holding it would read as a server's tool
+        if (r.manifest.name.includes('__')) note(ctx, `note: "${r.manifest.name}" contains "__", which MCP tool names reserve for SERVER__TOOL, so tycli mcp serve does not offer it to MCP clients (tycli run, tycli serve and the app do); a name without "__" is offered`);
         note(ctx, `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
       }
       return 0;
