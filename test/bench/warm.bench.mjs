@@ -268,6 +268,25 @@ export async function run({ warmCalls = 1500, bigCalls = 40, rounds = 7, through
     rows.push({ name: 'floor part, 1 MB: canonicalizing the arguments once and the sandbox round trip without the host (the text sent as is; the runner parses it once)', value: round(SBs.median, 2), unit: 'ms', spread: spread(SBs, Ps, 2), baseline: 'JSON.stringify of 1 MB and piping it once', baselineValue: round(Ps.median, 2), ratio: round(SBs.median / Ps.median, 2) });
     rows.push({ name: "floor part, 1 MB: the host's own work (the invoker.invoke path with an immediate in-process answer: canonicalize, validate, gate, audit)", value: round(HFs.median, 2), unit: 'ms', spread: spread(HFs, Ps, 2), baseline: 'JSON.stringify of 1 MB and piping it once', baselineValue: round(Ps.median, 2), ratio: round(HFs.median / Ps.median, 2) });
 
+    // Canonicalizing 1 MB strings of each kind against JSON.stringify of the same, both encoded to UTF-8 bytes (what the write does)
+    const shapes = { 'ASCII': 'y'.repeat(1024 * 1024), 'Cyrillic (two bytes per character)': 'ж'.repeat(1024 * 1024), 'text lines that JSON must escape': mbEsc.data };
+    for (const [label, str] of Object.entries(shapes)) {
+      const v = { data: str, k: 2 };
+      const C = [];
+      const J = [];
+      for (let i = 0; i < 25; i++) {
+        let t0 = performance.now();
+        for (const piece of mod.canonicalParts(v, 'E_INVALID_ARGS')) Buffer.byteLength(piece);
+        C.push(performance.now() - t0);
+        t0 = performance.now();
+        Buffer.byteLength(JSON.stringify(v));
+        J.push(performance.now() - t0);
+      }
+      const Cs = summary(C.slice(5));
+      const Js = summary(J.slice(5));
+      rows.push({ name: `canonicalizing 1 MB arguments, ${label} (canonicalParts, each piece UTF-8-measured)`, value: round(Cs.median, 2), unit: 'ms', spread: spread(Cs, Js, 2), baseline: 'JSON.stringify of the same arguments, UTF-8-measured', baselineValue: round(Js.median, 2), ratio: round(Cs.median / Js.median, 2) });
+    }
+
     // Throughput: 64 in flight over 8 tools vs 8 plain children, rounds interleaved
     for (let i = 1; i < 8; i++) plain.push(plainChild());
     const small = { data: 'hello', k: 3 };
