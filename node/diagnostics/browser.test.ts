@@ -2,8 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BROWSER_GROUPS, browserGroupOf, browserSelected, findRepoRoot } from './browser.js';
-import { CONTRACTS, selectContracts } from './contracts.js';
+import { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, browserSelected, findRepoRoot, selectedBrowserChecks } from './browser.js';
+import { CONTRACTS, formatChecks, selectContracts } from './contracts.js';
+import { STORE_CONTRACT } from '../../test/store-contract.js';
+import { bundledContract } from '../../test/browser/bundled-contract.js';
+import { clipLine } from '../cli/commands/diagnostics.js';
 
 // The browser contract titles as written in the harness (contract entries are indented four spaces).
 const harness = readFileSync(join(import.meta.dirname, '..', '..', 'test', 'browser', 'harness.ts'), 'utf8');
@@ -37,5 +40,36 @@ describe('cross-host contract names', () => {
   it('finds the source checkout from here', () => {
     expect(findRepoRoot()).toBe(join(import.meta.dirname, '..', '..'));
     expect(findRepoRoot('/')).toBeUndefined();
+  });
+
+  it('reads every browser check title from the checkout, without a browser, as the page titles them', () => {
+    const all = browserCheckTitles()!;
+    const beacon = 'no request from a sandbox reached the network (loopback beacon server)';
+    expect(all).toEqual([bundledContract.name, ...titles, ...STORE_CONTRACT.map((c) => `store (IndexedDB): ${c.name}`), beacon]);
+    expect(browserCheckTitles('/nonexistent')).toBeUndefined();
+    // a CLI-only contract name selects no browser check (so --browser starts no Chromium for it)
+    expect(selectedBrowserChecks(all, 'sandbox_posture')).toEqual([]);
+    expect(selectedBrowserChecks(all, 'os_isolation')).toEqual([]);
+    const js = selectedBrowserChecks(all, 'JS-ESCAPE');
+    expect(js.length).toBeGreaterThan(2);
+    expect(js.every((t) => t.startsWith('js-escape:'))).toBe(true);
+    expect(selectedBrowserChecks(all, 'tool_security_contracts')).toContain(beacon);
+    expect(selectedBrowserChecks(all, 'loopback beacon server')).toEqual([]); // the beacon row only comes beside another check
+  });
+});
+
+describe('diagnostics detail lines', () => {
+  it('are whole in the contract result (--json) and cut at a word with an ellipsis for the terminal', () => {
+    const seen = `${'open /etc/passwd: ERR_ACCESS_DENIED '.repeat(12)}end`;
+    const [line] = formatChecks('node', 'full', [[true, 'reads nothing', seen]]);
+    expect(line).toBe(`PASS node/full reads nothing: ${seen}`);
+    const cut = clipLine(line!);
+    expect(cut.length).toBeLessThanOrEqual(240);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(line!.startsWith(cut.slice(0, -1))).toBe(true);
+    expect(line![cut.length - 1]).toBe(' '); // cut before a space: no word is split
+    expect(clipLine('short line')).toBe('short line');
+    const word = 'x'.repeat(500); // no space to cut at: cut at the limit, still marked
+    expect(clipLine(word)).toBe(`${'x'.repeat(239)}…`);
   });
 });

@@ -1,5 +1,5 @@
 // Runs the browser security contracts in Debian's Chromium (loopback server, playwright-core) and names them like the CLI's; Node host, trusted side.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TyError } from '../../core/errors.js';
@@ -49,6 +49,38 @@ export function browserSelected(title: string, filter: string | undefined): bool
 
 const BEACON_ROW = 'no request from a sandbox reached the network (loopback beacon server)';
 const STORE_PREFIX = 'store (IndexedDB): ';
+
+/** The `name: '…'` literals at `indent` spaces in `text` (quotes unescaped). */
+function titlesIn(text: string, indent: number): string[] {
+  return [...text.matchAll(new RegExp(`^ {${indent}}name: '(.+)',$`, 'gm'))].map((m) => m[1]!.replace(/\\'/g, "'"));
+}
+
+/**
+ * Every browser check title, read from the checkout's sources (no browser needed): the harness's contracts
+ * (test/browser/harness.ts, with the bundled-revision contract), the IndexedDB store contract
+ * (test/store-contract.ts, titled `store (IndexedDB): …`) and the loopback beacon row. These are the titles the
+ * diagnostics page runs (test/e2e/diagnostics-browser.test.ts compares them). Undefined without a checkout.
+ */
+export function browserCheckTitles(root: string | undefined = findRepoRoot()): string[] | undefined {
+  if (!root) return undefined;
+  try {
+    const harness = readFileSync(join(root, 'test', 'browser', 'harness.ts'), 'utf8');
+    const start = harness.indexOf('const contracts: Contract[] = [');
+    const body = start < 0 ? '' : harness.slice(start, harness.indexOf('\n];', start));
+    const bundled = titlesIn(readFileSync(join(root, 'test', 'browser', 'bundled-contract.ts'), 'utf8'), 2);
+    const store = titlesIn(readFileSync(join(root, 'test', 'store-contract.ts'), 'utf8'), 4).map((t) => `${STORE_PREFIX}${t}`);
+    const titles = [...bundled, ...titlesIn(body, 4), ...store];
+    return titles.length > 0 ? [...titles, BEACON_ROW] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The titles of `titles` a run with `filter` reports (the beacon row only beside another check, as a run adds it). */
+export function selectedBrowserChecks(titles: readonly string[], filter: string | undefined): string[] {
+  const picked = titles.filter((t) => t !== BEACON_ROW && browserSelected(t, filter));
+  return picked.length > 0 && titles.includes(BEACON_ROW) && browserSelected(BEACON_ROW, filter) ? [...picked, BEACON_ROW] : picked;
+}
 
 interface DriverModule {
   buildBrowserApp(opts?: { outDir?: string }): Promise<string>;

@@ -106,7 +106,7 @@ function hostHostname(): string | undefined {
   }
 }
 
-type Check = [ok: boolean, name: string, seen: string];
+export type Check = [ok: boolean, name: string, seen: string];
 
 async function runProbes(host: ContractHost, engine: Engine, layers: Layers, probes: ProbeName[], f: ProbeFixture, extra: Partial<ProbeArgs> = {}, timeoutMs = 30_000) {
   const args: ProbeArgs = {
@@ -202,8 +202,9 @@ function hostResponsive(): Check {
   return [r.status === 7, 'the host can still start processes', r.error ? String(r.error.message) : `exit ${r.status}`];
 }
 
-function format(engine: string, layers: string, checks: Check[]): string[] {
-  return checks.map(([ok, name, seen]) => `${ok ? 'PASS' : 'FAIL'} ${engine}/${layers} ${name}: ${seen.replace(/\s+/g, ' ').slice(0, 240)}`);
+/** One line per check, whole (the probes bound what they report; text output cuts long lines for display). */
+export function formatChecks(engine: string, layers: string, checks: Check[]): string[] {
+  return checks.map(([ok, name, seen]) => `${ok ? 'PASS' : 'FAIL'} ${engine}/${layers} ${name}: ${seen.replace(/\s+/g, ' ')}`);
 }
 
 async function acrossEngines(host: ContractHost, layers: Layers, probes: ProbeName[], opts: { extraChecks?: (f: ProbeFixture) => Promise<Check[]> } = {}): Promise<ContractResult> {
@@ -222,7 +223,7 @@ async function acrossEngines(host: ContractHost, layers: Layers, probes: ProbeNa
       }
       if (opts.extraChecks) checks.push(...(await opts.extraChecks(f)));
       ok &&= checks.every((c) => c[0]);
-      lines.push(...format(engine, layers, checks));
+      lines.push(...formatChecks(engine, layers, checks));
     } finally {
       await f.close();
     }
@@ -279,7 +280,7 @@ export const CONTRACTS: Contract[] = [
           const left2 = await waitNoMarker(f.marker, 5000);
           checks.push([left2.length === 0, 'the timeout leaves no process behind', left2.length ? `survivors: ${left2.join(',')}` : 'none left']);
           ok &&= checks.every((c) => c[0]);
-          lines.push(...format(engine, 'os-only', checks));
+          lines.push(...formatChecks(engine, 'os-only', checks));
         } finally {
           await f.close();
         }
@@ -329,7 +330,7 @@ export const CONTRACTS: Contract[] = [
             }
             checks.push([f.connections === 0, 'the local listener saw no connection', `connections: ${f.connections}`]);
             ok &&= checks.every((c) => c[0]);
-            lines.push(...format(engine, 'full', checks));
+            lines.push(...formatChecks(engine, 'full', checks));
           } finally {
             await f.close();
           }
@@ -358,7 +359,7 @@ export const CONTRACTS: Contract[] = [
           const checks: Check[] = res.ok ? pythonEscapeChecks(res.value) : [[false, 'python probe ran', `${res.code}: ${res.message}`]];
           checks.push([f.connections === 0, 'the loopback listener saw no connection', `connections: ${f.connections}`]);
           ok &&= checks.every((c) => c[0]);
-          lines.push(...format(engine, 'python', checks));
+          lines.push(...formatChecks(engine, 'python', checks));
         } finally {
           if (before === undefined) delete process.env[key];
           else process.env[key] = before;
@@ -384,7 +385,7 @@ export const CONTRACTS: Contract[] = [
       }
       const auto = planIsolation('auto', none);
       checks.push([!auto.enforced && !auto.wrap && /network/.test(auto.warning ?? ''), 'auto falls back with a warning naming the network', (auto.warning ?? '').split('\n')[0] ?? '']);
-      return { ok: checks.every((c) => c[0]), detail: format('-', 'posture', checks).join('\n') };
+      return { ok: checks.every((c) => c[0]), detail: formatChecks('-', 'posture', checks).join('\n') };
     },
   },
 ];

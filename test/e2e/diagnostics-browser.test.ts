@@ -36,6 +36,9 @@ describe('tycli diagnostics --browser', () => {
       expect(c).toMatchObject({ host: 'browser', name: 'tool_security_contracts', ok: true });
       expect(c.check?.startsWith('origin is "null"')).toBe(true);
     }
+    // --list --browser (titles read from the sources, no browser) names exactly the checks the page ran
+    const listed = JSON.parse((await tycli(join(ROOT, 'bin', 'tycli.mjs'), ['diagnostics', '--browser', '--list', '--filter', 'origin is', '--json'])).stdout) as { contracts: { host: string; checks?: string[] }[] };
+    expect(listed.contracts.filter((c) => c.host === 'browser').flatMap((c) => c.checks ?? [])).toEqual(res.contracts.map((c) => c.check));
   });
 
   it('outside a source checkout, fails with E_SANDBOX_UNAVAILABLE and a plain message, not a stack', async () => {

@@ -6,6 +6,17 @@ import type { Contract } from '../../diagnostics/contracts.js';
 import type { HostContractRow } from '../../diagnostics/browser.js';
 import { settingPosture } from './sandbox.js';
 
+/** Longest detail line in text output, characters (--json carries every line whole). */
+const DETAIL_CHARS = 240;
+
+/** `line` cut for the terminal: at most `max` characters, at a word boundary where one is near, with an ellipsis. */
+export function clipLine(line: string, max = DETAIL_CHARS): string {
+  if (line.length <= max) return line;
+  const head = line.slice(0, max - 1);
+  const space = head.lastIndexOf(' ');
+  return `${space >= max * 0.6 ? head.slice(0, space) : head}…`;
+}
+
 /** The envelope's `error` when a contract failed (`{"ok":false,"error":{...},...}` like every other --json failure). */
 function failed(rows: readonly { ok: boolean; name: string }[]): { error?: { code: string; message: string } } {
   const bad = rows.filter((r) => !r.ok).map((r) => r.name);
@@ -18,16 +29,19 @@ const diagnostics: CliCommand = {
   usage: `Usage: tycli diagnostics [--list] [--filter TEXT] [--json] [--verbose] [--browser] [--sandbox auto|required|off]
 
   --list          list the contracts (name and requirement) without running them
-  --filter TEXT   only contracts whose name contains TEXT (case-insensitive), e.g. os_isolation
+  --filter TEXT   only contracts whose name contains TEXT (case-insensitive, not empty), e.g. os_isolation
   --verbose       print every check of every contract, not only the failing ones
   --browser       also run the browser contracts in Debian's Chromium (served on 127.0.0.1, driven by
                   playwright-core; needs the source checkout and its dev dependencies) and print one
                   table for both hosts. Contracts of the same property carry the same name on both
-                  hosts (e.g. tool_security_contracts); --filter also matches a browser check's title.
+                  hosts (e.g. tool_security_contracts); --filter also matches a browser check's title,
+                  and --list --browser lists those titles under their contract. When no browser check
+                  matches the filter, Chromium is not started.
 
 Each contract runs a probe tool through the real Node and Deno sandboxes (and the OS sandbox of the
 posture) and checks the outcome on the host. Prints a PASS/FAIL table; exit 0 when all pass, 1 when any
-fails, 2 when the filter matches nothing. With --json: one line {ok, host, isolation, contracts:[...]};
+fails, 2 when the filter matches nothing. Long detail lines are cut for the terminal (at a word, with
+"…"); --json carries them whole. With --json: one line {ok, host, isolation, contracts:[...]};
 with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name, check?, ok, detail}]}.`,
   allowPositionals: false,
   options: { list: { type: 'boolean' }, filter: { type: 'string' }, verbose: { type: 'boolean' }, browser: { type: 'boolean' } },
@@ -35,6 +49,7 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
     try {
       const { selectContracts, runContracts } = await import('../../diagnostics/contracts.js');
       const filter = typeof values.filter === 'string' ? values.filter : undefined;
+      if (filter !== undefined && filter.trim() === '') return fail(ctx, 'E_USAGE', '--filter needs TEXT: an empty filter would select every contract (leave --filter out to run them all)');
       const chosen = selectContracts('cli', filter);
       if (values.browser === true) return await bothHosts(ctx, chosen, filter, values);
       if (chosen.length === 0) return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list)`);
@@ -60,7 +75,7 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
         for (const r of results) {
           out(ctx, `${r.ok ? 'PASS' : 'FAIL'}  ${r.name}`);
           const lines = r.detail.split('\n').filter((l) => values.verbose === true || !l.startsWith('PASS'));
-          for (const l of lines) out(ctx, `      ${l}`);
+          for (const l of lines) out(ctx, terminalSafe(ctx, `      ${clipLine(l)}`));
         }
         out(ctx, `${results.filter((r) => r.ok).length}/${results.length} contracts passed`);
       }
@@ -78,16 +93,25 @@ async function cliPosture(ctx: CliContext) {
 
 /** `--browser`: the CLI contracts and the browser contracts, one table (or one JSON line) for both hosts. */
 async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | undefined, values: Record<string, unknown>): Promise<number> {
-  const { BROWSER_GROUPS, runBrowserHostContracts } = await import('../../diagnostics/browser.js');
+  const { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, runBrowserHostContracts, selectedBrowserChecks } = await import('../../diagnostics/browser.js');
+  const titles = browserCheckTitles();
+  // undefined: the titles cannot be read here (no checkout); the browser run then says what is missing
+  const checks = titles === undefined ? undefined : selectedBrowserChecks(titles, filter);
+  const none = `no contract name or browser check title contains "${terminalSafe(ctx, filter ?? '', ctx.io.stderr)}" (tycli diagnostics --list --browser)`;
   if (values.list === true) {
     const f = filter?.toLowerCase();
-    const groups = BROWSER_GROUPS.filter((g) => !f || g.name.toLowerCase().includes(f));
-    const rows = [...chosen.map((c) => ({ host: 'cli', name: c.name, requirement: c.requirement })), ...groups.map((g) => ({ host: 'browser', name: g.name, requirement: g.requirement }))];
-    if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
+    const groups = BROWSER_GROUPS.map((g) => ({ ...g, checks: (checks ?? []).filter((t) => browserGroupOf(t) === g.name) })).filter((g) => g.checks.length > 0 || (checks === undefined && (!f || g.name.toLowerCase().includes(f))));
+    const rows: { host: string; name: string; requirement: string; checks?: string[] }[] = [...chosen.map((c) => ({ host: 'cli', name: c.name, requirement: c.requirement })), ...groups.map((g) => ({ host: 'browser', name: g.name, requirement: g.requirement, ...(checks !== undefined ? { checks: g.checks } : {}) }))];
+    if (rows.length === 0) return fail(ctx, 'E_USAGE', none);
     if (ctx.globals.json) outJson(ctx, { contracts: rows });
-    else for (const r of rows) out(ctx, `${r.host.padEnd(8)} ${r.name.padEnd(26)} ${r.requirement}`);
+    else
+      for (const r of rows) {
+        out(ctx, `${r.host.padEnd(8)} ${r.name.padEnd(26)} ${r.requirement}`);
+        for (const t of r.checks ?? []) out(ctx, terminalSafe(ctx, `${''.padEnd(8)} ${''.padEnd(26)} - ${t}`));
+      }
     return 0;
   }
+  if (chosen.length === 0 && checks !== undefined && checks.length === 0) return fail(ctx, 'E_USAGE', none);
   const posture = await cliPosture(ctx);
   const bar = progress(ctx);
   const rows: HostContractRow[] = [];
@@ -98,22 +122,25 @@ async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | u
     isolation = host.describe();
     for (const r of await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`))) rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
   }
-  bar.status('browser: building the app and running the contracts in Chromium (this takes a while)...');
-  const browserRows = await runBrowserHostContracts(filter ? { filter } : {}).finally(() => bar.done());
-  rows.push(...browserRows);
-  if (rows.length === 0) return fail(ctx, 'E_USAGE', `no contract name on either host contains "${filter ?? ''}" (tycli diagnostics --list --browser)`);
+  // no browser check matches: Chromium is not started (nothing would run in it)
+  const browserRun = checks === undefined || checks.length > 0;
+  if (browserRun) {
+    bar.status('browser: building the app and running the contracts in Chromium (this takes a while)...');
+    rows.push(...(await runBrowserHostContracts(filter ? { filter } : {}).finally(() => bar.done())));
+  } else bar.done();
+  if (rows.length === 0) return fail(ctx, 'E_USAGE', none);
   const ok = rows.every((r) => r.ok);
   if (ctx.globals.json) {
-    outJson(ctx, { ok, ...failed(rows), hosts: ['cli', 'browser'], isolation, contracts: rows });
+    outJson(ctx, { ok, ...failed(rows), hosts: ['cli', 'browser'], isolation, ...(browserRun ? {} : { browser: 'not started: no browser check matches the filter' }), contracts: rows });
     return ok ? 0 : 1;
   }
-  out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: Chromium (headless, loopback server)`);
+  out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserRun ? 'Chromium (headless, loopback server)' : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`}`);
   const nw = Math.max(8, ...rows.map((r) => r.name.length));
   out(ctx, `${'RESULT'}  ${'HOST'.padEnd(7)}  ${'CONTRACT'.padEnd(nw)}  CHECK`);
   for (const r of rows) {
     out(ctx, terminalSafe(ctx, `${r.ok ? 'PASS  ' : 'FAIL  '}  ${r.host.padEnd(7)}  ${r.name.padEnd(nw)}  ${r.check ?? '-'}`));
     const lines = r.detail.split('\n').filter((l) => (values.verbose === true || !r.ok) && !(r.host === 'cli' && !values.verbose && l.startsWith('PASS')));
-    for (const l of lines) out(ctx, terminalSafe(ctx, `        ${l.slice(0, 400)}`));
+    for (const l of lines) out(ctx, terminalSafe(ctx, `        ${clipLine(l)}`));
   }
   const per = (h: string) => `${h} ${rows.filter((r) => r.host === h && r.ok).length}/${rows.filter((r) => r.host === h).length}`;
   out(ctx, `${rows.filter((r) => r.ok).length}/${rows.length} passed (${per('cli')}, ${per('browser')})`);
