@@ -118,7 +118,14 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
     rolldownOptions: {
       input: { index: 'browser/index.ts', diagnostics: 'test/browser/diagnostics.html', app: 'browser/app/index.html' },
       preserveEntrySignatures: 'strict',
-      output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js', plugins: [renamePreloadHelper()] },
+      output: {
+        entryFileNames: '[name].js',
+        chunkFileNames: 'assets/[name]-[hash].js',
+        plugins: [renamePreloadHelper()],
+        // browser/zod-jitless.ts rides in zod's own chunk, so zod is switched to jitless as soon as it is evaluated,
+        // before any chunk that builds schemas (those import zod's chunk), whatever order the other chunks load in.
+        codeSplitting: { groups: [{ name: 'zod', test: /[\\/]node_modules[\\/]zod[\\/]|[\\/]browser[\\/]zod-jitless\.ts$/ }] },
+      },
     },
   };
 }
