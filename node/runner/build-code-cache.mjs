@@ -77,5 +77,11 @@ if (process.argv[2] === '--child') {
 } else if (process.argv[2] === '--check') {
   process.stdout.write(entry.compileRunner().cacheUsed ? 'used' : 'unused');
 } else {
-  await build();
+  try {
+    await build();
+  } catch (e) {
+    // Never fails the build: sandboxes then compile the runner from its files.
+    rmSync(entry.CACHE, { force: true });
+    process.stderr.write(`no code cache for the Node sandbox runner: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
 }

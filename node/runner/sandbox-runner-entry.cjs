@@ -20,8 +20,9 @@ const MAGIC = 'tysandbox-code-cache-1';
 const EXPORT_DECL = 'export function createGuest(';
 
 /**
- * The one script: a function of `require`, `__dirname` and `entryImport` (an `import()` of this file) whose body is the runner followed by the guest core with
- * its one `export` removed (as the browser build embeds it). Line numbers of the runner's own code are kept.
+ * The one script: a function of `require`, `__dirname` and `entryImport` (an `import()` of this file) whose body is
+ * the runner followed by the guest core with its one `export` removed (as the browser build embeds it). Line numbers
+ * of the runner's own code are kept.
  */
 function runnerSource(runner, core) {
   const at = core.indexOf(EXPORT_DECL);
