@@ -5,7 +5,7 @@
 // the cache when its input ends. Then a second process checks that the entry accepts it; if not, no cache is left.
 // Usage: node node/runner/build-code-cache.mjs            (the child role: --child, internal)
 import { spawn, spawnSync } from 'node:child_process';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,7 @@ if (process.argv[2] === '--child') {
   const tmp = `${entry.CACHE}.${process.pid}.tmp`;
   process.on('exit', () => {
     writeFileSync(tmp, entry.cacheFileBytes(compiled), { mode: 0o644 });
+    chmodSync(tmp, 0o644); // readable by a root CLI's sandbox uids whatever the umask, like the runner files
     renameSync(tmp, entry.CACHE);
   });
   compiled.script.runInThisContext()(createRequire(entry.RUNNER), dirname(entry.RUNNER), (url) => import(url));
