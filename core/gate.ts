@@ -7,6 +7,7 @@ import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Poli
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
 import type { PauseTracker } from './pause.js';
 import { shortId } from './revisions.js';
+import { quoteText } from './text.js';
 import { parseHookDecision, type HookEvent, type HookPayload, type HookResult, type HookRunner, type HookSpec } from './gate-hooks.js';
 import type { DecisionStore } from './decisions.js';
 
@@ -55,13 +56,16 @@ function cleanText(s: string, max: number): string {
   return t.length > max ? `${t.slice(0, max)}… [cut]` : t;
 }
 
-/** A bridged MCP server's tool as `"TOOL" of MCP server "SERVER"` (its revision `mcp:SERVER:…` is an identity for audit, not for people). */
+/**
+ * A bridged MCP server's tool (prompt, resource) as `"NAME" of MCP server "SERVER"`: its revision
+ * `mcp:SERVER:FINGERPRINT:sha256-…` is an identity for decisions and audit, not for people.
+ */
 function mcpToolName(req: GateRequest): string | undefined {
   const m = /^mcp:([^:]+):/.exec(req.revision);
   if (!m) return undefined;
   const server = m[1]!;
   const tool = req.toolName.startsWith(`${server}__`) ? req.toolName.slice(server.length + 2) : req.toolName;
-  return `"${tool}" of MCP server "${server}"`;
+  return `${quoteText(tool, 120)} of MCP server ${quoteText(server)}`;
 }
 
 function describe(req: GateRequest): string {
@@ -72,6 +76,12 @@ function describe(req: GateRequest): string {
       return mcp ? `calling tool ${mcp}` : `calling tool ${req.toolName}@${rev}`;
     case 'mcp':
       if (mcp) return `calling tool ${mcp}`;
+      break;
+    case 'mcp-resource':
+      if (mcp) return `reading resource ${mcp}`;
+      break;
+    case 'mcp-prompt':
+      if (mcp) return `getting prompt ${mcp}`;
       break;
     case 'fetch':
       return `${req.access ?? ''} fetch to ${req.target ?? '(no origin)'} by ${req.toolName}@${rev}`.trim();

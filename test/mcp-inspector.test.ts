@@ -54,6 +54,8 @@ describe('the MCP Inspector CLI', () => {
     const r = await inspector([p.url, '--transport', 'http', '--header', `Authorization: Bearer ${p.token}`, '--method', 'resources/read', '--uri', 'test://template/9/data']);
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/approval, but nobody could be asked/);
+    expect(r.out).toContain('reading resource \\"test://template/9/data\\" of MCP server \\"sdk\\" needs'); // inside the inspector's JSON
+    expect(r.out).not.toContain('mcp:sdk:');
     expect(r.out).not.toContain('Data for ID');
     // the rule that would allow it is named; no command-line advice reaches an MCP client
     expect(r.out).toContain('the rule that allows it without asking: mcp-resource(sdk/test://template/9/data)');

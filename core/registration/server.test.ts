@@ -57,6 +57,9 @@ describe('RegistrationServer', () => {
     await t.req('initialize', init);
     const native = { ...manifest(), name: 'native', execution: { kind: 'trusted-native', entry: 'python' } };
     expect((await t.req('tool/add', { manifest: native })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
+    // an incomplete trusted-native manifest (no entry, no description) gets the same refusal, not a schema complaint
+    const bare = { name: 'native', parameters: { type: 'object' }, execution: { kind: 'trusted-native' } };
+    expect((await t.req('tool/add', { manifest: bare })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
     expect((await t.req('tool/add', { manifest: manifest(2, 'python') })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'name' } });
     expect(await t.registry.list()).toEqual([]);
     expect((await t.req('tool/add', { manifest: manifest(2) })).result).toMatchObject({ name: 'double', active: true, created: true });
