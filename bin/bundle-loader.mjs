@@ -67,7 +67,7 @@ export function readCache(bundle, mtimeMs) {
     if (h.node !== rt.node || h.arch !== rt.arch || h.v8 !== rt.v8) return { status: 'stale' };
     if (h.bundlePath !== BUNDLE || h.bundleSize !== bundle.length || typeof h.bundleSha256 !== 'string') return { status: 'stale' };
     // Fast path: the id line the build wrote into the bundle names the same content and the file has not been touched
-    // since (an edit in place changes the mtime). Otherwise (a copy, an edit): hash the content itself.
+    // since (an edit in place changes the mtime). Otherwise (touched, rewritten with the same bytes, edited): hash it.
     const id = bundle.latin1Slice(bundle.length - ID_LINE, bundle.length);
     const fast = id === `${ID_PREFIX}${h.bundleSha256}\n` && h.bundleMtimeMs === mtimeMs;
     if (!fast && (id !== `${ID_PREFIX}${h.bundleSha256}\n` || sha256(bundle.subarray(0, bundle.length - ID_LINE)) !== h.bundleSha256)) return { status: 'stale' };
