@@ -201,7 +201,7 @@ describe('tycli run: the prestarted sandbox of a refused call', () => {
     const strict = spied('strict');
     const s = await tycli(['--home', h, 'run', 'gated', '--mode', 'strict', '--args', '{"x":31337424242}'], strict.env);
     expect(s.code).toBe(1);
-    expect(s.stderr).toMatch(/^error\[E_CAPABILITY_DENIED\]: .*no-channel.*the rule that allows it without asking: tool\(gated@[a-z2-7]+\); .*pass that rule quoted to --allow/);
+    expect(s.stderr).toMatch(/^error\[E_CAPABILITY_DENIED\]: .*nobody could be asked.*the rule that allows it without asking: tool\(gated@[a-z2-7]+\); .*pass that rule quoted to --allow/);
     expect(s.stderr.split(`tool(gated@${rev})`).length - 1).toBe(1);
     await expectEmptyAndGone(strict.log, 119);
     await new Promise((r) => setTimeout(r, 300));
