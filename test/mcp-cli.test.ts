@@ -175,6 +175,28 @@ describe('tycli mcp definitions', () => {
 });
 
 describe('the SDK Client connected to tycli mcp serve', () => {
+  it('a paused tool: the refusal names tycli resume NAME, once', async () => {
+    const { tycliPaths } = await import('../node/paths.js');
+    const { mkdir } = await import('node:fs/promises');
+    const settingsFile = tycliPaths(home).settingsFile;
+    await mkdir(join(settingsFile, '..'), { recursive: true });
+    await writeFile(settingsFile, JSON.stringify({ pause: { maxRefusals: 2, windowMs: 60_000 }, permissions: { deny: ['mcp(fx/search)'] } }));
+    expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
+    const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'test/mcp-cli-entry.ts'), '--home', home, 'mcp', 'serve'], cwd: ROOT, stderr: 'pipe' });
+    const client = new Client({ name: 'sdk', version: '1' });
+    await client.connect(transport);
+    try {
+      const call = () => client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(() => 'resolved', (e: Error) => e.message);
+      expect(await call()).toContain('denied by deny rule mcp(fx/search)');
+      expect(await call()).toContain('are now paused until a person resumes them; a person can resume it with: tycli resume fx__search');
+      const paused = await call();
+      expect(paused).toContain('calls to "fx__search" are paused after 2 refusals within 60 s, until a person resumes them; a person can resume it with: tycli resume fx__search');
+      expect(paused.split('resume').length).toBe(4); // "resumes them", "resume it with", "tycli resume": no other repeat
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 60_000);
+
   it('lists bridged tools, runs an allowed call, refuses one no rule allows, and leaves no server process', async () => {
     expect((await tycli(['mcp', 'add', 'fx', '--allow', 'received', '--', process.execPath, FIXTURE])).code).toBe(0);
     const transport = new StdioClientTransport({

@@ -12,7 +12,8 @@ import { UpstreamSession, type UpstreamOptions } from './upstream.js';
 import type { Elicitor } from './elicit.js';
 import { elicitOptions } from './elicit-hook.js';
 import type { Suspension } from './bridge-suspend.js';
-import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, type CallAbort, type LocalTools } from './bridge-util.js';
+import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, toMcpError, type CallAbort, type LocalTools } from './bridge-util.js';
+import type { ClientHint } from './results.js';
 
 /** The publish side of a serving entry's `subscriptions/listen` streams (the SDK's ServerNotifier). */
 export interface ListenNotifier {
@@ -58,6 +59,11 @@ export interface BridgeOptions {
    */
   naming?: Naming;
   /**
+   * The host's hint appended to a refusal's message for the client (core/mcp/results.ts ClientHint; default
+   * mcpHint, which names rules and settings only). A host may name its own command, e.g. the one that lifts a pause.
+   */
+  hint?: ClientHint;
+  /**
    * While a tools/call that carries a progress token waits at the gate (a question for a person), a
    * `notifications/progress` ("waiting for approval of SERVER/TOOL") goes out after `firstMs` and then
    * every `everyMs`, so a client that resets its timeout on progress keeps waiting (default 1 000 / 15 000).
@@ -89,6 +95,10 @@ export class BridgeBase {
   /** Calls on the direct path in flight, per client session, by the client's request id. */
   protected readonly direct = new Map<string, Map<RpcId, CallAbort>>();
   protected seq = 0;
+  /** A refusal as the JSON-RPC error the client sees, with the host's hint (bridge-util.ts toMcpError). */
+  protected mcpError(e: unknown): Error {
+    return toMcpError(e, this.opts.hint);
+  }
   /** 2025-era servers' calls held open while their elicitations are relayed to a 2026-07-28 client, by id. */
   protected readonly suspensions = new Map<string, Suspension>();
   protected unwatch: (() => void) | undefined;

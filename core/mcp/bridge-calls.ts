@@ -12,7 +12,7 @@ import { callTakingInput, checkedResponses, isRelayed, type CallRound, type Rela
 import { RequestStates } from './input-required.js';
 import { paramHeaders, type ParamHeader } from './http-headers.js';
 import { RPC, declaredCapabilities } from './messages.js';
-import { RpcFailure, toMcpError } from './bridge-util.js';
+import { RpcFailure } from './bridge-util.js';
 import type { CallInput, UpstreamSession } from './upstream.js';
 import { Suspension } from './bridge-suspend.js';
 import { hintsOf, previewOf, withFeedback } from './bridge-util.js';
@@ -262,7 +262,7 @@ export class BridgeCalls extends BridgeBase {
     try {
       responses = checkedResponses(opened.keys, req.inputResponses);
     } catch (e) {
-      throw toMcpError(e);
+      throw this.mcpError(e);
     }
     return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}), ...(opened.suspension !== undefined ? { suspension: opened.suspension } : {}) };
   }
@@ -282,7 +282,7 @@ export class BridgeCalls extends BridgeBase {
     if (rule === undefined) {
       sus.end();
       await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'deny', rule: `no allow rule mcp-input(${server}/elicitation)`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_CAPABILITY_DENIED' }).catch(() => undefined);
-      throw toMcpError(new TyError('E_CAPABILITY_DENIED', `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`, { suggestedRule: `mcp-input(${server}/elicitation)` }));
+      throw this.mcpError(new TyError('E_CAPABILITY_DENIED', `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`, { suggestedRule: `mcp-input(${server}/elicitation)` }));
     }
     const r = await sus.resume(round.responses?.[waiting.key]);
     if (isRelayed(r)) {

@@ -3,7 +3,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import type { GateRequest, Question } from '../runtime.js';
 import { toTyError } from '../errors.js';
-import { clientMessage } from './results.js';
+import { clientMessage, type ClientHint } from './results.js';
 import { NAME_SEP, prefixedNaming } from './naming.js';
 import { RPC } from './messages.js';
 import type { McpDefinition } from './server-definition.js';
@@ -123,12 +123,12 @@ export const SERVER_FAULT_CODES: Readonly<Record<string, number>> = { E_MCP_TIME
  * Map a refusal to the JSON-RPC error the client sees: -32602 for bad arguments or an unknown tool,
  * -32003 for E_BUSY, SERVER_FAULT_CODES for a server's faults, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
  */
-export function toMcpError(e: unknown): Error {
+export function toMcpError(e: unknown, hint?: ClientHint): Error {
   if (e instanceof McpError || e instanceof ProtocolError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
   const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
   // core's messages are host-neutral; an MCP client's hint names the rule or setting, never a command line
-  return new RpcFailure(num, clientMessage(t), { code: t.code });
+  return new RpcFailure(num, clientMessage(t, hint), { code: t.code });
 }
 
 /** The server's hints for a tool, as shown in questions (they never skip asking). */

@@ -17,7 +17,7 @@ export type { BridgeOptions } from './bridge-base.js';
 export const BRIDGE_SERVER_INFO: Readonly<{ name: string; version: string }> = Object.freeze({ name: 'tysandbox', version: '0.1.0' });
 /** The first protocol revision of the stateless era (per-request `_meta` envelope). */
 const MODERN_REVISION = '2026-07-28';
-import { BRIDGE_PROTOCOL_VERSIONS, CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, toMcpError, type DirectPath } from './bridge-util.js';
+import { BRIDGE_PROTOCOL_VERSIONS, CallAbort, PREVIEW_CHARS, RpcFailure, previewOf, type DirectPath } from './bridge-util.js';
 
 /**
  * Holds the bounded pool of server sessions for one sandbox and makes one SDK Server per client
@@ -62,7 +62,7 @@ export class McpBridge extends BridgeCalls {
         } catch (e) {
           this.log(d.name, method, undefined, `failed:${toTyError(e, 'E_MCP').code}`);
           // one server behind a proxy: its failure is the answer; several: the others still list
-          if (this.naming.single !== undefined) throw toMcpError(e);
+          if (this.naming.single !== undefined) throw this.mcpError(e);
         }
       }
       return all;
@@ -73,7 +73,7 @@ export class McpBridge extends BridgeCalls {
       definition: (name) => this.definition(sessionId, name),
       withUpstream: (def, fn, signal) => this.withUpstream(sessionId, def, fn, signal),
       log: (s, m, n, o) => this.log(s, m, n, o),
-      toMcpError,
+      toMcpError: (e: unknown) => this.mcpError(e),
     };
     relayInstructions(server, ctx);
     installRouted(server, ctx);
@@ -110,7 +110,7 @@ export class McpBridge extends BridgeCalls {
       }
       // a removed server: its sessions in this client session end too
       if (split !== undefined && !known) await this.pool.end(`${sessionId}\0${split.server}`);
-      if (this.naming.single !== undefined && !known) throw toMcpError(new TyError('E_UNKNOWN_TOOL', `no MCP server "${split?.server.slice(0, 40)}" is defined (it may have been removed)`));
+      if (this.naming.single !== undefined && !known) throw this.mcpError(new TyError('E_UNKNOWN_TOOL', `no MCP server "${split?.server.slice(0, 40)}" is defined (it may have been removed)`));
       try {
         if (split !== undefined && known) {
           const token = ctx.mcpReq._meta?.progressToken;
@@ -152,7 +152,7 @@ export class McpBridge extends BridgeCalls {
             const t = toTyError(e, 'E_MCP');
             if (TOOL_EXECUTION_CODES.has(t.code)) {
               this.log('local', 'tools/call', name, `tool-error:${t.code}`);
-              return toolErrorResult(t.code, clientMessage(t));
+              return toolErrorResult(t.code, clientMessage(t, this.opts.hint));
             }
             this.log('local', 'tools/call', name, `refused:${t.code}`);
             throw e;
@@ -161,7 +161,7 @@ export class McpBridge extends BridgeCalls {
         this.log(split?.server ?? 'local', 'tools/call', name, 'refused:E_UNKNOWN_TOOL');
         throw new TyError('E_UNKNOWN_TOOL', `no tool "${name.slice(0, 80)}"`);
       } catch (e) {
-        throw toMcpError(e);
+        throw this.mcpError(e);
       }
     });
 
@@ -203,7 +203,7 @@ export class McpBridge extends BridgeCalls {
         return mapPromptResult(r as GetPromptResult, split.server, this.naming);
       } catch (e) {
         if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
-        throw toMcpError(e);
+        throw this.mcpError(e);
       } finally {
         this.log(split.server, 'prompts/get', split.rest, outcome);
       }
@@ -236,7 +236,7 @@ export class McpBridge extends BridgeCalls {
         return { ...r, contents: r.contents.map((c) => ({ ...c, uri: this.naming.uri(w.server, c.uri) })) };
       } catch (e) {
         if (outcome === 'refused') outcome = `refused:${toTyError(e, 'E_MCP').code}`;
-        throw toMcpError(e);
+        throw this.mcpError(e);
       } finally {
         this.log(w.server, 'resources/read', undefined, outcome);
       }
@@ -309,7 +309,7 @@ export class McpBridge extends BridgeCalls {
         calls.delete(id);
         if (ac.aborted) return;
         // the JSON-RPC error the SDK Server would send for the same throw
-        const err = toMcpError(e) as Error & { code?: unknown; data?: unknown };
+        const err = this.mcpError(e) as Error & { code?: unknown; data?: unknown };
         const thrown = typeof err.code === 'number' && Number.isSafeInteger(err.code) ? err.code : RPC.INTERNAL_ERROR;
         // the SDK's 2026-07-28 codec sends -32002 (resource not found) as -32602
         const code = modern && thrown === -32002 ? RPC.INVALID_PARAMS : thrown;

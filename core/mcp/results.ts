@@ -40,8 +40,11 @@ export function mcpHint(code: string, data: Record<string, unknown> | undefined)
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
-/** `message` with the MCP client's hint for the error's facts appended. */
-export function clientMessage(e: { code: string; message: string; data?: Record<string, unknown> | undefined }): string {
-  const hint = mcpHint(e.code, e.data);
-  return hint ? `${e.message}; ${hint}` : e.message;
+/** A host's rendering of a refusal's facts as a hint (mcpHint unless the host gives its own). */
+export type ClientHint = (code: string, data: Record<string, unknown> | undefined) => string | undefined;
+
+/** `message` with the MCP client's hint for the error's facts appended (`hint`: the host's, default mcpHint). */
+export function clientMessage(e: { code: string; message: string; data?: Record<string, unknown> | undefined }, hint: ClientHint = mcpHint): string {
+  const text = hint(e.code, e.data);
+  return text ? `${e.message}; ${text}` : e.message;
 }

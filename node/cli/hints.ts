@@ -2,6 +2,7 @@
 import type { TyError } from '../../core/errors.js';
 import type { Question } from '../../core/runtime.js';
 import { renderQuestion } from '../../core/text.js';
+import { mcpHint } from '../../core/mcp/results.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -43,6 +44,17 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
     default:
       return undefined;
   }
+}
+
+/**
+ * The hint `tycli mcp serve` appends for an MCP client (core/mcp/results.ts ClientHint): core's mcpHint (rules
+ * and settings a person would change), except that a pause names the command that lifts it on this machine.
+ */
+export function mcpServeHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
+  const paused = str(data?.paused);
+  const parts = [mcpHint(code, paused !== undefined ? { ...data, paused: undefined } : data), paused !== undefined ? `a person can resume it with: tycli resume ${paused.slice(0, 300)}` : undefined];
+  const out = parts.filter((p): p is string => p !== undefined && p.length > 0);
+  return out.length > 0 ? out.join('; ') : undefined;
 }
 
 const RULE_LINE = '  Rule that allows this without asking: ';

@@ -116,7 +116,8 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const { StoreDefinitionMemory } = await import('../../../core/mcp/definitions.js');
     const { singleNaming } = await import('../../../core/mcp/naming.js');
     // a proxy offers its one server under its own names; registered tools and namespaces are not offered
-    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, elicit, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
+    const { mcpServeHint } = await import('../hints.js');
+    const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, elicit, hint: mcpServeHint, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });
     const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
     let stopHttp: (() => Promise<void>) | undefined;
     const stopped = untilStopSignal(ctx, httpPort === undefined);
