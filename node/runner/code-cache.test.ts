@@ -172,7 +172,11 @@ export default async ({ paths }) => paths.map((p) => { try { fs.writeFileSync(p,
       const inst = await rt.start(spec(TOOL, 2));
       try {
         const codes = (await inst.call({ paths: targets() }, callOpts())) as string[];
-        for (const c of codes) expect(c).toMatch(/^(EROFS|EACCES|EPERM)$/);
+        // the cache and the entry are bound read-only; sandbox-runner.cjs is not bound at all when the cache is
+        // used, so under a checkout in /tmp its path may be created in the sandbox's own /tmp (a private tmpfs):
+        // whatever the tool did there, the host's files are compared below
+        for (const c of codes.slice(0, 2)) expect(c).toMatch(/^(EROFS|EACCES|EPERM)$/);
+        expect(codes[2]).toMatch(/^(EROFS|EACCES|EPERM|ENOENT|written)$/);
       } finally {
         await inst.destroy('test');
       }
