@@ -1,6 +1,6 @@
 // Vitest configuration (unit tests beside the code, contracts and e2e in test/) and the browser build.
 import { defineConfig } from 'vitest/config';
-import { browserBuildOptions, pyodideAssetsPlugin } from './browser/build-config.mjs';
+import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from './browser/build-config.mjs';
 
 export default defineConfig({
   test: {
@@ -12,5 +12,5 @@ export default defineConfig({
   },
   // `npx vite build`: the browser library (browser/index.ts) and the diagnostics page, into dist/browser.
   build: browserBuildOptions(),
-  plugins: [pyodideAssetsPlugin()],
+  plugins: [pyodideAssetsPlugin(), zodUsedOnly()],
 });

@@ -1,9 +1,10 @@
 // Vite build options for the browser library, the diagnostics page and the Pyodide assets (vite.config.ts and the browser test driver use them); build time, trusted side.
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -102,6 +103,64 @@ function renamePreloadHelper() {
 }
 
 /**
+ * The code reaches zod only as the namespace `z` (`import { z } from 'zod'`). Once zod sits in a chunk of its own
+ * (it is shared by the host and the lazily loaded chunks), that chunk must export the whole namespace object, so
+ * every member stays (zod's JSON Schema conversions, locales and the rest, about 590 KiB). Here `zod` resolves,
+ * for the project's own modules, to an object of exactly the members they name (`z.NAME`, read from the sources
+ * under core/, protocol/ and browser/ at build time), so the rest is dropped. A source that uses `z` other than as
+ * `z.NAME` keeps zod whole. node/cli/build-bundle.mjs does the same for the command line's bundle.
+ * Source: the Rollup/Rolldown plugin hooks resolveId and load.
+ */
+function zodUsedMembers() {
+  const root = join(HERE, '..');
+  const names = new Set();
+  let bare = false;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && e.name !== 'dist') walk(p);
+      } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
+        const text = readFileSync(p, 'utf8');
+        if (!/from ['"]zod['"]/.test(text)) continue;
+        if (!/import \{ z \} from ['"]zod['"]/.test(text)) bare = true;
+        for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+        const rest = text.replace(/import \{ z \} from ['"]zod['"];?/g, '').replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
+        if (/(?<![\w$.-])z(?![\w$])/.test(rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''))) bare = true;
+      }
+    }
+  };
+  for (const d of ['core', 'protocol', 'browser']) walk(join(root, d));
+  return bare ? undefined : [...names].sort();
+}
+
+const ZOD_EXTERNAL = join(HERE, '..', 'node_modules', 'zod', 'v4', 'classic', 'external.js');
+
+export function zodUsedOnly() {
+  const ID = '\0tysandbox:zod-used';
+  let names;
+  return {
+    name: 'tysandbox-zod-used-members',
+    apply: 'build',
+    enforce: 'pre',
+    async buildStart() {
+      const used = zodUsedMembers();
+      // type-only names (z.infer, z.ZodType) have no value at run time: keep what zod's module exports
+      const all = used ? await import(pathToFileURL(ZOD_EXTERNAL).href) : undefined;
+      names = used && all ? used.filter((n) => n in all) : undefined;
+    },
+    resolveId(source, importer) {
+      if (source !== 'zod' || !importer || /[\\/]node_modules[\\/]/.test(importer)) return null;
+      return names ? ID : null;
+    },
+    load(id) {
+      if (id !== ID) return null;
+      return `import * as all from ${JSON.stringify(ZOD_EXTERNAL)};\nexport const z = Object.freeze({ ${names.map((n) => `${n}: all.${n}`).join(', ')} });\nexport default z;\n`;
+    },
+  };
+}
+
+/**
  * Three entries: `browser/index.ts` (the library, exports kept), `test/browser/diagnostics.html` (the page
  * that runs the browser security contracts) and `browser/app/index.html` (the web chat app, served by `tycli app`). Target ES2022, not minified, so the embedded worker bootstrap
  * text stays as written.
@@ -122,9 +181,10 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
         entryFileNames: '[name].js',
         chunkFileNames: 'assets/[name]-[hash].js',
         plugins: [renamePreloadHelper()],
-        // browser/zod-jitless.ts rides in zod's own chunk, so zod is switched to jitless as soon as it is evaluated,
-        // before any chunk that builds schemas (those import zod's chunk), whatever order the other chunks load in.
-        codeSplitting: { groups: [{ name: 'zod', test: /[\\/]node_modules[\\/]zod[\\/]|[\\/]browser[\\/]zod-jitless\.ts$/ }] },
+        // browser/zod-jitless.ts rides in the chunk of zod's core (its configuration object), so zod is jitless as
+        // soon as that chunk is evaluated, before any chunk that builds schemas (they all import it), whatever order
+        // the other chunks load in. Only those two modules are grouped: the rest of zod stays tree-shaken where used.
+        codeSplitting: { groups: [{ name: 'zod-core', test: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]core\.js$|[\\/]browser[\\/]zod-jitless\.ts$/ }] },
       },
     },
   };

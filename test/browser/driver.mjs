@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { join, normalize, resolve, sep, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { browserBuildOptions, pyodideAssetsPlugin } from '../../browser/build-config.mjs';
+import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from '../../browser/build-config.mjs';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -20,7 +20,7 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; ch
 export async function buildBrowserApp(opts = {}) {
   const outDir = resolve(REPO_ROOT, opts.outDir ?? 'dist/browser');
   const { build } = await import('vite');
-  await build({ root: REPO_ROOT, configFile: false, logLevel: 'warn', build: browserBuildOptions(outDir), plugins: [pyodideAssetsPlugin()] });
+  await build({ root: REPO_ROOT, configFile: false, logLevel: 'warn', build: browserBuildOptions(outDir), plugins: [pyodideAssetsPlugin(), zodUsedOnly()] });
   return outDir;
 }
 
