@@ -1,4 +1,5 @@
 // The registration protocol on the command line: the Node host behind a RegistrationServer, served as NDJSON over stdio; Node host, trusted side.
+import { readFileSync, readlinkSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer } from '../core/mcp/messages.js';
 import { RegistrationServer, type RegistrationServerOptions } from '../core/registration/server.js';
@@ -38,7 +39,7 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
  * is gone (`process.ppid` changed: re-parented, checked every `peerCheckMs`, default 250 ms, while runs are left).
  */
 export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable, opts: { peerCheckMs?: number } = {}): Promise<void> {
-  const parent = process.ppid;
+  const clientGone = watchClient();
   const write = (m: unknown): void => {
     if (!output.writableEnded && !output.destroyed) output.write(`${JSON.stringify(m)}\n`);
   };
@@ -63,7 +64,7 @@ export async function serveProtocolStream(server: RegistrationServer, input: Rea
     const gone = (): void => session.close();
     output.once('error', gone);
     output.once('close', gone);
-    const watch = inflight.size > 0 ? setInterval(() => process.ppid !== parent && gone(), opts.peerCheckMs ?? 250) : undefined;
+    const watch = inflight.size > 0 ? setInterval(() => clientGone() && gone(), opts.peerCheckMs ?? 250) : undefined;
     try {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     } finally {
@@ -73,4 +74,52 @@ export async function serveProtocolStream(server: RegistrationServer, input: Rea
       session.close();
     }
   }
+}
+
+/**
+ * A check for "the client that started this process is gone". The parent being replaced (`process.ppid` changed:
+ * re-parented) always counts. On Linux (/proc) the client is also found past wrappers that pass this process's
+ * stdout through (`sh -c`, npx, a launcher script): the nearest ancestor whose fd 1 is not this process's stdout;
+ * it is gone when its /proc entry is missing, a zombie, or another process (a different start time) under its pid.
+ */
+export function watchClient(): () => boolean {
+  const parent = process.ppid;
+  const proc = (pid: number): { ppid: number; start: string; zombie: boolean } | undefined => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // fields after the command name (which may hold spaces and parentheses): state ppid ... starttime (22nd field)
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return { ppid: Number(rest[1]), start: rest[19] ?? '', zombie: rest[0] === 'Z' };
+    } catch {
+      return undefined;
+    }
+  };
+  let client: { pid: number; start: string } | undefined;
+  try {
+    const ours = readlinkSync('/proc/self/fd/1');
+    let pid = parent;
+    for (let depth = 0; depth < 8 && pid > 1; depth++) {
+      const p = proc(pid);
+      if (!p) break;
+      let theirs: string | undefined;
+      try {
+        theirs = readlinkSync(`/proc/${pid}/fd/1`);
+      } catch {
+        theirs = undefined;
+      }
+      if (theirs !== ours || depth === 7) {
+        client = { pid, start: p.start };
+        break;
+      }
+      pid = p.ppid;
+    }
+  } catch {
+    client = undefined; // no /proc (macOS): the parent check alone
+  }
+  return () => {
+    if (process.ppid !== parent) return true;
+    if (!client || client.pid === parent) return false;
+    const now = proc(client.pid);
+    return now === undefined || now.zombie || now.start !== client.start;
+  };
 }

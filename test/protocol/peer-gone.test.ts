@@ -61,6 +61,25 @@ describe('tycli serve: a client that goes away', () => {
     expect(processesMentioning(home)).toEqual([]);
   });
 
+  it('killed mid-run behind a wrapper that passes its pipes through (sh -c, as npx and launchers do): serve still notices and exits', async () => {
+    const home = await tempHome('peer-gone-sh');
+    // `; true` keeps sh alive as serve's parent (no exec), so the parent check alone would not see the client go
+    const program = `
+      const { spawn } = require('node:child_process');
+      const s = spawn('/bin/sh', ['-c', '"$0" "$1" --home "$2" serve; true', process.env.EXEC, process.env.BIN, process.env.HOME_DIR], { stdio: ['pipe', 'pipe', 'ignore'] });
+      let buf = '';
+      s.stdout.on('data', (d) => {
+        buf += d;
+        if (buf.includes('"method":"$/progress"')) { process.stdout.write(String(s.pid) + '\\n', () => process.kill(process.pid, 'SIGKILL')); }
+      });
+      s.stdin.write(${JSON.stringify(init + line('add', 'tool/add', { manifest: quietSleeper }) + line('run', 'tool/run', { ref: 'slow', arguments: {}, timeoutMs: 120_000 }))});
+    `;
+    const out = await client(home, program);
+    expect(Number(out.trim()), `client output: ${out}`).toBeGreaterThan(0);
+    await until(() => processesMentioning(home).length === 0, 'serve (behind sh) and its sandbox to be gone', 15_000);
+    expect(processesMentioning(home)).toEqual([]);
+  });
+
   it('a client that writes its requests and closes its end still gets every answer (serve < requests)', async () => {
     const home = await tempHome('peer-eof');
     const program = `
