@@ -63,6 +63,10 @@ export function rpcFromTyError(id: RpcId | null, e: TyError): RpcError {
   if (typeof e.data?.path === 'string') extra.path = e.data.path;
   if (Array.isArray(e.data?.candidates)) extra.candidates = e.data.candidates;
   if (typeof e.data?.rule === 'string' && e.data.rule) extra.rule = e.data.rule;
+  // where in a source the manifest error is (1-based), and which static import it names
+  for (const k of ['line', 'column'] as const) if (Number.isSafeInteger(e.data?.[k])) extra[k] = e.data?.[k];
+  if (typeof e.data?.import === 'string') extra.import = e.data.import.slice(0, 80);
+  if (typeof e.data?.conflictsWith === 'string') extra.conflictsWith = e.data.conflictsWith.slice(0, 64);
   return rpcFailure(id, RPC_CODES.SERVER_ERROR, e.message, e.code, extra);
 }
 

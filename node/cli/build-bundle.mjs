@@ -11,7 +11,7 @@ import { Parser } from 'acorn';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -24,8 +24,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const zodEnglishOnly = {
   name: 'zod-english-only',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]/.test(a.importer) ? { path: join(dirname(a.importer), '..', 'locales', 'index.js'), namespace: 'zod-english-only' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: dirname(a.path), loader: 'js' }));
+    // the path relative to the package root: it is written into the bundle, which must not depend on the checkout's place
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]/.test(a.importer) ? { path: relative(root, join(dirname(a.importer), '..', 'locales', 'index.js')), namespace: 'zod-english-only' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: dirname(join(root, a.path)), loader: 'js' }));
   },
 };
 /**

@@ -42,3 +42,11 @@ describe('the bundled tycli loads re2js on first use', () => {
     expect(oneLine(refused)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('backreference') } });
   });
 });
+
+describe('the bundled command line', () => {
+  it("names no absolute path of the checkout it was built in (the same sources give the same bundle in any folder)", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const text = await readFile(join(ROOT, 'dist', 'cli', 'tycli.cjs'), 'utf8');
+    expect(text.includes(ROOT)).toBe(false);
+  });
+});

@@ -79,6 +79,11 @@ describe('raw NDJSON on tycli serve', () => {
     expect((await s.byId('add')).result).toEqual({ revision: await revisionId(parseManifest(m)), name: 'double', active: true, created: true });
     s.write(JSON.stringify({ jsonrpc: '2.0', id: 'bad', method: 'tool/add', params: { manifest: { ...m, name: 'has space' } } }) + '\n');
     expect((await s.byId('bad')).error).toMatchObject({ code: -32000, data: { code: 'E_INVALID_MANIFEST', path: 'name' } });
+    // a static import in the source: where and which, as manifest.md says
+    s.write(JSON.stringify({ jsonrpc: '2.0', id: 'imp', method: 'tool/add', params: { manifest: { ...m, name: 'imports', execution: { ...(m.execution as object), source: 'import fs from "fs";\nexport default async () => fs;' } } } }) + '\n');
+    expect((await s.byId('imp')).error).toMatchObject({ code: -32000, data: { code: 'E_INVALID_MANIFEST', path: 'execution.source', line: 1, column: 16, import: 'fs' } });
+    s.write(JSON.stringify({ jsonrpc: '2.0', id: 'syn', method: 'tool/add', params: { manifest: { ...m, name: 'broken', execution: { ...(m.execution as object), source: 'export default async () => {;' } } } }) + '\n');
+    expect((await s.byId('syn')).error).toMatchObject({ code: -32000, data: { code: 'E_INVALID_MANIFEST', path: 'execution.source', line: 1 } });
     s.write(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tool/run', params: { ref: 'double', arguments: { x: 4 } } }) + '\n');
     expect((await s.byId(7)).result).toMatchObject({ result: 8 });
     const notes = s.lines.filter((l) => l.method === '$/progress' || l.method === '$/log');
