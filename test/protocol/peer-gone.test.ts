@@ -40,33 +40,16 @@ const quietSleeper = {
 };
 
 describe('tycli serve: a client that goes away', () => {
-  it('killed mid-run (kill -9): serve cancels the run, destroys its sandbox and exits; no process is left', async () => {
-    const home = await tempHome('peer-gone');
-    // The client starts serve itself (serve's parent), adds a tool, starts a 60 s run, then dies without a word.
+  /**
+   * A client that starts serve with `spawnExpr` (its parent, or through a wrapper), adds a silent 60 s tool, starts a
+   * run and dies by SIGKILL once the run has started; then serve and its sandbox must be gone (generous bound: the run
+   * would otherwise hold them for 60 s).
+   */
+  async function killedMidRun(tag: string, spawnExpr: string): Promise<void> {
+    const home = await tempHome(tag);
     const program = `
       const { spawn } = require('node:child_process');
-      const s = spawn(process.env.EXEC, [process.env.BIN, '--home', process.env.HOME_DIR, 'serve'], { stdio: ['pipe', 'pipe', 'ignore'] });
-      let buf = '';
-      s.stdout.on('data', (d) => {
-        buf += d;
-        if (buf.includes('"method":"$/progress"')) { process.stdout.write(String(s.pid) + '\\n', () => process.kill(process.pid, 'SIGKILL')); }
-      });
-      s.stdin.write(${JSON.stringify(init + line('add', 'tool/add', { manifest: quietSleeper }) + line('run', 'tool/run', { ref: 'slow', arguments: {}, timeoutMs: 120_000 }))});
-    `;
-    const out = await client(home, program);
-    const pid = Number(out.trim());
-    expect(pid, `client output: ${out}`).toBeGreaterThan(0);
-    // generous bound: the run would otherwise hold serve and its sandbox for 60 s
-    await until(() => processesMentioning(home).length === 0, 'serve and its sandbox to be gone', 15_000);
-    expect(processesMentioning(home)).toEqual([]);
-  });
-
-  it('killed mid-run behind a wrapper that passes its pipes through (sh -c, as npx and launchers do): serve still notices and exits', async () => {
-    const home = await tempHome('peer-gone-sh');
-    // `; true` keeps sh alive as serve's parent (no exec), so the parent check alone would not see the client go
-    const program = `
-      const { spawn } = require('node:child_process');
-      const s = spawn('/bin/sh', ['-c', '"$0" "$1" --home "$2" serve; true', process.env.EXEC, process.env.BIN, process.env.HOME_DIR], { stdio: ['pipe', 'pipe', 'ignore'] });
+      const s = ${spawnExpr};
       let buf = '';
       s.stdout.on('data', (d) => {
         buf += d;
@@ -76,8 +59,17 @@ describe('tycli serve: a client that goes away', () => {
     `;
     const out = await client(home, program);
     expect(Number(out.trim()), `client output: ${out}`).toBeGreaterThan(0);
-    await until(() => processesMentioning(home).length === 0, 'serve (behind sh) and its sandbox to be gone', 15_000);
+    await until(() => processesMentioning(home).length === 0, `serve (${tag}) and its sandbox to be gone`, 15_000);
     expect(processesMentioning(home)).toEqual([]);
+  }
+
+  it('killed mid-run (kill -9): serve cancels the run, destroys its sandbox and exits; no process is left', async () => {
+    await killedMidRun('peer-gone', "spawn(process.env.EXEC, [process.env.BIN, '--home', process.env.HOME_DIR, 'serve'], { stdio: ['pipe', 'pipe', 'ignore'] })");
+  });
+
+  it('killed mid-run behind a wrapper that passes its pipes through (sh -c, as npx and launchers do): serve still notices and exits', async () => {
+    // `; true` keeps sh alive as serve's parent (no exec), so the parent check alone would not see the client go
+    await killedMidRun('peer-gone-sh', `spawn('/bin/sh', ['-c', '"$0" "$1" --home "$2" serve; true', process.env.EXEC, process.env.BIN, process.env.HOME_DIR], { stdio: ['pipe', 'pipe', 'ignore'] })`);
   });
 
   it('a client that writes its requests and closes its end still gets every answer (serve < requests)', async () => {
