@@ -192,6 +192,13 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await page.getByLabel('Manifest files').setInputFiles([join(dir, 'manifest.json'), join(dir, 'index.mjs')]);
     await page.getByRole('button', { name: 'Add tool' }).click();
     await page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout-file' }).waitFor();
+    // a source that imports another file: refused, saying how to bundle it for the app
+    await writeFile(join(dir, 'multi.json'), JSON.stringify({ ...rest, name: 'multi-file', execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'multi.mjs' } }));
+    await writeFile(join(dir, 'multi.mjs'), "import { twice } from './lib.mjs';\nexport default async () => twice(1);\n");
+    await page.getByLabel('Manifest files').setInputFiles([join(dir, 'multi.json'), join(dir, 'multi.mjs')]);
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    await page.getByRole('status').filter({ hasText: 'the source imports "./lib.mjs"' }).waitFor();
+    await expect(page.getByRole('status').filter({ hasText: 'the source imports' }).textContent()).resolves.toContain('tycli tool add FOLDER');
     await page.getByRole('button', { name: 'Tools' }).click();
     const before = m.requests.length;
     await send(page, 'call shout-file');

@@ -1,7 +1,7 @@
 // The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove, settings; browser app, trusted side.
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import { parseManifest } from '../../../core/manifest-parse.js';
-import { isTyError } from '../../../core/errors.js';
+import { isTyError, type TyError } from '../../../core/errors.js';
 import type { ToolRegistry } from '../../../core/registry.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 import { lineDiff } from './diff.js';
@@ -35,6 +35,11 @@ export function capabilitySummary(m: ToolManifest): string {
 }
 
 function errorText(e: unknown): string {
+  // a source with imports: the app adds one module as it is and cannot bundle files or packages
+  const imported = isTyError(e) && e.code === 'E_INVALID_MANIFEST' && typeof e.data?.import === 'string' ? e.data.import : undefined;
+  if (imported !== undefined) {
+    return `${(e as TyError).code}: the source imports "${imported.slice(0, 80)}"; this app adds a tool as one module and cannot bundle its files or packages. Bundle it with \`tycli tool add FOLDER\`, then paste the "manifest" that \`tycli --json tool show NAME\` prints into the box above.`;
+  }
   return isTyError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 }
 
