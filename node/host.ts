@@ -13,7 +13,7 @@ import type { NodeSandboxRuntimeOptions, SpawnWrapper } from './sandbox.js';
 import type { ExternalCaller } from './mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../core/tool-settings.js';
-import { StoreAuditLog } from '../core/audit.js';
+import { StoreAuditLog, type AuditRecord } from '../core/audit.js';
 import type { LoadedSettings } from './settings.js';
 import { python3OnPath, pythonToolManifest, type PythonInfo } from './python-tool.js';
 import { PROBE_CACHE_FILE, buildPool } from './host-pool.js';
@@ -155,7 +155,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   if (opts.python !== false && (opts.python !== undefined || python3OnPath(env))) {
     const python = opts.python === undefined ? undefined : opts.python;
     const fn = running
-      ? pythonNative({ opts, env, python, settings: loadHostSettings, asker: hostAsker, revision: () => pythonRevision })
+      ? pythonNative({ opts, env, python, settings: loadHostSettings, asker: hostAsker, revision: () => pythonRevision, record: (r) => new StoreAuditLog(store).append(r) })
       : async () => {
           throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host was opened without runtimes');
         };
@@ -309,6 +309,8 @@ function pythonNative(o: {
   settings: () => Promise<LoadedSettings>;
   asker: () => Promise<Asker>;
   revision: () => string;
+  /** Appends one audit record durably (the approval decision, before any code runs). */
+  record: (r: AuditRecord) => Promise<void>;
 }): (args: unknown, ctx: unknown) => Promise<unknown> {
   let tool: Promise<import('./python-tool.js').PythonTool> | undefined;
   const build = async () => {
@@ -325,7 +327,28 @@ function pythonNative(o: {
     const options: import('./python-tool.js').PythonToolOptions = {
       python,
       asker: await o.asker(),
-      policy: () => decide(settings.policy, { kind: 'python', toolName: 'python', revision: o.revision() }).effect,
+      policy: () => {
+        const d = decide(settings.policy, { kind: 'python', toolName: 'python', revision: o.revision() });
+        return { effect: d.effect, rule: d.trace.rule, scope: d.trace.scope };
+      },
+      // each approval decision leaves its own record (ALLOW / DENY naming the rule or the person), as the gate's do
+      onDecision: (d, principal) =>
+        o.record({
+          v: 1,
+          time: new Date().toISOString(),
+          principal: principal ?? o.opts.principal ?? 'cli:user',
+          tool: 'python',
+          revision: o.revision(),
+          kind: 'python',
+          decision: d.allow ? 'allow' : 'deny',
+          rule: d.rule,
+          list: d.list,
+          scope: d.scope,
+          durationMs: 0,
+          outcome: d.allow ? 'granted' : 'denied',
+          ...(d.allow ? {} : { code: 'E_CAPABILITY_DENIED' as const }),
+          ...(d.channel !== undefined ? { channel: d.channel } : {}),
+        }),
     };
     if (o.opts.wrap) options.wrap = o.opts.wrap;
     else if (posture !== 'off') {
@@ -356,7 +379,8 @@ function pythonNative(o: {
       throw e;
     }
     const signal = ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal ? (ctx as { signal: AbortSignal }).signal : undefined;
-    return t.run(args, signal ? { signal } : {});
+    const principal = ctx !== null && typeof ctx === 'object' ? (ctx as { identity?: { principal?: unknown } }).identity?.principal : undefined;
+    return t.run(args, { ...(signal ? { signal } : {}), ...(typeof principal === 'string' ? { principal } : {}) });
   };
 }
 

@@ -118,7 +118,13 @@ export interface PythonToolOptions {
    * The permission rules' verdict for `python(*)`, consulted before asking (deny wins, then allow, else ask);
    * e.g. from core/permissions.ts evaluated by the host. Absent: ask.
    */
-  policy?: () => 'allow' | 'deny' | 'ask' | Promise<'allow' | 'deny' | 'ask'>;
+  policy?: () => PythonPolicyVerdict | Promise<PythonPolicyVerdict>;
+  /**
+   * Told each approval decision before any code runs (awaited: e.g. an audit record made durable first), with
+   * the caller's principal: a rule's verdict (list `deny` / `allow`, the rule and its scope) or a person's answer
+   * (list `person`; the channel). Not called again while the session's approval holds.
+   */
+  onDecision?: (d: PythonDecision, principal: string | undefined) => Promise<void>;
   /** Wall-clock limit per run, ms (default 30 000). */
   timeoutMs?: number;
   /** Cap on stdout + stderr together, bytes (default 1 MiB); more kills the process (E_OUTPUT_LIMIT). */
@@ -132,6 +138,18 @@ export interface PythonToolOptions {
    * OS wrapper runs the sandbox as another uid, e.g. 65534 because the CLI runs as root; probe.dropTo).
    */
   sandboxOwner?: { uid: number; gid: number };
+}
+
+/** The `python(*)` rules' verdict: the effect alone, or with the deciding rule and its scope. */
+export type PythonPolicyVerdict = 'allow' | 'deny' | 'ask' | { effect: 'allow' | 'deny' | 'ask'; rule?: string; scope?: string };
+
+/** One approval decision of native Python (see PythonToolOptions.onDecision). */
+export interface PythonDecision {
+  allow: boolean;
+  list: 'deny' | 'allow' | 'person';
+  rule: string;
+  scope: string;
+  channel?: string;
 }
 
 export interface PythonResult {
@@ -184,22 +202,31 @@ export class PythonTool {
     return this.approved;
   }
 
-  private async approve(signal?: AbortSignal): Promise<void> {
+  private async approve(signal?: AbortSignal, principal?: string): Promise<void> {
     if (this.approved) return;
     if (!this.pendingApproval) {
       this.pendingApproval = (async () => {
-        const verdict = this.opts.policy ? await this.opts.policy() : 'ask';
-        if (verdict === 'deny') throw new TyError('E_CAPABILITY_DENIED', 'running native Python is denied by a python(*) deny rule');
-        if (verdict === 'allow') {
+        const raw = this.opts.policy ? await this.opts.policy() : 'ask';
+        const verdict = typeof raw === 'string' ? { effect: raw } : raw;
+        const told = (d: PythonDecision) => this.opts.onDecision?.(d, principal);
+        if (verdict.effect === 'deny') {
+          await told({ allow: false, list: 'deny', rule: verdict.rule ?? 'python(*)', scope: verdict.scope ?? 'settings' });
+          throw new TyError('E_CAPABILITY_DENIED', 'running native Python is denied by a python(*) deny rule');
+        }
+        if (verdict.effect === 'allow') {
+          await told({ allow: true, list: 'allow', rule: verdict.rule ?? 'python(*)', scope: verdict.scope ?? 'settings' });
           this.approved = true;
           return;
         }
         const q = pythonApprovalQuestion(this.opts.python);
         const out = this.opts.asker ? await this.opts.asker.ask(q, signal) : ({ allow: false, reason: 'no-channel', suggestedRule: q.suggestedRule } as const);
         if (out.allow) {
+          await told({ allow: true, list: 'person', rule: `a person's answer "yes" (${out.scope})`, scope: out.scope, channel: out.channel });
           this.approved = true;
           return;
         }
+        const channel = 'channel' in out ? out.channel : undefined;
+        await told({ allow: false, list: 'person', rule: out.reason === 'refused' ? 'a person\'s answer "no"' : `no answer (${out.reason})`, scope: 'none', ...(channel !== undefined ? { channel } : {}) });
         throw askRefusalError('running native Python', out);
       })().finally(() => {
         this.pendingApproval = undefined;
@@ -208,9 +235,9 @@ export class PythonTool {
     await this.pendingApproval;
   }
 
-  async run(args: unknown, ctx: { signal?: AbortSignal } = {}): Promise<PythonResult> {
+  async run(args: unknown, ctx: { signal?: AbortSignal; principal?: string } = {}): Promise<PythonResult> {
     const { code, stdin } = parseArgs(args);
-    await this.approve(ctx.signal);
+    await this.approve(ctx.signal, ctx.principal);
     if (ctx.signal?.aborted) throw new TyError('E_ABORTED', 'the python call was cancelled');
     const work = await makeWorkDir(this.opts.workRoot ?? tmpdir(), 'ty-python-');
     try {

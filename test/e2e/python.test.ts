@@ -71,6 +71,20 @@ describe.skipIf(!hasPython)('tycli and the built-in python tool', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('each approval decision has its own audit record: ALLOW naming the allow rule, DENY naming the deny rule or the missing answer', async () => {
+    const code = JSON.stringify({ code: 'print(1)' });
+    expect((await tycli(['--home', home('audit-allow'), '--json', '--allow', 'python(*)', 'run', 'python', '--args', code])).code).toBe(0);
+    expect((await tycli(['--home', home('audit-deny'), '--json', '--deny', 'python(*)', 'run', 'python', '--args', code])).code).toBe(1);
+    expect((await tycli(['--home', home('audit-none'), '--json', 'run', 'python', '--args', code])).code).toBe(1);
+    const { readFile: rf } = await import('node:fs/promises');
+    // the records as stored (one JSON line each), those of the approval decision only
+    const stored = async (h: string) =>
+      (await rf(join(h, 'store', '.logs', 'audit'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.kind === 'python');
+    expect(await stored(home('audit-allow'))).toEqual([expect.objectContaining({ decision: 'allow', list: 'allow', rule: 'python(*)', outcome: 'granted', tool: 'python' })]);
+    expect(await stored(home('audit-deny'))).toEqual([expect.objectContaining({ decision: 'deny', list: 'deny', rule: 'python(*)', outcome: 'denied', code: 'E_CAPABILITY_DENIED' })]);
+    expect(await stored(home('audit-none'))).toEqual([expect.objectContaining({ decision: 'deny', list: 'person', rule: 'no answer (no-channel)', outcome: 'denied' })]);
+  });
+
   it('arguments are checked against the manifest before anything runs (E_INVALID_ARGS, exit 2)', async () => {
     const r = await tycli(['--home', home('args'), '--json', '--allow', 'python(*)', 'run', 'python', '--args', '{"code":"print(1)","shell":"rm -rf /"}']);
     expect(r.code).toBe(2);
