@@ -34,8 +34,8 @@ function opts(over: Partial<CallOptions> = {}): CallOptions {
   return { signal: new AbortController().signal, onCapability: deny, limits: { ...DEFAULT_LIMITS }, ...over };
 }
 
-async function loaded(): Promise<{ ch: SandboxChannel; port: FakePort }> {
-  const port = new FakePort();
+/** A channel through `port` (a fresh FakePort by default) with the tool loaded. */
+async function loaded(port = new FakePort()): Promise<{ ch: SandboxChannel; port: FakePort }> {
   const ch = new SandboxChannel(port);
   const p = ch.load('javascript', 'export default async () => 1', 5_000);
   ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
@@ -223,12 +223,7 @@ describe('SandboxChannel fast paths', () => {
     const lines: string[] = [];
     const port = new FakePort();
     (port as SandboxPort).sendText = (json: string) => void lines.push(json);
-    const ch = new SandboxChannel(port);
-    const l = ch.load('javascript', 'export default async () => 1', 5_000);
-    ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
-    await port.next();
-    ch.receive({ v: 1, type: 'loaded', ok: true });
-    await l;
+    const { ch } = await loaded(port);
     const args = { z: 'last', a: ['x', { c: 1, b: 2 }] };
     const argsJson = canonicalJson(args, 'E_INVALID_ARGS');
     const p = ch.call(args, opts({ argsJson, settings: { unit: 'c' } }));
@@ -247,12 +242,7 @@ describe('SandboxChannel fast paths', () => {
     const port = new FakePort();
     (port as SandboxPort).sendText = (json: string) => void texts.push(json);
     (port as SandboxPort).sendParts = (parts: readonly string[]) => void pieces.push(parts);
-    const ch = new SandboxChannel(port);
-    const l = ch.load('javascript', 'export default async () => 1', 5_000);
-    ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
-    await port.next();
-    ch.receive({ v: 1, type: 'loaded', ok: true });
-    await l;
+    const { ch } = await loaded(port);
     const data = 'q'.repeat(PART_MIN + 5);
     const args = { data, k: 2, more: [data] };
     const argsParts = canonicalParts(args, 'E_INVALID_ARGS');

@@ -56,9 +56,9 @@ function plainChild() {
   };
 }
 
-/** JSON-serialize `args` and pipe it once to a child that acknowledges each complete line: the floor of moving `args` to another process. */
-function pipeOnce() {
-  const c = spawn(process.execPath, ['-e', "const fs=require('node:fs');process.stdin.on('data',d=>{for(let i=d.indexOf(10);i>=0;i=d.indexOf(10,i+1))fs.writeSync(1,'k')})"], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+/** A node child running `script` (stdin lines in, one acknowledgement each out); `send(args)` pipes JSON.stringify(args) as one line and waits for its acknowledgement. */
+function ackChild(script) {
+  const c = spawn(process.execPath, ['-e', script], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
   let waiting;
   c.stdout.on('data', () => {
     const w = waiting;
@@ -68,17 +68,11 @@ function pipeOnce() {
   return { send: (args) => new Promise((r) => { waiting = r; c.stdin.write(JSON.stringify(args) + '\n'); }), close: () => c.kill('SIGKILL') };
 }
 
+/** JSON-serialize `args` and pipe it once to a child that acknowledges each complete line: the floor of moving `args` to another process. */
+const pipeOnce = () => ackChild("const fs=require('node:fs');process.stdin.on('data',d=>{for(let i=d.indexOf(10);i>=0;i=d.indexOf(10,i+1))fs.writeSync(1,'k')})");
+
 /** Like pipeOnce, but the child parses each line (JSON.parse of the whole line, bytes joined once) before acknowledging: the floor of a call whose arguments must arrive as data. */
-function pipeParse() {
-  const c = spawn(process.execPath, ['-e', "const fs=require('node:fs');let parts=[];process.stdin.on('data',d=>{let s=0,i;while((i=d.indexOf(10,s))>=0){parts.push(d.subarray(s,i));const m=JSON.parse(Buffer.concat(parts).toString('utf8'));parts=[];fs.writeSync(1,String(m.k));s=i+1}if(s<d.length)parts.push(d.subarray(s))})"], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
-  let waiting;
-  c.stdout.on('data', () => {
-    const w = waiting;
-    waiting = undefined;
-    w?.();
-  });
-  return { send: (args) => new Promise((r) => { waiting = r; c.stdin.write(JSON.stringify(args) + '\n'); }), close: () => c.kill('SIGKILL') };
-}
+const pipeParse = () => ackChild("const fs=require('node:fs');let parts=[];process.stdin.on('data',d=>{let s=0,i;while((i=d.indexOf(10,s))>=0){parts.push(d.subarray(s,i));const m=JSON.parse(Buffer.concat(parts).toString('utf8'));parts=[];fs.writeSync(1,String(m.k));s=i+1}if(s<d.length)parts.push(d.subarray(s))})");
 
 /** Pids of every descendant of `root` (from /proc/PID/stat ppid fields). */
 function descendants(root) {
