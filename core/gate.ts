@@ -6,8 +6,7 @@ import { describeChannels, type Asker, type AskOutcome } from './ask.js';
 import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type StoredDecision, type Trace } from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from './audit.js';
 import type { PauseTracker } from './pause.js';
-import { shortId } from './revisions.js';
-import { quoteText } from './text.js';
+import { cleanText, describe, where } from './gate-text.js';
 import { parseHookDecision, type HookEvent, type HookPayload, type HookResult, type HookRunner, type HookSpec } from './gate-hooks.js';
 import type { DecisionStore } from './decisions.js';
 
@@ -49,51 +48,6 @@ export const PREVIEW_LINES = 6;
 /** Characters of a preview kept after secret scrubbing, before display (each line is then cut at 600 on display). */
 const MAX_PREVIEW_CHARS = 64 * 1024;
 const MAX_HOOK_RESULT = 256 * 1024;
-
-/** Keep printable text: drop C0/C1 controls (but newline and tab), bidi and zero-width marks; cap length. */
-function cleanText(s: string, max: number): string {
-  const t = s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '').trim();
-  return t.length > max ? `${t.slice(0, max)}… [cut]` : t;
-}
-
-/**
- * A bridged MCP server's tool (prompt, resource) as `"NAME" of MCP server "SERVER"`: its revision
- * `mcp:SERVER:FINGERPRINT:sha256-…` is an identity for decisions and audit, not for people.
- */
-function mcpToolName(req: GateRequest): string | undefined {
-  const m = /^mcp:([^:]+):/.exec(req.revision);
-  if (!m) return undefined;
-  const server = m[1]!;
-  const tool = req.toolName.startsWith(`${server}__`) ? req.toolName.slice(server.length + 2) : req.toolName;
-  return `${quoteText(tool, 120)} of MCP server ${quoteText(server)}`;
-}
-
-function describe(req: GateRequest): string {
-  const rev = shortId(req.revision);
-  const mcp = mcpToolName(req);
-  switch (req.kind) {
-    case 'tool':
-      return mcp ? `calling tool ${mcp}` : `calling tool ${req.toolName}@${rev}`;
-    case 'mcp':
-      if (mcp) return `calling tool ${mcp}`;
-      break;
-    case 'mcp-resource':
-      if (mcp) return `reading resource ${mcp}`;
-      break;
-    case 'mcp-prompt':
-      if (mcp) return `getting prompt ${mcp}`;
-      break;
-    case 'fetch':
-      return `${req.access ?? ''} fetch to ${req.target ?? '(no origin)'} by ${req.toolName}@${rev}`.trim();
-    case 'registry':
-      return `registry ${req.target ?? ''} of ${req.toolName}${req.revision === '*' ? '' : `@${rev}`} by ${req.principal}`;
-  }
-  return `${req.kind}${req.target !== undefined ? ` ${req.target}` : ''} by ${mcp ?? `${req.toolName}@${rev}`}`;
-}
-
-function where(t: Trace): string {
-  return ['flags', 'session', 'local', 'project', 'user'].includes(t.scope) ? `${t.scope} ${t.scope === 'flags' ? '' : 'settings'}`.trim() : t.scope;
-}
 
 /**
  * The Gate (core/runtime.ts) implementation. For each request:
