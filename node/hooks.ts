@@ -1,6 +1,7 @@
 // Runs hook commands from settings (JSON on stdin, timeout, whole process group killed); Node host, trusted side.
 import { spawn } from 'node:child_process';
 import type { HookResult, HookRunner, HookSpec } from '../core/gate-hooks.js';
+import { killGroup } from './process-groups.js';
 
 export interface NodeHookRunnerOptions {
   /** Working folder for hooks (the project root, else the CLI's cwd). */
@@ -13,14 +14,6 @@ export interface NodeHookRunnerOptions {
   maxOutputBytes?: number;
 }
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
-}
 
 /**
  * Runs each hook as `sh -c COMMAND` in a process group of its own, writes the payload (one JSON

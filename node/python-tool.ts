@@ -9,6 +9,7 @@ import { askRefusalError, type Asker } from '../core/ask.js';
 import type { Question } from '../core/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 import { makeWorkDir, removeWorkDir, setWorkDirGroup } from './work-dirs.js';
+import { killGroup } from './process-groups.js';
 
 /** A usable interpreter: the real executable (sys.executable, not a shim) and what it needs to read. */
 export interface PythonInfo {
@@ -168,14 +169,6 @@ function parseArgs(args: unknown): { code: string; stdin: string } {
   return { code: a.code, stdin: (a.stdin as string | undefined) ?? '' };
 }
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    /* gone */
-  }
-}
 
 /**
  * The native Python tool. `run` asks once per instance (one instance per tycli session) for approval,

@@ -24,6 +24,7 @@ import { TyError } from '../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../core/runtime.js';
 import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from './python-sandbox.js';
 import { packageRoot, runnerPath, runnerFiles, flagSafe, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
+import { forgetGroup, killGroup, trackGroup } from './process-groups.js';
 export { packageRoot, runnerPath, runnerFiles, rememberPermissionFlag, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './sandbox-engines.js';
 
 /**
@@ -78,26 +79,6 @@ const OOM_RE = /heap out of memory|Reached heap limit|Fatal JavaScript out of me
 
 let swept = false;
 
-// Every live sandbox process group (and its temporary DENO_DIR), killed and removed when the host exits.
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
-}
-function trackGroup(pid: number): void {
-  liveGroups.add(pid);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const g of liveGroups) killGroup(g);
-    });
-  }
-}
-
 /** A sandbox process started ahead of its call (NodeSandboxRuntime.prestart): the unwrapped command line it runs. */
 interface Spare {
   key: string;
@@ -113,7 +94,7 @@ async function reap(s: Spare): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([s.exited, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
   clearTimeout(timer);
-  liveGroups.delete(s.pid);
+  forgetGroup(s.pid);
   for (const st of [s.child.stdin, s.child.stdout, s.child.stderr]) st.destroy();
 }
 
@@ -226,7 +207,7 @@ export class NodeSandboxInstance implements SandboxInstance {
     this.#exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         this.#exitSeen = true;
-        liveGroups.delete(this.pid);
+        forgetGroup(this.pid);
         killGroup(this.pid); // anything the leader left behind in its group
         // stdout/stderr may still be draining: read them to the end before classifying the death.
         let done = false;

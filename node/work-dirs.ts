@@ -2,20 +2,13 @@
 import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { killGroup } from './process-groups.js';
 
 // Live folders and the process group that uses each; cleaned synchronously when the host exits.
 const live = new Map<string, number | undefined>();
 let hooked = false;
 const swept = new Set<string>();
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    /* gone */
-  }
-}
 
 /**
  * SIGKILL every process whose working folder is `dir` or inside it (Linux /proc/PID/cwd; elsewhere nothing is
