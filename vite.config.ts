@@ -1,6 +1,6 @@
 // Vitest configuration (unit tests beside the code, contracts and e2e in test/) and the browser build.
 import { defineConfig } from 'vitest/config';
-import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from './browser/build-config.mjs';
+import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from './browser/build/config.mjs';
 
 export default defineConfig({
   test: {

@@ -1,7 +1,7 @@
 // The browser host's one typed event emitter (calls, questions, sandboxes, tool logs, Python load progress, updates); browser host, trusted side.
-import type { Asker, AskOutcome } from '../core/ask.js';
-import type { GateRequest, Question } from '../core/runtime.js';
-import type { PythonProgress } from './python-assets.js';
+import type { Asker, AskOutcome } from '../core/ask/router.js';
+import type { GateRequest, Question } from '../core/exec/runtime.js';
+import type { PythonProgress } from './python/assets.js';
 
 /** Every event the host emits, by name. Times are ms since the epoch; durations in ms. */
 export interface HostEventMap {

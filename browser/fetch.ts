@@ -1,6 +1,6 @@
 // FetchTransport on the page's own fetch: no credentials, no redirects, timeout, streamed size cap; browser host, trusted side.
 import { TyError } from '../core/errors.js';
-import type { FetchLimits, FetchTransport, TransportRequest } from '../core/fetch/mediated.js';
+import type { FetchLimits, FetchTransport, TransportRequest } from '../core/capabilities/fetch/mediated.js';
 import type { FetchResponse } from '../protocol/wire.js';
 
 function b64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
@@ -16,7 +16,7 @@ function bytesToB64(bytes: Uint8Array): string {
 }
 
 /**
- * The browser's network stack for core's mediated fetch (core/fetch/mediated.ts). Runs in the host page,
+ * The browser's network stack for core's mediated fetch (core/capabilities/fetch/mediated.ts). Runs in the host page,
  * never in a sandbox: `credentials: 'omit'` (no cookies or HTTP auth of the app), `redirect: 'manual'`
  * (a redirect is refused, E_FETCH_FAILED: browsers hide its target), `cache: 'no-store'`, no referrer.
  * The body is read as a stream and the read is cancelled past `limits.maxBytes` (E_FETCH_TOO_LARGE).

@@ -1,34 +1,34 @@
 // The browser host assembled: IndexedDB store + registry + gate (app-rendered and dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
 import './zod-jitless.js';
-import { Store } from '../core/store.js';
+import { Store } from '../core/store/contract.js';
 import { TyError } from '../core/errors.js';
-import { ToolRegistry } from '../core/registry.js';
-import { Invoker, type InvokerOptions } from '../core/invoke.js';
-import { SandboxPool } from '../core/pool.js';
-import { PermissionGate, StoreDecisions } from '../core/gate.js';
-import { compilePolicy, type RuleSet } from '../core/permissions.js';
-import { AskRouter } from '../core/ask.js';
-import { StoreAuditLog } from '../core/audit.js';
-import { PauseTracker } from '../core/pause.js';
-import { capabilityFactory } from '../core/capabilities.js';
-import { ToolSettings, type SettingsValues } from '../core/tool-settings.js';
-import type { SecretValues } from '../core/secrets.js';
-import type { FetchTransport } from '../core/fetch/mediated.js';
-import type { AskChannel, Gate } from '../core/runtime.js';
+import { ToolRegistry } from '../core/revisions/registry.js';
+import { Invoker, type InvokerOptions } from '../core/exec/invoke.js';
+import { SandboxPool } from '../core/exec/pool.js';
+import { PermissionGate, StoreDecisions } from '../core/policy/gate.js';
+import { compilePolicy, type RuleSet } from '../core/policy/permissions.js';
+import { AskRouter } from '../core/ask/router.js';
+import { StoreAuditLog } from '../core/audit/trail.js';
+import { PauseTracker } from '../core/policy/pause.js';
+import { capabilityFactory } from '../core/capabilities/handler.js';
+import { ToolSettings, type SettingsValues } from '../core/revisions/settings.js';
+import type { SecretValues } from '../core/capabilities/secrets.js';
+import type { FetchTransport } from '../core/capabilities/fetch/mediated.js';
+import type { AskChannel, Gate } from '../core/exec/runtime.js';
 import { IdbStoreBackend } from './store.js';
-import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox.js';
-import { DialogAskChannel, type DialogAskOptions } from './ask-dialog.js';
-import { ApprovalChannel } from './ask-app.js';
+import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox/runtime.js';
+import { DialogAskChannel, type DialogAskOptions } from './ask/dialog.js';
+import { ApprovalChannel } from './ask/app.js';
 import { HostEvents, ObservedAsker, type HostEventListener, type HostEventName } from './events.js';
 import { withBrowserHint } from './hints.js';
-import type { InvokeOptions, InvokeResult } from '../core/invoke.js';
-import type { AuditRecord } from '../core/audit.js';
-import type { StoredDecision } from '../core/permissions.js';
-import type { PauseConfig, PausedTool } from '../core/pause.js';
+import type { InvokeOptions, InvokeResult } from '../core/exec/invoke.js';
+import type { AuditRecord } from '../core/audit/trail.js';
+import type { StoredDecision } from '../core/policy/permissions.js';
+import type { PauseConfig, PausedTool } from '../core/policy/pause.js';
 import { BrowserFetchTransport } from './fetch.js';
 import { StoreSecretValues } from './store.js';
-import { BrowserMcp, BROWSER_MCP_SANDBOX, type BrowserMcpServer } from './mcp.js';
-import { Elicitor } from '../core/mcp/elicit.js';
+import { BrowserMcp, BROWSER_MCP_SANDBOX, type BrowserMcpServer } from './mcp/servers.js';
+import { Elicitor } from '../core/mcp/input/elicit.js';
 
 /** Console output of tool code: the revision that wrote it, the level and the raw text. */
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
@@ -107,7 +107,7 @@ export interface BrowserHost {
   gate: Gate;
   invoker: Invoker;
   pool: SandboxPool;
-  /** Remote MCP servers: add/remove, connection state, offered tools, calls (browser/mcp.ts). */
+  /** Remote MCP servers: add/remove, connection state, offered tools, calls (browser/mcp/servers.ts). */
   mcp: BrowserMcp;
   /**
    * Per-tool settings (docs/manifest.md "settings"), stored as content-addressed settings revisions in the host's
@@ -126,7 +126,7 @@ export interface BrowserHost {
   settings: ToolSettings;
   /**
    * Set (or clear) what runs external-service revisions, e.g. the embedding page for `transport: "parent"`
-   * tools (browser/protocol-window.ts). Calls still pass the gate first.
+   * tools (browser/registration/window.ts). Calls still pass the gate first.
    */
   setExternal(fn: InvokerOptions['external'] | undefined): void;
   /** Also receive what tool code writes with console.* (raw text: render it inert); returns the unsubscribe function. */
@@ -166,8 +166,8 @@ export interface BrowserHost {
 /**
  * Assemble the browser host: IdbStoreBackend -> Store -> ToolRegistry; PermissionGate over the rules, an
  * AskRouter on the dialog channel, audit log, pause tracker and permanent decisions in the same store;
- * capability handlers per revision identity (core/capabilities.ts) over BrowserFetchTransport; a
- * SandboxPool of BrowserSandboxRuntime; the Invoker (core/invoke.ts) tying them together.
+ * capability handlers per revision identity (core/capabilities/handler.ts) over BrowserFetchTransport; a
+ * SandboxPool of BrowserSandboxRuntime; the Invoker (core/exec/invoke.ts) tying them together.
  * @throws TyError E_STORE (IndexedDB unavailable), E_INVALID_SETTINGS (a bad rule or askWaitMs).
  */
 export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<BrowserHost> {

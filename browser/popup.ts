@@ -1,6 +1,6 @@
 // Host-owned popup windows for trusted host tools (custom HTML or one exact https origin), through the gate's popup rules; browser host, trusted side.
 import { TyError } from '../core/errors.js';
-import type { Gate, Principal } from '../core/runtime.js';
+import type { Gate, Principal } from '../core/exec/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
 
 export interface PopupRequest {

@@ -1,10 +1,10 @@
 // IndexedDB StoreBackend for the browser host (through idb); browser host, trusted side.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { TyError } from '../core/errors.js';
-import { checkKey, type StoreBackend } from '../core/store.js';
-import { serializeByName } from '../core/memory-store.js';
-import { checkSecretName, type SecretValues } from '../core/secrets.js';
-import type { Store } from '../core/store.js';
+import { checkKey, type StoreBackend } from '../core/store/contract.js';
+import { serializeByName } from '../core/store/memory.js';
+import { checkSecretName, type SecretValues } from '../core/capabilities/secrets.js';
+import type { Store } from '../core/store/contract.js';
 
 interface TyDb extends DBSchema {
   /** Bytes keyed by [namespace, key]: objects (revisions), bindings, tasks, tool storage, questions... */
@@ -100,7 +100,7 @@ export class IdbStoreBackend implements StoreBackend {
 }
 
 /**
- * SecretValues (core/secrets.ts) kept in the host's store under their own namespace (default `mcp-secrets`): the
+ * SecretValues (core/capabilities/secrets.ts) kept in the host's store under their own namespace (default `mcp-secrets`): the
  * browser host's MCP header values. Apart from the tools' secret values (`createBrowserHost({ secretValues })`),
  * so no tool revision can be granted one; never in the audit, never exported.
  */

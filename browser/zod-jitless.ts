@@ -4,7 +4,7 @@
 // page's report-uri). Jitless parsing gives the same results without the probe. zod keeps its configuration in
 // `globalThis.__zod_globalConfig` (zod/v4/core/core.js, `config()` assigns into it), so setting the flag there works
 // whether zod's core was evaluated before or after this module; the build puts this module in the chunk of zod's core
-// (browser/build-config.mjs), so it runs before any chunk that builds a schema. It applies to the whole page's zod.
+// (browser/build/config.mjs), so it runs before any chunk that builds a schema. It applies to the whole page's zod.
 const g = globalThis as { __zod_globalConfig?: { jitless?: boolean } };
 (g.__zod_globalConfig ??= {}).jitless = true;
 export {};

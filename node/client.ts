@@ -1,6 +1,6 @@
 // The typed client `tysandbox/client`: connectStdio (Node), connectHttp and connectWindow (Node and the browser); runs on the client's side.
 import { ProtocolClient, ProtocolError, httpTransport, type ClientOptions, type ClientTransport } from '../core/registration/client.js';
-import { LineFramer } from '../core/mcp/messages.js';
+import { LineFramer } from '../core/mcp/wire/messages.js';
 
 export { ProtocolClient, ProtocolError, httpTransport, type ClientOptions, type ClientTransport, type RunOptions } from '../core/registration/client.js';
 export * from '../protocol/registration.js';

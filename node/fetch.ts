@@ -4,8 +4,8 @@ import { isIP } from 'node:net';
 import { Agent, buildConnector, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { FetchResponse } from '../protocol/wire.js';
 import { TyError } from '../core/errors.js';
-import { judgeAddress } from '../core/fetch/address.js';
-import type { FetchLimits, FetchTransport, TransportRequest } from '../core/fetch/mediated.js';
+import { judgeAddress } from '../core/capabilities/fetch/address.js';
+import type { FetchLimits, FetchTransport, TransportRequest } from '../core/capabilities/fetch/mediated.js';
 
 /**
  * Test-only hooks. Reachable only through this constructor's JS API: nothing in settings, the environment
@@ -42,7 +42,7 @@ function targetError(host: string, message: string): TyError {
  * follow redirects: a 3xx comes back as it is).
  *
  * Connect path (every new connection): the host name is resolved once (or taken as an IP literal); every
- * resolved address is judged with core/fetch/address.ts judgeAddress, and if any is refused the connection
+ * resolved address is judged with core/capabilities/fetch/address.ts judgeAddress, and if any is refused the connection
  * is refused (E_FETCH_TARGET); the TLS connection is made to the first address (the certificate is still
  * checked against the name, SNI = the name); the socket's remote address is judged again after connect.
  *

@@ -7,13 +7,13 @@ export const ToolNameSchema = z.string().regex(TOOL_NAME_RE, TOOL_NAME_RULE);
 export { TOOL_NAME_START_RE, TOOL_NAME_START_RULE } from './names.js';
 
 /**
- * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/cid.ts).
+ * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/revisions/cid.ts).
  * See core/revision.ts for the codec.
  */
 export const RevisionIdSchema = z.string().regex(REVISION_ID_RE, 'a revision id is a base32 CIDv1 string starting with "b"');
 export type RevisionId = z.infer<typeof RevisionIdSchema>;
 
-/** A JSON Schema object (draft 2020-12); validated strictly by core/validate.ts at install time, not here. */
+/** A JSON Schema object (draft 2020-12); validated strictly by core/schema/validate.ts at install time, not here. */
 export const JsonSchemaSchema = z.record(z.string(), z.unknown());
 
 /**
@@ -117,7 +117,7 @@ export const ToolManifestSchema = z.strictObject({
   /**
    * A JSON Schema (draft 2020-12, `"type": "object"`) of values a person configures for this revision (units, a base
    * URL, a default): stored as settings revisions bound to the tool revision, read by the tool as `ctx.settings`.
-   * Never secrets: a field named like one, or marked `writeOnly`, is refused (core/tool-settings.ts).
+   * Never secrets: a field named like one, or marked `writeOnly`, is refused (core/revisions/settings.ts).
    */
   settings: JsonSchemaSchema.optional(),
   /** Per-call limits the tool asks for; the host clamps them to its own maxima. */

@@ -67,7 +67,7 @@ export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 export const TOOL_NAME_RULE = 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -';
 /**
- * What a new revision's name must also do (checked at install, core/registry.ts parseManifest): start with a letter
+ * What a new revision's name must also do (checked at install, core/revisions/registry.ts parseManifest): start with a letter
  * or digit, so a name never reads as a command-line option (`-rf`). ToolNameSchema stays the rule for references,
  * so a revision stored under an older name can still be found and removed.
  */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { RevisionIdSchema, ToolManifestSchema, ToolNameSchema } from './manifest.js';
 import { WireErrorSchema } from './errors.js';
 
-/** A task id: a CIDv1 string over the canonical task document (see core/tasks.ts). */
+/** A task id: a CIDv1 string over the canonical task document (see core/revisions/tasks.ts). */
 export const TaskIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/);
 export type TaskId = z.infer<typeof TaskIdSchema>;
 

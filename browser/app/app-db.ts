@@ -1,7 +1,7 @@
 // The chat app's own IndexedDB database: settings, the API key, conversation indexes; browser app, trusted side.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { ApiKind } from './models/types.js';
-import type { SecretValues } from '../../core/secrets.js';
+import type { SecretValues } from '../../core/capabilities/secrets.js';
 
 /** Settings a person sees in the settings panel. The API key is kept apart (see `AppDb.getKey`). */
 export interface AppSettings {
@@ -88,7 +88,7 @@ export class AppDb {
   async listConversations(): Promise<ConversationRecord[]> {
     return (await this.db.getAll('conversations')).sort((a, b) => b.updated - a.updated);
   }
-  /** Tool secrets as the host's SecretValues (core/secrets.ts): the host reads a value only for a granted revision. */
+  /** Tool secrets as the host's SecretValues (core/capabilities/secrets.ts): the host reads a value only for a granted revision. */
   secretValues(): SecretValues {
     const db = this.db;
     return {

@@ -1,9 +1,9 @@
 // Unit tests: task paths become chat messages (calls grouped, results answering their call ids, failed calls), and the line diff; test code.
 import { describe, expect, it } from 'vitest';
-import { compileDrafts } from '../../core/tasks.js';
-import { ToolRegistry } from '../../core/registry.js';
-import { Store } from '../../core/store.js';
-import { MemoryStoreBackend } from '../../core/memory-store.js';
+import { compileDrafts } from '../../core/revisions/tasks.js';
+import { ToolRegistry } from '../../core/revisions/registry.js';
+import { Store } from '../../core/store/contract.js';
+import { MemoryStoreBackend } from '../../core/store/memory.js';
 import { callIdOf, toChatMessages } from './convert.js';
 import { lineDiff } from './ui/diff.js';
 

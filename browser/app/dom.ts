@@ -1,5 +1,5 @@
 // A tiny DOM builder for the chat app: text is always set as text (never parsed as HTML); browser app, trusted side.
-import { shortId as coreShortId } from '../../core/revisions.js';
+import { shortId as coreShortId } from '../../core/revisions/refs.js';
 
 type Attr = string | number | boolean | undefined | null | ((ev: Event) => void);
 export type Child = Node | string | number | null | undefined | false;
@@ -34,7 +34,7 @@ export function replaceChildren(el: Element, ...children: Child[]): void {
   append(el, ...children);
 }
 
-/** The short form of a revision id (core/revisions.ts shortId, the form `tycli` prints and accepts back). */
+/** The short form of a revision id (core/revisions/refs.ts shortId, the form `tycli` prints and accepts back). */
 export function shortId(id: string | undefined): string {
   return id ? coreShortId(id) : '';
 }

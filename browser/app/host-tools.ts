@@ -1,7 +1,7 @@
 // The app's built-in trusted host tool `show_page` (a popup of custom HTML or one https page, after the gate allows popup(TARGET)); browser app, trusted side.
 import { TyError } from '../../core/errors.js';
-import type { NativeContext } from '../../core/invoke.js';
-import { revisionId } from '../../core/registry.js';
+import type { NativeContext } from '../../core/exec/invoke.js';
+import { revisionId } from '../../core/revisions/registry.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { BrowserHost } from '../host.js';
 import { openHostPopup } from '../popup.js';

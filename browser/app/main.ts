@@ -2,7 +2,7 @@
 import '../zod-jitless.js';
 import './app.css';
 import { createBrowserHost, type BrowserHost } from '../host.js';
-import { PYODIDE_MANIFEST } from '../pyodide-manifest.js';
+import { PYODIDE_MANIFEST } from '../python/pyodide-manifest.js';
 import { AppDb, settingsFromUrl, type AppSettings } from './app-db.js';
 import { ConversationTree } from './tree.js';
 import { ToolRunner } from './tool-runner.js';
@@ -18,7 +18,7 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 import { exampleTools } from './examples.js';
 import { HOST_TOOL_NAMES, installHostTools } from './host-tools.js';
 import { mountEmbedding } from './embed.js';
-import { SecretGrants } from '../../core/secrets.js';
+import { SecretGrants } from '../../core/capabilities/secrets.js';
 import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
 import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';

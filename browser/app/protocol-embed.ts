@@ -1,6 +1,6 @@
-// Mounts the registration protocol (browser/protocol-window.ts) for pages embedding the app, allowed by the "Allowed embedding origins" setting; browser app, trusted side.
+// Mounts the registration protocol (browser/registration/window.ts) for pages embedding the app, allowed by the "Allowed embedding origins" setting; browser app, trusted side.
 import { TyError } from '../../core/errors.js';
-import { serveProtocolWindow } from '../protocol-window.js';
+import { serveProtocolWindow } from '../registration/window.js';
 import { registerEmbeddingServer } from './embed.js';
 
 registerEmbeddingServer((ctx) => {

@@ -1,10 +1,10 @@
 // Runs the model's tool calls as pinned function-call tasks through the browser host's gate and sandboxes; browser app, trusted side.
-import { Invoker } from '../../core/invoke.js';
-import { ToolRegistry } from '../../core/registry.js';
-import { Store } from '../../core/store.js';
-import { MemoryStoreBackend } from '../../core/memory-store.js';
-import { capabilityFactory } from '../../core/capabilities.js';
-import { visibleToolSignatures } from '../../core/tasks.js';
+import { Invoker } from '../../core/exec/invoke.js';
+import { ToolRegistry } from '../../core/revisions/registry.js';
+import { Store } from '../../core/store/contract.js';
+import { MemoryStoreBackend } from '../../core/store/memory.js';
+import { capabilityFactory } from '../../core/capabilities/handler.js';
+import { visibleToolSignatures } from '../../core/revisions/tasks.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Task, ToolSignature } from '../../protocol/task.js';
 import type { BrowserHost } from '../host.js';

@@ -1,16 +1,16 @@
 // A conversation as a task tree: content-addressed tasks in the host store, branches indexed in the app database; browser app, trusted side.
-import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../core/tasks.js';
+import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../core/revisions/tasks.js';
 import { TyError } from '../../core/errors.js';
 import { TaskSchema, type DraftTask, type Task } from '../../protocol/task.js';
-import type { Store } from '../../core/store.js';
-import type { ToolRegistry } from '../../core/registry.js';
+import type { Store } from '../../core/store/contract.js';
+import type { ToolRegistry } from '../../core/revisions/registry.js';
 import type { AppDb, ConversationRecord } from './app-db.js';
 
 /** The system prompt at each conversation's root. */
 export const SYSTEM_PROMPT = 'You are a helpful assistant. Tools you call run in a sandbox in the browser of the person you talk to; some ask that person for approval first.';
 
 /**
- * One conversation. Tasks are compiled with core/tasks.ts (every function call pinned to a revision before
+ * One conversation. Tasks are compiled with core/revisions/tasks.ts (every function call pinned to a revision before
  * the task is hashed) and stored under `tasks/<id>` of the host store; on load each task is re-hashed and a
  * mismatch is E_INTEGRITY. The app database keeps only the branch index (children per task) and the
  * selected leaf, so editing a message and sending it again adds a sibling under the same parent, and every

@@ -1,7 +1,7 @@
 // One turn of the conversation: model request -> tool calls as pinned tasks -> concurrent runs -> results, bounded rounds; browser app, trusted side.
 import type { DraftTask, Task } from '../../protocol/task.js';
-import type { ToolRegistry } from '../../core/registry.js';
-import type { CompileOptions } from '../../core/tasks.js';
+import type { ToolRegistry } from '../../core/revisions/registry.js';
+import type { CompileOptions } from '../../core/revisions/tasks.js';
 import { isTyError } from '../../core/errors.js';
 import { anthropicComplete } from './models/anthropic.js';
 import { openaiComplete } from './models/openai.js';

@@ -44,12 +44,12 @@
  * whose transport reports `negotiation: 'legacy'` (`streamableHttpConnector({ negotiation: 'legacy' })`, as the
  * browser's does: a page's CORS preflight refuses the 2026 headers of most servers) goes to the handshake at once.
  */
-export { McpBridge, type BridgeOptions } from './bridge.js';
-export { serveSession } from './serve-session.js';
-export { GuardedLineTransport } from './guarded-transport.js';
-export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, withFeedback, type DirectPath, type LocalTools } from './bridge-util.js';
-export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from './upstream.js';
-export { RuledTransport, cappedFetch, streamableHttpConnector, type StreamableHttpConnectorOptions } from './upstream-transport.js';
+export { McpBridge, type BridgeOptions } from './bridge/bridge.js';
+export { serveSession } from './wire/serve-session.js';
+export { GuardedLineTransport } from './wire/guarded-transport.js';
+export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, withFeedback, type DirectPath, type LocalTools } from './bridge/util.js';
+export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from './upstream/session.js';
+export { RuledTransport, cappedFetch, streamableHttpConnector, type StreamableHttpConnectorOptions } from './upstream/transport.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   McpDefinitionSchema,
@@ -62,12 +62,12 @@ export {
   type UpstreamConnector,
   type UpstreamTransport,
 } from './server-definition.js';
-export { prefixedNaming, singleNaming, RES_PREFIX, mapToolResult, mapPromptResult, type Naming } from './naming.js';
-export { MAX_MESSAGE_BYTES, RPC, classify, clientMessageRule, parseMessage, rpcError, serverMessageRule, requestLogLine, LineFramer, frame, type RpcId } from './messages.js';
-export { checkRequestParams, ClientLifecycle } from './params.js';
-export { SessionPool, DEFAULT_POOL_LIMITS, type PoolLimits } from './pool.js';
-export { SessionClock, DEFAULT_SESSION_IDLE_MS } from './session-clock.js';
-export { NamespaceSchema, chooseTargets, mergedSchema, type Namespace, type NamespaceAction } from './namespace.js';
-export { checkToolArguments, checkToolSchema, checkStructuredContent } from './args.js';
-export { StoreDefinitionMemory, definitionHash, type DefinitionMemory } from './definitions.js';
-export { TOOL_EXECUTION_CODES, toolErrorResult, clientMessage } from './results.js';
+export { prefixedNaming, singleNaming, RES_PREFIX, mapToolResult, mapPromptResult, type Naming } from './bridge/naming.js';
+export { MAX_MESSAGE_BYTES, RPC, classify, clientMessageRule, parseMessage, rpcError, serverMessageRule, requestLogLine, LineFramer, frame, type RpcId } from './wire/messages.js';
+export { checkRequestParams, ClientLifecycle } from './wire/params.js';
+export { SessionPool, DEFAULT_POOL_LIMITS, type PoolLimits } from './upstream/pool.js';
+export { SessionClock, DEFAULT_SESSION_IDLE_MS } from './wire/session-clock.js';
+export { NamespaceSchema, chooseTargets, mergedSchema, type Namespace, type NamespaceAction } from './bridge/namespace.js';
+export { checkToolArguments, checkToolSchema, checkStructuredContent } from './bridge/args.js';
+export { StoreDefinitionMemory, definitionHash, type DefinitionMemory } from './bridge/definitions.js';
+export { TOOL_EXECUTION_CODES, toolErrorResult, clientMessage } from './bridge/results.js';

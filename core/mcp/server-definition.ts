@@ -1,7 +1,7 @@
 // An MCP server definition as the bridge sees it (name, how to reach it, its own rules) and the host interfaces that load and reach one; core, trusted side.
 import { z } from 'zod';
 import type { Transport } from '@modelcontextprotocol/client';
-import type { Namespace } from './namespace.js';
+import type { Namespace } from './bridge/namespace.js';
 
 /** Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays unambiguous). */
 export const SERVER_NAME_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
@@ -75,7 +75,7 @@ export interface McpDefinitionSource {
 
 /** What a connector is told about one connection. */
 export interface ConnectContext {
-  /** A server message the rules dropped or answered (method only); a connector applies core/mcp/messages.ts serverMessageRule (see RuledTransport). */
+  /** A server message the rules dropped or answered (method only); a connector applies core/mcp/wire/messages.ts serverMessageRule (see RuledTransport). */
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
   signal?: AbortSignal;
   /** Server requests the session answers itself instead of the message rules refusing them (`elicitation/create` for a person). */

@@ -1,11 +1,11 @@
 // JSON-RPC 2.0 framing rules of the registration protocol: classify one message, build errors with stable codes; core, trusted side.
 //
 // Follows JSON-RPC 2.0 (https://www.jsonrpc.org/specification) with the bridge's stricter rules
-// (core/mcp/messages.ts): one message per request (no batches), ids are strings or numbers, an id-less
+// (core/mcp/wire/messages.ts): one message per request (no batches), ids are strings or numbers, an id-less
 // request is refused (only `$/cancel` may be a notification), messages over the size cap are refused.
 import type { ErrorCode } from '../../protocol/errors.js';
 import { CANCEL_METHOD, type RpcId } from '../../protocol/registration.js';
-import { findProtoKey, MAX_MESSAGE_BYTES } from '../mcp/messages.js';
+import { findProtoKey, MAX_MESSAGE_BYTES } from '../mcp/wire/messages.js';
 import type { TyError } from '../errors.js';
 
 /** Largest message, bytes: 8 MiB, as for the MCP bridge. */

@@ -1,15 +1,15 @@
 // Unit tests of the registration protocol handler over an in-memory store and the real gate; trusted side.
 import { describe, expect, it } from 'vitest';
 import { RegistrationServer } from './server.js';
-import { ToolRegistry } from '../registry.js';
-import { PermissionGate, StoreDecisions } from '../gate.js';
-import { compilePolicy, type RuleSet } from '../permissions.js';
-import { StoreAuditLog } from '../audit.js';
-import { PauseTracker } from '../pause.js';
-import { Store } from '../store.js';
-import { MemoryStoreBackend } from '../memory-store.js';
-import type { Asker, AskOutcome } from '../ask.js';
-import type { Question } from '../runtime.js';
+import { ToolRegistry } from '../revisions/registry.js';
+import { PermissionGate, StoreDecisions } from '../policy/gate.js';
+import { compilePolicy, type RuleSet } from '../policy/permissions.js';
+import { StoreAuditLog } from '../audit/trail.js';
+import { PauseTracker } from '../policy/pause.js';
+import { Store } from '../store/contract.js';
+import { MemoryStoreBackend } from '../store/memory.js';
+import type { Asker, AskOutcome } from '../ask/router.js';
+import type { Question } from '../exec/runtime.js';
 import type { RpcMessage } from './rpc.js';
 
 const manifest = (k = 2, name = 'double') => ({

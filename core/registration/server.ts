@@ -16,10 +16,10 @@ import {
   type ToolListResult,
 } from '../../protocol/registration.js';
 import { TyError, toTyError } from '../errors.js';
-import { revisionId, type ToolRegistry } from '../registry.js';
-import { parseManifest } from '../manifest-parse.js';
-import type { Gate, GateRequest } from '../runtime.js';
-import type { InvokeResult } from '../invoke.js';
+import { revisionId, type ToolRegistry } from '../revisions/registry.js';
+import { parseManifest } from '../manifest/parse.js';
+import type { Gate, GateRequest } from '../exec/runtime.js';
+import type { InvokeResult } from '../exec/invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { RegistrationRate } from './limits.js';
 import { classifyInbound, rpcFailure, rpcFromTyError, RPC_CODES, MAX_PROTOCOL_MESSAGE_BYTES, type RpcMessage } from './rpc.js';

@@ -1,8 +1,8 @@
 // The command line's own hints for host-neutral core errors (core names the facts, the CLI names the command); Node host, trusted side.
 import type { TyError } from '../../core/errors.js';
-import type { Question } from '../../core/runtime.js';
-import { renderQuestion } from '../../core/text.js';
-import { mcpHint } from '../../core/mcp/results.js';
+import type { Question } from '../../core/exec/runtime.js';
+import { renderQuestion } from '../../core/ask/text.js';
+import { mcpHint } from '../../core/mcp/bridge/results.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -47,7 +47,7 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
 }
 
 /**
- * The hint `tycli mcp serve` appends for an MCP client (core/mcp/results.ts ClientHint): core's mcpHint (rules
+ * The hint `tycli mcp serve` appends for an MCP client (core/mcp/bridge/results.ts ClientHint): core's mcpHint (rules
  * and settings a person would change), except that a pause names the command that lifts it on this machine.
  */
 export function mcpServeHint(code: string, data: Record<string, unknown> | undefined): string | undefined {
@@ -58,7 +58,7 @@ export function mcpServeHint(code: string, data: Record<string, unknown> | undef
 }
 
 const RULE_LINE = '  Rule that allows this without asking: ';
-/** core/text.ts renderQuestion with the command line's own wording for the rule: `--allow 'RULE'`. */
+/** core/ask/text.ts renderQuestion with the command line's own wording for the rule: `--allow 'RULE'`. */
 export function cliQuestionLines(q: Question): string[] {
   return renderQuestion(q).map((l) => (l.startsWith(RULE_LINE) ? `${RULE_LINE}--allow '${l.slice(RULE_LINE.length)}'` : l));
 }

@@ -146,7 +146,7 @@ describe('tycli dispatch', () => {
 
 describe('lazy command modules', () => {
   it('the permissions rules help names the permission engine\'s scopes in order', async () => {
-    const { SCOPES } = await import('../../core/permissions.js');
+    const { SCOPES } = await import('../../core/policy/permissions.js');
     const { RULE_SCOPES_TEXT } = await import('./commands/permissions.js');
     expect(RULE_SCOPES_TEXT).toBe(SCOPES.join(', '));
   });

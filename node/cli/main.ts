@@ -187,7 +187,7 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   }
   let globals: GlobalOptions;
   try {
-    const { resolveHome } = await import('../paths.js');
+    const { resolveHome } = await import('../store/paths.js');
     let sandbox = values.sandbox as string | undefined;
     if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox) && cmd.sandboxNames) {
       if (values.client !== undefined && values.client !== sandbox) return fail(early, 'E_USAGE', `--sandbox ${sandbox.slice(0, 40)} and --client ${String(values.client).slice(0, 40)} name two client contexts; give one`);

@@ -1,10 +1,10 @@
 // Output, error and exit-code helpers shared by tycli commands; Node host, trusted side.
 import type { ErrorCode } from '../../protocol/errors.js';
 import { TyError } from '../../core/errors.js';
-import { escapeCodePoint, inertJson } from '../../core/text.js';
+import { escapeCodePoint, inertJson } from '../../core/ask/text.js';
 import type { CliContext } from './types.js';
 import { cliHint } from './hints.js';
-import { formatFrames, type ToolFrame } from '../../core/stack.js';
+import { formatFrames, type ToolFrame } from '../../core/exec/stack.js';
 
 /** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
 const INPUT_CODES = new Set<string>(['E_USAGE', 'E_INVALID_ARGS', 'E_INVALID_MANIFEST', 'E_UNKNOWN_TOOL', 'E_INVALID_SETTINGS', 'E_INVALID_TASK', 'E_UNPINNED_TASK']);
@@ -19,7 +19,7 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/gu;
 /**
  * Text from a tool (results, descriptions) made inert for a terminal: when stdout is a TTY, every
  * control (ESC, CSI, OSC, CR, BEL...), bidi, zero-width and other invisible code point except LF and
- * tab is shown as a visible escape (core/text.ts escapeCodePoint). Piped output stays byte-exact.
+ * tab is shown as a visible escape (core/ask/text.ts escapeCodePoint). Piped output stays byte-exact.
  */
 export function terminalSafe(ctx: CliContext, text: string, stream: NodeJS.WritableStream = ctx.io.stdout): string {
   if (!(stream as { isTTY?: boolean }).isTTY) return text;
@@ -88,7 +88,7 @@ export function note(ctx: CliContext, text: string): void {
  * Print exactly one JSON line to stdout, in the envelope every `--json` output has: an object with `"ok"` first
  * (`{"ok":true,...fields}`; `fail()` writes `{"ok":false,"error":{...}}`). An object without `ok` gets
  * `"ok":true`. Hidden code points (controls, bidi, zero-width, line separators) are written as `\\u` escapes
- * (core/text.ts inertJson), so the line parses to the same value and cannot drive a terminal it is shown on.
+ * (core/ask/text.ts inertJson), so the line parses to the same value and cannot drive a terminal it is shown on.
  * A command prints one such line per run (a watching command: one per event).
  */
 export function outJson(ctx: CliContext, value: unknown): void {
@@ -105,7 +105,7 @@ export function outOk(ctx: CliContext, fields: Record<string, unknown>): void {
  * Report an error and return its exit code: `error[CODE]: message` on stderr (always made inert: the
  * message may carry a tool's own error text, and stderr is read by people even when piped), or with --json the line
  * `{"ok":false,"error":{"code","message"[,"frames"]}}` on stdout. `frames`: the tool's own stack frames mapped to
- * its source files (core/stack.ts), printed under the message as `    at fn (file:line:column)`.
+ * its source files (core/exec/stack.ts), printed under the message as `    at fn (file:line:column)`.
  */
 export function fail(ctx: CliContext, code: ErrorCode | string, message: string, extra?: { frames?: ToolFrame[] }): 1 | 2 {
   const frames = extra?.frames?.length ? extra.frames : undefined;

@@ -1,6 +1,6 @@
 // The terminal progress line shown while a Python revision's sandbox starts Pyodide (tycli run on a TTY); Node host, trusted side.
-import { packageRoot, type NodeSandboxRuntimeOptions } from '../sandbox.js';
-import { pyodideAssets } from '../python-sandbox.js';
+import { packageRoot, type NodeSandboxRuntimeOptions } from '../sandbox/runtime.js';
+import { pyodideAssets } from '../python/sandbox.js';
 
 type Progress = NonNullable<NodeSandboxRuntimeOptions['onStartProgress']>;
 

@@ -11,8 +11,8 @@ export async function suggestTool(data: Record<string, unknown> | undefined, hom
   const name = data?.name;
   if (!data || typeof name !== 'string' || data.prefix !== undefined || data.revision !== undefined || data.candidates !== undefined) return data;
   try {
-    const { FileStoreBackend } = await import('../store.js');
-    const { tycliPaths } = await import('../paths.js');
+    const { FileStoreBackend } = await import('../store/file-store.js');
+    const { tycliPaths } = await import('../store/paths.js');
     const names = [...(await new FileStoreBackend(tycliPaths(home).store).list('bindings')), 'python'];
     const s = nearest(name, names);
     return s ? { ...data, suggestion: s } : data;

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, browserSelected, findRepoRoot, selectedBrowserChecks } from './browser.js';
 import { CONTRACTS, formatChecks, selectContracts } from './contracts.js';
-import { STORE_CONTRACT } from '../../test/store-contract.js';
-import { bundledContract } from '../../test/browser/bundled-contract.js';
+import { STORE_CONTRACT } from '../../core/store/contract-suite.js';
+import { bundledContract } from '../../browser/diagnostics/bundled-contract.js';
 import { clipLine } from '../cli/commands/diagnostics.js';
 
 // The browser contract titles as written in the harness (contract entries are indented four spaces).
-const harness = readFileSync(join(import.meta.dirname, '..', '..', 'test', 'browser', 'harness.ts'), 'utf8');
+const harness = readFileSync(join(import.meta.dirname, '..', '..', 'browser', 'diagnostics', 'contracts.ts'), 'utf8');
 const titles = [...harness.matchAll(/^ {4}name: '(.+)',$/gm)].map((m) => m[1]!.replace(/\\'/g, "'"));
 
 describe('cross-host contract names', () => {

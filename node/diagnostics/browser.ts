@@ -57,18 +57,18 @@ function titlesIn(text: string, indent: number): string[] {
 
 /**
  * Every browser check title, read from the checkout's sources (no browser needed): the harness's contracts
- * (test/browser/harness.ts, with the bundled-revision contract), the IndexedDB store contract
- * (test/store-contract.ts, titled `store (IndexedDB): …`) and the loopback beacon row. These are the titles the
+ * (browser/diagnostics/contracts.ts, with the bundled-revision contract), the IndexedDB store contract
+ * (core/store/contract-suite.ts, titled `store (IndexedDB): …`) and the loopback beacon row. These are the titles the
  * diagnostics page runs (test/e2e/diagnostics-browser.test.ts compares them). Undefined without a checkout.
  */
 export function browserCheckTitles(root: string | undefined = findRepoRoot()): string[] | undefined {
   if (!root) return undefined;
   try {
-    const harness = readFileSync(join(root, 'test', 'browser', 'harness.ts'), 'utf8');
+    const harness = readFileSync(join(root, 'browser', 'diagnostics', 'contracts.ts'), 'utf8');
     const start = harness.indexOf('const contracts: Contract[] = [');
     const body = start < 0 ? '' : harness.slice(start, harness.indexOf('\n];', start));
-    const bundled = titlesIn(readFileSync(join(root, 'test', 'browser', 'bundled-contract.ts'), 'utf8'), 2);
-    const store = titlesIn(readFileSync(join(root, 'test', 'store-contract.ts'), 'utf8'), 4).map((t) => `${STORE_PREFIX}${t}`);
+    const bundled = titlesIn(readFileSync(join(root, 'browser', 'diagnostics', 'bundled-contract.ts'), 'utf8'), 2);
+    const store = titlesIn(readFileSync(join(root, 'core', 'store', 'contract-suite.ts'), 'utf8'), 4).map((t) => `${STORE_PREFIX}${t}`);
     const titles = [...bundled, ...titlesIn(body, 4), ...store];
     return titles.length > 0 ? [...titles, BEACON_ROW] : undefined;
   } catch {
@@ -90,10 +90,10 @@ interface DriverModule {
   CHROMIUM_PATH: string;
 }
 
-/** The source checkout holding test/browser/driver.mjs, from here (node/diagnostics or dist/node/diagnostics). */
+/** The source checkout holding node/diagnostics/browser-driver.mjs, from here (node/diagnostics or dist/node/diagnostics). */
 export function findRepoRoot(from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
   for (let d = from, i = 0; i < 6; i++, d = dirname(d)) {
-    if (existsSync(join(d, 'test', 'browser', 'driver.mjs')) && existsSync(join(d, 'package.json'))) return d;
+    if (existsSync(join(d, 'node', 'diagnostics', 'browser-driver.mjs')) && existsSync(join(d, 'package.json'))) return d;
     if (d === dirname(d)) break;
   }
   return undefined;
@@ -122,7 +122,7 @@ export interface BrowserRunOptions {
 /**
  * Run the selected browser contracts: (re)use the vite build in `<repo>/dist/browser` (built by
  * `npm run build`, else built now), serve it on 127.0.0.1, open the diagnostics page in Debian's Chromium
- * through playwright-core (test/browser/driver.mjs), run each selected contract in the page, and add the
+ * through playwright-core (node/diagnostics/browser-driver.mjs), run each selected contract in the page, and add the
  * loopback beacon row (no request from a sandbox reached the server). Rows carry cross-host names.
  * @returns the rows, empty when the filter selects no browser contract.
  * @throws TyError E_SANDBOX_UNAVAILABLE when the source checkout, vite, playwright-core or Chromium is
@@ -130,15 +130,15 @@ export interface BrowserRunOptions {
  */
 export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Promise<HostContractRow[]> {
   const root = findRepoRoot();
-  if (!root) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the browser contracts ship with the tysandbox source checkout (test/browser/driver.mjs), which is not here; run tycli from a checkout');
+  if (!root) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the browser contracts ship with the tysandbox source checkout (node/diagnostics/browser-driver.mjs), which is not here; run tycli from a checkout');
   const missing = [];
   for (const dep of ['vite', 'playwright-core']) if (!(await canImport(dep))) missing.push(dep);
   if (missing.length) throw new TyError('E_SANDBOX_UNAVAILABLE', `--browser needs the development dependencies ${missing.join(' and ')}; run npm ci (without --omit=dev) in ${root}`);
-  const driver = (await import(pathToFileURL(join(root, 'test', 'browser', 'driver.mjs')).href)) as DriverModule;
+  const driver = (await import(pathToFileURL(join(root, 'node', 'diagnostics', 'browser-driver.mjs')).href)) as DriverModule;
   if (!existsSync(driver.CHROMIUM_PATH)) throw new TyError('E_SANDBOX_UNAVAILABLE', `--browser needs Chromium at ${driver.CHROMIUM_PATH}; install it (Debian: apt-get install chromium)`);
 
   const outDir = join(root, 'dist', 'browser');
-  if (opts.rebuild || !existsSync(join(outDir, 'test', 'browser', 'diagnostics.html'))) await driver.buildBrowserApp({ outDir });
+  if (opts.rebuild || !existsSync(join(outDir, 'browser', 'diagnostics', 'index.html'))) await driver.buildBrowserApp({ outDir });
   const server = await driver.serveDir(outDir);
   let browser: { close(): Promise<void> } | undefined;
   try {

@@ -1,9 +1,9 @@
 // The command-line host as the security contracts see it: runs a tool source through the real Node/Deno runtime and OS wrapper; Node host, trusted side.
-import { DEFAULT_LIMITS, type CapabilityHandler, type CallLimits } from '../../core/runtime.js';
+import { DEFAULT_LIMITS, type CapabilityHandler, type CallLimits } from '../../core/exec/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
-import { revisionId } from '../../core/registry.js';
+import { revisionId } from '../../core/revisions/registry.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
-import { NodeSandboxRuntime, resolveDeno, type SpawnWrapper } from '../sandbox.js';
+import { NodeSandboxRuntime, resolveDeno, type SpawnWrapper } from '../sandbox/runtime.js';
 import { planIsolation, type IsolationPlan, type Posture } from '../os-sandbox/posture.js';
 import { probeSandbox, type SandboxProbe } from '../os-sandbox/probe.js';
 

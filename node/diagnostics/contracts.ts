@@ -6,13 +6,13 @@ import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planIsolation } from '../os-sandbox/posture.js';
-import { createCapabilityHandler } from '../../core/capabilities.js';
-import { createMediatedFetch } from '../../core/fetch/mediated.js';
-import type { Gate } from '../../core/runtime.js';
+import { createCapabilityHandler } from '../../core/capabilities/handler.js';
+import { createMediatedFetch } from '../../core/capabilities/fetch/mediated.js';
+import type { Gate } from '../../core/exec/runtime.js';
 import { NodeFetchTransport } from '../fetch.js';
 import type { ContractHost, Engine, Layers } from './cli-host.js';
 import { PROBE_TOOL_SOURCE, killMarker, waitNoMarker, type Observations, type ProbeArgs, type ProbeName } from './probes.js';
-import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from './python-probes.js';
+import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from '../../core/diagnostics/python-probes.js';
 
 export interface ContractResult {
   ok: boolean;

@@ -1,10 +1,10 @@
-// The command line's MCP bridge: core's McpBridge (core/mcp/bridge.ts) over the settings folder's definitions and the Node connector (processes, hubs, HTTP); Node host, trusted side.
-import { McpBridge as CoreBridge, type BridgeOptions as CoreBridgeOptions } from '../../core/mcp/bridge.js';
+// The command line's MCP bridge: core's McpBridge (core/mcp/bridge/bridge.ts) over the settings folder's definitions and the Node connector (processes, hubs, HTTP); Node host, trusted side.
+import { McpBridge as CoreBridge, type BridgeOptions as CoreBridgeOptions } from '../../core/mcp/bridge/bridge.js';
 import type { HubLauncher } from './hub.js';
 import { fileDefinitionSource } from './source.js';
 import { nodeConnector } from './upstream.js';
 
-export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, unwrapUri, withFeedback, wrapUri, type DirectPath, type LocalTools } from '../../core/mcp/bridge-util.js';
+export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, unwrapUri, withFeedback, wrapUri, type DirectPath, type LocalTools } from '../../core/mcp/bridge/util.js';
 
 export interface BridgeOptions extends Omit<CoreBridgeOptions, 'source' | 'connect'> {
   /** tycli home (definitions are read from it on every call). */

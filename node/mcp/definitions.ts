@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
-import { canonicalJson } from '../../core/canonical.js';
-import { tycliPaths } from '../paths.js';
+import { canonicalJson } from '../../core/revisions/canonical.js';
+import { tycliPaths } from '../store/paths.js';
 import { McpDefinitionSchema, SERVER_NAME_RE, ServerNameSchema, type McpDefinition } from '../../core/mcp/server-definition.js';
 
 export { SERVER_NAME_RE, ServerNameSchema, McpDefinitionSchema, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition } from '../../core/mcp/server-definition.js';

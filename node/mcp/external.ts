@@ -1,13 +1,13 @@
 // Binds `external-service` revisions to a bridged MCP server's tool (the Invoker's `external` hook); Node host, trusted side.
-import type { ToolIdentity } from '../../core/invoke.js';
+import type { ToolIdentity } from '../../core/exec/invoke.js';
 import { TyError } from '../../core/errors.js';
-import { checkToolArguments } from '../../core/mcp/args.js';
-import { definitionHash } from '../../core/mcp/definitions.js';
-import { SessionPool, type PoolLimits } from '../../core/mcp/pool.js';
+import { checkToolArguments } from '../../core/mcp/bridge/args.js';
+import { definitionHash } from '../../core/mcp/bridge/definitions.js';
+import { SessionPool, type PoolLimits } from '../../core/mcp/upstream/pool.js';
 import { fingerprint, loadDefinition } from './definitions.js';
 import { UpstreamSession, nodeConnector } from './upstream.js';
 import { SERVER_RULE_SCOPE, hintsOf, previewOf, serverRule } from './bridge.js';
-import type { Gate, GateRequest } from '../../core/runtime.js';
+import type { Gate, GateRequest } from '../../core/exec/runtime.js';
 
 export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & { close(): Promise<void> };
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../core/errors.js';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, frame, parseMessage, rpcError, type RpcId } from '../../core/mcp/messages.js';
+import { LineFramer, MAX_MESSAGE_BYTES, RPC, frame, parseMessage, rpcError, type RpcId } from '../../core/mcp/wire/messages.js';
 import { definitionsDir, fingerprint, loadDefinition, type McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
 

@@ -6,7 +6,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TyError } from '../../core/errors.js';
-import { LineFramer, MAX_MESSAGE_BYTES, frame, parseMessage, serverMessageRule } from '../../core/mcp/messages.js';
+import { LineFramer, MAX_MESSAGE_BYTES, frame, parseMessage, serverMessageRule } from '../../core/mcp/wire/messages.js';
 
 /** Look `command` up on the given PATH (not the CLI's own). @throws TyError E_MCP when not found. */
 export async function resolveCommand(command: string, path: string | undefined): Promise<string> {
@@ -78,7 +78,7 @@ export interface ProcessTransportOptions {
   /** Called for every message the rules dropped or answered (method only; for the log). */
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string }) => void;
   maxMessageBytes?: number;
-  /** Server requests handed to the session instead of refused (core/mcp/messages.ts serverMessageRule). */
+  /** Server requests handed to the session instead of refused (core/mcp/wire/messages.ts serverMessageRule). */
   passRequests?: ReadonlySet<string>;
 }
 

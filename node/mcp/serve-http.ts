@@ -3,12 +3,12 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpHandler, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
-import { checkParamHeaders, checkStandardHeaders, modernVersion } from '../../core/mcp/http-headers.js';
-import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/messages.js';
-import { checkRequestParams } from '../../core/mcp/params.js';
-import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/session-clock.js';
+import { checkParamHeaders, checkStandardHeaders, modernVersion } from '../../core/mcp/wire/http-headers.js';
+import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/wire/messages.js';
+import { checkRequestParams } from '../../core/mcp/wire/params.js';
+import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/wire/session-clock.js';
 import type { McpBridge } from './bridge.js';
-import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http-guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
 
 /** Requests 2026-07-28 removed (MCP 2026-07-28 changelog): answered 404 / -32601 to a stateless request. */
 const REMOVED_IN_2026: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
@@ -42,7 +42,7 @@ export interface HttpServeHandle {
  * (413 beyond), passed through the same client-message rules as stdio before the SDK transport sees them.
  * Each `initialize` starts a client session with its own server sessions. A session with no request for
  * `idleMs` ends (with its server sessions); past `maxSessions` the least recently used session with no
- * request in flight is ended at once to make room (core/mcp/session-clock.ts). Only when every session
+ * request in flight is ended at once to make room (core/mcp/wire/session-clock.ts). Only when every session
  * has a request in flight does a new one wait for a place; one still waiting after `waitMs` is answered
  * 429 (a client that leaves while waiting holds none).
  * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's StreamableHTTPServerTransport.

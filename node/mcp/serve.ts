@@ -1,12 +1,12 @@
 // `tycli mcp serve` over stdio: core's guarded line transport (the client-message rules) on a Node stream pair in front of the bridge; Node host, trusted side.
 import type { Readable, Writable } from 'node:stream';
-import { GuardedLineTransport } from '../../core/mcp/guarded-transport.js';
-import { MAX_MESSAGE_BYTES } from '../../core/mcp/messages.js';
+import { GuardedLineTransport } from '../../core/mcp/wire/guarded-transport.js';
+import { MAX_MESSAGE_BYTES } from '../../core/mcp/wire/messages.js';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { McpBridge } from './bridge.js';
 
-/** core/mcp/guarded-transport.ts GuardedLineTransport over a Readable (client to bridge) and a Writable (bridge to client). */
+/** core/mcp/wire/guarded-transport.ts GuardedLineTransport over a Readable (client to bridge) and a Writable (bridge to client). */
 export class GuardedStreamTransport extends GuardedLineTransport {
   private readonly onData = (chunk: Buffer): void => this.receive(chunk);
   private readonly onEnd = (): void => this.end();

@@ -1,12 +1,12 @@
 // The command line's UpstreamConnector: a `command` server as a child process, a `shared` one through its hub's Unix socket, a `url` one over core's fetch-based Streamable HTTP; Node host, trusted side.
 import type { UpstreamConnector } from '../../core/mcp/server-definition.js';
-import { RuledTransport, streamableHttpConnector } from '../../core/mcp/upstream-transport.js';
+import { RuledTransport, streamableHttpConnector } from '../../core/mcp/upstream/transport.js';
 import { TyError } from '../../core/errors.js';
 import { ProcessTransport } from './process.js';
 import { SocketTransport, connectHub, type HubLauncher } from './hub.js';
 
-export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from '../../core/mcp/upstream.js';
-export { RuledTransport, cappedFetch, streamableHttpConnector } from '../../core/mcp/upstream-transport.js';
+export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from '../../core/mcp/upstream/session.js';
+export { RuledTransport, cappedFetch, streamableHttpConnector } from '../../core/mcp/upstream/transport.js';
 export { headersFromEnv } from '../../core/mcp/server-definition.js';
 
 /**

@@ -195,8 +195,8 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
   });
 
   it.runIf(process.getuid?.() === 0)('a root CLI\'s sandbox process runs as its leased uid and gid, with no supplementary group and no capability, whichever of spawn or setpriv drops root', async () => {
-    const { NodeSandboxRuntime } = await import('../sandbox.js');
-    const { DEFAULT_LIMITS } = await import('../../core/runtime.js');
+    const { NodeSandboxRuntime } = await import('../sandbox/runtime.js');
+    const { DEFAULT_LIMITS } = await import('../../core/exec/runtime.js');
     const manifest = { name: 'who', description: '', parameters: {}, execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source: 'export default async () => 1' } };
     const seen: Record<string, string>[] = [];
     const ids: ({ uid: number; gid: number } | undefined)[] = [];

@@ -8,7 +8,7 @@ import { chownToLease, type UidLease } from './uid-pool.js';
 
 /**
  * What a runtime wants to spawn, before OS isolation. Structurally the `SpawnWrapper` input of
- * node/sandbox.ts: `env` is the complete environment the process gets; `readOnlyPaths` are files or
+ * node/sandbox/runtime.ts: `env` is the complete environment the process gets; `readOnlyPaths` are files or
  * folders the runtime needs (its runner, its own data); `writablePaths` are granted folders.
  */
 export interface SpawnRequest {
@@ -401,7 +401,7 @@ export function spawnDropsPrivileges(): boolean {
 }
 
 /**
- * A SpawnWrapper for node/sandbox.ts: the returned process is bwrap (or setpriv, which execs bwrap)
+ * A SpawnWrapper for node/sandbox/runtime.ts: the returned process is bwrap (or setpriv, which execs bwrap)
  * with an *empty* environment, because the sandbox can read the environment of its pid 1 (bwrap) in
  * /proc/1/environ; the runtime's variables are passed with --setenv only. For a request with `spawnerSetsIds`,
  * where spawnDropsPrivileges(), the uid drop is the spawner's (`spawnAs`) instead of setpriv's.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { elfInterpreter, sharedLibraries } from './bwrap.js';
-import { resolveDeno } from '../sandbox.js';
+import { resolveDeno } from '../sandbox/runtime.js';
 
 const linux = process.platform === 'linux';
 let dir: string;

@@ -1,5 +1,5 @@
 // OS resource limits for a sandboxed process (process count, CPU seconds, data size) as prlimit arguments; Node host, trusted side.
-import type { CallLimits } from '../../core/runtime.js';
+import type { CallLimits } from '../../core/exec/runtime.js';
 
 /**
  * Kernel resource limits (setrlimit(2)) applied to the sandboxed process tree, soft = hard (except RLIMIT_CPU).
@@ -37,7 +37,7 @@ export const DATA_MARGIN_MB: Readonly<Record<'node' | 'deno', number>> = Object.
 
 /**
  * RLIMIT_DATA of a JavaScript sandbox, MiB: heap cap (`memoryMb`) + DATA_MARGIN_MB of the engine, at least what
- * the revision's runtime states it needs (`minDataBytes`, e.g. Pyodide's wasm heap: node/python-sandbox.ts
+ * the revision's runtime states it needs (`minDataBytes`, e.g. Pyodide's wasm heap: node/python/sandbox.ts
  * PYTHON_SANDBOX_NEEDS.dataBytes). Also what the sandbox is charged against the host's memory budget.
  */
 export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBytes = 0): number {

@@ -96,7 +96,7 @@ export function seatbeltArgv(req: SpawnRequest, opts: SeatbeltOptions = {}): str
   return argv;
 }
 
-/** A SpawnWrapper for node/sandbox.ts on macOS. @throws TyError E_SANDBOX_FAILED */
+/** A SpawnWrapper for node/sandbox/runtime.ts on macOS. @throws TyError E_SANDBOX_FAILED */
 export function createSeatbeltWrapper(opts: SeatbeltOptions = {}): SpawnWrapperFn {
   return (req) => {
     const argv = seatbeltArgv(req, opts);

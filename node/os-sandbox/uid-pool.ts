@@ -4,8 +4,8 @@ import { chownSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync,
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
-import { ownerStale, type LockOwner } from '../lock.js';
-import { processStartTime } from '../proc.js';
+import { ownerStale, type LockOwner } from '../store/lock.js';
+import { processStartTime } from '../process/identity.js';
 
 /**
  * The reserved range: uids and gids SANDBOX_UID_BASE .. SANDBOX_UID_BASE + SANDBOX_UID_COUNT - 1
@@ -67,7 +67,7 @@ export function uidBusyInProc(uid: number): boolean {
  * gets `owner.json` {pid, start, host, token, at} and is renamed to `<uid>`; rename(2) fails on an existing non-empty
  * folder, so exactly one process wins a uid). Slots are tried from a random start, so a just-released uid is rarely
  * handed out again at once. A lease whose owner process is gone (pid absent, or reused: another start time; see
- * node/lock.ts ownerStale) and under whose uid no process runs any more is reclaimed; so is a folder without an owner
+ * node/store/lock.ts ownerStale) and under whose uid no process runs any more is reclaimed; so is a folder without an owner
  * file older than 1 s; the first lease of each pool sweeps every such lease away. Synchronous: it runs inside a
  * SpawnWrapper, which is synchronous.
  */

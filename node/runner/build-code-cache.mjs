@@ -15,10 +15,10 @@ const require = createRequire(import.meta.url);
 const ENTRY = `${here}/sandbox-runner-entry.cjs`;
 const entry = require(ENTRY);
 
-/** The engine flags of a default JavaScript sandbox without its permission flags and runner path (node/sandbox.ts). */
+/** The engine flags of a default JavaScript sandbox without its permission flags and runner path (node/sandbox/runtime.ts). */
 async function sandboxFlags() {
-  const { NodeSandboxRuntime } = await import('../../dist/node/sandbox.js');
-  const { DEFAULT_LIMITS } = await import('../../dist/core/runtime.js');
+  const { NodeSandboxRuntime } = await import('../../dist/node/sandbox/runtime.js');
+  const { DEFAULT_LIMITS } = await import('../../dist/core/exec/runtime.js');
   const spec = { revision: 'bcodecache', manifest: { name: 'code-cache', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: '' } }, limits: { ...DEFAULT_LIMITS } };
   const cmd = new NodeSandboxRuntime({ engine: 'node' }).command(spec);
   const runnerAt = cmd.args.indexOf(ENTRY);

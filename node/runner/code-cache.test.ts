@@ -1,15 +1,15 @@
 // Tests of the Node runner's V8 code cache (node/runner/sandbox-runner-entry.cjs, build-code-cache.mjs) with real node, permission-model and bubblewrap subprocesses; trusted side.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../core/runtime.js';
+import { DEFAULT_LIMITS } from '../../core/exec/runtime.js';
 import { createBwrapWrapper } from '../os-sandbox/bwrap.js';
 import { probeUncached } from '../os-sandbox/probe.js';
-import { NodeSandboxRuntime, runnerFiles, runnerPath, type SpawnWrapper } from '../sandbox.js';
-import { codeCacheMatches, permissionFlag } from '../sandbox-engines.js';
+import { NodeSandboxRuntime, runnerFiles, runnerPath, type SpawnWrapper } from '../sandbox/runtime.js';
+import { codeCacheMatches, guestFile, permissionFlag } from '../sandbox/engines.js';
 
 const require = createRequire(import.meta.url);
 const ENTRY = runnerPath('node');
@@ -68,7 +68,7 @@ describe('the Node runner\'s code cache', () => {
     expect(codeCacheMatches(DIR)).toBe(true);
     // The host compared the cache's copies with the two source files: the sandbox gets the entry and the cache only.
     expect(runnerFiles('node')).toEqual([ENTRY, CACHE]);
-    expect(runnerFiles('node', { codeCache: false })).toEqual([ENTRY, join(DIR, 'sandbox-runner.cjs'), join(DIR, 'guest-core.mjs')]);
+    expect(runnerFiles('node', { codeCache: false })).toEqual([ENTRY, join(DIR, 'sandbox-runner.cjs'), guestFile(DIR, 'core.mjs')]);
     const c = sandboxCommand();
     expect(c.args.at(-1)).toBe(ENTRY);
     expect(c.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual([`--allow-fs-read=${ENTRY}`, `--allow-fs-read=${CACHE}`]);
@@ -83,7 +83,7 @@ describe('the Node runner\'s code cache', () => {
 
   it('accepts only a cache holding exactly the bytes of both files', () => {
     const runner = readFileSync(join(DIR, 'sandbox-runner.cjs'));
-    const core = readFileSync(join(DIR, 'guest-core.mjs'));
+    const core = readFileSync(guestFile(DIR, 'core.mjs'));
     const file = (r: Buffer, c: Buffer, data: Buffer) => Buffer.concat([Buffer.from(`${entry.MAGIC} ${r.length} ${c.length}\n`), r, c, data]);
     const data = Buffer.from('v8 data');
     expect(entry.cachedDataFor(file(runner, core, data), runner, core)?.equals(data)).toBe(true);
@@ -97,11 +97,17 @@ describe('the Node runner\'s code cache', () => {
 
   describe('a cache made from other source of the same length', () => {
     let dir: string;
+    let pkg: string;
     beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), 'tysandbox-code-cache-'));
-      chmodSync(dir, 0o755);
+      // A package layout: the runner in node/runner/, the guest runtime it compiles in core/guest/.
+      pkg = mkdtempSync(join(tmpdir(), 'tysandbox-code-cache-'));
+      chmodSync(pkg, 0o755);
+      dir = join(pkg, 'node', 'runner');
+      mkdirSync(dir, { recursive: true });
+      mkdirSync(join(pkg, 'core', 'guest'), { recursive: true });
+      copyFileSync(guestFile(DIR, 'core.mjs'), guestFile(dir, 'core.mjs'));
     });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 
     it('is ignored: the runner runs its own source (V8 alone would run the stale code)', async () => {
       const real = readFileSync(join(DIR, 'sandbox-runner.cjs'), 'utf8');
@@ -109,7 +115,7 @@ describe('the Node runner\'s code cache', () => {
       const variant = real.replace("runtime: 'node'", "runtime: 'nodx'");
       expect(variant).not.toBe(real);
       expect(Buffer.byteLength(variant)).toBe(Buffer.byteLength(real));
-      for (const f of ['sandbox-runner-entry.cjs', 'guest-core.mjs']) copyFileSync(join(DIR, f), join(dir, f));
+      copyFileSync(join(DIR, 'sandbox-runner-entry.cjs'), join(dir, 'sandbox-runner-entry.cjs'));
       writeFileSync(join(dir, 'sandbox-runner.cjs'), variant);
       // A cache of the variant, made under the sandbox's V8 flags (the runner's top level is compiled eagerly).
       const make = `const e = require(${JSON.stringify(join(dir, 'sandbox-runner-entry.cjs'))}); const c = e.compileRunner(false); c.script.runInThisContext(); require('fs').writeFileSync(${JSON.stringify(join(dir, 'variant.cache'))}, e.cacheFileBytes(c));`;

@@ -1,7 +1,7 @@
 // Tests of the Node runner's idle collection after large input (node/runner/sandbox-runner.cjs) with real subprocesses; trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
-import { NodeSandboxRuntime, type NodeSandboxInstance } from '../sandbox.js';
-import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/runtime.js';
+import { NodeSandboxRuntime, type NodeSandboxInstance } from '../sandbox/runtime.js';
+import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/exec/runtime.js';
 
 // The tool counts the major collections Node reports (PerformanceObserver 'gc' entries, detail.kind 4 = major).
 const SOURCE = `const { PerformanceObserver, constants } = await import('node:perf_hooks');

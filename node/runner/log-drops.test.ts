@@ -1,7 +1,7 @@
 // The guest's log rate limit tells every drop before the call's result, with the real Node, Deno and Python runners; trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
-import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox.js';
-import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/runtime.js';
+import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox/runtime.js';
+import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/exec/runtime.js';
 
 const TOTAL = 200_000;
 const JS = `export default async (a) => { for (let i = 0; i < a.n; i++) console.log('line', i); return 'done'; }`;

@@ -1,8 +1,8 @@
-// Node sandbox entry: the file the Node sandbox process runs (untrusted side, before any tool code); compiles the runner (sandbox-runner.cjs) and the guest core (guest-core.mjs) as one script, with the build's V8 code cache when it was made from exactly these bytes.
+// Node sandbox entry: the file the Node sandbox process runs (untrusted side, before any tool code); compiles the runner (sandbox-runner.cjs) and the guest core (core/guest/core.mjs) as one script, with the build's V8 code cache when it was made from exactly these bytes.
 // Why: Node 20 caches no code of user files, so every sandbox used to parse both files and compile each function it
 // ran (about 3-5 ms of CPU per cold start, test/bench/runtime.bench.mjs). The cache (sandbox-runner.cache, written by
 // node/runner/build-code-cache.mjs during `npm run build`) is a read-only file of the install, like the runner itself:
-// the host grants it for reading only (node/sandbox-engines.ts) and the OS wrapper binds it read-only. It holds a
+// the host grants it for reading only (node/sandbox/engines.ts) and the OS wrapper binds it read-only. It holds a
 // copy of the two source files it was made from; it is used only when both copies equal the source files byte for
 // byte (V8 itself checks only the source length): compared here when this process can read those files, else by the
 // host, which then grants the sandbox this entry and the cache alone. V8 ignores it when its version or flags differ
@@ -13,7 +13,9 @@ const fs = require('node:fs');
 const vm = require('node:vm');
 
 const RUNNER = __dirname + '/sandbox-runner.cjs';
-const CORE = __dirname + '/guest-core.mjs';
+/** The guest runtime's folder in the package (core/guest/), read by its real path. */
+const GUEST_DIR = require('node:path').resolve(__dirname, '../../core/guest');
+const CORE = GUEST_DIR + '/core.mjs';
 const CACHE = __dirname + '/sandbox-runner.cache';
 /** First line of a cache file: `MAGIC <runner bytes> <core bytes>\n`, then the runner's bytes, the core's, V8's data. */
 const MAGIC = 'tysandbox-code-cache-1';
@@ -26,7 +28,7 @@ const EXPORT_DECL = 'export function createGuest(';
  */
 function runnerSource(runner, core) {
   const at = core.indexOf(EXPORT_DECL);
-  if (at === -1) throw new Error('guest-core.mjs without createGuest');
+  if (at === -1) throw new Error('core/guest/core.mjs without createGuest');
   return `(function (require, __dirname, entryImport) {${runner}\n${core.slice(0, at)}${core.slice(at + 'export '.length)}\n})`;
 }
 
@@ -63,7 +65,7 @@ function readIfReadable(path) {
 /**
  * Read the files and compile them: `{ script, runner, core, cacheUsed }`. With `withCache` (the default) and a cache
  * file: where the two source files can be read, the cache is used only if its copies equal them; where they cannot
- * (the host grants a sandbox only this entry and the cache once it has made the same comparison: node/sandbox-engines.ts
+ * (the host grants a sandbox only this entry and the cache once it has made the same comparison: node/sandbox/engines.ts
  * codeCacheMatches), its copies are the source. `cacheUsed` is false when there was no matching cache or V8 rejected it.
  */
 function compileRunner(withCache = true) {

@@ -1,4 +1,4 @@
-// Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of node/runner/guest-core.mjs for Node.
+// Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of core/guest/core.mjs for Node.
 // CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
 // skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
 // building process.stdout / process.stdin streams at start-up (together about a third of a bare `node -e 0`; input
@@ -6,8 +6,8 @@
 // sandbox-runner-entry.cjs, which compiles this file and the guest core (the same file the Deno runner imports and
 // the browser embeds, its one `export` removed) as one script with the build's V8 code cache, and passes in
 // `require`, `__dirname` and its own `import()`. Run directly (`node sandbox-runner.cjs`), this file compiles the
-// guest core itself. Under the permission model the entry, this file, guest-core.mjs and the code cache are the only
-// project files the sandbox may read (node/sandbox.ts grants and binds exactly them).
+// guest core itself. Under the permission model the entry, this file, core/guest/core.mjs and the code cache are the only
+// project files the sandbox may read (node/sandbox/runtime.ts grants and binds exactly them).
 'use strict';
 
 // ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
@@ -40,9 +40,9 @@ const exitFn = FunctionPrototypeBind(proc.exit, proc);
 const importModule = typeof entryImport === 'function' ? entryImport : (url) => import(url);
 
 // ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
-/** A guest file of this folder with its one `export function NAME(` turned into a plain declaration; returns NAME. */
+/** A guest runtime file (core/guest/) with its one `export function NAME(` turned into a plain declaration; returns NAME. */
 function compileGuestFile(file, name) {
-  const path = __dirname + '/' + file;
+  const path = require('node:path').resolve(__dirname, '../../core/guest', file);
   const text = fs.readFileSync(path, 'utf8');
   const decl = `export function ${name}(`;
   const at = StringPrototypeIndexOf(text, decl);
@@ -50,8 +50,8 @@ function compileGuestFile(file, name) {
   return vm.runInThisContext(`(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`, { filename: path });
 }
 // Compiled with this file by the entry (a function declaration in the same script), else here.
-const makeGuest = typeof createGuest === 'function' ? createGuest : compileGuestFile('guest-core.mjs', 'createGuest');
-// A Python revision's sandbox gets its asset spec as one argument (node/python-sandbox.ts); Pyodide loads on `load`.
+const makeGuest = typeof createGuest === 'function' ? createGuest : compileGuestFile('core.mjs', 'createGuest');
+// A Python revision's sandbox gets its asset spec as one argument (node/python/sandbox.ts); Pyodide loads on `load`.
 const PY_FLAG = '--tysandbox-python=';
 const pyArg = proc.argv.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
 let python;
@@ -141,7 +141,7 @@ const { log, describe, toolError } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
   const createHash = require('node:crypto').createHash;
-  python = compileGuestFile('python-guest.mjs', 'createPythonGuest')({
+  python = compileGuestFile('python.mjs', 'createPythonGuest')({
     spec: JSON.parse(BufferFrom(StringPrototypeSlice(pyArg, PY_FLAG.length), 'base64').toString('utf8')),
     readFile: (p) => fs.readFileSync(p),
     sha256Hex: async (bytes) => createHash('sha256').update(bytes).digest('hex'),
@@ -157,7 +157,7 @@ if (pyArg !== undefined) {
 proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
 proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
 
-// ---- input: NDJSON lines from fd 0 -> guest.line (dispatch lives in guest-core.mjs) ------------------------------
+// ---- input: NDJSON lines from fd 0 -> guest.line (dispatch lives in core/guest/core.mjs) ------------------------------
 // Framing on bytes: each chunk is scanned for newlines natively; the bytes of a line that spans chunks are kept
 // and joined once, and each whole line is decoded once (a 1 MB call arrives in many pipe-sized chunks: no decoding
 // per chunk and no second join of the text). A newline byte never occurs inside a UTF-8 sequence, so decoding whole

@@ -1,9 +1,9 @@
-// Deno sandbox runner: runs INSIDE the Deno sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of node/runner/guest-core.mjs for Deno.
+// Deno sandbox runner: runs INSIDE the Deno sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of core/guest/core.mjs for Deno.
 // Engine-specific parts only: stdio framing, stdout capture, uncaught-error logging, Proxy detection and how tool
-// source is evaluated. The protocol, capabilities, mediated fetch and plain-data copies live in guest-core.mjs,
+// source is evaluated. The protocol, capabilities, mediated fetch and plain-data copies live in core/guest/core.mjs,
 // shared with the Node runner (sandbox-runner.cjs) and the browser worker. Deno itself runs without any permission;
-// under the OS wrapper these two files are the only project files bound into the sandbox (node/sandbox.ts).
-import { createGuest } from './guest-core.mjs';
+// under the OS wrapper these two files are the only project files bound into the sandbox (node/sandbox/runtime.ts).
+import { createGuest } from '../../core/guest/core.mjs';
 
 // ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
 const G = globalThis;
@@ -85,7 +85,7 @@ function decodeGuest(b) {
   try { return TextDecoderDecode(decoder, b); } catch { return '[unprintable]'; }
 }
 
-// A Python revision's sandbox gets its asset spec as one argument (node/python-sandbox.ts); Pyodide loads on `load`.
+// A Python revision's sandbox gets its asset spec as one argument (node/python/sandbox.ts); Pyodide loads on `load`.
 const PY_FLAG = '--tysandbox-python=';
 const pyArg = G.Deno.args.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
 let python;
@@ -103,7 +103,7 @@ const guest = createGuest({
 const { log, describe } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
-  const [{ createPythonGuest }, vm] = await Promise.all([import('./python-guest.mjs'), importModule('node:vm')]);
+  const [{ createPythonGuest }, vm] = await Promise.all([import('../../core/guest/python.mjs'), importModule('node:vm')]);
   const readFileSync = FunctionPrototypeBind(G.Deno.readFileSync, G.Deno);
   const subtle = G.crypto.subtle;
   const digest = uncurry(ReflectGetPrototypeOf(subtle).digest);
@@ -122,7 +122,7 @@ if (pyArg !== undefined) {
 G.addEventListener('unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });
 G.addEventListener('error', (ev) => { ev.preventDefault(); log('error', `uncaught exception: ${describe(ev.error)}`); });
 
-// ---- input: NDJSON lines -> guest.line (dispatch lives in guest-core.mjs) --------------------------------------
+// ---- input: NDJSON lines -> guest.line (dispatch lives in core/guest/core.mjs) --------------------------------------
 // Framing on bytes, as the Node runner does: newlines found natively, a spanning line's bytes joined once, each whole
 // line decoded once (a newline byte never occurs inside a UTF-8 sequence).
 const onLine = guest.line;

@@ -1,9 +1,9 @@
 // Tests of the runners' stdin handling (node: thread-pool reads, then the stdin stream after 16 reads; deno: Deno.stdin.read) with real subprocesses; trusted side.
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox.js';
+import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox/runtime.js';
 import { TyError } from '../../core/errors.js';
-import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../../core/runtime.js';
+import { DEFAULT_LIMITS, type CallOptions, type CapabilityHandler, type SandboxSpec } from '../../core/exec/runtime.js';
 
 const SOURCE = `export default async (args, ctx) => {
   const stored = args.cap ? await ctx.storage.get('k') : undefined;

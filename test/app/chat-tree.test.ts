@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadManifestFile } from '../../node/manifest-file.js';
-import { revisionId } from '../../core/registry.js';
-import { parseManifest } from '../../core/manifest-parse.js';
-import { shortId } from '../../core/revisions.js';
+import { loadManifestFile } from '../../node/manifest/file.js';
+import { revisionId } from '../../core/revisions/registry.js';
+import { parseManifest } from '../../core/manifest/parse.js';
+import { shortId } from '../../core/revisions/refs.js';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
 import { configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
 

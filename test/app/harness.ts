@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { CHROMIUM_PATH, REPO_ROOT, launchChromium } from '../browser/driver.mjs';
-import { startAppServer, type AppServer } from '../../node/app-server.js';
+import { CHROMIUM_PATH, REPO_ROOT, launchChromium } from '../../node/diagnostics/browser-driver.mjs';
+import { startAppServer, type AppServer } from '../../node/http/app-server.js';
 
 export const haveChromium = existsSync(CHROMIUM_PATH);
 export const BUILD_DIR = join(REPO_ROOT, 'dist/browser');

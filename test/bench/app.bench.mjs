@@ -1,6 +1,6 @@
 // Chat app benchmark in Debian's Chromium: page load to interactive, first JavaScript and Python tool results (cold and warm), each against a baseline; test side.
 import { join } from 'node:path';
-import { launchChromium, REPO_ROOT } from '../browser/driver.mjs';
+import { launchChromium, REPO_ROOT } from '../../node/diagnostics/browser-driver.mjs';
 import { startScriptedModel } from '../app/model-servers.mjs';
 import { spread, summary } from './stats.mjs';
 
@@ -56,7 +56,7 @@ async function timedTurn(page, text, expect) {
 const row = (name, v, baseline, b, target = '') => ({ name, value: +v.median.toFixed(1), unit: 'ms', spread: spread(v, b, 1), baseline, baselineValue: +b.median.toFixed(1), ratio: +(v.median / b.median).toFixed(2), target });
 
 export async function run() {
-  const { startAppServer } = await import(join(REPO_ROOT, 'dist/node/app-server.js'));
+  const { startAppServer } = await import(join(REPO_ROOT, 'dist/node/http/app-server.js'));
   const server = await startAppServer({ dir: join(REPO_ROOT, 'dist/browser'), port: 0 });
   const model = await startScriptedModel({ kind: 'openai', script });
   const browser = await launchChromium();

@@ -1,5 +1,5 @@
 // Browser MCP benchmark in Debian's Chromium: a remote tools/call through the browser host (core's bridge, gate, audit) against a direct SDK client in the same page, both to one loopback SDK server; test side.
-import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../browser/driver.mjs';
+import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 import { startMcpFixture } from '../browser/mcp-http-fixture.mjs';
 import { iqr, pairRatio, spread, summary } from './stats.mjs';
 

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createServer } from 'node:http';
-import { buildBrowserApp, launchChromium, serveDir } from '../browser/driver.mjs';
+import { buildBrowserApp, launchChromium, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 
 /** Budget of `tysandbox/browser`'s main chunk (index.js with every chunk it imports statically), bytes. */
 export const MAIN_CHUNK_BUDGET = 1280 * 1024;

@@ -1,5 +1,5 @@
 // Browser host benchmark in Debian's Chromium: sandbox cold start, warm call and Pyodide cold load, each against a baseline; test side.
-import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../browser/driver.mjs';
+import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 
 /** @returns {Promise<{ title: string, rows: { name: string, value: number, unit: string, baseline: string, baselineValue: number, ratio: number, target: string }[], notes: string[] }>} */
 export async function run() {

@@ -10,7 +10,7 @@ const HOST = 'fetch-bench.example';
 async function load() {
   try {
     if (process.env.TY_BENCH_SOURCES) throw new Error('sources requested');
-    const mediated = await import('../../dist/core/fetch/mediated.js');
+    const mediated = await import('../../dist/core/capabilities/fetch/mediated.js');
     const node = await import('../../dist/node/fetch.js');
     return { ...mediated, ...node, from: 'dist' };
   } catch {

@@ -17,7 +17,7 @@ import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/clien
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const TYCLI = join(ROOT, 'bin/tycli.mjs');
-const MODERN = join(ROOT, 'test/mcp-modern-server.mjs');
+const MODERN = join(ROOT, 'test/mcp/peers/modern-server.mjs');
 const N = 400;
 const CONCURRENT = 16;
 const ROUNDS = 5;
@@ -101,7 +101,7 @@ function bareProxy(toServer, fromServer, serverArgs) {
 }
 
 /**
- * What one durable audit record costs on this disk: one line appended and fdatasync'd (as node/append.ts does for
+ * What one durable audit record costs on this disk: one line appended and fdatasync'd (as node/store/append.ts does for
  * every audit record), median of `n`, ms. Measured in the bench's temp home, on the same file system as the store.
  */
 function durableProbe(dir) {
@@ -167,7 +167,7 @@ async function throughput(direct, bridged) {
 }
 
 /**
- * The least a gated call through a process of its own can take here (core/gate.ts run, node/append.ts GroupAppender):
+ * The least a gated call through a process of its own can take here (core/policy/gate.ts run, node/store/append.ts GroupAppender):
  * the call through one more process, then one fdatasync: the intent record is written before the call is forwarded
  * and shares the completion record's fdatasync (a call shorter than STAGED_SYNC_MS, 10 ms), which the answer waits for.
  */
@@ -264,7 +264,7 @@ export async function run() {
     const served = await client(tycli('mcp', 'serve'), 'bench-serve');
     const proxiedCli = await client(tycli('mcp', 'proxy', 'everything'), 'bench-proxy');
     const echo = (c, name) => (i) => c.callTool({ name, arguments: { message: `m${i}` } });
-    // 2026-07-28: the 2.x SDK client and test/mcp-modern-server.mjs
+    // 2026-07-28: the 2.x SDK client and test/mcp/peers/modern-server.mjs
     const mDirect = await modernClient(modernStdio([MODERN]));
     const mBridged = await modernClient(bridgePair(true));
     const mProxied = await modernClient(proxyPair([MODERN], true));
@@ -312,9 +312,9 @@ export async function run() {
       notes: [
         processVerdict('2025-11-25', lat),
         processVerdict('2026-07-28', latM),
-        `Where the in-process bridge's time goes: the bare proxy rows are the floor of any in-process hop (the same client over the same kind of stream pair, each line forwarded unchanged to its own server process); over that floor the bridge adds ${(lat.bridged - lat.proxied).toFixed(2)} ms per call here in 2025-11-25 and ${(latM.bridged - latM.proxied).toFixed(2)} ms in 2026-07-28 (while this process's CPU per call, client and bridge together, grows by ${((lat.cpuUs.bridged - lat.cpuUs.proxied) / 1000).toFixed(2)} ms and ${((latM.cpuUs.bridged - latM.cpuUs.proxied) / 1000).toFixed(2)} ms, collections and V8's helper threads included: the bridge's cost is its CPU, on the call's path in a process the clients share): its message rules (one JSON parse of the client's line, the rule table, the params' structural check), the definition's freshness check (one lstat), the argument check against the tool's schema (a schema of plainly typed fields without the general validator, core/simple-schema.ts; @cfworker/json-schema otherwise), the rule approval, the upstream request built and framed, the server's answer parsed and checked as a CallToolResult (and, 2026-07-28, encoded as the SDK Server encodes it), and the answer framed back: no SDK Server or Client schema pass on either side (the direct path; the first 2026-07-28 request of a connection goes through the SDK Server, which pins the era).`,
+        `Where the in-process bridge's time goes: the bare proxy rows are the floor of any in-process hop (the same client over the same kind of stream pair, each line forwarded unchanged to its own server process); over that floor the bridge adds ${(lat.bridged - lat.proxied).toFixed(2)} ms per call here in 2025-11-25 and ${(latM.bridged - latM.proxied).toFixed(2)} ms in 2026-07-28 (while this process's CPU per call, client and bridge together, grows by ${((lat.cpuUs.bridged - lat.cpuUs.proxied) / 1000).toFixed(2)} ms and ${((latM.cpuUs.bridged - latM.cpuUs.proxied) / 1000).toFixed(2)} ms, collections and V8's helper threads included: the bridge's cost is its CPU, on the call's path in a process the clients share): its message rules (one JSON parse of the client's line, the rule table, the params' structural check), the definition's freshness check (one lstat), the argument check against the tool's schema (a schema of plainly typed fields without the general validator, core/schema/simple.ts; @cfworker/json-schema otherwise), the rule approval, the upstream request built and framed, the server's answer parsed and checked as a CallToolResult (and, 2026-07-28, encoded as the SDK Server encodes it), and the answer framed back: no SDK Server or Client schema pass on either side (the direct path; the first 2026-07-28 request of a connection goes through the SDK Server, which pins the era).`,
         `Machine load: 1-minute load average ${load0.toFixed(2)} at the start and ${load1.toFixed(2)} at the end of this run, on ${cpus().length} cores shared with other work; every ratio compares paths measured call by call in the same rounds, so load affects value and baseline alike, and ratio p25–p75 is the spread of the per-pair ratios (each call next to its baseline's call of the same round).`,
-        `Method: median of ${N} sequential calls per path, the paths of each era interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. Every in-process client runs its SDK's own stdio framing and message schema (ReadBuffer), as the direct clients' stdio transports do. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process rows measure that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, the pause and decision records (kept in memory while their file stamp holds), and two audit records per call: the intent record written before the call is forwarded, the completion record written when it returns, both made durable before the answer (one fdatasync for both on a short call, on the serve process's thread when no other call is in flight). The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp-modern-server.mjs (2.x SDK, serveStdio) directly, through the in-process bridge and the bare proxies, and through the real commands.`,
+        `Method: median of ${N} sequential calls per path, the paths of each era interleaved call by call (order rotating) after 50 warm-up calls each, all over warm sessions to the same server build; throughput: best of ${ROUNDS} alternating rounds of ${PER_ROUND} calls; modules from ${m.from}. Every in-process client runs its SDK's own stdio framing and message schema (ReadBuffer), as the direct clients' stdio transports do. A client of 'tycli mcp serve' adds one more stdio hop: the proxy process rows measure that hop alone. The 'tycli mcp serve' and 'tycli mcp proxy' rows run the real commands (bin/tycli.mjs from dist) as processes over stdio, each call through the whole gate: deny rules, the server's --allow as a preapproved rule, the definition hash, the pause and decision records (kept in memory while their file stamp holds), and two audit records per call: the intent record written before the call is forwarded, the completion record written when it returns, both made durable before the answer (one fdatasync for both on a short call, on the serve process's thread when no other call is in flight). The 2026-07-28 rows: 2.x SDK clients that negotiated 2026-07-28 (server/discover), every request carrying its envelope, against test/mcp/peers/modern-server.mjs (2.x SDK, serveStdio) directly, through the in-process bridge and the bare proxies, and through the real commands.`,
       ],
     };
   } finally {

@@ -19,7 +19,7 @@ const MANIFEST = {
 };
 
 async function load() {
-  const host = await import('../../dist/node/host.js');
+  const host = await import('../../dist/node/host/host.js');
   const client = await import('../../dist/node/client.js');
   return { ...host, ...client };
 }

@@ -12,8 +12,8 @@ import { pairRatio, spread, summary } from './stats.mjs';
 async function load() {
   try {
     if (process.env.TY_BENCH_SOURCES) throw new Error('sources requested');
-    const sandbox = await import('../../dist/node/sandbox.js');
-    const runtime = await import('../../dist/core/runtime.js');
+    const sandbox = await import('../../dist/node/sandbox/runtime.js');
+    const runtime = await import('../../dist/core/exec/runtime.js');
     return { ...sandbox, ...runtime, from: 'dist' };
   } catch {
     const { tsImport } = await import('tsx/esm/api');

@@ -54,7 +54,7 @@ async function probe(flags, code, waitMs) {
  * V8 flag experiments on a plain node child doing a small tool's work: every configuration in turn, `runs` rounds
  * (so machine load hits each alike). Rows: RSS after the work against V8's defaults, with the anonymous memory and the
  * work's CPU time against the defaults' in the name.
- * @param {string[]} runnerFlags the flags the Node runner uses (node/sandbox.ts nodeRunnerV8Flags)
+ * @param {string[]} runnerFlags the flags the Node runner uses (node/sandbox/runtime.ts nodeRunnerV8Flags)
  */
 export async function flagRows(runnerFlags, runs = 5) {
   const configs = [

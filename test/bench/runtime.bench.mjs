@@ -12,8 +12,8 @@ import { pairRatio, spread, summary } from './stats.mjs';
 async function load() {
   try {
     if (process.env.TY_BENCH_SOURCES) throw new Error('sources requested');
-    const sandbox = await import('../../dist/node/sandbox.js');
-    const runtime = await import('../../dist/core/runtime.js');
+    const sandbox = await import('../../dist/node/sandbox/runtime.js');
+    const runtime = await import('../../dist/core/exec/runtime.js');
     return { ...sandbox, ...runtime, from: 'dist' };
   } catch {
     const { tsImport } = await import('tsx/esm/api');
@@ -173,11 +173,11 @@ export async function run({ coldRuns = 31, warmRuns = 2000, throughputCalls = 20
   const notes = [
     `modules loaded from ${mod.from}; medians of ${coldRuns} cold runs and ${warmRuns} warm calls per path (after 50 warm-up calls); cold = spawn + handshake + load + first call; baselines spawn with an empty environment (env -i) like the sandbox`,
     'sandbox and baseline runs are interleaved run by run (cold) and call by call (warm, all four paths in turn), so machine load affects both alike; cold ratio p25–p75 is over the per-run pairs',
-    'the Node runner is compiled with the V8 code cache the build makes (node/runner/sandbox-runner-entry.cjs compiles sandbox-runner.cjs and guest-core.mjs as one script with node/runner/sandbox-runner.cache; without it every sandbox parsed both files and compiled each function it ran, 3-5 ms of CPU); it takes AbortController, its TextDecoder and node:module only when needed (about 1-1.5 ms of CPU at start); the rest of a cold call above the CommonJS floor rows is the runner\'s own start-up, the tool module\'s import and the first call',
+    'the Node runner is compiled with the V8 code cache the build makes (node/runner/sandbox-runner-entry.cjs compiles sandbox-runner.cjs and core/guest/core.mjs as one script with node/runner/sandbox-runner.cache; without it every sandbox parsed both files and compiled each function it ran, 3-5 ms of CPU); it takes AbortController, its TextDecoder and node:module only when needed (about 1-1.5 ms of CPU at start); the rest of a cold call above the CommonJS floor rows is the runner\'s own start-up, the tool module\'s import and the first call',
     'the Node runner is CommonJS with fd I/O (node/runner/sandbox-runner.cjs): an ES-module entry alone costs about 6 ms, building process.stdout/stdin streams about 4 ms, on a ~30 ms bare start; after 16 reads since load it moves input from thread-pool reads to the stdin stream (about 7-12 ms once, the node "slowest of the next calls" row; each thread-pool read costs an extra thread hop per warm call)',
     'per message the Node runner scans input bytes for the newline natively and decodes each whole line once (an ASCII line is copied as Latin-1 text), and checks only fd 1 before each write (fd 0 with it every 200 ms); the host checks a successful result message field by field (only what the protocol schema accepts)',
     'Deno start-up, measured as CPU time (perf stat) of the runner alone: Deno 2 loads its Node-style timers on the first global setInterval/setTimeout (about 10-15 ms of CPU, so the runner\'s channel watch uses core.createSystemInterval), and its fetch classes on first access of the global getters (7-10 ms, so they are captured on first use); a writable DENO_DIR cost about a dozen fsyncs of SQLite cache files per sandbox (31 ms on this disk), so DENO_DIR is a path no one can create and the caches stay in memory',
-    'per call the host arms no timer and adds no abort listener: the channel keeps one deadline timer (re-armed when it fires, unreferenced while idle) and one listener on the signal consecutive calls share (core/channel.ts); a timer and a listener per call cost 10-20% of a warm call in alternating runs of the warm calls alone (load 7-10)',
+    'per call the host arms no timer and adds no abort listener: the channel keeps one deadline timer (re-armed when it fires, unreferenced while idle) and one listener on the signal consecutive calls share (core/exec/channel.ts); a timer and a listener per call cost 10-20% of a warm call in alternating runs of the warm calls alone (load 7-10)',
     'the Deno runner reads with Deno.stdin.read into one buffer (stdin.readable\'s stream reader cost 0-10% more per warm call in interleaved A/B runs)',
   ];
   const engines = [['node', process.execPath, ['-e', '0']]];

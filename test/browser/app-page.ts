@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { buildBrowserApp, launchChromium, serveDir } from './driver.mjs';
+import { buildBrowserApp, launchChromium, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 
 /** The page CSP the browser host documents as enough (docs/browser.md): no unsafe-eval, no unsafe-inline. */
 export const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'";

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
+import { CHROMIUM_PATH, launchChromium } from '../../node/diagnostics/browser-driver.mjs';
 import { buildOnce, openApp, removeBuild, STRICT_CSP, type AppPage } from './app-page.js';
 import { closedUrl } from './mcp-http-fixture.mjs';
 

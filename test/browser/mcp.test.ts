@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_PATH, launchChromium } from './driver.mjs';
+import { CHROMIUM_PATH, launchChromium } from '../../node/diagnostics/browser-driver.mjs';
 import { buildOnce, openApp, removeBuild, STRICT_CSP, type AppPage } from './app-page.js';
 import { closedUrl, startMcpFixture } from './mcp-http-fixture.mjs';
 // @ts-expect-error: a plain ESM test peer without types

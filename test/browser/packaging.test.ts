@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from './driver.mjs';
+import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 import { STRICT_CSP } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
@@ -68,11 +68,11 @@ describe('the tysandbox/browser package', () => {
     writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><meta charset="utf-8"><title>pkg app</title></head><body><main id="root"></main><script type="module" src="/main.ts"></script></body></html>');
     writeFileSync(join(dir, 'main.ts'), `import { start } from './app.js';\nvoid start(document.getElementById('root')!).then((t) => { (window as unknown as { done: string }).done = t; });\n`);
     const { build } = await import('vite');
-    const { tysandboxAssets } = await import('../../browser/vite-plugin.mjs');
+    const { tysandboxAssets } = await import('../../browser/build/vite-plugin.mjs');
     const out = join(dir, 'out');
     await build({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out, emptyOutDir: true, target: 'es2022' }, plugins: [tysandboxAssets()] });
     for (const f of ['sandbox-frame.html', 'sandbox-frame.js', 'pyodide/pyodide.asm.wasm', 'pyodide/python_stdlib.zip']) expect(existsSync(join(out, f)), f).toBe(true);
-    expect(readFileSync(join(out, 'sandbox-frame.js'))).toEqual(readFileSync(join(REPO_ROOT, 'browser/sandbox-frame.js')));
+    expect(readFileSync(join(out, 'sandbox-frame.js'))).toEqual(readFileSync(join(REPO_ROOT, 'browser/sandbox/sandbox-frame.js')));
     const server = await serveDir(out, { headers: (p): Record<string, string> => (p.endsWith('/sandbox-frame.html') ? {} : { 'content-security-policy': STRICT_CSP }) });
     const browser = await launchChromium();
     try {

@@ -5,9 +5,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from './driver.mjs';
-import { pyodideAssetsPlugin } from '../../browser/build-config.mjs';
-import { startAppServer, type AppServer } from '../../node/app-server.js';
+import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from '../../node/diagnostics/browser-driver.mjs';
+import { pyodideAssetsPlugin } from '../../browser/build/config.mjs';
+import { startAppServer, type AppServer } from '../../node/http/app-server.js';
 import { runProcess } from '../e2e/helpers.js';
 import type {} from './protocol/api.js';
 import { BIN, cleanEnv, doubler, httpClient, startHttp, stdioClient, tempHome } from '../protocol/helpers.js';
@@ -63,7 +63,7 @@ afterAll(async () => {
   if (out) await rm(out, { recursive: true, force: true });
 });
 
-describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/protocol-window.ts)', () => {
+describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/registration/window.ts)', () => {
   let browserRevision = '';
 
   it('an allowed embedding page registers, lists and runs tools as origin:<origin> (notifications carry the request id); moving a binding with nobody to ask is E_APPROVAL_REQUIRED', async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from './driver.mjs';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../node/diagnostics/browser-driver.mjs';
 import { openApp, useAppBrowser } from './app-page.js';
 
 const haveChromium = existsSync(CHROMIUM_PATH);

@@ -91,8 +91,8 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.bundled.some((s) => s.includes('/node_modules/undici/'))).toBe(true); // in the bundle, for calls that fetch
     expect(r.sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
     expect(r.sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
-    // The stored manifest, the sandbox's messages and the audit records are checked by hand (core/manifest-check.ts,
-    // core/wire-check.ts, core/audit.ts plainAuditRecord), each held to its zod schema by its own test.
+    // The stored manifest, the sandbox's messages and the audit records are checked by hand (core/manifest/check.ts,
+    // core/exec/wire-check.ts, core/audit/trail.ts plainAuditRecord), each held to its zod schema by its own test.
     expect(r.bundled.some((s) => s.includes('/node_modules/zod/'))).toBe(true); // in the bundle, for commands that parse with it
     expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
     expect(r.sources.filter((s) => SCHEMA_ONLY.test(s))).toEqual([]);
@@ -123,7 +123,7 @@ describe('tycli run loads only what the call needs', () => {
     await writeFile(settings, JSON.stringify({ permissions: { allow: ['tool(csv-stats)'], deny: ['fetch(write:*)'] }, hooks: { postToolUse: [{ matcher: 'csv-*', command: 'true' }] }, ask_wait: 60_000 }), { mode: 0o600 });
     const r = await evaluatedSources(RUN, { TYCLI_HOME: home });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.sources.some((s) => s.endsWith('/dist/node/settings-check.js'))).toBe(true); // the file was read and checked
+    expect(r.sources.some((s) => s.endsWith('/dist/node/settings/check.js'))).toBe(true); // the file was read and checked
     expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
     expect(r.sources.filter((s) => SCHEMA_ONLY.test(s))).toEqual([]);
     await writeFile(settings, JSON.stringify({ permissions: { allow: ['csv-stats'] } }), { mode: 0o600 });
@@ -137,7 +137,7 @@ describe('tycli run loads only what the call needs', () => {
     const r = await loadedModules(RUN, { TYCLI_UNBUNDLED: '1' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.files).toContain(join(ROOT, 'dist', 'node', 'cli', 'main.js'));
-    expect(r.files).toContain(join(ROOT, 'dist', 'core', 'registry.js')); // the hook saw the run's modules
+    expect(r.files).toContain(join(ROOT, 'dist', 'core', 'revisions', 'registry.js')); // the hook saw the run's modules
     expect(r.files.filter((f) => f.includes('/node_modules/undici/'))).toEqual([]);
     expect(r.files.filter((f) => f.includes('/node_modules/zod/'))).toEqual([]);
     expect(r.files.filter((f) => SCHEMA_ONLY.test(f))).toEqual([]);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cidOfBytes } from '../../core/cid.js';
+import { cidOfBytes } from '../../core/revisions/cid.js';
 import { oneLine, runProcess, type Ran } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');

@@ -60,7 +60,7 @@ function retarget(pkg: string): void {
   writeFileSync(file, Buffer.concat([buf.subarray(0, 8), n, h, buf.subarray(12 + len)]));
 }
 
-/** A copy of the built package (bin/, dist/cli/, the sandbox runner and the code-cache generator copied; the rest linked) to change freely. */
+/** A copy of the built package (bin/, dist/cli/, the sandbox runner, the guest runtime and the code-cache generator copied; the rest linked) to change freely. */
 function copyPackage({ retargeted = true } = {}): string {
   const pkg = join(tmp, `pkg-${++seq}`);
   mkdirSync(join(pkg, 'dist'), { recursive: true });
@@ -71,6 +71,7 @@ function copyPackage({ retargeted = true } = {}): string {
   cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
   for (const d of ['node', 'core', 'protocol']) symlinkSync(join(ROOT, 'dist', d), join(pkg, 'dist', d));
   cpSync(join(ROOT, 'node', 'runner'), join(pkg, 'node', 'runner'), { recursive: true }); // the sandbox reads it by its real path
+  cpSync(join(ROOT, 'core', 'guest'), join(pkg, 'core', 'guest'), { recursive: true }); // and the guest runtime it compiles
   for (const d of ['node_modules', 'tools']) symlinkSync(join(ROOT, d), join(pkg, d));
   if (retargeted) retarget(pkg);
   return pkg;

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { revisionId } from '../../core/registry.js';
-import { detectPython, pythonToolManifest } from '../../node/python-tool.js';
+import { revisionId } from '../../core/revisions/registry.js';
+import { detectPython, pythonToolManifest } from '../../node/python/native-tool.js';
 import { probeSandbox } from '../../node/os-sandbox/probe.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');

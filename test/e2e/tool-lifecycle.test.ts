@@ -135,9 +135,9 @@ describe('lifecycle', () => {
     expect(pinned.stdout.trim()).toBe('14');
 
     // A permanent decision keeps r2 alive; r1 has none.
-    const { Store } = await import('../../core/store.js');
-    const { FileStoreBackend } = await import('../../node/store.js');
-    const { StoreDecisions } = await import('../../core/gate.js');
+    const { Store } = await import('../../core/store/contract.js');
+    const { FileStoreBackend } = await import('../../node/store/file-store.js');
+    const { StoreDecisions } = await import('../../core/policy/gate.js');
     await new StoreDecisions(new Store(new FileStoreBackend(join(h, 'store')))).add({ kind: 'fetch', revision: r2, toolName: 'mul', target: 'https://a.example', access: 'read', allow: true, scope: 'permanent' });
 
     const dry = oneLine(await tycli(['--home', h, '--json', 'tool', 'gc', '--dry-run']));

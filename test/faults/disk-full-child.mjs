@@ -1,9 +1,9 @@
 // Fault suite child, run inside `unshare -rm` with HOME on a small tmpfs: audit appends until the disk is full, then after space returns; test side.
 // argv: STORE_DIR FILLER_PATH. Prints one JSON line: { okBefore, failedFull, okAfter, corruptAfter, unreadable, codes }.
 import { openSync, writeSync, closeSync, rmSync } from 'node:fs';
-import { FileStoreBackend } from '../../dist/node/store.js';
-import { Store } from '../../dist/core/store.js';
-import { StoreAuditLog } from '../../dist/core/audit.js';
+import { FileStoreBackend } from '../../dist/node/store/file-store.js';
+import { Store } from '../../dist/core/store/contract.js';
+import { StoreAuditLog } from '../../dist/core/audit/trail.js';
 
 const [dir, filler] = process.argv.slice(2);
 const store = new Store(new FileStoreBackend(dir));

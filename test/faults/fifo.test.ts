@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNodeHost } from '../../node/host.js';
+import { createNodeHost } from '../../node/host/host.js';
 import { jsTool, tempDir } from './helpers.js';
 
 let tmp: string | undefined;

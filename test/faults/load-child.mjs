@@ -1,6 +1,6 @@
 // Fault suite child: N calls submitted at once to one Node host (built dist/), counting outcomes; run under `ulimit -n`; test side.
 // argv: HOME CALLS TOOLS [MAX_QUEUED]. Prints one JSON line: { completed, busy, other: {code: n}, emfile, ms }.
-import { createNodeHost } from '../../dist/node/host.js';
+import { createNodeHost } from '../../dist/node/host/host.js';
 
 const [home, callsArg, toolsArg, maxQueuedArg] = process.argv.slice(2);
 const calls = Number(callsArg);

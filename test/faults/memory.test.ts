@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNodeHost } from '../../node/host.js';
+import { createNodeHost } from '../../node/host/host.js';
 import { DATA_MARGIN_MB, dataLimitMb } from '../../node/os-sandbox/limits.js';
 import { probeSandbox } from '../../node/os-sandbox/probe.js';
 import { jsTool, tempDir } from './helpers.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cliEnv, runCli, tempDir } from './helpers.js';
-import { PythonTool, detectPython } from '../../node/python-tool.js';
+import { PythonTool, detectPython } from '../../node/python/native-tool.js';
 
 const python = detectPython();
 let tmp: string;

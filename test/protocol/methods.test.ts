@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { QuestionStore, questionsDir } from '../../node/ask-store.js';
-import { revisionId } from '../../core/registry.js';
-import { parseManifest } from '../../core/manifest-parse.js';
+import { QuestionStore, questionsDir } from '../../node/ask/store.js';
+import { revisionId } from '../../core/revisions/registry.js';
+import { parseManifest } from '../../core/manifest/parse.js';
 import { REGISTRATION_METHODS, type ProtocolClient } from '../../node/client.js';
 import { runProcess } from '../e2e/helpers.js';
 import { BIN, ROOT, cleanEnv, codeOf, doubler, httpClient, startHttp, stdioClient, tempHome, until, type HttpServer } from './helpers.js';

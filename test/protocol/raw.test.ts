@@ -1,8 +1,8 @@
 // tysandbox/1 driven by a raw NDJSON writer on `tycli serve` and raw HTTP requests on `tycli serve --http`: framing refusals and the loopback guard; test side.
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { revisionId } from '../../core/registry.js';
-import { parseManifest } from '../../core/manifest-parse.js';
+import { revisionId } from '../../core/revisions/registry.js';
+import { parseManifest } from '../../core/manifest/parse.js';
 import { BIN, cleanEnv, doubler, startHttp, tempHome, until, type HttpServer } from './helpers.js';
 
 /** A raw NDJSON peer on `tycli serve`: write lines, collect every line it answers. */

@@ -1,15 +1,15 @@
 // Inline approvals: the host's approval questions (host.approvals) rendered in the conversation at the call that asked; browser app, trusted side.
-import type { ApprovalChannel, ApprovalChoice, ApprovalQuestion } from '../../ask-app.js';
-import { sanitizeInline } from '../../../core/text.js';
+import type { ApprovalChannel, ApprovalChoice, ApprovalQuestion } from '../../ask/app.js';
+import { sanitizeInline } from '../../../core/ask/text.js';
 import { h, shortId } from '../dom.js';
 
 const LABELS: Record<ApprovalChoice, string> = { deny: 'Deny', once: 'Allow once', session: 'Allow for this session', always: 'Always allow' };
 const DONE: Record<ApprovalChoice, string> = { deny: 'Denied.', once: 'Allowed once.', session: 'Allowed for this session.', always: 'Always allowed (for this revision).' };
 
 /**
- * Render each question of the host's asynchronous approval channel (browser/ask-app.ts) as a card inside the
+ * Render each question of the host's asynchronous approval channel (browser/ask/app.ts) as a card inside the
  * conversation: in the card of the running call whose revision asked (`placeFor`), else at the end of the
- * conversation. The host gives plain sanitized text; it is made inert once more (core/text.ts) and set as text.
+ * conversation. The host gives plain sanitized text; it is made inert once more (core/ask/text.ts) and set as text.
  * Buttons in the host's order: "Deny" (focused, so a stray Enter never allows), then "Allow once", "Allow for this
  * session", "Always allow" as offered. The router asks one question at a time; when the question is withdrawn
  * (Stop, no answer in time, answered elsewhere) the card says so. What an answer means for later uses (session

@@ -1,8 +1,8 @@
 // The audit and decisions view: every call and capability decision, remembered decisions with "Revoke"; browser app, trusted side.
-import type { AuditRecord } from '../../../core/audit.js';
-import type { PermissionGate } from '../../../core/gate.js';
-import { suggestRule, type StoredDecision } from '../../../core/permissions.js';
-import { sanitizeInline } from '../../../core/text.js';
+import type { AuditRecord } from '../../../core/audit/trail.js';
+import type { PermissionGate } from '../../../core/policy/gate.js';
+import { suggestRule, type StoredDecision } from '../../../core/policy/permissions.js';
+import { sanitizeInline } from '../../../core/ask/text.js';
 import type { BrowserHost } from '../../host.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 
@@ -14,7 +14,7 @@ function by(r: AuditRecord): string {
 
 /**
  * Builds the view over the host's read API (host.audit, host.decisions, host.revokeDecision, host.paused,
- * host.resume). The audit trail holds no arguments and no secret values (core/audit.ts); every field is made inert
+ * host.resume). The audit trail holds no arguments and no secret values (core/audit/trail.ts); every field is made inert
  * before display and set as text. Remembered decisions (permanent ones per revision, and this session's) each have
  * "Revoke" (a session grant is forgotten with the tool's other session grants: the gate keeps them per tool): the
  * next use is asked again. Tools paused after repeated refusals have "Resume".

@@ -1,8 +1,8 @@
 // The settings entry for remote MCP servers: add one by URL (name, optional header kept as a secret), remove it, see its tools and connection state; the list persisted in the app database; browser app, trusted side.
 import { h, replaceChildren } from '../dom.js';
 import type { AppDb } from '../app-db.js';
-import type { BrowserMcp, McpServerInfo } from '../../mcp.js';
-import { MCP_SERVER_NAME_RE } from '../../mcp.js';
+import type { BrowserMcp, McpServerInfo } from '../../mcp/servers.js';
+import { MCP_SERVER_NAME_RE } from '../../mcp/servers.js';
 
 /** What the app keeps per server: never a header value (that lives in the host's MCP secret store). */
 export interface StoredMcpServer {

@@ -1,7 +1,7 @@
 // A progress bar while Pyodide's files load and verify for a Python tool; browser app, trusted side.
 import { h } from '../dom.js';
 
-/** The host's Python load progress (browser/python-assets.ts PythonProgress). */
+/** The host's Python load progress (browser/python/assets.ts PythonProgress). */
 export interface PythonLoad {
   phase: 'fetch' | 'verify' | 'ready' | 'start';
   loaded: number;

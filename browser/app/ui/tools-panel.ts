@@ -1,11 +1,11 @@
 // The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove, settings; browser app, trusted side.
 import type { ToolManifest } from '../../../protocol/manifest.js';
-import { parseManifest } from '../../../core/manifest-parse.js';
+import { parseManifest } from '../../../core/manifest/parse.js';
 import { isTyError, type TyError } from '../../../core/errors.js';
-import type { ToolRegistry } from '../../../core/registry.js';
+import type { ToolRegistry } from '../../../core/revisions/registry.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 import { lineDiff } from './diff.js';
-import type { SecretGrants } from '../../../core/secrets.js';
+import type { SecretGrants } from '../../../core/capabilities/secrets.js';
 import type { BrowserHost } from '../../host.js';
 import { settingsForm } from './settings-form.js';
 
@@ -13,7 +13,7 @@ export interface ToolsPanelDeps {
   registry: ToolRegistry;
   /** The host's per-tool settings API; tools whose manifest declares `settings` get a settings form. */
   tools?: BrowserHost['tools'];
-  /** Grants of tool secrets to exact revisions (core/secrets.ts), in the host store. */
+  /** Grants of tool secrets to exact revisions (core/capabilities/secrets.ts), in the host store. */
   grants: SecretGrants;
   /** Names not offered to the model (changed in place, then `saveDisabled`). */
   disabled: Set<string>;

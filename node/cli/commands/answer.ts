@@ -42,7 +42,7 @@ history: for a field marked "looks secret" prefer the terminal, which does not e
         given[name] = f.slice(eq + 1);
       }
     }
-    const { QuestionStore, questionsDir } = await import('../../ask-store.js');
+    const { QuestionStore, questionsDir } = await import('../../ask/store.js');
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     const q = await store.get(id);
     // a form question answered yes with no --field: its defaults (and a clear error when a required field has none)

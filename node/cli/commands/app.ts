@@ -50,7 +50,7 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
       }
       if (!ok) usage(`--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`);
     }
-    const { startAppServer } = await import('../../app-server.js');
+    const { startAppServer } = await import('../../http/app-server.js');
     const server = await startAppServer({ ...(port === undefined ? {} : { port }), ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}) });
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });
     else out(ctx, server.url);

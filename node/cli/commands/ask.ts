@@ -16,9 +16,9 @@ Exit 0 when at least one channel can present a question, 1 when none can.`,
   allowPositionals: false,
   async run(ctx) {
     try {
-      const { loadSettings } = await import('../../settings.js');
-      const { createNodeAsker } = await import('../../ask-channels.js');
-      const { DialogAskChannel } = await import('../../ask-dialog.js');
+      const { loadSettings } = await import('../../settings/load.js');
+      const { createNodeAsker } = await import('../../ask/channels.js');
+      const { DialogAskChannel } = await import('../../ask/dialog.js');
       const settings = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd });
       const router = createNodeAsker({ home: ctx.globals.home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env });
       const channels = await router.status();

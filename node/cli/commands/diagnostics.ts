@@ -67,8 +67,8 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const results = await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`));
       bar.done();
       const ok = results.every((r) => r.ok);
-      const { pyodideStatus } = await import('../../python-sandbox.js');
-      const pyodide = pyodideStatus((await import('../../sandbox.js')).packageRoot());
+      const { pyodideStatus } = await import('../../python/sandbox.js');
+      const pyodide = pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot());
       if (ctx.globals.json) outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
       else {
         out(ctx, `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`);

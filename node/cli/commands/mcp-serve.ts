@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { appendLine } from '../../append.js';
+import { appendLine } from '../../store/append.js';
 import { TyError } from '../../../core/errors.js';
 import type { LocalTools } from '../../mcp/bridge.js';
 import type { CliCommand, CliContext } from '../types.js';
@@ -58,9 +58,9 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     const { McpBridge } = await import('../../mcp/bridge.js');
     const { serveStream } = await import('../../mcp/serve.js');
     const { createMcpExternal } = await import('../../mcp/external.js');
-    const { createNodeHost } = await import('../../host.js');
-    const { loadSettings, createNodeGate } = await import('../../settings.js');
-    const { createNodeAsker } = await import('../../ask-channels.js');
+    const { createNodeHost } = await import('../../host/host.js');
+    const { loadSettings, createNodeGate } = await import('../../settings/load.js');
+    const { createNodeAsker } = await import('../../ask/channels.js');
     const home = ctx.globals.home;
     if (proxy !== undefined) {
       const { loadDefinition } = await import('../../mcp/definitions.js');
@@ -68,23 +68,23 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     }
     const principal = `mcp:${client}`;
     const settings = await loadSettings({ home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
-    const { Store } = await import('../../../core/store.js');
-    const { FileStoreBackend } = await import('../../store.js');
-    const paths = (await import('../../paths.js')).tycliPaths(home);
+    const { Store } = await import('../../../core/store/contract.js');
+    const { FileStoreBackend } = await import('../../store/file-store.js');
+    const paths = (await import('../../store/paths.js')).tycliPaths(home);
     await mkdir(paths.store, { recursive: true, mode: 0o700 });
     const backend = new FileStoreBackend(paths.store);
     const store = new Store(backend);
-    const { SecretsFile } = await import('../../secrets-file.js');
-    const { knownSecretValues } = await import('../../host.js');
+    const { SecretsFile } = await import('../../store/secrets.js');
+    const { knownSecretValues } = await import('../../host/host.js');
     // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
     const withheld = await knownSecretValues(new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)));
     // one asker for approvals and elicitation forms: one question at a time
     const asker = createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env });
     const gate = createNodeGate({ store, settings, asker, withheld, cwd: ctx.cwd, env: ctx.env });
-    const { Elicitor } = await import('../../../core/mcp/elicit.js');
-    const { StoreAuditLog } = await import('../../../core/audit.js');
+    const { Elicitor } = await import('../../../core/mcp/input/elicit.js');
+    const { StoreAuditLog } = await import('../../../core/audit/trail.js');
     const elicit = new Elicitor({ policy: () => settings.policy, asker, audit: new StoreAuditLog(store, withheld), principal });
-    const { PauseTracker } = await import('../../../core/pause.js');
+    const { PauseTracker } = await import('../../../core/policy/pause.js');
     const pause = new PauseTracker(store, settings.pause);
     const external = createMcpExternal(home, { gate });
     const host = await createNodeHost({ home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, external, principal, gate });
@@ -113,8 +113,8 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     };
     const entry = process.argv[1] ?? '';
     const hubLauncher = (def: { name: string }) => ({ command: process.execPath, args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name] });
-    const { StoreDefinitionMemory } = await import('../../../core/mcp/definitions.js');
-    const { singleNaming } = await import('../../../core/mcp/naming.js');
+    const { StoreDefinitionMemory } = await import('../../../core/mcp/bridge/definitions.js');
+    const { singleNaming } = await import('../../../core/mcp/bridge/naming.js');
     // a proxy offers its one server under its own names; registered tools and namespaces are not offered
     const { mcpServeHint } = await import('../hints.js');
     const bridge = new McpBridge({ home, sandbox: client, log, gate, pause, hubLauncher, elicit, hint: mcpServeHint, definitions: new StoreDefinitionMemory(store), ...(proxy !== undefined ? { naming: singleNaming(proxy) } : { local: localTools(host.invoker, host.registry, principal) }) });

@@ -2,8 +2,8 @@
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
-import { inertJson } from '../../../core/text.js';
-import { canonicalJson } from '../../../core/canonical.js';
+import { inertJson } from '../../../core/ask/text.js';
+import { canonicalJson } from '../../../core/revisions/canonical.js';
 
 /** Server definitions (zod schemas): loaded only by the commands that use them. */
 const defs = () => import('../../mcp/definitions.js');

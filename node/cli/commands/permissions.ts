@@ -2,12 +2,12 @@
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
-/** core/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks it). */
+/** core/policy/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks it). */
 export const RULE_SCOPES_TEXT = 'flags, session, local, project, user';
 
 async function openDecisions(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host.js');
-  const [{ StoreDecisions }, { suggestRule }] = await Promise.all([import('../../../core/gate.js'), import('../../../core/permissions.js')]);
+  const { createNodeHost } = await import('../../host/host.js');
+  const [{ StoreDecisions }, { suggestRule }] = await Promise.all([import('../../../core/policy/gate.js'), import('../../../core/policy/permissions.js')]);
   const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
   return { host, decisions: new StoreDecisions(host.store), suggestRule };
 }
@@ -44,7 +44,7 @@ const revoke: CliCommand = {
 Rules in settings files are not touched; edit those files to change them.`,
   async run(ctx, _v, pos) {
     if (pos.length < 1 || pos.length > 2) usage('tycli permissions revoke needs NAME or NAME@REV, and optionally one RULE');
-    const { parseRef } = await import('../../../core/registry.js');
+    const { parseRef } = await import('../../../core/revisions/registry.js');
     const ref = parseRef(pos[0]!);
     const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
@@ -73,14 +73,14 @@ Project/local files that weaken isolation or policy are named on stderr (with --
 With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source"}],"warnings":[...]}.`,
   allowPositionals: false,
   async run(ctx) {
-    const { loadSettings } = await import('../../settings.js');
+    const { loadSettings } = await import('../../settings/load.js');
     const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
     const rows = (['deny', 'alwaysAsk', 'allow', 'ask'] as const).flatMap((l) => s.policy.rules[l].map((c) => ({ list: l, rule: c.rule.text, scope: c.scope, source: c.source })));
     if (ctx.globals.json) {
       outJson(ctx, { mode: s.policy.mode, modeScope: s.policy.modeScope, files: s.files, rules: rows, warnings: s.warnings });
       return 0;
     }
-    const { sanitizeInline } = await import('../../../core/text.js');
+    const { sanitizeInline } = await import('../../../core/ask/text.js');
     for (const w of s.warnings) ctx.io.stderr.write(`${sanitizeInline(w)}\n`);
     out(ctx, `mode: ${s.policy.mode} (${s.policy.modeScope})`);
     for (const f of s.files) out(ctx, terminalSafe(ctx, `${f.scope} settings: ${f.path}${f.present ? '' : ' (absent)'}`));

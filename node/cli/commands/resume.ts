@@ -3,8 +3,8 @@ import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
 async function openPause(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host.js');
-  const { PauseTracker } = await import('../../../core/pause.js');
+  const { createNodeHost } = await import('../../host/host.js');
+  const { PauseTracker } = await import('../../../core/policy/pause.js');
   const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
   return { host, pause: new PauseTracker(host.store) };
 }

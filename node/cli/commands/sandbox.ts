@@ -19,7 +19,7 @@ export interface SandboxStatus {
   limits: { prlimit: boolean; sandboxUid?: number; sandboxUids?: { first: number; last: number } };
   runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string; onPath?: string; unusable?: string } };
   /** Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the manifest. */
-  pyodide: import('../../python-sandbox.js').PyodideStatus;
+  pyodide: import('../../python/sandbox.js').PyodideStatus;
   /** What is not enforced under this posture (empty when enforced). */
   notEnforced: string[];
   /** `required` without a backend: what would happen to a call. */
@@ -45,14 +45,14 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     enforced: false,
     limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? (probe.dropTo.pool ? { sandboxUids: { first: probe.dropTo.pool.base, last: probe.dropTo.pool.base + probe.dropTo.pool.count - 1 } } : { sandboxUid: probe.dropTo.uid }) : {}) },
     runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
-    pyodide: await import('../../python-sandbox.js').then(async (m) => m.pyodideStatus((await import('../../sandbox.js')).packageRoot())),
+    pyodide: await import('../../python/sandbox.js').then(async (m) => m.pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot())),
     notEnforced: [],
   };
   if (probe.path) status.path = probe.path;
   if (probe.version) status.version = probe.version;
   if (probe.reason) status.reason = probe.reason;
   try {
-    const { resolveDeno } = await import('../../sandbox.js');
+    const { resolveDeno } = await import('../../sandbox/runtime.js');
     const deno = resolveDeno();
     const v = deno ? denoVersion(deno) : undefined;
     if (deno && v) status.runtimes.deno = { path: deno, version: v };
@@ -60,12 +60,12 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     /* no deno */
   }
   try {
-    const { detectPython, pythonForSandbox } = await import('../../python-tool.js');
+    const { detectPython, pythonForSandbox } = await import('../../python/native-tool.js');
     const py = detectPython();
     if (py) {
       status.runtimes.python = { path: py.path, version: py.version };
       // The interpreter the built-in python tool will really run: under an enforced sandbox that drops to another
-      // uid (root CLI), the one that uid can reach (node/host.ts does the same choice).
+      // uid (root CLI), the one that uid can reach (node/host/host.ts does the same choice).
       const { planIsolation: plan } = await import('../../os-sandbox/posture.js');
       if (probe.dropTo && posture !== 'off' && plan(posture, probe, { libraries: 'system', runtimes: ['python'] }).enforced) {
         try {
@@ -95,7 +95,7 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
 /** The `sandbox` posture from the settings files (undefined when unset or unreadable for a non-TyError reason). */
 export async function settingPosture(ctx: CliContext): Promise<unknown> {
   try {
-    const { loadSettings } = await import('../../settings.js');
+    const { loadSettings } = await import('../../settings/load.js');
     return (await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd })).sandbox;
   } catch (e) {
     if (e instanceof TyError) throw e;

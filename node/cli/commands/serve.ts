@@ -26,8 +26,8 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
     const httpPort = httpPortOption(v.http);
     const rate = v.rate === undefined ? undefined : Number(v.rate);
     if (rate !== undefined && (!/^[1-9][0-9]{0,6}$/.test(String(v.rate)))) usage('--rate takes a whole number of registration requests per minute (1 or more)');
-    const { createNodeHost } = await import('../../host.js');
-    const { protocolServerFor, serveProtocolStream } = await import('../../protocol-serve.js');
+    const { createNodeHost } = await import('../../host/host.js');
+    const { protocolServerFor, serveProtocolStream } = await import('../../registration/stdio.js');
     let server: import('../../../core/registration/server.js').RegistrationServer | undefined;
     const host = await createNodeHost({
       home: ctx.globals.home,
@@ -45,7 +45,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
       if (httpPort === undefined) {
         await Promise.race([serveProtocolStream(server, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream), stopped]);
       } else {
-        const { serveProtocolHttp } = await import('../../protocol-http.js');
+        const { serveProtocolHttp } = await import('../../registration/http.js');
         const h = await serveProtocolHttp(server, { port: httpPort });
         stopHttp = () => h.close();
         const tokenFile = await writeTokenFile(host.paths.run, 'serve-http.token', h.token);

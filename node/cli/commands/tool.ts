@@ -3,13 +3,13 @@ import { join, resolve } from 'node:path';
 import { revisionArg, toolSettingsCommands } from './tool-settings.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { inert, note, out, outJson, terminalSafe, usage } from '../output.js';
-import { inertJson } from '../../../core/text.js';
-import { shortId, uniqueShortIds } from '../../../core/revisions.js';
-import type { StoredRevision } from '../../../core/registry.js';
+import { inertJson } from '../../../core/ask/text.js';
+import { shortId, uniqueShortIds } from '../../../core/revisions/refs.js';
+import type { StoredRevision } from '../../../core/revisions/registry.js';
 import { lifecycleCommands } from './tool-lifecycle.js';
 
 async function openHost(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host.js');
+  const { createNodeHost } = await import('../../host/host.js');
   return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
 }
 
@@ -36,17 +36,17 @@ A new name becomes active at once; a new revision of an existing name is install
 until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage(`tycli tool add takes exactly one MANIFEST.json or FOLDER (got ${pos.length})`);
-    const { loadManifestFile } = await import('../../manifest-file.js'); // loads the bundler only when needed
+    const { loadManifestFile } = await import('../../manifest/file.js'); // loads the bundler only when needed
     const file = await manifestPath(resolve(ctx.cwd, pos[0]!));
     const manifest = await loadManifestFile(file);
-    const { pythonPackagesOf } = await import('../../manifest-file.js');
+    const { pythonPackagesOf } = await import('../../manifest/file.js');
     const wheels = await pythonPackagesOf(file, manifest);
     const host = await openHost(ctx);
     try {
       const r = await host.registry.install(manifest);
       // Where this revision's wheels are read from at run time (checked by sha-256 again then).
       if (wheels) {
-        const { PYTHON_PACKAGES_NS } = await import('../../python-sandbox.js');
+        const { PYTHON_PACKAGES_NS } = await import('../../python/sandbox.js');
         await host.store.putJson(PYTHON_PACKAGES_NS, r.revision, { dir: wheels.dir });
       }
       if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated, repaired: r.repaired });
@@ -106,7 +106,7 @@ With --json: {"ok":true,"tools":[{"name","active","revisions"[,"builtin":true]}]
   },
 };
 
-/** Short ids, unique within `ids` (core/revisions.ts uniqueShortIds). */
+/** Short ids, unique within `ids` (core/revisions/refs.ts uniqueShortIds). */
 export function abbreviator(ids: string[]): (id: string) => string {
   const m = uniqueShortIds(ids);
   return (id) => m.get(id) ?? shortId(id);
@@ -183,7 +183,7 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
     const rev = revisionArg(name, given, 'REV');
     const host = await openHost(ctx);
     try {
-      const { parseRef } = await import('../../../core/registry.js');
+      const { parseRef } = await import('../../../core/revisions/registry.js');
       parseRef(`${name}@${rev}`);
       const full = (await host.registry.resolve(`${name}@${rev}`)).revision;
       await host.registry.activate(name, full, { approveReplacement: v['approve-replacement'] === true });

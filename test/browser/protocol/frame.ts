@@ -1,6 +1,6 @@
-// Test framed page: a browser host serving tysandbox/1 to its parent through browser/protocol-window.ts, allowed origins from ?allow=; test code, trusted side of the page.
+// Test framed page: a browser host serving tysandbox/1 to its parent through browser/registration/window.ts, allowed origins from ?allow=; test code, trusted side of the page.
 import { createBrowserHost } from '../../../browser/host.js';
-import { serveProtocolWindow } from '../../../browser/protocol-window.js';
+import { serveProtocolWindow } from '../../../browser/registration/window.js';
 
 declare global {
   interface Window {

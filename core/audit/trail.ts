@@ -1,0 +1,189 @@
+// Append-only audit trail of every gate decision (never arguments, results or secret values); core, trusted side.
+import { ERROR_CODES } from '../../protocol/names.js';
+import type { AuditRecord } from './schema.js';
+import { TyError } from '../errors.js';
+import type { Store } from '../store/contract.js';
+import { sanitizeInline } from '../ask/text.js';
+import { traceText, type Trace } from '../policy/permissions.js';
+import { shortId } from '../revisions/refs.js';
+
+export const AUDIT_LOG = 'audit';
+export const WITHHELD = '<withheld>';
+/** Longest name, target or rule kept in a record (characters); the gate cuts longer ones with a marker. */
+export const AUDIT_FIELD_MAX = 2048;
+
+/** Every outcome a record may carry (AuditRecordSchema's `outcome`). */
+export const AUDIT_OUTCOMES = ['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused', 'started', 'interrupted'] as const;
+export type { AuditRecord } from './schema.js';
+/** core/audit/schema.ts (zod): loaded for a record of an unusual shape and for reading the log, not for every call. */
+const schemaModule = () => import('./schema.js');
+
+/** Where the gate writes audit records. */
+export interface AuditSink {
+  /** Append one record; throws when it cannot be written (the gate then fails the call). */
+  append(rec: AuditRecord): Promise<void>;
+  /**
+   * Optional: append in two steps, resolving once the record is written where the host process dying cannot lose
+   * it, with `durable`, which settles once it is on disk. Throws when it cannot be written.
+   */
+  stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
+}
+
+const OUTCOMES: ReadonlySet<unknown> = new Set(AUDIT_OUTCOMES);
+const CODES: ReadonlySet<unknown> = new Set(ERROR_CODES);
+const str = (v: unknown, max: number): boolean => typeof v === 'string' && v.length <= max;
+const optStr = (v: unknown, max: number): boolean => v === undefined || str(v, max);
+
+/**
+ * True for the common record shape (a gate's allow/deny record of a call or capability, with or without an error
+ * `code`, without `elicit`) when it matches AuditRecordSchema: a check per record without a schema parse (nor zod
+ * loaded). Anything else (an unknown key, an elicit summary, a value out of range) returns false and goes through
+ * the schema, so this accepts only what the schema accepts.
+ */
+export function plainAuditRecord(r: Record<string, unknown>): boolean {
+  for (const k in r) if (!PLAIN_KEYS.has(k)) return false;
+  const d = r.durationMs;
+  return (
+    r.v === 1 && typeof r.time === 'string' && str(r.principal, AUDIT_FIELD_MAX) && str(r.tool, AUDIT_FIELD_MAX) && str(r.revision, AUDIT_FIELD_MAX) &&
+    str(r.kind, 32) && (r.decision === 'allow' || r.decision === 'deny') && str(r.rule, AUDIT_FIELD_MAX) && str(r.list, 32) && str(r.scope, 64) &&
+    typeof d === 'number' && Number.isFinite(d) && d >= 0 && OUTCOMES.has(r.outcome) && optStr(r.target, AUDIT_FIELD_MAX) &&
+    (r.access === undefined || r.access === 'read' || r.access === 'write') && optStr(r.channel, AUDIT_FIELD_MAX) && optStr(r.call, 64) && optStr(r.host, 128) &&
+    (r.code === undefined || CODES.has(r.code)) && Object.getPrototypeOf(r) === Object.prototype
+  );
+}
+const PLAIN_KEYS: ReadonlySet<string> = new Set(['v', 'time', 'principal', 'tool', 'revision', 'kind', 'decision', 'rule', 'list', 'scope', 'durationMs', 'outcome', 'target', 'access', 'channel', 'call', 'host', 'code']);
+
+/**
+ * Replace every occurrence of each known secret value in `text` with `<withheld>`.
+ * Longest values first, so a secret containing another is withheld whole.
+ */
+export function scrub(text: string, secrets: Iterable<string>): string {
+  if (Array.isArray(secrets) && secrets.length === 0) return text;
+  let out = text;
+  const list = [...secrets].filter((s) => typeof s === 'string' && s.length > 0).sort((a, b) => b.length - a.length);
+  for (const s of list) out = out.split(s).join(WITHHELD);
+  return out;
+}
+
+/** Scrub every string field of a record. */
+export function scrubRecord<T extends Record<string, unknown>>(rec: T, secrets: Iterable<string>): T {
+  const list = [...secrets];
+  if (list.length === 0) return rec;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rec)) out[k] = typeof v === 'string' ? scrub(v, list) : v;
+  return out as T;
+}
+
+/**
+ * The audit log in the store (`Store.appendJsonl('audit', ...)`): append-only, one JSON object per line.
+ * `withheld` supplies the secret values currently known to the host; any that appears in a field is
+ * replaced with `<withheld>` before writing.
+ */
+export class StoreAuditLog implements AuditSink {
+  constructor(
+    readonly store: Store,
+    readonly withheld: () => Iterable<string> = () => [],
+  ) {}
+
+  async append(rec: AuditRecord): Promise<void> {
+    const clean = this.#clean(rec);
+    await this.store.appendJsonl(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
+  }
+
+  /** See AuditSink.stage; on a store without stages, durable at once. */
+  async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
+    const clean = this.#clean(rec);
+    return this.store.appendJsonlStaged(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
+  }
+
+  #clean(rec: AuditRecord): AuditRecord {
+    return scrubRecord(rec, this.withheld());
+  }
+
+  /**
+   * Records at or after `since` (ms since the epoch), oldest first, folded by foldCalls (`hostAlive` as there).
+   * Lines that are torn or do not match the schema are skipped and counted in `corrupt`.
+   */
+  async read(opts: { since?: number; hostAlive?: (host: string) => boolean } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
+    const { entries, corrupt } = await this.store.readJsonl<unknown>(AUDIT_LOG);
+    const { AuditRecordSchema } = await schemaModule();
+    const all: AuditRecord[] = [];
+    let bad = corrupt;
+    for (const e of entries) {
+      const r = AuditRecordSchema.safeParse(e);
+      if (!r.success) {
+        bad++;
+        continue;
+      }
+      all.push(r.data);
+    }
+    const folded = foldCalls(all, opts.hostAlive);
+    const out = opts.since === undefined ? folded : folded.filter((r) => Date.parse(r.time) >= (opts.since as number));
+    return { entries: out, corrupt: bad };
+  }
+}
+
+/** A record of another shape than plainAuditRecord's, checked by AuditRecordSchema. @throws TyError E_STORE */
+async function checked(rec: AuditRecord): Promise<AuditRecord> {
+  const { AuditRecordSchema } = await schemaModule();
+  const parsed = AuditRecordSchema.safeParse(rec);
+  if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
+}
+
+/**
+ * One entry per invocation: a `started` record whose completion (same `call`) exists is dropped, the completion
+ * kept; a `started` record without one stays `started` while `hostAlive(host)` says its host still runs, and
+ * becomes `interrupted` otherwise (no predicate: every unfinished call counts as interrupted).
+ */
+export function foldCalls(records: readonly AuditRecord[], hostAlive?: (host: string) => boolean): AuditRecord[] {
+  const done = new Set<string>();
+  for (const r of records) if (r.call !== undefined && r.outcome !== 'started') done.add(r.call);
+  const out: AuditRecord[] = [];
+  const alive = new Map<string, boolean>();
+  for (const r of records) {
+    if (r.outcome !== 'started') {
+      out.push(r);
+      continue;
+    }
+    if (r.call !== undefined && done.has(r.call)) continue;
+    const host = r.host ?? '';
+    let live = alive.get(host);
+    if (live === undefined) {
+      live = host !== '' && hostAlive !== undefined && hostAlive(host);
+      alive.set(host, live);
+    }
+    out.push(live ? r : { ...r, outcome: 'interrupted' });
+  }
+  return out;
+}
+
+/**
+ * Parse a `--since` value: ISO 8601 date/time, or a relative span `30s`, `15m`, `2h`, `7d` before `now`.
+ * Returns ms since the epoch. @throws TyError E_USAGE
+ */
+export function parseSince(value: string, now: number): number {
+  const rel = /^(\d{1,9})([smhd])$/.exec(value.trim());
+  if (rel) {
+    const mult = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[rel[2] as 's' | 'm' | 'h' | 'd'];
+    return now - Number(rel[1]) * mult;
+  }
+  if (/^\d{4}-\d{2}-\d{2}/.test(value)) {
+    const t = Date.parse(value);
+    if (Number.isFinite(t)) return t;
+  }
+  throw new TyError('E_USAGE', `since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
+}
+
+/**
+ * One human-readable line for a record. Every field is made inert (core/ask/text.ts sanitizeInline: controls,
+ * ESC/OSC, bidi, zero-width and other invisible code points shown as visible escapes), whatever the output
+ * is, because tool, server and target names come from tools and MCP servers.
+ */
+export function formatAuditRecord(r: AuditRecord): string {
+  const f = (v: string | number | undefined): string => sanitizeInline(String(v ?? ''));
+  const what = r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
+  const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
+  const outcome = r.outcome === 'started' ? 'started (still running)' : r.outcome === 'interrupted' ? 'interrupted (its host stopped before the call finished)' : f(r.outcome);
+  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''}${r.outcome === 'interrupted' || r.outcome === 'started' ? '' : ` (${Math.round(r.durationMs)} ms)`}`;
+}

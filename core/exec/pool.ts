@@ -1,0 +1,416 @@
+// Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core, trusted side.
+import { TyError, toTyError } from '../errors.js';
+import type { ErrorCode } from '../../protocol/errors.js';
+import { NEVER_ABORTED, type CallLimits, type CallOptions, type CapabilityHandler, type SandboxInstance, type SandboxRuntime, type SandboxSpec } from './runtime.js';
+
+/**
+ * Errors after which a sandbox is destroyed and the next call gets a fresh one: the runtime boundary failed
+ * or its state can no longer be trusted. E_OUTPUT_LIMIT is included: the tool just built a value larger than
+ * allowed and may hold it; starting clean is cheaper than reasoning about it. A plain E_TOOL_FAILED (the tool
+ * threw) keeps the sandbox and its in-memory state.
+ */
+export const RETIRING_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'E_TIMEOUT',
+  'E_ABORTED',
+  'E_SANDBOX_FAILED',
+  'E_MEMORY_LIMIT',
+  'E_PROTOCOL',
+  'E_OUTPUT_LIMIT',
+]);
+
+export interface SandboxPoolOptions {
+  /** The runtime, or a chooser per spec (e.g. by `manifest.execution.engine`). */
+  runtime: SandboxRuntime | ((spec: SandboxSpec) => SandboxRuntime);
+  /** `retained` (default): one sandbox per revision, reused. `disposable`: a fresh sandbox per call. */
+  mode?: 'retained' | 'disposable';
+  /**
+   * Host-wide memory budget for retained sandboxes, MiB (default: none). Before a retained sandbox starts, the
+   * least recently used idle ones (no call running or queued) are destroyed until the live ones' charges plus the
+   * new one fit; when only busy ones are left it starts anyway, and idle ones are destroyed after calls end until
+   * the pool is back within budget.
+   */
+  memoryBudgetMb?: number;
+  /** What one sandbox of `spec` may hold, MiB: its charge against the budget (default `spec.limits.memoryMb`). */
+  memoryOf?: (spec: SandboxSpec) => number;
+  /**
+   * Most retained sandboxes alive at once (default 16, DEFAULT_MAX_RETAINED). Starting one more first destroys the
+   * least recently used idle one; when every one is busy it starts anyway and the pool shrinks as calls end.
+   */
+  maxRetained?: number;
+  /** A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0: never). */
+  idleMs?: number;
+  /** Told when the pool destroys a sandbox for its limits (`max retained`, `idle`, `memory budget`). */
+  onEvict?: (revision: string, reason: string) => void;
+}
+
+/** Default cap on retained sandboxes per pool. */
+export const DEFAULT_MAX_RETAINED = 16;
+/** Default idle time after which a retained sandbox is destroyed, ms (10 minutes). */
+export const DEFAULT_IDLE_MS = 600_000;
+
+export interface PoolCallOptions {
+  onCapability: CapabilityHandler;
+  /** The arguments' canonical JSON text (CallOptions.argsJson), sent as is where the transport carries text. */
+  argsJson?: string;
+  /** The same text in pieces (CallOptions.argsParts). */
+  argsParts?: readonly string[];
+  /** Aborting kills the sandbox running this call (E_ABORTED), or drops the call from the queue. */
+  signal?: AbortSignal;
+  /** Override the pool mode for this call. */
+  disposable?: boolean;
+}
+
+interface Entry {
+  revision: string;
+  name: string;
+  /** What the sandbox was started with (runtime, memory, folders); a different key needs a new sandbox. */
+  key: string;
+  instance: SandboxInstance | undefined;
+  queue: Promise<void>;
+  /** Removed from the pool: takes no new calls; already queued calls still run. */
+  retired: boolean;
+  /** Its sandbox was destroyed for good: queued calls fail. */
+  killed: boolean;
+  /** Calls running or queued. */
+  pending: number;
+  /** Pool tick of its last finished call (least recently used first). */
+  lastUsed: number;
+  /** When its last call ended, ms since the epoch (the idle timer measures from here). */
+  idleSince: number;
+  /** MiB charged against the memory budget while its sandbox lives. */
+  chargeMb: number;
+}
+
+const runtimeIds = new WeakMap<SandboxRuntime, number>();
+let nextRuntimeId = 1;
+/** A different runtime object (e.g. another OS wrapper), heap cap or folder set needs a different sandbox. */
+function specKey(runtime: SandboxRuntime, spec: SandboxSpec): string {
+  let id = runtimeIds.get(runtime);
+  if (id === undefined) runtimeIds.set(runtime, (id = nextRuntimeId++));
+  const base = `${id}\u0000${runtime.name}\u0000${spec.limits.memoryMb}`;
+  return spec.folders && spec.folders.length > 0 ? `${base}\u0000${JSON.stringify(spec.folders)}` : base;
+}
+
+/**
+ * Keeps sandboxes per revision (ARCHITECTURE.md "Sandboxes"). Retained sandboxes are destroyed when: a call
+ * for another revision of the same tool name arrives (after the old one's queued calls finish); a call ends
+ * with a code in RETIRING_CODES; `terminate(revision)`; `shutdown()`. The pool enforces `spec.limits.timeoutMs`
+ * per call (E_TIMEOUT, sandbox killed) in addition to whatever the runtime does; starting a sandbox (module load
+ * included) counts against it. The next call after a destroy
+ * gets a fresh sandbox.
+ */
+export class SandboxPool {
+  readonly #opts: SandboxPoolOptions;
+  readonly #entries = new Map<string, Entry>();
+  readonly #disposables = new Set<SandboxInstance>();
+  readonly #budget: number;
+  readonly #maxRetained: number;
+  readonly #idleMs: number;
+  readonly #idleTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
+  #tick = 0;
+  #closed = false;
+
+  constructor(opts: SandboxPoolOptions) {
+    this.#opts = opts;
+    this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
+    this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
+    this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
+    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1) throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
+    if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0) throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
+  }
+
+  /** How many retained sandboxes are alive now. */
+  retainedCount(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    return n;
+  }
+
+  /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
+  async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
+    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const x of idle) {
+      if (this.retainedCount() + room <= this.#maxRetained) return;
+      this.#opts.onEvict?.(x.revision, 'max retained');
+      await this.#retire(x, `the pool keeps at most ${this.#maxRetained} sandboxes (least recently used)`, true);
+    }
+  }
+
+  /**
+   * Arm the idle timer of an entry with no call running or queued, unless one is armed: a timer that fires early
+   * (calls ran since it was armed) re-arms itself for the time left, so a busy sandbox costs no timer per call.
+   */
+  #armIdle(e: Entry): void {
+    if (this.#idleMs === 0 || e.pending > 0 || !e.instance?.alive || this.#closed || this.#idleTimers.has(e)) return;
+    this.#setIdleTimer(e, this.#idleMs);
+  }
+
+  #setIdleTimer(e: Entry, ms: number): void {
+    const t = setTimeout(() => {
+      this.#idleTimers.delete(e);
+      if (e.pending > 0 || !e.instance?.alive || e.retired || this.#closed) return; // the end of the running call re-arms
+      const left = e.idleSince + this.#idleMs - Date.now();
+      if (left > 0) return this.#setIdleTimer(e, left);
+      this.#opts.onEvict?.(e.revision, 'idle');
+      void this.#retire(e, `idle for ${this.#idleMs} ms`, true);
+    }, ms);
+    (t as { unref?: () => void }).unref?.();
+    this.#idleTimers.set(e, t);
+  }
+
+  #runtimeFor(spec: SandboxSpec): SandboxRuntime {
+    const r = this.#opts.runtime;
+    return typeof r === 'function' ? r(spec) : r;
+  }
+
+  /** The live retained sandbox for a revision, if any (diagnostics and tests). */
+  peek(revision: string): SandboxInstance | undefined {
+    const e = this.#entries.get(revision);
+    return e?.instance?.alive ? e.instance : undefined;
+  }
+  /** Revisions with a pool entry. */
+  revisions(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /**
+   * Run one call of `spec.revision` with `args` (already validated JSON data).
+   * @throws TyError E_TOOL_FAILED, E_OUTPUT_LIMIT, E_TIMEOUT, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED,
+   *   E_SANDBOX_UNAVAILABLE (runtime missing or pool shut down), E_PROTOCOL.
+   */
+  async call(spec: SandboxSpec, args: unknown, opts: PoolCallOptions): Promise<unknown> {
+    if (this.#closed) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the sandbox pool was shut down');
+    const signal = opts.signal ?? NEVER_ABORTED;
+    if (signal.aborted) throw new TyError('E_ABORTED', 'call aborted before it started');
+    const runtime = this.#runtimeFor(spec);
+    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts);
+
+    // A new revision of the same tool name retires the others (after their queued calls).
+    for (const e of this.#entries.values()) {
+      if (e.name === spec.manifest.name && e.revision !== spec.revision) this.#retire(e, 'revision changed', false);
+    }
+    const key = specKey(runtime, spec);
+    let entry = this.#entries.get(spec.revision);
+    if (entry && entry.key !== key) {
+      this.#retire(entry, 'sandbox settings changed', false);
+      entry = undefined;
+    }
+    if (!entry) {
+      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false, pending: 0, lastUsed: 0, idleSince: 0, chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb };
+      this.#entries.set(spec.revision, entry);
+    }
+    const e = entry;
+    e.pending++; // a call is queued: not idle (an idle timer that fires now finds it pending)
+    const turn = e.queue;
+    let release!: () => void;
+    e.queue = new Promise<void>((r) => (release = r));
+    try {
+      await waitTurn(turn, signal);
+    } catch (err) {
+      // Aborted while queued: hand our slot on only when our turn would have come, so calls stay serialized.
+      e.pending--;
+      void turn.then(release);
+      e.idleSince = Date.now();
+      this.#armIdle(e);
+      throw err;
+    }
+    try {
+      if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
+      return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal, opts);
+    } finally {
+      e.pending--;
+      e.lastUsed = ++this.#tick;
+      e.idleSince = Date.now();
+      release();
+      if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
+      if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
+      this.#armIdle(e);
+    }
+  }
+
+  /** MiB charged by the retained sandboxes alive now. */
+  retainedMemoryMb(): number {
+    return this.#usedMb();
+  }
+
+  #usedMb(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.chargeMb;
+    return n;
+  }
+
+  /** Destroy least recently used idle sandboxes (never `keep`) until `extraMb` more fits the budget. */
+  async #fitBudget(keep: Entry | undefined, extraMb: number): Promise<void> {
+    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const x of idle) {
+      if (this.#usedMb() + extraMb <= this.#budget) return;
+      this.#opts.onEvict?.(x.revision, 'memory budget');
+      await this.#retire(x, 'memory budget', true);
+    }
+  }
+
+  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
+    const deadline = Date.now() + spec.limits.timeoutMs;
+    if (!e.instance || !e.instance.alive) {
+      e.instance = undefined;
+      await this.#fitBudget(e, e.chargeMb);
+      await this.#fitCount(e, 1);
+      e.instance = await startWithin(runtime, spec, signal, deadline);
+      if (e.killed || this.#closed) {
+        await e.instance.destroy('pool closed during start');
+        throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while it started');
+      }
+    }
+    let inst = e.instance;
+    try {
+      try {
+        return await guarded(inst, args, spec, onCapability, signal, deadline, text);
+      } catch (first) {
+        // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
+        const f = toTyError(first, 'E_SANDBOX_FAILED');
+        if (f.code !== 'E_SANDBOX_FAILED' || f.data?.notStarted !== true || e.killed || this.#closed || signal.aborted) throw first;
+        if (e.instance === inst) e.instance = undefined;
+        await inst.destroy('E_SANDBOX_FAILED');
+        inst = e.instance = await startWithin(runtime, spec, signal, deadline);
+        return await guarded(inst, args, spec, onCapability, signal, deadline, text);
+      }
+    } catch (err) {
+      const t = toTyError(err, 'E_SANDBOX_FAILED');
+      if (RETIRING_CODES.has(t.code) || !inst.alive) {
+        if (e.instance === inst) e.instance = undefined;
+        await inst.destroy(t.code);
+      }
+      throw t;
+    }
+  }
+
+  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
+    const deadline = Date.now() + spec.limits.timeoutMs;
+    const inst = await startWithin(runtime, spec, signal, deadline);
+    this.#disposables.add(inst);
+    try {
+      return await guarded(inst, args, spec, onCapability, signal, deadline, text);
+    } finally {
+      this.#disposables.delete(inst);
+      await inst.destroy('disposable call finished');
+    }
+  }
+
+  #retire(e: Entry, reason: string, now: boolean): Promise<void> {
+    e.retired = true;
+    const idle = this.#idleTimers.get(e);
+    if (idle !== undefined) clearTimeout(idle);
+    this.#idleTimers.delete(e);
+    if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
+    const kill = async () => {
+      e.killed = true;
+      const inst = e.instance;
+      e.instance = undefined;
+      if (inst) await inst.destroy(reason);
+    };
+    if (now) return kill();
+    // Let calls already queued on the old revision finish first.
+    return e.queue.then(kill);
+  }
+
+  /** Destroy the retained sandbox of `revision` now (a call running in it fails with E_SANDBOX_FAILED). */
+  async terminate(revision: string): Promise<void> {
+    const e = this.#entries.get(revision);
+    if (e) await this.#retire(e, 'terminated', true);
+  }
+
+  /** Destroy every sandbox; later calls fail with E_SANDBOX_UNAVAILABLE. */
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    const all: Promise<void>[] = [];
+    for (const e of [...this.#entries.values()]) all.push(this.#retire(e, 'shutdown', true));
+    for (const d of this.#disposables) all.push(d.destroy('shutdown'));
+    await Promise.allSettled(all);
+  }
+}
+
+/** Resolve when `turn` settles; reject with E_ABORTED if `signal` fires first. */
+function waitTurn(turn: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal === NEVER_ABORTED) return turn;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new TyError('E_ABORTED', 'call aborted while waiting for the sandbox'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void turn.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Start a sandbox (spawn + module load) within the call's own time limit: the load counts against the call's
+ * `timeoutMs` (the runtime's own start budget still applies when smaller). Past `deadline` (ms since the epoch)
+ * the start is aborted and the call fails with E_TIMEOUT at once, even if the runtime ignores the abort (a
+ * sandbox it still delivers is destroyed).
+ */
+async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: AbortSignal, deadline: number): Promise<SandboxInstance> {
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  if (signal.aborted) ac.abort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new TyError('E_TIMEOUT', `tool call exceeded ${spec.limits.timeoutMs} ms while its module loaded (the load counts against the call's time limit); sandbox destroyed`);
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(late);
+      ac.abort();
+    }, Math.max(0, deadline - Date.now()));
+  });
+  const starting = runtime.start(spec, ac.signal);
+  try {
+    return await Promise.race([starting, timeout]);
+  } catch (e) {
+    if (ac.signal.aborted && !signal.aborted) {
+      void starting.then((inst) => inst.destroy('start timed out'), () => {});
+      throw late;
+    }
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A call's canonical arguments text, as the caller gave it (PoolCallOptions). */
+type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts'>;
+
+/**
+ * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
+ * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
+ */
+function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number, text: ArgsText): Promise<unknown> {
+  const full = spec.limits;
+  const left = Math.max(1, deadline - Date.now());
+  return new Promise<unknown>((resolve, reject) => {
+    let settled = false;
+    const listen = signal !== NEVER_ABORTED;
+    const finish = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (listen) signal.removeEventListener('abort', onAbort);
+      f();
+    };
+    const onAbort = () => finish(() => {
+      void inst.destroy('aborted').then(() => reject(new TyError('E_ABORTED', 'call aborted; sandbox destroyed')));
+    });
+    const timer = setTimeout(() => finish(() => {
+      void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
+    }), left);
+    if (listen) signal.addEventListener('abort', onAbort, { once: true });
+    const o: CallOptions = { signal, onCapability, limits: full };
+    if (spec.settings) o.settings = spec.settings;
+    if (text.argsJson !== undefined) o.argsJson = text.argsJson;
+    if (text.argsParts !== undefined) o.argsParts = text.argsParts;
+    inst.call(args, o).then(
+      (v) => finish(() => resolve(v)),
+      (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
+    );
+  });
+}

@@ -1,0 +1,79 @@
+// The hand check of sandbox messages gives SandboxMessageSchema's verdict on every message type, key and odd value; trusted side.
+import { describe, expect, it } from 'vitest';
+import { SandboxMessageSchema } from '../../protocol/wire.js';
+import { WireErrorSchema } from '../../protocol/errors.js';
+import { isWireError, sandboxMessage } from './wire-check.js';
+
+const good: Record<string, unknown>[] = [
+  { v: 1, type: 'ready', runtime: 'node', version: '20.20.2' },
+  { v: 1, type: 'ready', runtime: 'deno' },
+  { v: 1, type: 'loaded', ok: true },
+  { v: 1, type: 'loaded', ok: false, error: { code: 'E_TOOL_FAILED', message: 'boom', data: { name: 'TypeError' } } },
+  { v: 1, type: 'result', id: 3, ok: true, json: '{"a":1}' },
+  { v: 1, type: 'result', id: 0, ok: false, error: { code: -32000, message: 'm' } },
+  { v: 1, type: 'cap', id: 7, callId: 3, name: 'fetch', params: { url: 'https://a.example' } },
+  { v: 1, type: 'cap', id: 7, callId: 3, name: 'storage.get', params: null },
+  { v: 1, type: 'cap-cancel', id: 7 },
+  { v: 1, type: 'log', level: 'warn', text: 'careful' },
+];
+/** Values of every kind the fields meet: each type, bounds, non-JSON values a structured message could hold. */
+const odd: unknown[] = [
+  undefined, null, true, false, 0, -0, 1, -1, 1.5, 2 ** 53, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity, '', 'x', 'E_TOOL_FAILED',
+  'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(4096), 'x'.repeat(4097), 'x'.repeat(8192), 'x'.repeat(8193), [], [1], {}, { code: 1, message: '' },
+  { code: 'x'.repeat(65), message: '' }, { code: 1.5, message: '' }, { code: 1, message: '', extra: 1 }, { message: '' }, new Date(0), new String('ready'),
+  Object.create(null), 'ready', 'loaded', 'result', 'cap', 'cap-cancel', 'log', 'fetch', 'getSecret', 'nope', 'debug', 'error', 2, 10n, Symbol('s'), () => 1,
+];
+
+const labelOf = (v: unknown): string => {
+  try {
+    return JSON.stringify(v)?.slice(0, 200) ?? typeof v;
+  } catch {
+    return typeof v;
+  }
+};
+
+function variants(): unknown[] {
+  const out: unknown[] = [...odd];
+  for (const m of good) {
+    out.push(m);
+    for (const k of [...Object.keys(m), 'extra', '__proto__', 'args', 'settings', 'source', 'json', 'error', 'version', 'params']) {
+      for (const x of odd) out.push({ ...m, [k]: x });
+      const { [k]: _drop, ...rest } = m;
+      out.push(rest);
+    }
+    out.push(JSON.parse(`{"__proto__": 1, ${JSON.stringify(m).slice(1)}`));
+    out.push(Object.assign(Object.create(null), m));
+    out.push(Object.assign(Object.create({ extra: 1 }), m)); // an inherited enumerable key is an unknown key
+    const { v: _v, ...noV } = m;
+    out.push(Object.assign(Object.create({ v: 1 }), noV)); // an inherited declared key is read like an own one
+    out.push({ ...m, [Symbol('s')]: 1 }); // symbol keys are not looked at
+    class Msg {
+      constructor() {
+        Object.assign(this, m);
+      }
+    }
+    out.push(new Msg());
+  }
+  return out;
+}
+
+describe('sandboxMessage (hand check of SandboxMessageSchema)', () => {
+  it('gives the schema\'s verdict on every variant, and returns the message with the schema\'s values', () => {
+    let accepted = 0;
+    for (const v of variants()) {
+      const schema = SandboxMessageSchema.safeParse(v);
+      const hand = sandboxMessage(v);
+      const label = labelOf(v);
+      expect(hand !== undefined, label).toBe(schema.success);
+      if (schema.success) {
+        accepted++;
+        for (const [k, x] of Object.entries(schema.data)) expect((hand as Record<string, unknown>)[k], `${label} ${k}`).toEqual(x);
+      }
+    }
+    expect(accepted).toBeGreaterThan(100); // the accepting side is exercised, not only refusals
+  });
+
+  it('isWireError gives WireErrorSchema\'s verdict', () => {
+    for (const v of odd) expect(isWireError(v), labelOf(v)).toBe(WireErrorSchema.safeParse(v).success);
+  });
+});

@@ -1,0 +1,167 @@
+// The StoreBackend contract every host's store must meet, framework-free so it runs under vitest and in Chromium; test code, trusted side.
+import type { StoreBackend } from './contract.js';
+import { Store } from './contract.js';
+
+/** One named requirement of the store contract. `run` throws (with a reason) when the backend fails it. */
+export interface StoreContractCase {
+  name: string;
+  run(backend: StoreBackend): Promise<void>;
+}
+
+function fail(msg: string): never {
+  throw new Error(msg);
+}
+function eq(actual: unknown, expected: unknown, what: string): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
+}
+async function rejectsWith(p: () => Promise<unknown>, code: string, what: string): Promise<void> {
+  let err: unknown;
+  try {
+    await p();
+  } catch (e) {
+    err = e;
+  }
+  if (err === undefined) fail(`${what}: expected a rejection with ${code}, it resolved`);
+  const c = (err as { code?: unknown }).code;
+  if (c !== code) fail(`${what}: expected code ${code}, got ${String(c)} (${String((err as Error).message)})`);
+}
+const enc = new TextEncoder();
+const bytes = (s: string) => enc.encode(s);
+const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
+
+export const STORE_CONTRACT: StoreContractCase[] = [
+  {
+    name: 'get of an absent key is undefined; put then get returns the same bytes',
+    async run(b) {
+      eq(await b.get('bindings', 'nothing-here'), undefined, 'absent');
+      await b.put('bindings', 'k1', bytes('hello'));
+      eq(text(await b.get('bindings', 'k1')), 'hello', 'round trip');
+      await b.put('bindings', 'k1', bytes('second'));
+      eq(text(await b.get('bindings', 'k1')), 'second', 'overwrite');
+    },
+  },
+  {
+    name: 'stored bytes are copies: mutating the input or the output changes nothing stored',
+    async run(b) {
+      const input = bytes('abc');
+      await b.put('tasks', 'copy', input);
+      input[0] = 0x7a;
+      const out = await b.get('tasks', 'copy');
+      eq(text(out), 'abc', 'after mutating input');
+      if (out) out[1] = 0x7a;
+      eq(text(await b.get('tasks', 'copy')), 'abc', 'after mutating output');
+    },
+  },
+  {
+    name: 'delete removes; deleting an absent key is not an error',
+    async run(b) {
+      await b.put('storage', 'gone', bytes('x'));
+      await b.delete('storage', 'gone');
+      eq(await b.get('storage', 'gone'), undefined, 'after delete');
+      await b.delete('storage', 'never-was');
+    },
+  },
+  {
+    name: 'list returns exactly the keys of one namespace, sorted',
+    async run(b) {
+      for (const k of ['b', 'a', 'c@1', 'A']) await b.put('listns', k, bytes(k));
+      await b.put('listns2', 'zz', bytes('z'));
+      await b.put('listn', 'yy', bytes('y'));
+      eq(await b.list('listns'), ['A', 'a', 'b', 'c@1'], 'keys');
+      eq(await b.list('empty-ns'), [], 'empty namespace');
+    },
+  },
+  {
+    name: 'namespaces and keys outside [A-Za-z0-9._@:-]{1,200} are refused with E_STORE (no path tricks)',
+    async run(b) {
+      for (const bad of ['../x', 'a/b', '', '.hidden', 'x'.repeat(201), 'sp ace', 'nul\u0000', 'ümlaut']) {
+        await rejectsWith(() => b.put('objects', bad, bytes('x')), 'E_STORE', `put key ${JSON.stringify(bad.slice(0, 20))}`);
+        await rejectsWith(() => b.get(bad, 'k'), 'E_STORE', `get ns ${JSON.stringify(bad.slice(0, 20))}`);
+      }
+      await rejectsWith(() => b.append('../audit', 'x'), 'E_STORE', 'append log name');
+    },
+  },
+  {
+    name: 'logs keep append order, are separate per name, and refuse a line with a newline',
+    async run(b) {
+      for (let i = 0; i < 5; i++) await b.append('audit', `line ${i}`);
+      await b.append('other-log', 'o');
+      eq(await b.readLog('audit'), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4'], 'order');
+      eq(await b.readLog('missing-log'), [], 'absent log');
+      let threw = false;
+      try {
+        await b.append('audit', 'two\nlines');
+      } catch {
+        threw = true;
+      }
+      if (!threw) fail('a line with a newline was accepted');
+      eq((await b.readLog('audit')).length, 5, 'nothing appended by the refused line');
+    },
+  },
+  {
+    name: 'concurrent appends all land, none torn',
+    async run(b) {
+      const lines = Array.from({ length: 40 }, (_, i) => `c${i}:` + 'x'.repeat(i * 50));
+      await Promise.all(lines.map((l) => b.append('concurrent', l)));
+      const got = await b.readLog('concurrent');
+      eq([...got].sort(), [...lines].sort(), 'all lines, intact');
+    },
+  },
+  {
+    name: 'withLock serializes read-modify-write (no lost update) and releases on failure',
+    async run(b) {
+      const store = new Store(b);
+      await Promise.all(Array.from({ length: 20 }, () => store.update<number>('counters', 'n', (old) => (old ?? 0) + 1)));
+      eq(await store.getJson('counters', 'n'), 20, 'counter');
+      let threw = false;
+      try {
+        await b.withLock('fails', async () => {
+          throw new Error('inner');
+        });
+      } catch {
+        threw = true;
+      }
+      if (!threw) fail('the error inside withLock was swallowed');
+      eq(await b.withLock('fails', async () => 'again'), 'again', 'lock released after a failure');
+    },
+  },
+  {
+    name: 'content-addressed objects are re-hashed on read: altered bytes give E_INTEGRITY',
+    async run(b) {
+      const store = new Store(b);
+      const cid = await store.putObject(bytes('{"a":1}'));
+      eq(text(await store.getObject(cid)), '{"a":1}', 'intact object');
+      await b.put('objects', cid, bytes('{"a":2}'));
+      await rejectsWith(() => store.getObject(cid), 'E_INTEGRITY', 'tampered object');
+      await rejectsWith(() => store.getObject('not-a-cid'), 'E_STORE', 'malformed id');
+    },
+  },
+  {
+    name: 'values survive large sizes byte for byte (1 MiB of every byte value)',
+    async run(b) {
+      const big = new Uint8Array(1024 * 1024);
+      for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
+      await b.put('objects-big', 'big', big);
+      const got = await b.get('objects-big', 'big');
+      if (!got || got.length !== big.length) fail('length differs');
+      for (let i = 0; i < big.length; i++) if (got[i] !== big[i]) fail(`byte ${i} differs`);
+    },
+  },
+];
+
+/** Run every case against fresh backends from `make`; returns one row per case (never throws). */
+export async function runStoreContract(make: () => Promise<StoreBackend>, filter?: (name: string) => boolean): Promise<{ name: string; ok: boolean; detail: string }[]> {
+  const rows: { name: string; ok: boolean; detail: string }[] = [];
+  for (const c of STORE_CONTRACT) {
+    if (filter && !filter(c.name)) continue;
+    try {
+      await c.run(await make());
+      rows.push({ name: c.name, ok: true, detail: 'ok' });
+    } catch (e) {
+      rows.push({ name: c.name, ok: false, detail: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return rows;
+}

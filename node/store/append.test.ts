@@ -1,0 +1,126 @@
+// Tests of group-committed log appends (node/store/append.ts GroupAppender): durability order, batching, torn tails, other writers; test side.
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GroupAppender, appendLine } from './append.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ty-append-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const lines = (p: string) => readFileSync(p, 'utf8').split('\n').filter((l) => l !== '');
+
+describe('GroupAppender', () => {
+  it('concurrent appends share fsyncs (fewer batches than records), every line whole and in order, file 0600', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    const rec = (i: number) => JSON.stringify({ i, pad: 'p'.repeat(300) });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => a.append(rec(i))));
+    expect(lines(p)).toEqual(Array.from({ length: 200 }, (_, i) => rec(i)));
+    expect(a.stats.records).toBe(200);
+    expect(a.stats.batches).toBeLessThan(200);
+    expect(a.stats.batches).toBeGreaterThan(0);
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+  });
+
+  it('a sequential append resolves only after its own commit (one batch each)', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    for (let i = 0; i < 5; i++) {
+      await a.append(`{"n":${i}}`);
+      expect(a.stats.records).toBe(i + 1);
+      expect(lines(p)).toHaveLength(i + 1);
+    }
+    expect(a.stats.batches).toBe(5);
+  });
+
+  it('stage: resolves once the line is in the file, before its fsync; durable settles after the commit', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    const { durable } = await a.stage('{"n":1}');
+    expect(lines(p)).toEqual(['{"n":1}']);
+    expect(a.stats.records).toBe(0); // written, not yet synced
+    await durable;
+    expect(a.stats.records).toBe(1);
+    await expect(new GroupAppender(join(dir, 'no', 'audit')).stage('{"n":2}')).rejects.toMatchObject({ code: 'E_STORE' });
+  });
+
+  it("a staged line shares the next append's fsync (a call's intent and completion records: one commit for both)", async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    for (let i = 0; i < 3; i++) {
+      const { durable } = await a.stage(`{"started":${i}}`);
+      await new Promise((r) => setImmediate(r)); // the call runs meanwhile
+      expect(a.stats.records).toBe(2 * i); // staged: written, waiting for company
+      await a.append(`{"done":${i}}`);
+      await durable;
+      expect(a.stats.records).toBe(2 * i + 2);
+    }
+    expect(a.stats.batches).toBe(3);
+    expect(lines(p)).toEqual(['{"started":0}', '{"done":0}', '{"started":1}', '{"done":1}', '{"started":2}', '{"done":2}']);
+  });
+
+  it('a staged line with no append after it is made durable on its own (STAGED_SYNC_MS)', async () => {
+    const a = new GroupAppender(join(dir, 'audit'));
+    const { durable } = await a.stage('{"n":1}');
+    await durable;
+    expect(a.stats).toMatchObject({ batches: 1, records: 1 });
+  });
+
+  it('sync: a write-ahead point; resolves after the fsync that covers every line written before it, staged ones included, adding no line', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    // the staged line's own STAGED_SYNC_MS timer never fires here: only the write-ahead point can make it durable
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const { durable } = await a.stage('{"started":1}');
+      let durableFirst = false;
+      void durable.then(() => (durableFirst = true));
+      await a.sync();
+      expect(durableFirst).toBe(true);
+      expect(a.stats.batches).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await a.sync(); // with nothing written since: still an fsync of its own, at once
+    expect(a.stats.batches).toBe(2);
+    expect(readFileSync(p, 'utf8')).toBe('{"started":1}\n');
+  });
+
+  it('starts on a fresh line after a torn tail left by another writer, and re-creates a log removed meanwhile', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    await a.append('{"n":1}');
+    appendFileSync(p, '{"n":2,"tor');
+    await Promise.all([a.append('{"n":3}'), a.append('{"n":4}')]);
+    expect(lines(p)).toEqual(['{"n":1}', '{"n":2,"tor', '{"n":3}', '{"n":4}']);
+    unlinkSync(p);
+    await a.append('{"n":5}');
+    expect(lines(p)).toEqual(['{"n":5}']);
+  });
+
+  it('lines from another process appending at the same time stay whole (no interleaving within a line)', async () => {
+    const p = join(dir, 'audit');
+    const other = spawn(process.execPath, ['-e', `const fs=require('node:fs');const fd=fs.openSync(${JSON.stringify(p)},'a');for(let i=0;i<2000;i++)fs.writeSync(fd,JSON.stringify({o:i,pad:'q'.repeat(200)})+'\\n');`], { stdio: 'ignore' });
+    const done = new Promise((r) => other.once('exit', r));
+    const a = new GroupAppender(p);
+    for (let r = 0; r < 20; r++) await Promise.all(Array.from({ length: 50 }, (_, i) => a.append(JSON.stringify({ g: r * 50 + i, pad: 'g'.repeat(200) }))));
+    await done;
+    const parsed = lines(p).map((l) => JSON.parse(l) as { g?: number; o?: number });
+    expect(parsed.filter((x) => x.g !== undefined).map((x) => x.g)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect(parsed.filter((x) => x.o !== undefined)).toHaveLength(2000);
+  });
+
+  it('an append that cannot open its file rejects with E_STORE and the next one works', async () => {
+    const a = new GroupAppender(join(dir, 'missing-folder', 'audit'));
+    await expect(a.append('{"n":1}')).rejects.toMatchObject({ code: 'E_STORE' });
+    const b = new GroupAppender(join(dir, 'audit'));
+    await b.append('{"n":2}');
+    await appendLine(join(dir, 'audit'), '{"n":3}');
+    expect(lines(join(dir, 'audit'))).toEqual(['{"n":2}', '{"n":3}']);
+  });
+});
