@@ -4,7 +4,14 @@ import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from './browser
 
 export default defineConfig({
   test: {
-    include: ['protocol/**/*.test.ts', 'core/**/*.test.ts', 'node/**/*.test.ts', 'browser/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'protocol/**/*.test.ts',
+      'core/**/*.test.ts',
+      'node/**/*.test.ts',
+      'browser/**/*.test.ts',
+      'tools/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,9 +1,11 @@
-// Loads the bundled command line (dist/cli/tycli.cjs) through vm.Script with the V8 code cache the build wrote next to it; Node host, trusted side.
+// Loads the bundled command line (dist/cli/tycli.cjs) through vm.Script with the V8 code cache the build wrote next to
+// it; Node host, trusted side.
 // Node 20's ES module loader gives modules no code cache, and compiling the command line's modules was the largest
 // part of a `tycli run`; one CommonJS bundle compiled with `cachedData` skips most of that (BENCHMARKS.md).
 // The cache is host code: it is read only from next to the bundle (dist/cli/, written by `npm run build`), never from a
 // path taken from the environment, and is used only when its header binds it to this exact bundle (size, content hash)
-// at this path, this node (version, arch, V8) and its payload hash matches; anything else compiles the bundle without it.
+// at this path, this node (version, arch, V8) and its payload hash matches; anything else compiles the bundle without
+// it.
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,7 +34,8 @@ export const BUNDLE_CLOSE = '})';
  * The cache header: { bundlePath, bundleSize, bundleSha256, bundleMtimeMs, cacheSize, cacheSha256, node, arch, v8 }.
  * bundlePath: V8 (11.3, Node 20) keeps the file name a cache was made under as the script's name (stack traces,
  * profiles), so a cache made for the bundle at another path (a copied or moved package) is not used there.
- * @typedef {{ bundlePath: string, bundleSize: number, bundleSha256: string, bundleMtimeMs: number, cacheSize: number, cacheSha256: string, node: string, arch: string, v8: string }} CacheHeader
+ * @typedef {{ bundlePath: string, bundleSize: number, bundleSha256: string, bundleMtimeMs: number, cacheSize: number,
+ *   cacheSha256: string, node: string, arch: string, v8: string }} CacheHeader
  */
 
 /** The runtime this process is: a cache from another node, architecture or V8 is not used. */
@@ -48,7 +51,8 @@ export const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
  * @param {Buffer} bundle the bundle file's bytes
  * @param {number} mtimeMs the bundle's modification time (ms), from the same open file
  * @returns {{ status: 'ok' | 'missing' | 'stale' | 'corrupt', data?: Buffer }} status 'ok' with the V8 cache bytes;
- *   'missing' (no file), 'stale' (made for another bundle, path or runtime), 'corrupt' (truncated, garbage, hash mismatch)
+ *   'missing' (no file), 'stale' (made for another bundle, path or runtime), 'corrupt' (truncated, garbage, hash
+ * mismatch)
  */
 export function readCache(bundle, mtimeMs) {
   let file;
@@ -65,12 +69,18 @@ export function readCache(bundle, mtimeMs) {
     const h = JSON.parse(file.latin1Slice(12, 12 + hlen));
     const rt = runtimeId();
     if (h.node !== rt.node || h.arch !== rt.arch || h.v8 !== rt.v8) return { status: 'stale' };
-    if (h.bundlePath !== BUNDLE || h.bundleSize !== bundle.length || typeof h.bundleSha256 !== 'string') return { status: 'stale' };
+    if (h.bundlePath !== BUNDLE || h.bundleSize !== bundle.length || typeof h.bundleSha256 !== 'string')
+      return { status: 'stale' };
     // Fast path: the id line the build wrote into the bundle names the same content and the file has not been touched
     // since (an edit in place changes the mtime). Otherwise (touched, rewritten with the same bytes, edited): hash it.
     const id = bundle.latin1Slice(bundle.length - ID_LINE, bundle.length);
     const fast = id === `${ID_PREFIX}${h.bundleSha256}\n` && h.bundleMtimeMs === mtimeMs;
-    if (!fast && (id !== `${ID_PREFIX}${h.bundleSha256}\n` || sha256(bundle.subarray(0, bundle.length - ID_LINE)) !== h.bundleSha256)) return { status: 'stale' };
+    if (
+      !fast &&
+      (id !== `${ID_PREFIX}${h.bundleSha256}\n` ||
+        sha256(bundle.subarray(0, bundle.length - ID_LINE)) !== h.bundleSha256)
+    )
+      return { status: 'stale' };
     const data = file.subarray(12 + hlen);
     if (data.length !== h.cacheSize || sha256(data) !== h.cacheSha256) return { status: 'corrupt' };
     return { status: 'ok', data };
@@ -98,8 +108,10 @@ export function evaluate(text, cachedData) {
 /**
  * Loads the bundled command line, with its code cache when one fits.
  * @param {{ cache?: boolean }} [opts] cache: false compiles without the cache (the build's cache generation)
- * @returns {{ exports: Record<string, unknown>, script: Script, cache: 'used' | 'rejected' | 'missing' | 'stale' | 'corrupt' | 'off' } | undefined}
- *   undefined when there is no bundle (a build without the bundle step) or the file is not one node/cli/build-bundle.mjs wrote
+ * @returns {{ exports: Record<string, unknown>, script: Script, cache: 'used' | 'rejected' | 'missing' | 'stale' |
+ *   'corrupt' | 'off' } | undefined}
+ *   undefined when there is no bundle (a build without the bundle step) or the file is not one
+ * node/cli/build-bundle.mjs wrote
  */
 export function loadBundle({ cache = true } = {}) {
   let fd;
@@ -130,5 +142,9 @@ export function loadBundle({ cache = true } = {}) {
   const ascii = c.status === 'ok';
   const text = ascii ? bundle.latin1Slice(0, bundle.length) : bundle.toString('utf8');
   const r = evaluate(text, c.data);
-  return { exports: r.exports, script: r.script, cache: c.status === 'ok' ? (r.rejected ? 'rejected' : 'used') : c.status };
+  return {
+    exports: r.exports,
+    script: r.script,
+    cache: c.status === 'ok' ? (r.rejected ? 'rejected' : 'used') : c.status,
+  };
 }

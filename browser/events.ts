@@ -1,4 +1,5 @@
-// The browser host's one typed event emitter (calls, questions, sandboxes, tool logs, Python load progress, updates); browser host, trusted side.
+// The browser host's one typed event emitter (calls, questions, sandboxes, tool logs, Python load progress, updates);
+// browser host, trusted side.
 import type { Asker, AskOutcome } from '../core/ask/router.js';
 import type { GateRequest, Question } from '../core/exec/runtime.js';
 import type { PythonProgress } from './python/assets.js';
@@ -10,9 +11,27 @@ export interface HostEventMap {
   /** The call ended. `code` is the stable error code when `ok` is false. */
   'call-end': { callId: string; tool: string; revision?: string; ok: boolean; code?: string; durationMs: number };
   /** A question went to the channels that can show it. */
-  'question-asked': { id: string; tool: string; revision: string; capability: GateRequest['kind']; target?: string; at: number };
-  /** The question was decided: `allow` (with its scope and channel) or `deny` (with the reason: refused, timeout, no-channel, aborted). */
-  'question-answered': { id: string; tool: string; allow: boolean; scope?: 'once' | 'session' | 'permanent'; channel?: string; reason?: string; durationMs: number };
+  'question-asked': {
+    id: string;
+    tool: string;
+    revision: string;
+    capability: GateRequest['kind'];
+    target?: string;
+    at: number;
+  };
+  /**
+   * The question was decided: `allow` (with its scope and channel) or `deny` (with the reason: refused, timeout,
+   * no-channel, aborted).
+   */
+  'question-answered': {
+    id: string;
+    tool: string;
+    allow: boolean;
+    scope?: 'once' | 'session' | 'permanent';
+    channel?: string;
+    reason?: string;
+    durationMs: number;
+  };
   /** A sandbox (frame + worker) is ready for `revision`. */
   'sandbox-started': { tool: string; revision: string; runtime: 'javascript' | 'python'; startMs: number };
   /** A sandbox was destroyed; `reason` says why (revision changed, timeout, its frame stopped, pool limit, ...). */
@@ -23,7 +42,10 @@ export interface HostEventMap {
   'python-progress': PythonProgress;
   /** A new revision was installed under a name whose active revision is another: the app may offer "activate?". */
   'update-available': { name: string; active: string; revision: string };
-  /** One request to a remote MCP server: server, method, tool name and outcome only (never arguments, answers or header values). */
+  /**
+   * One request to a remote MCP server: server, method, tool name and outcome only (never arguments, answers or header
+   * values).
+   */
   'mcp-request': { server: string; method: string; name?: string; outcome: string };
   /** An MCP server's connection state changed (`host.mcp.servers()` for all of them). */
   'mcp-state': { server: string; state: 'idle' | 'connecting' | 'connected' | 'failed'; code?: string };
@@ -67,7 +89,14 @@ export class ObservedAsker implements Asker {
   async ask(q: Question, signal?: AbortSignal): Promise<AskOutcome> {
     const t0 = Date.now();
     const f = q.facts;
-    this.events.emit('question-asked', { id: q.id, tool: f?.tool ?? '', revision: f?.revision ?? '', capability: f?.capability ?? 'tool', ...(f?.target !== undefined ? { target: f.target } : {}), at: t0 });
+    this.events.emit('question-asked', {
+      id: q.id,
+      tool: f?.tool ?? '',
+      revision: f?.revision ?? '',
+      capability: f?.capability ?? 'tool',
+      ...(f?.target !== undefined ? { target: f.target } : {}),
+      at: t0,
+    });
     const out = await this.inner.ask(q, signal);
     this.events.emit('question-answered', {
       id: q.id,

@@ -1,4 +1,5 @@
-// FetchTransport on the page's own fetch: no credentials, no redirects, timeout, streamed size cap; browser host, trusted side.
+// FetchTransport on the page's own fetch: no credentials, no redirects, timeout, streamed size cap; browser host,
+// trusted side.
 import { TyError } from '../core/errors.js';
 import type { FetchLimits, FetchTransport, TransportRequest } from '../core/capabilities/fetch/mediated.js';
 import type { FetchResponse } from '../protocol/wire.js';
@@ -84,7 +85,13 @@ export class BrowserFetchTransport implements FetchTransport {
         body.set(c, off);
         off += c.length;
       }
-      return { status: res.status, statusText: res.statusText, headers: [...res.headers], body: bytesToB64(body), url: req.url };
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        headers: [...res.headers],
+        body: bytesToB64(body),
+        url: req.url,
+      };
     } finally {
       clearTimeout(timer);
     }

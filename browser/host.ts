@@ -1,4 +1,5 @@
-// The browser host assembled: IndexedDB store + registry + gate (app-rendered and dialog asking) + mediated capabilities + sandbox pool + invoker; browser host, trusted side.
+// The browser host assembled: IndexedDB store + registry + gate (app-rendered and dialog asking) + mediated
+// capabilities + sandbox pool + invoker; browser host, trusted side.
 import './zod-jitless.js';
 import { Store } from '../core/store/contract.js';
 import { TyError } from '../core/errors.js';
@@ -38,7 +39,10 @@ export const DEFAULT_BROWSER_PAUSE_EXPIRE_MS = 15 * 60_000;
 export interface BrowserHostOptions {
   /** IndexedDB database name (default `tysandbox`). */
   dbName?: string;
-  /** Permission rules, e.g. `[{ scope: 'session', allow: ['fetch(read:https://api.example.com)'] }]`. Default: none (mode standard). */
+  /**
+   * Permission rules, e.g. `[{ scope: 'session', allow: ['fetch(read:https://api.example.com)'] }]`. Default: none
+   * (mode standard).
+   */
   rules?: RuleSet[];
   /** More channels questions are shown on (besides `host.approvals` and the dialog). */
   askChannels?: AskChannel[];
@@ -59,7 +63,10 @@ export interface BrowserHostOptions {
   secretValues?: SecretValues;
   /** Replace the page's fetch transport (tests). */
   transport?: FetchTransport;
-  /** Pause after repeated refusals: `maxRefusals` within `windowMs`; a pause lifts by itself after `expireMs` (default 15 minutes). */
+  /**
+   * Pause after repeated refusals: `maxRefusals` within `windowMs`; a pause lifts by itself after `expireMs` (default
+   * 15 minutes).
+   */
   pause?: Partial<PauseConfig>;
   /** Most retained sandboxes at once (default 16; the least recently used idle one goes first). */
   maxRetained?: number;
@@ -67,7 +74,10 @@ export interface BrowserHostOptions {
   idleMs?: number;
   /** Replace the permission gate. */
   gate?: Gate;
-  /** Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with setExternal. */
+  /**
+   * Runs external-service revisions (default: none, they fail with E_TOOL_FAILED); can also be set later with
+   * setExternal.
+   */
   external?: InvokerOptions['external'];
   /**
    * Remote MCP servers reached over Streamable HTTP (`host.mcp`); their tools are offered as `SERVER__TOOL`
@@ -75,7 +85,10 @@ export interface BrowserHostOptions {
    * `mcp`, rule `mcp(SERVER/TOOL)`) and audited. Header values are secrets (see `mcpSecrets`).
    */
   mcpServers?: BrowserMcpServer[];
-  /** Where MCP header values are kept (default: the host's own store, namespace `mcp-secrets`, apart from tools' secrets). */
+  /**
+   * Where MCP header values are kept (default: the host's own store, namespace `mcp-secrets`, apart from tools'
+   * secrets).
+   */
   mcpSecrets?: SecretValues;
 }
 
@@ -120,7 +133,11 @@ export interface BrowserHost {
    */
   tools: {
     settings(ref: string): Promise<ToolSettingsView>;
-    setSettings(ref: string, values: SettingsValues, opts?: { from?: string; unset?: string[] }): Promise<ToolSettingsView & { settingsRevision: string; previous?: string }>;
+    setSettings(
+      ref: string,
+      values: SettingsValues,
+      opts?: { from?: string; unset?: string[] },
+    ): Promise<ToolSettingsView & { settingsRevision: string; previous?: string }>;
   };
   /** The settings store behind `tools` (task compilation pins settings revisions with it). */
   settings: ToolSettings;
@@ -129,7 +146,9 @@ export interface BrowserHost {
    * tools (browser/registration/window.ts). Calls still pass the gate first.
    */
   setExternal(fn: InvokerOptions['external'] | undefined): void;
-  /** Also receive what tool code writes with console.* (raw text: render it inert); returns the unsubscribe function. */
+  /**
+   * Also receive what tool code writes with console.* (raw text: render it inert); returns the unsubscribe function.
+   */
   onToolLog(fn: ToolLogListener): () => void;
   /** The host's typed events (browser/events.ts): `host.events.on('call-end', (e) => ...)` returns the unsubscribe. */
   events: HostEvents;
@@ -141,7 +160,10 @@ export interface BrowserHost {
    * (the rule to add, `host.resume(...)`, ...). @returns InvokeResult plus `callId`.
    */
   invoke(ref: string, args: unknown, opts?: InvokeOptions): Promise<InvokeResult & { callId: string }>;
-  /** The audit trail, oldest first (`since`: ms since the epoch or an ISO time; `tool`: one tool's records; `limit`: the last N). */
+  /**
+   * The audit trail, oldest first (`since`: ms since the epoch or an ISO time; `tool`: one tool's records; `limit`: the
+   * last N).
+   */
   audit(opts?: { since?: number | string; tool?: string; limit?: number }): Promise<AuditRecord[]>;
   /** Remembered decisions: permanent ones (stored per revision) and this session's. */
   decisions(): Promise<StoredDecision[]>;
@@ -190,15 +212,15 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const permissionGate = opts.gate
     ? undefined
     : new PermissionGate({
-      config: () => ({ policy }),
-      asker: new ObservedAsker(router, events),
-      audit: auditLog,
-      pause,
-      decisions: decisionStore,
-      withheld: () => withheld,
-      // One id per page: a started call of another page (closed, reloaded) reads as interrupted.
-      hostId: `browser:${globalThis.crypto.randomUUID()}`,
-    });
+        config: () => ({ policy }),
+        asker: new ObservedAsker(router, events),
+        audit: auditLog,
+        pause,
+        decisions: decisionStore,
+        withheld: () => withheld,
+        // One id per page: a started call of another page (closed, reloaded) reads as interrupted.
+        hostId: `browser:${globalThis.crypto.randomUUID()}`,
+      });
   const gate: Gate = opts.gate ?? permissionGate!;
   registry.onUpdateAvailable((e) => events.emit('update-available', e));
   const toolSettings = new ToolSettings(store, { audit: auditLog });
@@ -227,18 +249,32 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       events.emit('python-progress', p);
     },
   });
-  const pool = new SandboxPool({ runtime, mode: opts.mode ?? 'retained', ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}), ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}) });
+  const pool = new SandboxPool({
+    runtime,
+    mode: opts.mode ?? 'retained',
+    ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
+  });
   let external = opts.external;
   const principal = opts.principal ?? 'browser:app';
   const mcp = new BrowserMcp({
     gate,
     // servers' elicitation requests: shown to a person as a form only under an allow rule mcp-elicit(SERVER)
-    elicit: new Elicitor({ policy: () => policy, asker: router, audit: auditLog, principal: `mcp:${BROWSER_MCP_SANDBOX}` }),
+    elicit: new Elicitor({
+      policy: () => policy,
+      asker: router,
+      audit: auditLog,
+      principal: `mcp:${BROWSER_MCP_SANDBOX}`,
+    }),
     store,
     pause,
     secrets: opts.mcpSecrets ?? new StoreSecretValues(store),
     withheld,
-    log: (line) => events.emit('mcp-request', JSON.parse(line) as { server: string; method: string; name?: string; outcome: string }),
+    log: (line) =>
+      events.emit(
+        'mcp-request',
+        JSON.parse(line) as { server: string; method: string; name?: string; outcome: string },
+      ),
   });
   const seen = new Map<string, string>();
   mcp.onChange((all) => {
@@ -257,25 +293,57 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     settings: toolSettings,
     principal,
     external: async (identity, args, signal) => {
-      if (!external) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${identity.manifest.execution.kind === 'external-service' ? identity.manifest.execution.serviceId : ''}"`);
+      if (!external)
+        throw new TyError(
+          'E_TOOL_FAILED',
+          `no bridge configured for the external service "${identity.manifest.execution.kind === 'external-service' ? identity.manifest.execution.serviceId : ''}"`,
+        );
       return external(identity, args, signal);
     },
   });
   let closed = false;
   const settingsOf = async (ref: string): Promise<ToolSettingsView> => {
     const tool = await registry.resolve(ref);
-    if (!tool.manifest.settings) throw new TyError('E_INVALID_SETTINGS', `${tool.name} declares no settings (its manifest has no "settings" schema)`, { tool: tool.name });
+    if (!tool.manifest.settings)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `${tool.name} declares no settings (its manifest has no "settings" schema)`,
+        { tool: tool.name },
+      );
     const cur = await toolSettings.current(tool);
-    return { name: tool.name, revision: tool.revision, ...(cur.settingsRevision ? { settingsRevision: cur.settingsRevision } : {}), values: cur.values, effective: cur.effective, schema: tool.manifest.settings };
+    return {
+      name: tool.name,
+      revision: tool.revision,
+      ...(cur.settingsRevision ? { settingsRevision: cur.settingsRevision } : {}),
+      values: cur.values,
+      effective: cur.effective,
+      schema: tool.manifest.settings,
+    };
   };
   const tools: BrowserHost['tools'] = {
     settings: settingsOf,
     async setSettings(ref, values, o = {}) {
       const tool = await registry.resolve(ref);
-      if (values === null || typeof values !== 'object' || Array.isArray(values)) throw new TyError('E_INVALID_SETTINGS', 'settings values must be a JSON object');
-      const from = o.from === undefined ? undefined : await registry.resolve(o.from.includes('@') ? o.from : `${tool.name}@${o.from}`);
-      const r = await toolSettings.update(tool, { set: values, unset: o.unset ?? [], ...(from ? { from } : {}) }, { principal, via: 'host.tools.setSettings' });
-      return { name: tool.name, revision: tool.revision, settingsRevision: r.settingsRevision, values: r.values, effective: r.effective, schema: tool.manifest.settings!, ...(r.previous ? { previous: r.previous } : {}) };
+      if (values === null || typeof values !== 'object' || Array.isArray(values))
+        throw new TyError('E_INVALID_SETTINGS', 'settings values must be a JSON object');
+      const from =
+        o.from === undefined
+          ? undefined
+          : await registry.resolve(o.from.includes('@') ? o.from : `${tool.name}@${o.from}`);
+      const r = await toolSettings.update(
+        tool,
+        { set: values, unset: o.unset ?? [], ...(from ? { from } : {}) },
+        { principal, via: 'host.tools.setSettings' },
+      );
+      return {
+        name: tool.name,
+        revision: tool.revision,
+        settingsRevision: r.settingsRevision,
+        values: r.values,
+        effective: r.effective,
+        schema: tool.manifest.settings!,
+        ...(r.previous ? { previous: r.previous } : {}),
+      };
     },
   };
   const hostApi = {
@@ -293,9 +361,20 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       events.emit('call-start', { callId, tool, at: t0 });
       try {
         const r = await invoker.invoke(ref, args, { ...o, signal: ac.signal });
-        events.emit('call-end', { callId, tool, ...(r.revision !== undefined ? { revision: r.revision } : {}), ok: r.ok, ...(r.ok ? {} : { code: r.error.code }), durationMs: Date.now() - t0 });
+        events.emit('call-end', {
+          callId,
+          tool,
+          ...(r.revision !== undefined ? { revision: r.revision } : {}),
+          ok: r.ok,
+          ...(r.ok ? {} : { code: r.error.code }),
+          durationMs: Date.now() - t0,
+        });
         if (r.ok) return { ...r, callId };
-        return { ...r, error: { ...r.error, message: withBrowserHint(r.error.code, r.error.message, r.error.data) }, callId };
+        return {
+          ...r,
+          error: { ...r.error, message: withBrowserHint(r.error.code, r.error.message, r.error.data) },
+          callId,
+        };
       } finally {
         o.signal?.removeEventListener('abort', onAbort);
       }
@@ -311,13 +390,17 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
     async revokeDecision(which: { tool?: string; revision?: string; rule?: string }) {
       const removed = (await decisionStore.revoke(which)).length;
-      const session = permissionGate && which.rule === undefined && which.revision === undefined && which.tool !== undefined ? permissionGate.revokeSession(which.tool) : 0;
+      const session =
+        permissionGate && which.rule === undefined && which.revision === undefined && which.tool !== undefined
+          ? permissionGate.revokeSession(which.tool)
+          : 0;
       return removed + session;
     },
     paused: () => pause.list(),
     resume: (name: string) => pause.resume(name),
     prewarm: async (rt: 'python') => {
-      if (rt !== 'python') throw new TyError('E_SANDBOX_UNAVAILABLE', `nothing to prewarm for the runtime "${String(rt).slice(0, 40)}"`);
+      if (rt !== 'python')
+        throw new TyError('E_SANDBOX_UNAVAILABLE', `nothing to prewarm for the runtime "${String(rt).slice(0, 40)}"`);
       await runtime.prewarmPython();
     },
   };
@@ -355,11 +438,15 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
  * `host.mcp` (its own gate request, kind `mcp`); every other reference through core's Invoker.
  */
 class BrowserInvoker extends Invoker {
-  constructor(private readonly mcp: BrowserMcp, o: InvokerOptions) {
+  constructor(
+    private readonly mcp: BrowserMcp,
+    o: InvokerOptions,
+  ) {
     super(o);
   }
   override async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
-    if (typeof ref === 'string' && this.mcp.handles(ref)) return this.mcp.invoke(ref, args, opts.signal ? { signal: opts.signal } : {});
+    if (typeof ref === 'string' && this.mcp.handles(ref))
+      return this.mcp.invoke(ref, args, opts.signal ? { signal: opts.signal } : {});
     return super.invoke(ref, args, opts);
   }
 }

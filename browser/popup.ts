@@ -1,4 +1,5 @@
-// Host-owned popup windows for trusted host tools (custom HTML or one exact https origin), through the gate's popup rules; browser host, trusted side.
+// Host-owned popup windows for trusted host tools (custom HTML or one exact https origin), through the gate's popup
+// rules; browser host, trusted side.
 import { TyError } from '../core/errors.js';
 import type { Gate, Principal } from '../core/exec/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
@@ -27,10 +28,12 @@ export interface HostPopup {
 }
 
 /** CSP of custom-HTML content: inline script and style only, data: images; no network, frames, forms or objects. */
-export const POPUP_CONTENT_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; form-action 'none'; base-uri 'none'";
+export const POPUP_CONTENT_CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; form-action 'none'; base-uri 'none'";
 
 const clamp = (n: number | undefined, d: number) => Math.min(2000, Math.max(200, Math.round(n ?? d)));
-const escAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escAttr = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * Open a popup for a trusted host tool after the gate allows `popup(TARGET)`. Sandboxed code never reaches
@@ -42,8 +45,13 @@ const escAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').
  * @throws TyError E_CAPABILITY_DENIED (not a trusted-native tool, bad URL, gate refusal, browser blocked the
  *   window), E_INVALID_ARGS (missing html/url), E_PAUSED (from the gate).
  */
-export async function openHostPopup(gate: Gate, req: PopupRequest, opts: { signal?: AbortSignal; open?: (url: string, target: string, features: string) => Window | null } = {}): Promise<HostPopup> {
-  if (req.manifest.execution.kind !== 'trusted-native') throw new TyError('E_CAPABILITY_DENIED', 'only trusted host tools may open windows');
+export async function openHostPopup(
+  gate: Gate,
+  req: PopupRequest,
+  opts: { signal?: AbortSignal; open?: (url: string, target: string, features: string) => Window | null } = {},
+): Promise<HostPopup> {
+  if (req.manifest.execution.kind !== 'trusted-native')
+    throw new TyError('E_CAPABILITY_DENIED', 'only trusted host tools may open windows');
   const open = opts.open ?? ((u, t, f) => window.open(u, t, f));
   const size = `width=${clamp(req.width, 640)},height=${clamp(req.height, 480)}`;
   let target: string;
@@ -62,7 +70,10 @@ export async function openHostPopup(gate: Gate, req: PopupRequest, opts: { signa
     if (url.username || url.password) throw new TyError('E_CAPABILITY_DENIED', 'popup urls must not carry credentials');
     target = url.origin;
   }
-  await gate.authorize({ principal: req.principal, kind: 'popup', toolName: req.toolName, revision: req.revision, target }, opts.signal);
+  await gate.authorize(
+    { principal: req.principal, kind: 'popup', toolName: req.toolName, revision: req.revision, target },
+    opts.signal,
+  );
   if (url) {
     open(url.href, '_blank', `noopener,noreferrer,popup,${size}`);
     return { target, window: null, close() {} };

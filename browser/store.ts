@@ -100,12 +100,16 @@ export class IdbStoreBackend implements StoreBackend {
 }
 
 /**
- * SecretValues (core/capabilities/secrets.ts) kept in the host's store under their own namespace (default `mcp-secrets`): the
+ * SecretValues (core/capabilities/secrets.ts) kept in the host's store under their own namespace (default
+ * `mcp-secrets`): the
  * browser host's MCP header values. Apart from the tools' secret values (`createBrowserHost({ secretValues })`),
  * so no tool revision can be granted one; never in the audit, never exported.
  */
 export class StoreSecretValues implements SecretValues {
-  constructor(private readonly store: Store, private readonly ns = 'mcp-secrets') {}
+  constructor(
+    private readonly store: Store,
+    private readonly ns = 'mcp-secrets',
+  ) {}
   async get(name: string): Promise<string | undefined> {
     checkSecretName(name);
     return this.store.getJson<string>(this.ns, name);

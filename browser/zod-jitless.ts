@@ -1,4 +1,5 @@
-// Evaluated before any schema is built: switches zod to jitless (no eval probe under a strict CSP); browser host, trusted side.
+// Evaluated before any schema is built: switches zod to jitless (no eval probe under a strict CSP); browser host,
+// trusted side.
 // zod 4 compiles object parsers with `new Function` when eval is allowed and probes for it when an object schema is
 // built; under a page CSP without 'unsafe-eval' that probe is refused and reported as a violation (and sent to the
 // page's report-uri). Jitless parsing gives the same results without the probe. zod keeps its configuration in

@@ -13,7 +13,9 @@ export class TyError extends Error {
   }
   /** The wire form: `{code, message, data?}`; no stack, no host paths. */
   toWire(): WireError {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
   }
 }
 

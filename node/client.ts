@@ -1,13 +1,31 @@
-// The typed client `tysandbox/client`: connectStdio (Node), connectHttp and connectWindow (Node and the browser); runs on the client's side.
-import { ProtocolClient, ProtocolError, httpTransport, type ClientOptions, type ClientTransport } from '../core/registration/client.js';
+// The typed client `tysandbox/client`: connectStdio (Node), connectHttp and connectWindow (Node and the browser); runs
+// on the client's side.
+import {
+  ProtocolClient,
+  ProtocolError,
+  httpTransport,
+  type ClientOptions,
+  type ClientTransport,
+} from '../core/registration/client.js';
 import { LineFramer } from '../core/mcp/wire/messages.js';
 
-export { ProtocolClient, ProtocolError, httpTransport, type ClientOptions, type ClientTransport, type RunOptions } from '../core/registration/client.js';
+export {
+  ProtocolClient,
+  ProtocolError,
+  httpTransport,
+  type ClientOptions,
+  type ClientTransport,
+  type RunOptions,
+} from '../core/registration/client.js';
 export * from '../protocol/registration.js';
 
 const defaults = (o: Partial<ClientOptions> | undefined): ClientOptions => ({ name: 'client', ...o });
 
-async function connected(t: ClientTransport, o: Partial<ClientOptions> | undefined, patient = false): Promise<ProtocolClient> {
+async function connected(
+  t: ClientTransport,
+  o: Partial<ClientOptions> | undefined,
+  patient = false,
+): Promise<ProtocolClient> {
   const c = new ProtocolClient(t, defaults(o));
   try {
     if (patient) await c.initializeWhenReady();
@@ -31,12 +49,20 @@ export interface StdioOptions extends Partial<ClientOptions> {
  * over its stdin/stdout (NDJSON). Node only. Closing the client ends its stdin, then kills it after 5 s.
  * @throws ProtocolError E_USAGE outside Node; the server's errors from initialize.
  */
-export async function connectStdio(command: string | readonly string[], opts: StdioOptions = {}): Promise<ProtocolClient> {
+export async function connectStdio(
+  command: string | readonly string[],
+  opts: StdioOptions = {},
+): Promise<ProtocolClient> {
   const argv = typeof command === 'string' ? command.trim().split(/\s+/) : [...command];
   if (argv.length === 0 || !argv[0]) throw new ProtocolError('E_USAGE', 'connectStdio needs a command', 0);
-  if (typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== 'string') throw new ProtocolError('E_USAGE', 'connectStdio needs Node; in a browser use connectWindow or connectHttp', 0);
+  if (typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== 'string')
+    throw new ProtocolError('E_USAGE', 'connectStdio needs Node; in a browser use connectWindow or connectHttp', 0);
   const { spawn } = await import('node:child_process');
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env as NodeJS.ProcessEnv } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+  const child = spawn(argv[0], argv.slice(1), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(opts.env ? { env: opts.env as NodeJS.ProcessEnv } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
   const framer = new LineFramer();
   let exited = false;
   const t: ClientTransport = {
@@ -68,7 +94,11 @@ export async function connectStdio(command: string | readonly string[], opts: St
 }
 
 /** Connect to `tycli serve --http` at `url` (http://127.0.0.1:PORT/tysandbox) with its bearer token. */
-export async function connectHttp(url: string, token: string, opts: Partial<ClientOptions> & { fetch?: typeof fetch } = {}): Promise<ProtocolClient> {
+export async function connectHttp(
+  url: string,
+  token: string,
+  opts: Partial<ClientOptions> & { fetch?: typeof fetch } = {},
+): Promise<ProtocolClient> {
   const f = opts.fetch ?? globalThis.fetch.bind(globalThis);
   return connected(httpTransport(url, token, f), opts);
 }
@@ -85,10 +115,20 @@ export interface MessageSource {
  * Browser (or any host with window messaging). initialize is repeated until the app answers (it may still be
  * loading), for at most 10 s; an app that does not allow this page's origin never answers.
  */
-export async function connectWindow(targetWindow: { postMessage(message: unknown, targetOrigin: string): void }, origin: string, opts: Partial<ClientOptions> & { listenOn?: MessageSource } = {}): Promise<ProtocolClient> {
+export async function connectWindow(
+  targetWindow: { postMessage(message: unknown, targetOrigin: string): void },
+  origin: string,
+  opts: Partial<ClientOptions> & { listenOn?: MessageSource } = {},
+): Promise<ProtocolClient> {
   const on = opts.listenOn ?? (globalThis as unknown as MessageSource);
-  if (typeof on.addEventListener !== 'function') throw new ProtocolError('E_USAGE', 'connectWindow needs window messaging (a browser)', 0);
-  if (origin === '*' || !/^https?:\/\/[^/]+$/.test(origin)) throw new ProtocolError('E_USAGE', 'connectWindow needs the exact origin of the app (scheme://host[:port]), never "*"', 0);
+  if (typeof on.addEventListener !== 'function')
+    throw new ProtocolError('E_USAGE', 'connectWindow needs window messaging (a browser)', 0);
+  if (origin === '*' || !/^https?:\/\/[^/]+$/.test(origin))
+    throw new ProtocolError(
+      'E_USAGE',
+      'connectWindow needs the exact origin of the app (scheme://host[:port]), never "*"',
+      0,
+    );
   const listener = (ev: { data: unknown; origin: string; source: unknown }): void => {
     if (ev.source !== targetWindow || ev.origin !== origin) return;
     t.onmessage?.(ev.data);

@@ -1,4 +1,5 @@
-// Node transport for mediated fetch on undici: resolve once, judge and pin the connected address, no ambient credentials; Node host, trusted side.
+// Node transport for mediated fetch on undici: resolve once, judge and pin the connected address, no ambient
+// credentials; Node host, trusted side.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, errors as undiciErrors, type Dispatcher } from 'undici';
@@ -120,8 +121,12 @@ export class NodeFetchTransport implements FetchTransport {
    */
   request(req: TransportRequest, limits: FetchLimits, signal: AbortSignal): Promise<FetchResponse> {
     const url = new URL(req.url);
-    if (url.protocol !== 'https:') return Promise.reject(new TyError('E_FETCH_SCHEME', 'only https: URLs may be fetched'));
-    if (signal.aborted) return Promise.reject(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
+    if (url.protocol !== 'https:')
+      return Promise.reject(new TyError('E_FETCH_SCHEME', 'only https: URLs may be fetched'));
+    if (signal.aborted)
+      return Promise.reject(
+        signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'),
+      );
     const flat: string[] = [];
     for (const [k, v] of req.headers) flat.push(k, v);
     return new Promise<FetchResponse>((resolve, reject) => {
@@ -149,8 +154,12 @@ export class NodeFetchTransport implements FetchTransport {
           if (settle()) reject(e);
         } else controller.abort(e);
       };
-      const onParent = (): void => abort(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
-      const timer = setTimeout(() => abort(new TyError('E_TIMEOUT', `fetch took longer than ${limits.timeoutMs} ms`)), limits.timeoutMs);
+      const onParent = (): void =>
+        abort(signal.reason instanceof TyError ? signal.reason : new TyError('E_ABORTED', 'the call was cancelled'));
+      const timer = setTimeout(
+        () => abort(new TyError('E_TIMEOUT', `fetch took longer than ${limits.timeoutMs} ms`)),
+        limits.timeoutMs,
+      );
       signal.addEventListener('abort', onParent, { once: true });
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(c) {
@@ -163,7 +172,12 @@ export class NodeFetchTransport implements FetchTransport {
           if (statusCode < 200) return; // 1xx informational: the final answer follows
           const declared = Number(h['content-length']);
           if (Number.isFinite(declared) && declared > limits.maxBytes) {
-            abort(new TyError('E_FETCH_TOO_LARGE', `response declares ${declared} bytes, over the ${limits.maxBytes}-byte cap`));
+            abort(
+              new TyError(
+                'E_FETCH_TOO_LARGE',
+                `response declares ${declared} bytes, over the ${limits.maxBytes}-byte cap`,
+              ),
+            );
             return;
           }
           status = statusCode;
@@ -180,7 +194,12 @@ export class NodeFetchTransport implements FetchTransport {
           if (reason !== undefined) return;
           total += chunk.byteLength;
           if (total > limits.maxBytes) {
-            abort(new TyError('E_FETCH_TOO_LARGE', `response is larger than the ${limits.maxBytes}-byte cap; the connection was closed`));
+            abort(
+              new TyError(
+                'E_FETCH_TOO_LARGE',
+                `response is larger than the ${limits.maxBytes}-byte cap; the connection was closed`,
+              ),
+            );
             return;
           }
           chunks.push(chunk);
@@ -225,13 +244,21 @@ export class NodeFetchTransport implements FetchTransport {
 
 function mapError(e: unknown): TyError {
   if (e instanceof TyError) return e;
-  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) return new TyError('E_TIMEOUT', 'the server did not answer in time');
-  if (e instanceof undiciErrors.ConnectTimeoutError) return new TyError('E_FETCH_FAILED', 'connecting to the server timed out');
+  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError)
+    return new TyError('E_TIMEOUT', 'the server did not answer in time');
+  if (e instanceof undiciErrors.ConnectTimeoutError)
+    return new TyError('E_FETCH_FAILED', 'connecting to the server timed out');
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   const cause = typeof e === 'object' && e !== null ? (e as { cause?: unknown }).cause : undefined;
   if (cause instanceof TyError) return cause;
-  if (typeof code === 'string' && (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'DEPTH_ZERO_SELF_SIGNED_CERT')) {
+  if (
+    typeof code === 'string' &&
+    (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'DEPTH_ZERO_SELF_SIGNED_CERT')
+  ) {
     return new TyError('E_FETCH_FAILED', `TLS verification failed (${code})`);
   }
-  return new TyError('E_FETCH_FAILED', `the request failed${typeof code === 'string' ? ` (${code.slice(0, 40)})` : ''}`);
+  return new TyError(
+    'E_FETCH_FAILED',
+    `the request failed${typeof code === 'string' ? ` (${code.slice(0, 40)})` : ''}`,
+  );
 }

@@ -8,7 +8,24 @@ export type { CliCommand, CliContext, CliIO, GlobalOptions } from './cli/types.j
 export * from './os-sandbox/index.js';
 export * from './diagnostics/index.js';
 export { HostToolRegistry, type ListedTool } from './host/builtin-tools.js';
-export { PythonTool, detectPython, pythonToolManifest, pythonApprovalQuestion, pythonForSandbox, pythonReachableBy, registerPythonTool, PYTHON_NATIVE_ENTRY, type PythonInfo, type PythonToolOptions, type PythonResult } from './python/native-tool.js';
+export {
+  PythonTool,
+  detectPython,
+  pythonToolManifest,
+  pythonApprovalQuestion,
+  pythonForSandbox,
+  pythonReachableBy,
+  registerPythonTool,
+  PYTHON_NATIVE_ENTRY,
+  type PythonInfo,
+  type PythonToolOptions,
+  type PythonResult,
+} from './python/native-tool.js';
 export { protocolServerFor, serveProtocolStream, cliPrincipal } from './registration/stdio.js';
-export { serveProtocolHttp, SESSION_HEADER, type ProtocolHttpOptions, type ProtocolHttpHandle } from './registration/http.js';
+export {
+  serveProtocolHttp,
+  SESSION_HEADER,
+  type ProtocolHttpOptions,
+  type ProtocolHttpHandle,
+} from './registration/http.js';
 export { checkLoopbackRequest, newBearerToken } from './http/guard.js';

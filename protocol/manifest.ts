@@ -1,16 +1,29 @@
 // Tool manifest and revision id schemas; pure data, crosses every boundary (CLI, protocol clients, browser).
 import { z } from 'zod';
-import { ORIGIN_PATTERN_RE, PURE_WHEEL_RE, REVISION_ID_RE, REQUESTED_SECRET_RE, SHA256_HEX_RE, SRI_SHA256_RE, TOOL_NAME_RE, TOOL_NAME_RULE, TOOL_PATH_RE } from './names.js';
+import {
+  ORIGIN_PATTERN_RE,
+  PURE_WHEEL_RE,
+  REVISION_ID_RE,
+  REQUESTED_SECRET_RE,
+  SHA256_HEX_RE,
+  SRI_SHA256_RE,
+  TOOL_NAME_RE,
+  TOOL_NAME_RULE,
+  TOOL_PATH_RE,
+} from './names.js';
 
 /** A tool name: 1 to 64 of `[a-zA-Z0-9_-]` (the function-name rule providers share). */
 export const ToolNameSchema = z.string().regex(TOOL_NAME_RE, TOOL_NAME_RULE);
 export { TOOL_NAME_START_RE, TOOL_NAME_START_RULE } from './names.js';
 
 /**
- * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see core/revisions/cid.ts).
+ * A tool revision id: a CIDv1 string (base32, multibase prefix `b`) over the canonical manifest document (see
+ * core/revisions/cid.ts).
  * See core/revision.ts for the codec.
  */
-export const RevisionIdSchema = z.string().regex(REVISION_ID_RE, 'a revision id is a base32 CIDv1 string starting with "b"');
+export const RevisionIdSchema = z
+  .string()
+  .regex(REVISION_ID_RE, 'a revision id is a base32 CIDv1 string starting with "b"');
 export type RevisionId = z.infer<typeof RevisionIdSchema>;
 
 /** A JSON Schema object (draft 2020-12); validated strictly by core/schema/validate.ts at install time, not here. */
@@ -26,13 +39,28 @@ export const OriginPatternSchema = z
 
 /** Capabilities a revision requests: an upper bound; grants still come from rules or a person. */
 export const RequestedCapabilitiesSchema = z.strictObject({
-  fetch: z.array(z.strictObject({ origin: OriginPatternSchema, access: z.enum(['read', 'write', '*']) })).max(64).optional(),
-  storage: z.strictObject({ quotaBytes: z.number().int().positive().max(64 * 1024 * 1024).optional() }).optional(),
+  fetch: z
+    .array(z.strictObject({ origin: OriginPatternSchema, access: z.enum(['read', 'write', '*']) }))
+    .max(64)
+    .optional(),
+  storage: z
+    .strictObject({
+      quotaBytes: z
+        .number()
+        .int()
+        .positive()
+        .max(64 * 1024 * 1024)
+        .optional(),
+    })
+    .optional(),
   secrets: z.array(z.string().regex(REQUESTED_SECRET_RE)).max(64).optional(),
   subtasks: z.boolean().optional(),
   resolveInvocation: z.array(ToolNameSchema).max(64).optional(),
   /** Folder grants for the CLI host's OS sandbox; canonicalized with realpath by the host. */
-  folders: z.array(z.strictObject({ path: z.string().min(1).max(4096), access: z.enum(['read', 'write']) })).max(16).optional(),
+  folders: z
+    .array(z.strictObject({ path: z.string().min(1).max(4096), access: z.enum(['read', 'write']) }))
+    .max(16)
+    .optional(),
 });
 export type RequestedCapabilities = z.infer<typeof RequestedCapabilitiesSchema>;
 
@@ -53,9 +81,30 @@ export const ToolBundleSchema = z.strictObject({
   entry: ToolPathSchema,
   /** `esbuild 0.28.2`, or `none` when the entry imports nothing and is kept byte-exact. */
   bundler: z.string().min(1).max(64),
-  inputs: z.array(z.strictObject({ path: ToolPathSchema, bytes: z.number().int().nonnegative(), integrity: z.string().regex(SRI_SHA256_RE) })).min(1).max(20000),
-  packages: z.array(z.strictObject({ name: z.string().min(1).max(214), version: z.string().min(1).max(256), path: ToolPathSchema, integrity: z.string().max(512).optional() })).max(5000),
-  sourceMap: z.string().max(16 * 1024 * 1024).optional(),
+  inputs: z
+    .array(
+      z.strictObject({
+        path: ToolPathSchema,
+        bytes: z.number().int().nonnegative(),
+        integrity: z.string().regex(SRI_SHA256_RE),
+      }),
+    )
+    .min(1)
+    .max(20000),
+  packages: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(214),
+        version: z.string().min(1).max(256),
+        path: ToolPathSchema,
+        integrity: z.string().max(512).optional(),
+      }),
+    )
+    .max(5000),
+  sourceMap: z
+    .string()
+    .max(16 * 1024 * 1024)
+    .optional(),
 });
 export type ToolBundle = z.infer<typeof ToolBundleSchema>;
 
@@ -63,7 +112,10 @@ export const SandboxedCodeSchema = z.strictObject({
   kind: z.literal('sandboxed-code'),
   runtime: z.enum(['javascript', 'python']),
   /** ES module source (JavaScript: default export `async (args, ctx) => result`) or Python source. */
-  source: z.string().min(1).max(4 * 1024 * 1024),
+  source: z
+    .string()
+    .min(1)
+    .max(4 * 1024 * 1024),
   /** Preferred CLI runtime for JavaScript; `node` when absent. */
   engine: z.enum(['node', 'deno']).optional(),
   /** Python only: keep the in-memory file system between calls of a retained sandbox. */
@@ -88,7 +140,11 @@ export const ExternalServiceSchema = z.strictObject({
    */
   transport: z.enum(['mcp', 'parent']).optional(),
 });
-export const ExecutionSchema = z.discriminatedUnion('kind', [SandboxedCodeSchema, TrustedNativeSchema, ExternalServiceSchema]);
+export const ExecutionSchema = z.discriminatedUnion('kind', [
+  SandboxedCodeSchema,
+  TrustedNativeSchema,
+  ExternalServiceSchema,
+]);
 export type Execution = z.infer<typeof ExecutionSchema>;
 
 /**
@@ -121,18 +177,40 @@ export const ToolManifestSchema = z.strictObject({
    */
   settings: JsonSchemaSchema.optional(),
   /** Per-call limits the tool asks for; the host clamps them to its own maxima. */
-  limits: z.strictObject({
-    timeoutMs: z.number().int().positive().max(24 * 3600 * 1000).optional(),
-    outputBytes: z.number().int().positive().max(64 * 1024 * 1024).optional(),
-    memoryMb: z.number().int().positive().max(16384).optional(),
-  }).optional(),
+  limits: z
+    .strictObject({
+      timeoutMs: z
+        .number()
+        .int()
+        .positive()
+        .max(24 * 3600 * 1000)
+        .optional(),
+      outputBytes: z
+        .number()
+        .int()
+        .positive()
+        .max(64 * 1024 * 1024)
+        .optional(),
+      memoryMb: z.number().int().positive().max(16384).optional(),
+    })
+    .optional(),
 });
 export type ToolManifest = z.infer<typeof ToolManifestSchema>;
 
-/** The input form accepted by the command line's `tool add`: `sourceFile` (relative to the manifest) instead of `source`. */
+/**
+ * The input form accepted by the command line's `tool add`: `sourceFile` (relative to the manifest) instead of
+ * `source`.
+ */
 export const ToolManifestInputSchema = ToolManifestSchema.extend({
   execution: z.discriminatedUnion('kind', [
-    SandboxedCodeSchema.extend({ source: z.string().min(1).max(4 * 1024 * 1024).optional(), sourceFile: z.string().min(1).max(4096).optional() }),
+    SandboxedCodeSchema.extend({
+      source: z
+        .string()
+        .min(1)
+        .max(4 * 1024 * 1024)
+        .optional(),
+      sourceFile: z.string().min(1).max(4096).optional(),
+    }),
     TrustedNativeSchema,
     ExternalServiceSchema,
   ]),

@@ -1,4 +1,5 @@
-// The protocol's constants and patterns without their schemas (error codes, wire version, capability names, name and id patterns); pure data.
+// The protocol's constants and patterns without their schemas (error codes, wire version, capability names, name and id
+// patterns); pure data.
 // Code that checks these by hand (the host's per-call paths) imports this module and never loads zod; the schemas in
 // errors.ts, wire.ts and manifest.ts are built from the same values and re-export them.
 
@@ -67,19 +68,26 @@ export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 export const TOOL_NAME_RULE = 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -';
 /**
- * What a new revision's name must also do (checked at install, core/revisions/registry.ts parseManifest): start with a letter
+ * What a new revision's name must also do (checked at install, core/revisions/registry.ts parseManifest): start with a
+ * letter
  * or digit, so a name never reads as a command-line option (`-rf`). ToolNameSchema stays the rule for references,
  * so a revision stored under an older name can still be found and removed.
  */
 export const TOOL_NAME_START_RE = /^[a-zA-Z0-9]/;
-export const TOOL_NAME_START_RULE = 'tool names start with a letter or digit (a-z, A-Z, 0-9), never "-" or "_": a leading "-" reads as a command-line option';
-/** A revision or task id: a base32 CIDv1 string (multibase prefix `b`); RevisionIdSchema's and TaskIdSchema's pattern. */
+export const TOOL_NAME_START_RULE =
+  'tool names start with a letter or digit (a-z, A-Z, 0-9), never "-" or "_": a leading "-" reads as a command-line option';
+/**
+ * A revision or task id: a base32 CIDv1 string (multibase prefix `b`); RevisionIdSchema's and TaskIdSchema's pattern.
+ */
 export const REVISION_ID_RE = /^b[a-z2-7]{20,200}$/;
 /** `https://host[:port]`, `https://[IPv6][:port]` or `https://*.domain`; OriginPatternSchema's pattern. */
 export const ORIGIN_PATTERN_RE = /^https:\/\/((\*\.)?[a-z0-9.-]+|\[[0-9a-f:.]{2,45}\])(:\d{1,5})?$/i;
 /** A secret name a manifest may request (capabilities.secrets). */
 export const REQUESTED_SECRET_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-/** A path relative to a tool's folder: POSIX separators, no `.` or `..` segment, no leading `/`, no `\` or control character. */
+/**
+ * A path relative to a tool's folder: POSIX separators, no `.` or `..` segment, no leading `/`, no `\` or control
+ * character.
+ */
 export const TOOL_PATH_RE = /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\\\u0000-\u001f]+$/;
 /** A sha256 integrity in SRI form (`sha256-` and 44 base64 characters). */
 export const SRI_SHA256_RE = /^sha256-[A-Za-z0-9+/]{43}=$/;

@@ -1,4 +1,5 @@
-// The registration protocol "tysandbox/1" (JSON-RPC 2.0): method names, params, results, notifications; pure data, crosses every client boundary.
+// The registration protocol "tysandbox/1" (JSON-RPC 2.0): method names, params, results, notifications; pure data,
+// crosses every client boundary.
 import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
 import { RevisionIdSchema, ToolNameSchema } from './manifest.js';
@@ -9,7 +10,15 @@ export const REGISTRATION_PROTOCOL = 'tysandbox/1' as const;
 export const SUPPORTED_PROTOCOLS: readonly string[] = [REGISTRATION_PROTOCOL];
 
 /** The request methods, in the order `initialize` lists them. Names are fixed: clients rely on them. */
-export const REGISTRATION_METHODS = ['initialize', 'tool/add', 'tool/list', 'tool/show', 'tool/activate', 'tool/remove', 'tool/run'] as const;
+export const REGISTRATION_METHODS = [
+  'initialize',
+  'tool/add',
+  'tool/list',
+  'tool/show',
+  'tool/activate',
+  'tool/remove',
+  'tool/run',
+] as const;
 export type RegistrationMethod = (typeof REGISTRATION_METHODS)[number];
 /** The only notification a client may send (every other id-less message is refused). */
 export const CANCEL_METHOD = '$/cancel' as const;
@@ -20,7 +29,10 @@ export const LOG_METHOD = '$/log' as const;
 export const PARENT_CALL_METHOD = 'tool/call' as const;
 
 /** A JSON-RPC 2.0 id as this protocol accepts it: a string (at most 256 characters) or a safe integer. */
-export const RpcIdSchema = z.union([z.string().max(256), z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER)]);
+export const RpcIdSchema = z.union([
+  z.string().max(256),
+  z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
+]);
 export type RpcId = z.infer<typeof RpcIdSchema>;
 
 /** A client's self-description; `name` becomes its principal on the command line (`protocol:<name>`). */
@@ -111,7 +123,10 @@ export type ToolActivateResult = z.infer<typeof ToolActivateResultSchema>;
 export const ToolRemoveParamsSchema = z.strictObject({ name: ToolNameSchema });
 export const ToolRemoveResultSchema = z.strictObject({
   name: ToolNameSchema,
-  /** The revision that was active when the binding was removed, or null. Stored revisions stay (calls pinned to them keep working). */
+  /**
+   * The revision that was active when the binding was removed, or null. Stored revisions stay (calls pinned to them
+   * keep working).
+   */
   previous: RevisionIdSchema.nullable(),
 });
 export type ToolRemoveResult = z.infer<typeof ToolRemoveResultSchema>;
@@ -120,7 +135,12 @@ export const ToolRunParamsSchema = z.strictObject({
   ref: ToolRefSchema,
   arguments: z.unknown().optional(),
   /** Wall-clock limit of this call, ms; clamped to the host maximum. */
-  timeoutMs: z.number().int().positive().max(24 * 3600 * 1000).optional(),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(24 * 3600 * 1000)
+    .optional(),
   /** Run in a fresh sandbox destroyed afterwards. */
   disposable: z.boolean().optional(),
 });
@@ -164,15 +184,18 @@ export const ParentCallResultSchema = z.strictObject({ result: z.unknown() });
 export const ProtocolErrorDataSchema = z.looseObject({ code: ErrorCodeSchema, path: z.string().optional() });
 
 /** Params schema per request method (null-prototype table; `$/cancel` is a notification). */
-export const REGISTRATION_PARAMS: Readonly<Record<RegistrationMethod, z.ZodType>> = Object.assign(Object.create(null) as Record<RegistrationMethod, z.ZodType>, {
-  initialize: InitializeParamsSchema,
-  'tool/add': ToolAddParamsSchema,
-  'tool/list': ToolListParamsSchema,
-  'tool/show': ToolShowParamsSchema,
-  'tool/activate': ToolActivateParamsSchema,
-  'tool/remove': ToolRemoveParamsSchema,
-  'tool/run': ToolRunParamsSchema,
-});
+export const REGISTRATION_PARAMS: Readonly<Record<RegistrationMethod, z.ZodType>> = Object.assign(
+  Object.create(null) as Record<RegistrationMethod, z.ZodType>,
+  {
+    initialize: InitializeParamsSchema,
+    'tool/add': ToolAddParamsSchema,
+    'tool/list': ToolListParamsSchema,
+    'tool/show': ToolShowParamsSchema,
+    'tool/activate': ToolActivateParamsSchema,
+    'tool/remove': ToolRemoveParamsSchema,
+    'tool/run': ToolRunParamsSchema,
+  },
+);
 
 /** Result types per method, for the typed client. */
 export interface RegistrationResults {

@@ -8,9 +8,20 @@ const V = z.literal(PROTOCOL_VERSION);
 const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 // host -> sandbox
-export const LoadMessageSchema = z.strictObject({ v: V, type: z.literal('load'), runtime: z.enum(['javascript', 'python']), source: z.string() });
+export const LoadMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('load'),
+  runtime: z.enum(['javascript', 'python']),
+  source: z.string(),
+});
 /** `settings`: the call's settings values (a JSON object), read by the tool as `ctx.settings`; absent: `{}`. */
-export const CallMessageSchema = z.strictObject({ v: V, type: z.literal('call'), id: Id, args: z.unknown(), settings: z.record(z.string(), z.unknown()).optional() });
+export const CallMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('call'),
+  id: Id,
+  args: z.unknown(),
+  settings: z.record(z.string(), z.unknown()).optional(),
+});
 export const CapabilityReplySchema = z.strictObject({
   v: V,
   type: z.literal('cap-reply'),
@@ -19,12 +30,26 @@ export const CapabilityReplySchema = z.strictObject({
   value: z.unknown().optional(),
   error: WireErrorSchema.optional(),
 });
-export const HostMessageSchema = z.discriminatedUnion('type', [LoadMessageSchema, CallMessageSchema, CapabilityReplySchema]);
+export const HostMessageSchema = z.discriminatedUnion('type', [
+  LoadMessageSchema,
+  CallMessageSchema,
+  CapabilityReplySchema,
+]);
 export type HostMessage = z.infer<typeof HostMessageSchema>;
 
 // sandbox -> host
-export const ReadyMessageSchema = z.strictObject({ v: V, type: z.literal('ready'), runtime: z.string().max(64), version: z.string().max(64).optional() });
-export const LoadedMessageSchema = z.strictObject({ v: V, type: z.literal('loaded'), ok: z.boolean(), error: WireErrorSchema.optional() });
+export const ReadyMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('ready'),
+  runtime: z.string().max(64),
+  version: z.string().max(64).optional(),
+});
+export const LoadedMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('loaded'),
+  ok: z.boolean(),
+  error: WireErrorSchema.optional(),
+});
 export const ResultMessageSchema = z.strictObject({
   v: V,
   type: z.literal('result'),
@@ -42,9 +67,16 @@ export const CapabilityRequestSchema = z.strictObject({
   name: z.enum(CAPABILITY_NAMES),
   params: z.unknown(),
 });
-/** The tool cancelled capability request `id` (its own AbortSignal fired); the host aborts it and its reply is ignored. */
+/**
+ * The tool cancelled capability request `id` (its own AbortSignal fired); the host aborts it and its reply is ignored.
+ */
 export const CapabilityCancelSchema = z.strictObject({ v: V, type: z.literal('cap-cancel'), id: Id });
-export const LogMessageSchema = z.strictObject({ v: V, type: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), text: z.string().max(8192) });
+export const LogMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('log'),
+  level: z.enum(['debug', 'info', 'warn', 'error']),
+  text: z.string().max(8192),
+});
 export const SandboxMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,
   LoadedMessageSchema,
@@ -58,10 +90,19 @@ export type SandboxMessage = z.infer<typeof SandboxMessageSchema>;
 /** A fetch request as it crosses the boundary: plain data only. */
 export const FetchRequestSchema = z.strictObject({
   url: z.string().max(8192),
-  method: z.string().regex(/^[A-Za-z]{1,16}$/).default('GET'),
-  headers: z.array(z.tuple([z.string().max(256), z.string().max(16384)])).max(128).default([]),
+  method: z
+    .string()
+    .regex(/^[A-Za-z]{1,16}$/)
+    .default('GET'),
+  headers: z
+    .array(z.tuple([z.string().max(256), z.string().max(16384)]))
+    .max(128)
+    .default([]),
   /** base64 body, at most the request cap. */
-  body: z.string().max(24 * 1024 * 1024).optional(),
+  body: z
+    .string()
+    .max(24 * 1024 * 1024)
+    .optional(),
 });
 export type FetchRequest = z.infer<typeof FetchRequestSchema>;
 export const FetchResponseSchema = z.strictObject({

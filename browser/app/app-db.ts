@@ -19,7 +19,14 @@ export interface AppSettings {
   hostToolsOffered?: boolean;
 }
 
-export const DEFAULT_SETTINGS: AppSettings = { api: 'openai', endpoint: '', model: '', stream: true, embeddingOrigins: [], examplesOffered: false };
+export const DEFAULT_SETTINGS: AppSettings = {
+  api: 'openai',
+  endpoint: '',
+  model: '',
+  stream: true,
+  embeddingOrigins: [],
+  examplesOffered: false,
+};
 
 /** One conversation's index over the content-addressed tasks in the host store. */
 export interface ConversationRecord {
@@ -88,7 +95,10 @@ export class AppDb {
   async listConversations(): Promise<ConversationRecord[]> {
     return (await this.db.getAll('conversations')).sort((a, b) => b.updated - a.updated);
   }
-  /** Tool secrets as the host's SecretValues (core/capabilities/secrets.ts): the host reads a value only for a granted revision. */
+  /**
+   * Tool secrets as the host's SecretValues (core/capabilities/secrets.ts): the host reads a value only for a granted
+   * revision.
+   */
   secretValues(): SecretValues {
     const db = this.db;
     return {

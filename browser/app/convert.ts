@@ -5,7 +5,10 @@ import type { ChatMessage, ChatToolCall } from './models/types.js';
 /** What a toolresult task holds in `result`. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } };
 
-/** An `error` task that stands for a tool call that could not become a function-call task (unknown tool, arguments not a JSON object). */
+/**
+ * An `error` task that stands for a tool call that could not become a function-call task (unknown tool, arguments not a
+ * JSON object).
+ */
 export interface FailedCallData {
   call: { name: string; arguments: string };
 }
@@ -23,7 +26,9 @@ export function outcomeText(o: CallOutcome): string {
 export function failedCall(t: Task): FailedCallData['call'] | undefined {
   if (t.content.type !== 'error') return undefined;
   const d = t.content.error.data as Partial<FailedCallData> | undefined;
-  return d && typeof d === 'object' && d.call && typeof d.call.name === 'string' ? { name: d.call.name, arguments: String(d.call.arguments ?? '') } : undefined;
+  return d && typeof d === 'object' && d.call && typeof d.call.name === 'string'
+    ? { name: d.call.name, arguments: String(d.call.arguments ?? '') }
+    : undefined;
 }
 
 /**
@@ -62,14 +67,26 @@ export function toChatMessages(path: Task[]): ChatMessage[] {
       const id = callIdOf(t.id);
       assistant().toolCalls.push({ id, name: failed.name, arguments: failed.arguments || '{}' });
       const err = t.content.type === 'error' ? t.content.error : { code: 'E_TOOL_FAILED', message: '' };
-      deferred.push({ role: 'tool', callId: id, name: failed.name, content: outcomeText({ ok: false, error: { code: String(err.code), message: err.message } }), isError: true });
+      deferred.push({
+        role: 'tool',
+        callId: id,
+        name: failed.name,
+        content: outcomeText({ ok: false, error: { code: String(err.code), message: err.message } }),
+        isError: true,
+      });
       continue;
     }
     if (c.type === 'toolresult') {
       flush();
       const o = c.result as CallOutcome;
       const callTask = c.callTask ?? '';
-      out.push({ role: 'tool', callId: callIdOf(callTask), name: names.get(callTask) ?? '', content: outcomeText(o), isError: !o?.ok });
+      out.push({
+        role: 'tool',
+        callId: callIdOf(callTask),
+        name: names.get(callTask) ?? '',
+        content: outcomeText(o),
+        isError: !o?.ok,
+      });
       continue;
     }
     flush();

@@ -9,7 +9,11 @@ export type Child = Node | string | number | null | undefined | false;
  * listeners; `false`/`undefined` attributes are left out, `true` sets an empty one; string children become
  * text nodes. Nothing here assigns innerHTML, so model and tool text can never become markup.
  */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, Attr> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, Attr> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;

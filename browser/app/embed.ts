@@ -1,4 +1,5 @@
-// The one place the app mounts servers for pages that embed it (the registration protocol over postMessage); browser app, trusted side.
+// The one place the app mounts servers for pages that embed it (the registration protocol over postMessage); browser
+// app, trusted side.
 import type { BrowserHost } from '../host.js';
 
 /** What an embedding server gets: the host, and the origins the person allowed (settings, empty by default). */

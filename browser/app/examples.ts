@@ -1,4 +1,5 @@
-// The example tools from tools/ (manifest + sandboxed source inlined at build time), offered on first start; browser app, trusted side.
+// The example tools from tools/ (manifest + sandboxed source inlined at build time), offered on first start; browser
+// app, trusted side.
 import csvStats from '../../tools/csv-stats/manifest.json' with { type: 'json' };
 import csvStatsSource from '../../tools/csv-stats/index.mjs?raw';
 import jsonReshape from '../../tools/json-reshape/manifest.json' with { type: 'json' };
@@ -12,5 +13,9 @@ import { inlineSourceFile } from '../../core/manifest/source-file.js';
  * file record, core/manifest/source-file.ts), hence with the same revision ids (test/e2e/example-revisions.test.ts).
  */
 export function exampleTools(): Promise<Record<string, unknown>[]> {
-  return Promise.all([inlineSourceFile(csvStats, csvStatsSource), inlineSourceFile(jsonReshape, jsonReshapeSource), inlineSourceFile(textStats, textStatsSource)]);
+  return Promise.all([
+    inlineSourceFile(csvStats, csvStatsSource),
+    inlineSourceFile(jsonReshape, jsonReshapeSource),
+    inlineSourceFile(textStats, textStatsSource),
+  ]);
 }

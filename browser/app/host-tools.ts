@@ -1,4 +1,5 @@
-// The app's built-in trusted host tool `show_page` (a popup of custom HTML or one https page, after the gate allows popup(TARGET)); browser app, trusted side.
+// The app's built-in trusted host tool `show_page` (a popup of custom HTML or one https page, after the gate allows
+// popup(TARGET)); browser app, trusted side.
 import { TyError } from '../../core/errors.js';
 import type { NativeContext } from '../../core/exec/invoke.js';
 import { revisionId } from '../../core/revisions/registry.js';
@@ -15,7 +16,8 @@ import { openHostPopup } from '../popup.js';
  */
 export const SHOW_PAGE_MANIFEST: ToolManifest = {
   name: 'show_page',
-  description: 'Show the person a page in a popup window: either `html` (custom HTML, shown in an isolated frame with no network) or `url` (an https page). The person is asked first.',
+  description:
+    'Show the person a page in a popup window: either `html` (custom HTML, shown in an isolated frame with no network) or `url` (an https page). The person is asked first.',
   parameters: {
     type: 'object',
     properties: {
@@ -35,7 +37,9 @@ export const HOST_TOOL_NAMES: readonly string[] = [SHOW_PAGE_MANIFEST.name];
  * when `install` (first start), install them; a person who removed one later keeps it removed.
  */
 export async function installHostTools(host: BrowserHost, opts: { install: boolean }): Promise<void> {
-  const revision = opts.install ? (await host.registry.install(SHOW_PAGE_MANIFEST)).revision : await revisionId(SHOW_PAGE_MANIFEST);
+  const revision = opts.install
+    ? (await host.registry.install(SHOW_PAGE_MANIFEST)).revision
+    : await revisionId(SHOW_PAGE_MANIFEST);
   host.registry.registerNative(revision, showPage(host));
 }
 
@@ -43,11 +47,18 @@ function showPage(host: BrowserHost) {
   return async (args: unknown, ctx: unknown): Promise<unknown> => {
     const { identity, signal } = ctx as NativeContext;
     const a = args as { html?: string; url?: string };
-    if ((a.html === undefined) === (a.url === undefined)) throw new TyError('E_INVALID_ARGS', 'show_page needs exactly one of html and url');
-    const base = { principal: identity.principal, toolName: identity.name, revision: identity.revision, manifest: identity.manifest };
-    const p = a.html !== undefined
-      ? await openHostPopup(host.gate, { ...base, kind: 'custom-html', html: a.html }, { signal })
-      : await openHostPopup(host.gate, { ...base, kind: 'origin', url: a.url! }, { signal });
+    if ((a.html === undefined) === (a.url === undefined))
+      throw new TyError('E_INVALID_ARGS', 'show_page needs exactly one of html and url');
+    const base = {
+      principal: identity.principal,
+      toolName: identity.name,
+      revision: identity.revision,
+      manifest: identity.manifest,
+    };
+    const p =
+      a.html !== undefined
+        ? await openHostPopup(host.gate, { ...base, kind: 'custom-html', html: a.html }, { signal })
+        : await openHostPopup(host.gate, { ...base, kind: 'origin', url: a.url! }, { signal });
     return { shown: true, target: p.target };
   };
 }

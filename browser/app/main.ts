@@ -1,4 +1,5 @@
-// The chat app's entry: opens the stores and the browser host, wires the conversation, composer and panels; browser app, trusted side.
+// The chat app's entry: opens the stores and the browser host, wires the conversation, composer and panels; browser
+// app, trusted side.
 import '../zod-jitless.js';
 import './app.css';
 import { createBrowserHost, type BrowserHost } from '../host.js';
@@ -36,20 +37,32 @@ class App {
   busy: AbortController | undefined;
   editing: Task | undefined;
   readonly view: ConversationView;
-  readonly message = h('textarea', { id: 'message', rows: 3, placeholder: 'Ask something; tools run in a sandbox in this page' });
+  readonly message = h('textarea', {
+    id: 'message',
+    rows: 3,
+    placeholder: 'Ask something; tools run in a sandbox in this page',
+  });
   readonly send = h('button', { type: 'submit', class: 'primary' }, 'Send');
   readonly stop = h('button', { type: 'button', disabled: true }, 'Stop');
   readonly editNote = h('p', { class: 'edit-note', hidden: true });
   readonly python = new PythonProgressBar();
   readonly panels = h('div', { class: 'panels' });
   readonly convList = h('ul', { class: 'conv-list', 'aria-label': 'Conversations' });
-  readonly importFile = h('input', { type: 'file', accept: '.json,application/json', class: 'visually-hidden', id: 'import-file' });
+  readonly importFile = h('input', {
+    type: 'file',
+    accept: '.json,application/json',
+    class: 'visually-hidden',
+    id: 'import-file',
+  });
   readonly importInput = h('label', { class: 'button-like', for: 'import-file' }, 'Import', this.importFile);
   host!: BrowserHost;
   runner!: ToolRunner;
   /** Pins calls: a remote MCP server's SERVER__TOOL to its offered revision, every other name through the registry. */
   readonly resolver = {
-    resolve: async (ref: string) => (this.host.mcp.handles(ref) ? { ...(await this.host.mcp.resolve(ref)), active: true } : this.host.registry.resolve(ref)),
+    resolve: async (ref: string) =>
+      this.host.mcp.handles(ref)
+        ? { ...(await this.host.mcp.resolve(ref)), active: true }
+        : this.host.registry.resolve(ref),
   };
   disabledTools = new Set<string>();
 
@@ -57,11 +70,18 @@ class App {
     readonly db: AppDb,
     readonly settings: AppSettings,
   ) {
-    this.view = new ConversationView({ edit: (t) => this.edit(t), switchBranch: (t, d) => void this.switchBranch(t, d) });
+    this.view = new ConversationView({
+      edit: (t) => this.edit(t),
+      switchBranch: (t, d) => void this.switchBranch(t, d),
+    });
   }
 
   async start(): Promise<void> {
-    this.host = await createBrowserHost({ dialog: false, secretValues: this.db.secretValues(), sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) } });
+    this.host = await createBrowserHost({
+      dialog: false,
+      secretValues: this.db.secretValues(),
+      sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) },
+    });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     await restoreMcpServers(this.db, this.host.mcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
@@ -81,10 +101,18 @@ class App {
       await this.db.putSettings(this.settings);
     }
     // Fetch and verify Pyodide's files in the background when a Python tool is on offer, so its first call is faster.
-    if ((await this.runner.offeredTools()).some((m) => m.execution.kind === 'sandboxed-code' && m.execution.runtime === 'python')) void this.host.prewarm('python').catch(() => {});
+    if (
+      (await this.runner.offeredTools()).some(
+        (m) => m.execution.kind === 'sandboxed-code' && m.execution.runtime === 'python',
+      )
+    )
+      void this.host.prewarm('python').catch(() => {});
     const last = (await this.db.listConversations())[0];
     const current = await this.db.getValue<string>('current');
-    this.tree = (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ?? (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ?? (await this.newTree());
+    this.tree =
+      (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ??
+      (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ??
+      (await this.newTree());
     this.layout();
     await this.refresh();
     mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
@@ -97,7 +125,14 @@ class App {
   }
 
   layout(): void {
-    const form = h('form', { class: 'composer', 'aria-label': 'Composer' }, this.editNote, h('label', { for: 'message', class: 'visually-hidden' }, 'Message'), this.message, h('div', { class: 'composer-buttons' }, this.send, this.stop));
+    const form = h(
+      'form',
+      { class: 'composer', 'aria-label': 'Composer' },
+      this.editNote,
+      h('label', { for: 'message', class: 'visually-hidden' }, 'Message'),
+      this.message,
+      h('div', { class: 'composer-buttons' }, this.send, this.stop),
+    );
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       void this.submit();
@@ -118,7 +153,8 @@ class App {
       const b = h('button', { type: 'button', 'aria-expanded': 'false' }, label);
       b.addEventListener('click', () => {
         const open = b.getAttribute('aria-expanded') === 'true';
-        for (const other of document.querySelectorAll('.toolbar [aria-expanded]')) other.setAttribute('aria-expanded', 'false');
+        for (const other of document.querySelectorAll('.toolbar [aria-expanded]'))
+          other.setAttribute('aria-expanded', 'false');
         if (open) replaceChildren(this.panels);
         else {
           b.setAttribute('aria-expanded', 'true');
@@ -151,21 +187,38 @@ class App {
       this.importInput,
     );
     const app = document.getElementById('app')!;
-    replaceChildren(app, h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar), h('div', { class: 'body' }, h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList), h('main', {}, this.view.root, this.python.element, form), this.panels));
+    replaceChildren(
+      app,
+      h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar),
+      h(
+        'div',
+        { class: 'body' },
+        h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList),
+        h('main', {}, this.view.root, this.python.element, form),
+        this.panels,
+      ),
+    );
     app.removeAttribute('aria-busy');
   }
 
   /** Add a tooldefinition task at the end of the selected branch: only what comes after it there can call the tool. */
   async defineTool(m: ToolManifest): Promise<void> {
     if (this.busy) throw new Error('wait until the current turn ends');
-    await this.tree.append(this.tree.record.leaf, [{ role: 'system', content: { type: 'tooldefinition', definition: { manifest: m } } }], this.host.registry);
+    await this.tree.append(
+      this.tree.record.leaf,
+      [{ role: 'system', content: { type: 'tooldefinition', definition: { manifest: m } } }],
+      this.host.registry,
+    );
     await this.refresh();
   }
 
   async exportCurrent(): Promise<void> {
     const doc = await exportConversation(this.tree);
     const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
-    const a = h('a', { href: url, download: `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json` });
+    const a = h('a', {
+      href: url,
+      download: `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`,
+    });
     document.body.append(a);
     a.click();
     a.remove();
@@ -212,7 +265,21 @@ class App {
     const convs = await this.db.listConversations();
     replaceChildren(
       this.convList,
-      ...convs.map((c) => h('li', {}, h('button', { type: 'button', 'aria-current': c.id === this.tree.record.id ? 'true' : undefined, onclick: () => void this.openConversation(c.id) }, c.title))),
+      ...convs.map((c) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              'aria-current': c.id === this.tree.record.id ? 'true' : undefined,
+              onclick: () => void this.openConversation(c.id),
+            },
+            c.title,
+          ),
+        ),
+      ),
     );
   }
 
@@ -297,5 +364,9 @@ async function boot(): Promise<void> {
 
 boot().catch((e: unknown) => {
   const el = document.getElementById('app');
-  if (el) replaceChildren(el, h('p', { role: 'alert' }, `The app could not start: ${e instanceof Error ? e.message : String(e)}`));
+  if (el)
+    replaceChildren(
+      el,
+      h('p', { role: 'alert' }, `The app could not start: ${e instanceof Error ? e.message : String(e)}`),
+    );
 });

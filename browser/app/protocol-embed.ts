@@ -1,4 +1,5 @@
-// Mounts the registration protocol (browser/registration/window.ts) for pages embedding the app, allowed by the "Allowed embedding origins" setting; browser app, trusted side.
+// Mounts the registration protocol (browser/registration/window.ts) for pages embedding the app, allowed by the
+// "Allowed embedding origins" setting; browser app, trusted side.
 import { TyError } from '../../core/errors.js';
 import { serveProtocolWindow } from '../registration/window.js';
 import { registerEmbeddingServer } from './embed.js';
@@ -9,7 +10,10 @@ registerEmbeddingServer((ctx) => {
   ctx.host.setExternal(async (identity, args, signal) => {
     const ex = identity.manifest.execution;
     if (ex.kind === 'external-service' && ex.transport === 'parent') return ws.callParent(identity, args, signal);
-    throw new TyError('E_TOOL_FAILED', `the web app has no bridge to the external service "${ex.kind === 'external-service' ? ex.serviceId : ''}"`);
+    throw new TyError(
+      'E_TOOL_FAILED',
+      `the web app has no bridge to the external service "${ex.kind === 'external-service' ? ex.serviceId : ''}"`,
+    );
   });
   return () => {
     ws.stop();

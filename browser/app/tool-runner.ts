@@ -1,4 +1,5 @@
-// Runs the model's tool calls as pinned function-call tasks through the browser host's gate and sandboxes; browser app, trusted side.
+// Runs the model's tool calls as pinned function-call tasks through the browser host's gate and sandboxes; browser app,
+// trusted side.
 import { Invoker } from '../../core/exec/invoke.js';
 import { ToolRegistry } from '../../core/revisions/registry.js';
 import { Store } from '../../core/store/contract.js';
@@ -24,7 +25,10 @@ export const APP_PRINCIPAL = 'browser:app';
 export class ToolRunner {
   readonly #scoped = new Map<string, Invoker>();
   readonly #transport = new BrowserFetchTransport();
-  /** Calls in flight per revision: a retained sandbox runs one call at a time, so a concurrent call of the same revision gets a disposable one. */
+  /**
+   * Calls in flight per revision: a retained sandbox runs one call at a time, so a concurrent call of the same revision
+   * gets a disposable one.
+   */
   readonly #inFlight = new Map<string, number>();
 
   constructor(
@@ -53,18 +57,23 @@ export class ToolRunner {
     return out;
   }
 
-  /** What the model sees at the end of `path`: scoped definitions (nearest first) shadow registry tools of the same name. */
+  /**
+   * What the model sees at the end of `path`: scoped definitions (nearest first) shadow registry tools of the same
+   * name.
+   */
   async signatures(path: Task[]): Promise<ToolSignature[]> {
     return visibleToolSignatures(path, { registry: this.host.registry, registryTools: await this.offeredTools() });
   }
 
   /**
    * Run one compiled function-call task. Calls of one round run at once: a second call of a revision that is
-   * already running gets a disposable sandbox, so calls of the same tool overlap too. Never throws: every failure (unknown tool, E_INVALID_ARGS, a refusal,
+   * already running gets a disposable sandbox, so calls of the same tool overlap too. Never throws: every failure
+   * (unknown tool, E_INVALID_ARGS, a refusal,
    * E_ABORTED after Stop) is an outcome the model receives as the tool's result.
    */
   async run(call: Task, path: Task[], signal: AbortSignal): Promise<CallOutcome> {
-    if (call.content.type !== 'functioncall' || !call.content.toolRevision) return { ok: false, error: { code: 'E_UNPINNED_TASK', message: 'the call is not pinned to a revision' } };
+    if (call.content.type !== 'functioncall' || !call.content.toolRevision)
+      return { ok: false, error: { code: 'E_UNPINNED_TASK', message: 'the call is not pinned to a revision' } };
     const { name, toolRevision, arguments: args } = call.content;
     const def = scopedManifest(path, name);
     const invoker = def ? await this.#scopedInvoker(def, toolRevision) : this.host.invoker;
@@ -74,13 +83,20 @@ export class ToolRunner {
     try {
       // An installed tool runs with the settings revision its task was pinned to (a scoped definition has none).
       const pinned = !def && call.content.settingsRevision ? { settingsRevision: call.content.settingsRevision } : {};
-      r = await invoker.invoke(`${name}@${toolRevision}`, args, { signal, principal: APP_PRINCIPAL, ...pinned, ...(busy > 0 ? { disposable: true } : {}) });
+      r = await invoker.invoke(`${name}@${toolRevision}`, args, {
+        signal,
+        principal: APP_PRINCIPAL,
+        ...pinned,
+        ...(busy > 0 ? { disposable: true } : {}),
+      });
     } finally {
       const n = (this.#inFlight.get(toolRevision) ?? 1) - 1;
       if (n > 0) this.#inFlight.set(toolRevision, n);
       else this.#inFlight.delete(toolRevision);
     }
-    return r.ok ? { ok: true, value: r.result } : { ok: false, error: { code: r.error.code, message: r.error.message } };
+    return r.ok
+      ? { ok: true, value: r.result }
+      : { ok: false, error: { code: r.error.code, message: r.error.message } };
   }
 
   async #scopedInvoker(manifest: ToolManifest, revision: string): Promise<Invoker> {
@@ -92,7 +108,12 @@ export class ToolRunner {
       registry,
       pool: this.host.pool,
       gate: this.host.gate,
-      capabilities: capabilityFactory({ store: this.host.store, registry, gate: this.host.gate, transport: this.#transport }),
+      capabilities: capabilityFactory({
+        store: this.host.store,
+        registry,
+        gate: this.host.gate,
+        transport: this.#transport,
+      }),
       principal: APP_PRINCIPAL,
     });
     this.#scoped.set(revision, inv);

@@ -1,4 +1,5 @@
-// A conversation as a task tree: content-addressed tasks in the host store, branches indexed in the app database; browser app, trusted side.
+// A conversation as a task tree: content-addressed tasks in the host store, branches indexed in the app database;
+// browser app, trusted side.
 import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../core/revisions/tasks.js';
 import { TyError } from '../../core/errors.js';
 import { TaskSchema, type DraftTask, type Task } from '../../protocol/task.js';
@@ -7,7 +8,8 @@ import type { ToolRegistry } from '../../core/revisions/registry.js';
 import type { AppDb, ConversationRecord } from './app-db.js';
 
 /** The system prompt at each conversation's root. */
-export const SYSTEM_PROMPT = 'You are a helpful assistant. Tools you call run in a sandbox in the browser of the person you talk to; some ask that person for approval first.';
+export const SYSTEM_PROMPT =
+  'You are a helpful assistant. Tools you call run in a sandbox in the browser of the person you talk to; some ask that person for approval first.';
 
 /**
  * One conversation. Tasks are compiled with core/revisions/tasks.ts (every function call pinned to a revision before
@@ -25,12 +27,23 @@ export class ConversationTree {
     private readonly db: AppDb,
   ) {}
 
-  /** Start a conversation: a root system task, a fresh record (the id is random: two conversations never share an index). */
+  /**
+   * Start a conversation: a root system task, a fresh record (the id is random: two conversations never share an
+   * index).
+   */
   static async create(store: Store, db: AppDb, title = 'New conversation'): Promise<ConversationTree> {
     const [root] = await compileDrafts([{ role: 'system', content: { type: 'message', text: SYSTEM_PROMPT } }]);
     await persistTask(store, root!);
     const now = Date.now();
-    const rec: ConversationRecord = { id: crypto.randomUUID(), title, created: now, updated: now, root: root!.id, children: {}, leaf: root!.id };
+    const rec: ConversationRecord = {
+      id: crypto.randomUUID(),
+      title,
+      created: now,
+      updated: now,
+      root: root!.id,
+      children: {},
+      leaf: root!.id,
+    };
     await db.putConversation(rec);
     const t = new ConversationTree(rec, store, db);
     t.#cache.set(root!.id, root!);
@@ -49,7 +62,8 @@ export class ConversationTree {
     const raw = await this.store.getJson<unknown>('tasks', id);
     const parsed = TaskSchema.safeParse(raw);
     if (!parsed.success) throw new TyError('E_STORE', `task ${id} is missing or malformed in the store`);
-    if ((await taskId(parsed.data)) !== id) throw new TyError('E_INTEGRITY', `stored task ${id} does not match its content`);
+    if ((await taskId(parsed.data)) !== id)
+      throw new TyError('E_INTEGRITY', `stored task ${id} does not match its content`);
     this.#cache.set(id, parsed.data);
     return parsed.data;
   }
@@ -84,7 +98,12 @@ export class ConversationTree {
    * scope for pinning. Returns the compiled tasks.
    * @throws TyError E_UNPINNED_TASK, E_INVALID_TASK, E_UNKNOWN_TOOL, E_INTEGRITY
    */
-  async append(parent: string, drafts: Omit<DraftTask, 'parent'>[], registry: Pick<ToolRegistry, 'resolve'>, settings?: CompileOptions['settings']): Promise<Task[]> {
+  async append(
+    parent: string,
+    drafts: Omit<DraftTask, 'parent'>[],
+    registry: Pick<ToolRegistry, 'resolve'>,
+    settings?: CompileOptions['settings'],
+  ): Promise<Task[]> {
     const lineage = await this.path(parent);
     const chained = drafts.map((d, i) => ({ ...d, parent: i === 0 ? parent : i - 1 }));
     const tasks = await compileDrafts(chained, settings ? { registry, lineage, settings } : { registry, lineage });

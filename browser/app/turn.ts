@@ -1,4 +1,5 @@
-// One turn of the conversation: model request -> tool calls as pinned tasks -> concurrent runs -> results, bounded rounds; browser app, trusted side.
+// One turn of the conversation: model request -> tool calls as pinned tasks -> concurrent runs -> results, bounded
+// rounds; browser app, trusted side.
 import type { DraftTask, Task } from '../../protocol/task.js';
 import type { ToolRegistry } from '../../core/revisions/registry.js';
 import type { CompileOptions } from '../../core/revisions/tasks.js';
@@ -58,8 +59,12 @@ function callDraft(c: ChatToolCall): Omit<DraftTask, 'parent'> {
   } catch (e) {
     return failedDraft(c, 'E_INVALID_ARGS', `the arguments are not JSON: ${(e as Error).message}`);
   }
-  if (!args || typeof args !== 'object' || Array.isArray(args)) return failedDraft(c, 'E_INVALID_ARGS', 'the arguments must be a JSON object');
-  return { role: 'assistant', content: { type: 'functioncall', name: c.name, arguments: args as Record<string, unknown> } };
+  if (!args || typeof args !== 'object' || Array.isArray(args))
+    return failedDraft(c, 'E_INVALID_ARGS', 'the arguments must be a JSON object');
+  return {
+    role: 'assistant',
+    content: { type: 'functioncall', name: c.name, arguments: args as Record<string, unknown> },
+  };
 }
 
 function failedDraft(c: ChatToolCall, code: string, message: string): Omit<DraftTask, 'parent'> {
@@ -104,7 +109,12 @@ export async function runTurn(d: TurnDeps): Promise<void> {
       reply = await (d.complete ?? complete)(d.settings.api, req);
     } catch (e) {
       const stopped = signal.aborted || (e instanceof ModelError && e.code === 'E_ABORTED');
-      if (streamed) await tree.append(tree.record.leaf, [{ role: 'assistant', content: { type: 'message', text: streamed } }], d.registry);
+      if (streamed)
+        await tree.append(
+          tree.record.leaf,
+          [{ role: 'assistant', content: { type: 'message', text: streamed } }],
+          d.registry,
+        );
       events.onTasks();
       events.onNotice(stopped ? 'Stopped.' : e instanceof Error ? e.message : String(e), stopped ? 'info' : 'error');
       return;
@@ -119,7 +129,11 @@ export async function runTurn(d: TurnDeps): Promise<void> {
         [t] = (await tree.append(tree.record.leaf, [callDraft(c)], d.registry, d.toolSettings)) as [Task];
       } catch (e) {
         const code = isTyError(e) ? (e.code === 'E_UNPINNED_TASK' ? 'E_UNKNOWN_TOOL' : e.code) : 'E_INVALID_TASK';
-        [t] = (await tree.append(tree.record.leaf, [failedDraft(c, code, `${c.name.slice(0, 64)}: ${isTyError(e) ? e.message : String(e)}`)], d.registry)) as [Task];
+        [t] = (await tree.append(
+          tree.record.leaf,
+          [failedDraft(c, code, `${c.name.slice(0, 64)}: ${isTyError(e) ? e.message : String(e)}`)],
+          d.registry,
+        )) as [Task];
       }
       if (t.content.type === 'functioncall') calls.push(t);
     }
@@ -142,7 +156,11 @@ export async function runTurn(d: TurnDeps): Promise<void> {
     const results: Omit<DraftTask, 'parent'>[] = calls.map((c, i) => {
       const o = outcomes[i]!;
       const rev = c.content.type === 'functioncall' ? c.content.toolRevision : undefined;
-      return { role: 'function', state: o.ok ? 'completed' : 'failed', content: { type: 'toolresult', callTask: c.id, ...(rev ? { toolRevision: rev } : {}), result: o } };
+      return {
+        role: 'function',
+        state: o.ok ? 'completed' : 'failed',
+        content: { type: 'toolresult', callTask: c.id, ...(rev ? { toolRevision: rev } : {}), result: o },
+      };
     });
     if (results.length > 0) await tree.append(tree.record.leaf, results, d.registry);
     events.onTasks();

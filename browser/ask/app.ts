@@ -1,4 +1,5 @@
-// AskChannel the app renders itself: each question becomes an ApprovalQuestion object the app shows in its own UI (e.g. inline in a conversation) and answers; browser host, trusted side.
+// AskChannel the app renders itself: each question becomes an ApprovalQuestion object the app shows in its own UI (e.g.
+// inline in a conversation) and answers; browser host, trusted side.
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import type { GateRequest } from '../../core/exec/runtime.js';
 import { plainQuestion, type PlainQuestion } from './text.js';
@@ -7,7 +8,11 @@ import { sanitizeInline } from '../../core/ask/text.js';
 /** The choices a person has: allow once, for this session, always (stored per revision), or deny. */
 export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
 
-const SCOPE_OF: Record<Exclude<ApprovalChoice, 'deny'>, Answer['scope']> = { once: 'once', session: 'session', always: 'permanent' };
+const SCOPE_OF: Record<Exclude<ApprovalChoice, 'deny'>, Answer['scope']> = {
+  once: 'once',
+  session: 'session',
+  always: 'permanent',
+};
 const CHOICE_OF: Record<Answer['scope'], ApprovalChoice> = { once: 'once', session: 'session', permanent: 'always' };
 
 /** One question for the app to render. Every string is sanitized (core/ask/text.ts); set it as text, never as HTML. */
@@ -15,7 +20,10 @@ export interface ApprovalQuestion {
   id: string;
   /** Tool name. */
   tool: string;
-  /** Full revision id (a CID) and its short id for display (12 digest characters after the CID head, as the CLI prints; an `mcp:SERVER` revision whole). */
+  /**
+   * Full revision id (a CID) and its short id for display (12 digest characters after the CID head, as the CLI prints;
+   * an `mcp:SERVER` revision whole).
+   */
   revision: string;
   revisionShort: string;
   /** `tool` (run the tool) or the capability asked for: fetch, storage, secret, mcp, popup, ... */
@@ -51,7 +59,8 @@ export interface ApprovalChannelOptions {
 /**
  * The asynchronous approval channel: `subscribe(fn)` to receive each question as an ApprovalQuestion; answer it with
  * `q.answer('once' | 'session' | 'always' | 'deny')` (or `answer(id, choice)`); `pending()` lists the open ones (for
- * a view mounted later). The AskRouter (core/ask/router.ts) asks every live channel at once and the first answer wins, so
+ * a view mounted later). The AskRouter (core/ask/router.ts) asks every live channel at once and the first answer wins,
+ * so
  * the built-in dialog and this channel can both be on; an app rendering inline turns the dialog off
  * (`createBrowserHost({ dialog: false })`). Listener errors are contained.
  */
@@ -98,7 +107,10 @@ export class ApprovalChannel implements AskChannel {
     return new Promise<Answer | undefined>((resolve) => {
       const text: PlainQuestion = plainQuestion(question);
       const offered: Answer['scope'][] = question.scopes && question.scopes.length > 0 ? question.scopes : ['once'];
-      const choices: ApprovalChoice[] = ['deny', ...(['once', 'session', 'permanent'] as const).filter((s) => offered.includes(s)).map((s) => CHOICE_OF[s])];
+      const choices: ApprovalChoice[] = [
+        'deny',
+        ...(['once', 'session', 'permanent'] as const).filter((s) => offered.includes(s)).map((s) => CHOICE_OF[s]),
+      ];
       const withdrawn = new AbortController();
       let done = false;
       const finish = (a: Answer | undefined): boolean => {

@@ -1,4 +1,5 @@
-// AskChannel for the page: a modal <dialog> in its own shadow root (page CSS cannot restyle or hide it), plain sanitized text, one question at a time; browser host, trusted side.
+// AskChannel for the page: a modal <dialog> in its own shadow root (page CSS cannot restyle or hide it), plain
+// sanitized text, one question at a time; browser host, trusted side.
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { plainQuestion } from './text.js';
 import { renderForm } from './form.js';
@@ -15,7 +16,11 @@ export interface DialogAskOptions {
   waitWhileHidden?: boolean;
 }
 
-const SCOPE_LABEL: Record<Answer['scope'], string> = { once: 'Allow once', session: 'Allow for this session', permanent: 'Always allow' };
+const SCOPE_LABEL: Record<Answer['scope'], string> = {
+  once: 'Allow once',
+  session: 'Allow for this session',
+  permanent: 'Always allow',
+};
 
 /** The dialog's own styles, adopted by its shadow root (a constructed stylesheet: allowed under a strict style-src). */
 const DIALOG_CSS = `
@@ -32,8 +37,18 @@ button:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
 `;
 /** Declarations on the host element with `!important` in its style attribute: no page rule can beat them. */
 const HOST_STYLE: [string, string][] = [
-  ['display', 'block'], ['visibility', 'visible'], ['opacity', '1'], ['position', 'static'], ['filter', 'none'], ['transform', 'none'],
-  ['clip-path', 'none'], ['content-visibility', 'visible'], ['contain', 'none'], ['pointer-events', 'auto'], ['mix-blend-mode', 'normal'], ['zoom', '1'],
+  ['display', 'block'],
+  ['visibility', 'visible'],
+  ['opacity', '1'],
+  ['position', 'static'],
+  ['filter', 'none'],
+  ['transform', 'none'],
+  ['clip-path', 'none'],
+  ['content-visibility', 'visible'],
+  ['contain', 'none'],
+  ['pointer-events', 'auto'],
+  ['mix-blend-mode', 'normal'],
+  ['zoom', '1'],
 ];
 
 let sheet: CSSStyleSheet | undefined;
@@ -148,34 +163,40 @@ export class DialogAskChannel implements AskChannel {
           full.textContent = text.revision.full;
           rev.append(sum, full);
           dialog.appendChild(rev);
-      }
-      if (text.preview.length > 0) {
-        const label = document.createElement('p');
-        label.textContent = 'With:';
-        const args = document.createElement('pre');
-        args.textContent = text.preview.join('\n');
-        dialog.append(label, args);
-      }
-      const buttons = document.createElement('div');
-      buttons.className = 'buttons';
-      const add = (label: string, answer: Answer, value: string) => {
-        const b = document.createElement('button');
-        b.type = 'button';
-        b.value = value;
-        b.textContent = label;
-        b.addEventListener('click', () => finish(answer));
-        buttons.appendChild(b);
-      };
-      add('Deny', { allow: false, scope: 'once', channel: this.name }, 'deny');
-      const scopes = q.scopes && q.scopes.length > 0 ? q.scopes : (['once'] as const);
-      for (const s of scopes) if (s in SCOPE_LABEL) add(SCOPE_LABEL[s], { allow: true, scope: s, channel: this.name }, `allow-${s}`);
-      dialog.appendChild(buttons);
-      first = (buttons.firstElementChild as HTMLElement | null) ?? undefined;
+        }
+        if (text.preview.length > 0) {
+          const label = document.createElement('p');
+          label.textContent = 'With:';
+          const args = document.createElement('pre');
+          args.textContent = text.preview.join('\n');
+          dialog.append(label, args);
+        }
+        const buttons = document.createElement('div');
+        buttons.className = 'buttons';
+        const add = (label: string, answer: Answer, value: string) => {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.value = value;
+          b.textContent = label;
+          b.addEventListener('click', () => finish(answer));
+          buttons.appendChild(b);
+        };
+        add('Deny', { allow: false, scope: 'once', channel: this.name }, 'deny');
+        const scopes = q.scopes && q.scopes.length > 0 ? q.scopes : (['once'] as const);
+        for (const s of scopes)
+          if (s in SCOPE_LABEL) add(SCOPE_LABEL[s], { allow: true, scope: s, channel: this.name }, `allow-${s}`);
+        dialog.appendChild(buttons);
+        first = (buttons.firstElementChild as HTMLElement | null) ?? undefined;
       }
       dialog.addEventListener('cancel', (ev) => {
         ev.preventDefault();
         // Escape on a form dismisses it (MCP's cancel); on a question it is a no
-        finish({ allow: false, scope: 'once', channel: this.name, ...(q.form !== undefined ? { dismissed: true } : {}) });
+        finish({
+          allow: false,
+          scope: 'once',
+          channel: this.name,
+          ...(q.form !== undefined ? { dismissed: true } : {}),
+        });
       });
       signal.addEventListener('abort', onAbort, { once: true });
       root.appendChild(dialog);

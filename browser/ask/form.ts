@@ -1,4 +1,5 @@
-// The built-in dialog's form for an MCP server's elicitation: one labelled control per named field, checked before it is sent; browser host, trusted side.
+// The built-in dialog's form for an MCP server's elicitation: one labelled control per named field, checked before it
+// is sent; browser host, trusted side.
 import { checkFormValues, fieldLine } from '../../core/mcp/input/elicit.js';
 import type { Answer, FormField, Question } from '../../core/exec/runtime.js';
 import { sanitizeForDisplay, sanitizeInline } from '../../core/ask/text.js';
@@ -11,7 +12,13 @@ import { sanitizeForDisplay, sanitizeInline } from '../../core/ask/text.js';
  * dialog stays open; values that fit answer `{ allow: true, values }`. Decline answers `{ allow: false }`.
  * Text is set with textContent, never parsed as HTML. Returns the control to focus first.
  */
-export function renderForm(doc: Document, dialog: HTMLDialogElement, q: Question, name: string, finish: (a: Answer) => void): HTMLElement | undefined {
+export function renderForm(
+  doc: Document,
+  dialog: HTMLDialogElement,
+  q: Question,
+  name: string,
+  finish: (a: Answer) => void,
+): HTMLElement | undefined {
   const form = q.form!;
   const title = doc.createElement('h2');
   title.id = 'tysandbox-question-title';
@@ -91,7 +98,13 @@ function controlFor(doc: Document, field: FormField): HTMLInputElement | HTMLSel
     input.checked = field.default === true;
     return input;
   }
-  input.type = field.secret ? 'password' : field.type === 'string' ? (field.format === 'email' ? 'email' : 'text') : 'text';
+  input.type = field.secret
+    ? 'password'
+    : field.type === 'string'
+      ? field.format === 'email'
+        ? 'email'
+        : 'text'
+      : 'text';
   if (field.type !== 'string') input.inputMode = field.type === 'integer' ? 'numeric' : 'decimal';
   if (field.default !== undefined && !field.secret) input.value = String(field.default);
   input.autocomplete = 'off';

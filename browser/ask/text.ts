@@ -1,9 +1,13 @@
-// Plain-language text of a permission question for people in the browser (no command-line flags, no "principal"), every field sanitized; browser host, trusted side.
+// Plain-language text of a permission question for people in the browser (no command-line flags, no "principal"), every
+// field sanitized; browser host, trusted side.
 import type { Question } from '../../core/exec/runtime.js';
 import { renderQuestion, sanitizeForDisplay, sanitizeInline } from '../../core/ask/text.js';
 import { shortId } from '../../core/revisions/refs.js';
 
-/** How many digest characters of a revision id (after the CID head, core/revisions/refs.ts shortId) are shown before it is expanded. */
+/**
+ * How many digest characters of a revision id (after the CID head, core/revisions/refs.ts shortId) are shown before it
+ * is expanded.
+ */
 export const SHORT_REVISION_CHARS = 12;
 
 /** The text one approval shows, every string already sanitized (core/ask/text.ts) and meant to be set as text. */
@@ -37,7 +41,9 @@ function want(f: NonNullable<Question['facts']>): string {
     case 'mcp-prompt':
       return `get the prompt ${target}`;
     case 'popup':
-      return target === 'custom-html' ? 'open a window with its own page (custom HTML, no network)' : `open ${target} in a window`;
+      return target === 'custom-html'
+        ? 'open a window with its own page (custom HTML, no network)'
+        : `open ${target} in a window`;
     case 'python':
       return 'run Python';
     case 'subtasks':
@@ -52,7 +58,11 @@ function want(f: NonNullable<Question['facts']>): string {
 /** A registration request (a page or program changing the app's tools), in plain words. */
 function registryText(f: NonNullable<Question['facts']>): { title: string; lines: string[] } {
   const p = f.principal ?? '';
-  const who = p.startsWith('origin:') ? `the page ${sanitizeInline(p.slice(7))}` : p.startsWith('protocol:') ? `the program ${q(p.slice(9))}` : 'a client';
+  const who = p.startsWith('origin:')
+    ? `the page ${sanitizeInline(p.slice(7))}`
+    : p.startsWith('protocol:')
+      ? `the program ${q(p.slice(9))}`
+      : 'a client';
   const verb: Record<string, string> = {
     activate: `switch ${q(f.tool)} to another version`,
     remove: `remove the tool ${q(f.tool)}`,
@@ -61,7 +71,10 @@ function registryText(f: NonNullable<Question['facts']>): { title: string; lines
     connect: 'connect to this app',
   };
   const does = verb[f.target ?? ''] ?? `change the tool ${q(f.tool)}`;
-  return { title: `Allow ${who} to ${does}?`, lines: [`Asked by: ${who}`, `Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${does}`] };
+  return {
+    title: `Allow ${who} to ${does}?`,
+    lines: [`Asked by: ${who}`, `Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${does}`],
+  };
 }
 
 function hintText(h: NonNullable<Question['hints']>): string | undefined {
@@ -71,7 +84,9 @@ function hintText(h: NonNullable<Question['hints']>): string | undefined {
   if (h.idempotentHint === true) said.push('is safe to repeat');
   if (h.openWorldHint === true) said.push('reaches outside services');
   if (h.readOnlyHint === false) said.push('may change things');
-  return said.length ? `The server says this ${said.join(', ')} (not checked; it does not skip this question)` : undefined;
+  return said.length
+    ? `The server says this ${said.join(', ')} (not checked; it does not skip this question)`
+    : undefined;
 }
 
 /**
@@ -84,11 +99,18 @@ export function plainQuestion(question: Question): PlainQuestion {
   const f = question.facts;
   if (!f) {
     const all = renderQuestion(question);
-    const lines = all.slice(1).map((l) => l.replace(/^ {2}/, '')).filter((l) => !/^principal: |^Rule that allows this without asking|^Allow for: /.test(l));
+    const lines = all
+      .slice(1)
+      .map((l) => l.replace(/^ {2}/, ''))
+      .filter((l) => !/^principal: |^Rule that allows this without asking|^Allow for: /.test(l));
     return { title: all[0] ?? '', lines, preview: [] };
   }
   const reg = f.capability === 'registry' ? registryText(f) : undefined;
-  const title = reg ? reg.title : f.capability === 'tool' ? `Allow the tool ${q(f.tool)} to run?` : `Allow ${q(f.tool)} to ${want(f)}?`;
+  const title = reg
+    ? reg.title
+    : f.capability === 'tool'
+      ? `Allow the tool ${q(f.tool)} to run?`
+      : `Allow ${q(f.tool)} to ${want(f)}?`;
   const lines = reg ? reg.lines : [`Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${want(f)}`];
   const hint = question.hints ? hintText(question.hints) : undefined;
   if (hint) lines.push(hint);

@@ -1,4 +1,5 @@
-// Vite build options for the browser library, the diagnostics page and the Pyodide assets (vite.config.ts and the browser test driver use them); build time, trusted side.
+// Vite build options for the browser library, the diagnostics page and the Pyodide assets (vite.config.ts and the
+// browser test driver use them); build time, trusted side.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +18,13 @@ export const FRAME_FILES = ['sandbox-frame.html', 'sandbox-frame.js'];
 /** The one Pyodide asset manifest both hosts verify against (sha-256 and size of each file), in the repository. */
 export const PYODIDE_MANIFEST_FILE = fileURLToPath(new URL('../../core/pyodide-manifest.json', import.meta.url));
 /** The Pyodide files the Python runtime needs (no packages: stdlib only), in manifest order. */
-export const PYODIDE_FILES = ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'];
+export const PYODIDE_FILES = [
+  'pyodide.mjs',
+  'pyodide.asm.mjs',
+  'pyodide.asm.wasm',
+  'python_stdlib.zip',
+  'pyodide-lock.json',
+];
 export const PYODIDE_MANIFEST_ID = 'virtual:tysandbox/pyodide-manifest';
 
 /**
@@ -38,7 +45,8 @@ export async function hashPyodidePackage() {
 
 /**
  * Vite plugin: emits the sandbox frame (sandbox-frame.html and sandbox-frame.js) at `<outDir>/` and compiles the
- * build's `base` in as the host's default assetBaseUrl (`__TYSANDBOX_ASSET_BASE__`). It also checks the Pyodide files in node_modules/pyodide against core/pyodide-manifest.json (the build
+ * build's `base` in as the host's default assetBaseUrl (`__TYSANDBOX_ASSET_BASE__`). It also checks the Pyodide files
+ * in node_modules/pyodide against core/pyodide-manifest.json (the build
  * fails on any difference), copies them into `<outDir>/pyodide/` and compiles the manifest's digests into the
  * JavaScript bundle as the module `virtual:tysandbox/pyodide-manifest` (`{ version, base, files: { [name]:
  * { sha256, bytes } } }`). The digests travel inside the app's own code, so a server that swaps an asset cannot
@@ -71,7 +79,9 @@ export function pyodideAssetsPlugin() {
         const want = manifest.files[f];
         const got = createHash('sha256').update(bytes).digest('hex');
         if (!want || want.sha256 !== got || want.bytes !== bytes.length) {
-          throw new Error(`node_modules/pyodide/${f} does not match core/pyodide-manifest.json (sha-256 ${got}); after a reviewed Pyodide upgrade run npm run pyodide-manifest`);
+          throw new Error(
+            `node_modules/pyodide/${f} does not match core/pyodide-manifest.json (sha-256 ${got}); after a reviewed Pyodide upgrade run npm run pyodide-manifest`,
+          );
         }
         files.set(f, bytes);
       }
@@ -83,7 +93,8 @@ export function pyodideAssetsPlugin() {
     load(id) {
       if (id !== '\0' + PYODIDE_MANIFEST_ID) return undefined;
       const out = {};
-      for (const [name, bytes] of files) out[name] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+      for (const [name, bytes] of files)
+        out[name] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
       return `export default ${JSON.stringify({ version, base: `${base}pyodide/`, files: out })};`;
     },
     generateBundle() {
@@ -99,7 +110,13 @@ export function pyodideAssetsPlugin() {
  * Renamed in the library's output, the two never meet.
  */
 function renamePreloadHelper() {
-  return { name: 'tysandbox-rename-preload-helper', renderChunk: (code) => (code.includes('__vitePreload') ? { code: code.replaceAll('__vitePreload', '__tysandboxPreload'), map: null } : null) };
+  return {
+    name: 'tysandbox-rename-preload-helper',
+    renderChunk: (code) =>
+      code.includes('__vitePreload')
+        ? { code: code.replaceAll('__vitePreload', '__tysandboxPreload'), map: null }
+        : null,
+  };
 }
 
 /**
@@ -125,8 +142,15 @@ function zodUsedMembers() {
         if (!/from ['"]zod['"]/.test(text)) continue;
         if (!/import \{ z \} from ['"]zod['"]/.test(text)) bare = true;
         for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
-        const rest = text.replace(/import \{ z \} from ['"]zod['"];?/g, '').replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
-        if (/(?<![\w$.-])z(?![\w$])/.test(rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''))) bare = true;
+        const rest = text
+          .replace(/import \{ z \} from ['"]zod['"];?/g, '')
+          .replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
+        if (
+          /(?<![\w$.-])z(?![\w$])/.test(
+            rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''),
+          )
+        )
+          bare = true;
       }
     }
   };
@@ -162,7 +186,8 @@ export function zodUsedOnly() {
 
 /**
  * Three entries: `browser/index.ts` (the library, exports kept), `browser/diagnostics/index.html` (the page
- * that runs the browser security contracts) and `browser/app/index.html` (the web chat app, served by `tycli app`). Target ES2022, not minified, so the embedded worker bootstrap
+ * that runs the browser security contracts) and `browser/app/index.html` (the web chat app, served by `tycli app`).
+ * Target ES2022, not minified, so the embedded worker bootstrap
  * text stays as written.
  * @param {string} [outDir]
  */
@@ -175,7 +200,11 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
     sourcemap: false,
     modulePreload: false,
     rolldownOptions: {
-      input: { index: 'browser/index.ts', diagnostics: 'browser/diagnostics/index.html', app: 'browser/app/index.html' },
+      input: {
+        index: 'browser/index.ts',
+        diagnostics: 'browser/diagnostics/index.html',
+        app: 'browser/app/index.html',
+      },
       preserveEntrySignatures: 'strict',
       output: {
         entryFileNames: '[name].js',
@@ -184,7 +213,14 @@ export function browserBuildOptions(outDir = BROWSER_OUT_DIR) {
         // browser/zod-jitless.ts rides in the chunk of zod's core (its configuration object), so zod is jitless as
         // soon as that chunk is evaluated, before any chunk that builds schemas (they all import it), whatever order
         // the other chunks load in. Only those two modules are grouped: the rest of zod stays tree-shaken where used.
-        codeSplitting: { groups: [{ name: 'zod-core', test: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]core\.js$|[\\/]browser[\\/]zod-jitless\.ts$/ }] },
+        codeSplitting: {
+          groups: [
+            {
+              name: 'zod-core',
+              test: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]core\.js$|[\\/]browser[\\/]zod-jitless\.ts$/,
+            },
+          ],
+        },
       },
     },
   };

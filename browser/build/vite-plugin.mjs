@@ -1,9 +1,17 @@
-// Vite plugin for apps using tysandbox/browser: serves (dev) and emits (build) the host's assets, the sandbox frame and the Pyodide files, from the installed package; build time, trusted side.
+// Vite plugin for apps using tysandbox/browser: serves (dev) and emits (build) the host's assets, the sandbox frame and
+// the Pyodide files, from the installed package; build time, trusted side.
 import { readFile, readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.zip': 'application/zip' };
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.zip': 'application/zip',
+};
 
 /**
  * `tysandboxAssets({ dir, python })`: the files `createBrowserHost` loads at run time (docs/browser.md "Assets the
@@ -42,7 +50,8 @@ export function tysandboxAssets(opts = {}) {
       });
     },
     async generateBundle() {
-      for (const rel of await list()) this.emitFile({ type: 'asset', fileName: `${prefix}${rel}`, source: await readFile(join(from, rel)) });
+      for (const rel of await list())
+        this.emitFile({ type: 'asset', fileName: `${prefix}${rel}`, source: await readFile(join(from, rel)) });
     },
   };
 }

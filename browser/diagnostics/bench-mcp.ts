@@ -1,4 +1,5 @@
-// In-page measurement for test/bench/browser-mcp.bench.mjs: a remote MCP tools/call through the browser host (core's bridge, gate, audit) against a direct SDK client in the same page; test code, trusted host side.
+// In-page measurement for test/bench/browser-mcp.bench.mjs: a remote MCP tools/call through the browser host (core's
+// bridge, gate, audit) against a direct SDK client in the same page; test code, trusted host side.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createBrowserHost } from '../host.js';
 
@@ -18,10 +19,17 @@ export interface McpBenchResult {
 export async function runMcpBench(opts: { url: string; rounds?: number; calls?: number }): Promise<McpBenchResult> {
   const rounds = opts.rounds ?? 7;
   const calls = opts.calls ?? 40;
-  const host = await createBrowserHost({ dbName: `bench-mcp-${Math.random().toString(36).slice(2)}`, dialog: false, mcpServers: [{ name: 'fx', url: opts.url, allow: ['echo'] }] });
+  const host = await createBrowserHost({
+    dbName: `bench-mcp-${Math.random().toString(36).slice(2)}`,
+    dialog: false,
+    mcpServers: [{ name: 'fx', url: opts.url, allow: ['echo'] }],
+  });
   // the same SDK and protocol revision as the host agrees with this server (a 2025-era one, whose CORS policy does not
   // list the 2026-07-28 headers: the host falls back to the 2025 handshake, see browser/mcp/bridge.ts)
-  const client = new Client({ name: 'bench-direct', version: '0.0.0' }, { capabilities: {}, versionNegotiation: { mode: 'legacy' } });
+  const client = new Client(
+    { name: 'bench-direct', version: '0.0.0' },
+    { capabilities: {}, versionNegotiation: { mode: 'legacy' } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(opts.url)));
   const bridgedCall = async () => {
     const r = await host.invoker.invoke('fx__echo', { text: 'x' });

@@ -1,4 +1,5 @@
-// In-page measurements for test/bench/browser.bench.mjs (sandbox cold start, warm call, Pyodide cold load, each with a baseline); test code, trusted host side.
+// In-page measurements for test/bench/browser.bench.mjs (sandbox cold start, warm call, Pyodide cold load, each with a
+// baseline); test code, trusted host side.
 import { BrowserSandboxRuntime } from '../sandbox/runtime.js';
 import { PYODIDE_MANIFEST } from '../python/pyodide-manifest.js';
 import { TyError } from '../../core/errors.js';
@@ -19,7 +20,12 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 };
-const js = (source: string): ToolManifest => ({ name: 'bench', description: '', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } });
+const js = (source: string): ToolManifest => ({
+  name: 'bench',
+  description: '',
+  parameters: { type: 'object' },
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+});
 const deny = async () => {
   throw new TyError('E_CAPABILITY_DENIED', 'bench');
 };
@@ -43,7 +49,9 @@ function once(w: Worker): Promise<unknown> {
 }
 
 /** Run the browser benchmarks in this page. `pyodideRuns` 0 skips the Pyodide pair. */
-export async function runBrowserBench(o: { coldRuns?: number; warmRuns?: number; pyodideRuns?: number } = {}): Promise<BenchSample[]> {
+export async function runBrowserBench(
+  o: { coldRuns?: number; warmRuns?: number; pyodideRuns?: number } = {},
+): Promise<BenchSample[]> {
   const coldRuns = o.coldRuns ?? 7;
   const warmRuns = o.warmRuns ?? 300;
   const pyRuns = o.pyodideRuns ?? 2;
@@ -55,7 +63,11 @@ export async function runBrowserBench(o: { coldRuns?: number; warmRuns?: number;
   const coldBase: number[] = [];
   for (let i = 0; i < coldRuns; i++) {
     let t = performance.now();
-    const sb = await rt.start({ revision: REV(), manifest: js('export default async () => 1'), limits: DEFAULT_LIMITS });
+    const sb = await rt.start({
+      revision: REV(),
+      manifest: js('export default async () => 1'),
+      limits: DEFAULT_LIMITS,
+    });
     cold.push(performance.now() - t);
     await sb.destroy('bench');
     t = performance.now();
@@ -64,7 +76,13 @@ export async function runBrowserBench(o: { coldRuns?: number; warmRuns?: number;
     coldBase.push(performance.now() - t);
     w.terminate();
   }
-  out.push({ name: 'sandbox cold start (frame + worker ready, tool loaded)', value: median(cold), baseline: 'plain Blob worker first message', baselineValue: median(coldBase), runs: coldRuns });
+  out.push({
+    name: 'sandbox cold start (frame + worker ready, tool loaded)',
+    value: median(cold),
+    baseline: 'plain Blob worker first message',
+    baselineValue: median(coldBase),
+    runs: coldRuns,
+  });
 
   // Warm call round trip through the wire protocol, against a bare postMessage echo.
   const sb = await rt.start({ revision: REV(), manifest: js('export default async (a) => a'), limits: DEFAULT_LIMITS });
@@ -86,7 +104,13 @@ export async function runBrowserBench(o: { coldRuns?: number; warmRuns?: number;
   }
   const bare = (performance.now() - t0) / warmRuns;
   echo.terminate();
-  out.push({ name: 'warm call round trip (retained sandbox, mean)', value: warm, baseline: 'bare postMessage round trip to a plain worker (mean)', baselineValue: bare, runs: warmRuns });
+  out.push({
+    name: 'warm call round trip (retained sandbox, mean)',
+    value: warm,
+    baseline: 'bare postMessage round trip to a plain worker (mean)',
+    baselineValue: bare,
+    runs: warmRuns,
+  });
 
   if (pyRuns > 0) {
     const src = 'def main(args, ctx):\n    return 1';
@@ -95,17 +119,29 @@ export async function runBrowserBench(o: { coldRuns?: number; warmRuns?: number;
     const base = new URL(PYODIDE_MANIFEST.base, location.href).href;
     for (let i = 0; i < pyRuns; i++) {
       let t = performance.now();
-      const s = await rt.start({ revision: REV(), manifest: { ...js(src), execution: { kind: 'sandboxed-code', runtime: 'python', source: src } }, limits: DEFAULT_LIMITS });
+      const s = await rt.start({
+        revision: REV(),
+        manifest: { ...js(src), execution: { kind: 'sandboxed-code', runtime: 'python', source: src } },
+        limits: DEFAULT_LIMITS,
+      });
       await s.call({}, opts);
       py.push(performance.now() - t);
       await s.destroy('bench');
       t = performance.now();
-      const w = plainWorker(`const m = await import(${JSON.stringify(base + 'pyodide.mjs')}); const p = await m.loadPyodide({ indexURL: ${JSON.stringify(base)} }); p.runPython('1'); postMessage('ready');`);
+      const w = plainWorker(
+        `const m = await import(${JSON.stringify(base + 'pyodide.mjs')}); const p = await m.loadPyodide({ indexURL: ${JSON.stringify(base)} }); p.runPython('1'); postMessage('ready');`,
+      );
       await once(w);
       pyBase.push(performance.now() - t);
       w.terminate();
     }
-    out.push({ name: 'Pyodide cold load + first call (verified assets, sandboxed)', value: median(py), baseline: 'loadPyodide in a plain worker from the same server', baselineValue: median(pyBase), runs: pyRuns });
+    out.push({
+      name: 'Pyodide cold load + first call (verified assets, sandboxed)',
+      value: median(py),
+      baseline: 'loadPyodide in a plain worker from the same server',
+      baselineValue: median(pyBase),
+      runs: pyRuns,
+    });
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// Browser security contracts, run inside a real page (diagnostics page, browser tests, `tycli diagnostics --browser`); test code, trusted host side.
+// Browser security contracts, run inside a real page (diagnostics page, browser tests, `tycli diagnostics --browser`);
+// test code, trusted host side.
 import { BrowserSandboxRuntime, isTrustedHello, openSandboxFrame, sandboxCsp } from '../sandbox/runtime.js';
 import { IdbStoreBackend } from '../store.js';
 import { PYODIDE_MANIFEST } from '../python/pyodide-manifest.js';
@@ -9,11 +10,20 @@ import { openHostPopup, POPUP_CONTENT_CSP } from '../popup.js';
 import type { Gate, GateRequest } from '../../core/exec/runtime.js';
 import { TyError } from '../../core/errors.js';
 import { SandboxPool } from '../../core/exec/pool.js';
-import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type SandboxInstance } from '../../core/exec/runtime.js';
+import {
+  DEFAULT_LIMITS,
+  type CallLimits,
+  type CapabilityHandler,
+  type SandboxInstance,
+} from '../../core/exec/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { runStoreContract } from '../../core/store/contract-suite.js';
 import { bundledContract } from './bundled-contract.js';
-import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from '../../core/diagnostics/python-probes.js';
+import {
+  PYTHON_ESCAPE_SOURCE,
+  pythonEscapeChecks,
+  type PythonProbeArgs,
+} from '../../core/diagnostics/python-probes.js';
 
 /** One row of the cross-host table. */
 export interface ContractRow {
@@ -31,7 +41,12 @@ let revCounter = 0;
 /** Tool console output goes to the page console (the driver shows it when a contract fails). */
 const sandboxLog = (level: string, text: string) => console.log(`[sandbox ${level}] ${text.slice(0, 500)}`);
 function manifest(source: string): ToolManifest {
-  return { name: 'probe', description: 'contract probe', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } };
+  return {
+    name: 'probe',
+    description: 'contract probe',
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  };
 }
 const FAKE_REV = () => `bafkreiprobe${(revCounter++).toString().padStart(8, '0')}aaaaaaaaaaaaaaaa`;
 
@@ -44,7 +59,10 @@ function check(cond: unknown, msg: string): asserts cond {
   if (!cond) throw new Error(msg);
 }
 
-async function start(source: string, opts: { frameScript?: string } = {}): Promise<SandboxInstance & { frame: HTMLIFrameElement; closedReason: TyError | undefined }> {
+async function start(
+  source: string,
+  opts: { frameScript?: string } = {},
+): Promise<SandboxInstance & { frame: HTMLIFrameElement; closedReason: TyError | undefined }> {
   const rt = new BrowserSandboxRuntime(opts.frameScript ? { testFrameScript: opts.frameScript } : {});
   return (await rt.start({ revision: FAKE_REV(), manifest: manifest(source), limits: DEFAULT_LIMITS })) as never;
 }
@@ -67,7 +85,9 @@ async function expectCode(p: Promise<unknown>, code: string): Promise<TyError> {
 }
 /** The built-in dialogs on screen (each in the shadow root of a <tysandbox-question> element). */
 function questionDialogs(): HTMLDialogElement[] {
-  return Array.from(document.querySelectorAll('tysandbox-question')).flatMap((h) => Array.from(h.shadowRoot?.querySelectorAll<HTMLDialogElement>('dialog[data-tysandbox-question]') ?? []));
+  return Array.from(document.querySelectorAll('tysandbox-question')).flatMap((h) =>
+    Array.from(h.shadowRoot?.querySelectorAll<HTMLDialogElement>('dialog[data-tysandbox-question]') ?? []),
+  );
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor(cond: () => boolean, ms: number, what: string): Promise<void> {
@@ -100,7 +120,10 @@ async function rawFrameProbe(workerSource: string, timeoutMs = 15_000): Promise<
 
 /** An inline srcdoc frame WITHOUT any CSP (controls only: proves the probes can succeed). */
 function controlSrcdoc(token: string, workerSource: string): string {
-  const boot = `(() => { const ch = new MessageChannel(); const u = URL.createObjectURL(new Blob([${JSON.stringify(workerSource).replace(/</g, '\\u003c')}], { type: 'text/javascript' })); const w = new Worker(u); w.postMessage(null, [ch.port2]); parent.postMessage({ token: ${JSON.stringify(token)} }, '*', [ch.port1]); })();`;
+  const boot =
+    `(() => { const ch = new MessageChannel(); const u = URL.createObjectURL(new Blob([${JSON.stringify(workerSource).replace(/</g, '\\u003c')}], ` +
+    `{ type: 'text/javascript' })); const w = new Worker(u); w.postMessage(null, [ch.port2]); parent.postMessage({ ` +
+    `token: ${JSON.stringify(token)} }, '*', [ch.port1]); })();`;
   return `<!doctype html><html><body><script>${boot}</script></body></html>`;
 }
 
@@ -130,9 +153,15 @@ const contracts: Contract[] = [
       try {
         const attr = sb.frame.getAttribute('sandbox');
         check(attr === 'allow-scripts', `sandbox attribute is ${JSON.stringify(attr)}`);
-        check(sb.frame.sandbox.length === 1 && sb.frame.sandbox.contains('allow-scripts'), 'token list is not exactly allow-scripts');
+        check(
+          sb.frame.sandbox.length === 1 && sb.frame.sandbox.contains('allow-scripts'),
+          'token list is not exactly allow-scripts',
+        );
         const doc = await (await fetch(sb.frame.src.split('#')[0]!)).text();
-        check(doc.includes(`content="${sandboxCsp()}"`) && /connect-src 'none'/.test(doc) && /default-src 'none'/.test(doc), 'CSP missing from the frame document');
+        check(
+          doc.includes(`content="${sandboxCsp()}"`) && /connect-src 'none'/.test(doc) && /default-src 'none'/.test(doc),
+          'CSP missing from the frame document',
+        );
         return `sandbox="${attr}"`;
       } finally {
         await sb.destroy('done');
@@ -147,14 +176,21 @@ const contracts: Contract[] = [
         seen.push(`${name}:${(params as { url?: string }).url ?? ''}`);
         throw new TyError('E_CAPABILITY_DENIED', 'denied by harness');
       };
-      const sb = await start(`export default async ({ BEACON }, ctx) => { ${WORKER_PROBES}; out.same = String(fetch === ctx.fetch); return out; }`);
+      const sb = await start(
+        `export default async ({ BEACON }, ctx) => { ${WORKER_PROBES}; out.same = String(fetch === ctx.fetch); return out; }`,
+      );
       try {
         const out = (await sb.call({ BEACON: beacon('worker-') }, callOpts(onCap))) as Record<string, string>;
         const allowed = Object.entries(out).filter(([k, v]) => k !== 'same' && !v.startsWith('blocked'));
         check(allowed.length === 0, `reachable: ${JSON.stringify(allowed)}`);
         check(out.same === 'true', 'global fetch is not ctx.fetch');
-        check(seen.length === 1 && seen[0] === `fetch:${beacon('worker-')}fetch`, `mediated fetch not used exactly once: ${JSON.stringify(seen)}`);
-        return Object.entries(out).map(([k, v]) => `${k}=${v}`).join(', ');
+        check(
+          seen.length === 1 && seen[0] === `fetch:${beacon('worker-')}fetch`,
+          `mediated fetch not used exactly once: ${JSON.stringify(seen)}`,
+        );
+        return Object.entries(out)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ');
       } finally {
         await sb.destroy('done');
       }
@@ -167,14 +203,19 @@ const contracts: Contract[] = [
       const out = (await rawFrameProbe(src)) as Record<string, string>;
       const allowed = Object.entries(out).filter(([, v]) => !v.startsWith('blocked'));
       check(allowed.length === 0, `reachable with CSP alone: ${JSON.stringify(allowed)}`);
-      return Object.entries(out).map(([k, v]) => `${k}=${v}`).join(', ');
+      return Object.entries(out)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ');
     },
   },
   {
     name: 'control: the same fetch probe in a sandboxed frame without the CSP does reach the beacon server (the probe can fail)',
     async run() {
       const token = 'control' + Math.random().toString(16).slice(2);
-      const src = `onmessage = async (ev) => { const port = ev.ports[0]; try { const r = await fetch(${JSON.stringify(beacon('control-fetch'))}); port.postMessage('allowed:' + r.status); } catch (e) { port.postMessage('blocked:' + e.name); } };`;
+      const src =
+        `onmessage = async (ev) => { const port = ev.ports[0]; try { const r = await fetch(${JSON.stringify(beacon('control-fetch'))}); ` +
+        `port.postMessage('allowed:' + r.status); } catch (e) { port.postMessage('blocked:' + e.name); ` +
+        `} };`;
       const doc = controlSrcdoc(token, src);
       check(!doc.includes('Content-Security-Policy'), 'CSP still present in the control frame');
       const frame = document.createElement('iframe');
@@ -204,7 +245,9 @@ const contracts: Contract[] = [
   {
     name: 'origin is "null" (opaque) in the sandbox frame and in its worker',
     async run() {
-      const sb = await start('export default async () => ({ origin: self.origin, href: String(self.location.href).slice(0, 5) })');
+      const sb = await start(
+        'export default async () => ({ origin: self.origin, href: String(self.location.href).slice(0, 5) })',
+      );
       try {
         const w = (await sb.call({}, callOpts())) as { origin: string; href: string };
         check(w.origin === 'null', `worker origin ${w.origin}`);
@@ -223,12 +266,20 @@ const contracts: Contract[] = [
         const onHello = (ev: MessageEvent) => {
           if (ev.source !== frame.contentWindow || ev.ports.length !== 2) return;
           window.removeEventListener('message', onHello);
-          ev.ports[1]!.postMessage({ type: 'boot', workerSource: '', extraScript: `parent.postMessage({ frameOrigin: self.origin }, '*')` });
+          ev.ports[1]!.postMessage({
+            type: 'boot',
+            workerSource: '',
+            extraScript: `parent.postMessage({ frameOrigin: self.origin }, '*')`,
+          });
         };
         window.addEventListener('message', onHello);
         const t = setTimeout(() => reject(new Error('no report from the frame')), 10_000);
         const on = (ev: MessageEvent) => {
-          if (ev.source !== frame.contentWindow || typeof (ev.data as { frameOrigin?: unknown })?.frameOrigin !== 'string') return;
+          if (
+            ev.source !== frame.contentWindow ||
+            typeof (ev.data as { frameOrigin?: unknown })?.frameOrigin !== 'string'
+          )
+            return;
           clearTimeout(t);
           window.removeEventListener('message', on);
           frame.remove();
@@ -259,7 +310,10 @@ const contracts: Contract[] = [
       const sb = await start('export default async () => 1', { frameScript });
       try {
         await waitFor(() => !sb.alive, 15_000, 'the sandbox to be destroyed after navigating');
-        check(sb.closedReason?.code === 'E_SANDBOX_FAILED' && /navigated/.test(sb.closedReason.message), `closed for ${sb.closedReason?.message}`);
+        check(
+          sb.closedReason?.code === 'E_SANDBOX_FAILED' && /navigated/.test(sb.closedReason.message),
+          `closed for ${sb.closedReason?.message}`,
+        );
         check(!sb.frame.isConnected, 'the frame is still in the document');
         await expectCode(sb.call({}, callOpts()), 'E_SANDBOX_FAILED');
         await waitFor(() => reports.length > 0, 5000, 'the frame report');
@@ -311,13 +365,17 @@ const contracts: Contract[] = [
         const ch2 = new MessageChannel();
         const hello = { type: 'tysandbox-hello', token: 'T' };
         const fw = foreign.contentWindow!;
-        const ev = (source: MessageEventSource | null, data: unknown, ports: MessagePort[]) => new MessageEvent('message', { source, data, ports });
+        const ev = (source: MessageEventSource | null, data: unknown, ports: MessagePort[]) =>
+          new MessageEvent('message', { source, data, ports });
         const two = [ch.port1, ch2.port1];
         check(isTrustedHello(ev(fw, hello, two), fw, 'T'), 'the genuine hello was refused');
         check(!isTrustedHello(ev(window, hello, two), fw, 'T'), 'accepted a hello from the host window itself');
         check(!isTrustedHello(ev(null, hello, two), fw, 'T'), 'accepted a hello without a source');
         check(!isTrustedHello(ev(fw, { ...hello, token: 'U' }, two), fw, 'T'), 'accepted a wrong token');
-        check(!isTrustedHello(ev(fw, hello, []), fw, 'T') && !isTrustedHello(ev(fw, hello, [ch.port1]), fw, 'T'), 'accepted a hello without exactly two ports');
+        check(
+          !isTrustedHello(ev(fw, hello, []), fw, 'T') && !isTrustedHello(ev(fw, hello, [ch.port1]), fw, 'T'),
+          'accepted a hello without exactly two ports',
+        );
         check(!isTrustedHello(ev(fw, hello, two), null, 'T'), 'accepted a hello for a frame without a window');
         return 'three sandboxes answered genuinely while forged hellos were posted; the source/token/port check refuses each forgery';
       } finally {
@@ -339,7 +397,8 @@ const contracts: Contract[] = [
         const r = (await sb.call({}, callOpts())) as Record<string, string>;
         check(r.a === 'undefined' || r.a!.startsWith('threw'), `process reached: ${r.a}`);
         check(r.b === 'own-global' || r.b!.startsWith('threw'), `global: ${r.b}`);
-        for (const k of ['process', 'document', 'parent', 'top', 'opener']) check(r[k] === 'undefined', `${k} is ${r[k]}`);
+        for (const k of ['process', 'document', 'parent', 'top', 'opener'])
+          check(r[k] === 'undefined', `${k} is ${r[k]}`);
         return JSON.stringify(r);
       } finally {
         await sb.destroy('done');
@@ -381,7 +440,13 @@ const contracts: Contract[] = [
         catch (e) { return e.code + ':' + e.name; } }`);
       try {
         const r = await expectCode(sb.call({ mode: 'result' }, callOpts()), 'E_TOOL_FAILED');
-        const f = await sb.call({ mode: 'init' }, callOpts(async () => { capCalls++; return null; }));
+        const f = await sb.call(
+          { mode: 'init' },
+          callOpts(async () => {
+            capCalls++;
+            return null;
+          }),
+        );
         check(f === 'E_INVALID_ARGS:TypeError', `fetch with a Proxy init gave ${JSON.stringify(f)}`);
         check(capCalls === 0, 'the proxy init reached the capability handler');
         return `result: ${r.message.slice(0, 80)}; fetch init: ${String(f)}`;
@@ -421,9 +486,16 @@ const contracts: Contract[] = [
   {
     name: 'lifecycle: calls to one sandbox are serialized; abort destroys it with E_ABORTED',
     async run() {
-      const sb = await start(`let running = 0, max = 0; export default async (a) => { running++; max = Math.max(max, running); await new Promise((r) => setTimeout(r, 30)); running--; if (a.hang) await new Promise(() => {}); return max; }`);
+      const sb = await start(
+        `let running = 0, max = 0; export default async (a) => { running++; max = Math.max(max, running); ` +
+          `await new Promise((r) => setTimeout(r, 30)); running--; if (a.hang) await new Promise(() => ` +
+          `{}); return max; }`,
+      );
       const results = await Promise.all([1, 2, 3, 4].map(() => sb.call({}, callOpts())));
-      check(results.every((m) => m === 1), `calls overlapped: ${JSON.stringify(results)}`);
+      check(
+        results.every((m) => m === 1),
+        `calls overlapped: ${JSON.stringify(results)}`,
+      );
       const ac = new AbortController();
       const p = sb.call({ hang: true }, { ...callOpts(), signal: ac.signal });
       setTimeout(() => ac.abort(), 100);
@@ -448,8 +520,13 @@ const contracts: Contract[] = [
     async run() {
       const frames = () => document.querySelectorAll('iframe[sandbox]').length;
       const base = frames();
-      const src = (tag: string) => `let n = 0; export default async (a) => { if (a.spin) { while (true) {} } if (a.fail) throw new Error('boom'); n++; return '${tag}:' + n; }`;
-      const spec = (rev: string, tag: string, timeoutMs = 60_000) => ({ revision: rev, manifest: { ...manifest(src(tag)), name: 'pooled' }, limits: { ...DEFAULT_LIMITS, timeoutMs } });
+      const src = (tag: string) =>
+        `let n = 0; export default async (a) => { if (a.spin) { while (true) {} } if (a.fail) throw new Error('boom'); n++; return '${tag}:' + n; }`;
+      const spec = (rev: string, tag: string, timeoutMs = 60_000) => ({
+        revision: rev,
+        manifest: { ...manifest(src(tag)), name: 'pooled' },
+        limits: { ...DEFAULT_LIMITS, timeoutMs },
+      });
       const pool = new SandboxPool({ runtime: new BrowserSandboxRuntime() });
       const o = { onCapability: denyAll };
       const revA = FAKE_REV();
@@ -464,7 +541,11 @@ const contracts: Contract[] = [
         check(frames() === base, 'the timed-out frame was not removed');
         check((await pool.call(spec(revA, 'A'), {}, o)) === 'A:1', 'no fresh sandbox after the timeout');
         check((await pool.call(spec(revB, 'B'), {}, o)) === 'B:1', 'new revision');
-        await waitFor(() => frames() === base + 1 && pool.peek(revA) === undefined, 5000, 'the old revision to be destroyed');
+        await waitFor(
+          () => frames() === base + 1 && pool.peek(revA) === undefined,
+          5000,
+          'the old revision to be destroyed',
+        );
         const disp = new SandboxPool({ runtime: new BrowserSandboxRuntime(), mode: 'disposable' });
         const d = [await disp.call(spec(revA, 'D'), {}, o), await disp.call(spec(revA, 'D'), {}, o)];
         check(d[0] === 'D:1' && d[1] === 'D:1', `disposable calls shared state: ${JSON.stringify(d)}`);
@@ -523,23 +604,40 @@ const contracts: Contract[] = [
         '    return out',
       ].join('\n');
       const rt = new BrowserSandboxRuntime({ pyodide: PYODIDE_MANIFEST, onLog: sandboxLog });
-      const sb = (await rt.start({ revision: FAKE_REV(), manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source } }, limits: DEFAULT_LIMITS })) as SandboxInstance & { frame: HTMLIFrameElement };
+      const sb = (await rt.start({
+        revision: FAKE_REV(),
+        manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source } },
+        limits: DEFAULT_LIMITS,
+      })) as SandboxInstance & { frame: HTMLIFrameElement };
       try {
         let stored: unknown;
-        const out = (await sb.call({ beacon: beacon('py-') }, callOpts(async (name, params) => {
-          seen.push(`${name}:${(params as { url?: string }).url ?? ''}`);
-          if (name === 'storage.set') {
-            stored = params;
-            return null;
-          }
-          throw new TyError('E_CAPABILITY_DENIED', 'denied by harness');
-        }))) as Record<string, unknown>;
+        const out = (await sb.call(
+          { beacon: beacon('py-') },
+          callOpts(async (name, params) => {
+            seen.push(`${name}:${(params as { url?: string }).url ?? ''}`);
+            if (name === 'storage.set') {
+              stored = params;
+              return null;
+            }
+            throw new TyError('E_CAPABILITY_DENIED', 'denied by harness');
+          }),
+        )) as Record<string, unknown>;
         check(out.sum === 5050, `computation: ${JSON.stringify(out)}`);
-        check(Array.isArray(out.js_globals) && out.js_globals.length === 0, `js exposes ${JSON.stringify(out.js_globals)}`);
-        for (const k of ['open_url', 'urllib', 'socket', 'pyfetch', 'loadPackage']) check(String(out[k]).startsWith('blocked'), `${k}: ${String(out[k])}`);
+        check(
+          Array.isArray(out.js_globals) && out.js_globals.length === 0,
+          `js exposes ${JSON.stringify(out.js_globals)}`,
+        );
+        for (const k of ['open_url', 'urllib', 'socket', 'pyfetch', 'loadPackage'])
+          check(String(out[k]).startsWith('blocked'), `${k}: ${String(out[k])}`);
         check(out.ctx_fetch === 'blocked:E_CAPABILITY_DENIED', `ctx.fetch: ${String(out.ctx_fetch)}`);
-        check(seen.length === 3 && seen[1] === `fetch:${beacon('py-')}pyfetch` && seen[2] === `fetch:${beacon('py-')}ctx`, `mediated fetch calls: ${JSON.stringify(seen)}`);
-        check(JSON.stringify(stored) === '{"key":"k","value":{"a":[1,2],"b":null}}', `storage.set from Python sent ${JSON.stringify(stored)}`);
+        check(
+          seen.length === 3 && seen[1] === `fetch:${beacon('py-')}pyfetch` && seen[2] === `fetch:${beacon('py-')}ctx`,
+          `mediated fetch calls: ${JSON.stringify(seen)}`,
+        );
+        check(
+          JSON.stringify(stored) === '{"key":"k","value":{"a":[1,2],"b":null}}',
+          `storage.set from Python sent ${JSON.stringify(stored)}`,
+        );
         await expectCode(sb.call({ spin: true }, callOpts(denyAll, { timeoutMs: 1500 })), 'E_TIMEOUT');
         check(!sb.alive && !sb.frame.isConnected, 'the Python sandbox survived its timeout');
         return JSON.stringify(out) + '; endless loop -> E_TIMEOUT, destroyed';
@@ -553,9 +651,17 @@ const contracts: Contract[] = [
     async run() {
       const rt = new BrowserSandboxRuntime({ pyodide: PYODIDE_MANIFEST, onLog: sandboxLog });
       const source = PYTHON_ESCAPE_SOURCE;
-      const sb = await rt.start({ revision: FAKE_REV(), manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source } }, limits: DEFAULT_LIMITS });
+      const sb = await rt.start({
+        revision: FAKE_REV(),
+        manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source } },
+        limits: DEFAULT_LIMITS,
+      });
       try {
-        const args: PythonProbeArgs = { port: Number(location.port) || 80, canary: `canary-${Math.random().toString(36).slice(2)}`, canaryFile: '/etc/hostname' };
+        const args: PythonProbeArgs = {
+          port: Number(location.port) || 80,
+          canary: `canary-${Math.random().toString(36).slice(2)}`,
+          canaryFile: '/etc/hostname',
+        };
         const out = await sb.call(args, callOpts(denyAll));
         const checks = pythonEscapeChecks(out);
         const failed = checks.filter((c) => !c[0]);
@@ -569,18 +675,44 @@ const contracts: Contract[] = [
   {
     name: 'python: the in-memory file system and module state are reset between calls unless retainState',
     async run() {
-      const source = ['import os', 'counter = 0', 'def main(args, ctx):', '    global counter', '    counter += 1', '    existed = os.path.exists("/tmp/marker") or os.path.exists("marker")', '    open("/tmp/marker", "w").write("x")', '    open("marker", "w").write("x")', '    return {"existed": existed, "counter": counter}'].join('\n');
+      const source = [
+        'import os',
+        'counter = 0',
+        'def main(args, ctx):',
+        '    global counter',
+        '    counter += 1',
+        '    existed = os.path.exists("/tmp/marker") or os.path.exists("marker")',
+        '    open("/tmp/marker", "w").write("x")',
+        '    open("marker", "w").write("x")',
+        '    return {"existed": existed, "counter": counter}',
+      ].join('\n');
       const results: unknown[] = [];
       for (const retainState of [false, true]) {
         const rt = new BrowserSandboxRuntime({ pyodide: PYODIDE_MANIFEST, onLog: sandboxLog });
-        const sb = await rt.start({ revision: FAKE_REV(), manifest: { ...manifest(source), execution: { kind: 'sandboxed-code', runtime: 'python', source, retainState } }, limits: DEFAULT_LIMITS });
+        const sb = await rt.start({
+          revision: FAKE_REV(),
+          manifest: {
+            ...manifest(source),
+            execution: { kind: 'sandboxed-code', runtime: 'python', source, retainState },
+          },
+          limits: DEFAULT_LIMITS,
+        });
         try {
           results.push([await sb.call({}, callOpts()), await sb.call({}, callOpts())]);
         } finally {
           await sb.destroy('done');
         }
       }
-      const want = [[{ existed: false, counter: 1 }, { existed: false, counter: 1 }], [{ existed: false, counter: 1 }, { existed: true, counter: 2 }]];
+      const want = [
+        [
+          { existed: false, counter: 1 },
+          { existed: false, counter: 1 },
+        ],
+        [
+          { existed: false, counter: 1 },
+          { existed: true, counter: 2 },
+        ],
+      ];
       check(JSON.stringify(results) === JSON.stringify(want), `got ${JSON.stringify(results)}`);
       return 'reset: fresh each call; retainState: kept';
     },
@@ -588,15 +720,31 @@ const contracts: Contract[] = [
   {
     name: 'python: a Pyodide file that does not match its built-in digest is refused with E_INTEGRITY before any worker starts',
     async run() {
-      const bad = { ...PYODIDE_MANIFEST, files: { ...PYODIDE_MANIFEST.files, 'pyodide-lock.json': { ...PYODIDE_MANIFEST.files['pyodide-lock.json']!, sha256: '0'.repeat(64) } } };
+      const bad = {
+        ...PYODIDE_MANIFEST,
+        files: {
+          ...PYODIDE_MANIFEST.files,
+          'pyodide-lock.json': { ...PYODIDE_MANIFEST.files['pyodide-lock.json']!, sha256: '0'.repeat(64) },
+        },
+      };
       const before = document.querySelectorAll('iframe').length;
       const rt = new BrowserSandboxRuntime({ pyodide: bad });
       const src = 'def main(args, ctx):\n    return 1';
-      const pySpec = { revision: FAKE_REV(), manifest: { ...manifest(src), execution: { kind: 'sandboxed-code' as const, runtime: 'python' as const, source: src } }, limits: DEFAULT_LIMITS };
+      const pySpec = {
+        revision: FAKE_REV(),
+        manifest: {
+          ...manifest(src),
+          execution: { kind: 'sandboxed-code' as const, runtime: 'python' as const, source: src },
+        },
+        limits: DEFAULT_LIMITS,
+      };
       const e = await expectCode(rt.start(pySpec), 'E_INTEGRITY');
       check(document.querySelectorAll('iframe').length === before, 'a frame was created');
       await expectCode(new BrowserSandboxRuntime().start(pySpec), 'E_SANDBOX_UNAVAILABLE');
-      const nativeSpec = { ...pySpec, manifest: { ...pySpec.manifest, execution: { kind: 'trusted-native' as const, entry: 'x' } } };
+      const nativeSpec = {
+        ...pySpec,
+        manifest: { ...pySpec.manifest, execution: { kind: 'trusted-native' as const, entry: 'x' } },
+      };
       await expectCode(new BrowserSandboxRuntime().start(nativeSpec), 'E_SANDBOX_UNAVAILABLE');
       return e.message;
     },
@@ -608,22 +756,45 @@ const contracts: Contract[] = [
       check(ch.live() === true, 'a visible page is not live');
       const hostile = 'Allow fetch?\u202e\u200bgnp.exe\u001b[2J';
       const ac = new AbortController();
-      const first = ch.ask({ id: 'q1', title: hostile, details: ['tool: probe', 'x'.repeat(700)], hints: { readOnlyHint: true, destructiveHint: false }, scopes: ['once', 'session'] }, ac.signal);
+      const first = ch.ask(
+        {
+          id: 'q1',
+          title: hostile,
+          details: ['tool: probe', 'x'.repeat(700)],
+          hints: { readOnlyHint: true, destructiveHint: false },
+          scopes: ['once', 'session'],
+        },
+        ac.signal,
+      );
       const second = ch.ask({ id: 'q2', title: 'Second?', details: [] }, new AbortController().signal);
       await waitFor(() => questionDialogs().length === 1, 3000, 'the first dialog');
       const d1 = ch.current!;
       const text = d1.textContent ?? '';
       check(!/[\u202e\u200b\u001b]/.test(text), 'invisible or control characters reached the dialog');
-      check(text.includes('\\u202e') || text.includes('\\u{202e}'), `bidi override not shown as an escape: ${text.slice(0, 120)}`);
+      check(
+        text.includes('\\u202e') || text.includes('\\u{202e}'),
+        `bidi override not shown as an escape: ${text.slice(0, 120)}`,
+      );
       check(/readOnlyHint/.test(text) && /never skip/.test(text), 'server hints missing');
       check(/\[cut: \d+ more characters\]/.test(text), 'long line not cut with a marker');
-      check(d1.querySelector('h2')!.innerHTML === d1.querySelector('h2')!.textContent!.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'markup in the title');
+      check(
+        d1.querySelector('h2')!.innerHTML ===
+          d1.querySelector('h2')!.textContent!.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+        'markup in the title',
+      );
       const focused = (d1.getRootNode() as ShadowRoot).activeElement;
       check(focused?.textContent === 'Deny', `focus on ${focused?.textContent}`);
       check(questionDialogs().length === 1, 'two questions shown at once');
-      (Array.from(d1.querySelectorAll('button')).find((b) => b.textContent === 'Allow for this session') as HTMLButtonElement).click();
+      (
+        Array.from(d1.querySelectorAll('button')).find(
+          (b) => b.textContent === 'Allow for this session',
+        ) as HTMLButtonElement
+      ).click();
       const a1 = await first;
-      check(JSON.stringify(a1) === JSON.stringify({ allow: true, scope: 'session', channel: 'browser-dialog' }), `first answer ${JSON.stringify(a1)}`);
+      check(
+        JSON.stringify(a1) === JSON.stringify({ allow: true, scope: 'session', channel: 'browser-dialog' }),
+        `first answer ${JSON.stringify(a1)}`,
+      );
       await waitFor(() => ch.current !== undefined && ch.current !== d1, 3000, 'the second dialog');
       check(!d1.isConnected, 'the first dialog was not removed');
       const labels = Array.from(ch.current!.querySelectorAll('button')).map((b) => b.textContent);
@@ -660,27 +831,63 @@ const contracts: Contract[] = [
         opened.push(u);
         return null;
       };
-      const native: ToolManifest = { name: 'host', description: '', parameters: { type: 'object' }, execution: { kind: 'trusted-native', entry: 'host' } };
+      const native: ToolManifest = {
+        name: 'host',
+        description: '',
+        parameters: { type: 'object' },
+        execution: { kind: 'trusted-native', entry: 'host' },
+      };
       const base = { principal: 'browser:app', toolName: 'host', revision: FAKE_REV(), manifest: native };
-      await expectCode(openHostPopup(gate, { ...base, manifest: manifest('export default async () => 1'), kind: 'origin', url: 'https://example.org/' }, { open: fakeOpen }), 'E_CAPABILITY_DENIED');
+      await expectCode(
+        openHostPopup(
+          gate,
+          { ...base, manifest: manifest('export default async () => 1'), kind: 'origin', url: 'https://example.org/' },
+          { open: fakeOpen },
+        ),
+        'E_CAPABILITY_DENIED',
+      );
       check(asked.length === 0 && opened.length === 0, 'a sandboxed tool reached the gate or opened a window');
-      for (const url of ['http://example.org/', 'https://user:pw@example.org/', 'javascript:alert(1)', 'data:text/html,x']) {
-        await expectCode(openHostPopup(gate, { ...base, kind: 'origin', url }, { open: fakeOpen }), 'E_CAPABILITY_DENIED');
+      for (const url of [
+        'http://example.org/',
+        'https://user:pw@example.org/',
+        'javascript:alert(1)',
+        'data:text/html,x',
+      ]) {
+        await expectCode(
+          openHostPopup(gate, { ...base, kind: 'origin', url }, { open: fakeOpen }),
+          'E_CAPABILITY_DENIED',
+        );
       }
       check(asked.length === 0 && opened.length === 0, 'a bad url reached the gate or opened a window');
-      await openHostPopup(gate, { ...base, kind: 'origin', url: 'https://Example.ORG:443/path?q=1' }, { open: fakeOpen });
-      check((asked.length as number) === 1 && asked[0]!.kind === 'popup' && asked[0]!.target === 'https://example.org', `gate asked ${JSON.stringify(asked)}`);
+      await openHostPopup(
+        gate,
+        { ...base, kind: 'origin', url: 'https://Example.ORG:443/path?q=1' },
+        { open: fakeOpen },
+      );
+      check(
+        (asked.length as number) === 1 && asked[0]!.kind === 'popup' && asked[0]!.target === 'https://example.org',
+        `gate asked ${JSON.stringify(asked)}`,
+      );
       check((opened.length as number) === 1, 'origin popup not opened');
       allow = false;
-      await expectCode(openHostPopup(gate, { ...base, kind: 'custom-html', html: '<p>x</p>' }, { open: fakeOpen }), 'E_CAPABILITY_DENIED');
+      await expectCode(
+        openHostPopup(gate, { ...base, kind: 'custom-html', html: '<p>x</p>' }, { open: fakeOpen }),
+        'E_CAPABILITY_DENIED',
+      );
       check((opened.length as number) === 1, 'a denied popup opened a window');
       allow = true;
       const p = await openHostPopup(gate, { ...base, kind: 'custom-html', html: '<p id="x">hello</p>' });
       try {
         check(p.window !== null, 'no window');
         const frame = p.window!.document.querySelector('iframe')!;
-        check(frame.getAttribute('sandbox') === 'allow-scripts', `popup frame sandbox ${frame.getAttribute('sandbox')}`);
-        check(frame.srcdoc.includes(POPUP_CONTENT_CSP.replace(/'/g, "'")) && frame.srcdoc.includes('hello'), 'content or CSP missing');
+        check(
+          frame.getAttribute('sandbox') === 'allow-scripts',
+          `popup frame sandbox ${frame.getAttribute('sandbox')}`,
+        );
+        check(
+          frame.srcdoc.includes(POPUP_CONTENT_CSP.replace(/'/g, "'")) && frame.srcdoc.includes('hello'),
+          'content or CSP missing',
+        );
         check(asked[asked.length - 1]!.target === 'custom-html', 'custom-html target not asked');
       } finally {
         p.close();
@@ -691,7 +898,11 @@ const contracts: Contract[] = [
   {
     name: 'host end to end: registry on IndexedDB, arguments checked first, mediated fetch refuses bad targets, the gate asks in the dialog, audit kept',
     async run() {
-      const host = await createBrowserHost({ dbName: `ty-e2e-${Date.now().toString(36)}`, rules: [{ scope: 'session', allow: ['fetch(read:https://allowed.invalid)'] }], askWaitMs: 10_000 });
+      const host = await createBrowserHost({
+        dbName: `ty-e2e-${Date.now().toString(36)}`,
+        rules: [{ scope: 'session', allow: ['fetch(read:https://allowed.invalid)'] }],
+        askWaitMs: 10_000,
+      });
       const frames = () => document.querySelectorAll('iframe[sandbox]').length;
       const base = frames();
       try {
@@ -699,9 +910,19 @@ const contracts: Contract[] = [
         const m: ToolManifest = {
           name: 'fetcher',
           description: 'e2e',
-          parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'], additionalProperties: false },
+          parameters: {
+            type: 'object',
+            properties: { url: { type: 'string' } },
+            required: ['url'],
+            additionalProperties: false,
+          },
           execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
-          capabilities: { fetch: [{ origin: 'https://allowed.invalid', access: 'read' }, { origin: 'https://asked.invalid', access: 'read' }] },
+          capabilities: {
+            fetch: [
+              { origin: 'https://allowed.invalid', access: 'read' },
+              { origin: 'https://asked.invalid', access: 'read' },
+            ],
+          },
         };
         const { revision, activated } = await host.registry.install(m);
         check(activated, 'first install not activated');
@@ -748,11 +969,20 @@ const contracts: Contract[] = [
       const seen = JSON.parse(atob(echo.body)) as { cookie: string | null; referer: string | null };
       check(document.cookie.includes('tyambient'), 'the control cookie was not set in the page');
       check(seen.cookie === null && seen.referer === null, `ambient credentials sent: ${JSON.stringify(seen)}`);
-      await expectCode(t.request({ url: `${location.origin}/fixture/redirect`, method: 'GET', headers: [] }, lim, signal), 'E_FETCH_FAILED');
-      await expectCode(t.request({ url: `${location.origin}/pyodide/pyodide.asm.wasm`, method: 'GET', headers: [] }, lim, signal), 'E_FETCH_TOO_LARGE');
+      await expectCode(
+        t.request({ url: `${location.origin}/fixture/redirect`, method: 'GET', headers: [] }, lim, signal),
+        'E_FETCH_FAILED',
+      );
+      await expectCode(
+        t.request({ url: `${location.origin}/pyodide/pyodide.asm.wasm`, method: 'GET', headers: [] }, lim, signal),
+        'E_FETCH_TOO_LARGE',
+      );
       const ac = new AbortController();
       ac.abort();
-      await expectCode(t.request({ url: `${location.origin}/fixture/echo`, method: 'GET', headers: [] }, lim, ac.signal), 'E_ABORTED');
+      await expectCode(
+        t.request({ url: `${location.origin}/fixture/echo`, method: 'GET', headers: [] }, lim, ac.signal),
+        'E_ABORTED',
+      );
       document.cookie = 'tyambient=; path=/; max-age=0';
       return 'no cookie/referrer; redirect -> E_FETCH_FAILED; 9 MB over a 1 MiB cap -> E_FETCH_TOO_LARGE; abort -> E_ABORTED';
     },
@@ -761,16 +991,26 @@ const contracts: Contract[] = [
     name: 'capabilities: ctx.storage/getSecret requests reach the host handler as plain data; refusals carry a stable code',
     async run() {
       const seen: unknown[] = [];
-      const sb = await start(`export default async (a, ctx) => { await ctx.storage.set('k', { n: 1 }); const v = await ctx.storage.get('k'); let s; try { await ctx.getSecret('TOKEN'); } catch (e) { s = e.code; } return { v, s }; }`);
+      const sb = await start(
+        `export default async (a, ctx) => { await ctx.storage.set('k', { n: 1 }); const v = await ctx.storage.get('k'); ` +
+          `let s; try { await ctx.getSecret('TOKEN'); } catch (e) { s = e.code; } return { v, s }; }`,
+      );
       try {
-        const r = await sb.call({}, callOpts(async (name, params) => {
-          seen.push([name, params]);
-          if (name === 'storage.get') return { n: 1 };
-          if (name === 'getSecret') throw new TyError('E_SECRET_DENIED', 'no');
-          return null;
-        }));
+        const r = await sb.call(
+          {},
+          callOpts(async (name, params) => {
+            seen.push([name, params]);
+            if (name === 'storage.get') return { n: 1 };
+            if (name === 'getSecret') throw new TyError('E_SECRET_DENIED', 'no');
+            return null;
+          }),
+        );
         check(JSON.stringify(r) === '{"v":{"n":1},"s":"E_SECRET_DENIED"}', `got ${JSON.stringify(r)}`);
-        check(JSON.stringify(seen) === '[["storage.set",{"key":"k","value":{"n":1}}],["storage.get",{"key":"k"}],["getSecret",{"name":"TOKEN"}]]', `seen ${JSON.stringify(seen)}`);
+        check(
+          JSON.stringify(seen) ===
+            '[["storage.set",{"key":"k","value":{"n":1}}],["storage.get",{"key":"k"}],["getSecret",{"name":"TOKEN"}]]',
+          `seen ${JSON.stringify(seen)}`,
+        );
         return JSON.stringify(r);
       } finally {
         await sb.destroy('done');
@@ -779,7 +1019,7 @@ const contracts: Contract[] = [
   },
   {
     // Same guest code as the Node and Deno sandboxes (core/guest/core.mjs); here in the real worker.
-    name: 'fetch (worker): URL credentials are E_FETCH_CREDENTIALS; the tool\'s own AbortSignal cancels the host request',
+    name: "fetch (worker): URL credentials are E_FETCH_CREDENTIALS; the tool's own AbortSignal cancels the host request",
     async run() {
       const names: string[] = [];
       let entered!: () => void;
@@ -798,19 +1038,41 @@ const contracts: Contract[] = [
         return { cred, ab };
       }`);
       try {
-        const r = await sb.call({}, callOpts(async (name, params, signal) => {
-          names.push(name);
-          if (name === 'fetch') {
-            entered();
-            return new Promise((_, reject) => signal.addEventListener('abort', () => { aborted(); reject(new TyError('E_ABORTED', 'cancelled')); }, { once: true }));
-          }
-          const key = (params as { key?: string }).key;
-          if (key === 'entered') await fetchEntered;
-          if (key === 'aborted') await fetchAborted; // never resolves (call timeout) unless the host request was cancelled
-          return null;
-        }, { timeoutMs: 10_000 }));
-        check(JSON.stringify(r) === '{"cred":"E_FETCH_CREDENTIALS","ab":"AbortError:E_ABORTED"}', `got ${JSON.stringify(r)}`);
-        check(JSON.stringify(names) === '["fetch","storage.get","storage.get"]', `capability requests ${JSON.stringify(names)} (the credentials URL must not reach the host)`);
+        const r = await sb.call(
+          {},
+          callOpts(
+            async (name, params, signal) => {
+              names.push(name);
+              if (name === 'fetch') {
+                entered();
+                return new Promise((_, reject) =>
+                  signal.addEventListener(
+                    'abort',
+                    () => {
+                      aborted();
+                      reject(new TyError('E_ABORTED', 'cancelled'));
+                    },
+                    { once: true },
+                  ),
+                );
+              }
+              const key = (params as { key?: string }).key;
+              if (key === 'entered') await fetchEntered;
+              // never resolves (call timeout) unless the host request was cancelled
+              if (key === 'aborted') await fetchAborted;
+              return null;
+            },
+            { timeoutMs: 10_000 },
+          ),
+        );
+        check(
+          JSON.stringify(r) === '{"cred":"E_FETCH_CREDENTIALS","ab":"AbortError:E_ABORTED"}',
+          `got ${JSON.stringify(r)}`,
+        );
+        check(
+          JSON.stringify(names) === '["fetch","storage.get","storage.get"]',
+          `capability requests ${JSON.stringify(names)} (the credentials URL must not reach the host)`,
+        );
         return JSON.stringify(r);
       } finally {
         await sb.destroy('done');
@@ -825,11 +1087,14 @@ async function storeRows(filter?: (name: string) => boolean): Promise<ContractRo
   const opened: IdbStoreBackend[] = [];
   const stamp = Date.now().toString(36);
   try {
-    const rows = await runStoreContract(async () => {
-      const b = await IdbStoreBackend.open({ name: `ty-contract-${stamp}-${n++}` });
-      opened.push(b);
-      return b;
-    }, filter ? (name) => filter(`store (IndexedDB): ${name}`) : undefined);
+    const rows = await runStoreContract(
+      async () => {
+        const b = await IdbStoreBackend.open({ name: `ty-contract-${stamp}-${n++}` });
+        opened.push(b);
+        return b;
+      },
+      filter ? (name) => filter(`store (IndexedDB): ${name}`) : undefined,
+    );
     return rows.map((r) => ({ ...r, name: `store (IndexedDB): ${r.name}`, host: 'browser' as const }));
   } finally {
     opened.forEach((b) => b.close());

@@ -1,4 +1,5 @@
-// Diagnostics page script: exposes runBrowserContracts to the driver and renders results as a table; test page, trusted host side.
+// Diagnostics page script: exposes runBrowserContracts to the driver and renders results as a table; test page, trusted
+// host side.
 import { runBrowserContracts, contractNames, type ContractRow } from './contracts.js';
 import { runBrowserBench } from './bench.js';
 import { invokeManifest } from './cross-host.js';

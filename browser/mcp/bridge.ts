@@ -1,4 +1,5 @@
-// The browser host's use of core's MCP bridge: McpBridge with a tool listing for the page, over core's Streamable HTTP connector with a fetch that diagnoses CORS refusals; browser host, trusted side (loaded on first use).
+// The browser host's use of core's MCP bridge: McpBridge with a tool listing for the page, over core's Streamable HTTP
+// connector with a fetch that diagnoses CORS refusals; browser host, trusted side (loaded on first use).
 import type { Tool } from '@modelcontextprotocol/client';
 import { McpBridge, type BridgeOptions } from '../../core/mcp/bridge/bridge.js';
 import { streamableHttpConnector } from '../../core/mcp/upstream/transport.js';
@@ -12,12 +13,22 @@ export class BrowserBridge extends McpBridge {
   }
   /**
    * The usable tools of `server` in the client session `sessionId` (core/mcp/upstream/session.ts: names and schemas
-   * checked, descriptions made inert, cached until the server says its list changed) and the protocol revision agreed with it.
+   * checked, descriptions made inert, cached until the server says its list changed) and the protocol revision agreed
+   * with it.
    * @throws TyError E_UNKNOWN_TOOL (no such server), the connection's codes.
    */
-  async serverTools(sessionId: string, server: string, signal?: AbortSignal): Promise<{ tools: Map<string, Tool>; protocolVersion: string | undefined }> {
+  async serverTools(
+    sessionId: string,
+    server: string,
+    signal?: AbortSignal,
+  ): Promise<{ tools: Map<string, Tool>; protocolVersion: string | undefined }> {
     const def = await this.definition(sessionId, server);
-    return this.withUpstream(sessionId, def, async (u) => ({ tools: await u.tools(signal), protocolVersion: u.protocolVersion }), signal);
+    return this.withUpstream(
+      sessionId,
+      def,
+      async (u) => ({ tools: await u.tools(signal), protocolVersion: u.protocolVersion }),
+      signal,
+    );
   }
 }
 
@@ -32,5 +43,9 @@ export function browserConnector(headers: (def: McpDefinition) => Promise<Record
   // 2026-07-28 first (server/discover, stateless): its requests carry the MCP-Protocol-Version / Mcp-Method / Mcp-Name
   // headers, which a server's CORS policy must list (Access-Control-Allow-Headers); a refused preflight reads as a
   // network failure, so the bridge opens such a server again with the 2025 handshake (BridgeOptions legacyFallback)
-  return streamableHttpConnector({ fetchFor: (def) => mcpFetch(def.name, {}), headers: (def) => headers(def as McpDefinition), negotiation: 'auto' });
+  return streamableHttpConnector({
+    fetchFor: (def) => mcpFetch(def.name, {}),
+    headers: (def) => headers(def as McpDefinition),
+    negotiation: 'auto',
+  });
 }

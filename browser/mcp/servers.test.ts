@@ -1,4 +1,5 @@
-// Unit tests of the browser host's MCP server definitions (browser/mcp/servers.ts): what add() refuses, where header values go, what is shown; browser host, trusted side (runs under Node).
+// Unit tests of the browser host's MCP server definitions (browser/mcp/servers.ts): what add() refuses, where header
+// values go, what is shown; browser host, trusted side (runs under Node).
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../core/store/contract.js';
 import { MemoryStoreBackend } from '../../core/store/memory.js';
@@ -23,8 +24,20 @@ function make() {
 describe('browser MCP server definitions', () => {
   it('keeps a header value in the MCP secret store under mcp.SERVER.N and shows only its secret name; remove deletes it', async () => {
     const { secrets, mcp, store } = make();
-    const info = await mcp.add({ name: 'docs', url: 'https://mcp.example.com/mcp#frag', headers: { Authorization: 'Bearer s3cr3t-value', 'X-Ref': { secret: 'shared.token' } } });
-    expect(info).toMatchObject({ name: 'docs', url: 'https://mcp.example.com/mcp', state: 'idle', headers: [{ name: 'Authorization', secret: 'mcp.docs.0' }, { name: 'X-Ref', secret: 'shared.token' }] });
+    const info = await mcp.add({
+      name: 'docs',
+      url: 'https://mcp.example.com/mcp#frag',
+      headers: { Authorization: 'Bearer s3cr3t-value', 'X-Ref': { secret: 'shared.token' } },
+    });
+    expect(info).toMatchObject({
+      name: 'docs',
+      url: 'https://mcp.example.com/mcp',
+      state: 'idle',
+      headers: [
+        { name: 'Authorization', secret: 'mcp.docs.0' },
+        { name: 'X-Ref', secret: 'shared.token' },
+      ],
+    });
     expect(await secrets.get('mcp.docs.0')).toBe('Bearer s3cr3t-value');
     expect(JSON.stringify(mcp.servers())).not.toContain('s3cr3t');
     // apart from tools' secret values and grants: nothing else in the store holds it
@@ -51,15 +64,21 @@ describe('browser MCP server definitions', () => {
     const { secrets, mcp } = make();
     // a valid header first: its value must not be stored either when a later field is refused
     const d = def as Record<string, unknown> & { headers?: Record<string, string> };
-    await expect(mcp.add({ ...d, headers: { 'X-Before': 'kept-out', ...(d.headers ?? {}) } } as never)).rejects.toMatchObject({ code: 'E_USAGE', message: expect.stringContaining(what) });
+    await expect(
+      mcp.add({ ...d, headers: { 'X-Before': 'kept-out', ...(d.headers ?? {}) } } as never),
+    ).rejects.toMatchObject({ code: 'E_USAGE', message: expect.stringContaining(what) });
     expect(await secrets.names()).toEqual([]);
     expect(mcp.servers()).toEqual([]);
   });
 
   it('http is accepted on loopback only', async () => {
     const { mcp } = make();
-    await expect(mcp.add({ name: 'local', url: 'http://127.0.0.1:8080/mcp' })).resolves.toMatchObject({ url: 'http://127.0.0.1:8080/mcp' });
-    await expect(mcp.add({ name: 'local2', url: 'http://localhost:8080/mcp' })).resolves.toMatchObject({ state: 'idle' });
+    await expect(mcp.add({ name: 'local', url: 'http://127.0.0.1:8080/mcp' })).resolves.toMatchObject({
+      url: 'http://127.0.0.1:8080/mcp',
+    });
+    await expect(mcp.add({ name: 'local2', url: 'http://localhost:8080/mcp' })).resolves.toMatchObject({
+      state: 'idle',
+    });
   });
 
   it('a reference to an unknown server is E_UNKNOWN_TOOL naming the SERVER__TOOL form', async () => {

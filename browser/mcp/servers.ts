@@ -1,4 +1,6 @@
-// Remote MCP servers in the browser host: definitions with header secrets kept in memory, core's MCP bridge (core/mcp) over a Streamable HTTP connector, SERVER__TOOL offers, every call through the gate and audited; browser host, trusted side.
+// Remote MCP servers in the browser host: definitions with header secrets kept in memory, core's MCP bridge (core/mcp)
+// over a Streamable HTTP connector, SERVER__TOOL offers, every call through the gate and audited; browser host, trusted
+// side.
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { TyError, toTyError } from '../../core/errors.js';
 import type { Gate } from '../../core/exec/runtime.js';
@@ -62,7 +64,10 @@ export interface McpOfferedTool {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Tool['annotations'];
-  /** The CID of the tool's external-service manifest (name, description, schema): a call pinned to it refuses a changed tool. */
+  /**
+   * The CID of the tool's external-service manifest (name, description, schema): a call pinned to it refuses a changed
+   * tool.
+   */
   revision: string;
   /** The external-service manifest the model sees (name, description, parameters). */
   manifest: ToolManifest;
@@ -72,7 +77,19 @@ export interface McpOfferedTool {
 export const MCP_SERVER_NAME_RE = SERVER_NAME_RE;
 const HEADER_NAME_RE = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 /** Headers a page may not set (the Fetch standard's forbidden request headers) or that the transport owns. */
-const RESERVED_HEADERS = new Set(['host', 'origin', 'referer', 'cookie', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'origin',
+  'referer',
+  'cookie',
+  'content-length',
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'connection',
+]);
 /** The bridge's client-context name: bridged calls run as principal `mcp:browser` (rules and audit). */
 export const BROWSER_MCP_SANDBOX = 'browser';
 
@@ -93,7 +110,10 @@ export interface BrowserMcpDeps {
   secrets: SecretValues;
   /** Pause tracking of the host (refusals the bridge itself makes count toward a tool's pause). */
   pause?: { check(tool: string): Promise<void>; recordRefusal(tool: string): Promise<boolean> };
-  /** One line per request (server, method, tool, outcome; core/mcp/wire/messages.ts requestLogLine); never arguments, answers or header values. */
+  /**
+   * One line per request (server, method, tool, outcome; core/mcp/wire/messages.ts requestLogLine); never arguments,
+   * answers or header values.
+   */
   log?: (line: string) => void;
   /** Header values in use (withheld from questions, audit and messages by the gate and the audit log). */
   withheld: Set<string>;
@@ -107,8 +127,10 @@ function checkUrl(name: string, url: string): string {
     throw new TyError('E_USAGE', `MCP server "${name}": "${String(url).slice(0, 200)}" is not a URL`);
   }
   const loopback = u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(u.hostname);
-  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) throw new TyError('E_USAGE', `MCP server "${name}": the URL must be https (http only on loopback)`);
-  if (u.username || u.password) throw new TyError('E_USAGE', `MCP server "${name}": credentials in the URL are refused; put them in a header`);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+    throw new TyError('E_USAGE', `MCP server "${name}": the URL must be https (http only on loopback)`);
+  if (u.username || u.password)
+    throw new TyError('E_USAGE', `MCP server "${name}": credentials in the URL are refused; put them in a header`);
   u.hash = '';
   return u.href;
 }
@@ -195,7 +217,12 @@ export class BrowserMcp {
         const out: Record<string, string> = {};
         for (const h of e?.headers ?? []) {
           const v = await this.deps.secrets.get(h.secret);
-          if (v === undefined) throw new TyError('E_SECRET_DENIED', `MCP server "${d.name}": the secret ${h.secret} for header ${h.name} has no value`, { secret: h.secret });
+          if (v === undefined)
+            throw new TyError(
+              'E_SECRET_DENIED',
+              `MCP server "${d.name}": the secret ${h.secret} for header ${h.name} has no value`,
+              { secret: h.secret },
+            );
           this.deps.withheld.add(v);
           out[h.name] = v;
         }
@@ -224,34 +251,64 @@ export class BrowserMcp {
    * @throws TyError E_USAGE (bad name, URL, header name, allow entry or secret name)
    */
   async add(s: BrowserMcpServer): Promise<McpServerInfo> {
-    if (typeof s?.name !== 'string' || !MCP_SERVER_NAME_RE.test(s.name)) throw new TyError('E_USAGE', `"${String(s?.name).slice(0, 40)}" is not an MCP server name (1-32 of a-z, 0-9 and single dashes)`);
+    if (typeof s?.name !== 'string' || !MCP_SERVER_NAME_RE.test(s.name))
+      throw new TyError(
+        'E_USAGE',
+        `"${String(s?.name).slice(0, 40)}" is not an MCP server name (1-32 of a-z, 0-9 and single dashes)`,
+      );
     const url = checkUrl(s.name, s.url);
     const headers: { name: string; secret: string }[] = [];
     const values: [string, string][] = [];
     let n = 0;
     for (const [k, v] of Object.entries(s.headers ?? {})) {
       const lk = k.toLowerCase();
-      if (!HEADER_NAME_RE.test(k) || RESERVED_HEADERS.has(lk) || lk.startsWith('sec-') || lk.startsWith('proxy-')) throw new TyError('E_USAGE', `MCP server "${s.name}": "${k.slice(0, 64)}" cannot be set as a header`);
+      if (!HEADER_NAME_RE.test(k) || RESERVED_HEADERS.has(lk) || lk.startsWith('sec-') || lk.startsWith('proxy-'))
+        throw new TyError('E_USAGE', `MCP server "${s.name}": "${k.slice(0, 64)}" cannot be set as a header`);
       if (typeof v === 'string') {
-        if (v.length === 0 || v.length > 8192 || /[\r\n\0]/.test(v)) throw new TyError('E_USAGE', `MCP server "${s.name}": the value of header ${k} is empty, too long, or has a line break`);
+        if (v.length === 0 || v.length > 8192 || /[\r\n\0]/.test(v))
+          throw new TyError(
+            'E_USAGE',
+            `MCP server "${s.name}": the value of header ${k} is empty, too long, or has a line break`,
+          );
         const secret = `mcp.${s.name}.${n++}`;
         values.push([secret, v]);
         headers.push({ name: k, secret });
-      } else if (v && typeof v.secret === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/.test(v.secret)) headers.push({ name: k, secret: v.secret });
+      } else if (v && typeof v.secret === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/.test(v.secret))
+        headers.push({ name: k, secret: v.secret });
       else throw new TyError('E_USAGE', `MCP server "${s.name}": header ${k} needs a value or { secret: NAME }`);
     }
     const allow = [...(s.allow ?? [])];
-    for (const a of allow) if (typeof a !== 'string' || a.length === 0 || a.length > 256) throw new TyError('E_USAGE', `MCP server "${s.name}": allow entries are tool names`);
+    for (const a of allow)
+      if (typeof a !== 'string' || a.length === 0 || a.length > 256)
+        throw new TyError('E_USAGE', `MCP server "${s.name}": allow entries are tool names`);
     const ask = s.ask ?? 'default';
-    if (ask !== 'default' && ask !== 'none') throw new TyError('E_USAGE', `MCP server "${s.name}": ask is "default" or "none"`);
+    if (ask !== 'default' && ask !== 'none')
+      throw new TyError('E_USAGE', `MCP server "${s.name}": ask is "default" or "none"`);
     const timeoutMs = s.timeoutMs ?? 60_000;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new TyError('E_USAGE', `MCP server "${s.name}": timeoutMs is 100-600000`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000)
+      throw new TyError('E_USAGE', `MCP server "${s.name}": timeoutMs is 100-600000`);
     // checked in full first: nothing is stored for a definition that is refused
     for (const [name, v] of values) await this.deps.secrets.set(name, v);
-    const def: McpDefinition = { v: 1, name: s.name, url, args: [], env: {}, allow, ask, shared: false, folder: '', timeoutMs };
+    const def: McpDefinition = {
+      v: 1,
+      name: s.name,
+      url,
+      args: [],
+      env: {},
+      allow,
+      ask,
+      shared: false,
+      folder: '',
+      timeoutMs,
+    };
     // never over values: the fingerprint is part of decision identities (a replaced definition ends sessions itself)
     const fingerprint = await hex(JSON.stringify([url, headers]));
-    const e: Entry = { def, headers, fingerprint, info: { name: s.name, url, headers: headers.map((h) => ({ ...h })), allow: [...allow], ask, state: 'idle' } };
+    const e: Entry = {
+      def,
+      headers,
+      fingerprint,
+      info: { name: s.name, url, headers: headers.map((h) => ({ ...h })), allow: [...allow], ask, state: 'idle' },
+    };
     const replaced = this.#entries.has(s.name);
     this.#entries.set(s.name, e);
     if (replaced) await this.#endSessions(s.name);
@@ -264,7 +321,10 @@ export class BrowserMcp {
     if (c) await c.bridge.pool.end(`${c.sid}\0${name}`);
   }
 
-  /** Remove a server: its session ends and the header values stored for it (`mcp.SERVER.N`) are deleted. @returns false when there was none. */
+  /**
+   * Remove a server: its session ends and the header values stored for it (`mcp.SERVER.N`) are deleted. @returns false
+   * when there was none.
+   */
   async remove(name: string): Promise<boolean> {
     const e = this.#entries.get(name);
     if (!e) return false;
@@ -286,7 +346,8 @@ export class BrowserMcp {
       return tools;
     } catch (err) {
       const t = toTyError(err, 'E_MCP');
-      if (t.code !== 'E_ABORTED') this.#set(e, { state: 'failed', error: { code: t.code, message: this.#scrub(t.message) } });
+      if (t.code !== 'E_ABORTED')
+        this.#set(e, { state: 'failed', error: { code: t.code, message: this.#scrub(t.message) } });
       throw new TyError(t.code, this.#scrub(t.message), t.data);
     }
   }
@@ -307,7 +368,14 @@ export class BrowserMcp {
       parameters: (t.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
       execution: { kind: 'external-service', serviceId: server, tool: t.name },
     };
-    const o: McpOfferedTool = { name, server, tool: t.name, inputSchema: manifest.parameters, revision: await revisionId(manifest), manifest };
+    const o: McpOfferedTool = {
+      name,
+      server,
+      tool: t.name,
+      inputSchema: manifest.parameters,
+      revision: await revisionId(manifest),
+      manifest,
+    };
     if (t.title !== undefined) o.title = t.title;
     if (t.description !== undefined) o.description = t.description;
     if (t.outputSchema !== undefined) o.outputSchema = t.outputSchema as Record<string, unknown>;
@@ -323,7 +391,8 @@ export class BrowserMcp {
   async listTools(server?: string, signal?: AbortSignal): Promise<McpOfferedTool[]> {
     const out: McpOfferedTool[] = [];
     const entries = server === undefined ? [...this.#entries.values()] : [this.#entries.get(server)];
-    if (server !== undefined && entries[0] === undefined) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${server.slice(0, 40)}" is configured`);
+    if (server !== undefined && entries[0] === undefined)
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${server.slice(0, 40)}" is configured`);
     for (const e of entries) {
       if (!e) continue;
       try {
@@ -345,22 +414,36 @@ export class BrowserMcp {
    * Resolve `SERVER__TOOL[@REV]` to the offered tool's manifest and revision (for pinning calls in tasks).
    * @throws TyError E_UNKNOWN_TOOL (no such server or tool; a revision that is not the tool's current one)
    */
-  async resolve(ref: string, signal?: AbortSignal): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
+  async resolve(
+    ref: string,
+    signal?: AbortSignal,
+  ): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
     const { e, offered: o, tool } = await this.#find(ref, signal);
     if (!o) throw new TyError('E_UNKNOWN_TOOL', `MCP server "${e.def.name}" has no tool "${tool.slice(0, 80)}"`);
     return { name: o.name, revision: o.revision, manifest: o.manifest };
   }
 
-  async #find(ref: string, signal?: AbortSignal): Promise<{ e: Entry; offered: McpOfferedTool | undefined; tool: string }> {
+  async #find(
+    ref: string,
+    signal?: AbortSignal,
+  ): Promise<{ e: Entry; offered: McpOfferedTool | undefined; tool: string }> {
     const at = ref.indexOf('@');
     const name = at < 0 ? ref : ref.slice(0, at);
     const pinned = at < 0 ? undefined : ref.slice(at + 1);
     const p = prefixedNaming.parseName(name);
     const e = p ? this.#entries.get(p.server) : undefined;
-    if (!p || !e) throw new TyError('E_UNKNOWN_TOOL', `no MCP server is configured for "${name.slice(0, 80)}" (tools are offered as SERVER${NAME_SEP}TOOL)`);
+    if (!p || !e)
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `no MCP server is configured for "${name.slice(0, 80)}" (tools are offered as SERVER${NAME_SEP}TOOL)`,
+      );
     const t = (await this.#tools(e, signal)).get(p.rest);
     const offered = t ? await this.#offer(p.server, t) : undefined;
-    if (pinned !== undefined && offered?.revision !== pinned) throw new TyError('E_UNKNOWN_TOOL', `${name} changed on its server since the call was made (revision ${pinned.slice(0, 16)}… is no longer offered); the model must call it again`);
+    if (pinned !== undefined && offered?.revision !== pinned)
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `${name} changed on its server since the call was made (revision ${pinned.slice(0, 16)}… is no longer offered); the model must call it again`,
+      );
     return { e, offered, tool: p.rest };
   }
 
@@ -387,18 +470,32 @@ export class BrowserMcp {
       const result = await bridge.callBridged(sid, e.def.name, tool, args, opts.signal ?? NEVER);
       const rev = revision ? { revision } : {};
       if (result.isError) {
-        const texts = (result.content ?? []).filter((c): c is { type: 'text'; text: string } => c.type === 'text').map((c) => c.text);
+        const texts = (result.content ?? [])
+          .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+          .map((c) => c.text);
         const code = (result._meta as Record<string, unknown> | undefined)?.['tysandbox/code'];
-        return { ok: false, ...rev, error: { code: typeof code === 'string' ? (code as 'E_TOOL_FAILED') : 'E_TOOL_FAILED', message: this.#scrub(texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096) } };
+        return {
+          ok: false,
+          ...rev,
+          error: {
+            code: typeof code === 'string' ? (code as 'E_TOOL_FAILED') : 'E_TOOL_FAILED',
+            message: this.#scrub(texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096),
+          },
+        };
       }
       let value = resultValue(result);
       // a server that echoes a header value back never hands it on
       const json = JSON.stringify(value) ?? '';
-      if ([...this.deps.withheld].some((v) => v.length > 0 && json.includes(v))) value = JSON.parse(this.#scrub(json)) as unknown;
+      if ([...this.deps.withheld].some((v) => v.length > 0 && json.includes(v)))
+        value = JSON.parse(this.#scrub(json)) as unknown;
       return { ok: true, revision: revision ?? '', result: value };
     } catch (err) {
       const t = toTyError(err, 'E_MCP');
-      return { ok: false, ...(revision ? { revision } : {}), error: { code: t.code, message: this.#scrub(t.message), ...(t.data ? { data: t.data } : {}) } };
+      return {
+        ok: false,
+        ...(revision ? { revision } : {}),
+        error: { code: t.code, message: this.#scrub(t.message), ...(t.data ? { data: t.data } : {}) },
+      };
     }
   }
 

@@ -1,4 +1,5 @@
-// Fetches the Pyodide files from the app's own build and checks each against its compiled-in sha-256 digest, once per page; browser host, trusted side.
+// Fetches the Pyodide files from the app's own build and checks each against its compiled-in sha-256 digest, once per
+// page; browser host, trusted side.
 import { TyError } from '../../core/errors.js';
 
 /** `{ version, base, files: { [name]: { sha256 (hex), bytes } } }`, produced at build time. */
@@ -62,7 +63,11 @@ async function readAll(res: Response, onBytes: (n: number) => void): Promise<Arr
  * @param onProgress receives PythonProgress events (fetch bytes, verify, ready).
  * @throws TyError E_INTEGRITY (digest or size mismatch), E_SANDBOX_UNAVAILABLE (a file could not be fetched).
  */
-export function loadPyodideAssets(manifest: PyodideManifest, fetchFn: typeof fetch = fetch.bind(globalThis), onProgress?: (p: PythonProgress) => void): Promise<PyodideAssets> {
+export function loadPyodideAssets(
+  manifest: PyodideManifest,
+  fetchFn: typeof fetch = fetch.bind(globalThis),
+  onProgress?: (p: PythonProgress) => void,
+): Promise<PyodideAssets> {
   const key = JSON.stringify(manifest);
   const total = Object.values(manifest.files).reduce((n, f) => n + f.bytes, 0);
   const report = (p: PythonProgress) => {
@@ -83,14 +88,25 @@ export function loadPyodideAssets(manifest: PyodideManifest, fetchFn: typeof fet
     report({ phase: 'fetch', loaded, total });
     await Promise.all(
       Object.entries(manifest.files).map(async ([name, want]) => {
-        if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new TyError('E_INTEGRITY', `bad Pyodide file name in the manifest`);
+        if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))
+          throw new TyError('E_INTEGRITY', `bad Pyodide file name in the manifest`);
         let res: Response;
         try {
-          res = await fetchFn(new URL(name, new URL(manifest.base, location.href)).href, { credentials: 'omit', redirect: 'error' });
+          res = await fetchFn(new URL(name, new URL(manifest.base, location.href)).href, {
+            credentials: 'omit',
+            redirect: 'error',
+          });
         } catch {
-          throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python runtime file ${name} from ${manifest.base.slice(0, 200)} (is pyodideBaseUrl right?)`);
+          throw new TyError(
+            'E_SANDBOX_UNAVAILABLE',
+            `could not fetch the Python runtime file ${name} from ${manifest.base.slice(0, 200)} (is pyodideBaseUrl right?)`,
+          );
         }
-        if (!res.ok) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python runtime file ${name} from ${manifest.base.slice(0, 200)} (HTTP ${res.status}; is pyodideBaseUrl right?)`);
+        if (!res.ok)
+          throw new TyError(
+            'E_SANDBOX_UNAVAILABLE',
+            `could not fetch the Python runtime file ${name} from ${manifest.base.slice(0, 200)} (HTTP ${res.status}; is pyodideBaseUrl right?)`,
+          );
         const bytes = await readAll(res, (n) => {
           loaded += n;
           report({ phase: 'fetch', loaded, total });
@@ -98,7 +114,10 @@ export function loadPyodideAssets(manifest: PyodideManifest, fetchFn: typeof fet
         report({ phase: 'verify', loaded, total });
         const got = await sha256Hex(bytes);
         if (bytes.byteLength !== want.bytes || got !== want.sha256) {
-          throw new TyError('E_INTEGRITY', `Python runtime file ${name} does not match the digest built into the app (sha-256 ${got.slice(0, 16)}…, expected ${want.sha256.slice(0, 16)}…); refusing to run it`);
+          throw new TyError(
+            'E_INTEGRITY',
+            `Python runtime file ${name} does not match the digest built into the app (sha-256 ${got.slice(0, 16)}…, expected ${want.sha256.slice(0, 16)}…); refusing to run it`,
+          );
         }
         out[name] = bytes;
       }),
@@ -117,19 +136,34 @@ export function loadPyodideAssets(manifest: PyodideManifest, fetchFn: typeof fet
  * check each against its sha-256 before the worker gets a byte. Not cached: every sandbox start checks again.
  * @throws TyError E_SANDBOX_UNAVAILABLE (a wheel could not be fetched), E_INTEGRITY (a digest differs).
  */
-export async function loadPythonPackages(base: string, packages: readonly { file: string; sha256: string }[], fetchFn: typeof fetch = fetch.bind(globalThis)): Promise<{ file: string; bytes: ArrayBuffer }[]> {
+export async function loadPythonPackages(
+  base: string,
+  packages: readonly { file: string; sha256: string }[],
+  fetchFn: typeof fetch = fetch.bind(globalThis),
+): Promise<{ file: string; bytes: ArrayBuffer }[]> {
   return Promise.all(
     packages.map(async ({ file, sha256 }) => {
       let res: Response;
       try {
-        res = await fetchFn(new URL(file, new URL(base, location.href)).href, { credentials: 'omit', redirect: 'error' });
+        res = await fetchFn(new URL(file, new URL(base, location.href)).href, {
+          credentials: 'omit',
+          redirect: 'error',
+        });
       } catch {
         throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python wheel ${file}`);
       }
-      if (!res.ok) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not fetch the Python wheel ${file} (HTTP ${res.status}); put it in the app's python-packages/ folder`);
+      if (!res.ok)
+        throw new TyError(
+          'E_SANDBOX_UNAVAILABLE',
+          `could not fetch the Python wheel ${file} (HTTP ${res.status}); put it in the app's python-packages/ folder`,
+        );
       const bytes = await res.arrayBuffer();
       const got = await sha256Hex(bytes);
-      if (got !== sha256) throw new TyError('E_INTEGRITY', `the Python wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`);
+      if (got !== sha256)
+        throw new TyError(
+          'E_INTEGRITY',
+          `the Python wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`,
+        );
       return { file, bytes };
     }),
   );

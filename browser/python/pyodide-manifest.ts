@@ -1,4 +1,5 @@
-// The Pyodide asset manifest (sha-256 digests compiled into the bundle by browser/build/config.mjs); browser host, trusted side.
+// The Pyodide asset manifest (sha-256 digests compiled into the bundle by browser/build/config.mjs); browser host,
+// trusted side.
 import manifest from 'virtual:tysandbox/pyodide-manifest';
 import type { PyodideManifest } from './assets.js';
 

@@ -1,5 +1,10 @@
-// The registration protocol over postMessage: serves tysandbox/1 to the one parent window embedding this page, if its origin is allowed; browser host, trusted side.
-import { RegistrationServer, type ProtocolSession, type RegistrationServerOptions } from '../../core/registration/server.js';
+// The registration protocol over postMessage: serves tysandbox/1 to the one parent window embedding this page, if its
+// origin is allowed; browser host, trusted side.
+import {
+  RegistrationServer,
+  type ProtocolSession,
+  type RegistrationServerOptions,
+} from '../../core/registration/server.js';
 import type { RpcMessage } from '../../core/registration/rpc.js';
 import { TyError } from '../../core/errors.js';
 import type { ToolIdentity } from '../../core/exec/invoke.js';
@@ -42,7 +47,8 @@ export interface WindowServer {
   /**
    * Run a revision with `execution.transport: "parent"`: a `tool/call` request to the embedding page whose
    * origin is the revision's `serviceId` (never any other), answered `{result}`.
-   * @throws TyError E_SANDBOX_UNAVAILABLE (that page is not connected), E_TOOL_FAILED (it answered an error or a malformed reply), E_ABORTED
+   * @throws TyError E_SANDBOX_UNAVAILABLE (that page is not connected), E_TOOL_FAILED (it answered an error or a
+   *   malformed reply), E_ABORTED
    */
   callParent(identity: ToolIdentity, args: unknown, signal: AbortSignal): Promise<unknown>;
   stop(): void;
@@ -73,8 +79,17 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     run: (ref, args, o) => host.invoker.invoke(ref, args, o),
     checkManifest: (m, principal) => {
       const ex = m.execution;
-      if (ex.kind === 'external-service' && ex.transport === 'parent' && principal.startsWith('origin:') && ex.serviceId !== principal.slice('origin:'.length)) {
-        throw new TyError('E_INVALID_MANIFEST', `a tool the embedding page executes must name that page's origin as execution.serviceId ("${principal.slice(7)}")`, { path: 'execution.serviceId' });
+      if (
+        ex.kind === 'external-service' &&
+        ex.transport === 'parent' &&
+        principal.startsWith('origin:') &&
+        ex.serviceId !== principal.slice('origin:'.length)
+      ) {
+        throw new TyError(
+          'E_INVALID_MANIFEST',
+          `a tool the embedding page executes must name that page's origin as execution.serviceId ("${principal.slice(7)}")`,
+          { path: 'execution.serviceId' },
+        );
       }
     },
     ...(opts.limits ? { limits: opts.limits } : {}),
@@ -118,11 +133,22 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
       const want = ex.kind === 'external-service' ? ex.serviceId : '';
       const c = current;
       if (!c || c.origin !== want || !opts.allowedOrigins().includes(want) || c.session.principal === undefined) {
-        throw new TyError('E_SANDBOX_UNAVAILABLE', `${identity.name} is executed by the embedding page ${want.slice(0, 200)}, which is not connected`);
+        throw new TyError(
+          'E_SANDBOX_UNAVAILABLE',
+          `${identity.name} is executed by the embedding page ${want.slice(0, 200)}, which is not connected`,
+        );
       }
-      const reply = await c.session.request(PARENT_CALL_METHOD, { name: identity.name, revision: identity.revision, arguments: args }, signal);
+      const reply = await c.session.request(
+        PARENT_CALL_METHOD,
+        { name: identity.name, revision: identity.revision, arguments: args },
+        signal,
+      );
       const parsed = ParentCallResultSchema.safeParse(reply);
-      if (!parsed.success) throw new TyError('E_TOOL_FAILED', `the embedding page answered ${PARENT_CALL_METHOD} without a {result} object`);
+      if (!parsed.success)
+        throw new TyError(
+          'E_TOOL_FAILED',
+          `the embedding page answered ${PARENT_CALL_METHOD} without a {result} object`,
+        );
       return parsed.data.result;
     },
     stop() {

@@ -8,7 +8,17 @@ describe('sandbox frame document', () => {
   const boot = readFileSync(new URL('./sandbox-frame.js', import.meta.url), 'utf8');
   it('the CSP forbids every network, storage, frame and object path and allows only self (the bootstrap) and blob scripts', () => {
     const csp = sandboxCsp();
-    for (const d of ["default-src 'none'", "connect-src 'none'", "object-src 'none'", "frame-src 'none'", "child-src 'none'", "img-src 'none'", "form-action 'none'", "base-uri 'none'", 'worker-src blob:']) {
+    for (const d of [
+      "default-src 'none'",
+      "connect-src 'none'",
+      "object-src 'none'",
+      "frame-src 'none'",
+      "child-src 'none'",
+      "img-src 'none'",
+      "form-action 'none'",
+      "base-uri 'none'",
+      'worker-src blob:',
+    ]) {
       expect(csp).toContain(d);
     }
     expect(csp).toContain("script-src 'self' blob: 'wasm-unsafe-eval'");
@@ -20,10 +30,14 @@ describe('sandbox frame document', () => {
     expect(html).toContain('<script src="sandbox-frame.js"></script>');
   });
   it('the bootstrap narrows script-src to blob: before anything runs, revokes the worker URL and posts only to the host origin', () => {
-    expect(boot.indexOf("narrow.content = \"script-src blob: 'wasm-unsafe-eval'; worker-src blob:\"")).toBeGreaterThan(0);
+    expect(boot.indexOf('narrow.content = "script-src blob: \'wasm-unsafe-eval\'; worker-src blob:"')).toBeGreaterThan(
+      0,
+    );
     expect(boot.indexOf('narrow.content')).toBeLessThan(boot.indexOf('new Worker('));
     expect(boot).toContain('URL.revokeObjectURL(url)');
-    expect(boot).toMatch(/parent\.postMessage\(\{ type: 'tysandbox-hello', token \}, hostOrigin \|\| '\*', \[work\.port1, control\.port1\]\)/);
+    expect(boot).toMatch(
+      /parent\.postMessage\(\{ type: 'tysandbox-hello', token \}, hostOrigin \|\| '\*', \[work\.port1, control\.port1\]\)/,
+    );
   });
 });
 
@@ -36,14 +50,19 @@ describe('worker source: the shared guest core plus the MessagePort adapter', ()
     expect(src.startsWith("(() => {\n'use strict';\n")).toBe(true);
     expect(src).toContain('function createGuest(host) {');
     expect(src.slice(0, src.indexOf(adapter))).not.toMatch(/^\s*(import|export)\b/m);
-    expect(src).toContain(core.slice(core.indexOf('{', core.indexOf('export function createGuest(')))); // the whole body, unchanged
+    // the whole body, unchanged
+    expect(src).toContain(core.slice(core.indexOf('{', core.indexOf('export function createGuest('))));
     expect(src).toContain(adapter);
     expect(() => new Function(src)).not.toThrow(); // parses as a classic script
   });
 
   it('refuses a core that would not embed cleanly (a build-time invariant)', () => {
     expect(() => workerSource('function createGuest() {}', adapter)).toThrow(/exactly one/);
-    expect(() => workerSource('export function createGuest(h) {}\nexport function createGuest(h) {}', adapter)).toThrow(/exactly one/);
-    expect(() => workerSource("import x from 'y';\nexport function createGuest(h) {}", adapter)).toThrow(/other import\/export/);
+    expect(() => workerSource('export function createGuest(h) {}\nexport function createGuest(h) {}', adapter)).toThrow(
+      /exactly one/,
+    );
+    expect(() => workerSource("import x from 'y';\nexport function createGuest(h) {}", adapter)).toThrow(
+      /other import\/export/,
+    );
   });
 });

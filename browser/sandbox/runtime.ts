@@ -1,4 +1,5 @@
-// Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` iframe (sandbox-frame.html) whose Blob worker runs the tool; browser host, trusted side.
+// Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` iframe (sandbox-frame.html) whose Blob worker runs the
+// tool; browser host, trusted side.
 import GUEST_CORE from '../../core/guest/core.mjs?raw';
 import PYTHON_GUEST from '../../core/guest/python.mjs?raw';
 import { mapStackText } from '../../core/exec/stack.js';
@@ -8,7 +9,13 @@ import { TyError } from '../../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import type { HostMessage } from '../../protocol/wire.js';
 import type { HostEvents } from '../events.js';
-import { loadPyodideAssets, loadPythonPackages, type PyodideAssets, type PyodideManifest, type PythonProgress } from '../python/assets.js';
+import {
+  loadPyodideAssets,
+  loadPythonPackages,
+  type PyodideAssets,
+  type PyodideManifest,
+  type PythonProgress,
+} from '../python/assets.js';
 
 /** The build's base URL, compiled in by the vite plugin (browser/build/config.mjs); absent outside a vite build. */
 declare const __TYSANDBOX_ASSET_BASE__: string | undefined;
@@ -54,19 +61,23 @@ const GUEST_EXPORT = 'export function createGuest(';
  */
 export function workerSource(core: string, adapter: string): string {
   const at = core.indexOf(GUEST_EXPORT);
-  if (at === -1 || core.indexOf(GUEST_EXPORT, at + 1) !== -1) throw new Error('guest core must contain exactly one createGuest export');
+  if (at === -1 || core.indexOf(GUEST_EXPORT, at + 1) !== -1)
+    throw new Error('guest core must contain exactly one createGuest export');
   const body = core.slice(0, at) + core.slice(at + 'export '.length);
-  if (/^\s*(import|export)\b/m.test(body)) throw new Error('guest core must not contain other import/export statements');
+  if (/^\s*(import|export)\b/m.test(body))
+    throw new Error('guest core must not contain other import/export statements');
   return `(() => {\n'use strict';\n${body}\n${adapter}\n})();\n`;
 }
 /** core/guest/python.mjs with its one `export` removed: the Python side shared with the command line. */
 export function pythonGuestSource(text: string): string {
   const decl = 'export function createPythonGuest(';
   const at = text.indexOf(decl);
-  if (at === -1 || text.indexOf(decl, at + 1) !== -1) throw new Error('python guest must contain exactly one createPythonGuest export');
+  if (at === -1 || text.indexOf(decl, at + 1) !== -1)
+    throw new Error('python guest must contain exactly one createPythonGuest export');
   const body = text.slice(0, at) + text.slice(at + 'export '.length);
   // JavaScript import/export statements only (PY_PRELUDE's Python `import` lines carry no quotes).
-  if (/^\s*export\b|^\s*import\s*(?:[\w*{][^'"\n]*\sfrom\s*)?['"]/m.test(body)) throw new Error('python guest must not contain other import/export statements');
+  if (/^\s*export\b|^\s*import\s*(?:[\w*{][^'"\n]*\sfrom\s*)?['"]/m.test(body))
+    throw new Error('python guest must not contain other import/export statements');
   return body;
 }
 const WORKER_SOURCE = workerSource(GUEST_CORE, `${pythonGuestSource(PYTHON_GUEST)}\n${WORKER_ADAPTER}`);
@@ -100,7 +111,9 @@ export interface BrowserSandboxOptions {
   assetBaseUrl?: string;
   /** Budget for frame + worker start and tool load, ms (default 30 000; 120 000 for Python, which starts Pyodide). */
   startTimeoutMs?: number;
-  /** Receives console output of tool code (raw text from the sandbox: render it inert), with the revision that wrote it. */
+  /**
+   * Receives console output of tool code (raw text from the sandbox: render it inert), with the revision that wrote it.
+   */
   onLog?: (level: Parameters<NonNullable<ChannelOptions['onLog']>>[0], text: string, revision: string) => void;
   /**
    * Enables the `python` runtime: the build's Pyodide manifest (browser/python/pyodide-manifest.ts). The files are
@@ -115,9 +128,14 @@ export interface BrowserSandboxOptions {
   onPythonProgress?: (p: PythonProgress) => void;
   /** Heartbeat to each sandbox frame: a frame that misses one for this long is dead (ms, default 1000). */
   heartbeatMs?: number;
-  /** Tests only (probes from inside the frame): script run in the sandbox frame after the bootstrap. Never set in an app. */
+  /**
+   * Tests only (probes from inside the frame): script run in the sandbox frame after the bootstrap. Never set in an
+   * app.
+   */
   testFrameScript?: string;
-  /** Receives sandbox-started, sandbox-destroyed, log and python-progress events (createBrowserHost wires its emitter). */
+  /**
+   * Receives sandbox-started, sandbox-destroyed, log and python-progress events (createBrowserHost wires its emitter).
+   */
   events?: HostEvents;
   /** The host's call id of the call running with `signal` (tool logs carry it). */
   callIdOf?: (signal: AbortSignal) => string | undefined;
@@ -143,7 +161,9 @@ export function defaultAssetBase(): string {
 function frameBlocked(directive: string, url: string): TyError {
   return new TyError(
     'E_SANDBOX_UNAVAILABLE',
-    `the page's Content-Security-Policy directive ${directive} forbids the sandbox frame ${url.slice(0, 200)}; allow its origin there (e.g. "frame-src 'self'" when the host's assets are served by the app, see docs/browser.md)`,
+    `the page's Content-Security-Policy directive ${directive} forbids the sandbox frame ${url.slice(0, 200)}; ` +
+      `allow its origin there (e.g. "frame-src 'self'" when the host's assets are served by the app, ` +
+      `see docs/browser.md)`,
     { directive },
   );
 }
@@ -151,7 +171,13 @@ function frameBlocked(directive: string, url: string): TyError {
 /** The error for the frame's own CSP (a header the server added to sandbox-frame.html) forbidding the worker. */
 function frameCspError(directive: string): TyError {
   const d = directive.slice(0, 40);
-  return new TyError('E_SANDBOX_UNAVAILABLE', `the sandbox frame's Content-Security-Policy directive ${d} forbids its Blob worker; the server must send ${FRAME_HTML} without a CSP header of its own, or with one that allows "worker-src blob:" and "script-src 'self' blob: 'wasm-unsafe-eval'" (see docs/browser.md)`, { directive: d });
+  return new TyError(
+    'E_SANDBOX_UNAVAILABLE',
+    `the sandbox frame's Content-Security-Policy directive ${d} forbids its Blob worker; the server ` +
+      `must send ${FRAME_HTML} without a CSP header of its own, or with one that allows "worker-src ` +
+      `blob:" and "script-src 'self' blob: 'wasm-unsafe-eval'" (see docs/browser.md)`,
+    { directive: d },
+  );
 }
 
 /**
@@ -162,7 +188,14 @@ function frameCspError(directive: string): TyError {
  * the frame loads but never says hello (assets not served).
  * @throws TyError E_SANDBOX_UNAVAILABLE, E_TIMEOUT, E_ABORTED.
  */
-export function openSandboxFrame(opts: { assetBaseUrl?: string; container?: HTMLElement; workerSource?: string; extraScript?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<SandboxFrame> {
+export function openSandboxFrame(opts: {
+  assetBaseUrl?: string;
+  container?: HTMLElement;
+  workerSource?: string;
+  extraScript?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}): Promise<SandboxFrame> {
   const base = new URL(opts.assetBaseUrl ?? defaultAssetBase(), location.href);
   const url = new URL(FRAME_HTML, base).href;
   const token = randomHex(16);
@@ -197,7 +230,12 @@ export function openSandboxFrame(opts: { assetBaseUrl?: string; container?: HTML
     };
     const onViolation = (ev: SecurityPolicyViolationEvent) => {
       const d = ev.effectiveDirective || ev.violatedDirective;
-      if ((d === 'frame-src' || d === 'child-src' || d === 'default-src') && ev.blockedURI && url.startsWith(ev.blockedURI.split('#')[0]!)) fail(frameBlocked(d, url));
+      if (
+        (d === 'frame-src' || d === 'child-src' || d === 'default-src') &&
+        ev.blockedURI &&
+        url.startsWith(ev.blockedURI.split('#')[0]!)
+      )
+        fail(frameBlocked(d, url));
     };
     const onLoad = () => {
       if (++loads > 1) {
@@ -206,7 +244,19 @@ export function openSandboxFrame(opts: { assetBaseUrl?: string; container?: HTML
         return;
       }
       // The frame's script posts its hello while the document parses, before `load`; give the message a moment.
-      if (!helloSeen) helloGrace = setTimeout(() => fail(new TyError('E_SANDBOX_UNAVAILABLE', `the sandbox frame ${url.slice(0, 200)} loaded but did not start: serve ${FRAME_HTML} and ${FRAME_SCRIPT} from the host's assetBaseUrl (see docs/browser.md), without a Content-Security-Policy header that forbids its script`)), 2000);
+      if (!helloSeen)
+        helloGrace = setTimeout(
+          () =>
+            fail(
+              new TyError(
+                'E_SANDBOX_UNAVAILABLE',
+                `the sandbox frame ${url.slice(0, 200)} loaded but did not start: serve ${FRAME_HTML} and ${FRAME_SCRIPT} ` +
+                  `from the host's assetBaseUrl (see docs/browser.md), without a Content-Security-Policy header ` +
+                  `that forbids its script`,
+              ),
+            ),
+          2000,
+        );
     };
     const onAbort = () => fail(new TyError('E_ABORTED', 'sandbox start aborted'));
     const onMessage = (ev: MessageEvent) => {
@@ -227,9 +277,22 @@ export function openSandboxFrame(opts: { assetBaseUrl?: string; container?: HTML
           fail(frameCspError(typeof d.directive === 'string' && d.directive ? d.directive : 'worker-src'));
         }
       };
-      control.postMessage({ type: 'boot', workerSource: opts.workerSource ?? WORKER_SOURCE, ...(opts.extraScript !== undefined ? { extraScript: opts.extraScript } : {}) });
+      control.postMessage({
+        type: 'boot',
+        workerSource: opts.workerSource ?? WORKER_SOURCE,
+        ...(opts.extraScript !== undefined ? { extraScript: opts.extraScript } : {}),
+      });
     };
-    const timer = setTimeout(() => fail(new TyError('E_TIMEOUT', `the sandbox frame ${url.slice(0, 200)} did not start within ${opts.timeoutMs ?? 30_000} ms`)), opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () =>
+        fail(
+          new TyError(
+            'E_TIMEOUT',
+            `the sandbox frame ${url.slice(0, 200)} did not start within ${opts.timeoutMs ?? 30_000} ms`,
+          ),
+        ),
+      opts.timeoutMs ?? 30_000,
+    );
     if (opts.signal?.aborted) return onAbort();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     window.addEventListener('message', onMessage);
@@ -263,7 +326,12 @@ class BrowserSandboxInstance implements SandboxInstance {
     const go = async () => {
       // After another sandbox's renderer died, this one may have died with it: check before sending anything,
       // so the pool can run the call on a fresh sandbox instead (nothing of it ran here).
-      if (this.verify && !(await this.verify())) throw new TyError('E_SANDBOX_FAILED', 'the sandbox stopped before this call was sent (its renderer process died)', { notStarted: true });
+      if (this.verify && !(await this.verify()))
+        throw new TyError(
+          'E_SANDBOX_FAILED',
+          'the sandbox stopped before this call was sent (its renderer process died)',
+          { notStarted: true },
+        );
       this.currentCall = this.callIdOf?.(opts.signal);
       return this.channel.call(args, opts).finally(() => (this.currentCall = undefined));
     };
@@ -298,7 +366,11 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
   #pyManifest(): PyodideManifest | undefined {
     const m = this.options.pyodide;
     if (!m) return undefined;
-    const base = this.options.pyodideBaseUrl ?? (this.options.assetBaseUrl !== undefined ? new URL('pyodide/', new URL(this.options.assetBaseUrl, location.href)).href : m.base);
+    const base =
+      this.options.pyodideBaseUrl ??
+      (this.options.assetBaseUrl !== undefined
+        ? new URL('pyodide/', new URL(this.options.assetBaseUrl, location.href)).href
+        : m.base);
     return { ...m, base };
   }
 
@@ -308,24 +380,35 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
    */
   async prewarmPython(): Promise<void> {
     const m = this.#pyManifest();
-    if (!m) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python runtime is not configured in this app (no Pyodide manifest)');
+    if (!m)
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        'the Python runtime is not configured in this app (no Pyodide manifest)',
+      );
     await loadPyodideAssets(m, undefined, this.options.onPythonProgress);
   }
 
   async start(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxInstance> {
     const exec = spec.manifest.execution;
-    if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', `a ${exec.kind} tool does not run in a sandbox`);
+    if (exec.kind !== 'sandboxed-code')
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `a ${exec.kind} tool does not run in a sandbox`);
     if (typeof document === 'undefined') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the browser sandbox needs a DOM');
     if (signal?.aborted) throw new TyError('E_ABORTED', 'sandbox start aborted');
     let pyAssets: PyodideAssets | undefined;
     let pyPackages: { file: string; bytes: ArrayBuffer }[] = [];
     if (exec.runtime === 'python') {
       const m = this.#pyManifest();
-      if (!m) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python runtime is not configured in this app (no Pyodide manifest)');
+      if (!m)
+        throw new TyError(
+          'E_SANDBOX_UNAVAILABLE',
+          'the Python runtime is not configured in this app (no Pyodide manifest)',
+        );
       pyAssets = await loadPyodideAssets(m, undefined, this.options.onPythonProgress);
       const wanted = spec.manifest.python?.packages ?? [];
       if (wanted.length > 0) {
-        const base = this.options.pythonPackagesBaseUrl ?? new URL('python-packages/', new URL(this.options.assetBaseUrl ?? '/', location.href)).href;
+        const base =
+          this.options.pythonPackagesBaseUrl ??
+          new URL('python-packages/', new URL(this.options.assetBaseUrl ?? '/', location.href)).href;
         pyPackages = await loadPythonPackages(base, wanted);
       }
     }
@@ -343,7 +426,10 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
       // Pre-protocol: copies of the verified Pyodide files, transferred (the page keeps its cached originals).
       const files: Record<string, ArrayBuffer> = {};
       for (const [k, v] of Object.entries(pyAssets)) files[k] = v.slice(0);
-      port.postMessage({ tysandbox: 'python-assets', files, packages: pyPackages, retainState: exec.retainState === true }, [...Object.values(files), ...pyPackages.map((p) => p.bytes)]);
+      port.postMessage(
+        { tysandbox: 'python-assets', files, packages: pyPackages, retainState: exec.retainState === true },
+        [...Object.values(files), ...pyPackages.map((p) => p.bytes)],
+      );
     }
     // Heartbeat: the frame's own thread (never blocked by tool code in the worker) echoes each ping.
     const heartbeatMs = this.options.heartbeatMs ?? 1000;
@@ -359,10 +445,13 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
       if (Date.now() > this.#suspectUntil) return true;
       const ping = ++n;
       const ok = await new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => {
-          pongWaiters.delete(done);
-          resolve(false);
-        }, Math.min(heartbeatMs, 1000));
+        const t = setTimeout(
+          () => {
+            pongWaiters.delete(done);
+            resolve(false);
+          },
+          Math.min(heartbeatMs, 1000),
+        );
         const done = () => {
           clearTimeout(t);
           resolve(true);
@@ -382,23 +471,36 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
         if (pending && d.n === pending.n) pending = undefined;
         for (const w of [...pongWaiters]) w();
         pongWaiters.clear();
-      }
-      else if (d?.type === 'csp-violation' && !started) {
+      } else if (d?.type === 'csp-violation' && !started) {
         violation = typeof d.directive === 'string' && d.directive ? d.directive : 'worker-src';
-        if (violation === 'worker-src' || violation === 'script-src' || violation === 'script-src-elem') channel.fail(frameCspError(violation));
+        if (violation === 'worker-src' || violation === 'script-src' || violation === 'script-src-elem')
+          channel.fail(frameCspError(violation));
       } else if (d?.type === 'worker-error' && !started) {
-        channel.fail(violation ? frameCspError(violation) : new TyError('E_SANDBOX_UNAVAILABLE', 'the sandbox worker failed to start (its script was refused or did not parse)'));
+        channel.fail(
+          violation
+            ? frameCspError(violation)
+            : new TyError(
+                'E_SANDBOX_UNAVAILABLE',
+                'the sandbox worker failed to start (its script was refused or did not parse)',
+              ),
+        );
       }
     };
     let started = false;
-    const beat = setInterval(() => {
-      const now = Date.now();
-      if (pending && now - pending.at > heartbeatMs) return dead(`its frame did not answer for ${heartbeatMs} ms (the renderer process died, e.g. a tool ran out of memory)`);
-      if (!pending) {
-        pending = { n: ++n, at: now };
-        control.postMessage({ type: 'ping', n: pending.n });
-      }
-    }, Math.max(50, Math.floor(heartbeatMs / 4)));
+    const beat = setInterval(
+      () => {
+        const now = Date.now();
+        if (pending && now - pending.at > heartbeatMs)
+          return dead(
+            `its frame did not answer for ${heartbeatMs} ms (the renderer process died, e.g. a tool ran out of memory)`,
+          );
+        if (!pending) {
+          pending = { n: ++n, at: now };
+          control.postMessage({ type: 'ping', n: pending.n });
+        }
+      },
+      Math.max(50, Math.floor(heartbeatMs / 4)),
+    );
     // Chromium fires `close` on a port whose other end's owner went away (a crashed renderer, a removed frame).
     const onClose = () => dead('its frame closed its ports');
     port.addEventListener('close', onClose);
@@ -429,22 +531,37 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     const onLog = (level: 'debug' | 'info' | 'warn' | 'error', raw: string) => {
       const text = mapStackText(spec.manifest, raw);
       this.options.onLog?.(level, text, spec.revision);
-      events?.emit('log', { ...(instance?.currentCall !== undefined ? { callId: instance.currentCall } : {}), tool, revision: spec.revision, level, text });
+      events?.emit('log', {
+        ...(instance?.currentCall !== undefined ? { callId: instance.currentCall } : {}),
+        tool,
+        revision: spec.revision,
+        level,
+        text,
+      });
     };
     const channel = new SandboxChannel(sandboxPort, {
       onLog,
       onClosed: (reason) => {
-        if (started) events?.emit('sandbox-destroyed', { tool, revision: spec.revision, reason: reason.message.replace(/^sandbox destroyed: /, ''), code: reason.code });
+        if (started)
+          events?.emit('sandbox-destroyed', {
+            tool,
+            revision: spec.revision,
+            reason: reason.message.replace(/^sandbox destroyed: /, ''),
+            code: reason.code,
+          });
       },
     });
     port.onmessage = (m) => channel.receive(m.data);
-    port.onmessageerror = () => channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
+    port.onmessageerror = () =>
+      channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
     // Other page code removing the frame (or an ancestor) kills the worker: fail at once, not at the timeout.
     const detached = new MutationObserver(() => {
-      if (!frame.isConnected) channel.fail(new TyError('E_SANDBOX_FAILED', 'the sandbox frame was removed from the page'));
+      if (!frame.isConnected)
+        channel.fail(new TyError('E_SANDBOX_FAILED', 'the sandbox frame was removed from the page'));
     });
     detached.observe(document, { childList: true, subtree: true });
-    if (!frame.isConnected) channel.fail(new TyError('E_SANDBOX_FAILED', 'the sandbox frame was removed from the page'));
+    if (!frame.isConnected)
+      channel.fail(new TyError('E_SANDBOX_FAILED', 'the sandbox frame was removed from the page'));
     const t0 = Date.now();
     if (exec.runtime === 'python') this.options.onPythonProgress?.({ phase: 'start', loaded: 0, total: 0 });
     await channel.load(exec.runtime, exec.source, budget, signal);

@@ -1,4 +1,5 @@
-// Sandbox frame bootstrap: runs INSIDE the opaque `sandbox="allow-scripts"` frame (untrusted side), loaded by sandbox-frame.html; starts the Blob worker and hands the host its ports.
+// Sandbox frame bootstrap: runs INSIDE the opaque `sandbox="allow-scripts"` frame (untrusted side), loaded by
+// sandbox-frame.html; starts the Blob worker and hands the host its ports.
 // A static file served from the app's origin (not inline, not eval'd), so the host page needs no 'unsafe-inline' and
 // the frame, a network document, gets its own CSP instead of inheriting the page's (srcdoc, blob: and data: frames
 // inherit it, and a page's `script-src 'self'` would then forbid the worker's Blob modules and WebAssembly).
@@ -20,10 +21,18 @@
   const work = new MessageChannel();
   const control = new MessageChannel();
   const report = (msg) => {
-    try { control.port2.postMessage(msg); } catch { /* host gone */ }
+    try {
+      control.port2.postMessage(msg);
+    } catch {
+      /* host gone */
+    }
   };
   document.addEventListener('securitypolicyviolation', (ev) => {
-    report({ type: 'csp-violation', directive: String(ev.effectiveDirective || ev.violatedDirective || ''), blocked: String(ev.blockedURI || '').slice(0, 200) });
+    report({
+      type: 'csp-violation',
+      directive: String(ev.effectiveDirective || ev.violatedDirective || ''),
+      blocked: String(ev.blockedURI || '').slice(0, 200),
+    });
   });
   let booted = false;
   control.port2.onmessage = (ev) => {
@@ -44,7 +53,10 @@
     }
     // The worker's own code catches its errors; one reaching here means the worker never started (its script was
     // refused, e.g. by a CSP header the server added to this document).
-    w.onerror = (e) => { e.preventDefault(); report({ type: 'worker-error', message: String(e.message || '').slice(0, 300) }); };
+    w.onerror = (e) => {
+      e.preventDefault();
+      report({ type: 'worker-error', message: String(e.message || '').slice(0, 300) });
+    };
     w.postMessage(null, [work.port2]);
     if (typeof m.extraScript === 'string') {
       // Tests only (probes from inside the frame): a Blob script, allowed by the frame's CSP like the worker.

@@ -1,5 +1,7 @@
-// Worker adapter: runs INSIDE the sandbox Blob worker (untrusted side, opaque origin); the MessagePort adapter of core/guest/core.mjs.
-// Not a standalone script: browser/sandbox/runtime.ts builds the worker source as one strict classic script, core/guest/core.mjs
+// Worker adapter: runs INSIDE the sandbox Blob worker (untrusted side, opaque origin); the MessagePort adapter of
+// core/guest/core.mjs.
+// Not a standalone script: browser/sandbox/runtime.ts builds the worker source as one strict classic script,
+// core/guest/core.mjs
 // and core/guest/python.mjs (their `export`s removed) followed by this file, so `createGuest` and
 // `createPythonGuest` are in scope. Only what differs from the Node and
 // Deno sandboxes lives here: the MessagePort handshake, Blob-URL module loading, the wider lock-down (storage,
@@ -10,9 +12,17 @@
 // ---- primordials this adapter needs ------------------------------------------------------------------------
 const G = globalThis;
 const ReflectApply = Reflect.apply;
-const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
-const { ownKeys: ReflectOwnKeys, getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-  defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty } = Reflect;
+const uncurry =
+  (fn) =>
+  (self, ...args) =>
+    ReflectApply(fn, self, args);
+const {
+  ownKeys: ReflectOwnKeys,
+  getPrototypeOf: ReflectGetPrototypeOf,
+  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+  defineProperty: ReflectDefineProperty,
+  deleteProperty: ReflectDeleteProperty,
+} = Reflect;
 const ObjectCreate = Object.create;
 const ArrayIsArray = Array.isArray;
 const ObjectPrototype = Object.prototype;
@@ -53,7 +63,8 @@ async function startPyodide(common) {
     return u;
   };
   const startupFetch = async (input) => {
-    const url = typeof input === 'string' ? input : input instanceof RequestCtor ? RequestUrl(input) : StringCtor(input);
+    const url =
+      typeof input === 'string' ? input : input instanceof RequestCtor ? RequestUrl(input) : StringCtor(input);
     if (StringPrototypeSlice(url, 0, PY_BASE.length) === PY_BASE) {
       const name = StringPrototypeSlice(url, PY_BASE.length);
       const bytes = pyAssets[name];
@@ -81,10 +92,11 @@ async function startPyodide(common) {
   }
 }
 
-
 // ---- the guest core -----------------------------------------------------------------------------------------
 const guest = createGuest({
-  send: (msg) => { if (port !== undefined) PortPostMessage(port, msg); },
+  send: (msg) => {
+    if (port !== undefined) PortPostMessage(port, msg);
+  },
   /** Tool JavaScript runs as a module from a Blob URL created here (CSP: script-src blob:), revoked right after. */
   importSource: async (source) => {
     const url = URLCreateObjectURL(new BlobCtor([source], { type: 'text/javascript' }));
@@ -104,14 +116,31 @@ const guest = createGuest({
   // The frame's CSP (connect-src 'none', ...) and the opaque origin already make these fail; removing them makes
   // the failure immediate and uniform. self.close() would end the worker silently (the host then only learns at
   // the timeout).
-  removeGlobals: ['importScripts', 'indexedDB', 'caches', 'IDBFactory', 'CacheStorage', 'FileSystemHandle', 'Notification',
-    'RTCDataChannel', 'ServiceWorker', 'ServiceWorkerContainer', 'close'],
+  removeGlobals: [
+    'importScripts',
+    'indexedDB',
+    'caches',
+    'IDBFactory',
+    'CacheStorage',
+    'FileSystemHandle',
+    'Notification',
+    'RTCDataChannel',
+    'ServiceWorker',
+    'ServiceWorkerContainer',
+    'close',
+  ],
   eagerFetchClasses: true,
 });
 const { log, describe, toolError, mediatedFetch } = guest;
 
-EventTargetAddEventListener(G, 'unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });
-EventTargetAddEventListener(G, 'error', (ev) => { ev.preventDefault(); log('error', `uncaught exception: ${describe(ev.error)}`); });
+EventTargetAddEventListener(G, 'unhandledrejection', (ev) => {
+  ev.preventDefault();
+  log('error', `unhandled rejection: ${describe(ev.reason)}`);
+});
+EventTargetAddEventListener(G, 'error', (ev) => {
+  ev.preventDefault();
+  log('error', `uncaught exception: ${describe(ev.error)}`);
+});
 
 const nav = G.navigator;
 if (nav) {
@@ -122,11 +151,16 @@ if (nav) {
   }
 }
 
-
 // ---- port messages -> guest.handle -------------------------------------------------------------------------
 function onPortMessage(ev) {
   const msg = ev.data;
-  if (msg !== null && typeof msg === 'object' && msg.tysandbox === 'python-assets' && guest.loadState === 'none' && pyAssets === undefined) {
+  if (
+    msg !== null &&
+    typeof msg === 'object' &&
+    msg.tysandbox === 'python-assets' &&
+    guest.loadState === 'none' &&
+    pyAssets === undefined
+  ) {
     const files = msg.files;
     if (files !== null && typeof files === 'object') {
       pyAssets = ObjectCreate(null);
@@ -136,7 +170,8 @@ function onPortMessage(ev) {
       const list = ArrayIsArray(msg.packages) ? msg.packages : [];
       for (let i = 0; i < list.length; i++) {
         const p = list[i];
-        if (p !== null && typeof p === 'object' && typeof p.file === 'string' && p.bytes instanceof ArrayBuffer) ArrayPrototypePush(pyPackages, { file: p.file, bytes: new Uint8Array(p.bytes) });
+        if (p !== null && typeof p === 'object' && typeof p.file === 'string' && p.bytes instanceof ArrayBuffer)
+          ArrayPrototypePush(pyPackages, { file: p.file, bytes: new Uint8Array(p.bytes) });
       }
     }
     return;
@@ -154,6 +189,11 @@ const onFirst = (ev) => {
   port.onmessage = onPortMessage;
   PortStart(port);
   const ua = nav && nav.userAgent;
-  PortPostMessage(port, { v: 1, type: 'ready', runtime: 'browser-worker', version: StringPrototypeSlice(typeof ua === 'string' ? ua : '', 0, 64) });
+  PortPostMessage(port, {
+    v: 1,
+    type: 'ready',
+    runtime: 'browser-worker',
+    version: StringPrototypeSlice(typeof ua === 'string' ? ua : '', 0, 64),
+  });
 };
 EventTargetAddEventListener(G, 'message', onFirst);

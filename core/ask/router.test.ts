@@ -29,7 +29,13 @@ class ManualChannel implements AskChannel {
   }
 }
 
-const q = (id: string, extra: Partial<Question> = {}): Question => ({ id, title: `Allow ${id}?`, details: [], suggestedRule: `fetch(read:https://${id}.example)`, ...extra });
+const q = (id: string, extra: Partial<Question> = {}): Question => ({
+  id,
+  title: `Allow ${id}?`,
+  details: [],
+  suggestedRule: `fetch(read:https://${id}.example)`,
+  ...extra,
+});
 const tick = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !cond(); i++) await tick();
@@ -58,7 +64,12 @@ describe('AskRouter', () => {
     const p = router.ask(q('two'));
     await until(() => a.asked.length === 1);
     a.answer({ allow: false, scope: 'once' });
-    expect(await p).toEqual({ allow: false, reason: 'refused', channel: 'terminal', suggestedRule: 'fetch(read:https://two.example)' });
+    expect(await p).toEqual({
+      allow: false,
+      reason: 'refused',
+      channel: 'terminal',
+      suggestedRule: 'fetch(read:https://two.example)',
+    });
     expect(b.signals[0]!.aborted).toBe(true);
   });
 
@@ -79,7 +90,11 @@ describe('AskRouter', () => {
     };
     const router = new AskRouter({ channels: [a, b], askWaitMs: MAX_ASK_WAIT_MS });
     const out = await router.ask(q('none'));
-    expect(out).toMatchObject({ allow: false, reason: 'no-channel', suggestedRule: 'fetch(read:https://none.example)' });
+    expect(out).toMatchObject({
+      allow: false,
+      reason: 'no-channel',
+      suggestedRule: 'fetch(read:https://none.example)',
+    });
     expect(a.asked).toHaveLength(0);
     expect(b.asked).toHaveLength(0);
     expect(await new AskRouter().ask(q('empty'))).toMatchObject({ allow: false, reason: 'no-channel' });
@@ -88,15 +103,41 @@ describe('AskRouter', () => {
   it('a no-channel refusal lists every channel with why it cannot ask; status() reports each', async () => {
     const a = new ManualChannel('terminal');
     a.isLive = false;
-    const b: AskChannel = { name: 'dialog', live: () => false, whyNot: () => 'no desktop session\u001b[2J', ask: async () => undefined };
-    const c: AskChannel = { name: 'store', live: () => false, whyNot: () => { throw new Error('x'); }, ask: async () => undefined };
+    const b: AskChannel = {
+      name: 'dialog',
+      live: () => false,
+      whyNot: () => 'no desktop session\u001b[2J',
+      ask: async () => undefined,
+    };
+    const c: AskChannel = {
+      name: 'store',
+      live: () => false,
+      whyNot: () => {
+        throw new Error('x');
+      },
+      ask: async () => undefined,
+    };
     const router = new AskRouter({ channels: [a, b, c] });
     const out = await router.ask(q('none'));
-    expect(out).toMatchObject({ allow: false, reason: 'no-channel', channels: [{ name: 'terminal', live: false }, { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' }, { name: 'store', live: false }] });
+    expect(out).toMatchObject({
+      allow: false,
+      reason: 'no-channel',
+      channels: [
+        { name: 'terminal', live: false },
+        { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' },
+        { name: 'store', live: false },
+      ],
+    });
     if (out.allow) throw new Error('unexpected');
-    expect(askRefusalError('fetching', out).message).toContain('channels: terminal (not available); dialog (no desktop session\\x1b[2J); store (not available)');
+    expect(askRefusalError('fetching', out).message).toContain(
+      'channels: terminal (not available); dialog (no desktop session\\x1b[2J); store (not available)',
+    );
     a.isLive = true;
-    expect(await router.status()).toEqual([{ name: 'terminal', live: true }, { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' }, { name: 'store', live: false }]);
+    expect(await router.status()).toEqual([
+      { name: 'terminal', live: true },
+      { name: 'dialog', live: false, detail: 'no desktop session\u001b[2J' },
+      { name: 'store', live: false },
+    ]);
   });
 
   it('only channels live at that moment are asked', async () => {
@@ -197,7 +238,9 @@ describe('AskRouter', () => {
   it('server hints never skip asking', async () => {
     const a = new ManualChannel('terminal');
     const router = new AskRouter({ channels: [a], askWaitMs: 25 });
-    const out = await router.ask(q('hinted', { hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } }));
+    const out = await router.ask(
+      q('hinted', { hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } }),
+    );
     expect(a.asked).toHaveLength(1);
     expect(out).toMatchObject({ allow: false, reason: 'timeout' });
   });
@@ -213,8 +256,12 @@ describe('ask_wait and refusal errors', () => {
     expect(() => new AskRouter({ askWaitMs: MAX_ASK_WAIT_MS + 1 })).toThrow(TyError);
   });
 
-  it('askRefusalError is E_CAPABILITY_DENIED and names the rule, host-neutral (the hint is the host\'s)', () => {
-    const e = askRefusalError('fetch https://api.example.com', { allow: false, reason: 'no-channel', suggestedRule: 'fetch(read:https://api.example.com)' });
+  it("askRefusalError is E_CAPABILITY_DENIED and names the rule, host-neutral (the hint is the host's)", () => {
+    const e = askRefusalError('fetch https://api.example.com', {
+      allow: false,
+      reason: 'no-channel',
+      suggestedRule: 'fetch(read:https://api.example.com)',
+    });
     expect(e.code).toBe('E_CAPABILITY_DENIED');
     expect(e.message).toContain('the rule that allows it without asking: fetch(read:https://api.example.com)');
     expect(e.message).not.toMatch(/tycli|--allow/);

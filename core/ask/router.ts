@@ -14,7 +14,14 @@ export type AskRefusalReason = 'no-channel' | 'timeout' | 'refused' | 'aborted';
 /** The outcome of one question. `channel` names the channel that answered (absent when none did). */
 export type AskOutcome =
   | { allow: true; scope: AskScope; channel: string; values?: FormValues }
-  | { allow: false; reason: AskRefusalReason; channel?: string; suggestedRule?: string; channels?: ChannelStatus[]; dismissed?: boolean };
+  | {
+      allow: false;
+      reason: AskRefusalReason;
+      channel?: string;
+      suggestedRule?: string;
+      channels?: ChannelStatus[];
+      dismissed?: boolean;
+    };
 
 /** Whether one channel can present a question now; `detail` says why not (from the channel's `whyNot`). */
 export interface ChannelStatus {
@@ -23,10 +30,18 @@ export interface ChannelStatus {
   detail?: string;
 }
 
-/** One line naming each channel and why it cannot ask, e.g. `terminal (no controlling terminal); dialog (no desktop session)`. */
+/**
+ * One line naming each channel and why it cannot ask, e.g. `terminal (no controlling terminal); dialog (no desktop
+ * session)`.
+ */
 export function describeChannels(list: readonly ChannelStatus[]): string {
   if (list.length === 0) return 'no ask channel is configured';
-  return list.map((c) => `${sanitizeInline(c.name)}${c.live ? ' (live)' : c.detail ? ` (${sanitizeInline(c.detail)})` : ' (not available)'}`).join('; ');
+  return list
+    .map(
+      (c) =>
+        `${sanitizeInline(c.name)}${c.live ? ' (live)' : c.detail ? ` (${sanitizeInline(c.detail)})` : ' (not available)'}`,
+    )
+    .join('; ');
 }
 
 /** What the gate calls to ask a person. */
@@ -43,7 +58,10 @@ export interface AskRouterOptions {
 /** Validate an `ask_wait` value in ms. @throws TyError E_INVALID_SETTINGS outside 1..MAX_ASK_WAIT_MS. */
 export function checkAskWait(ms: unknown): number {
   if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_ASK_WAIT_MS) {
-    throw new TyError('E_INVALID_SETTINGS', `ask_wait must be a whole number of ms from 1 to ${MAX_ASK_WAIT_MS} (1 day)`);
+    throw new TyError(
+      'E_INVALID_SETTINGS',
+      `ask_wait must be a whole number of ms from 1 to ${MAX_ASK_WAIT_MS} (1 day)`,
+    );
   }
   return ms;
 }
@@ -208,13 +226,14 @@ export class AskRouter implements Asker {
         resolve(o);
       };
       // No answer in time: a timeout, unless no channel ever showed it to a person (then nobody could answer).
-      const seen = (): boolean => live.some((ch) => {
-        try {
-          return typeof ch.presented !== 'function' || ch.presented(q.id) === true;
-        } catch {
-          return true;
-        }
-      });
+      const seen = (): boolean =>
+        live.some((ch) => {
+          try {
+            return typeof ch.presented !== 'function' || ch.presented(q.id) === true;
+          } catch {
+            return true;
+          }
+        });
       const timer = setTimeout(() => finish(refusal(q, seen() ? 'timeout' : 'no-channel')), this.askWaitMs);
       const onOuterAbort = (): void => finish(refusal(q, 'aborted'));
       outer?.addEventListener('abort', onOuterAbort, { once: true });
@@ -230,7 +249,10 @@ export class AskRouter implements Asker {
             if (done) return;
             if (a && typeof a === 'object' && a.allow === true) {
               const scope = typeof a.scope === 'string' && (offered as string[]).includes(a.scope) ? a.scope : 'once';
-              const values = q.form !== undefined && a.values !== null && typeof a.values === 'object' ? { values: { ...a.values } } : {};
+              const values =
+                q.form !== undefined && a.values !== null && typeof a.values === 'object'
+                  ? { values: { ...a.values } }
+                  : {};
               finish({ allow: true, scope, channel: ch.name, ...values });
             } else if (a && typeof a === 'object' && a.allow === false) {
               const o = refusal(q, 'refused', ch.name);
@@ -249,7 +271,6 @@ export class AskRouter implements Asker {
   }
 }
 
-
 /**
  * The error a gate throws for a refused question: E_CAPABILITY_DENIED, its message saying why and naming the rule
  * that would let the call through without asking (from `q.suggestedRule`). Host-neutral: `data` carries `reason`
@@ -262,7 +283,17 @@ export function askRefusalError(what: string, outcome: Extract<AskOutcome, { all
     refused: `refused${outcome.channel ? ` on ${outcome.channel}` : ''}`,
     aborted: 'the call was cancelled while asking',
   };
-  const channels = outcome.reason === 'no-channel' && outcome.channels ? `; channels: ${describeChannels(outcome.channels)}` : '';
-  const rule = outcome.suggestedRule ? `; the rule that allows it without asking: ${sanitizeInline(outcome.suggestedRule)}` : '';
-  return new TyError('E_CAPABILITY_DENIED', `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${channels}${rule}`, { reason: outcome.reason, ...(outcome.suggestedRule ? { suggestedRule: outcome.suggestedRule, allowRule: outcome.suggestedRule } : {}) });
+  const channels =
+    outcome.reason === 'no-channel' && outcome.channels ? `; channels: ${describeChannels(outcome.channels)}` : '';
+  const rule = outcome.suggestedRule
+    ? `; the rule that allows it without asking: ${sanitizeInline(outcome.suggestedRule)}`
+    : '';
+  return new TyError(
+    'E_CAPABILITY_DENIED',
+    `${sanitizeInline(what)} was not allowed: ${why[outcome.reason]}${channels}${rule}`,
+    {
+      reason: outcome.reason,
+      ...(outcome.suggestedRule ? { suggestedRule: outcome.suggestedRule, allowRule: outcome.suggestedRule } : {}),
+    },
+  );
 }

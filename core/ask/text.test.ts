@@ -1,7 +1,15 @@
 // Unit tests for the question-text sanitizer (core/ask/text.ts); test code, trusted side.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_CHARS, MAX_QUESTION_LINES, escapeCodePoint, inertJson, renderQuestion, sanitizeForDisplay, sanitizeInline } from './text.js';
+import {
+  MAX_LINE_CHARS,
+  MAX_QUESTION_LINES,
+  escapeCodePoint,
+  inertJson,
+  renderQuestion,
+  sanitizeForDisplay,
+  sanitizeInline,
+} from './text.js';
 
 /** Anything a terminal or dialog could interpret, or that is invisible, must not survive sanitizing. */
 const DANGEROUS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/u;
@@ -15,7 +23,9 @@ function codePointLength(s: string): number {
   return [...s].length;
 }
 
-const cases = JSON.parse(readFileSync(new URL('../../test/fixtures/cases/prompt-text.json', import.meta.url), 'utf8')) as { cases: { text: string; kind: string }[] };
+const cases = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/cases/prompt-text.json', import.meta.url), 'utf8'),
+) as { cases: { text: string; kind: string }[] };
 
 describe('prompt-text.json cases', () => {
   for (const c of cases.cases) {
@@ -28,7 +38,9 @@ describe('prompt-text.json cases', () => {
     expect(sanitizeForDisplay('\u001b[2J\u001b]0;PWNED\u0007')).toEqual(['\\x1b[2J\\x1b]0;PWNED\\x07']);
   });
   it('OSC 8 hyperlink shows its target as text', () => {
-    expect(sanitizeForDisplay('\u001b]8;;https://evil.example\u0007hi\u001b]8;;\u0007')).toEqual(['\\x1b]8;;https://evil.example\\x07hi\\x1b]8;;\\x07']);
+    expect(sanitizeForDisplay('\u001b]8;;https://evil.example\u0007hi\u001b]8;;\u0007')).toEqual([
+      '\\x1b]8;;https://evil.example\\x07hi\\x1b]8;;\\x07',
+    ]);
   });
   it('cursor-up and erase-line cannot overwrite the question', () => {
     expect(sanitizeForDisplay('\u001b[1A\u001b[2Kallow')).toEqual(['\\x1b[1A\\x1b[2Kallow']);
@@ -115,8 +127,10 @@ describe('kind: tags, variation selectors, private use, unassigned, lone surroga
     expect(sanitizeForDisplay(`ok${hidden}`)).toEqual(['ok\\u{e0068}\\u{e0069}']);
   });
   it('variation selectors U+FE00-FE0F and U+E0100-E01EF', () => {
-    for (let cp = 0xfe00; cp <= 0xfe0f; cp++) expect(sanitizeForDisplay(String.fromCodePoint(cp))).toEqual([`\\u${cp.toString(16)}`]);
-    for (let cp = 0xe0100; cp <= 0xe01ef; cp++) expect(sanitizeForDisplay(String.fromCodePoint(cp))).toEqual([`\\u{${cp.toString(16)}}`]);
+    for (let cp = 0xfe00; cp <= 0xfe0f; cp++)
+      expect(sanitizeForDisplay(String.fromCodePoint(cp))).toEqual([`\\u${cp.toString(16)}`]);
+    for (let cp = 0xe0100; cp <= 0xe01ef; cp++)
+      expect(sanitizeForDisplay(String.fromCodePoint(cp))).toEqual([`\\u{${cp.toString(16)}}`]);
   });
   it('private use (BMP and planes 15/16), noncharacters and unassigned code points', () => {
     for (const cp of [0xe000, 0xf8ff, 0xf0000, 0x10fffd, 0xfdd0, 0xfffe, 0xffff, 0x10ffff, 0x0378]) {
@@ -154,7 +168,9 @@ describe('kind: stacked combining marks', () => {
     expect(sanitizeForDisplay('Vi\u1EC7t')).toEqual(['Vi\u1EC7t']);
     const [line] = sanitizeForDisplay(`Z${'\u0336'.repeat(50)}`);
     expect(line).toBe(`Z${'\u0336'.repeat(4)}${'\\u0336'.repeat(46)}`);
-    expect(sanitizeForDisplay(`a${'\u0301'.repeat(3)} b${'\u0301'.repeat(3)}`)).toEqual([`a${'\u0301'.repeat(3)} b${'\u0301'.repeat(3)}`]);
+    expect(sanitizeForDisplay(`a${'\u0301'.repeat(3)} b${'\u0301'.repeat(3)}`)).toEqual([
+      `a${'\u0301'.repeat(3)} b${'\u0301'.repeat(3)}`,
+    ]);
   });
 });
 
@@ -182,7 +198,11 @@ describe('kind: padding and long lines', () => {
   });
   it('every line is cut separately', () => {
     const out = sanitizeForDisplay(`${'x'.repeat(700)}\n${'y'.repeat(601)}\nshort`);
-    expect(out).toEqual([`${'x'.repeat(600)}… [cut: 100 more characters]`, `${'y'.repeat(600)}… [cut: 1 more characters]`, 'short']);
+    expect(out).toEqual([
+      `${'x'.repeat(600)}… [cut: 100 more characters]`,
+      `${'y'.repeat(600)}… [cut: 1 more characters]`,
+      'short',
+    ]);
   });
   it('a line of escapes is cut by displayed width', () => {
     const out = sanitizeForDisplay('\u001b'.repeat(1000));
@@ -203,7 +223,11 @@ describe('renderQuestion', () => {
       suggestedRule: 'mcp(files/delete_all)',
     });
     expect(lines[0]).toBe('Allow MCP call?');
-    expect(lines.some((l) => l.includes('readOnlyHint=true') && l.includes('destructiveHint=false') && l.includes('never skip'))).toBe(true);
+    expect(
+      lines.some(
+        (l) => l.includes('readOnlyHint=true') && l.includes('destructiveHint=false') && l.includes('never skip'),
+      ),
+    ).toBe(true);
     expect(lines.some((l) => l.includes('Rule that allows this without asking: mcp(files/delete_all)'))).toBe(true);
   });
   it('sanitizes every field, including a multi-line title and the rule', () => {

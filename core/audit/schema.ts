@@ -1,5 +1,6 @@
 // The audit record's zod schema (one JSON Lines entry of log `audit`); core, trusted side.
-// core/audit/trail.ts checks the common records by hand (plainAuditRecord, held to this schema by core/audit/trail.test.ts) and loads
+// core/audit/trail.ts checks the common records by hand (plainAuditRecord, held to this schema by
+// core/audit/trail.test.ts) and loads
 // this module for any other record and for reading the log.
 import { z } from 'zod';
 import { ErrorCodeSchema } from '../../protocol/errors.js';
@@ -41,9 +42,21 @@ export const AuditRecordSchema = z.strictObject({
   code: ErrorCodeSchema.optional(),
   /** Pairs an invocation's `started` record with its completion (a random id). */
   call: z.string().max(64).optional(),
-  /** On `started` records: the host process that ran the call (opaque to core; the host decides whether it still runs). */
+  /**
+   * On `started` records: the host process that ran the call (opaque to core; the host decides whether it still runs).
+   */
   host: z.string().max(128).optional(),
-  /** Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so; never a value. */
-  elicit: z.strictObject({ action: z.enum(['accept', 'decline', 'cancel', 'refused']), fields: z.array(z.string().max(64)).max(64), secret: z.array(z.string().max(64)).max(64).optional(), reason: z.string().max(64).optional() }).optional(),
+  /**
+   * Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so; never a
+   * value.
+   */
+  elicit: z
+    .strictObject({
+      action: z.enum(['accept', 'decline', 'cancel', 'refused']),
+      fields: z.array(z.string().max(64)).max(64),
+      secret: z.array(z.string().max(64)).max(64).optional(),
+      reason: z.string().max(64).optional(),
+    })
+    .optional(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;

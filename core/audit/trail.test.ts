@@ -8,8 +8,19 @@ import { MemoryStoreBackend } from '../store/memory.js';
 import { TyError } from '../errors.js';
 
 const rec = (over: Partial<AuditRecord> = {}): AuditRecord => ({
-  v: 1, time: '2026-01-01T00:00:00.000Z', principal: 'cli:user', tool: 'weather', revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy',
-  kind: 'tool', decision: 'allow', rule: 'mode standard', list: 'mode', scope: 'default', durationMs: 3, outcome: 'ok', ...over,
+  v: 1,
+  time: '2026-01-01T00:00:00.000Z',
+  principal: 'cli:user',
+  tool: 'weather',
+  revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy',
+  kind: 'tool',
+  decision: 'allow',
+  rule: 'mode standard',
+  list: 'mode',
+  scope: 'default',
+  durationMs: 3,
+  outcome: 'ok',
+  ...over,
 });
 
 describe('audit', () => {
@@ -25,15 +36,41 @@ describe('audit', () => {
 
   it('refuses a record with fields outside the schema (arguments have no place in it)', async () => {
     const log = new StoreAuditLog(new Store(new MemoryStoreBackend()));
-    await expect(log.append({ ...rec(), args: { a: 1 } } as unknown as AuditRecord)).rejects.toMatchObject({ code: 'E_STORE' });
+    await expect(log.append({ ...rec(), args: { a: 1 } } as unknown as AuditRecord)).rejects.toMatchObject({
+      code: 'E_STORE',
+    });
   });
 
   it('the field-by-field check of common records accepts only what the schema accepts (the rest goes through the schema)', () => {
-    const bases = [rec(), rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }), rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' }), rec({ outcome: 'error', code: 'E_TOOL_FAILED', call: 'c1' })];
-    const odd: unknown[] = [undefined, null, -1, 1.5, NaN, Infinity, '', 'x'.repeat(65), 'x'.repeat(2049), 'maybe', 'read', true, {}, [], 'E_TOOL_FAILED', 'E_NOT_A_CODE', 'e_tool_failed'];
+    const bases = [
+      rec(),
+      rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }),
+      rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' }),
+      rec({ outcome: 'error', code: 'E_TOOL_FAILED', call: 'c1' }),
+    ];
+    const odd: unknown[] = [
+      undefined,
+      null,
+      -1,
+      1.5,
+      NaN,
+      Infinity,
+      '',
+      'x'.repeat(65),
+      'x'.repeat(2049),
+      'maybe',
+      'read',
+      true,
+      {},
+      [],
+      'E_TOOL_FAILED',
+      'E_NOT_A_CODE',
+      'e_tool_failed',
+    ];
     const variants: unknown[] = [...bases];
     for (const b of bases) {
-      for (const k of [...Object.keys(AuditRecordSchema.shape), 'args', '__proto__']) for (const x of odd) variants.push({ ...b, [k]: x });
+      for (const k of [...Object.keys(AuditRecordSchema.shape), 'args', '__proto__'])
+        for (const x of odd) variants.push({ ...b, [k]: x });
       for (const k of Object.keys(b)) {
         const { [k]: _drop, ...rest } = b as Record<string, unknown>;
         variants.push(rest);
@@ -66,7 +103,9 @@ describe('audit', () => {
     // The revision is shown as its short id (digest characters after the CID head), an MCP server's whole.
     const cid = 'bagaaieraudnpizzxp2fdabcdefghijklmnopqrstuvwxyz234567abcdefghijkl';
     expect(formatAuditRecord({ ...later.entries[0]!, revision: cid })).toContain('weather@udnpizzxp2fd call');
-    expect(formatAuditRecord({ ...later.entries[0]!, tool: 'everything__echo', revision: 'mcp:everything' })).toContain('everything__echo@mcp:everything call');
+    expect(formatAuditRecord({ ...later.entries[0]!, tool: 'everything__echo', revision: 'mcp:everything' })).toContain(
+      'everything__echo@mcp:everything call',
+    );
   });
 
   it('parseSince takes ISO times and spans, refuses the rest', () => {
@@ -79,11 +118,19 @@ describe('audit', () => {
 });
 
 describe('plainAuditRecord at the edges of the schema', () => {
-  it('never passes a record AuditRecordSchema refuses, and passes the gate\'s per-call records as the schema reads them', () => {
+  it("never passes a record AuditRecordSchema refuses, and passes the gate's per-call records as the schema reads them", () => {
     const long = (n: number) => 'x'.repeat(n);
     const variants: Record<string, unknown>[] = [
       rec(),
-      rec({ target: 'fx/search', access: 'read', channel: 'tty', code: 'E_MCP', call: 'c-1', host: 'h-1', outcome: 'started' }),
+      rec({
+        target: 'fx/search',
+        access: 'read',
+        channel: 'tty',
+        code: 'E_MCP',
+        call: 'c-1',
+        host: 'h-1',
+        outcome: 'started',
+      }),
       { ...rec(), v: 2 },
       { ...rec(), extra: 1 },
       { ...rec(), principal: long(2048) },

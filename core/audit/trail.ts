@@ -13,7 +13,17 @@ export const WITHHELD = '<withheld>';
 export const AUDIT_FIELD_MAX = 2048;
 
 /** Every outcome a record may carry (AuditRecordSchema's `outcome`). */
-export const AUDIT_OUTCOMES = ['ok', 'error', 'granted', 'denied', 'blocked', 'hook-failed', 'paused', 'started', 'interrupted'] as const;
+export const AUDIT_OUTCOMES = [
+  'ok',
+  'error',
+  'granted',
+  'denied',
+  'blocked',
+  'hook-failed',
+  'paused',
+  'started',
+  'interrupted',
+] as const;
 export type { AuditRecord } from './schema.js';
 /** core/audit/schema.ts (zod): loaded for a record of an unusual shape and for reading the log, not for every call. */
 const schemaModule = () => import('./schema.js');
@@ -44,14 +54,49 @@ export function plainAuditRecord(r: Record<string, unknown>): boolean {
   for (const k in r) if (!PLAIN_KEYS.has(k)) return false;
   const d = r.durationMs;
   return (
-    r.v === 1 && typeof r.time === 'string' && str(r.principal, AUDIT_FIELD_MAX) && str(r.tool, AUDIT_FIELD_MAX) && str(r.revision, AUDIT_FIELD_MAX) &&
-    str(r.kind, 32) && (r.decision === 'allow' || r.decision === 'deny') && str(r.rule, AUDIT_FIELD_MAX) && str(r.list, 32) && str(r.scope, 64) &&
-    typeof d === 'number' && Number.isFinite(d) && d >= 0 && OUTCOMES.has(r.outcome) && optStr(r.target, AUDIT_FIELD_MAX) &&
-    (r.access === undefined || r.access === 'read' || r.access === 'write') && optStr(r.channel, AUDIT_FIELD_MAX) && optStr(r.call, 64) && optStr(r.host, 128) &&
-    (r.code === undefined || CODES.has(r.code)) && Object.getPrototypeOf(r) === Object.prototype
+    r.v === 1 &&
+    typeof r.time === 'string' &&
+    str(r.principal, AUDIT_FIELD_MAX) &&
+    str(r.tool, AUDIT_FIELD_MAX) &&
+    str(r.revision, AUDIT_FIELD_MAX) &&
+    str(r.kind, 32) &&
+    (r.decision === 'allow' || r.decision === 'deny') &&
+    str(r.rule, AUDIT_FIELD_MAX) &&
+    str(r.list, 32) &&
+    str(r.scope, 64) &&
+    typeof d === 'number' &&
+    Number.isFinite(d) &&
+    d >= 0 &&
+    OUTCOMES.has(r.outcome) &&
+    optStr(r.target, AUDIT_FIELD_MAX) &&
+    (r.access === undefined || r.access === 'read' || r.access === 'write') &&
+    optStr(r.channel, AUDIT_FIELD_MAX) &&
+    optStr(r.call, 64) &&
+    optStr(r.host, 128) &&
+    (r.code === undefined || CODES.has(r.code)) &&
+    Object.getPrototypeOf(r) === Object.prototype
   );
 }
-const PLAIN_KEYS: ReadonlySet<string> = new Set(['v', 'time', 'principal', 'tool', 'revision', 'kind', 'decision', 'rule', 'list', 'scope', 'durationMs', 'outcome', 'target', 'access', 'channel', 'call', 'host', 'code']);
+const PLAIN_KEYS: ReadonlySet<string> = new Set([
+  'v',
+  'time',
+  'principal',
+  'tool',
+  'revision',
+  'kind',
+  'decision',
+  'rule',
+  'list',
+  'scope',
+  'durationMs',
+  'outcome',
+  'target',
+  'access',
+  'channel',
+  'call',
+  'host',
+  'code',
+]);
 
 /**
  * Replace every occurrence of each known secret value in `text` with `<withheld>`.
@@ -104,7 +149,9 @@ export class StoreAuditLog implements AuditSink {
    * Records at or after `since` (ms since the epoch), oldest first, folded by foldCalls (`hostAlive` as there).
    * Lines that are torn or do not match the schema are skipped and counted in `corrupt`.
    */
-  async read(opts: { since?: number; hostAlive?: (host: string) => boolean } = {}): Promise<{ entries: AuditRecord[]; corrupt: number }> {
+  async read(
+    opts: { since?: number; hostAlive?: (host: string) => boolean } = {},
+  ): Promise<{ entries: AuditRecord[]; corrupt: number }> {
     const { entries, corrupt } = await this.store.readJsonl<unknown>(AUDIT_LOG);
     const { AuditRecordSchema } = await schemaModule();
     const all: AuditRecord[] = [];
@@ -127,7 +174,11 @@ export class StoreAuditLog implements AuditSink {
 async function checked(rec: AuditRecord): Promise<AuditRecord> {
   const { AuditRecordSchema } = await schemaModule();
   const parsed = AuditRecordSchema.safeParse(rec);
-  if (!parsed.success) throw new TyError('E_STORE', `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success)
+    throw new TyError(
+      'E_STORE',
+      `audit record rejected: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`,
+    );
   return parsed.data;
 }
 
@@ -172,7 +223,10 @@ export function parseSince(value: string, now: number): number {
     const t = Date.parse(value);
     if (Number.isFinite(t)) return t;
   }
-  throw new TyError('E_USAGE', `since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`);
+  throw new TyError(
+    'E_USAGE',
+    `since "${value.slice(0, 60)}" is not a time; use ISO 8601 (2026-01-31T12:00:00Z) or a span like 30m, 2h, 7d`,
+  );
 }
 
 /**
@@ -182,8 +236,17 @@ export function parseSince(value: string, now: number): number {
  */
 export function formatAuditRecord(r: AuditRecord): string {
   const f = (v: string | number | undefined): string => sanitizeInline(String(v ?? ''));
-  const what = r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
+  const what =
+    r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
   const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
-  const outcome = r.outcome === 'started' ? 'started (still running)' : r.outcome === 'interrupted' ? 'interrupted (its host stopped before the call finished)' : f(r.outcome);
-  return `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''}${r.outcome === 'interrupted' || r.outcome === 'started' ? '' : ` (${Math.round(r.durationMs)} ms)`}`;
+  const outcome =
+    r.outcome === 'started'
+      ? 'started (still running)'
+      : r.outcome === 'interrupted'
+        ? 'interrupted (its host stopped before the call finished)'
+        : f(r.outcome);
+  return (
+    `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ` +
+    `${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''}${r.outcome === 'interrupted' || r.outcome === 'started' ? '' : ` (${Math.round(r.durationMs)} ms)`}`
+  );
 }

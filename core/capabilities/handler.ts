@@ -1,11 +1,18 @@
-// The CapabilityHandler factory: one caller identity, every capability in protocol/wire.ts CAPABILITY_NAMES; core, trusted side.
+// The CapabilityHandler factory: one caller identity, every capability in protocol/wire.ts CAPABILITY_NAMES; core,
+// trusted side.
 import { CAPABILITY_NAMES, type CapabilityName } from '../../protocol/names.js';
 import type { Task } from '../../protocol/task.js';
 import type { CapabilityHandler, Gate } from '../exec/runtime.js';
 import type { ToolRegistry } from '../revisions/registry.js';
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
-import { createMediatedFetch, type CallerIdentity, type FetchLimits, type FetchTransport, type MediatedFetch } from './fetch/mediated.js';
+import {
+  createMediatedFetch,
+  type CallerIdentity,
+  type FetchLimits,
+  type FetchTransport,
+  type MediatedFetch,
+} from './fetch/mediated.js';
 import { ToolStorage } from './storage.js';
 import { SecretBroker, SecretGrants, type SecretValues } from './secrets.js';
 import { StoreAuditLog, type AuditSink } from '../audit/trail.js';
@@ -20,7 +27,10 @@ export interface CapabilityDeps {
   storage?: ToolStorage;
   secrets?: Pick<SecretBroker, 'getSecret'>;
   registry?: Pick<ToolRegistry, 'resolve'>;
-  /** Compiles drafts into pinned, hashed tasks (core/revisions/tasks.ts compileDrafts bound to the registry and lineage). */
+  /**
+   * Compiles drafts into pinned, hashed tasks (core/revisions/tasks.ts compileDrafts bound to the registry and
+   * lineage).
+   */
   compile?: (drafts: unknown[]) => Promise<Task[]>;
   /** The settings revision of a tool revision, when it has settings. Opaque id only. */
   settingsRevisionOf?: (name: string, revision: string) => Promise<string | undefined>;
@@ -31,7 +41,12 @@ type Entry = (params: unknown, signal: AbortSignal) => Promise<unknown>;
 /** Accept `"x"` or `{[field]: "x"}`: the runner may send either. */
 function field(params: unknown, name: string): unknown {
   if (typeof params === 'string') return params;
-  if (params !== null && typeof params === 'object' && !Array.isArray(params) && Object.prototype.hasOwnProperty.call(params, name)) {
+  if (
+    params !== null &&
+    typeof params === 'object' &&
+    !Array.isArray(params) &&
+    Object.prototype.hasOwnProperty.call(params, name)
+  ) {
     return (params as Record<string, unknown>)[name];
   }
   return undefined;
@@ -49,23 +64,64 @@ function field(params: unknown, name: string): unknown {
 export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler {
   const id = deps.identity;
   const caps = id.manifest.capabilities;
-  /** An audited manifest refusal (core/capabilities/refusal.ts): kind, target and access only, never argument values. */
-  const undeclared = (kind: 'storage' | 'subtasks' | 'resolve', target: string, access: 'read' | 'write', message: string, signal: AbortSignal): Promise<never> =>
-    refuseUndeclared(deps.gate, { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access }, message, signal);
+  /**
+   * An audited manifest refusal (core/capabilities/refusal.ts): kind, target and access only, never argument values.
+   */
+  const undeclared = (
+    kind: 'storage' | 'subtasks' | 'resolve',
+    target: string,
+    access: 'read' | 'write',
+    message: string,
+    signal: AbortSignal,
+  ): Promise<never> =>
+    refuseUndeclared(
+      deps.gate,
+      { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access },
+      message,
+      signal,
+    );
   /** An audited refusal of what this host does not offer (list `host`). */
-  const unavailable = (kind: 'storage' | 'subtasks' | 'resolve' | 'secret', target: string, access: 'read' | 'write', what: string, signal: AbortSignal, code?: 'E_SECRET_DENIED'): Promise<never> =>
-    refuseUnavailable(deps.gate, { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access }, `${what} ${kind === 'secret' ? 'are' : 'is'} not available on this host`, signal, code);
+  const unavailable = (
+    kind: 'storage' | 'subtasks' | 'resolve' | 'secret',
+    target: string,
+    access: 'read' | 'write',
+    what: string,
+    signal: AbortSignal,
+    code?: 'E_SECRET_DENIED',
+  ): Promise<never> =>
+    refuseUnavailable(
+      deps.gate,
+      { principal: id.principal, kind, toolName: id.name, revision: id.revision, target, access },
+      `${what} ${kind === 'secret' ? 'are' : 'is'} not available on this host`,
+      signal,
+      code,
+    );
   const storageDeclared = async (op: string, access: 'read' | 'write', signal: AbortSignal): Promise<void> => {
-    if (!caps?.storage) await undeclared('storage', op, access, `${id.name} does not request storage in its manifest (capabilities.storage)`, signal);
+    if (!caps?.storage)
+      await undeclared(
+        'storage',
+        op,
+        access,
+        `${id.name} does not request storage in its manifest (capabilities.storage)`,
+        signal,
+      );
   };
   const table: Record<CapabilityName, Entry> = Object.assign(Object.create(null) as Record<CapabilityName, Entry>, {
     fetch: (p: unknown, s: AbortSignal) => deps.fetch(id, p, s),
 
     createSubtasksResult: async (p: unknown, s: AbortSignal) => {
       if (!deps.compile) return unavailable('subtasks', 'createSubtasksResult', 'write', 'createSubtasksResult', s);
-      if (caps?.subtasks !== true) await undeclared('subtasks', 'createSubtasksResult', 'write', `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`, s);
+      if (caps?.subtasks !== true)
+        await undeclared(
+          'subtasks',
+          'createSubtasksResult',
+          'write',
+          `${id.name} does not request subtasks in its manifest (capabilities.subtasks)`,
+          s,
+        );
       const drafts = Array.isArray(p) ? p : field(p, 'drafts');
-      if (!Array.isArray(drafts)) throw new TyError('E_INVALID_TASK', 'createSubtasksResult needs an array of draft tasks');
+      if (!Array.isArray(drafts))
+        throw new TyError('E_INVALID_TASK', 'createSubtasksResult needs an array of draft tasks');
       return deps.compile(drafts);
     },
 
@@ -74,12 +130,22 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
       if (typeof name !== 'string') throw new TyError('E_INVALID_ARGS', 'resolveInvocation needs a tool name');
       if (!deps.registry) return unavailable('resolve', name.slice(0, 64), 'read', 'resolveInvocation', s);
       if (!(caps?.resolveInvocation ?? []).includes(name)) {
-        await undeclared('resolve', name.slice(0, 64), 'read', `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`, s);
+        await undeclared(
+          'resolve',
+          name.slice(0, 64),
+          'read',
+          `${id.name} does not list "${name.slice(0, 64)}" in capabilities.resolveInvocation`,
+          s,
+        );
       }
       const tool = await deps.registry.resolve(name);
-      const settingsRevision = deps.settingsRevisionOf ? await deps.settingsRevisionOf(tool.name, tool.revision) : undefined;
+      const settingsRevision = deps.settingsRevisionOf
+        ? await deps.settingsRevisionOf(tool.name, tool.revision)
+        : undefined;
       // Opaque ids only: never the manifest, never settings values.
-      return settingsRevision === undefined ? { toolRevision: tool.revision } : { toolRevision: tool.revision, settingsRevision };
+      return settingsRevision === undefined
+        ? { toolRevision: tool.revision }
+        : { toolRevision: tool.revision, settingsRevision };
     },
 
     'storage.get': async (p: unknown, s: AbortSignal) => {
@@ -90,7 +156,11 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
     'storage.set': async (p: unknown, s: AbortSignal) => {
       if (!deps.storage) return unavailable('storage', 'set', 'write', 'storage', s);
       await storageDeclared('set', 'write', s);
-      await deps.storage.set(id, field(p, 'key'), p !== null && typeof p === 'object' ? (p as Record<string, unknown>).value : undefined);
+      await deps.storage.set(
+        id,
+        field(p, 'key'),
+        p !== null && typeof p === 'object' ? (p as Record<string, unknown>).value : undefined,
+      );
       return null;
     },
     'storage.delete': async (p: unknown, s: AbortSignal) => {
@@ -110,9 +180,29 @@ export function createCapabilityHandler(deps: CapabilityDeps): CapabilityHandler
         const name = field(p, 'name');
         if (typeof name === 'string' && !(caps?.secrets ?? []).includes(name)) {
           const shown = name.slice(0, 64);
-          await refuseUndeclared(deps.gate, { principal: id.principal, kind: 'secret', toolName: id.name, revision: id.revision, target: shown, access: 'read' }, `secret "${shown}" is not declared in ${id.name}'s manifest (capabilities.secrets)`, s, 'E_SECRET_DENIED');
+          await refuseUndeclared(
+            deps.gate,
+            {
+              principal: id.principal,
+              kind: 'secret',
+              toolName: id.name,
+              revision: id.revision,
+              target: shown,
+              access: 'read',
+            },
+            `secret "${shown}" is not declared in ${id.name}'s manifest (capabilities.secrets)`,
+            s,
+            'E_SECRET_DENIED',
+          );
         }
-        return unavailable('secret', typeof name === 'string' ? name.slice(0, 64) : '', 'read', 'secrets', s, 'E_SECRET_DENIED');
+        return unavailable(
+          'secret',
+          typeof name === 'string' ? name.slice(0, 64) : '',
+          'read',
+          'secrets',
+          s,
+          'E_SECRET_DENIED',
+        );
       }
       return deps.secrets.getSecret(id, field(p, 'name'));
     },
@@ -138,7 +228,9 @@ export interface CapabilityFactoryOptions {
   /** Where secret values live (node/store/secrets.ts SecretsFile on Node); absent: secrets are refused. */
   secretValues?: SecretValues;
   fetchLimits?: Partial<FetchLimits>;
-  /** Per-tool settings (core/revisions/settings.ts): pins settings revisions in subtasks and answers resolveInvocation. */
+  /**
+   * Per-tool settings (core/revisions/settings.ts): pins settings revisions in subtasks and answers resolveInvocation.
+   */
   settings?: Pick<ToolSettings, 'revisionOf' | 'pin'>;
   settingsRevisionOf?: CapabilityDeps['settingsRevisionOf'];
   /** Where secret uses are audited (default: the store's audit log, core/audit/trail.ts StoreAuditLog). */
@@ -147,12 +239,20 @@ export interface CapabilityFactoryOptions {
 
 /**
  * Wire every capability for a host: one mediated fetch, per-revision storage and secret grants in `store`,
- * subtasks compiled against `registry`, every secret use audited (`audit`). Returns the `(identity) => CapabilityHandler` factory the invoker
+ * subtasks compiled against `registry`, every secret use audited (`audit`). Returns the `(identity) =>
+ * CapabilityHandler` factory the invoker
  * takes (core/exec/invoke.ts InvokerOptions.capabilities).
  */
 export function capabilityFactory(o: CapabilityFactoryOptions): (identity: CallerIdentity) => CapabilityHandler {
-  const broker = o.secretValues ? new SecretBroker(new SecretGrants(o.store), o.secretValues, { audit: o.audit ?? new StoreAuditLog(o.store) }) : undefined;
-  const fetch = createMediatedFetch({ gate: o.gate, transport: o.transport, ...(broker ? { secrets: broker } : {}), ...(o.fetchLimits ? { limits: o.fetchLimits } : {}) });
+  const broker = o.secretValues
+    ? new SecretBroker(new SecretGrants(o.store), o.secretValues, { audit: o.audit ?? new StoreAuditLog(o.store) })
+    : undefined;
+  const fetch = createMediatedFetch({
+    gate: o.gate,
+    transport: o.transport,
+    ...(broker ? { secrets: broker } : {}),
+    ...(o.fetchLimits ? { limits: o.fetchLimits } : {}),
+  });
   const storage = new ToolStorage(o.store);
   return (identity) =>
     createCapabilityHandler({
@@ -162,8 +262,15 @@ export function capabilityFactory(o: CapabilityFactoryOptions): (identity: Calle
       storage,
       registry: o.registry,
       // core/revisions/tasks.ts (and the task schemas) load with the first subtask request, not with every host
-      compile: (drafts) => import('../revisions/tasks.js').then(({ compileDrafts }) => compileDrafts(drafts, o.settings ? { registry: o.registry, settings: o.settings } : { registry: o.registry })),
+      compile: (drafts) =>
+        import('../revisions/tasks.js').then(({ compileDrafts }) =>
+          compileDrafts(drafts, o.settings ? { registry: o.registry, settings: o.settings } : { registry: o.registry }),
+        ),
       ...(broker ? { secrets: broker } : {}),
-      ...(o.settingsRevisionOf ? { settingsRevisionOf: o.settingsRevisionOf } : o.settings ? { settingsRevisionOf: (n: string, r: string) => o.settings!.revisionOf(n, r) } : {}),
+      ...(o.settingsRevisionOf
+        ? { settingsRevisionOf: o.settingsRevisionOf }
+        : o.settings
+          ? { settingsRevisionOf: (n: string, r: string) => o.settings!.revisionOf(n, r) }
+          : {}),
     });
 }

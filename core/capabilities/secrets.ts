@@ -1,4 +1,5 @@
-// Identity-scoped secrets: grant records (secret -> tool revision [+ origins]) and the broker tools reach; core, trusted side.
+// Identity-scoped secrets: grant records (secret -> tool revision [+ origins]) and the broker tools reach; core,
+// trusted side.
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
 import type { CallerIdentity, HeaderSecrets } from './fetch/mediated.js';
@@ -43,7 +44,10 @@ const PLACEHOLDER_RE = /\{\{secret:([^}]{0,80})\}\}/g;
 /** @throws TyError E_USAGE for a malformed secret name. */
 export function checkSecretName(name: string): void {
   if (typeof name !== 'string' || !SECRET_NAME_RE.test(name)) {
-    throw new TyError('E_USAGE', `"${String(name).slice(0, 64)}" is not a secret name (1-64 of A-Z a-z 0-9 _ . -, not starting with ".")`);
+    throw new TyError(
+      'E_USAGE',
+      `"${String(name).slice(0, 64)}" is not a secret name (1-64 of A-Z a-z 0-9 _ . -, not starting with ".")`,
+    );
   }
 }
 
@@ -61,7 +65,8 @@ export class SecretGrants {
     if (!isRevisionId(grant.revision)) throw new TyError('E_USAGE', 'a grant needs an exact revision id');
     const origins: string[] = [];
     for (const o of grant.origins) {
-      if (typeof o !== 'string' || !ORIGIN_PATTERN_RE.test(o)) throw new TyError('E_USAGE', `"${o.slice(0, 100)}" is not an origin (https://host[:port] or https://*.domain)`);
+      if (typeof o !== 'string' || !ORIGIN_PATTERN_RE.test(o))
+        throw new TyError('E_USAGE', `"${o.slice(0, 100)}" is not an origin (https://host[:port] or https://*.domain)`);
       origins.push(o.toLowerCase());
     }
     await this.store.update<GrantRecord>(NS, name, (rec) => {
@@ -80,7 +85,9 @@ export class SecretGrants {
     let removed = 0;
     await this.store.update<GrantRecord>(NS, name, (rec) => {
       if (!rec) return undefined;
-      const grants = rec.grants.filter((g) => !(g.tool === tool && (revision === undefined || g.revision === revision)));
+      const grants = rec.grants.filter(
+        (g) => !(g.tool === tool && (revision === undefined || g.revision === revision)),
+      );
       removed = rec.grants.length - grants.length;
       return grants.length ? { name, grants } : undefined;
     });
@@ -136,7 +143,8 @@ class SecretRefusal extends TyError {
  * target = the secret name (`NAME` for getSecret, `NAME -> https://origin` for a header placeholder),
  * decision allow/deny, list `grant` with the grant that allowed it or the list that refused it (`manifest`,
  * `grant`, `value`, `input`), outcome granted/denied. The value is never recorded. The broker records
- * directly (it does not go through the permission gate): a grant a person made (on the command line, `secret grant`) is already
+ * directly (it does not go through the permission gate): a grant a person made (on the command line, `secret grant`) is
+ * already
  * the person's decision, so a granted secret never asks a question, in any mode. If the record cannot be
  * written the use fails (E_STORE) and no value is released.
  */
@@ -154,7 +162,12 @@ export class SecretBroker implements HeaderSecrets {
     throw new SecretRefusal(`secret "${name}" ${why}`, list, rule, data);
   }
 
-  async #record(identity: CallerIdentity, target: string, t0: number, ok: { list: string; rule: string } | SecretRefusal | TyError): Promise<void> {
+  async #record(
+    identity: CallerIdentity,
+    target: string,
+    t0: number,
+    ok: { list: string; rule: string } | SecretRefusal | TyError,
+  ): Promise<void> {
     if (!this.#audit) return;
     const now = this.#audit.clock ?? (() => Date.now());
     const cut = (v: string) => (v.length > AUDIT_FIELD_MAX ? `${v.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : v);
@@ -179,12 +192,19 @@ export class SecretBroker implements HeaderSecrets {
     try {
       await this.#audit.audit.append(rec);
     } catch {
-      throw new TyError('E_STORE', `the audit record for secret "${target.slice(0, 64)}" could not be written; the secret was not used`);
+      throw new TyError(
+        'E_STORE',
+        `the audit record for secret "${target.slice(0, 64)}" could not be written; the secret was not used`,
+      );
     }
   }
 
   /** Run one audited use: record the refusal (and rethrow) or the grant (then return). */
-  async #audited<T>(identity: CallerIdentity, target: string, fn: () => Promise<{ value: T; grant: SecretGrant; name: string }>): Promise<T> {
+  async #audited<T>(
+    identity: CallerIdentity,
+    target: string,
+    fn: () => Promise<{ value: T; grant: SecretGrant; name: string }>,
+  ): Promise<T> {
     const t0 = (this.#audit?.clock ?? (() => Date.now()))();
     let r: { value: T; grant: SecretGrant; name: string };
     try {
@@ -195,21 +215,41 @@ export class SecretBroker implements HeaderSecrets {
       throw te instanceof SecretRefusal ? new TyError(te.code, te.message, te.data) : te;
     }
     const g = r.grant;
-    await this.#record(identity, target, t0, { list: 'grant', rule: `secret grant ${r.name} to ${g.tool}@${g.revision}${g.origins.length ? ` for ${g.origins.join(', ')}` : ''}` });
+    await this.#record(identity, target, t0, {
+      list: 'grant',
+      rule: `secret grant ${r.name} to ${g.tool}@${g.revision}${g.origins.length ? ` for ${g.origins.join(', ')}` : ''}`,
+    });
     return r.value;
   }
 
   async #grantFor(identity: CallerIdentity, name: string): Promise<SecretGrant> {
-    if (!SECRET_NAME_RE.test(name)) this.#deny(name.slice(0, 64), 'is not a valid secret name', 'input', 'invalid secret name');
-    if (!(identity.manifest.capabilities?.secrets ?? []).includes(name)) this.#deny(name, `is not declared in ${identity.name}'s manifest (capabilities.secrets)`, 'manifest', 'manifest upper bound');
-    const grant = (await this.grants.grantsOf(name)).find((g) => g.tool === identity.name && g.revision === identity.revision);
-    if (!grant) this.#deny(name, `is not granted to ${identity.name}@${identity.revision} (a person grants it to this revision)`, 'grant', 'no grant to this revision', { secret: name, grantTo: `${identity.name}@${identity.revision}` });
+    if (!SECRET_NAME_RE.test(name))
+      this.#deny(name.slice(0, 64), 'is not a valid secret name', 'input', 'invalid secret name');
+    if (!(identity.manifest.capabilities?.secrets ?? []).includes(name))
+      this.#deny(
+        name,
+        `is not declared in ${identity.name}'s manifest (capabilities.secrets)`,
+        'manifest',
+        'manifest upper bound',
+      );
+    const grant = (await this.grants.grantsOf(name)).find(
+      (g) => g.tool === identity.name && g.revision === identity.revision,
+    );
+    if (!grant)
+      this.#deny(
+        name,
+        `is not granted to ${identity.name}@${identity.revision} (a person grants it to this revision)`,
+        'grant',
+        'no grant to this revision',
+        { secret: name, grantTo: `${identity.name}@${identity.revision}` },
+      );
     return grant;
   }
 
   async #value(name: string): Promise<string> {
     const v = await this.values.get(name);
-    if (v === undefined) this.#deny(name, 'has no value set (a person sets it)', 'value', 'no value set', { secret: name, unset: true });
+    if (v === undefined)
+      this.#deny(name, 'has no value set (a person sets it)', 'value', 'no value set', { secret: name, unset: true });
     return v;
   }
 
@@ -222,7 +262,13 @@ export class SecretBroker implements HeaderSecrets {
     return this.#audited(identity, target, async () => {
       if (typeof name !== 'string') this.#deny('?', 'name must be a string', 'input', 'secret name is not a string');
       const grant = await this.#grantFor(identity, name);
-      if (grant.origins.length > 0) this.#deny(name, `is granted for header use with ${grant.origins.join(', ')} only; use a {{secret:${name}}} header placeholder`, 'grant', `header-only grant for ${grant.origins.join(', ')}`);
+      if (grant.origins.length > 0)
+        this.#deny(
+          name,
+          `is granted for header use with ${grant.origins.join(', ')} only; use a {{secret:${name}}} header placeholder`,
+          'grant',
+          `header-only grant for ${grant.origins.join(', ')}`,
+        );
       return { value: await this.#value(name), grant, name };
     });
   }
@@ -238,7 +284,10 @@ export class SecretBroker implements HeaderSecrets {
     for (const [k, v] of headers) {
       const names = [...v.matchAll(PLACEHOLDER_RE)].map((m) => m[1] ?? '');
       if (names.length === 0) {
-        if (v.includes('{{secret:')) await this.#audited(identity, `? -> ${origin}`, async () => this.#deny('?', 'placeholder is malformed', 'input', 'malformed placeholder'));
+        if (v.includes('{{secret:'))
+          await this.#audited(identity, `? -> ${origin}`, async () =>
+            this.#deny('?', 'placeholder is malformed', 'input', 'malformed placeholder'),
+          );
         out.push([k, v]);
         continue;
       }
@@ -246,15 +295,23 @@ export class SecretBroker implements HeaderSecrets {
       for (const name of names) {
         const value = await this.#audited(identity, `${name.slice(0, 128)} -> ${origin}`, async () => {
           const grant = await this.#grantFor(identity, name);
-          if (!grant.origins.some((p) => originMatches(p, origin))) this.#deny(name, `is not granted for ${origin}`, 'grant', `grant does not cover ${origin}`);
+          if (!grant.origins.some((p) => originMatches(p, origin)))
+            this.#deny(name, `is not granted for ${origin}`, 'grant', `grant does not cover ${origin}`);
           const value = await this.#value(name);
-          if (/[\r\n\0]/.test(value)) this.#deny(name, 'value cannot be used in a header (line break or NUL)', 'value', 'value has a line break or NUL');
+          if (/[\r\n\0]/.test(value))
+            this.#deny(
+              name,
+              'value cannot be used in a header (line break or NUL)',
+              'value',
+              'value has a line break or NUL',
+            );
           return { value, grant, name };
         });
         values.set(name, value);
       }
       const replaced = v.replace(PLACEHOLDER_RE, (_m, n: string) => values.get(n) ?? '');
-      if (/[\r\n\0]/.test(replaced)) this.#deny(names[0] ?? '?', 'value cannot be used in a header (line break or NUL)');
+      if (/[\r\n\0]/.test(replaced))
+        this.#deny(names[0] ?? '?', 'value cannot be used in a header (line break or NUL)');
       out.push([k, replaced]);
     }
     return out;

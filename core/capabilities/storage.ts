@@ -34,12 +34,17 @@ export class ToolStorage {
 
   #quota(identity: CallerIdentity): number {
     const s = identity.manifest.capabilities?.storage;
-    if (!s) throw new TyError('E_CAPABILITY_DENIED', `${identity.name} does not request storage in its manifest (capabilities.storage)`);
+    if (!s)
+      throw new TyError(
+        'E_CAPABILITY_DENIED',
+        `${identity.name} does not request storage in its manifest (capabilities.storage)`,
+      );
     return Math.min(s.quotaBytes ?? DEFAULT_STORAGE_QUOTA, MAX_STORAGE_QUOTA);
   }
 
   #key(key: unknown): string {
-    if (typeof key !== 'string' || key.length === 0 || key.length > KEY_MAX) throw new TyError('E_INVALID_ARGS', `storage keys are strings of 1-${KEY_MAX} characters`);
+    if (typeof key !== 'string' || key.length === 0 || key.length > KEY_MAX)
+      throw new TyError('E_INVALID_ARGS', `storage keys are strings of 1-${KEY_MAX} characters`);
     return key;
   }
 
@@ -72,7 +77,8 @@ export class ToolStorage {
   async set(identity: CallerIdentity, key: unknown, value: unknown): Promise<void> {
     const quota = this.#quota(identity);
     const k = this.#key(key);
-    if (value === undefined) throw new TyError('E_INVALID_ARGS', 'storage values must be JSON (use delete to remove a key)');
+    if (value === undefined)
+      throw new TyError('E_INVALID_ARGS', 'storage values must be JSON (use delete to remove a key)');
     const json = canonicalJson(value, 'E_INVALID_ARGS');
     const plain: unknown = JSON.parse(json);
     await this.#writeAhead();
@@ -81,7 +87,11 @@ export class ToolStorage {
       Object.assign(entries, rec?.entries ?? {});
       entries[k] = plain;
       const size = sizeOf(entries);
-      if (size > quota) throw new TyError('E_STORAGE_QUOTA', `storage for ${identity.name} would use ${size} bytes, over its quota of ${quota} bytes; delete keys or request a larger capabilities.storage.quotaBytes`);
+      if (size > quota)
+        throw new TyError(
+          'E_STORAGE_QUOTA',
+          `storage for ${identity.name} would use ${size} bytes, over its quota of ${quota} bytes; delete keys or request a larger capabilities.storage.quotaBytes`,
+        );
       return { revision: identity.revision, entries };
     });
   }
@@ -105,9 +115,12 @@ export class ToolStorage {
   /** Keys, sorted; with `prefix`, only those starting with it. @throws E_CAPABILITY_DENIED */
   async list(identity: CallerIdentity, prefix?: unknown): Promise<string[]> {
     this.#quota(identity);
-    if (prefix !== undefined && typeof prefix !== 'string') throw new TyError('E_INVALID_ARGS', 'the list prefix must be a string');
+    if (prefix !== undefined && typeof prefix !== 'string')
+      throw new TyError('E_INVALID_ARGS', 'the list prefix must be a string');
     const rec = await this.#read(identity);
-    return Object.keys(rec?.entries ?? {}).filter((k) => prefix === undefined || k.startsWith(prefix)).sort();
+    return Object.keys(rec?.entries ?? {})
+      .filter((k) => prefix === undefined || k.startsWith(prefix))
+      .sort();
   }
 
   /** Bytes used by a revision (for host listings). */

@@ -1,7 +1,11 @@
-// The Python escape probe (a Python tool source) and its verdicts, shared by the CLI contracts and the browser harness; trusted side (the source runs sandboxed).
+// The Python escape probe (a Python tool source) and its verdicts, shared by the CLI contracts and the browser harness;
+// trusted side (the source runs sandboxed).
 // Pure module: no node:* imports, so the browser diagnostics bundle can import it too.
 
-/** Arguments of the probe: `port` of a loopback TCP listener the host watches, `canary` a value planted in the host's environment and files. */
+/**
+ * Arguments of the probe: `port` of a loopback TCP listener the host watches, `canary` a value planted in the host's
+ * environment and files.
+ */
 export interface PythonProbeArgs {
   port: number;
   canary: string;
@@ -79,12 +83,35 @@ export function pythonEscapeChecks(value: unknown): [boolean, string, string][] 
   if (value === null || typeof value !== 'object') return [[false, 'probe result', JSON.stringify(value)]];
   const v = value as Record<string, unknown>;
   const globals = v.js_host_globals;
-  out.push([Array.isArray(globals) && globals.length === 0, 'import js reaches no host global (process, require, Deno, ...)', JSON.stringify(globals)]);
-  for (const k of ['js.process', 'js.globalThis.process', 'constructor.constructor', 'js.eval', 'js.Function', '_api.loadBinaryFile(file:)', '_api.loadBinaryFile(asset)', '_api.initializeNodeSockFS', 'pyodide_js.loadPackage', 'os.system', 'subprocess', 'socket', 'host file', '/proc/self/environ']) {
+  out.push([
+    Array.isArray(globals) && globals.length === 0,
+    'import js reaches no host global (process, require, Deno, ...)',
+    JSON.stringify(globals),
+  ]);
+  for (const k of [
+    'js.process',
+    'js.globalThis.process',
+    'constructor.constructor',
+    'js.eval',
+    'js.Function',
+    '_api.loadBinaryFile(file:)',
+    '_api.loadBinaryFile(asset)',
+    '_api.initializeNodeSockFS',
+    'pyodide_js.loadPackage',
+    'os.system',
+    'subprocess',
+    'socket',
+    'host file',
+    '/proc/self/environ',
+  ]) {
     const seen = typeof v[k] === 'string' ? (v[k] as string) : JSON.stringify(v[k]);
     out.push([seen.startsWith('blocked:'), `${k} fails closed`, seen]);
   }
-  out.push([v.environ_has_canary === false, "the host's environment is not in os.environ", String(v.environ_has_canary)]);
+  out.push([
+    v.environ_has_canary === false,
+    "the host's environment is not in os.environ",
+    String(v.environ_has_canary),
+  ]);
   out.push([v.platform === 'emscripten', 'runs in Pyodide (emscripten)', String(v.platform)]);
   return out;
 }

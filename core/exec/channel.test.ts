@@ -78,7 +78,12 @@ describe('SandboxChannel handshake', () => {
     const p = ch.load('javascript', 'src', 5_000);
     ch.receive({ v: 1, type: 'ready', runtime: 'fake' });
     await new Promise((r) => setImmediate(r));
-    ch.receive({ v: 1, type: 'loaded', ok: false, error: { code: 'E_TOOL_FAILED', message: 'SyntaxError: bad', data: { name: 'SyntaxError' } } });
+    ch.receive({
+      v: 1,
+      type: 'loaded',
+      ok: false,
+      error: { code: 'E_TOOL_FAILED', message: 'SyntaxError: bad', data: { name: 'SyntaxError' } },
+    });
     await expect(p).rejects.toMatchObject({ code: 'E_TOOL_FAILED', message: 'SyntaxError: bad' });
     expect(ch.alive).toBe(false);
     expect(port.closed).toBe(1);
@@ -133,7 +138,8 @@ describe('SandboxChannel results', () => {
       ['€'.repeat(33) + 'a', false],
       ['😀'.repeat(24) + 'abc', true], // 2 + 96 + 3 bytes, 53 units
       ['😀'.repeat(24) + 'abcd', false],
-      ['\ud800'.repeat(33), true], // lone surrogates count as U+FFFD (3 bytes); JSON.stringify escapes them (6 units each)
+      // lone surrogates count as U+FFFD (3 bytes); JSON.stringify escapes them (6 units each)
+      ['\ud800'.repeat(33), true],
     ];
     for (const [text, fits] of cases) {
       const c = await startCall(ch, port, opts({ limits }));
@@ -147,13 +153,29 @@ describe('SandboxChannel results', () => {
   it('rebuilds tool errors as strings only; odd names are dropped', async () => {
     const { ch, port } = await loaded();
     const a = await startCall(ch, port);
-    ch.receive({ v: 1, type: 'result', id: a.id, ok: false, error: { code: 'E_TOOL_FAILED', message: 'RangeError: x', data: { name: 'RangeError', code: 'E_FETCH_TARGET', extra: { deep: 1 } } } });
+    ch.receive({
+      v: 1,
+      type: 'result',
+      id: a.id,
+      ok: false,
+      error: {
+        code: 'E_TOOL_FAILED',
+        message: 'RangeError: x',
+        data: { name: 'RangeError', code: 'E_FETCH_TARGET', extra: { deep: 1 } },
+      },
+    });
     const e = (await a.p.catch((x: unknown) => x)) as TyError;
     expect(e).toBeInstanceOf(TyError);
     expect(e.code).toBe('E_TOOL_FAILED');
     expect(e.data).toEqual({ name: 'RangeError', toolCode: 'E_FETCH_TARGET' });
     const b = await startCall(ch, port);
-    ch.receive({ v: 1, type: 'result', id: b.id, ok: false, error: { code: 'X', message: 'm', data: { name: 'a\nb\u202e', code: 'lower' } } });
+    ch.receive({
+      v: 1,
+      type: 'result',
+      id: b.id,
+      ok: false,
+      error: { code: 'X', message: 'm', data: { name: 'a\nb\u202e', code: 'lower' } },
+    });
     const e2 = (await b.p.catch((x: unknown) => x)) as TyError;
     expect(e2.code).toBe('E_TOOL_FAILED');
     expect(e2.data).toBeUndefined();
@@ -204,12 +226,19 @@ describe('SandboxChannel fast paths', () => {
     const base = { v: 1, type: 'result', id: 7, ok: true, json: '{"a":1}' };
     const variants: unknown[] = [base, { ...base, id: 0 }, { ...base, id: Number.MAX_SAFE_INTEGER }];
     const odd = [undefined, null, -1, 1.5, 2 ** 53, '1', true, false, {}, [], 'x', 2, NaN, Infinity];
-    for (const k of ['v', 'type', 'id', 'ok', 'json', 'error', 'more', '__proto__']) for (const x of odd) variants.push({ ...base, [k]: x });
+    for (const k of ['v', 'type', 'id', 'ok', 'json', 'error', 'more', '__proto__'])
+      for (const x of odd) variants.push({ ...base, [k]: x });
     for (const k of Object.keys(base)) {
       const { [k]: _drop, ...rest } = base as Record<string, unknown>;
       variants.push(rest);
     }
-    variants.push(JSON.parse('{"v":1,"type":"result","id":7,"ok":true,"json":"1","__proto__":{"x":1}}'), Object.assign(Object.create(null), base), [base], 'text', null);
+    variants.push(
+      JSON.parse('{"v":1,"type":"result","id":7,"ok":true,"json":"1","__proto__":{"x":1}}'),
+      Object.assign(Object.create(null), base),
+      [base],
+      'text',
+      null,
+    );
     let accepted = 0;
     for (const m of variants) {
       if (!plainResult(m)) continue;
@@ -260,7 +289,10 @@ describe('SandboxChannel fast paths', () => {
     expect(await p).toBe(2);
     // arguments in one piece: one text line, as before
     const small = { k: 3 };
-    const q = ch.call(small, opts({ argsJson: canonicalJson(small, 'E_INVALID_ARGS'), argsParts: canonicalParts(small, 'E_INVALID_ARGS') }));
+    const q = ch.call(
+      small,
+      opts({ argsJson: canonicalJson(small, 'E_INVALID_ARGS'), argsParts: canonicalParts(small, 'E_INVALID_ARGS') }),
+    );
     expect(pieces).toHaveLength(1);
     expect(texts).toHaveLength(1);
     const m2 = JSON.parse(texts[0]!) as { id: number };
@@ -297,11 +329,23 @@ describe('SandboxChannel capabilities', () => {
     const { id } = await startCall(ch, port, opts({ onCapability: handler }));
     let r = port.next();
     ch.receive({ v: 1, type: 'cap', id: 1, callId: id, name: 'fetch', params: {} });
-    expect(await r).toEqual({ v: 1, type: 'cap-reply', id: 1, ok: false, error: { code: 'E_FETCH_TARGET', message: 'private address refused' } });
+    expect(await r).toEqual({
+      v: 1,
+      type: 'cap-reply',
+      id: 1,
+      ok: false,
+      error: { code: 'E_FETCH_TARGET', message: 'private address refused' },
+    });
     r = port.next();
     ch.receive({ v: 1, type: 'cap', id: 2, callId: id, name: 'getSecret', params: { name: 'x' } });
     const m = await r;
-    expect(m).toEqual({ v: 1, type: 'cap-reply', id: 2, ok: false, error: { code: 'E_CAPABILITY_DENIED', message: 'getSecret failed' } });
+    expect(m).toEqual({
+      v: 1,
+      type: 'cap-reply',
+      id: 2,
+      ok: false,
+      error: { code: 'E_CAPABILITY_DENIED', message: 'getSecret failed' },
+    });
     expect(JSON.stringify(m)).not.toContain('/home/user');
   });
 
@@ -318,7 +362,9 @@ describe('SandboxChannel capabilities', () => {
     let capSignal: AbortSignal | undefined;
     const handler: CapabilityHandler = (_n, _p, signal) => {
       capSignal = signal;
-      return new Promise((_, rej) => signal.addEventListener('abort', () => rej(new TyError('E_ABORTED', 'call ended'))));
+      return new Promise((_, rej) =>
+        signal.addEventListener('abort', () => rej(new TyError('E_ABORTED', 'call ended'))),
+      );
     };
     const { p, id } = await startCall(ch, port, opts({ onCapability: handler }));
     ch.receive({ v: 1, type: 'cap', id: 1, callId: id, name: 'fetch', params: {} });
@@ -328,7 +374,7 @@ describe('SandboxChannel capabilities', () => {
     expect(capSignal?.aborted).toBe(true);
   });
 
-  it('cap-cancel aborts only that request\'s signal (E_ABORTED reason); the call and the sandbox go on', async () => {
+  it("cap-cancel aborts only that request's signal (E_ABORTED reason); the call and the sandbox go on", async () => {
     const { ch, port } = await loaded();
     const signals = new Map<number, AbortSignal>();
     const handler: CapabilityHandler = (_n, params, signal) => {
@@ -375,7 +421,7 @@ describe('SandboxChannel deadlines and aborts across calls', () => {
     expect(port.closed).toBe(1);
   });
 
-  it('an ended call\'s deadline never fires on a later call: the timer re-arms for the pending call\'s own deadline', async () => {
+  it("an ended call's deadline never fires on a later call: the timer re-arms for the pending call's own deadline", async () => {
     const { ch, port } = await loaded();
     const quick = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 40 } }));
     answer(ch, quick.id);
@@ -426,7 +472,7 @@ describe('SandboxChannel deadlines and aborts across calls', () => {
     expect(getEventListeners(ac2.signal, 'abort')).toHaveLength(0);
   });
 
-  it('concurrent calls with different signals: either signal aborts; the channel\'s death releases every listener', async () => {
+  it("concurrent calls with different signals: either signal aborts; the channel's death releases every listener", async () => {
     for (const which of [0, 1]) {
       const { ch, port } = await loaded();
       const acs = [new AbortController(), new AbortController()];
@@ -468,7 +514,12 @@ describe('SandboxChannel limits', () => {
   it('caps log messages per call', async () => {
     const port = new FakePort();
     const logs: string[] = [];
-    const ch = new SandboxChannel(port, { onLog: (_l, t) => logs.push(t), maxLogsPerCall: 3, maxLogsPerSecond: 20, now: () => clock });
+    const ch = new SandboxChannel(port, {
+      onLog: (_l, t) => logs.push(t),
+      maxLogsPerCall: 3,
+      maxLogsPerSecond: 20,
+      now: () => clock,
+    });
     let clock = 5_000;
     for (let i = 0; i < 10; i++) ch.receive({ v: 1, type: 'log', level: 'info', text: String(i) });
     expect(logs).toEqual(['0', '1', '2']);

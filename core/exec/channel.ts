@@ -1,4 +1,5 @@
-// Host side of the sandbox wire protocol v1 over an abstract port; host-agnostic core, trusted side (reused by node and browser hosts).
+// Host side of the sandbox wire protocol v1 over an abstract port; host-agnostic core, trusted side (reused by node and
+// browser hosts).
 import { PROTOCOL_VERSION } from '../../protocol/names.js';
 import { sandboxMessage } from './wire-check.js';
 import { checkFrames } from './stack.js';
@@ -82,7 +83,8 @@ export function utf8Length(s: string): number {
  * what the schema accepts.
  */
 export function plainResult(v: unknown): v is Extract<SandboxMessage, { type: 'result' }> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype)
+    return false;
   const m = v as Record<string, unknown>;
   let n = 0;
   for (const k in m) {
@@ -90,13 +92,25 @@ export function plainResult(v: unknown): v is Extract<SandboxMessage, { type: 'r
     n++;
   }
   const id = m.id;
-  return n === 5 && m.v === PROTOCOL_VERSION && m.type === 'result' && m.ok === true && typeof m.json === 'string' && typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
+  return (
+    n === 5 &&
+    m.v === PROTOCOL_VERSION &&
+    m.type === 'result' &&
+    m.ok === true &&
+    typeof m.json === 'string' &&
+    typeof id === 'number' &&
+    Number.isSafeInteger(id) &&
+    id >= 0
+  );
 }
 
 const TOOL_ERROR_NAME = /^[\w$.-]{1,128}$/;
 const TOOL_ERROR_CODE = /^E_[A-Z0-9_]{1,60}$/;
 
-/** Rebuild a sandbox-reported error as a host TyError carrying only strings (and the tool's own frames, checked; core/exec/stack.ts). */
+/**
+ * Rebuild a sandbox-reported error as a host TyError carrying only strings (and the tool's own frames, checked;
+ * core/exec/stack.ts).
+ */
 function rebuildToolError(err: WireError | undefined, fallback: string): TyError {
   const message = typeof err?.message === 'string' ? err.message.slice(0, 4096) : fallback;
   const data: Record<string, unknown> = {};
@@ -115,7 +129,8 @@ function rebuildToolError(err: WireError | undefined, fallback: string): TyError
 /**
  * One sandbox's protocol state on the host: handshake (`ready` -> `load` -> `loaded`), calls correlated by
  * id, capability requests dispatched to the call's CapabilityHandler, results size-checked and parsed here.
- * Every incoming message is validated against protocol/wire.ts SandboxMessageSchema (by core/exec/wire-check.ts, which gives
+ * Every incoming message is validated against protocol/wire.ts SandboxMessageSchema (by core/exec/wire-check.ts, which
+ * gives
  * the schema's verdict without loading zod); anything unexpected is
  * E_PROTOCOL and kills the sandbox. No guest object ever reaches the host: results arrive as JSON text and
  * are parsed with the host's JSON.parse.
@@ -124,7 +139,11 @@ export class SandboxChannel {
   #port: SandboxPort;
   #opts: ChannelOptions;
   #dead: TyError | undefined;
-  #ready: { promise: Promise<{ runtime: string; version?: string }>; resolve: (v: { runtime: string; version?: string }) => void; reject: (e: TyError) => void };
+  #ready: {
+    promise: Promise<{ runtime: string; version?: string }>;
+    resolve: (v: { runtime: string; version?: string }) => void;
+    reject: (e: TyError) => void;
+  };
   #loaded: { resolve: () => void; reject: (e: TyError) => void } | undefined;
   #loadState: 'none' | 'loading' | 'loaded' = 'none';
   #calls = new Map<number, PendingCall>();
@@ -162,13 +181,17 @@ export class SandboxChannel {
   /**
    * Wait for `ready`, send `load`, wait for `loaded`.
    * @param timeoutMs startup budget (ms); on expiry E_TIMEOUT and the sandbox is killed.
-   * @throws TyError E_TOOL_FAILED (module failed to evaluate / no default export), E_TIMEOUT, E_ABORTED, E_PROTOCOL, E_SANDBOX_FAILED.
+   * @throws TyError E_TOOL_FAILED (module failed to evaluate / no default export), E_TIMEOUT, E_ABORTED, E_PROTOCOL,
+   *   E_SANDBOX_FAILED.
    */
   async load(runtime: 'javascript' | 'python', source: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.#dead) throw this.#dead;
     if (this.#loadState !== 'none') throw new TyError('E_PROTOCOL', 'load called twice');
     this.#loadState = 'loading';
-    const timer = setTimeout(() => this.fail(new TyError('E_TIMEOUT', `sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => this.fail(new TyError('E_TIMEOUT', `sandbox did not start within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onAbort = () => this.fail(new TyError('E_ABORTED', 'sandbox start aborted'));
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -189,11 +212,13 @@ export class SandboxChannel {
    * Run one call. Enforces `opts.limits.timeoutMs` (E_TIMEOUT) and `opts.signal` (E_ABORTED); both kill the
    * sandbox. The result JSON is measured against `opts.limits.outputBytes` (UTF-8 bytes): over the cap is
    * E_OUTPUT_LIMIT, never truncation.
-   * @throws TyError E_TOOL_FAILED, E_OUTPUT_LIMIT, E_TIMEOUT, E_ABORTED, E_PROTOCOL, E_SANDBOX_FAILED, E_MEMORY_LIMIT, E_INVALID_ARGS (args not JSON).
+   * @throws TyError E_TOOL_FAILED, E_OUTPUT_LIMIT, E_TIMEOUT, E_ABORTED, E_PROTOCOL, E_SANDBOX_FAILED, E_MEMORY_LIMIT,
+   *   E_INVALID_ARGS (args not JSON).
    */
   call(args: unknown, opts: CallOptions): Promise<unknown> {
     if (this.#dead) return Promise.reject(this.#dead);
-    if (this.#loadState !== 'loaded') return Promise.reject(new TyError('E_PROTOCOL', 'call before the tool was loaded'));
+    if (this.#loadState !== 'loaded')
+      return Promise.reject(new TyError('E_PROTOCOL', 'call before the tool was loaded'));
     if (opts.signal.aborted) return Promise.reject(new TyError('E_ABORTED', 'call aborted before it started'));
     const id = this.#nextCallId++;
     const deadline = monotonicNow() + opts.limits.timeoutMs;
@@ -229,7 +254,12 @@ export class SandboxChannel {
         } else if (opts.argsJson !== undefined && sendText) {
           // the host's canonical text of `args`, spliced in unchanged (no second serialization of the arguments)
           sendText.call(this.#port, `${callHead(id, opts.settings)}${opts.argsJson}}`);
-        } else this.#port.send(opts.settings ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings } : { v: PROTOCOL_VERSION, type: 'call', id, args });
+        } else
+          this.#port.send(
+            opts.settings
+              ? { v: PROTOCOL_VERSION, type: 'call', id, args, settings: opts.settings }
+              : { v: PROTOCOL_VERSION, type: 'call', id, args },
+          );
       } catch (e) {
         const p = this.#calls.get(id);
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));
@@ -263,7 +293,10 @@ export class SandboxChannel {
     const now = monotonicNow();
     let next = Infinity;
     for (const c of this.#calls.values()) {
-      if (c.deadline <= now) return this.fail(new TyError('E_TIMEOUT', `tool call exceeded ${c.opts.limits.timeoutMs} ms; sandbox destroyed`));
+      if (c.deadline <= now)
+        return this.fail(
+          new TyError('E_TIMEOUT', `tool call exceeded ${c.opts.limits.timeoutMs} ms; sandbox destroyed`),
+        );
       if (c.deadline < next) next = c.deadline;
     }
     if (next !== Infinity) this.#armDeadline(next);
@@ -335,7 +368,10 @@ export class SandboxChannel {
     handler(this, msg);
   }
 
-  /** End the channel (transport closed, process died, timeout, abort): reject everything pending, close the port. Idempotent. */
+  /**
+   * End the channel (transport closed, process died, timeout, abort): reject everything pending, close the port.
+   * Idempotent.
+   */
   fail(reason: TyError): void {
     if (this.#dead) return;
     this.#dead = reason;
@@ -407,11 +443,23 @@ export class SandboxChannel {
     const call = ch.#calls.get(m.callId);
     if (ch.#caps.has(m.id)) return ch.fail(new TyError('E_PROTOCOL', 'capability request id reused while in flight'));
     if (!call) {
-      ch.#send({ v: PROTOCOL_VERSION, type: 'cap-reply', id: m.id, ok: false, error: { code: 'E_CAPABILITY_DENIED', message: 'no tool call in progress' } });
+      ch.#send({
+        v: PROTOCOL_VERSION,
+        type: 'cap-reply',
+        id: m.id,
+        ok: false,
+        error: { code: 'E_CAPABILITY_DENIED', message: 'no tool call in progress' },
+      });
       return;
     }
     if (ch.#caps.size >= (ch.#opts.maxCapsInFlight ?? 32)) {
-      ch.#send({ v: PROTOCOL_VERSION, type: 'cap-reply', id: m.id, ok: false, error: { code: 'E_BUSY', message: 'too many capability requests in flight' } });
+      ch.#send({
+        v: PROTOCOL_VERSION,
+        type: 'cap-reply',
+        id: m.id,
+        ok: false,
+        error: { code: 'E_BUSY', message: 'too many capability requests in flight' },
+      });
       return;
     }
     const abort = new AbortController();
@@ -421,7 +469,14 @@ export class SandboxChannel {
     ch.#caps.set(m.id, abort);
     void ch.#runCap(m.id, m.name, m.params, call, abort, onCallEnd);
   }
-  async #runCap(id: number, name: CapabilityName, params: unknown, call: PendingCall, abort: AbortController, onCallEnd: () => void): Promise<void> {
+  async #runCap(
+    id: number,
+    name: CapabilityName,
+    params: unknown,
+    call: PendingCall,
+    abort: AbortController,
+    onCallEnd: () => void,
+  ): Promise<void> {
     let reply: HostMessage;
     try {
       const value = await call.opts.onCapability(name, params, abort.signal);
@@ -443,33 +498,47 @@ export class SandboxChannel {
       this.#port.send(reply);
     } catch {
       // the value was not JSON-serializable: the handler's bug, reported to the tool without detail
-      this.#send({ v: PROTOCOL_VERSION, type: 'cap-reply', id, ok: false, error: { code: 'E_CAPABILITY_DENIED', message: `${name} returned no JSON data` } });
+      this.#send({
+        v: PROTOCOL_VERSION,
+        type: 'cap-reply',
+        id,
+        ok: false,
+        error: { code: 'E_CAPABILITY_DENIED', message: `${name} returned no JSON data` },
+      });
     }
   }
-  /** `cap-cancel`: abort the signal the CapabilityHandler got for that request. An id no longer in flight (its reply already sent) is ignored. */
+  /**
+   * `cap-cancel`: abort the signal the CapabilityHandler got for that request. An id no longer in flight (its reply
+   * already sent) is ignored.
+   */
   static onCapCancel(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'cap-cancel' }>): void {
     ch.#caps.get(m.id)?.abort(new TyError('E_ABORTED', 'the tool cancelled the request'));
   }
   static onLog(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'log' }>): void {
     const cap = ch.#opts.maxLogsPerCall ?? 1000;
-    // The sandbox's own rate cap (200/s) can be bypassed by tool code writing to its stdout directly: 10x that is fatal.
+    // The sandbox's own rate cap (200/s) can be bypassed by tool code writing to its stdout directly: 10x that is
+    // fatal.
     const now = (ch.#opts.now ?? Date.now)();
     if (now - ch.#logWindow >= 1000) {
       ch.#logWindow = now;
       ch.#logWindowCount = 0;
     }
-    if (++ch.#logWindowCount > (ch.#opts.maxLogsPerSecond ?? 2000)) return ch.fail(new TyError('E_PROTOCOL', 'sandbox flooded the host with log messages'));
+    if (++ch.#logWindowCount > (ch.#opts.maxLogsPerSecond ?? 2000))
+      return ch.fail(new TyError('E_PROTOCOL', 'sandbox flooded the host with log messages'));
     if (++ch.#logs > cap) return;
     ch.#opts.onLog?.(m.level, m.text);
   }
 }
 
 /** Null-prototype dispatch: a `type` without an entry fails closed. */
-const HANDLERS: Record<string, (ch: SandboxChannel, m: never) => void> = Object.assign(Object.create(null) as Record<string, never>, {
-  ready: SandboxChannel.onReady,
-  loaded: SandboxChannel.onLoaded,
-  result: SandboxChannel.onResult,
-  cap: SandboxChannel.onCap,
-  'cap-cancel': SandboxChannel.onCapCancel,
-  log: SandboxChannel.onLog,
-});
+const HANDLERS: Record<string, (ch: SandboxChannel, m: never) => void> = Object.assign(
+  Object.create(null) as Record<string, never>,
+  {
+    ready: SandboxChannel.onReady,
+    loaded: SandboxChannel.onLoaded,
+    result: SandboxChannel.onResult,
+    cap: SandboxChannel.onCap,
+    'cap-cancel': SandboxChannel.onCapCancel,
+    log: SandboxChannel.onLog,
+  },
+);

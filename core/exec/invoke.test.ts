@@ -8,11 +8,18 @@ import { TyError } from '../errors.js';
 import { DEFAULT_LIMITS, type Gate, type GateRequest } from './runtime.js';
 
 const params = { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false };
-const code = (src = 'export default async (a) => a.x * 2') => ({ name: 'dbl', description: 'double', parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: src } });
+const code = (src = 'export default async (a) => a.x * 2') => ({
+  name: 'dbl',
+  description: 'double',
+  parameters: params,
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: src },
+});
 
 async function setup(extra: Partial<ConstructorParameters<typeof Invoker>[0]> = {}, pool?: PoolLike) {
   const registry = new ToolRegistry(new Store(new MemoryStoreBackend()));
-  const p: PoolLike = pool ?? { call: vi.fn(async (_spec, args: unknown) => ({ doubled: (args as { x: number }).x * 2 })) };
+  const p: PoolLike = pool ?? {
+    call: vi.fn(async (_spec, args: unknown) => ({ doubled: (args as { x: number }).x * 2 })),
+  };
   const inv = new Invoker({ registry, pool: p, ...extra });
   return { registry, pool: p, inv };
 }
@@ -41,7 +48,13 @@ describe('Invoker: admission control', () => {
     const order: number[] = [];
     const pool: PoolLike = { call: vi.fn(async (_s, a: unknown) => order.push((a as { x: number }).x)) };
     // A gate whose decision takes longer for earlier calls (as a slow store read would).
-    const gate: Gate = { authorize: vi.fn(), run: async (req, execute) => { await new Promise((r) => setTimeout(r, 20 - Number((req.preview ?? '').match(/\d+/)?.[0] ?? 0))); return { value: await execute() }; } };
+    const gate: Gate = {
+      authorize: vi.fn(),
+      run: async (req, execute) => {
+        await new Promise((r) => setTimeout(r, 20 - Number((req.preview ?? '').match(/\d+/)?.[0] ?? 0)));
+        return { value: await execute() };
+      },
+    };
     const { registry, inv } = await setup({ gate }, pool);
     await registry.install(code());
     await Promise.all(Array.from({ length: 10 }, (_, x) => inv.invoke('dbl', { x })));
@@ -64,9 +77,12 @@ describe('Invoker', () => {
     expect(call[2].argsParts).toEqual(['{"x":21}']);
   });
 
-  it('hands a long string argument to the pool as a canonical piece of its own: the caller\'s string, not a copy', async () => {
+  it("hands a long string argument to the pool as a canonical piece of its own: the caller's string, not a copy", async () => {
     const { registry, pool, inv } = await setup();
-    await registry.install({ ...code(), parameters: { type: 'object', properties: { s: { type: 'string' }, x: { type: 'number' } } } });
+    await registry.install({
+      ...code(),
+      parameters: { type: 'object', properties: { s: { type: 'string' }, x: { type: 'number' } } },
+    });
     const s = 'w'.repeat(64 * 1024);
     await inv.invoke('dbl', { x: 1, s });
     const o = vi.mocked(pool.call).mock.calls[0]![2];
@@ -102,7 +118,10 @@ describe('Invoker', () => {
   it('caps arguments by size', async () => {
     const { registry, inv } = await setup({ maxArgsBytes: 100 });
     await registry.install({ ...code(), parameters: { type: 'object' } });
-    expect(await inv.invoke('dbl', { s: 'x'.repeat(200) })).toMatchObject({ ok: false, error: { code: 'E_INVALID_ARGS' } });
+    expect(await inv.invoke('dbl', { s: 'x'.repeat(200) })).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_ARGS' },
+    });
   });
 
   it('passes a tool request to the gate and honours its refusal', async () => {
@@ -116,20 +135,41 @@ describe('Invoker', () => {
     };
     const { registry, pool, inv } = await setup({ gate, principal: 'cli:user' });
     const { revision } = await registry.install(code());
-    expect(await inv.invoke('dbl', { x: 1 })).toEqual({ ok: false, revision, error: { code: 'E_CAPABILITY_DENIED', message: 'denied by rule' } });
+    expect(await inv.invoke('dbl', { x: 1 })).toEqual({
+      ok: false,
+      revision,
+      error: { code: 'E_CAPABILITY_DENIED', message: 'denied by rule' },
+    });
     expect(seen[0]).toMatchObject({ principal: 'cli:user', kind: 'tool', toolName: 'dbl', revision });
     expect(pool.call).not.toHaveBeenCalled();
   });
 
   it('denies capabilities by default and gives the handler the call identity when configured', async () => {
     let denied: unknown;
-    const pool: PoolLike = { call: async (_s, _a, o) => { try { await o.onCapability('fetch', { url: 'https://x' }, o.signal); } catch (e) { denied = e; } return 1; } };
+    const pool: PoolLike = {
+      call: async (_s, _a, o) => {
+        try {
+          await o.onCapability('fetch', { url: 'https://x' }, o.signal);
+        } catch (e) {
+          denied = e;
+        }
+        return 1;
+      },
+    };
     const { registry, inv } = await setup({}, pool);
     await registry.install(code());
     await inv.invoke('dbl', { x: 1 });
     expect(denied).toMatchObject({ code: 'E_CAPABILITY_DENIED', message: 'fetch: capabilities are not enabled' });
     const ids: unknown[] = [];
-    const { registry: r2, inv: i2 } = await setup({ capabilities: (id) => { ids.push(id); return async () => 'ok'; } }, pool);
+    const { registry: r2, inv: i2 } = await setup(
+      {
+        capabilities: (id) => {
+          ids.push(id);
+          return async () => 'ok';
+        },
+      },
+      pool,
+    );
     const { revision } = await r2.install(code());
     await i2.invoke('dbl', { x: 1 }, { principal: 'p1' });
     expect(ids[0]).toMatchObject({ name: 'dbl', revision, principal: 'p1' });
@@ -140,13 +180,21 @@ describe('Invoker', () => {
     const { registry, inv } = await setup({}, big);
     await registry.install({ ...code(), limits: { outputBytes: 1000 } });
     const r = await inv.invoke('dbl', { x: 1 });
-    expect(!r.ok && r.error.message).toMatch(/the limit is the manifest's limits\.outputBytes \(now 1000 bytes; at most \d+\)$/);
-    const oom: PoolLike = { call: async () => { throw new TyError('E_MEMORY_LIMIT', 'the node sandbox ran out of its heap limit and was killed'); } };
+    expect(!r.ok && r.error.message).toMatch(
+      /the limit is the manifest's limits\.outputBytes \(now 1000 bytes; at most \d+\)$/,
+    );
+    const oom: PoolLike = {
+      call: async () => {
+        throw new TyError('E_MEMORY_LIMIT', 'the node sandbox ran out of its heap limit and was killed');
+      },
+    };
     const s2 = await setup({}, oom);
     await s2.registry.install({ ...code(), limits: { memoryMb: 64 } });
     const m = await s2.inv.invoke('dbl', { x: 1 });
     expect(m).toMatchObject({ ok: false, error: { code: 'E_MEMORY_LIMIT' } });
-    expect(!m.ok && m.error.message).toMatch(/killed; the limit is the manifest's limits\.memoryMb \(now 64 MiB; at most \d+\)$/);
+    expect(!m.ok && m.error.message).toMatch(
+      /killed; the limit is the manifest's limits\.memoryMb \(now 64 MiB; at most \d+\)$/,
+    );
   });
 
   it('checks the result size and JSON-ness', async () => {
@@ -162,7 +210,10 @@ describe('Invoker', () => {
 
   it('validates the result against outputSchema', async () => {
     const { registry, inv } = await setup();
-    await registry.install({ ...code(), outputSchema: { type: 'object', properties: { doubled: { type: 'string' } } } });
+    await registry.install({
+      ...code(),
+      outputSchema: { type: 'object', properties: { doubled: { type: 'string' } } },
+    });
     const r = await inv.invoke('dbl', { x: 1 });
     expect(r).toMatchObject({ ok: false, error: { code: 'E_TOOL_FAILED' } });
     expect(!r.ok && r.error.message).toContain('outputSchema');
@@ -174,28 +225,62 @@ describe('Invoker', () => {
     const a = await registry.install(code('export default async () => "A"'));
     const b = await registry.install(code('export default async () => "B"'));
     await registry.activate('dbl', b.revision, { approveReplacement: true });
-    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: true, revision: b.revision, result: 'export default async () => "B"' });
-    expect(await inv.invoke(`dbl@${a.revision}`, { x: 1 })).toMatchObject({ ok: true, revision: a.revision, result: 'export default async () => "A"' });
+    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({
+      ok: true,
+      revision: b.revision,
+      result: 'export default async () => "B"',
+    });
+    expect(await inv.invoke(`dbl@${a.revision}`, { x: 1 })).toMatchObject({
+      ok: true,
+      revision: a.revision,
+      result: 'export default async () => "A"',
+    });
   });
 
   it('runs trusted-native tools via the registry, with a timeout', async () => {
     const { registry, inv } = await setup();
-    const native = { name: 'nat', description: '', parameters: params, execution: { kind: 'trusted-native', entry: 'n' }, limits: { timeoutMs: 50 } };
+    const native = {
+      name: 'nat',
+      description: '',
+      parameters: params,
+      execution: { kind: 'trusted-native', entry: 'n' },
+      limits: { timeoutMs: 50 },
+    };
     const { revision } = await registry.install(native);
-    expect(await inv.invoke('nat', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_TOOL_FAILED', message: expect.stringContaining('no native implementation') } });
+    expect(await inv.invoke('nat', { x: 1 })).toMatchObject({
+      ok: false,
+      error: { code: 'E_TOOL_FAILED', message: expect.stringContaining('no native implementation') },
+    });
     registry.registerNative(revision, async (a) => (a as { x: number }).x + 1);
     expect(await inv.invoke('nat', { x: 1 })).toEqual({ ok: true, revision, result: 2 });
     let aborted = false;
-    registry.registerNative(revision, (_a, ctx) => new Promise((res) => (ctx as { signal: AbortSignal }).signal.addEventListener('abort', () => { aborted = true; res(0); })));
+    registry.registerNative(
+      revision,
+      (_a, ctx) =>
+        new Promise((res) =>
+          (ctx as { signal: AbortSignal }).signal.addEventListener('abort', () => {
+            aborted = true;
+            res(0);
+          }),
+        ),
+    );
     expect(await inv.invoke('nat', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_TIMEOUT' } });
     expect(aborted).toBe(true);
   });
 
   it('external-service tools need a bridge', async () => {
-    const ext = { name: 'ext', description: '', parameters: { type: 'object' }, execution: { kind: 'external-service', serviceId: 'srv', tool: 't' } };
+    const ext = {
+      name: 'ext',
+      description: '',
+      parameters: { type: 'object' },
+      execution: { kind: 'external-service', serviceId: 'srv', tool: 't' },
+    };
     const s1 = await setup();
     await s1.registry.install(ext);
-    expect(await s1.inv.invoke('ext', {})).toMatchObject({ ok: false, error: { code: 'E_TOOL_FAILED', message: expect.stringContaining('no bridge configured') } });
+    expect(await s1.inv.invoke('ext', {})).toMatchObject({
+      ok: false,
+      error: { code: 'E_TOOL_FAILED', message: expect.stringContaining('no bridge configured') },
+    });
     const s2 = await setup({ external: async (id, args) => ({ id: id.name, args }) });
     await s2.registry.install(ext);
     expect(await s2.inv.invoke('ext', { a: 1 })).toMatchObject({ ok: true, result: { id: 'ext', args: { a: 1 } } });
@@ -208,13 +293,22 @@ describe('Invoker', () => {
     expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_SANDBOX_UNAVAILABLE' } });
     const ac = new AbortController();
     ac.abort();
-    expect(await inv.invoke('dbl', { x: 1 }, { signal: ac.signal })).toMatchObject({ ok: false, error: { code: 'E_ABORTED' } });
+    expect(await inv.invoke('dbl', { x: 1 }, { signal: ac.signal })).toMatchObject({
+      ok: false,
+      error: { code: 'E_ABORTED' },
+    });
   });
 
   it('effectiveLimits clamps to host maxima', () => {
     const m = code() as never;
-    expect(effectiveLimits(m, DEFAULT_LIMITS, { timeoutMs: 10, outputBytes: 5, memoryMb: 1 }, 99)).toEqual({ timeoutMs: 10, outputBytes: 5, memoryMb: 1 });
-    expect(effectiveLimits(m, DEFAULT_LIMITS, { timeoutMs: 1e9, outputBytes: 1e9, memoryMb: 1e9 }, 99).timeoutMs).toBe(99);
+    expect(effectiveLimits(m, DEFAULT_LIMITS, { timeoutMs: 10, outputBytes: 5, memoryMb: 1 }, 99)).toEqual({
+      timeoutMs: 10,
+      outputBytes: 5,
+      memoryMb: 1,
+    });
+    expect(effectiveLimits(m, DEFAULT_LIMITS, { timeoutMs: 1e9, outputBytes: 1e9, memoryMb: 1e9 }, 99).timeoutMs).toBe(
+      99,
+    );
   });
 });
 
@@ -228,7 +322,13 @@ describe('Invoker capability refusals', () => {
   it('reports an uncaught host refusal with its own code and message', async () => {
     const { registry, inv } = await setup({}, failing('E_CAPABILITY_DENIED', true));
     await registry.install(code());
-    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED', message: 'fetch: capabilities are not enabled (the tool did not handle this error from the host)' } });
+    expect(await inv.invoke('dbl', { x: 1 })).toMatchObject({
+      ok: false,
+      error: {
+        code: 'E_CAPABILITY_DENIED',
+        message: 'fetch: capabilities are not enabled (the tool did not handle this error from the host)',
+      },
+    });
   });
   it('never promotes a code the tool only claims', async () => {
     const { registry, inv } = await setup({}, failing('E_CAPABILITY_DENIED', false));

@@ -7,7 +7,16 @@ import { canonicalParts, joinParts } from '../revisions/canonical.js';
 import { utf8Length } from './channel.js';
 import { TyError, toTyError } from '../errors.js';
 import type { ToolRegistry } from '../revisions/registry.js';
-import { DEFAULT_LIMITS, NEVER_ABORTED, type CallLimits, type CapabilityHandler, type Gate, type GateRequest, type Principal, type SandboxSpec } from './runtime.js';
+import {
+  DEFAULT_LIMITS,
+  NEVER_ABORTED,
+  type CallLimits,
+  type CapabilityHandler,
+  type Gate,
+  type GateRequest,
+  type Principal,
+  type SandboxSpec,
+} from './runtime.js';
 import { ArgValidator } from '../schema/validate.js';
 import { applyDefaults, type ToolSettings } from '../revisions/settings.js';
 
@@ -22,7 +31,18 @@ export interface ToolIdentity {
 /** The part of the sandbox pool (core/exec/pool.ts) the invoker uses. */
 export interface PoolLike {
   /** @throws TyError E_TIMEOUT, E_OUTPUT_LIMIT, E_TOOL_FAILED, E_ABORTED, E_MEMORY_LIMIT, E_SANDBOX_FAILED, ... */
-  call(spec: SandboxSpec, args: unknown, opts: { signal: AbortSignal; onCapability: CapabilityHandler; disposable?: boolean; limits: CallLimits; argsJson?: string; argsParts?: readonly string[] }): Promise<unknown>;
+  call(
+    spec: SandboxSpec,
+    args: unknown,
+    opts: {
+      signal: AbortSignal;
+      onCapability: CapabilityHandler;
+      disposable?: boolean;
+      limits: CallLimits;
+      argsJson?: string;
+      argsParts?: readonly string[];
+    },
+  ): Promise<unknown>;
 }
 
 /** The context a trusted-native function receives. */
@@ -36,7 +56,11 @@ export interface NativeContext {
 
 export type InvokeResult =
   | { ok: true; revision: string; result: unknown; feedback?: string[]; settingsRevision?: string }
-  | { ok: false; revision?: string; error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } };
+  | {
+      ok: false;
+      revision?: string;
+      error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> };
+    };
 
 export interface InvokerOptions {
   registry: ToolRegistry;
@@ -91,9 +115,16 @@ const denyAll: CapabilityHandler = async (name: CapabilityName) => {
   throw new TyError('E_CAPABILITY_DENIED', `${name}: capabilities are not enabled`);
 };
 
-
-/** Effective limits: the manifest's request (else the host default), then a per-call timeout, each clamped to the host maximum. */
-export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, max: CallLimits, timeoutMs?: number): CallLimits {
+/**
+ * Effective limits: the manifest's request (else the host default), then a per-call timeout, each clamped to the host
+ * maximum.
+ */
+export function effectiveLimits(
+  manifest: ToolManifest,
+  defaults: CallLimits,
+  max: CallLimits,
+  timeoutMs?: number,
+): CallLimits {
   const m = manifest.limits ?? {};
   return {
     timeoutMs: Math.min(timeoutMs ?? m.timeoutMs ?? defaults.timeoutMs, max.timeoutMs),
@@ -108,8 +139,10 @@ export function effectiveLimits(manifest: ToolManifest, defaults: CallLimits, ma
  */
 function limitMessage(err: TyError, limits: CallLimits | undefined, max: CallLimits): string {
   if (!limits) return err.message;
-  if (err.code === 'E_OUTPUT_LIMIT') return `${err.message}; the limit is the manifest's limits.outputBytes (now ${limits.outputBytes} bytes; at most ${max.outputBytes})`;
-  if (err.code === 'E_MEMORY_LIMIT') return `${err.message}; the limit is the manifest's limits.memoryMb (now ${limits.memoryMb} MiB; at most ${max.memoryMb})`;
+  if (err.code === 'E_OUTPUT_LIMIT')
+    return `${err.message}; the limit is the manifest's limits.outputBytes (now ${limits.outputBytes} bytes; at most ${max.outputBytes})`;
+  if (err.code === 'E_MEMORY_LIMIT')
+    return `${err.message}; the limit is the manifest's limits.memoryMb (now ${limits.memoryMb} MiB; at most ${max.memoryMb})`;
   return err.message;
 }
 
@@ -136,7 +169,8 @@ export class Invoker {
     this.#o = opts;
     this.#validator = opts.validator ?? new ArgValidator();
     this.#max = opts.maxQueuedCalls ?? DEFAULT_MAX_QUEUED_CALLS;
-    if (!Number.isSafeInteger(this.#max) || this.#max < 1) throw new TyError('E_USAGE', 'maxQueuedCalls must be a positive integer');
+    if (!Number.isSafeInteger(this.#max) || this.#max < 1)
+      throw new TyError('E_USAGE', 'maxQueuedCalls must be a positive integer');
   }
 
   /** Calls in flight now (admitted, not yet answered). */
@@ -152,7 +186,13 @@ export class Invoker {
    */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
     if (this.#inFlight >= this.#max) {
-      return { ok: false, error: { code: 'E_BUSY', message: `the host has ${this.#max} calls in flight (its admission limit); retry later` } };
+      return {
+        ok: false,
+        error: {
+          code: 'E_BUSY',
+          message: `the host has ${this.#max} calls in flight (its admission limit); retry later`,
+        },
+      };
     }
     this.#inFlight++;
     const key = ref.split('@')[0] ?? ref;
@@ -185,7 +225,8 @@ export class Invoker {
       const argsJson = joinParts(argsParts);
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
       // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the text could be over the cap
-      if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs) throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
+      if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs)
+        throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
       this.#validator.validate(tool.revision, tool.manifest.parameters, args);
       // The settings this call runs with: the pinned or current settings revision, re-validated, defaults applied.
       let settingsRevision: string | undefined;
@@ -195,11 +236,24 @@ export class Invoker {
         settingsRevision = s.settingsRevision;
         settings = s.effective;
       } else if (opts.settingsRevision !== undefined) {
-        throw new TyError('E_INVALID_SETTINGS', `${tool.name}@${tool.revision} has no settings revision ${opts.settingsRevision} on this host`);
+        throw new TyError(
+          'E_INVALID_SETTINGS',
+          `${tool.name}@${tool.revision} has no settings revision ${opts.settingsRevision} on this host`,
+        );
       } else if (tool.manifest.settings) settings = applyDefaults(tool.manifest.settings, {});
 
-      const identity: ToolIdentity = { name: tool.name, revision: tool.revision, manifest: tool.manifest, principal: opts.principal ?? this.#o.principal ?? 'app' };
-      const limits = effectiveLimits(tool.manifest, this.#o.defaultLimits ?? DEFAULT_LIMITS, this.#o.maxLimits ?? MAX_LIMITS, opts.timeoutMs);
+      const identity: ToolIdentity = {
+        name: tool.name,
+        revision: tool.revision,
+        manifest: tool.manifest,
+        principal: opts.principal ?? this.#o.principal ?? 'app',
+      };
+      const limits = effectiveLimits(
+        tool.manifest,
+        this.#o.defaultLimits ?? DEFAULT_LIMITS,
+        this.#o.maxLimits ?? MAX_LIMITS,
+        opts.timeoutMs,
+      );
       limitsUsed = limits;
       const handler = this.#o.capabilities?.(identity) ?? denyAll;
       // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
@@ -211,64 +265,121 @@ export class Invoker {
           throw e;
         }
       };
-      const req: GateRequest = { principal: identity.principal, kind: 'tool', toolName: tool.name, revision: tool.revision, hookPayload: { arguments: args }, preview: `arguments: ${argsJson}` };
+      const req: GateRequest = {
+        principal: identity.principal,
+        kind: 'tool',
+        toolName: tool.name,
+        revision: tool.revision,
+        hookPayload: { arguments: args },
+        preview: `arguments: ${argsJson}`,
+      };
       // Everything that decides the caller's outcome happens inside `execute`, so the gate's audit record and
       // post-hooks see the same code the caller gets: the host's refusal when the tool let one propagate, and
       // result checks (E_OUTPUT_LIMIT, outputSchema).
       const execute = async (): Promise<unknown> => {
         let value: unknown;
         try {
-          value = await this.#execute(identity, args, argsJson, argsParts, limits, onCapability, opts, joined, settings);
+          value = await this.#execute(
+            identity,
+            args,
+            argsJson,
+            argsParts,
+            limits,
+            onCapability,
+            opts,
+            joined,
+            settings,
+          );
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
-          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code) throw new TyError(refused.code, `${refused.message} (the tool did not handle this error from the host)`, refused.data);
+          if (err.code === 'E_TOOL_FAILED' && refused && err.data?.toolCode === refused.code)
+            throw new TyError(
+              refused.code,
+              `${refused.message} (the tool did not handle this error from the host)`,
+              refused.data,
+            );
           throw e;
         }
         const result = this.#checkResult(value, limits);
-        if (tool.manifest.outputSchema) this.#validator.validateResult(tool.revision, tool.manifest.outputSchema, result);
+        if (tool.manifest.outputSchema)
+          this.#validator.validateResult(tool.revision, tool.manifest.outputSchema, result);
         return result;
       };
-      const { value: result, feedback } = this.#o.gate ? await this.#o.gate.run(req, execute) : { value: await execute(), feedback: undefined };
-      const ok: InvokeResult & { ok: true } = feedback?.length ? { ok: true, revision: tool.revision, result, feedback } : { ok: true, revision: tool.revision, result };
+      const { value: result, feedback } = this.#o.gate
+        ? await this.#o.gate.run(req, execute)
+        : { value: await execute(), feedback: undefined };
+      const ok: InvokeResult & { ok: true } = feedback?.length
+        ? { ok: true, revision: tool.revision, result, feedback }
+        : { ok: true, revision: tool.revision, result };
       if (settingsRevision !== undefined) ok.settingsRevision = settingsRevision;
       return ok;
     } catch (e) {
       const err = toTyError(e, 'E_TOOL_FAILED');
-      const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = { code: err.code, message: limitMessage(err, limitsUsed, this.#o.maxLimits ?? MAX_LIMITS) };
+      const error: { code: ErrorCode; message: string; frames?: ToolFrame[]; data?: Record<string, unknown> } = {
+        code: err.code,
+        message: limitMessage(err, limitsUsed, this.#o.maxLimits ?? MAX_LIMITS),
+      };
       // The tool's own frames, mapped to its source files through the revision's source map (never host frames).
       const raw = err.code === 'E_TOOL_FAILED' && manifest ? checkFrames(err.data?.frames) : undefined;
       const frames = raw && manifest ? mapFrames(manifest, raw) : [];
       if (frames.length > 0) error.frames = frames;
-      // host-neutral facts of a host refusal (the rule that would allow it, the paused name, ...): each host renders its own hint
+      // host-neutral facts of a host refusal (the rule that would allow it, the paused name, ...): each host renders
+      // its own hint
       if (err.data !== undefined && err.code !== 'E_TOOL_FAILED') error.data = err.data;
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }
   }
 
   /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
-  async #execute(identity: ToolIdentity, args: unknown, argsJson: string, argsParts: readonly string[], limits: CallLimits, onCapability: CapabilityHandler, opts: InvokeOptions, joined: () => void, settings?: Record<string, unknown>): Promise<unknown> {
+  async #execute(
+    identity: ToolIdentity,
+    args: unknown,
+    argsJson: string,
+    argsParts: readonly string[],
+    limits: CallLimits,
+    onCapability: CapabilityHandler,
+    opts: InvokeOptions,
+    joined: () => void,
+    settings?: Record<string, unknown>,
+  ): Promise<unknown> {
     const exec = identity.manifest.execution;
     const signal = opts.signal ?? NEVER_ABORTED;
     switch (exec.kind) {
       case 'sandboxed-code': {
         if (!this.#o.pool) throw new TyError('E_SANDBOX_UNAVAILABLE', 'no sandbox runtime is configured on this host');
-        const spec: SandboxSpec = opts.folders ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders } : { revision: identity.revision, manifest: identity.manifest, limits };
+        const spec: SandboxSpec = opts.folders
+          ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders }
+          : { revision: identity.revision, manifest: identity.manifest, limits };
         if (settings) spec.settings = settings;
-        const running = this.#o.pool.call(spec, args, { signal, onCapability, disposable: opts.disposable ?? false, limits, argsJson, argsParts });
+        const running = this.#o.pool.call(spec, args, {
+          signal,
+          onCapability,
+          disposable: opts.disposable ?? false,
+          limits,
+          argsJson,
+          argsParts,
+        });
         joined();
         return running;
       }
       case 'trusted-native': {
         joined();
         const fn = this.#o.registry.getNative(identity.revision);
-        if (!fn) throw new TyError('E_TOOL_FAILED', `no native implementation is registered for ${identity.name}@${identity.revision} in this application`);
-        return withTimeout(limits.timeoutMs, signal, (s) => fn(args, { signal: s, identity, capability: onCapability, settings: settings ?? {} } satisfies NativeContext));
+        if (!fn)
+          throw new TyError(
+            'E_TOOL_FAILED',
+            `no native implementation is registered for ${identity.name}@${identity.revision} in this application`,
+          );
+        return withTimeout(limits.timeoutMs, signal, (s) =>
+          fn(args, { signal: s, identity, capability: onCapability, settings: settings ?? {} } satisfies NativeContext),
+        );
       }
       case 'external-service': {
         joined();
         const bridge = this.#o.external;
-        if (!bridge) throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);
+        if (!bridge)
+          throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);
         return withTimeout(limits.timeoutMs, signal, (s) => bridge(identity, args, s));
       }
     }
@@ -283,7 +394,11 @@ export class Invoker {
     }
     if (json === undefined) throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
     const bytes = json.length * 3 > limits.outputBytes ? utf8Length(json) : 0; // counted only when it could be over
-    if (bytes > limits.outputBytes) throw new TyError('E_OUTPUT_LIMIT', `the result is ${bytes} bytes, over the limit of ${limits.outputBytes} bytes`);
+    if (bytes > limits.outputBytes)
+      throw new TyError(
+        'E_OUTPUT_LIMIT',
+        `the result is ${bytes} bytes, over the limit of ${limits.outputBytes} bytes`,
+      );
     return JSON.parse(json) as unknown;
   }
 }

@@ -2,7 +2,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SandboxPool } from './pool.js';
 import { TyError } from '../errors.js';
-import { DEFAULT_LIMITS, type CallOptions, type SandboxInstance, type SandboxRuntime, type SandboxSpec } from './runtime.js';
+import {
+  DEFAULT_LIMITS,
+  type CallOptions,
+  type SandboxInstance,
+  type SandboxRuntime,
+  type SandboxSpec,
+} from './runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
 type Behaviour = (args: unknown, opts: CallOptions, inst: FakeInstance) => Promise<unknown>;
@@ -16,7 +22,10 @@ class FakeInstance implements SandboxInstance {
   running = 0;
   maxRunning = 0;
   #kill: (() => void)[] = [];
-  constructor(readonly revision: string, readonly behaviour: Behaviour) {}
+  constructor(
+    readonly revision: string,
+    readonly behaviour: Behaviour,
+  ) {}
   async call(args: unknown, opts: CallOptions): Promise<unknown> {
     if (!this.alive) throw new TyError('E_SANDBOX_FAILED', 'dead');
     this.running++;
@@ -49,7 +58,12 @@ class FakeRuntime implements SandboxRuntime {
 }
 
 function manifest(name = 'tool'): ToolManifest {
-  return { name, description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'x' } };
+  return {
+    name,
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'x' },
+  };
 }
 function spec(revision: string, name = 'tool', limits = DEFAULT_LIMITS): SandboxSpec {
   return { revision, manifest: manifest(name), limits: { ...limits } };
@@ -83,7 +97,11 @@ describe('SandboxPool retained mode', () => {
     await pool.call(spec('b1'), { s: 'long' }, { onCapability, argsJson: '{"s":"long"}', argsParts });
     await pool.call(spec('b1'), { s: 'long' }, { onCapability, argsJson: '{"s":"long"}', argsParts, disposable: true });
     await pool.call(spec('b1'), {}, { onCapability });
-    expect(seen.map((o) => [o.argsJson, o.argsParts])).toEqual([['{"s":"long"}', argsParts], ['{"s":"long"}', argsParts], [undefined, undefined]]);
+    expect(seen.map((o) => [o.argsJson, o.argsParts])).toEqual([
+      ['{"s":"long"}', argsParts],
+      ['{"s":"long"}', argsParts],
+      [undefined, undefined],
+    ]);
     expect(seen[0]!.argsParts).toBe(argsParts);
   });
 
@@ -181,9 +199,13 @@ describe('SandboxPool retained mode', () => {
       return 'ok';
     });
     pool = new SandboxPool({ runtime: rt });
-    await expect(pool.call(spec('rev-a', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 30 }), {}, { onCapability })).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    await expect(
+      pool.call(spec('rev-a', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 30 }), {}, { onCapability }),
+    ).rejects.toMatchObject({ code: 'E_TIMEOUT' });
     expect(rt.started[0]!.destroyed).toBe('timeout');
-    expect(await pool.call(spec('rev-a', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 30 }), {}, { onCapability })).toBe('ok');
+    expect(await pool.call(spec('rev-a', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 30 }), {}, { onCapability })).toBe(
+      'ok',
+    );
     expect(rt.started).toHaveLength(2);
   });
 
@@ -191,9 +213,17 @@ describe('SandboxPool retained mode', () => {
     let deliver!: (i: SandboxInstance) => void;
     const late = new FakeInstance('r1', counter);
     let startSignal: AbortSignal | undefined;
-    const rt: SandboxRuntime = { name: 'hang', start: (_s, signal) => { startSignal = signal; return new Promise((r) => (deliver = r)); } };
+    const rt: SandboxRuntime = {
+      name: 'hang',
+      start: (_s, signal) => {
+        startSignal = signal;
+        return new Promise((r) => (deliver = r));
+      },
+    };
     const pool = new SandboxPool({ runtime: rt });
-    const e = await pool.call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 50 }), {}, { onCapability }).catch((x: TyError) => x);
+    const e = await pool
+      .call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 50 }), {}, { onCapability })
+      .catch((x: TyError) => x);
     expect(e).toMatchObject({ code: 'E_TIMEOUT', message: expect.stringContaining('module loaded') });
     expect(startSignal?.aborted).toBe(true);
     deliver(late);
@@ -202,10 +232,18 @@ describe('SandboxPool retained mode', () => {
   });
 
   it('the time a start took is taken from the call: start + call stay within one limit', async () => {
-    const rt: SandboxRuntime = { name: 'slow', start: async (sp) => { await new Promise((r) => setTimeout(r, 40)); return new FakeInstance(sp.revision, () => new Promise((r) => setTimeout(() => r('late'), 40))); } };
+    const rt: SandboxRuntime = {
+      name: 'slow',
+      start: async (sp) => {
+        await new Promise((r) => setTimeout(r, 40));
+        return new FakeInstance(sp.revision, () => new Promise((r) => setTimeout(() => r('late'), 40)));
+      },
+    };
     const pool = new SandboxPool({ runtime: rt });
     // 40 ms start + 40 ms call > 60 ms limit: fails although each alone fits
-    await expect(pool.call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 60 }), {}, { onCapability })).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    await expect(
+      pool.call(spec('r1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 60 }), {}, { onCapability }),
+    ).rejects.toMatchObject({ code: 'E_TIMEOUT' });
   });
 
   it('abort kills the running sandbox; an aborted queued call never runs', async () => {
@@ -272,7 +310,9 @@ describe('SandboxPool retained mode', () => {
     await p.call(spec('b', 'two'), {}, { onCapability });
     await p.shutdown();
     expect(rt.started.every((i) => i.destroyed === 'shutdown')).toBe(true);
-    await expect(p.call(spec('a', 'one'), {}, { onCapability })).rejects.toMatchObject({ code: 'E_SANDBOX_UNAVAILABLE' });
+    await expect(p.call(spec('a', 'one'), {}, { onCapability })).rejects.toMatchObject({
+      code: 'E_SANDBOX_UNAVAILABLE',
+    });
   });
 });
 
@@ -293,7 +333,10 @@ describe('SandboxPool memory budget', () => {
   it('over budget with every sandbox busy, the new one starts; idle ones go once their calls end', async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const rt = new FakeRuntime(async () => { await gate; return 1; });
+    const rt = new FakeRuntime(async () => {
+      await gate;
+      return 1;
+    });
     const pool = new SandboxPool({ runtime: rt, memoryBudgetMb: 200, memoryOf: () => 100 });
     const calls = ['a', 'b', 'c'].map((n) => pool.call(spec(`r-${n}`, n), {}, { onCapability }));
     await new Promise((r) => setTimeout(r, 0));
@@ -361,7 +404,8 @@ describe('SandboxPool: per-call work', () => {
     const listen = vi.spyOn(EventTarget.prototype, 'addEventListener');
     try {
       for (let i = 0; i < 50; i++) await pool.call(spec('r-t', 't'), {}, { onCapability });
-      expect(timers.mock.calls.filter((c) => c[1] === 987_654)).toHaveLength(0); // the one armed after the first call still holds
+      // the one armed after the first call still holds
+      expect(timers.mock.calls.filter((c) => c[1] === 987_654)).toHaveLength(0);
       expect(listen).not.toHaveBeenCalled();
     } finally {
       timers.mockRestore();
@@ -375,7 +419,8 @@ describe('SandboxPool: per-call work', () => {
 describe('SandboxPool: a sandbox found dead before a call was sent', () => {
   it('runs the call once on a fresh sandbox; a failure after sending is not retried', async () => {
     const rt = new FakeRuntime(async (a, _o, inst) => {
-      if (rt.started.indexOf(inst) === 1 && a === 'x') throw new TyError('E_SANDBOX_FAILED', 'stopped before sending', { notStarted: true });
+      if (rt.started.indexOf(inst) === 1 && a === 'x')
+        throw new TyError('E_SANDBOX_FAILED', 'stopped before sending', { notStarted: true });
       if (a === 'boom') throw new TyError('E_SANDBOX_FAILED', 'died while running');
       return ++inst.state;
     });
@@ -385,7 +430,9 @@ describe('SandboxPool: a sandbox found dead before a call was sent', () => {
     await pool.call(spec('r-a', 'a'), {}, { onCapability }); // second instance
     expect(await pool.call(spec('r-a', 'a'), 'x', { onCapability })).toBe(1); // refused unsent -> third, fresh
     expect(rt.started).toHaveLength(3);
-    await expect(pool.call(spec('r-a', 'a'), 'boom', { onCapability })).rejects.toMatchObject({ code: 'E_SANDBOX_FAILED' });
+    await expect(pool.call(spec('r-a', 'a'), 'boom', { onCapability })).rejects.toMatchObject({
+      code: 'E_SANDBOX_FAILED',
+    });
     expect(rt.started).toHaveLength(3);
     await pool.shutdown();
   });

@@ -1,7 +1,16 @@
-// Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core, trusted side.
+// Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core,
+// trusted side.
 import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
-import { NEVER_ABORTED, type CallLimits, type CallOptions, type CapabilityHandler, type SandboxInstance, type SandboxRuntime, type SandboxSpec } from './runtime.js';
+import {
+  NEVER_ABORTED,
+  type CallLimits,
+  type CallOptions,
+  type CapabilityHandler,
+  type SandboxInstance,
+  type SandboxRuntime,
+  type SandboxSpec,
+} from './runtime.js';
 
 /**
  * Errors after which a sandbox is destroyed and the next call gets a fresh one: the runtime boundary failed
@@ -37,7 +46,10 @@ export interface SandboxPoolOptions {
    * least recently used idle one; when every one is busy it starts anyway and the pool shrinks as calls end.
    */
   maxRetained?: number;
-  /** A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0: never). */
+  /**
+   * A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0:
+   * never).
+   */
   idleMs?: number;
   /** Told when the pool destroys a sandbox for its limits (`max retained`, `idle`, `memory budget`). */
   onEvict?: (revision: string, reason: string) => void;
@@ -115,8 +127,10 @@ export class SandboxPool {
     this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
     this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
     this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
-    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1) throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
-    if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0) throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
+    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1)
+      throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
+    if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0)
+      throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
   }
 
   /** How many retained sandboxes are alive now. */
@@ -128,7 +142,9 @@ export class SandboxPool {
 
   /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
   async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
-    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    const idle = [...this.#entries.values()]
+      .filter((x) => x !== keep && x.pending === 0 && x.instance?.alive)
+      .sort((a, b) => a.lastUsed - b.lastUsed);
     for (const x of idle) {
       if (this.retainedCount() + room <= this.#maxRetained) return;
       this.#opts.onEvict?.(x.revision, 'max retained');
@@ -148,7 +164,8 @@ export class SandboxPool {
   #setIdleTimer(e: Entry, ms: number): void {
     const t = setTimeout(() => {
       this.#idleTimers.delete(e);
-      if (e.pending > 0 || !e.instance?.alive || e.retired || this.#closed) return; // the end of the running call re-arms
+      // the end of the running call re-arms
+      if (e.pending > 0 || !e.instance?.alive || e.retired || this.#closed) return;
       const left = e.idleSince + this.#idleMs - Date.now();
       if (left > 0) return this.#setIdleTimer(e, left);
       this.#opts.onEvict?.(e.revision, 'idle');
@@ -183,7 +200,8 @@ export class SandboxPool {
     const signal = opts.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw new TyError('E_ABORTED', 'call aborted before it started');
     const runtime = this.#runtimeFor(spec);
-    if (opts.disposable ?? this.#opts.mode === 'disposable') return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts);
+    if (opts.disposable ?? this.#opts.mode === 'disposable')
+      return this.#disposable(runtime, spec, args, opts.onCapability, signal, opts);
 
     // A new revision of the same tool name retires the others (after their queued calls).
     for (const e of this.#entries.values()) {
@@ -196,7 +214,19 @@ export class SandboxPool {
       entry = undefined;
     }
     if (!entry) {
-      entry = { revision: spec.revision, name: spec.manifest.name, key, instance: undefined, queue: Promise.resolve(), retired: false, killed: false, pending: 0, lastUsed: 0, idleSince: 0, chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb };
+      entry = {
+        revision: spec.revision,
+        name: spec.manifest.name,
+        key,
+        instance: undefined,
+        queue: Promise.resolve(),
+        retired: false,
+        killed: false,
+        pending: 0,
+        lastUsed: 0,
+        idleSince: 0,
+        chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb,
+      };
       this.#entries.set(spec.revision, entry);
     }
     const e = entry;
@@ -215,7 +245,8 @@ export class SandboxPool {
       throw err;
     }
     try {
-      if (this.#closed || e.killed) throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
+      if (this.#closed || e.killed)
+        throw new TyError('E_SANDBOX_FAILED', 'the sandbox was destroyed while this call waited');
       return await this.#runRetained(e, runtime, spec, args, opts.onCapability, signal, opts);
     } finally {
       e.pending--;
@@ -241,7 +272,9 @@ export class SandboxPool {
 
   /** Destroy least recently used idle sandboxes (never `keep`) until `extraMb` more fits the budget. */
   async #fitBudget(keep: Entry | undefined, extraMb: number): Promise<void> {
-    const idle = [...this.#entries.values()].filter((x) => x !== keep && x.pending === 0 && x.instance?.alive).sort((a, b) => a.lastUsed - b.lastUsed);
+    const idle = [...this.#entries.values()]
+      .filter((x) => x !== keep && x.pending === 0 && x.instance?.alive)
+      .sort((a, b) => a.lastUsed - b.lastUsed);
     for (const x of idle) {
       if (this.#usedMb() + extraMb <= this.#budget) return;
       this.#opts.onEvict?.(x.revision, 'memory budget');
@@ -249,7 +282,15 @@ export class SandboxPool {
     }
   }
 
-  async #runRetained(e: Entry, runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
+  async #runRetained(
+    e: Entry,
+    runtime: SandboxRuntime,
+    spec: SandboxSpec,
+    args: unknown,
+    onCapability: CapabilityHandler,
+    signal: AbortSignal,
+    text: ArgsText,
+  ): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     if (!e.instance || !e.instance.alive) {
       e.instance = undefined;
@@ -268,7 +309,8 @@ export class SandboxPool {
       } catch (first) {
         // The runtime refused before sending anything (its sandbox had died): once, on a fresh sandbox.
         const f = toTyError(first, 'E_SANDBOX_FAILED');
-        if (f.code !== 'E_SANDBOX_FAILED' || f.data?.notStarted !== true || e.killed || this.#closed || signal.aborted) throw first;
+        if (f.code !== 'E_SANDBOX_FAILED' || f.data?.notStarted !== true || e.killed || this.#closed || signal.aborted)
+          throw first;
         if (e.instance === inst) e.instance = undefined;
         await inst.destroy('E_SANDBOX_FAILED');
         inst = e.instance = await startWithin(runtime, spec, signal, deadline);
@@ -284,7 +326,14 @@ export class SandboxPool {
     }
   }
 
-  async #disposable(runtime: SandboxRuntime, spec: SandboxSpec, args: unknown, onCapability: CapabilityHandler, signal: AbortSignal, text: ArgsText): Promise<unknown> {
+  async #disposable(
+    runtime: SandboxRuntime,
+    spec: SandboxSpec,
+    args: unknown,
+    onCapability: CapabilityHandler,
+    signal: AbortSignal,
+    text: ArgsText,
+  ): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
     const inst = await startWithin(runtime, spec, signal, deadline);
     this.#disposables.add(inst);
@@ -349,25 +398,39 @@ function waitTurn(turn: Promise<void>, signal: AbortSignal): Promise<void> {
  * the start is aborted and the call fails with E_TIMEOUT at once, even if the runtime ignores the abort (a
  * sandbox it still delivers is destroyed).
  */
-async function startWithin(runtime: SandboxRuntime, spec: SandboxSpec, signal: AbortSignal, deadline: number): Promise<SandboxInstance> {
+async function startWithin(
+  runtime: SandboxRuntime,
+  spec: SandboxSpec,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<SandboxInstance> {
   const ac = new AbortController();
   const onAbort = () => ac.abort();
   if (signal.aborted) ac.abort();
   else signal.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new TyError('E_TIMEOUT', `tool call exceeded ${spec.limits.timeoutMs} ms while its module loaded (the load counts against the call's time limit); sandbox destroyed`);
+  const late = new TyError(
+    'E_TIMEOUT',
+    `tool call exceeded ${spec.limits.timeoutMs} ms while its module loaded (the load counts against the call's time limit); sandbox destroyed`,
+  );
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(late);
-      ac.abort();
-    }, Math.max(0, deadline - Date.now()));
+    timer = setTimeout(
+      () => {
+        reject(late);
+        ac.abort();
+      },
+      Math.max(0, deadline - Date.now()),
+    );
   });
   const starting = runtime.start(spec, ac.signal);
   try {
     return await Promise.race([starting, timeout]);
   } catch (e) {
     if (ac.signal.aborted && !signal.aborted) {
-      void starting.then((inst) => inst.destroy('start timed out'), () => {});
+      void starting.then(
+        (inst) => inst.destroy('start timed out'),
+        () => {},
+      );
       throw late;
     }
     throw e;
@@ -384,7 +447,15 @@ type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts'>;
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
  * The time left until `deadline` (ms since the epoch; set before the sandbox started) bounds the call.
  */
-function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapability: CapabilityHandler, signal: AbortSignal, deadline: number, text: ArgsText): Promise<unknown> {
+function guarded(
+  inst: SandboxInstance,
+  args: unknown,
+  spec: SandboxSpec,
+  onCapability: CapabilityHandler,
+  signal: AbortSignal,
+  deadline: number,
+  text: ArgsText,
+): Promise<unknown> {
   const full = spec.limits;
   const left = Math.max(1, deadline - Date.now());
   return new Promise<unknown>((resolve, reject) => {
@@ -397,12 +468,19 @@ function guarded(inst: SandboxInstance, args: unknown, spec: SandboxSpec, onCapa
       if (listen) signal.removeEventListener('abort', onAbort);
       f();
     };
-    const onAbort = () => finish(() => {
-      void inst.destroy('aborted').then(() => reject(new TyError('E_ABORTED', 'call aborted; sandbox destroyed')));
-    });
-    const timer = setTimeout(() => finish(() => {
-      void inst.destroy('timeout').then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
-    }), left);
+    const onAbort = () =>
+      finish(() => {
+        void inst.destroy('aborted').then(() => reject(new TyError('E_ABORTED', 'call aborted; sandbox destroyed')));
+      });
+    const timer = setTimeout(
+      () =>
+        finish(() => {
+          void inst
+            .destroy('timeout')
+            .then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
+        }),
+      left,
+    );
     if (listen) signal.addEventListener('abort', onAbort, { once: true });
     const o: CallOptions = { signal, onCapability, limits: full };
     if (spec.settings) o.settings = spec.settings;

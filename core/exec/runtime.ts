@@ -33,7 +33,10 @@ export interface SandboxSpec {
  */
 export type CapabilityHandler = (name: CapabilityName, params: unknown, signal: AbortSignal) => Promise<unknown>;
 
-/** A signal that never aborts (its controller is private here): what a call without a caller's signal gets; layers skip listener work for it. */
+/**
+ * A signal that never aborts (its controller is private here): what a call without a caller's signal gets; layers skip
+ * listener work for it.
+ */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 export interface CallOptions {
@@ -43,12 +46,14 @@ export interface CallOptions {
   /** The call's settings values (SandboxSpec.settings), given to the tool as `ctx.settings`. */
   settings?: Record<string, unknown>;
   /**
-   * The arguments' canonical JSON text (core/revisions/canonical.ts canonicalJson of `args`: the text the host validated and
+   * The arguments' canonical JSON text (core/revisions/canonical.ts canonicalJson of `args`: the text the host
+   * validated and
    * measured). A transport that carries text sends it as is, so arguments are serialized once per call.
    */
   argsJson?: string;
   /**
-   * The same text in pieces (core/revisions/canonical.ts canonicalParts; their concatenation is `argsJson`): a transport that
+   * The same text in pieces (core/revisions/canonical.ts canonicalParts; their concatenation is `argsJson`): a
+   * transport that
    * writes bytes sends them one after the other, so a long string argument is encoded once and never joined.
    */
   argsParts?: readonly string[];
@@ -96,7 +101,10 @@ export interface Question {
   form?: QuestionForm;
 }
 
-/** One field of a form question: MCP elicitation's restricted flat schema (string, number, integer, boolean, single-select enum). */
+/**
+ * One field of a form question: MCP elicitation's restricted flat schema (string, number, integer, boolean,
+ * single-select enum).
+ */
 export interface FormField {
   /** The property name (1-64 of A-Z a-z 0-9 _ . -). */
   name: string;
@@ -158,7 +166,10 @@ export interface AskChannel {
   readonly name: string;
   /** True when a person can see a question on this channel right now. */
   live(): boolean | Promise<boolean>;
-  /** Optional: why this channel cannot present a question now (one short line), for status and for refusals naming the channels. */
+  /**
+   * Optional: why this channel cannot present a question now (one short line), for status and for refusals naming the
+   * channels.
+   */
   whyNot?(): string | undefined | Promise<string | undefined>;
   /** Present the question; resolve with the answer, or undefined when this channel got none. Abort on signal. */
   ask(q: Question, signal: AbortSignal): Promise<Answer | undefined>;
@@ -177,11 +188,31 @@ export type Principal = string;
 /** What reaches the gate: a tool invocation or one capability use by a revision. */
 export interface GateRequest {
   principal: Principal;
-  /** `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup, python). */
-  kind: 'tool' | 'fetch' | 'storage' | 'secret' | 'subtasks' | 'resolve' | 'mcp' | 'mcp-resource' | 'mcp-prompt' | 'mcp-elicit' | 'mcp-input' | 'popup' | 'python' | 'registry';
+  /**
+   * `tool` for an invocation; otherwise the capability (fetch, storage, secret, mcp, mcp-resource, mcp-prompt, popup,
+   * python).
+   */
+  kind:
+    | 'tool'
+    | 'fetch'
+    | 'storage'
+    | 'secret'
+    | 'subtasks'
+    | 'resolve'
+    | 'mcp'
+    | 'mcp-resource'
+    | 'mcp-prompt'
+    | 'mcp-elicit'
+    | 'mcp-input'
+    | 'popup'
+    | 'python'
+    | 'registry';
   toolName: string;
   revision: string;
-  /** For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin; for registry: `add`, `activate`, `remove` or `read`. */
+  /**
+   * For fetch: the origin `https://host[:port]`; for mcp: `SERVER/TOOL`; for popup: `custom-html` or an origin; for
+   * registry: `add`, `activate`, `remove` or `read`.
+   */
   target?: string;
   access?: 'read' | 'write';
   /** MCP server hints, shown in questions; never skip asking. */
@@ -218,7 +249,10 @@ export interface GateRequest {
  * permission check (deny first) -> ask if needed -> pre-hooks -> execute -> post-hooks -> audit.
  */
 export interface Gate {
-  /** For invocations: run `execute` only if allowed; `signal` aborts a pending question. @throws TyError E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED */
+  /**
+   * For invocations: run `execute` only if allowed; `signal` aborts a pending question. @throws TyError
+   * E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED
+   */
   run<T>(req: GateRequest, execute: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; feedback?: string[] }>;
   /** For capability uses: resolve if allowed. @throws TyError E_CAPABILITY_DENIED, E_PAUSED */
   authorize(req: GateRequest, signal?: AbortSignal): Promise<void>;

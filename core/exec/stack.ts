@@ -1,4 +1,5 @@
-// Maps a tool's own stack frames (reported by the sandbox as line:column of its module) to its source files; core, trusted side.
+// Maps a tool's own stack frames (reported by the sandbox as line:column of its module) to its source files; core,
+// trusted side.
 import { SourceMapConsumer, type RawSourceMap } from 'source-map-js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
@@ -15,7 +16,10 @@ export interface RawFrame {
   column: number;
 }
 
-/** A frame mapped to the tool's source: `file` relative to the tool folder (or `source` for inline code), 1-based line and column. */
+/**
+ * A frame mapped to the tool's source: `file` relative to the tool folder (or `source` for inline code), 1-based line
+ * and column.
+ */
 export interface ToolFrame {
   function?: string;
   file: string;
@@ -33,8 +37,20 @@ export function checkFrames(v: unknown): RawFrame[] | undefined {
   for (const f of v.slice(0, MAX_FRAMES)) {
     if (!f || typeof f !== 'object') continue;
     const { fn, line, column } = f as Record<string, unknown>;
-    if (!Number.isSafeInteger(line) || !Number.isSafeInteger(column) || (line as number) < 1 || (column as number) < 1 || (line as number) > 1e8 || (column as number) > 1e8) continue;
-    out.push(typeof fn === 'string' && FN_RE.test(fn) ? { fn, line: line as number, column: column as number } : { line: line as number, column: column as number });
+    if (
+      !Number.isSafeInteger(line) ||
+      !Number.isSafeInteger(column) ||
+      (line as number) < 1 ||
+      (column as number) < 1 ||
+      (line as number) > 1e8 ||
+      (column as number) > 1e8
+    )
+      continue;
+    out.push(
+      typeof fn === 'string' && FN_RE.test(fn)
+        ? { fn, line: line as number, column: column as number }
+        : { line: line as number, column: column as number },
+    );
   }
   return out.length > 0 ? out : undefined;
 }
@@ -90,7 +106,12 @@ function defaultName(source: string): string {
 
 /** `    at fn (file:line:column)` lines, as V8 prints them. */
 export function formatFrames(frames: readonly ToolFrame[]): string {
-  return frames.map((f) => `    at ${f.function ? `${f.function} (${f.file}:${f.line}:${f.column})` : `${f.file}:${f.line}:${f.column}`}`).join('\n');
+  return frames
+    .map(
+      (f) =>
+        `    at ${f.function ? `${f.function} (${f.file}:${f.line}:${f.column})` : `${f.file}:${f.line}:${f.column}`}`,
+    )
+    .join('\n');
 }
 
 const URL_RE = /(?:([\w$.<>\][-]{1,128}) \()?tysandbox:\/\/\/tool\.js:(\d{1,9}):(\d{1,9})(\))?/g;

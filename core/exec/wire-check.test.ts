@@ -1,4 +1,5 @@
-// The hand check of sandbox messages gives SandboxMessageSchema's verdict on every message type, key and odd value; trusted side.
+// The hand check of sandbox messages gives SandboxMessageSchema's verdict on every message type, key and odd value;
+// trusted side.
 import { describe, expect, it } from 'vitest';
 import { SandboxMessageSchema } from '../../protocol/wire.js';
 import { WireErrorSchema } from '../../protocol/errors.js';
@@ -18,10 +19,55 @@ const good: Record<string, unknown>[] = [
 ];
 /** Values of every kind the fields meet: each type, bounds, non-JSON values a structured message could hold. */
 const odd: unknown[] = [
-  undefined, null, true, false, 0, -0, 1, -1, 1.5, 2 ** 53, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity, '', 'x', 'E_TOOL_FAILED',
-  'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(4096), 'x'.repeat(4097), 'x'.repeat(8192), 'x'.repeat(8193), [], [1], {}, { code: 1, message: '' },
-  { code: 'x'.repeat(65), message: '' }, { code: 1.5, message: '' }, { code: 1, message: '', extra: 1 }, { message: '' }, new Date(0), new String('ready'),
-  Object.create(null), 'ready', 'loaded', 'result', 'cap', 'cap-cancel', 'log', 'fetch', 'getSecret', 'nope', 'debug', 'error', 2, 10n, Symbol('s'), () => 1,
+  undefined,
+  null,
+  true,
+  false,
+  0,
+  -0,
+  1,
+  -1,
+  1.5,
+  2 ** 53,
+  Number.MAX_SAFE_INTEGER,
+  NaN,
+  Infinity,
+  -Infinity,
+  '',
+  'x',
+  'E_TOOL_FAILED',
+  'x'.repeat(64),
+  'x'.repeat(65),
+  'x'.repeat(4096),
+  'x'.repeat(4097),
+  'x'.repeat(8192),
+  'x'.repeat(8193),
+  [],
+  [1],
+  {},
+  { code: 1, message: '' },
+  { code: 'x'.repeat(65), message: '' },
+  { code: 1.5, message: '' },
+  { code: 1, message: '', extra: 1 },
+  { message: '' },
+  new Date(0),
+  new String('ready'),
+  Object.create(null),
+  'ready',
+  'loaded',
+  'result',
+  'cap',
+  'cap-cancel',
+  'log',
+  'fetch',
+  'getSecret',
+  'nope',
+  'debug',
+  'error',
+  2,
+  10n,
+  Symbol('s'),
+  () => 1,
 ];
 
 const labelOf = (v: unknown): string => {
@@ -36,7 +82,18 @@ function variants(): unknown[] {
   const out: unknown[] = [...odd];
   for (const m of good) {
     out.push(m);
-    for (const k of [...Object.keys(m), 'extra', '__proto__', 'args', 'settings', 'source', 'json', 'error', 'version', 'params']) {
+    for (const k of [
+      ...Object.keys(m),
+      'extra',
+      '__proto__',
+      'args',
+      'settings',
+      'source',
+      'json',
+      'error',
+      'version',
+      'params',
+    ]) {
       for (const x of odd) out.push({ ...m, [k]: x });
       const { [k]: _drop, ...rest } = m;
       out.push(rest);
@@ -58,7 +115,7 @@ function variants(): unknown[] {
 }
 
 describe('sandboxMessage (hand check of SandboxMessageSchema)', () => {
-  it('gives the schema\'s verdict on every variant, and returns the message with the schema\'s values', () => {
+  it("gives the schema's verdict on every variant, and returns the message with the schema's values", () => {
     let accepted = 0;
     for (const v of variants()) {
       const schema = SandboxMessageSchema.safeParse(v);
@@ -67,13 +124,14 @@ describe('sandboxMessage (hand check of SandboxMessageSchema)', () => {
       expect(hand !== undefined, label).toBe(schema.success);
       if (schema.success) {
         accepted++;
-        for (const [k, x] of Object.entries(schema.data)) expect((hand as Record<string, unknown>)[k], `${label} ${k}`).toEqual(x);
+        for (const [k, x] of Object.entries(schema.data))
+          expect((hand as Record<string, unknown>)[k], `${label} ${k}`).toEqual(x);
       }
     }
     expect(accepted).toBeGreaterThan(100); // the accepting side is exercised, not only refusals
   });
 
-  it('isWireError gives WireErrorSchema\'s verdict', () => {
+  it("isWireError gives WireErrorSchema's verdict", () => {
     for (const v of odd) expect(isWireError(v), labelOf(v)).toBe(WireErrorSchema.safeParse(v).success);
   });
 });

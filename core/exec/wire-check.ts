@@ -1,4 +1,5 @@
-// What a sandbox may send the host, checked by hand exactly as protocol/wire.ts SandboxMessageSchema checks it; core, trusted side.
+// What a sandbox may send the host, checked by hand exactly as protocol/wire.ts SandboxMessageSchema checks it; core,
+// trusted side.
 // The host reads every sandbox message through this check, so the channel never loads zod: core/exec/wire-check.test.ts
 // holds it to the schema (the same verdict on every message type, every key and every odd value).
 import { CAPABILITY_NAMES, PROTOCOL_VERSION } from '../../protocol/names.js';
@@ -12,7 +13,10 @@ type Field = { check: (v: unknown) => boolean; optional: boolean } | 'unknown';
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** z.number(): a finite number; .int(): a safe integer. */
 const isId = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const str = (max: number) => (v: unknown): boolean => typeof v === 'string' && v.length <= max;
+const str =
+  (max: number) =>
+  (v: unknown): boolean =>
+    typeof v === 'string' && v.length <= max;
 const anyStr = (v: unknown): boolean => typeof v === 'string';
 const bool = (v: unknown): boolean => typeof v === 'boolean';
 const oneOf = (values: readonly unknown[]) => {
@@ -55,10 +59,29 @@ const V = req((v) => v === PROTOCOL_VERSION);
 const BY_TYPE: Record<string, (v: unknown) => boolean> = {
   ready: strictObject({ v: V, type: req(anyStr), runtime: req(str(64)), version: opt(str(64)) }),
   loaded: strictObject({ v: V, type: req(anyStr), ok: req(bool), error: opt(isWireError) }),
-  result: strictObject({ v: V, type: req(anyStr), id: req(isId), ok: req(bool), json: opt(anyStr), error: opt(isWireError) }),
-  cap: strictObject({ v: V, type: req(anyStr), id: req(isId), callId: req(isId), name: req(oneOf(CAPABILITY_NAMES)), params: 'unknown' }),
+  result: strictObject({
+    v: V,
+    type: req(anyStr),
+    id: req(isId),
+    ok: req(bool),
+    json: opt(anyStr),
+    error: opt(isWireError),
+  }),
+  cap: strictObject({
+    v: V,
+    type: req(anyStr),
+    id: req(isId),
+    callId: req(isId),
+    name: req(oneOf(CAPABILITY_NAMES)),
+    params: 'unknown',
+  }),
   'cap-cancel': strictObject({ v: V, type: req(anyStr), id: req(isId) }),
-  log: strictObject({ v: V, type: req(anyStr), level: req(oneOf(['debug', 'info', 'warn', 'error'])), text: req(str(8192)) }),
+  log: strictObject({
+    v: V,
+    type: req(anyStr),
+    level: req(oneOf(['debug', 'info', 'warn', 'error'])),
+    text: req(str(8192)),
+  }),
 };
 
 /**

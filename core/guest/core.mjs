@@ -1,6 +1,8 @@
-// Guest core: the one sandbox-side implementation of protocol v1 (protocol/wire.ts); runs INSIDE every sandbox (untrusted side), transport-free.
+// Guest core: the one sandbox-side implementation of protocol v1 (protocol/wire.ts); runs INSIDE every sandbox
+// (untrusted side), transport-free.
 // Used by node/runner/sandbox-runner.mjs (Node and Deno subprocesses, NDJSON on stdio) and, embedded as text, by
-// browser/sandbox/worker-bootstrap.js (Blob worker, MessagePort). It captures every built-in it uses when createGuest runs,
+// browser/sandbox/worker-bootstrap.js (Blob worker, MessagePort). It captures every built-in it uses when createGuest
+// runs,
 // before tool code loads (primordials, after endo's commons.js / deno's primordials), so ordinary tampering by tool
 // code cannot bend the bridge. It is not the security boundary: the host validates every message and the process /
 // worker (plus the OS wrapper or the frame's CSP) is the isolation.
@@ -21,7 +23,8 @@
  *     network and worker constructors;
  *   - `eagerFetchClasses` (optional): capture Request/Response/Headers prototype methods now rather than on the
  *     first fetch (where loading them costs nothing: Deno's snapshot, browsers).
- * @returns {{ handle(msg): void, feed(text): void, line(text): void, log(level, text): void, describe(v): string, toolError(code, message, Ctor?): Error,
+ * @returns {{ handle(msg): void, feed(text): void, line(text): void, log(level, text): void, describe(v): string,
+ *   toolError(code, message, Ctor?): Error,
  *   toWireError(e): object, mediatedFetch: Function, loadState: string }} `handle` takes one parsed host->sandbox
  *   message; unknown types are ignored (fail closed: nothing runs).
  */
@@ -29,9 +32,18 @@ export function createGuest(host) {
   'use strict';
   const G = globalThis;
   const ReflectApply = Reflect.apply;
-  const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
-  const { ownKeys: ReflectOwnKeys, getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-    defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty, setPrototypeOf: ReflectSetPrototypeOf } = Reflect;
+  const uncurry =
+    (fn) =>
+    (self, ...args) =>
+      ReflectApply(fn, self, args);
+  const {
+    ownKeys: ReflectOwnKeys,
+    getPrototypeOf: ReflectGetPrototypeOf,
+    getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+    defineProperty: ReflectDefineProperty,
+    deleteProperty: ReflectDeleteProperty,
+    setPrototypeOf: ReflectSetPrototypeOf,
+  } = Reflect;
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
   const ObjectCreate = Object.create;
@@ -74,7 +86,15 @@ export function createGuest(host) {
   const abortGetters = nullProto({});
   for (const name of ['AbortController', 'AbortSignal']) {
     const d = ReflectGetOwnPropertyDescriptor(G, name);
-    abortGetters[name] = d === undefined ? () => undefined : d.get ? FunctionPrototypeBind(d.get, G) : ((v) => () => v)(d.value);
+    abortGetters[name] =
+      d === undefined
+        ? () => undefined
+        : d.get
+          ? FunctionPrototypeBind(d.get, G)
+          : (
+              (v) => () =>
+                v
+            )(d.value);
   }
   let abortApi;
   function abortClasses() {
@@ -122,7 +142,15 @@ export function createGuest(host) {
   const webGetters = nullProto({});
   for (const name of ['Request', 'Response', 'Headers']) {
     const d = ReflectGetOwnPropertyDescriptor(G, name);
-    webGetters[name] = d === undefined ? () => undefined : d.get ? FunctionPrototypeBind(d.get, G) : ((v) => () => v)(d.value);
+    webGetters[name] =
+      d === undefined
+        ? () => undefined
+        : d.get
+          ? FunctionPrototypeBind(d.get, G)
+          : (
+              (v) => () =>
+                v
+            )(d.value);
   }
   let web;
   function webClasses() {
@@ -165,7 +193,10 @@ export function createGuest(host) {
       logCount = 0;
       reportDropped();
     }
-    if (logCount >= LOG_PER_SECOND) { logDropped++; return; }
+    if (logCount >= LOG_PER_SECOND) {
+      logDropped++;
+      return;
+    }
     logCount++;
     if (text.length > LOG_TEXT_MAX) text = StringPrototypeSlice(text, 0, LOG_TEXT_MAX) + '...[truncated]';
     send({ v: 1, type: 'log', level, text });
@@ -177,7 +208,9 @@ export function createGuest(host) {
         if (v instanceof ErrorCtor) {
           let text = `${safeString(v.name)}: ${safeString(v.message)}`;
           const frames = toolFrames(v);
-          if (frames !== undefined) for (const f of frames) text += `\n    at ${f.fn !== undefined ? `${f.fn} (${TOOL_URL}:${f.line}:${f.column})` : `${TOOL_URL}:${f.line}:${f.column}`}`;
+          if (frames !== undefined)
+            for (const f of frames)
+              text += `\n    at ${f.fn !== undefined ? `${f.fn} (${TOOL_URL}:${f.line}:${f.column})` : `${TOOL_URL}:${f.line}:${f.column}`}`;
           return text;
         }
         const s = JSONStringify(v);
@@ -189,7 +222,11 @@ export function createGuest(host) {
     }
   }
   function safeString(v) {
-    try { return typeof v === 'string' ? v : StringCtor(v); } catch { return '[unprintable]'; }
+    try {
+      return typeof v === 'string' ? v : StringCtor(v);
+    } catch {
+      return '[unprintable]';
+    }
   }
 
   // ---- errors ---------------------------------------------------------------------------------------------
@@ -200,7 +237,9 @@ export function createGuest(host) {
   const TOOL_URL_TAIL = '%2F%2F%2Ftool.js';
   const FRAME_RE = /^\s*at (?:(.{1,200}?) \()?(.{1,100000}?):(\d{1,9}):(\d{1,9})\)?$/;
   const FRAME_FN_RE = /^[\w$.<>\][ -]{1,128}$/;
-  /** The frames of an error's stack that are the tool's own code, `{fn?, line, column}` (at most 32); never the host's. */
+  /**
+   * The frames of an error's stack that are the tool's own code, `{fn?, line, column}` (at most 32); never the host's.
+   */
   function toolFrames(e) {
     let st;
     try {
@@ -215,7 +254,8 @@ export function createGuest(host) {
       const m = RegExpPrototypeExec(FRAME_RE, lines[i]);
       if (m === null) continue;
       const url = m[2];
-      if (url !== TOOL_URL && !(StringPrototypeStartsWith(url, 'data:') && StringPrototypeEndsWith(url, TOOL_URL_TAIL))) continue;
+      if (url !== TOOL_URL && !(StringPrototypeStartsWith(url, 'data:') && StringPrototypeEndsWith(url, TOOL_URL_TAIL)))
+        continue;
       const f = nullProto({ line: NumberCtor(m[3]), column: NumberCtor(m[4]) });
       if (m[1] !== undefined && RegExpPrototypeExec(FRAME_FN_RE, m[1]) !== null) f.fn = m[1];
       ArrayPrototypePush(out, f);
@@ -234,10 +274,16 @@ export function createGuest(host) {
     const e = ObjectCreate(isType ? TypeErrorPrototype : ErrorPrototype);
     ReflectDefineProperty(e, 'message', { value: message, configurable: true, writable: true });
     ReflectDefineProperty(e, 'code', { value: code, enumerable: true, configurable: true, writable: true });
-    ReflectDefineProperty(e, 'stack', { value: `${isType ? 'TypeError' : 'Error'}: ${message}`, configurable: true, writable: true });
+    ReflectDefineProperty(e, 'stack', {
+      value: `${isType ? 'TypeError' : 'Error'}: ${message}`,
+      configurable: true,
+      writable: true,
+    });
     return e;
   }
-  /** Rebuild anything thrown as a plain wire error `{code, message, data: {name, code?}}`; hostile values never escape. */
+  /**
+   * Rebuild anything thrown as a plain wire error `{code, message, data: {name, code?}}`; hostile values never escape.
+   */
   function toWireError(e) {
     let name = 'Error';
     let message = '';
@@ -263,7 +309,11 @@ export function createGuest(host) {
       const frames = toolFrames(e);
       if (frames !== undefined) data.frames = frames;
     }
-    return nullProto({ code: 'E_TOOL_FAILED', message: StringPrototypeSlice(message === '' ? name : `${name}: ${message}`, 0, 4000), data });
+    return nullProto({
+      code: 'E_TOOL_FAILED',
+      message: StringPrototypeSlice(message === '' ? name : `${name}: ${message}`, 0, 4000),
+      data,
+    });
   }
 
   // ---- plain-data copy (the only form results and capability params take) ----------------------------------
@@ -304,7 +354,12 @@ export function createGuest(host) {
           const d = ReflectGetOwnPropertyDescriptor(value, i);
           if (d !== undefined && !('value' in d)) notData(`${path}[${i}]`, 'an accessor property');
           const c = d === undefined ? undefined : plainCopy(d.value, `${path}[${i}]`, stack, depth + 1);
-          ReflectDefineProperty(out, i, { value: c === undefined ? null : c, enumerable: true, writable: true, configurable: true });
+          ReflectDefineProperty(out, i, {
+            value: c === undefined ? null : c,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
         return nullProto(out);
       }
@@ -318,7 +373,8 @@ export function createGuest(host) {
         if (d === undefined || !d.enumerable) continue;
         if (!('value' in d)) notData(`${path}.${k}`, 'an accessor property');
         const c = plainCopy(d.value, `${path}.${k}`, stack, depth + 1);
-        if (c !== undefined) ReflectDefineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+        if (c !== undefined)
+          ReflectDefineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
       }
       return out;
     } finally {
@@ -371,18 +427,29 @@ export function createGuest(host) {
     ReflectDefineProperty(e, 'name', { value: 'AbortError', configurable: true, writable: true });
     return e;
   }
-  /** True if `signal` is an aborted AbortSignal; false for anything else (a non-signal is ignored like a missing one). */
+  /**
+   * True if `signal` is an aborted AbortSignal; false for anything else (a non-signal is ignored like a missing one).
+   */
   function signalAborted(signal) {
-    try { return abortClasses().AbortSignalAborted(signal); } catch { return false; }
+    try {
+      return abortClasses().AbortSignalAborted(signal);
+    } catch {
+      return false;
+    }
   }
   function onAbort(signal, fn) {
-    try { EventTargetAddEventListener(signal, 'abort', fn, { once: true }); } catch { /* not an AbortSignal */ }
+    try {
+      EventTargetAddEventListener(signal, 'abort', fn, { once: true });
+    } catch {
+      /* not an AbortSignal */
+    }
   }
 
   function bytesToBase64(bytes) {
     let s = '';
     const n = TypedArrayLength(bytes);
-    for (let i = 0; i < n; i += 0x8000) s += ReflectApply(StringFromCharCode, undefined, TypedArraySubarray(bytes, i, MathMin(i + 0x8000, n)));
+    for (let i = 0; i < n; i += 0x8000)
+      s += ReflectApply(StringFromCharCode, undefined, TypedArraySubarray(bytes, i, MathMin(i + 0x8000, n)));
     return btoaFn(s);
   }
   function base64ToBytes(b64) {
@@ -393,15 +460,31 @@ export function createGuest(host) {
   }
   const NULL_BODY_STATUS = nullProto({ 101: true, 103: true, 204: true, 205: true, 304: true });
 
-  const INIT_KEYS = ['method', 'headers', 'body', 'signal', 'redirect', 'credentials', 'mode', 'cache', 'referrer', 'referrerPolicy',
-    'integrity', 'keepalive', 'priority', 'duplex', 'window'];
+  const INIT_KEYS = [
+    'method',
+    'headers',
+    'body',
+    'signal',
+    'redirect',
+    'credentials',
+    'mode',
+    'cache',
+    'referrer',
+    'referrerPolicy',
+    'integrity',
+    'keepalive',
+    'priority',
+    'duplex',
+    'window',
+  ];
   /**
    * A shallow copy of a fetch init through own data descriptors only: a Proxy (refused outright where the engine can
    * tell) or a getter fails here, in the sandbox, never later inside Request or on the host.
    */
   function copyInit(init) {
     if (init === undefined || init === null) return undefined;
-    if (typeof init !== 'object' || isProxy(init)) throw toolError('E_INVALID_ARGS', 'fetch: init must be a plain object', TypeErrorCtor);
+    if (typeof init !== 'object' || isProxy(init))
+      throw toolError('E_INVALID_ARGS', 'fetch: init must be a plain object', TypeErrorCtor);
     try {
       const p = ReflectGetPrototypeOf(init);
       if (p !== ObjectPrototype && p !== null) throw 0;
@@ -428,7 +511,8 @@ export function createGuest(host) {
 
   /**
    * The fetch input as a Request (kept) or its URL text (stringified once). A URL with user:password is refused
-   * here with E_FETCH_CREDENTIALS, the same code the host's check gives (core/capabilities/fetch/mediated.ts), on every engine
+   * here with E_FETCH_CREDENTIALS, the same code the host's check gives (core/capabilities/fetch/mediated.ts), on every
+   * engine
    * (WHATWG Request throws a plain TypeError for it in Node and browsers, Deno accepts it).
    */
   function requestTarget(input, RequestUrl) {
@@ -451,14 +535,28 @@ export function createGuest(host) {
       return text; // relative or malformed: the Request constructor decides
     }
     if (URLUsername(url) !== '' || URLPassword(url) !== '') {
-      throw toolError('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header', TypeErrorCtor);
+      throw toolError(
+        'E_FETCH_CREDENTIALS',
+        'URLs with credentials (user:password@) are refused; send credentials in a header',
+        TypeErrorCtor,
+      );
     }
     return text;
   }
   /** The one mediated fetch: global `fetch` and `ctx.fetch` are this same function (WHATWG fetch signature). */
   async function mediatedFetch(input, init) {
     const callId = currentCall;
-    const { RequestCtor, ResponseCtor, HeadersCtor, RequestUrl, RequestMethod, RequestHeaders, RequestSignal, RequestArrayBuffer, HeadersForEach } = webClasses();
+    const {
+      RequestCtor,
+      ResponseCtor,
+      HeadersCtor,
+      RequestUrl,
+      RequestMethod,
+      RequestHeaders,
+      RequestSignal,
+      RequestArrayBuffer,
+      HeadersForEach,
+    } = webClasses();
     const initCopy = copyInit(init);
     const target = requestTarget(input, RequestUrl);
     let req;
@@ -468,7 +566,9 @@ export function createGuest(host) {
       throw toolError('E_INVALID_ARGS', `fetch: invalid request: ${toWireError(e).message}`, TypeErrorCtor);
     }
     const headers = [];
-    HeadersForEach(RequestHeaders(req), (v, k) => { ArrayPrototypePush(headers, nullProto([k, v])); });
+    HeadersForEach(RequestHeaders(req), (v, k) => {
+      ArrayPrototypePush(headers, nullProto([k, v]));
+    });
     const method = RequestMethod(req);
     const params = nullProto({ url: RequestUrl(req), method, headers: nullProto(headers) });
     if (method !== 'GET' && method !== 'HEAD') {
@@ -483,8 +583,16 @@ export function createGuest(host) {
     const status = r.status;
     if (status < 200 || status > 599) throw toolError('E_FETCH_FAILED', `fetch: unsupported status ${status}`);
     const body = NULL_BODY_STATUS[status] ? null : base64ToBytes(r.body);
-    const res = new ResponseCtor(body, { status, statusText: typeof r.statusText === 'string' ? r.statusText : '', headers: new HeadersCtor(r.headers) });
-    ReflectDefineProperty(res, 'url', { value: typeof r.url === 'string' ? r.url : '', enumerable: true, configurable: true });
+    const res = new ResponseCtor(body, {
+      status,
+      statusText: typeof r.statusText === 'string' ? r.statusText : '',
+      headers: new HeadersCtor(r.headers),
+    });
+    ReflectDefineProperty(res, 'url', {
+      value: typeof r.url === 'string' ? r.url : '',
+      enumerable: true,
+      configurable: true,
+    });
     return res;
   }
 
@@ -515,10 +623,14 @@ export function createGuest(host) {
         get: (key) => req('storage.get', () => ({ key: fromGuest(key) })),
         set: (key, value) => req('storage.set', () => ({ key: fromGuest(key), value: fromGuest(value) })),
         delete: (key) => req('storage.delete', () => ({ key: fromGuest(key) })),
-        list: (prefix) => req('storage.list', () => (prefix === undefined || prefix === null ? {} : { prefix: fromGuest(prefix) })),
+        list: (prefix) =>
+          req('storage.list', () => (prefix === undefined || prefix === null ? {} : { prefix: fromGuest(prefix) })),
       }),
       getSecret: (name) => req('getSecret', () => ({ name: fromGuest(name) })),
-      settings: frozenSettings(settings !== null && typeof settings === 'object' && !ArrayIsArray(settings) ? settings : {}, 0),
+      settings: frozenSettings(
+        settings !== null && typeof settings === 'object' && !ArrayIsArray(settings) ? settings : {},
+        0,
+      ),
     };
     // Created on first access (an AbortController per call costs more than a small call).
     ReflectDefineProperty(ctx, 'signal', { get: getSignal, enumerable: true, configurable: false });
@@ -526,13 +638,26 @@ export function createGuest(host) {
   }
 
   // ---- console --------------------------------------------------------------------------------------------
-  const LEVELS = nullProto({ debug: 'debug', trace: 'debug', log: 'info', info: 'info', dir: 'info', table: 'info', warn: 'warn', error: 'error', assert: 'error' });
+  const LEVELS = nullProto({
+    debug: 'debug',
+    trace: 'debug',
+    log: 'info',
+    info: 'info',
+    dir: 'info',
+    table: 'info',
+    warn: 'warn',
+    error: 'error',
+    assert: 'error',
+  });
   const consoleObj = G.console;
   for (const key of ReflectOwnKeys(LEVELS)) {
     const level = LEVELS[key];
     ReflectDefineProperty(consoleObj, key, {
       value: (...args) => {
-        if (key === 'assert') { if (args[0]) return; args = ['Assertion failed', ...args.slice(1)]; }
+        if (key === 'assert') {
+          if (args[0]) return;
+          args = ['Assertion failed', ...args.slice(1)];
+        }
         const parts = [];
         for (let i = 0; i < args.length && i < 64; i++) ArrayPrototypePush(parts, describe(args[i]));
         log(level, ArrayPrototypeJoin(parts, ' '));
@@ -546,8 +671,17 @@ export function createGuest(host) {
   // Removed from the global object and every prototype on its chain, so they cannot be recovered with
   // Object.getOwnPropertyDescriptor(WorkerGlobalScope.prototype, ...). Where a name cannot be deleted it is pinned
   // to undefined; where even that fails, the engine's permissions / the frame's CSP still deny it.
-  const REMOVE = ['WebSocket', 'WebSocketStream', 'EventSource', 'XMLHttpRequest', 'WebTransport', 'RTCPeerConnection', 'Worker',
-    'SharedWorker', 'BroadcastChannel'];
+  const REMOVE = [
+    'WebSocket',
+    'WebSocketStream',
+    'EventSource',
+    'XMLHttpRequest',
+    'WebTransport',
+    'RTCPeerConnection',
+    'Worker',
+    'SharedWorker',
+    'BroadcastChannel',
+  ];
   const extra = ArrayIsArray(host.removeGlobals) ? host.removeGlobals : [];
   for (let i = 0; i < extra.length; i++) if (typeof extra[i] === 'string') ArrayPrototypePush(REMOVE, extra[i]);
   for (let o = G; o !== null && o !== ObjectPrototype; o = ReflectGetPrototypeOf(o)) {
@@ -555,7 +689,11 @@ export function createGuest(host) {
       const name = REMOVE[i];
       if (ReflectGetOwnPropertyDescriptor(o, name) === undefined) continue;
       if (!ReflectDeleteProperty(o, name)) {
-        try { ReflectDefineProperty(o, name, { value: undefined, configurable: false, writable: false }); } catch { /* see above */ }
+        try {
+          ReflectDefineProperty(o, name, { value: undefined, configurable: false, writable: false });
+        } catch {
+          /* see above */
+        }
       }
     }
   }
@@ -568,7 +706,12 @@ export function createGuest(host) {
   const handlers = nullProto({
     async load(msg) {
       if (loadState !== 'none' || typeof msg.source !== 'string') {
-        send({ v: 1, type: 'loaded', ok: false, error: { code: 'E_PROTOCOL', message: 'load refused: already loaded or no source' } });
+        send({
+          v: 1,
+          type: 'loaded',
+          ok: false,
+          error: { code: 'E_PROTOCOL', message: 'load refused: already loaded or no source' },
+        });
         return;
       }
       loadState = 'loading';
@@ -577,12 +720,21 @@ export function createGuest(host) {
         if (msg.runtime === 'javascript') {
           const mod = await host.importSource(`${msg.source}\n//# sourceURL=${TOOL_URL}`);
           fn = mod.default;
-          if (typeof fn !== 'function') throw toolError('E_TOOL_FAILED', 'the tool module has no default export function');
+          if (typeof fn !== 'function')
+            throw toolError('E_TOOL_FAILED', 'the tool module has no default export function');
         } else {
           fn = typeof host.loadRuntime === 'function' ? await host.loadRuntime(msg.runtime, msg.source) : undefined;
           if (fn === undefined) {
             loadState = 'failed';
-            send({ v: 1, type: 'loaded', ok: false, error: { code: 'E_SANDBOX_FAILED', message: `this sandbox does not run ${safeString(msg.runtime)} tools` } });
+            send({
+              v: 1,
+              type: 'loaded',
+              ok: false,
+              error: {
+                code: 'E_SANDBOX_FAILED',
+                message: `this sandbox does not run ${safeString(msg.runtime)} tools`,
+              },
+            });
             return;
           }
         }
@@ -625,7 +777,11 @@ export function createGuest(host) {
       if (currentCall === id) currentCall = undefined;
       ended = true;
       if (ac !== undefined) {
-        try { abortClasses().AbortControllerAbort(ac); } catch { /* guest listeners threw: ignore */ }
+        try {
+          abortClasses().AbortControllerAbort(ac);
+        } catch {
+          /* guest listeners threw: ignore */
+        }
       }
       // drops inside the last window are told now, before the result, not by a later log call that may never come
       reportDropped();
@@ -638,7 +794,10 @@ export function createGuest(host) {
       if (msg.ok === true) p.resolve(msg.value);
       else {
         const err = msg.error;
-        const code = err && typeof err.code === 'string' && RegExpPrototypeExec(CODE_RE, err.code) !== null ? err.code : 'E_CAPABILITY_DENIED';
+        const code =
+          err && typeof err.code === 'string' && RegExpPrototypeExec(CODE_RE, err.code) !== null
+            ? err.code
+            : 'E_CAPABILITY_DENIED';
         const message = err && typeof err.message === 'string' ? err.message : 'capability refused';
         p.reject(toolError(code, message));
       }
@@ -667,7 +826,10 @@ export function createGuest(host) {
     }
     handle(msg);
   }
-  /** Feed decoded text from a byte stream of newline-delimited JSON messages (`line(text)`: one whole line, without its newline). */
+  /**
+   * Feed decoded text from a byte stream of newline-delimited JSON messages (`line(text)`: one whole line, without its
+   * newline).
+   */
   function feed(text) {
     let start = 0;
     let nl;
@@ -693,6 +855,8 @@ export function createGuest(host) {
     toolError,
     toWireError,
     mediatedFetch,
-    get loadState() { return loadState; },
+    get loadState() {
+      return loadState;
+    },
   });
 }

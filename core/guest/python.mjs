@@ -1,15 +1,19 @@
-// Python guest: Pyodide in every sandbox that runs Python (Node and Deno subprocesses, the browser worker); runs INSIDE the sandbox (untrusted side), before any tool code.
+// Python guest: Pyodide in every sandbox that runs Python (Node and Deno subprocesses, the browser worker); runs INSIDE
+// the sandbox (untrusted side), before any tool code.
 // One implementation of the Python side on both hosts: the JSON in and out, the `ctx` tools get (PY_PRELUDE), the
-// namespace and in-memory file system reset between calls. Loaded like core/guest/core.mjs (the Node runner compiles it with
+// namespace and in-memory file system reset between calls. Loaded like core/guest/core.mjs (the Node runner compiles it
+// with
 // its one `export` removed, the Deno runner imports it, the browser build embeds it in the worker script).
 // On Node and Deno it also starts Pyodide: it verifies the granted Pyodide files by sha-256 against the digests the
 // host passed (core/pyodide-manifest.json, the manifest the browser build uses too), evaluates them as classic scripts
 // compiled WITHOUT a dynamic-import callback (so no `import()` reached from Python or Pyodide's own loaders loads
 // anything), makes Pyodide see a module worker (no NODEFS, no node:* imports, no native sockets) and removes the host's
-// own globals (process, require, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The process
+// own globals (process, require, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The
+// process
 // runs with code generation from strings disallowed (node/python/sandbox.ts), so Function/eval reached from Python
 // throw. The wrapper (bubblewrap, the engine's permissions, the frame's CSP) stays the boundary.
-// Constraints: plain JavaScript, no imports, one export (the createPythonGuest function declaration; PY_PRELUDE below is
+// Constraints: plain JavaScript, no imports, one export (the createPythonGuest function declaration; PY_PRELUDE below
+// is
 // a plain top-level constant so the file can be compiled as a function body).
 
 /**
@@ -33,17 +37,28 @@ export function createPythonGuest(h) {
   'use strict';
   const G = globalThis;
   const ReflectApply = Reflect.apply;
-  const { defineProperty: ReflectDefineProperty, deleteProperty: ReflectDeleteProperty, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-    getPrototypeOf: ReflectGetPrototypeOf, ownKeys: ReflectOwnKeys } = Reflect;
+  const {
+    defineProperty: ReflectDefineProperty,
+    deleteProperty: ReflectDeleteProperty,
+    getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+    getPrototypeOf: ReflectGetPrototypeOf,
+    ownKeys: ReflectOwnKeys,
+  } = Reflect;
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
   const ArrayIsArray = Array.isArray;
-  /** The tool module's URL the guest core reads a tool's own frames by (core/exec/stack.ts TOOL_MODULE_URL); Python's are rewritten to it. */
+  /**
+   * The tool module's URL the guest core reads a tool's own frames by (core/exec/stack.ts TOOL_MODULE_URL); Python's
+   * are rewritten to it.
+   */
   const TOOL_STACK_URL = 'tysandbox:///tool.js';
   const ObjectFreeze = Object.freeze;
   const ObjectPrototype = Object.prototype;
   const StringCtor = String;
-  const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
+  const uncurry =
+    (fn) =>
+    (self, ...args) =>
+      ReflectApply(fn, self, args);
   const StringPrototypeSlice = uncurry(String.prototype.slice);
   const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
   const StringPrototypeLastIndexOf = uncurry(String.prototype.lastIndexOf);
@@ -55,7 +70,8 @@ export function createPythonGuest(h) {
   const TextDecoderCtor = TextDecoder;
   const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
   const { log, toolError, toWireError, mediatedFetch } = h.guest;
-  const spec = h.spec; // Node/Deno: asset files to verify and evaluate; absent when the adapter starts Pyodide itself (h.start)
+  // Node/Deno: asset files to verify and evaluate; absent when the adapter starts Pyodide itself (h.start)
+  const spec = h.spec;
   const PY_BASE = 'https://pyodide.invalid/';
   const FILE_RE = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -87,7 +103,10 @@ export function createPythonGuest(h) {
       }
       const got = await h.sha256Hex(bytes);
       if (bytes.byteLength !== want.bytes || got !== want.sha256) {
-        throw toolError('E_INTEGRITY', `Python runtime file ${name} does not match its sha-256 in the Pyodide manifest; refusing to run it`);
+        throw toolError(
+          'E_INTEGRITY',
+          `Python runtime file ${name} does not match its sha-256 in the Pyodide manifest; refusing to run it`,
+        );
       }
       out[name] = bytes;
     }
@@ -96,26 +115,33 @@ export function createPythonGuest(h) {
 
   /**
    * An ES module file of the pinned Pyodide build as a classic script whose completion value is its exports.
-   * pyodide.asm.mjs: one `export default _createPyodideModule`, `import.meta` only as `import.meta.url`; pyodide.mjs: one trailing `export{a as b,...}`.
+   * pyodide.asm.mjs: one `export default _createPyodideModule`, `import.meta` only as `import.meta.url`; pyodide.mjs:
+   * one trailing `export{a as b,...}`.
    * Anything else (another build) is refused rather than guessed at.
    */
   function asScript(name, text) {
     if (name === 'pyodide.asm.mjs') {
       const EXPORT = 'export default _createPyodideModule';
       const at = StringPrototypeLastIndexOf(text, EXPORT);
-      if (at === -1 || StringPrototypeIndexOf(text, EXPORT) !== at) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
+      if (at === -1 || StringPrototypeIndexOf(text, EXPORT) !== at)
+        throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
       let body = StringPrototypeSlice(text, 0, at) + StringPrototypeSlice(text, at + EXPORT.length);
       const parts = StringPrototypeSplit(body, 'import.meta.url');
       body = parts.join(JSONStringify(PY_BASE + 'pyodide.asm.mjs'));
-      if (StringPrototypeIndexOf(body, 'import.meta') !== -1) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
+      if (StringPrototypeIndexOf(body, 'import.meta') !== -1)
+        throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
       return `(function () {\n${body}\nreturn _createPyodideModule;\n})()`;
     }
     const m = RegExpPrototypeExec(/export\s*\{([^}]*)\};?\s*(\/\/# sourceMappingURL=[^\n]*)?\s*$/, text);
-    if (m === null || StringPrototypeIndexOf(text, 'import.meta') !== -1) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
+    if (m === null || StringPrototypeIndexOf(text, 'import.meta') !== -1)
+      throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
     const entries = [];
     const specs = StringPrototypeSplit(m[1], ',');
     for (let i = 0; i < specs.length; i++) {
-      const pair = RegExpPrototypeExec(/^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/, StringPrototypeTrim(specs[i]));
+      const pair = RegExpPrototypeExec(
+        /^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/,
+        StringPrototypeTrim(specs[i]),
+      );
       if (pair === null) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
       entries[entries.length] = `${pair[2] ?? pair[1]}: ${pair[1]}`;
     }
@@ -128,22 +154,37 @@ export function createPythonGuest(h) {
     const own = ReflectOwnKeys(G);
     for (let i = 0; i < own.length; i++) {
       const d = ReflectGetOwnPropertyDescriptor(G, own[i]);
-      if (d !== undefined && typeof d.get === 'function') try { ReflectApply(d.get, G, []); } catch { /* not ours to build */ }
+      if (d !== undefined && typeof d.get === 'function')
+        try {
+          ReflectApply(d.get, G, []);
+        } catch {
+          /* not ours to build */
+        }
     }
     const names = h.hostGlobals;
     for (let i = 0; i < names.length; i++) {
       for (let o = G; o !== null && o !== ObjectPrototype; o = ReflectGetPrototypeOf(o)) {
         if (ReflectGetOwnPropertyDescriptor(o, names[i]) === undefined) continue;
         if (!ReflectDeleteProperty(o, names[i])) {
-          try { ReflectDefineProperty(o, names[i], { value: undefined, configurable: false, writable: false }); } catch { /* engine-owned */ }
+          try {
+            ReflectDefineProperty(o, names[i], { value: undefined, configurable: false, writable: false });
+          } catch {
+            /* engine-owned */
+          }
         }
       }
     }
-    function WorkerGlobalScope() { throw new TypeErrorCtor('Illegal constructor'); }
+    function WorkerGlobalScope() {
+      throw new TypeErrorCtor('Illegal constructor');
+    }
     ReflectDefineProperty(WorkerGlobalScope, Symbol.hasInstance, { value: (o) => o === G });
     ReflectDefineProperty(G, 'WorkerGlobalScope', { value: WorkerGlobalScope, configurable: true, writable: true });
     ReflectDefineProperty(G, 'self', { value: G, configurable: true, writable: true });
-    ReflectDefineProperty(G, 'location', { value: ObjectFreeze(new G.URL(PY_BASE + 'worker.js')), configurable: true, writable: true });
+    ReflectDefineProperty(G, 'location', {
+      value: ObjectFreeze(new G.URL(PY_BASE + 'worker.js')),
+      configurable: true,
+      writable: true,
+    });
   }
 
   /** Node/Deno: verify the granted files, evaluate them without import(), start Pyodide as in a module worker. */
@@ -184,11 +225,20 @@ export function createPythonGuest(h) {
   }
 
   async function initPython() {
-    const common = { stdout: (t) => log('info', t), stderr: (t) => log('warn', t), env: { HOME: '/home/pyodide' }, checkAPIVersion: true };
+    const common = {
+      stdout: (t) => log('info', t),
+      stderr: (t) => log('warn', t),
+      env: { HOME: '/home/pyodide' },
+      checkAPIVersion: true,
+    };
     py = spec !== undefined ? await startFromFiles(common) : await h.start(common);
     const FS = py.FS;
     for (const dir of ['/tmp', '/home/pyodide']) {
-      try { FS.mkdirTree(dir); } catch { /* exists */ }
+      try {
+        FS.mkdirTree(dir);
+      } catch {
+        /* exists */
+      }
       FS.mount(FS.filesystems.MEMFS, {}, dir);
     }
     pyHelpers = py.runPython(PY_PRELUDE).toJs();
@@ -198,7 +248,10 @@ export function createPythonGuest(h) {
       try {
         pyHelpers[5](wheels[i].file, wheels[i].bytes);
       } catch (e) {
-        throw toolError('E_INVALID_MANIFEST', `the wheel ${wheels[i].file} could not be installed: ${toWireError(e).message}`);
+        throw toolError(
+          'E_INVALID_MANIFEST',
+          `the wheel ${wheels[i].file} could not be installed: ${toWireError(e).message}`,
+        );
       }
     }
   }
@@ -215,8 +268,13 @@ export function createPythonGuest(h) {
       } catch {
         throw toolError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} could not be read in the sandbox`);
       }
-      if ((await h.sha256Hex(bytes)) !== sha256) throw toolError('E_INTEGRITY', `the wheel ${file} does not match its sha256 in the manifest; refusing to load it`);
-      out[out.length] = { file, bytes: new Uint8ArrayCtor(bytes.buffer, bytes.byteOffset, bytes.byteLength) }; // a plain view (Pyodide refuses Buffer)
+      if ((await h.sha256Hex(bytes)) !== sha256)
+        throw toolError(
+          'E_INTEGRITY',
+          `the wheel ${file} does not match its sha256 in the manifest; refusing to load it`,
+        );
+      // a plain view (Pyodide refuses Buffer)
+      out[out.length] = { file, bytes: new Uint8ArrayCtor(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
     }
     return out;
   }
@@ -225,7 +283,11 @@ export function createPythonGuest(h) {
   function resetFs() {
     const FS = py.FS;
     for (const dir of ['/tmp', '/home/pyodide']) {
-      try { FS.unmount(dir); } catch { /* not mounted */ }
+      try {
+        FS.unmount(dir);
+      } catch {
+        /* not mounted */
+      }
       FS.mount(FS.filesystems.MEMFS, {}, dir);
     }
     pyHelpers[3]();
@@ -256,7 +318,8 @@ export function createPythonGuest(h) {
       }
       if (mainFn === undefined || !retain) mainFn = ns.get('main');
       const main = mainFn;
-      if (typeof main !== 'function') throw toolError('E_TOOL_FAILED', 'the Python tool defines no function main(args, ctx)');
+      if (typeof main !== 'function')
+        throw toolError('E_TOOL_FAILED', 'the Python tool defines no function main(args, ctx)');
       const pyArgs = pyHelpers[0](JSONStringify(args === undefined ? null : args));
       const ctx = pyHelpers[2](jsCtx);
       let r;
@@ -299,17 +362,29 @@ export function createPythonGuest(h) {
       info = undefined;
     }
     if (info === undefined || info === null || typeof info !== 'object') return e;
-    const err = toolError(typeof info.code === 'string' ? info.code : 'E_TOOL_FAILED', typeof info.message === 'string' ? info.message : '');
+    const err = toolError(
+      typeof info.code === 'string' ? info.code : 'E_TOOL_FAILED',
+      typeof info.message === 'string' ? info.message : '',
+    );
     if (typeof info.code !== 'string') ReflectDeleteProperty(err, 'code');
-    ReflectDefineProperty(err, 'name', { value: typeof info.name === 'string' ? info.name : 'Error', configurable: true, writable: true });
+    ReflectDefineProperty(err, 'name', {
+      value: typeof info.name === 'string' ? info.name : 'Error',
+      configurable: true,
+      writable: true,
+    });
     // Frames in the stack form the guest core reads (the tool module's URL, line and column; core/exec/stack.ts).
     let stack = '';
     const frames = ArrayIsArray(info.frames) ? info.frames : [];
     for (let i = 0; i < frames.length; i++) {
       const f = frames[i];
-      if (f && typeof f.line === 'number' && typeof f.column === 'number') stack += `\n    at ${typeof f.fn === 'string' ? `${f.fn} (${TOOL_STACK_URL}:${f.line}:${f.column})` : `${TOOL_STACK_URL}:${f.line}:${f.column}`}`;
+      if (f && typeof f.line === 'number' && typeof f.column === 'number')
+        stack += `\n    at ${typeof f.fn === 'string' ? `${f.fn} (${TOOL_STACK_URL}:${f.line}:${f.column})` : `${TOOL_STACK_URL}:${f.line}:${f.column}`}`;
     }
-    ReflectDefineProperty(err, 'stack', { value: `${info.name}: ${info.message}${stack}`, configurable: true, writable: true });
+    ReflectDefineProperty(err, 'stack', {
+      value: `${info.name}: ${info.message}${stack}`,
+      configurable: true,
+      writable: true,
+    });
     return err;
   }
 
@@ -318,7 +393,12 @@ export function createPythonGuest(h) {
   }
   /** Release a PyProxy now rather than through the finalizer (which would run between later calls). */
   function destroy(v) {
-    if (isPyProxy(v)) try { v.destroy(); } catch { /* already gone */ }
+    if (isPyProxy(v))
+      try {
+        v.destroy();
+      } catch {
+        /* already gone */
+      }
   }
 
   /** Python values reaching a JS ctx method directly (dicts, lists) become JSON data through json.dumps. */
@@ -327,7 +407,11 @@ export function createPythonGuest(h) {
     try {
       if (v instanceof py.ffi.PyProxy) return JSONParse(pyHelpers[1](v));
     } catch (e) {
-      throw toolError('E_INVALID_ARGS', `a Python value could not be converted to JSON data: ${toWireError(e).message}`, TypeErrorCtor);
+      throw toolError(
+        'E_INVALID_ARGS',
+        `a Python value could not be converted to JSON data: ${toWireError(e).message}`,
+        TypeErrorCtor,
+      );
     }
     return v;
   }
@@ -347,7 +431,8 @@ export function createPythonGuest(h) {
  * Python run once after Pyodide starts (the same text the browser worker runs): JSON in and out, and the `ctx`
  * tools receive. ctx mirrors the JavaScript one with Python names: `await ctx.storage.get/set/delete/list`,
  * `await ctx.get_secret(name)`, `await ctx.create_subtasks_result(drafts)`, `await ctx.resolve_invocation(name)`,
- * `ctx.settings` (a dict: the call's settings values, defaults applied), `await ctx.fetch(url, **pyfetch_kwargs)` (the mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
+ * `ctx.settings` (a dict: the call's settings values, defaults applied), `await ctx.fetch(url, **pyfetch_kwargs)` (the
+ * mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
  * `pyodide.http.pyfetch` reach the same mediated fetch). A refused or failed
  * capability raises `CapabilityError` with the same stable `code` a JavaScript tool sees (E_FETCH_TARGET, ...).
  */

@@ -1,4 +1,5 @@
-// The hand parse of stored manifests never accepts what ToolManifestSchema refuses, and returns the schema's output; trusted side.
+// The hand parse of stored manifests never accepts what ToolManifestSchema refuses, and returns the schema's output;
+// trusted side.
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +15,12 @@ const base = {
     kind: 'sandboxed-code',
     runtime: 'javascript',
     source: 'export default async () => 1;',
-    bundle: { entry: 'index.mjs', bundler: 'none', inputs: [{ path: 'index.mjs', bytes: 30, integrity: sha }], packages: [] },
+    bundle: {
+      entry: 'index.mjs',
+      bundler: 'none',
+      inputs: [{ path: 'index.mjs', bytes: 30, integrity: sha }],
+      packages: [],
+    },
   },
   limits: { timeoutMs: 30000 },
 };
@@ -23,7 +29,10 @@ const full = {
   outputSchema: { type: 'object' },
   settings: { type: 'object', properties: { unit: { type: 'string' } } },
   capabilities: {
-    fetch: [{ origin: 'https://api.example.com', access: 'read' }, { origin: 'https://*.example.org:8443', access: '*' }],
+    fetch: [
+      { origin: 'https://api.example.com', access: 'read' },
+      { origin: 'https://*.example.org:8443', access: '*' },
+    ],
     storage: { quotaBytes: 1024 },
     secrets: ['API_KEY'],
     subtasks: true,
@@ -35,20 +44,66 @@ const full = {
     ...base.execution,
     engine: 'deno',
     retainState: false,
-    bundle: { ...base.execution.bundle, packages: [{ name: 'left-pad', version: '1.3.0', path: 'node_modules/left-pad', integrity: 'sha512-x' }], sourceMap: '{}' },
+    bundle: {
+      ...base.execution.bundle,
+      packages: [{ name: 'left-pad', version: '1.3.0', path: 'node_modules/left-pad', integrity: 'sha512-x' }],
+      sourceMap: '{}',
+    },
   },
   limits: { timeoutMs: 1000, outputBytes: 2048, memoryMb: 128 },
 };
 const natives = [
   { name: 'n', description: '', parameters: {}, execution: { kind: 'trusted-native', entry: 'python' } },
-  { name: 'e', description: '', parameters: {}, execution: { kind: 'external-service', serviceId: 'srv', tool: 't', transport: 'mcp' } },
+  {
+    name: 'e',
+    description: '',
+    parameters: {},
+    execution: { kind: 'external-service', serviceId: 'srv', tool: 't', transport: 'mcp' },
+  },
 ];
 
 /** Odd values for any field: each JSON type, bounds of the schema's limits, non-plain objects. */
 const odd: unknown[] = [
-  undefined, null, true, 0, -1, 1.5, 2 ** 53, 24 * 3600 * 1000 + 1, 64 * 1024 * 1024 + 1, 16385, NaN, '', 'x', '-lead', 'x'.repeat(65), 'x'.repeat(129), 'x'.repeat(8193),
-  '../up', '/abs', 'a\\b', 'javascript', 'python', 'node', 'read', 'write', '*', 'mcp', 'parent', 'sandboxed-code', 'trusted-native', 'external-service', 'http://a.example',
-  [], [1], ['x'], {}, { a: 1 }, Object.create(null), JSON.parse('{"__proto__": {"a": 1}}'), new Date(0),
+  undefined,
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  24 * 3600 * 1000 + 1,
+  64 * 1024 * 1024 + 1,
+  16385,
+  NaN,
+  '',
+  'x',
+  '-lead',
+  'x'.repeat(65),
+  'x'.repeat(129),
+  'x'.repeat(8193),
+  '../up',
+  '/abs',
+  'a\\b',
+  'javascript',
+  'python',
+  'node',
+  'read',
+  'write',
+  '*',
+  'mcp',
+  'parent',
+  'sandboxed-code',
+  'trusted-native',
+  'external-service',
+  'http://a.example',
+  [],
+  [1],
+  ['x'],
+  {},
+  { a: 1 },
+  Object.create(null),
+  JSON.parse('{"__proto__": {"a": 1}}'),
+  new Date(0),
 ];
 
 /** Every path of object keys in `v` (arrays: their first item), with the object at that path. */
@@ -60,7 +115,8 @@ function* paths(v: unknown, at: string[] = []): Generator<string[]> {
   if (v === null || typeof v !== 'object') return;
   for (const k of Object.keys(v)) {
     yield [...at, k];
-    if (k !== 'parameters' && k !== 'outputSchema' && k !== 'settings') yield* paths((v as Record<string, unknown>)[k], [...at, k]);
+    if (k !== 'parameters' && k !== 'outputSchema' && k !== 'settings')
+      yield* paths((v as Record<string, unknown>)[k], [...at, k]);
   }
 }
 function setAt(v: unknown, path: string[], x: unknown, drop = false): unknown {
@@ -88,7 +144,7 @@ function variants(): unknown[] {
 }
 
 describe('plainManifest (hand parse of ToolManifestSchema)', () => {
-  it('accepts only what the schema accepts, with the schema\'s output (keys in its order)', () => {
+  it("accepts only what the schema accepts, with the schema's output (keys in its order)", () => {
     let accepted = 0;
     for (const v of variants()) {
       const hand = plainManifest(v);

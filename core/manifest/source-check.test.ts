@@ -24,7 +24,12 @@ function refusal(source: string): TyError {
 describe('checkToolSource', () => {
   it('refuses a static import or re-export of anything (a Node built-in, a package, a file, a URL), naming it and where', () => {
     for (const [src, spec, line, column] of [
-      ["import fs from 'node:fs';\nexport default async () => fs.readFileSync('/etc/passwd', 'utf8');", 'node:fs', 1, 16],
+      [
+        "import fs from 'node:fs';\nexport default async () => fs.readFileSync('/etc/passwd', 'utf8');",
+        'node:fs',
+        1,
+        16,
+      ],
       ["import { spawn } from 'child_process';\nexport default async () => spawn;", 'child_process', 1, 23],
       ["\n\nexport * from './other.mjs';", './other.mjs', 3, 15],
       ["export { x } from 'ipaddr.js';\nexport default async () => 1;", 'ipaddr.js', 1, 19],

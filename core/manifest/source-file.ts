@@ -1,4 +1,5 @@
-// A single-file tool's manifest as every host hashes it: `sourceFile` inlined with its file record (execution.bundle); core, trusted side.
+// A single-file tool's manifest as every host hashes it: `sourceFile` inlined with its file record (execution.bundle);
+// core, trusted side.
 import { sha256 } from 'multiformats/hashes/sha2';
 import { base64 } from 'multiformats/bases/base64';
 import type { ToolBundle } from '../../protocol/manifest.js';
@@ -22,9 +23,13 @@ export async function sourceFileRecord(path: string, content: string | Uint8Arra
  * A manifest that names its code by `execution.sourceFile`, with that file's text inlined as `execution.source` and
  * its record as `execution.bundle` (sourceFileRecord): the document the command line stores for a file that imports
  * nothing, so a host building a tool from the same files (the browser app's examples) gets the same revision id.
- * JavaScript that imports other modules is bundled by the command line instead (node/manifest/bundle.ts) and has another record.
+ * JavaScript that imports other modules is bundled by the command line instead (node/manifest/bundle.ts) and has
+ * another record.
  */
-export async function inlineSourceFile<M extends { execution: Record<string, unknown> }>(manifest: M, source: string): Promise<M> {
+export async function inlineSourceFile<M extends { execution: Record<string, unknown> }>(
+  manifest: M,
+  source: string,
+): Promise<M> {
   const { sourceFile, ...execution } = manifest.execution;
   if (typeof sourceFile !== 'string') throw new TypeError('inlineSourceFile: execution.sourceFile is not a string');
   const path = sourceFile.replace(/^(\.\/)+/, '');

@@ -1,4 +1,5 @@
-// Public surface of the MCP bridge in core (package export "./core/mcp"): message rules, sessions, naming, gate integration, transports injected by each host; core, trusted side.
+// Public surface of the MCP bridge in core (package export "./core/mcp"): message rules, sessions, naming, gate
+// integration, transports injected by each host; core, trusted side.
 /**
  * The MCP bridge, host-agnostic. A host supplies two things and gets the whole bridge (message rules,
  * session limits and their clock, SERVER__NAME / tymcp:// mapping, namespaces, argument checks against each
@@ -16,18 +17,21 @@
  * ```ts
  * import { McpBridge, streamableHttpConnector, serveSession, type McpDefinition } from 'tysandbox/core/mcp';
  * const defs = new Map<string, McpDefinition>([[
- *   'docs', { v: 1, name: 'docs', url: 'https://mcp.example.com/mcp', args: [], env: {}, allow: [], ask: 'default', shared: false, folder: '' },
+ *   'docs', { v: 1, name: 'docs', url: 'https://mcp.example.com/mcp', args: [], env: {}, allow: [], ask: 'default',
+ * shared: false, folder: '' },
  * ]]);
  * const bridge = new McpBridge({
  *   sandbox: 'page',                      // principal `mcp:page`; limits count per sandbox
- *   gate,                                 // the host's Gate: every tools/call, resources/read, prompts/get goes through gate.run
+ *   gate,                                 // the host's Gate: every tools/call, resources/read, prompts/get goes
+ * through gate.run
  *   source: {
  *     list: async () => [...defs.keys()].sort(),
  *     load: async (n) => defs.get(n),
  *     loadSync: (n) => defs.get(n),
  *     fingerprint: (d) => JSON.stringify([d.url, d.env]),   // stable: decisions are stored under it
  *   },
- *   connect: streamableHttpConnector({ headers: async (d) => ({ authorization: `Bearer ${await secrets.get(d.name)}` }) }),
+ *   connect: streamableHttpConnector({ headers: async (d) => ({ authorization: `Bearer ${await secrets.get(d.name)}` })
+ * }),
  *   log: (line) => audit.debug(line),     // JSON lines: server, method, name, outcome; never arguments
  * });
  * ```
@@ -47,9 +51,27 @@
 export { McpBridge, type BridgeOptions } from './bridge/bridge.js';
 export { serveSession } from './wire/serve-session.js';
 export { GuardedLineTransport } from './wire/guarded-transport.js';
-export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, withFeedback, type DirectPath, type LocalTools } from './bridge/util.js';
+export {
+  NAME_SEP,
+  RpcFailure,
+  SERVER_FAULT_CODES,
+  SERVER_RULE_SCOPE,
+  definitionRevision,
+  hintsOf,
+  previewOf,
+  serverRule,
+  toMcpError,
+  withFeedback,
+  type DirectPath,
+  type LocalTools,
+} from './bridge/util.js';
 export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from './upstream/session.js';
-export { RuledTransport, cappedFetch, streamableHttpConnector, type StreamableHttpConnectorOptions } from './upstream/transport.js';
+export {
+  RuledTransport,
+  cappedFetch,
+  streamableHttpConnector,
+  type StreamableHttpConnectorOptions,
+} from './upstream/transport.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   McpDefinitionSchema,
@@ -62,12 +84,37 @@ export {
   type UpstreamConnector,
   type UpstreamTransport,
 } from './server-definition.js';
-export { prefixedNaming, singleNaming, RES_PREFIX, mapToolResult, mapPromptResult, type Naming } from './bridge/naming.js';
-export { MAX_MESSAGE_BYTES, RPC, classify, clientMessageRule, parseMessage, rpcError, serverMessageRule, requestLogLine, LineFramer, frame, type RpcId } from './wire/messages.js';
+export {
+  prefixedNaming,
+  singleNaming,
+  RES_PREFIX,
+  mapToolResult,
+  mapPromptResult,
+  type Naming,
+} from './bridge/naming.js';
+export {
+  MAX_MESSAGE_BYTES,
+  RPC,
+  classify,
+  clientMessageRule,
+  parseMessage,
+  rpcError,
+  serverMessageRule,
+  requestLogLine,
+  LineFramer,
+  frame,
+  type RpcId,
+} from './wire/messages.js';
 export { checkRequestParams, ClientLifecycle } from './wire/params.js';
 export { SessionPool, DEFAULT_POOL_LIMITS, type PoolLimits } from './upstream/pool.js';
 export { SessionClock, DEFAULT_SESSION_IDLE_MS } from './wire/session-clock.js';
-export { NamespaceSchema, chooseTargets, mergedSchema, type Namespace, type NamespaceAction } from './bridge/namespace.js';
+export {
+  NamespaceSchema,
+  chooseTargets,
+  mergedSchema,
+  type Namespace,
+  type NamespaceAction,
+} from './bridge/namespace.js';
 export { checkToolArguments, checkToolSchema, checkStructuredContent } from './bridge/args.js';
 export { StoreDefinitionMemory, definitionHash, type DefinitionMemory } from './bridge/definitions.js';
 export { TOOL_EXECUTION_CODES, toolErrorResult, clientMessage } from './bridge/results.js';

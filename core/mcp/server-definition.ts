@@ -1,9 +1,13 @@
-// An MCP server definition as the bridge sees it (name, how to reach it, its own rules) and the host interfaces that load and reach one; core, trusted side.
+// An MCP server definition as the bridge sees it (name, how to reach it, its own rules) and the host interfaces that
+// load and reach one; core, trusted side.
 import { z } from 'zod';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { Namespace } from './bridge/namespace.js';
 
-/** Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays unambiguous). */
+/**
+ * Server names: lower-case letters, digits and single dashes, 1-32 characters (no `_`: `SERVER__TOOL` stays
+ * unambiguous).
+ */
 export const SERVER_NAME_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
 export const ServerNameSchema = z.string().regex(SERVER_NAME_RE, 'a server name is 1-32 of a-z, 0-9 and single dashes');
 const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -17,7 +21,10 @@ export const McpDefinitionSchema = z.strictObject({
   args: z.array(z.string().max(16384)).max(256),
   /** streamable HTTP endpoint (https, or http on loopback). */
   url: z.string().max(4096).optional(),
-  /** The server's whole environment (snapshot + --env); secret values, never printed. HTTP headers live here as `TYMCP_HEADER_<n>` = `Name: value`. */
+  /**
+   * The server's whole environment (snapshot + --env); secret values, never printed. HTTP headers live here as
+   * `TYMCP_HEADER_<n>` = `Name: value`.
+   */
   env: z.record(z.string().regex(ENV_KEY_RE), z.string().max(65536)),
   /** Tool names (or `resources/read`, `prompts/get`) that pass without asking. */
   allow: z.array(z.string().min(1).max(256)).max(256),
@@ -36,7 +43,13 @@ export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
  * and the client's capabilities in `_meta`, `server/discover` says what is offered) and the handshake era
  * (`initialize`) down to 2024-11-05. Negotiated per peer, on each side of the bridge.
  */
-export const BRIDGE_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+export const BRIDGE_PROTOCOL_VERSIONS: readonly string[] = [
+  '2026-07-28',
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+];
 
 /** Default bridge call timeout, ms: past it a server session is ended and the next call starts a new one. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
@@ -62,25 +75,41 @@ export interface McpDefinitionSource {
   list(): Promise<string[]>;
   /** One definition, or undefined when there is none. @throws TyError E_INVALID_SETTINGS for a damaged one. */
   load(name: string): Promise<McpDefinition | undefined>;
-  /** `load` without an await (the direct path of a tools/call); a source that cannot: undefined, the call then takes the async path. */
+  /**
+   * `load` without an await (the direct path of a tools/call); a source that cannot: undefined, the call then takes the
+   * async path.
+   */
   loadSync?(name: string): McpDefinition | undefined;
-  /** What identifies a running server (how it is reached, its environment): a changed fingerprint ends older sessions. Stable across runs (decisions are stored under it). */
+  /**
+   * What identifies a running server (how it is reached, its environment): a changed fingerprint ends older sessions.
+   * Stable across runs (decisions are stored under it).
+   */
   fingerprint(def: McpDefinition): string;
   /** Namespace names and documents (a source without namespaces: none). */
   listNamespaces?(): Promise<string[]>;
   loadNamespace?(name: string): Promise<Namespace | undefined>;
-  /** Call `changed` when a definition or namespace is added, removed or changed; returns a function that stops watching. */
+  /**
+   * Call `changed` when a definition or namespace is added, removed or changed; returns a function that stops watching.
+   */
   watch?(changed: () => void, opts: { only?: string }): () => void;
 }
 
 /** What a connector is told about one connection. */
 export interface ConnectContext {
-  /** A server message the rules dropped or answered (method only); a connector applies core/mcp/wire/messages.ts serverMessageRule (see RuledTransport). */
+  /**
+   * A server message the rules dropped or answered (method only); a connector applies core/mcp/wire/messages.ts
+   * serverMessageRule (see RuledTransport).
+   */
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
   signal?: AbortSignal;
-  /** Server requests the session answers itself instead of the message rules refusing them (`elicitation/create` for a person). */
+  /**
+   * Server requests the session answers itself instead of the message rules refusing them (`elicitation/create` for a
+   * person).
+   */
   passRequests?: ReadonlySet<string>;
-  /** `legacy`: this connection opens with the 2025 handshake at once, whatever the connector would choose (a fallback). */
+  /**
+   * `legacy`: this connection opens with the 2025 handshake at once, whatever the connector would choose (a fallback).
+   */
   negotiation?: 'legacy';
 }
 

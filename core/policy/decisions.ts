@@ -24,9 +24,14 @@ export class StoreDecisions implements DecisionStore {
     const keys = revision !== undefined ? [storeKeyFor(revision)] : await this.store.backend.list(StoreDecisions.NS);
     const out: StoredDecision[] = [];
     for (const k of keys) {
-      // one revision's record is read on every call: kept in memory while its stamp holds (a revoke by any process is seen at once)
-      const r = revision !== undefined ? await this.store.getJsonFresh<DecisionRecord>(StoreDecisions.NS, k) : await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
-      if (!r || typeof r.revision !== 'string' || storeKeyFor(r.revision) !== k || !Array.isArray(r.decisions)) continue;
+      // one revision's record is read on every call: kept in memory while its stamp holds (a revoke by any process is
+      // seen at once)
+      const r =
+        revision !== undefined
+          ? await this.store.getJsonFresh<DecisionRecord>(StoreDecisions.NS, k)
+          : await this.store.getJson<DecisionRecord>(StoreDecisions.NS, k);
+      if (!r || typeof r.revision !== 'string' || storeKeyFor(r.revision) !== k || !Array.isArray(r.decisions))
+        continue;
       if (revision !== undefined && r.revision !== revision) continue;
       out.push(...r.decisions.filter((d) => d && d.revision === r.revision));
     }
@@ -34,10 +39,11 @@ export class StoreDecisions implements DecisionStore {
   }
 
   async add(d: StoredDecision): Promise<void> {
-    if (typeof d.revision !== 'string' || d.revision.length === 0) throw new TyError('E_STORE', 'a permanent decision needs a revision identity');
+    if (typeof d.revision !== 'string' || d.revision.length === 0)
+      throw new TyError('E_STORE', 'a permanent decision needs a revision identity');
     const rec: StoredDecision = { ...d, scope: 'permanent' };
     await this.store.update<DecisionRecord>(StoreDecisions.NS, storeKeyFor(d.revision), (old) => {
-      const keep = (old?.revision === d.revision ? old.decisions ?? [] : []).filter((x) => !decisionCovers(x, rec));
+      const keep = (old?.revision === d.revision ? (old.decisions ?? []) : []).filter((x) => !decisionCovers(x, rec));
       return { revision: d.revision, decisions: [...keep, rec] };
     });
   }
@@ -54,7 +60,9 @@ export class StoreDecisions implements DecisionStore {
         if (!old) return undefined;
         const keep: StoredDecision[] = [];
         for (const d of old.decisions ?? []) {
-          const hit = (which.tool === undefined || d.toolName === which.tool) && (which.rule === undefined || suggestRule(d) === which.rule);
+          const hit =
+            (which.tool === undefined || d.toolName === which.tool) &&
+            (which.rule === undefined || suggestRule(d) === which.rule);
           (hit ? removed : keep).push(d);
         }
         return keep.length ? { revision: old.revision, decisions: keep } : undefined;

@@ -6,7 +6,9 @@ import { quoteText } from '../ask/text.js';
 
 /** Keep printable text: drop C0/C1 controls (but newline and tab), bidi and zero-width marks; cap length. */
 export function cleanText(s: string, max: number): string {
-  const t = s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '').trim();
+  const t = s
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '')
+    .trim();
   return t.length > max ? `${t.slice(0, max)}… [cut]` : t;
 }
 
@@ -48,5 +50,7 @@ export function describe(req: GateRequest): string {
 
 /** Where a rule of `t`'s scope lives, for messages: `project settings`, `flags`, or the scope as it is. */
 export function where(t: Trace): string {
-  return ['flags', 'session', 'local', 'project', 'user'].includes(t.scope) ? `${t.scope} ${t.scope === 'flags' ? '' : 'settings'}`.trim() : t.scope;
+  return ['flags', 'session', 'local', 'project', 'user'].includes(t.scope)
+    ? `${t.scope} ${t.scope === 'flags' ? '' : 'settings'}`.trim()
+    : t.scope;
 }

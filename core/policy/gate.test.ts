@@ -1,6 +1,14 @@
 // Unit tests for the gate pipeline with fake asker, hook runner and clock; trusted side.
 import { describe, expect, it, vi } from 'vitest';
-import { PermissionGate, StoreDecisions, parseHookDecision, type GateConfig, type HookResult, type HookRunner, type HookSpec } from './gate.js';
+import {
+  PermissionGate,
+  StoreDecisions,
+  parseHookDecision,
+  type GateConfig,
+  type HookResult,
+  type HookRunner,
+  type HookSpec,
+} from './gate.js';
 import { compilePolicy, type RuleSet } from './permissions.js';
 import { StoreAuditLog, formatAuditRecord, type AuditRecord } from '../audit/trail.js';
 import { PauseTracker } from './pause.js';
@@ -35,13 +43,28 @@ class FakeHooks implements HookRunner {
 }
 
 const ok = (stdout = '', stderr = ''): HookResult => ({ exitCode: 0, stdout, stderr, timedOut: false });
-const exit = (code: number | null, stderr = '', timedOut = false): HookResult => ({ exitCode: code, stdout: '', stderr, timedOut });
+const exit = (code: number | null, stderr = '', timedOut = false): HookResult => ({
+  exitCode: code,
+  stdout: '',
+  stderr,
+  timedOut,
+});
 
 function hook(event: HookSpec['event'], command: string, matcher = '*', index = 0): HookSpec {
   return { event, matcher, command, timeoutMs: 1000, scope: 'user', index };
 }
 
-function setup(opts: { sets?: RuleSet[]; hooks?: GateConfig['hooks']; asker?: Asker; runner?: HookRunner; store?: Store; pause?: { maxRefusals: number; windowMs: number }; noAsker?: boolean } = {}) {
+function setup(
+  opts: {
+    sets?: RuleSet[];
+    hooks?: GateConfig['hooks'];
+    asker?: Asker;
+    runner?: HookRunner;
+    store?: Store;
+    pause?: { maxRefusals: number; windowMs: number };
+    noAsker?: boolean;
+  } = {},
+) {
   const store = opts.store ?? new Store(new MemoryStoreBackend());
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => now;
@@ -64,8 +87,24 @@ function setup(opts: { sets?: RuleSet[]; hooks?: GateConfig['hooks']; asker?: As
   return { gate, store, audit, pause, asker, advance: (ms: number) => (now += ms) };
 }
 
-const toolReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'cli:user', kind: 'tool', toolName: 'weather', revision: REV, hookPayload: { city: CANARY_ARG }, ...over });
-const fetchReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'cli:user', kind: 'fetch', toolName: 'weather', revision: REV, target: 'https://api.example.com', access: 'read', requested: true, ...over });
+const toolReq = (over: Partial<GateRequest> = {}): GateRequest => ({
+  principal: 'cli:user',
+  kind: 'tool',
+  toolName: 'weather',
+  revision: REV,
+  hookPayload: { city: CANARY_ARG },
+  ...over,
+});
+const fetchReq = (over: Partial<GateRequest> = {}): GateRequest => ({
+  principal: 'cli:user',
+  kind: 'fetch',
+  toolName: 'weather',
+  revision: REV,
+  target: 'https://api.example.com',
+  access: 'read',
+  requested: true,
+  ...over,
+});
 
 async function auditEntries(a: StoreAuditLog): Promise<AuditRecord[]> {
   return (await a.read()).entries;
@@ -78,11 +117,25 @@ describe('PermissionGate: decisions', () => {
     const r = await gate.run(toolReq(), async () => ++ran);
     expect(r.value).toBe(1);
     const [rec] = await auditEntries(audit);
-    expect(rec).toMatchObject({ decision: 'allow', outcome: 'ok', tool: 'weather', revision: REV, rule: 'mode standard', list: 'mode', scope: 'default', principal: 'cli:user' });
+    expect(rec).toMatchObject({
+      decision: 'allow',
+      outcome: 'ok',
+      tool: 'weather',
+      revision: REV,
+      rule: 'mode standard',
+      list: 'mode',
+      scope: 'default',
+      principal: 'cli:user',
+    });
   });
 
   it('a deny rule refuses before anything runs, naming rule and scope', async () => {
-    const { gate, audit, asker } = setup({ sets: [{ scope: 'project', source: '/secret/host/path/settings.json', deny: ['tool(weather)'] }, { scope: 'flags', allow: ['tool(*)'] }] });
+    const { gate, audit, asker } = setup({
+      sets: [
+        { scope: 'project', source: '/secret/host/path/settings.json', deny: ['tool(weather)'] },
+        { scope: 'flags', allow: ['tool(*)'] },
+      ],
+    });
     let ran = false;
     const e = await rejection(gate.run(toolReq(), async () => (ran = true)));
     expect(ran).toBe(false);
@@ -90,7 +143,9 @@ describe('PermissionGate: decisions', () => {
     expect(e.message).toContain('deny rule tool(weather) in project settings');
     expect(e.message).not.toContain('/secret/host/path');
     expect((asker as FakeAsker).questions).toHaveLength(0);
-    expect(await auditEntries(audit)).toMatchObject([{ decision: 'deny', outcome: 'denied', code: 'E_CAPABILITY_DENIED', list: 'deny', scope: 'project' }]);
+    expect(await auditEntries(audit)).toMatchObject([
+      { decision: 'deny', outcome: 'denied', code: 'E_CAPABILITY_DENIED', list: 'deny', scope: 'project' },
+    ]);
   });
 
   it('a capability the manifest did not request is denied without asking, even in unrestricted mode', async () => {
@@ -108,7 +163,11 @@ describe('PermissionGate: decisions', () => {
     expect(e.message).toContain('the rule that allows it without asking: fetch(read:https://api.example.com)');
     expect(e.message).not.toMatch(/tycli|--allow/);
     expect(e.message).toContain('timeout');
-    expect(e.data).toMatchObject({ suggestedRule: 'fetch(read:https://api.example.com)', allowRule: 'fetch(read:https://api.example.com)', reason: 'timeout' });
+    expect(e.data).toMatchObject({
+      suggestedRule: 'fetch(read:https://api.example.com)',
+      allowRule: 'fetch(read:https://api.example.com)',
+      reason: 'timeout',
+    });
     expect(await auditEntries(audit)).toMatchObject([{ decision: 'deny', rule: 'no answer (timeout)' }]);
   });
 
@@ -119,7 +178,11 @@ describe('PermissionGate: decisions', () => {
   });
 
   it('an asker that throws is a refusal, never a yes', async () => {
-    const asker: Asker = { ask: async () => { throw new Error('boom'); } };
+    const asker: Asker = {
+      ask: async () => {
+        throw new Error('boom');
+      },
+    };
     const { gate } = setup({ asker });
     expect((await rejection(gate.authorize(fetchReq()))).code).toBe('E_CAPABILITY_DENIED');
   });
@@ -163,7 +226,14 @@ describe('PermissionGate: decisions', () => {
   it('permanent answers and pauses work for MCP identities (non-CID revision labels, long names)', async () => {
     const asker = new FakeAsker(() => ({ allow: true, scope: 'permanent', channel: 'terminal' }));
     const long = `srv__${'t'.repeat(300)}`;
-    const mcp: GateRequest = { principal: 'mcp:box', kind: 'mcp', toolName: long, revision: 'mcp:srv/x:0123456789abcdef', target: 'srv/tool', requested: true };
+    const mcp: GateRequest = {
+      principal: 'mcp:box',
+      kind: 'mcp',
+      toolName: long,
+      revision: 'mcp:srv/x:0123456789abcdef',
+      target: 'srv/tool',
+      requested: true,
+    };
     const first = setup({ asker });
     await first.gate.authorize(mcp);
     const again = new FakeAsker(() => ({ allow: false, reason: 'timeout' }));
@@ -177,7 +247,17 @@ describe('PermissionGate: decisions', () => {
 
   it('alwaysAsk asks every time, offers only "once", and beats allow and unrestricted', async () => {
     const asker = new FakeAsker(() => ({ allow: true, scope: 'permanent', channel: 'terminal' }));
-    const { gate, store } = setup({ asker, sets: [{ scope: 'user', mode: 'unrestricted', allow: ['fetch(*:*)'], alwaysAsk: ['fetch(read:https://*.example.com)'] }] });
+    const { gate, store } = setup({
+      asker,
+      sets: [
+        {
+          scope: 'user',
+          mode: 'unrestricted',
+          allow: ['fetch(*:*)'],
+          alwaysAsk: ['fetch(read:https://*.example.com)'],
+        },
+      ],
+    });
     await gate.authorize(fetchReq());
     await gate.authorize(fetchReq());
     expect(asker.questions).toHaveLength(2);
@@ -195,7 +275,12 @@ describe('PermissionGate: decisions', () => {
 
   it('an abort while asking is E_ABORTED and audited', async () => {
     const ctl = new AbortController();
-    const asker: Asker = { ask: async () => { ctl.abort(); return { allow: false, reason: 'aborted' }; } };
+    const asker: Asker = {
+      ask: async () => {
+        ctl.abort();
+        return { allow: false, reason: 'aborted' };
+      },
+    };
     const { gate, audit } = setup({ asker });
     expect((await rejection(gate.authorize(fetchReq(), ctl.signal))).code).toBe('E_ABORTED');
     expect(await auditEntries(audit)).toMatchObject([{ decision: 'deny', code: 'E_ABORTED' }]);
@@ -204,30 +289,60 @@ describe('PermissionGate: decisions', () => {
 
 describe('PermissionGate: hooks', () => {
   it('permissionRequest hooks may turn an ask into allow or deny', async () => {
-    const runner = new FakeHooks((h) => (h.command === 'allow' ? ok('{"decision":"allow"}') : h.command === 'deny' ? exit(2, 'not on weekends') : exit(1)));
+    const runner = new FakeHooks((h) =>
+      h.command === 'allow' ? ok('{"decision":"allow"}') : h.command === 'deny' ? exit(2, 'not on weekends') : exit(1),
+    );
     const asker = new FakeAsker(() => ({ allow: false, reason: 'timeout' }));
-    const allowing = setup({ asker, runner, hooks: { permissionRequest: [hook('permissionRequest', 'broken', '*', 0), hook('permissionRequest', 'allow', 'fetch(read:*)', 1)] } });
+    const allowing = setup({
+      asker,
+      runner,
+      hooks: {
+        permissionRequest: [
+          hook('permissionRequest', 'broken', '*', 0),
+          hook('permissionRequest', 'allow', 'fetch(read:*)', 1),
+        ],
+      },
+    });
     await allowing.gate.authorize(fetchReq());
     expect(asker.questions).toHaveLength(0);
-    expect((await auditEntries(allowing.audit))[0]).toMatchObject({ list: 'hook', rule: 'permissionRequest hook #2 (user settings)' });
+    expect((await auditEntries(allowing.audit))[0]).toMatchObject({
+      list: 'hook',
+      rule: 'permissionRequest hook #2 (user settings)',
+    });
     const denying = setup({ asker, runner, hooks: { permissionRequest: [hook('permissionRequest', 'deny')] } });
     const e = await rejection(denying.gate.authorize(fetchReq()));
     expect(e.message).toContain('not on weekends');
     // payload tells the hook why it was asked
     const payload = JSON.parse(runner.inputs.at(-1)!.input);
-    expect(payload).toMatchObject({ event: 'permissionRequest', kind: 'fetch', target: 'https://api.example.com', suggestedRule: 'fetch(read:https://api.example.com)' });
+    expect(payload).toMatchObject({
+      event: 'permissionRequest',
+      kind: 'fetch',
+      target: 'https://api.example.com',
+      suggestedRule: 'fetch(read:https://api.example.com)',
+    });
   });
 
   it('a permissionRequest hook cannot allow an alwaysAsk request', async () => {
     const runner = new FakeHooks(() => ok('{"decision":"allow"}'));
     const asker = new FakeAsker(() => ({ allow: false, reason: 'timeout' }));
-    const { gate } = setup({ asker, runner, sets: [{ scope: 'user', alwaysAsk: ['fetch(*:*)'] }], hooks: { permissionRequest: [hook('permissionRequest', 'x')] } });
+    const { gate } = setup({
+      asker,
+      runner,
+      sets: [{ scope: 'user', alwaysAsk: ['fetch(*:*)'] }],
+      hooks: { permissionRequest: [hook('permissionRequest', 'x')] },
+    });
     await expect(gate.authorize(fetchReq())).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
     expect(asker.questions).toHaveLength(1);
   });
 
   it('pre-hooks: exit 0 runs the call, 2 blocks with the reason, anything else fails closed', async () => {
-    const results: Record<string, HookResult> = { zero: ok(), two: exit(2, 'blocked: \u001b[31mno prod\u001b[0m'), one: exit(1), timeout: exit(null, '', true), crash: exit(null) };
+    const results: Record<string, HookResult> = {
+      zero: ok(),
+      two: exit(2, 'blocked: \u001b[31mno prod\u001b[0m'),
+      one: exit(1),
+      timeout: exit(null, '', true),
+      crash: exit(null),
+    };
     for (const [name, res] of Object.entries(results)) {
       const runner = new FakeHooks(() => res);
       const { gate, audit } = setup({ runner, hooks: { preToolUse: [hook('preToolUse', name)] } });
@@ -267,7 +382,10 @@ describe('PermissionGate: hooks', () => {
 
   it('post-hooks cannot block or replace the result; their output is appended as feedback', async () => {
     const runner = new FakeHooks((h) => (h.command === 'note' ? ok('looks fine\n') : exit(2, 'try to block')));
-    const { gate } = setup({ runner, hooks: { postToolUse: [hook('postToolUse', 'note', '*', 0), hook('postToolUse', 'block', '*', 1)] } });
+    const { gate } = setup({
+      runner,
+      hooks: { postToolUse: [hook('postToolUse', 'note', '*', 0), hook('postToolUse', 'block', '*', 1)] },
+    });
     const r = await gate.run(toolReq(), async () => ({ temp: 21 }));
     expect(r.value).toEqual({ temp: 21 });
     expect(r.feedback).toEqual(['looks fine', 'postToolUse hook #2 (user settings) exited with 2']);
@@ -301,7 +419,11 @@ describe('PermissionGate: canaries never leak', () => {
     // A denied capability whose target carries the secret, and an allowed call that fails with it.
     await rejection(gate.authorize(fetchReq({ target: `https://${CANARY_SECRET}.example.com` })));
     const ok2 = setup({ store });
-    await rejection(ok2.gate.run(toolReq({ hookPayload: args }), async () => { throw new TyError('E_TOOL_FAILED', 'fail'); }));
+    await rejection(
+      ok2.gate.run(toolReq({ hookPayload: args }), async () => {
+        throw new TyError('E_TOOL_FAILED', 'fail');
+      }),
+    );
     const log = (await store.backend.readLog('audit')).join('\n');
     expect(log.length).toBeGreaterThan(0);
     expect(log).not.toContain(CANARY_ARG);
@@ -311,12 +433,20 @@ describe('PermissionGate: canaries never leak', () => {
 
   it('an execution error that echoes a secret value reaches the caller with it withheld', async () => {
     const { gate } = setup();
-    const e = await rejection(gate.run(toolReq(), async () => { throw new TyError('E_TOOL_FAILED', `bad token ${CANARY_SECRET}`, { echoed: CANARY_SECRET }); }));
+    const e = await rejection(
+      gate.run(toolReq(), async () => {
+        throw new TyError('E_TOOL_FAILED', `bad token ${CANARY_SECRET}`, { echoed: CANARY_SECRET });
+      }),
+    );
     expect(e.code).toBe('E_TOOL_FAILED');
     expect(e.message).toBe('bad token <withheld>');
     expect(JSON.stringify(e.toWire())).not.toContain(CANARY_SECRET);
     const plain = new TyError('E_TIMEOUT', 'slow');
-    await expect(gate.run(toolReq(), async () => { throw plain; })).rejects.toBe(plain);
+    await expect(
+      gate.run(toolReq(), async () => {
+        throw plain;
+      }),
+    ).rejects.toBe(plain);
   });
 
   it('a JSON-escaped secret is still withheld from hook input', async () => {
@@ -339,7 +469,10 @@ describe('PermissionGate: canaries never leak', () => {
 
 describe('PermissionGate: pause and resume', () => {
   it('repeated refusals pause the tool across gates until resumed', async () => {
-    const first = setup({ sets: [{ scope: 'user', deny: ['fetch(*:https://evil.example.com)'] }], pause: { maxRefusals: 3, windowMs: 60_000 } });
+    const first = setup({
+      sets: [{ scope: 'user', deny: ['fetch(*:https://evil.example.com)'] }],
+      pause: { maxRefusals: 3, windowMs: 60_000 },
+    });
     const evil = fetchReq({ target: 'https://evil.example.com' });
     await rejection(first.gate.authorize(evil));
     first.advance(1000);
@@ -365,7 +498,10 @@ describe('PermissionGate: pause and resume', () => {
   });
 
   it('refusals outside the window do not add up', async () => {
-    const { gate, pause, advance } = setup({ sets: [{ scope: 'user', deny: ['tool(weather)'] }], pause: { maxRefusals: 3, windowMs: 10_000 } });
+    const { gate, pause, advance } = setup({
+      sets: [{ scope: 'user', deny: ['tool(weather)'] }],
+      pause: { maxRefusals: 3, windowMs: 10_000 },
+    });
     for (let i = 0; i < 6; i++) {
       await rejection(gate.run(toolReq(), async () => 1));
       advance(6_000);
@@ -378,7 +514,13 @@ describe('PermissionGate: intent records', () => {
   it('a started record is durable before the call runs; the completion pairs with it; an unfinished call of a dead host reads as interrupted', async () => {
     const store = new Store(new MemoryStoreBackend());
     const audit = new StoreAuditLog(store);
-    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit, pause: new PauseTracker(store), decisions: new StoreDecisions(store), hostId: 'h:1:1' });
+    const gate = new PermissionGate({
+      config: () => ({ policy: compilePolicy([]) }),
+      audit,
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+      hostId: 'h:1:1',
+    });
     let seen: AuditRecord[] = [];
     await gate.run(toolReq(), async () => {
       seen = (await store.readJsonl<AuditRecord>('audit')).entries;
@@ -400,7 +542,9 @@ describe('PermissionGate: intent records', () => {
     expect((await audit.read({ hostAlive: () => false })).entries.map((r) => r.outcome)).toEqual(['ok', 'interrupted']);
     expect(formatAuditRecord((await audit.read()).entries[1]!)).toContain('-> interrupted');
     // how long an interrupted call ran is unknown: its line names no duration (the started record's is its gate time)
-    expect(formatAuditRecord((await audit.read({ hostAlive: () => false })).entries[1]!)).toMatch(/-> interrupted \(its host stopped before the call finished\)$/);
+    expect(formatAuditRecord((await audit.read({ hostAlive: () => false })).entries[1]!)).toMatch(
+      /-> interrupted \(its host stopped before the call finished\)$/,
+    );
   });
 
   it('a started record that cannot be written keeps the call from running (E_STORE)', async () => {
@@ -408,7 +552,11 @@ describe('PermissionGate: intent records', () => {
     let ran = false;
     const gate = new PermissionGate({
       config: () => ({ policy: compilePolicy([]) }),
-      audit: { append: async (r) => { if (r.outcome === 'started') throw new Error('disk full'); } },
+      audit: {
+        append: async (r) => {
+          if (r.outcome === 'started') throw new Error('disk full');
+        },
+      },
       pause: new PauseTracker(store),
       decisions: new StoreDecisions(store),
     });
@@ -434,13 +582,20 @@ describe('PermissionGate: staged intent records', () => {
   it('a staged started record is written before the call runs; the answer waits until it is durable', async () => {
     const store = new Store(new MemoryStoreBackend());
     const { sink, written, settle } = stagedSink();
-    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    const gate = new PermissionGate({
+      config: () => ({ policy: compilePolicy([]) }),
+      audit: sink,
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+    });
     let ranWith: string[] = [];
     let answered = false;
-    const p = gate.run(toolReq(), async () => {
-      ranWith = written.map((r) => r.outcome);
-      return 7;
-    }).then((r) => ((answered = true), r));
+    const p = gate
+      .run(toolReq(), async () => {
+        ranWith = written.map((r) => r.outcome);
+        return 7;
+      })
+      .then((r) => ((answered = true), r));
     await vi.waitFor(() => expect(ranWith).toEqual(['started']));
     await new Promise((r) => setTimeout(r, 20));
     expect(answered).toBe(false); // executed, not answered: the intent record is not durable yet
@@ -452,7 +607,12 @@ describe('PermissionGate: staged intent records', () => {
   it('without post-hooks the completion record is written while the intent record waits for its fsync (one commit can cover both)', async () => {
     const store = new Store(new MemoryStoreBackend());
     const { sink, written, settle } = stagedSink();
-    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    const gate = new PermissionGate({
+      config: () => ({ policy: compilePolicy([]) }),
+      audit: sink,
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+    });
     let answered = false;
     const p = gate.run(toolReq(), async () => 7).then((r) => ((answered = true), r));
     await vi.waitFor(() => expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']));
@@ -464,7 +624,12 @@ describe('PermissionGate: staged intent records', () => {
   it('a started record that cannot be made durable fails the call with E_STORE (no answer on an unsynced record)', async () => {
     const store = new Store(new MemoryStoreBackend());
     const { sink, settle } = stagedSink();
-    const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: sink, pause: new PauseTracker(store), decisions: new StoreDecisions(store) });
+    const gate = new PermissionGate({
+      config: () => ({ policy: compilePolicy([]) }),
+      audit: sink,
+      pause: new PauseTracker(store),
+      decisions: new StoreDecisions(store),
+    });
     const p = gate.run(toolReq(), async () => 7);
     await vi.waitFor(() => expect(settle()).toBeDefined());
     settle().reject(new Error('EIO'));
@@ -477,7 +642,11 @@ describe('PermissionGate: audit failures', () => {
     const store = new Store(new MemoryStoreBackend());
     const gate = new PermissionGate({
       config: () => ({ policy: compilePolicy([]) }),
-      audit: { append: async () => { throw new Error('disk full at /home/u/.local/share'); } },
+      audit: {
+        append: async () => {
+          throw new Error('disk full at /home/u/.local/share');
+        },
+      },
       pause: new PauseTracker(store),
       decisions: new StoreDecisions(store),
     });
@@ -488,7 +657,16 @@ describe('PermissionGate: audit failures', () => {
 });
 
 describe('preapproved (a rule from outside settings, e.g. an MCP server definition)', () => {
-  const mcpReq = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'mcp:s', kind: 'mcp', toolName: 'fx__search', revision: 'mcp:fx:0123456789abcdef', target: 'fx/search', requested: true, preapproved: { rule: 'fx: --ask none', scope: 'server definition' }, ...over });
+  const mcpReq = (over: Partial<GateRequest> = {}): GateRequest => ({
+    principal: 'mcp:s',
+    kind: 'mcp',
+    toolName: 'fx__search',
+    revision: 'mcp:fx:0123456789abcdef',
+    target: 'fx/search',
+    requested: true,
+    preapproved: { rule: 'fx: --ask none', scope: 'server definition' },
+    ...over,
+  });
 
   it('allows without asking and is audited naming the rule and its scope', async () => {
     const asker = new FakeAsker(() => ({ allow: false, reason: 'refused', channel: 't' }));
@@ -509,7 +687,12 @@ describe('preapproved (a rule from outside settings, e.g. an MCP server definiti
       const e = await rejection(gate.run(mcpReq(), async () => (ran = true)));
       expect(e.code).toBe('E_CAPABILITY_DENIED');
       expect(ran).toBe(false);
-      expect((await auditEntries(audit))[0]).toMatchObject({ decision: 'deny', rule: 'mcp(fx/*)', scope, outcome: 'denied' });
+      expect((await auditEntries(audit))[0]).toMatchObject({
+        decision: 'deny',
+        rule: 'mcp(fx/*)',
+        scope,
+        outcome: 'denied',
+      });
     }
     const { gate } = setup();
     expect((await rejection(gate.authorize(mcpReq({ requested: false })))).code).toBe('E_CAPABILITY_DENIED');
@@ -517,12 +700,25 @@ describe('preapproved (a rule from outside settings, e.g. an MCP server definiti
 
   it('an alwaysAsk rule still asks (and a "no" refuses); the pause still refuses first', async () => {
     const asker = new FakeAsker(() => ({ allow: false, reason: 'refused', channel: 't' }));
-    const { gate, pause, audit } = setup({ asker, sets: [{ scope: 'user', alwaysAsk: ['mcp(fx/search)'] }], pause: { maxRefusals: 1, windowMs: 60_000 } });
+    const { gate, pause, audit } = setup({
+      asker,
+      sets: [{ scope: 'user', alwaysAsk: ['mcp(fx/search)'] }],
+      pause: { maxRefusals: 1, windowMs: 60_000 },
+    });
     expect((await rejection(gate.run(mcpReq(), async () => 1))).code).toBe('E_CAPABILITY_DENIED');
     expect(asker.questions).toHaveLength(1);
     expect(await pause.paused('fx__search')).toBeDefined();
     let ran = false;
-    expect((await rejection(gate.run(mcpReq({ preapproved: { rule: 'fx: --allow search', scope: 'server definition' } }), async () => (ran = true)))).code).toBe('E_PAUSED');
+    expect(
+      (
+        await rejection(
+          gate.run(
+            mcpReq({ preapproved: { rule: 'fx: --allow search', scope: 'server definition' } }),
+            async () => (ran = true),
+          ),
+        )
+      ).code,
+    ).toBe('E_PAUSED');
     expect(ran).toBe(false);
     expect((await auditEntries(audit)).map((e) => e.outcome)).toEqual(['denied', 'paused']);
   });

@@ -3,11 +3,28 @@ import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import type { Gate, GateRequest, Question } from '../exec/runtime.js';
 import { describeChannels, type Asker, type AskOutcome } from '../ask/router.js';
-import { decide, decisionCovers, parseMatcher, suggestRule, traceText, type Policy, type PolicyDecision, type StoredDecision, type Trace } from './permissions.js';
+import {
+  decide,
+  decisionCovers,
+  parseMatcher,
+  suggestRule,
+  traceText,
+  type Policy,
+  type PolicyDecision,
+  type StoredDecision,
+  type Trace,
+} from './permissions.js';
 import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from '../audit/trail.js';
 import type { PauseTracker } from './pause.js';
 import { cleanText, describe, where } from './gate-text.js';
-import { parseHookDecision, type HookEvent, type HookPayload, type HookResult, type HookRunner, type HookSpec } from './hooks.js';
+import {
+  parseHookDecision,
+  type HookEvent,
+  type HookPayload,
+  type HookResult,
+  type HookRunner,
+  type HookSpec,
+} from './hooks.js';
 import type { DecisionStore } from './decisions.js';
 
 export type { HookEvent, HookPayload, HookResult, HookRunner, HookSpec } from './hooks.js';
@@ -35,12 +52,16 @@ export interface GateDeps {
   /** Secret values currently known to the host; withheld from hook input, audit and error messages. */
   withheld?: () => Iterable<string>;
   newId?: () => string;
-  /** This host process, written on `started` audit records so readers can tell a running call from an interrupted one. */
+  /**
+   * This host process, written on `started` audit records so readers can tell a running call from an interrupted one.
+   */
   hostId?: string;
 }
 
 /** `reason`: why a person's approval was not had (no-channel, timeout, refused, aborted), for the host's hint. */
-type Verdict = { allow: true; trace: Trace; channel?: string } | { allow: false; trace: Trace; message: string; channel?: string; reason?: string; allowRule?: string };
+type Verdict =
+  | { allow: true; trace: Trace; channel?: string }
+  | { allow: false; trace: Trace; message: string; channel?: string; reason?: string; allowRule?: string };
 
 const MAX_HOOK_INPUT = 1024 * 1024;
 /** Most lines of a request's preview shown in a question. */
@@ -55,7 +76,8 @@ const MAX_HOOK_RESULT = 256 * 1024;
  * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
- * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output appended as feedback,
+ * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output
+ * appended as feedback,
  * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
  */
 export class PermissionGate implements Gate {
@@ -106,7 +128,11 @@ export class PermissionGate implements Gate {
     await this.#audit(req, v, t0, 'granted');
   }
 
-  async run<T>(req: GateRequest, execute: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; feedback?: string[] }> {
+  async run<T>(
+    req: GateRequest,
+    execute: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ value: T; feedback?: string[] }> {
     const t0 = this.#clock();
     const cfg = await this.#d.config();
     await this.#checkPause(req, t0);
@@ -119,11 +145,28 @@ export class PermissionGate implements Gate {
       if (r.exitCode === 0) continue;
       if (r.exitCode === 2) {
         const reason = this.#scrub(cleanText(r.stderr, 1000)) || 'no reason given';
-        await this.#refuse(req, { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: '' }, t0, 'blocked', 'E_HOOK_BLOCKED', `${describe(req)} was blocked by ${label}: ${reason}`);
+        await this.#refuse(
+          req,
+          { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: '' },
+          t0,
+          'blocked',
+          'E_HOOK_BLOCKED',
+          `${describe(req)} was blocked by ${label}: ${reason}`,
+        );
       }
-      const why = r.timedOut ? `timed out after ${hook.timeoutMs} ms` : r.exitCode === null ? `could not run${r.error ? `: ${this.#scrub(cleanText(r.error, 300))}` : ''}` : `exited with ${r.exitCode}`;
+      const why = r.timedOut
+        ? `timed out after ${hook.timeoutMs} ms`
+        : r.exitCode === null
+          ? `could not run${r.error ? `: ${this.#scrub(cleanText(r.error, 300))}` : ''}`
+          : `exited with ${r.exitCode}`;
       const err = new TyError('E_HOOK_FAILED', `${label} ${why}; the call was not run (pre-hooks fail closed)`);
-      await this.#audit(req, { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: err.message }, t0, 'hook-failed', 'E_HOOK_FAILED');
+      await this.#audit(
+        req,
+        { allow: false, trace: { list: 'hook', rule: label, scope: hook.scope }, message: err.message },
+        t0,
+        'hook-failed',
+        'E_HOOK_FAILED',
+      );
       throw err;
     }
 
@@ -143,7 +186,8 @@ export class PermissionGate implements Gate {
       const te = toTyError(e);
       if (post) {
         await started;
-        await this.#postHooks(cfg, req, { outcome: 'error', code: te.code }); // they observe failures too; feedback has nowhere to go
+        // they observe failures too; feedback has nowhere to go
+        await this.#postHooks(cfg, req, { outcome: 'error', code: te.code });
       }
       await this.#completion(req, v, t0, 'error', te.code, call, started);
       throw this.#withholdError(e, te);
@@ -158,23 +202,43 @@ export class PermissionGate implements Gate {
   }
 
   /** Write the completion record and wait until it and the intent record (`started`) are durable; E_STORE otherwise. */
-  async #completion(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode | undefined, call: string, started: Promise<void>): Promise<void> {
+  async #completion(
+    req: GateRequest,
+    v: Verdict,
+    t0: number,
+    outcome: AuditRecord['outcome'],
+    code: ErrorCode | undefined,
+    call: string,
+    started: Promise<void>,
+  ): Promise<void> {
     const done = this.#audit(req, v, t0, outcome, code, call);
     try {
       await done;
     } finally {
-      await started; // an intent record that cannot be made durable fails the call (E_STORE), whatever the completion did
+      // an intent record that cannot be made durable fails the call (E_STORE), whatever the completion did
+      await started;
     }
   }
 
   /** The verdict; an abort while asking (or a failing store) is audited, not counted as a refusal, and rethrown. */
-  async #verdictOrAbort(req: GateRequest, cfg: GateConfig, signal: AbortSignal | undefined, t0: number): Promise<Verdict> {
+  async #verdictOrAbort(
+    req: GateRequest,
+    cfg: GateConfig,
+    signal: AbortSignal | undefined,
+    t0: number,
+  ): Promise<Verdict> {
     try {
       return await this.#verdict(req, cfg, signal);
     } catch (e) {
       const te = toTyError(e, 'E_STORE');
       const rule = te.code === 'E_ABORTED' ? 'aborted while asking' : 'the decision failed';
-      await this.#audit(req, { allow: false, trace: { list: 'person', rule, scope: 'none' }, message: te.message }, t0, 'denied', te.code);
+      await this.#audit(
+        req,
+        { allow: false, trace: { list: 'person', rule, scope: 'none' }, message: te.message },
+        t0,
+        'denied',
+        te.code,
+      );
       throw te;
     }
   }
@@ -182,7 +246,8 @@ export class PermissionGate implements Gate {
   /** The error as thrown, unless its message holds a known secret value: then a TyError with it withheld. */
   #withholdError(e: unknown, te: TyError): unknown {
     const secrets = this.#secrets();
-    if (!secrets.some((x) => te.message.includes(x) || (te.data !== undefined && JSON.stringify(te.data).includes(x)))) return e;
+    if (!secrets.some((x) => te.message.includes(x) || (te.data !== undefined && JSON.stringify(te.data).includes(x))))
+      return e;
     return new TyError(te.code, scrub(te.message, secrets));
   }
 
@@ -192,18 +257,40 @@ export class PermissionGate implements Gate {
     } catch (e) {
       const te = toTyError(e, 'E_STORE');
       const paused = te.code === 'E_PAUSED';
-      await this.#audit(req, { allow: false, trace: { list: 'pause', rule: paused ? 'paused after repeated refusals' : 'pause state unreadable', scope: 'pause' }, message: te.message }, t0, paused ? 'paused' : 'denied', te.code);
+      await this.#audit(
+        req,
+        {
+          allow: false,
+          trace: {
+            list: 'pause',
+            rule: paused ? 'paused after repeated refusals' : 'pause state unreadable',
+            scope: 'pause',
+          },
+          message: te.message,
+        },
+        t0,
+        paused ? 'paused' : 'denied',
+        te.code,
+      );
       throw te;
     }
   }
 
   /** Record a refusal (audit + pause count) and throw. */
-  async #refuse(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code: ErrorCode, message: string): Promise<never> {
+  async #refuse(
+    req: GateRequest,
+    v: Verdict,
+    t0: number,
+    outcome: AuditRecord['outcome'],
+    code: ErrorCode,
+    message: string,
+  ): Promise<never> {
     let msg = this.#scrub(message);
     const pauseKey = req.pauseKey ?? req.toolName;
     // A refusal because nobody could be asked (no live channel) says nothing about the tool: not counted.
     const nowPaused = !v.allow && v.reason === 'no-channel' ? false : await this.#d.pause.recordRefusal(pauseKey);
-    if (nowPaused) msg += `; too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person resumes them`;
+    if (nowPaused)
+      msg += `; too many refusals: ${pauseKey === req.toolName ? 'calls to' : 'requests under'} "${pauseKey}" are now paused until a person resumes them`;
     await this.#audit(req, v, t0, outcome, code);
     const data: Record<string, unknown> = { rule: v.trace.rule, list: v.trace.list, scope: v.trace.scope };
     if (nowPaused) data.paused = pauseKey;
@@ -218,7 +305,15 @@ export class PermissionGate implements Gate {
    * Write one audit record; durable when this resolves, except with `staged` on a sink that stages records: then
    * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk.
    */
-  async #audit(req: GateRequest, v: Verdict, t0: number, outcome: AuditRecord['outcome'], code?: ErrorCode, call?: string, staged = false): Promise<{ durable: Promise<void> }> {
+  async #audit(
+    req: GateRequest,
+    v: Verdict,
+    t0: number,
+    outcome: AuditRecord['outcome'],
+    code?: ErrorCode,
+    call?: string,
+    staged = false,
+  ): Promise<{ durable: Promise<void> }> {
     const rec: AuditRecord = {
       v: 1,
       time: new Date(this.#clock()).toISOString(),
@@ -246,7 +341,11 @@ export class PermissionGate implements Gate {
       const clean = scrub(val, secrets);
       rec[k] = clean.length > AUDIT_FIELD_MAX ? `${clean.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : clean;
     }
-    const failed = (e: unknown) => new TyError('E_STORE', `the audit record for ${describe(req)} could not be written (${toTyError(e, 'E_STORE').code}); failing the call`);
+    const failed = (e: unknown) =>
+      new TyError(
+        'E_STORE',
+        `the audit record for ${describe(req)} could not be written (${toTyError(e, 'E_STORE').code}); failing the call`,
+      );
     try {
       if (staged && this.#d.audit.stage) {
         const durable = (await this.#d.audit.stage(rec)).durable.catch((e: unknown) => {
@@ -273,7 +372,10 @@ export class PermissionGate implements Gate {
     // a rule from outside settings (an MCP server definition's --allow / --ask none): an allow below every
     // settings rule; deny and alwaysAsk (decided above) still win; it replaces only the asking step
     const pre = req.preapproved;
-    const preTrace: Trace | undefined = pre !== undefined && typeof pre.rule === 'string' && typeof pre.scope === 'string' ? { list: 'allow', rule: pre.rule, scope: pre.scope } : undefined;
+    const preTrace: Trace | undefined =
+      pre !== undefined && typeof pre.rule === 'string' && typeof pre.scope === 'string'
+        ? { list: 'allow', rule: pre.rule, scope: pre.scope }
+        : undefined;
     if (d.effect === 'allow') return { allow: true, trace: d.trace.list === 'mode' && preTrace ? preTrace : d.trace };
     if (preTrace !== undefined && !d.alwaysAsk) return { allow: true, trace: preTrace };
 
@@ -287,7 +389,11 @@ export class PermissionGate implements Gate {
       const trace: Trace = { list: 'hook', rule: label, scope: hook.scope };
       if (r.exitCode === 2) {
         const reason = this.#scrub(cleanText(r.stderr, 1000));
-        return { allow: false, trace, message: `${describe(req)} was denied by ${label}${reason ? `: ${reason}` : ''}` };
+        return {
+          allow: false,
+          trace,
+          message: `${describe(req)} was denied by ${label}${reason ? `: ${reason}` : ''}`,
+        };
       }
       if (r.exitCode !== 0) continue; // a failing permission hook has no say; a person is still asked
       const said = parseHookDecision(r.stdout);
@@ -315,7 +421,13 @@ export class PermissionGate implements Gate {
       ? `it matches the alwaysAsk rule ${d.trace.rule} in ${where(d.trace)}, so only a person's answer can allow it`
       : `the rule that allows it without asking: ${d.suggestedRule}`;
     if (!this.#d.asker) {
-      return { allow: false, trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' }, message: `${describe(req)} needs a person's approval, but nobody could be asked (no channel to ask on); ${how}`, reason: 'no-channel', ...(d.alwaysAsk ? {} : { allowRule: d.suggestedRule }) };
+      return {
+        allow: false,
+        trace: { list: 'person', rule: 'no channel to ask on', scope: 'none' },
+        message: `${describe(req)} needs a person's approval, but nobody could be asked (no channel to ask on); ${how}`,
+        reason: 'no-channel',
+        ...(d.alwaysAsk ? {} : { allowRule: d.suggestedRule }),
+      };
     }
     const q: Question = {
       id: this.#d.newId?.() ?? globalThis.crypto.randomUUID(),
@@ -364,18 +476,32 @@ export class PermissionGate implements Gate {
     }
     const reason = 'reason' in out ? out.reason : 'refused';
     const channel = 'channel' in out && typeof out.channel === 'string' ? out.channel : undefined;
-    const v: Verdict = reason === 'refused' && channel !== undefined
-      ? { allow: false, trace: { list: 'person', rule: 'answer "no"', scope: 'once' }, message: `${describe(req)} was refused by a person; ${how}` }
-      : { allow: false, trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' }, message: reason === 'no-channel'
-          ? `${describe(req)} needs a person's approval, but nobody could be asked (${'channels' in out && out.channels ? describeChannels(out.channels) : 'no channel could present the question'}); ${how}`
-          : `${describe(req)} needs a person's approval and got none (${reason}); ${how}` };
+    const v: Verdict =
+      reason === 'refused' && channel !== undefined
+        ? {
+            allow: false,
+            trace: { list: 'person', rule: 'answer "no"', scope: 'once' },
+            message: `${describe(req)} was refused by a person; ${how}`,
+          }
+        : {
+            allow: false,
+            trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' },
+            message:
+              reason === 'no-channel'
+                ? `${describe(req)} needs a person's approval, but nobody could be asked (${'channels' in out && out.channels ? describeChannels(out.channels) : 'no channel could present the question'}); ` + `` +
+                  `${how}`
+                : `${describe(req)} needs a person's approval and got none (${reason}); ${how}`,
+          };
     if (channel !== undefined) v.channel = channel;
     if (!v.allow && reason !== 'refused') v.reason = reason;
     if (!v.allow && !d.alwaysAsk) v.allowRule = d.suggestedRule;
     return v;
   }
 
-  /** The request's preview for the question: known secret values withheld, at most PREVIEW_LINES lines (each cut at 600 on display). */
+  /**
+   * The request's preview for the question: known secret values withheld, at most PREVIEW_LINES lines (each cut at 600
+   * on display).
+   */
   #previewLines(req: GateRequest): string[] {
     if (typeof req.preview !== 'string' || req.preview.length === 0) return [];
     // Scrub before cutting, so a cut never leaves part of a secret value behind.
@@ -387,8 +513,20 @@ export class PermissionGate implements Gate {
     return [...lines.slice(0, PREVIEW_LINES - 1), `… [cut: ${lines.length - (PREVIEW_LINES - 1)} more lines]`];
   }
 
-  #stored(req: GateRequest, allow: boolean, scope: 'session' | 'permanent', channel: string | undefined): StoredDecision {
-    const s: StoredDecision = { kind: req.kind, revision: req.revision, toolName: req.toolName, allow, scope, at: this.#clock() };
+  #stored(
+    req: GateRequest,
+    allow: boolean,
+    scope: 'session' | 'permanent',
+    channel: string | undefined,
+  ): StoredDecision {
+    const s: StoredDecision = {
+      kind: req.kind,
+      revision: req.revision,
+      toolName: req.toolName,
+      allow,
+      scope,
+      at: this.#clock(),
+    };
     if (req.target !== undefined) s.target = req.target;
     if (req.access !== undefined) s.access = req.access;
     if (channel !== undefined) s.channel = channel;
@@ -398,7 +536,8 @@ export class PermissionGate implements Gate {
   /** Keep a "yes" for the rest of this session (permanent ones are also stored). */
   #remember(req: GateRequest, channel: string | undefined): void {
     const s = this.#stored(req, true, 'session', channel);
-    for (let i = this.#session.length - 1; i >= 0; i--) if (decisionCovers(this.#session[i]!, req)) this.#session.splice(i, 1);
+    for (let i = this.#session.length - 1; i >= 0; i--)
+      if (decisionCovers(this.#session[i]!, req)) this.#session.splice(i, 1);
     this.#session.push(s);
   }
 
@@ -414,7 +553,12 @@ export class PermissionGate implements Gate {
   }
 
   #payload(event: HookEvent, req: GateRequest): HookPayload {
-    const p: HookPayload = { event, principal: req.principal, tool: { name: req.toolName, revision: req.revision }, kind: req.kind };
+    const p: HookPayload = {
+      event,
+      principal: req.principal,
+      tool: { name: req.toolName, revision: req.revision },
+      kind: req.kind,
+    };
     if (req.target !== undefined) p.target = req.target;
     if (req.access !== undefined) p.access = req.access;
     if (req.hookPayload !== undefined) {
@@ -438,7 +582,8 @@ export class PermissionGate implements Gate {
   }
 
   async #runHook(hook: HookSpec, payload: HookPayload): Promise<HookResult> {
-    if (!this.#d.hooks) return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'no hook runner on this host' };
+    if (!this.#d.hooks)
+      return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'no hook runner on this host' };
     let input = JSON.stringify(payload);
     input = this.#scrub(input);
     try {
@@ -448,7 +593,11 @@ export class PermissionGate implements Gate {
     }
   }
 
-  async #postHooks(cfg: GateConfig, req: GateRequest, res: { outcome: 'ok' | 'error'; code?: string; result?: unknown }): Promise<string[]> {
+  async #postHooks(
+    cfg: GateConfig,
+    req: GateRequest,
+    res: { outcome: 'ok' | 'error'; code?: string; result?: unknown },
+  ): Promise<string[]> {
     const feedback: string[] = [];
     for (const hook of this.#hooksFor(cfg, 'postToolUse', req)) {
       const label = `postToolUse hook #${hook.index + 1} (${hook.scope} settings)`;
@@ -464,7 +613,9 @@ export class PermissionGate implements Gate {
         const out = this.#scrub(cleanText(r.stdout, 4096));
         if (out) feedback.push(out);
       } else {
-        feedback.push(`${label} ${r.timedOut ? `timed out after ${hook.timeoutMs} ms` : r.exitCode === null ? 'could not run' : `exited with ${r.exitCode}`}`);
+        feedback.push(
+          `${label} ${r.timedOut ? `timed out after ${hook.timeoutMs} ms` : r.exitCode === null ? 'could not run' : `exited with ${r.exitCode}`}`,
+        );
       }
     }
     return feedback;

@@ -1,4 +1,5 @@
-// The hooks settings can attach to the gate (pre/post tool use, permission requests): their shapes and the permission hook's answer; core, trusted side.
+// The hooks settings can attach to the gate (pre/post tool use, permission requests): their shapes and the permission
+// hook's answer; core, trusted side.
 import type { GateRequest } from '../exec/runtime.js';
 import type { Scope } from './permissions.js';
 

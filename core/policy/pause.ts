@@ -69,9 +69,12 @@ export class PauseTracker {
     readonly clock: () => number = () => Date.now(),
   ) {
     this.config = { ...DEFAULT_PAUSE, ...config };
-    if (!Number.isInteger(this.config.maxRefusals) || this.config.maxRefusals < 1) throw new TyError('E_INVALID_SETTINGS', 'pause.maxRefusals must be a positive integer');
-    if (!Number.isInteger(this.config.windowMs) || this.config.windowMs < 1) throw new TyError('E_INVALID_SETTINGS', 'pause.windowMs must be a positive integer (ms)');
-    if (this.config.expireMs !== undefined && (!Number.isInteger(this.config.expireMs) || this.config.expireMs < 1)) throw new TyError('E_INVALID_SETTINGS', 'pause.expireMs must be a positive integer (ms)');
+    if (!Number.isInteger(this.config.maxRefusals) || this.config.maxRefusals < 1)
+      throw new TyError('E_INVALID_SETTINGS', 'pause.maxRefusals must be a positive integer');
+    if (!Number.isInteger(this.config.windowMs) || this.config.windowMs < 1)
+      throw new TyError('E_INVALID_SETTINGS', 'pause.windowMs must be a positive integer (ms)');
+    if (this.config.expireMs !== undefined && (!Number.isInteger(this.config.expireMs) || this.config.expireMs < 1))
+      throw new TyError('E_INVALID_SETTINGS', 'pause.expireMs must be a positive integer (ms)');
   }
 
   /** The pause on `tool`, or undefined when its calls may proceed. */
@@ -93,7 +96,12 @@ export class PauseTracker {
   async check(tool: string): Promise<void> {
     const p = await this.paused(tool);
     if (p) {
-      throw new TyError('E_PAUSED', `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s, until a person resumes them${p.until !== undefined ? `; the pause lifts by itself at ${new Date(p.until).toISOString()}` : ''}`, { paused: tool });
+      throw new TyError(
+        'E_PAUSED',
+        `calls to "${tool}" are paused after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} ` +
+          `s, until a person resumes them${p.until !== undefined ? `; the pause lifts by itself at ${new Date(p.until).toISOString()}` : ''}`,
+        { paused: tool },
+      );
     }
   }
 
@@ -104,7 +112,9 @@ export class PauseTracker {
     await this.store.update<PauseRecord>(NS, pauseKey(tool), (old) => {
       const rec: PauseRecord = old ?? { tool, refusals: [] };
       if (rec.paused && this.#inForce(rec.paused)) return rec;
-      const refusals = (Array.isArray(rec.refusals) ? rec.refusals : []).filter((t) => typeof t === 'number' && t > now - this.config.windowMs && t <= now);
+      const refusals = (Array.isArray(rec.refusals) ? rec.refusals : []).filter(
+        (t) => typeof t === 'number' && t > now - this.config.windowMs && t <= now,
+      );
       refusals.push(now);
       const next: PauseRecord = { tool, refusals: refusals.slice(-this.config.maxRefusals) };
       if (refusals.length >= this.config.maxRefusals) {

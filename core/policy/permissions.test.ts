@@ -1,13 +1,29 @@
 // Unit tests for the permission engine (rule parsing, matching, merge order, modes); trusted side.
 import { describe, expect, it } from 'vitest';
-import { compilePolicy, decide, normalizeOrigin, parseMatcher, parseRule, suggestRule, type RuleSet, type RuleSubject, type StoredDecision } from './permissions.js';
+import {
+  compilePolicy,
+  decide,
+  normalizeOrigin,
+  parseMatcher,
+  parseRule,
+  suggestRule,
+  type RuleSet,
+  type RuleSubject,
+  type StoredDecision,
+} from './permissions.js';
 import { TyError } from '../errors.js';
 
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const REV2 = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku';
 
 const tool = (toolName = 'weather', revision = REV): RuleSubject => ({ kind: 'tool', toolName, revision });
-const fetchReq = (target: string, access: 'read' | 'write' = 'read'): RuleSubject => ({ kind: 'fetch', toolName: 'weather', revision: REV, target, access });
+const fetchReq = (target: string, access: 'read' | 'write' = 'read'): RuleSubject => ({
+  kind: 'fetch',
+  toolName: 'weather',
+  revision: REV,
+  target,
+  access,
+});
 
 function policy(...sets: RuleSet[]) {
   return compilePolicy(sets);
@@ -38,7 +54,9 @@ describe('parseRule', () => {
   });
 
   it('an unknown kind close to a known one is named ("did you mean")', () => {
-    expect(() => parseRule('fech(read:https://a.example)')).toThrow(/unknown kind "fech"; did you mean fetch\(\.\.\.\)\?; kinds are tool, fetch/);
+    expect(() => parseRule('fech(read:https://a.example)')).toThrow(
+      /unknown kind "fech"; did you mean fetch\(\.\.\.\)\?; kinds are tool, fetch/,
+    );
     expect(() => parseRule('shell(ls)')).toThrow(/unknown kind "shell"; kinds are/);
   });
 
@@ -100,18 +118,28 @@ describe('origin matching', () => {
 
   it('access: read does not cover write; * covers both', () => {
     expect(exact.matches(fetchReq('https://api.example.com', 'write'))).toBe(false);
-    expect(parseRule('fetch(*:https://api.example.com)').matches(fetchReq('https://api.example.com', 'write'))).toBe(true);
+    expect(parseRule('fetch(*:https://api.example.com)').matches(fetchReq('https://api.example.com', 'write'))).toBe(
+      true,
+    );
     expect(parseRule('fetch(write:*)').matches(fetchReq('https://x.example.org', 'write'))).toBe(true);
     expect(parseRule('fetch(write:*)').matches(fetchReq('https://x.example.org', 'read'))).toBe(false);
   });
 
   it('a target that is not a plain https origin never matches', () => {
     const any = parseRule('fetch(*:*)');
-    for (const t of ['http://api.example.com', 'https://u:p@api.example.com', 'https://api.example.com/x', 'javascript:alert(1)', 'https://api.example.com#x']) {
+    for (const t of [
+      'http://api.example.com',
+      'https://u:p@api.example.com',
+      'https://api.example.com/x',
+      'javascript:alert(1)',
+      'https://api.example.com#x',
+    ]) {
       expect(any.matches(fetchReq(t))).toBe(false);
     }
     expect(normalizeOrigin('https://[2606:4700:0::1111]')).toEqual({ host: '[2606:4700::1111]', port: '' });
-    expect(parseRule('fetch(read:https://[2606:4700::1111])').matches(fetchReq('https://[2606:4700:0:0::1111]:443'))).toBe(true);
+    expect(
+      parseRule('fetch(read:https://[2606:4700::1111])').matches(fetchReq('https://[2606:4700:0:0::1111]:443')),
+    ).toBe(true);
   });
 
   it('look-alike targets of every shape stay outside a wildcard and an exact origin', () => {
@@ -139,7 +167,12 @@ describe('origin matching', () => {
         expect(e.matches(fetchReq(t)), `${t} vs ${suffix}`).toBe(false);
       }
       // Spellings the URL parser maps to the same host do match: they reach the same place.
-      for (const t of [`https://A.${suffix.toUpperCase()}`, `https://a.${suffix}.`, `https://a%2e${suffix}`, `https://a.${suffix}:443/`]) {
+      for (const t of [
+        `https://A.${suffix.toUpperCase()}`,
+        `https://a.${suffix}.`,
+        `https://a%2e${suffix}`,
+        `https://a.${suffix}:443/`,
+      ]) {
         expect(w.matches(fetchReq(t)), t).toBe(true);
       }
     }
@@ -161,13 +194,22 @@ describe('other kinds', () => {
   });
 
   it('mcp rules match server and tool separately', () => {
-    const s = (target: string, kind: RuleSubject['kind'] = 'mcp'): RuleSubject => ({ kind, toolName: 'bridge', revision: REV, target });
+    const s = (target: string, kind: RuleSubject['kind'] = 'mcp'): RuleSubject => ({
+      kind,
+      toolName: 'bridge',
+      revision: REV,
+      target,
+    });
     expect(parseRule('mcp(files/*)').matches(s('files/read_file'))).toBe(true);
     expect(parseRule('mcp(files/*)').matches(s('filesx/read_file'))).toBe(false);
     expect(parseRule('mcp(*)').matches(s('any/thing'))).toBe(true);
     expect(parseRule('mcp(files/read_file)').matches(s('files/read_file', 'mcp-prompt'))).toBe(false);
-    expect(parseRule('mcp-resource(files/file:///tmp/*)').matches(s('files/file:///tmp/a.txt', 'mcp-resource'))).toBe(true);
-    expect(parseRule('mcp-resource(files/file:///tmp/*)').matches(s('files/file:///etc/passwd', 'mcp-resource'))).toBe(false);
+    expect(parseRule('mcp-resource(files/file:///tmp/*)').matches(s('files/file:///tmp/a.txt', 'mcp-resource'))).toBe(
+      true,
+    );
+    expect(parseRule('mcp-resource(files/file:///tmp/*)').matches(s('files/file:///etc/passwd', 'mcp-resource'))).toBe(
+      false,
+    );
   });
 
   it('popup custom-html and origins are distinct', () => {
@@ -181,16 +223,30 @@ describe('other kinds', () => {
 
 describe('decide: order across scopes and modes', () => {
   it('deny beats allow across scopes, whichever scope holds which', () => {
-    const cases: [RuleSet['scope'], RuleSet['scope']][] = [['user', 'flags'], ['flags', 'user'], ['project', 'local'], ['session', 'project']];
+    const cases: [RuleSet['scope'], RuleSet['scope']][] = [
+      ['user', 'flags'],
+      ['flags', 'user'],
+      ['project', 'local'],
+      ['session', 'project'],
+    ];
     for (const [denyScope, allowScope] of cases) {
-      const d = decide(policy({ scope: denyScope, deny: ['tool(weather)'] }, { scope: allowScope, allow: ['tool(*)'], mode: 'unrestricted' }), tool());
+      const d = decide(
+        policy(
+          { scope: denyScope, deny: ['tool(weather)'] },
+          { scope: allowScope, allow: ['tool(*)'], mode: 'unrestricted' },
+        ),
+        tool(),
+      );
       expect(d.effect).toBe('deny');
       expect(d.trace).toMatchObject({ list: 'deny', rule: 'tool(weather)', scope: denyScope });
     }
   });
 
   it('alwaysAsk beats allow and unrestricted mode; allow beats ask', () => {
-    const p = policy({ scope: 'user', allow: ['fetch(read:https://api.example.com)'], mode: 'unrestricted' }, { scope: 'project', alwaysAsk: ['fetch(*:https://*.example.com)'] });
+    const p = policy(
+      { scope: 'user', allow: ['fetch(read:https://api.example.com)'], mode: 'unrestricted' },
+      { scope: 'project', alwaysAsk: ['fetch(*:https://*.example.com)'] },
+    );
     const d = decide(p, fetchReq('https://api.example.com'));
     expect(d).toMatchObject({ effect: 'ask', alwaysAsk: true, trace: { list: 'alwaysAsk', scope: 'project' } });
     const p2 = policy({ scope: 'user', ask: ['tool(*)'] }, { scope: 'project', allow: ['tool(weather)'] });
@@ -210,12 +266,20 @@ describe('decide: order across scopes and modes', () => {
     expect(decide(s('standard'), fetchReq('https://a.example.com')).effect).toBe('ask');
     expect(decide(s('standard'), secret).effect).toBe('ask');
     expect(decide(s('unrestricted'), fetchReq('https://a.example.com', 'write')).effect).toBe('allow');
-    expect(decide(s('unrestricted'), secret).trace).toMatchObject({ list: 'mode', rule: 'mode unrestricted', scope: 'user' });
+    expect(decide(s('unrestricted'), secret).trace).toMatchObject({
+      list: 'mode',
+      rule: 'mode unrestricted',
+      scope: 'user',
+    });
     expect(decide(policy(), tool()).trace).toMatchObject({ rule: 'mode standard', scope: 'default' });
   });
 
   it('the highest-precedence scope sets the mode', () => {
-    const p = policy({ scope: 'user', mode: 'unrestricted' }, { scope: 'project', mode: 'strict' }, { scope: 'flags', mode: 'standard' });
+    const p = policy(
+      { scope: 'user', mode: 'unrestricted' },
+      { scope: 'project', mode: 'strict' },
+      { scope: 'flags', mode: 'standard' },
+    );
     expect(p.mode).toBe('standard');
     expect(p.modeScope).toBe('flags');
     expect(policy({ scope: 'user', mode: 'unrestricted' }, { scope: 'local', mode: 'strict' }).mode).toBe('strict');
@@ -228,25 +292,41 @@ describe('decide: order across scopes and modes', () => {
   });
 
   it('remembered answers are keyed by revision identity; a "no" beats an allow rule', () => {
-    const yes: StoredDecision = { kind: 'fetch', revision: REV, toolName: 'weather', target: 'https://api.example.com', access: 'read', allow: true, scope: 'session' };
+    const yes: StoredDecision = {
+      kind: 'fetch',
+      revision: REV,
+      toolName: 'weather',
+      target: 'https://api.example.com',
+      access: 'read',
+      allow: true,
+      scope: 'session',
+    };
     const p = policy({ scope: 'user', mode: 'strict' });
     expect(decide(p, fetchReq('https://api.example.com'), [yes]).effect).toBe('allow');
     expect(decide(p, { ...fetchReq('https://api.example.com'), revision: REV2 }, [yes]).effect).toBe('ask');
     expect(decide(p, fetchReq('https://api.example.com', 'write'), [yes]).effect).toBe('ask');
     const no: StoredDecision = { ...yes, allow: false, scope: 'permanent' };
-    expect(decide(policy({ scope: 'flags', allow: ['fetch(*:*)'] }), fetchReq('https://api.example.com'), [no]).effect).toBe('deny');
+    expect(
+      decide(policy({ scope: 'flags', allow: ['fetch(*:*)'] }), fetchReq('https://api.example.com'), [no]).effect,
+    ).toBe('deny');
     // alwaysAsk ignores a remembered yes
-    expect(decide(policy({ scope: 'user', alwaysAsk: ['fetch(*:*)'] }), fetchReq('https://api.example.com'), [yes]).effect).toBe('ask');
+    expect(
+      decide(policy({ scope: 'user', alwaysAsk: ['fetch(*:*)'] }), fetchReq('https://api.example.com'), [yes]).effect,
+    ).toBe('ask');
   });
 
   it('suggests the narrowest allow rule', () => {
     expect(suggestRule(fetchReq('https://API.example.com:443', 'write'))).toBe('fetch(write:https://api.example.com)');
     expect(suggestRule(tool())).toBe(`tool(weather@${REV})`);
-    expect(parseRule(suggestRule(fetchReq('https://api.example.com'))).matches(fetchReq('https://api.example.com'))).toBe(true);
+    expect(
+      parseRule(suggestRule(fetchReq('https://api.example.com'))).matches(fetchReq('https://api.example.com')),
+    ).toBe(true);
   });
 
   it('an invalid rule names scope, source and list position; flags give E_USAGE', () => {
-    const e = errorOf(() => compilePolicy([{ scope: 'project', source: '/p/.tycli/settings.json', allow: ['tool(ok)', 'nope'] }]));
+    const e = errorOf(() =>
+      compilePolicy([{ scope: 'project', source: '/p/.tycli/settings.json', allow: ['tool(ok)', 'nope'] }]),
+    );
     expect(e.code).toBe('E_INVALID_SETTINGS');
     expect(e.message).toContain('/p/.tycli/settings.json');
     expect(e.message).toContain('allow[1]');
@@ -279,13 +359,21 @@ describe('rule messages', () => {
 });
 
 describe('registry rules (registration protocol clients)', () => {
-  const reg = (target: string, principal = 'protocol:ide'): RuleSubject => ({ kind: 'registry', toolName: 'weather', revision: REV, target, principal });
+  const reg = (target: string, principal = 'protocol:ide'): RuleSubject => ({
+    kind: 'registry',
+    toolName: 'weather',
+    revision: REV,
+    target,
+    principal,
+  });
   it('parse ACTION and ACTION:PRINCIPAL, match per principal with globs, and refuse unknown actions', () => {
     expect(parseRule('registry(add)').matches(reg('add', 'origin:https://a.example'))).toBe(true);
     expect(parseRule('registry(add)').matches(reg('activate'))).toBe(false);
     expect(parseRule('registry(activate:protocol:ide)').matches(reg('activate'))).toBe(true);
     expect(parseRule('registry(activate:protocol:ide)').matches(reg('activate', 'protocol:other'))).toBe(false);
-    expect(parseRule('registry(*:origin:https://*.example.com)').matches(reg('remove', 'origin:https://app.example.com'))).toBe(true);
+    expect(
+      parseRule('registry(*:origin:https://*.example.com)').matches(reg('remove', 'origin:https://app.example.com')),
+    ).toBe(true);
     expect(parseRule('registry(*:origin:https://*.example.com)').matches(reg('remove', 'protocol:ide'))).toBe(false);
     expect(parseRule('registry(add)').matches(tool())).toBe(false);
     expect(parseRule('REGISTRY(Add:protocol:ide)').text).toBe('registry(add:protocol:ide)');
@@ -296,8 +384,13 @@ describe('registry rules (registration protocol clients)', () => {
     const std = policy({ scope: 'user' });
     for (const a of ['connect', 'add', 'read']) expect(decide(std, reg(a)).effect).toBe('allow');
     for (const a of ['activate', 'remove']) expect(decide(std, reg(a)).effect).toBe('ask');
-    expect(decide(policy({ scope: 'user', allow: ['registry(activate:protocol:ide)'] }), reg('activate')).effect).toBe('allow');
-    expect(decide(policy({ scope: 'user', allow: ['registry(*)'], deny: ['registry(add:protocol:ide)'] }), reg('add')).effect).toBe('deny');
+    expect(decide(policy({ scope: 'user', allow: ['registry(activate:protocol:ide)'] }), reg('activate')).effect).toBe(
+      'allow',
+    );
+    expect(
+      decide(policy({ scope: 'user', allow: ['registry(*)'], deny: ['registry(add:protocol:ide)'] }), reg('add'))
+        .effect,
+    ).toBe('deny');
     expect(decide(policy({ scope: 'user', mode: 'strict' }), reg('read')).effect).toBe('ask');
   });
 });

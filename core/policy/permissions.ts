@@ -8,7 +8,8 @@ import type { GateRequest } from '../exec/runtime.js';
  * - `strict`: ask for everything (tool invocations included).
  * - `standard` (default): tool invocations and the low-risk capabilities `storage`, `subtasks`, `resolve`
  *   are allowed (still inside the manifest's upper bound); `fetch`, `secret`, `mcp`, `mcp-resource`,
- *   `mcp-prompt`, `popup`, `python` ask; of registration requests (kind `registry`), `connect`, `add` and `read` are allowed,
+ *   `mcp-prompt`, `popup`, `python` ask; of registration requests (kind `registry`), `connect`, `add` and `read` are
+ * allowed,
  *   `activate` (moving an active binding) and `remove` ask.
  * - `unrestricted`: allow everything not denied and not matched by an `alwaysAsk` rule.
  * No mode widens the manifest's upper bound, and none overrides a deny rule.
@@ -25,14 +26,34 @@ export const SCOPES = ['flags', 'session', 'local', 'project', 'user'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type RuleKind = GateRequest['kind'];
-const RULE_KINDS: readonly RuleKind[] = ['tool', 'fetch', 'storage', 'secret', 'subtasks', 'resolve', 'mcp', 'mcp-resource', 'mcp-prompt', 'mcp-elicit', 'mcp-input', 'popup', 'python', 'registry'];
-/** Registry actions (`registry(ACTION[:PRINCIPAL])`); `add` and `read` are low risk, moving or removing a binding is not. */
+const RULE_KINDS: readonly RuleKind[] = [
+  'tool',
+  'fetch',
+  'storage',
+  'secret',
+  'subtasks',
+  'resolve',
+  'mcp',
+  'mcp-resource',
+  'mcp-prompt',
+  'mcp-elicit',
+  'mcp-input',
+  'popup',
+  'python',
+  'registry',
+];
+/**
+ * Registry actions (`registry(ACTION[:PRINCIPAL])`); `add` and `read` are low risk, moving or removing a binding is
+ * not.
+ */
 const REGISTRY_ACTIONS = ['connect', 'add', 'activate', 'remove', 'read'] as const;
 const LOW_RISK_REGISTRY: ReadonlySet<string> = new Set(['connect', 'add', 'read']);
 const LOW_RISK: ReadonlySet<RuleKind> = new Set<RuleKind>(['tool', 'storage', 'subtasks', 'resolve']);
 
 /** The part of a request rules look at. */
-export type RuleSubject = Pick<GateRequest, 'kind' | 'toolName' | 'revision' | 'target' | 'access'> & { principal?: string };
+export type RuleSubject = Pick<GateRequest, 'kind' | 'toolName' | 'revision' | 'target' | 'access'> & {
+  principal?: string;
+};
 
 /** A parsed rule: canonical text plus a matcher. */
 export interface Rule {
@@ -54,7 +75,10 @@ function invalid(rule: string, why: string): TyError {
 
 /** Anchored glob: `*` matches any run of characters (including none); everything else is literal. */
 export function globToRegExp(glob: string, flags = ''): RegExp {
-  const body = glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&')).join('.*');
+  const body = glob
+    .split('*')
+    .map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&'))
+    .join('.*');
   return new RegExp(`^${body}$`, flags);
 }
 
@@ -66,7 +90,10 @@ export interface NormalizedOrigin {
   port: string;
 }
 
-type OriginPattern = { type: 'any' } | { type: 'exact'; host: string; port: string } | { type: 'wildcard'; suffix: string; port: string };
+type OriginPattern =
+  | { type: 'any' }
+  | { type: 'exact'; host: string; port: string }
+  | { type: 'wildcard'; suffix: string; port: string };
 
 function isIpHost(host: string): boolean {
   return host.startsWith('[') || /^[0-9.]+$/.test(host) || /^[0-9]+$/.test(host.split('.').pop() ?? '');
@@ -101,10 +128,15 @@ function parseOriginPattern(rule: string, s: string): OriginPattern {
     const n = normalizeOrigin(`https://${wild[1]}${wild[2] ? `:${wild[2]}` : ''}`);
     if (!n) throw invalid(rule, `"${s}" is not a valid wildcard origin; use https://*.example.com[:port]`);
     if (isIpHost(n.host)) throw invalid(rule, 'a wildcard origin needs a domain name, not an IP address');
-    if (!n.host.includes('.')) throw invalid(rule, `"*.${n.host}" would match a whole top-level domain; name at least two labels`);
+    if (!n.host.includes('.'))
+      throw invalid(rule, `"*.${n.host}" would match a whole top-level domain; name at least two labels`);
     return { type: 'wildcard', suffix: n.host, port: n.port };
   }
-  if (s.includes('*')) throw invalid(rule, `"${s}": "*" is allowed only as the whole origin or as the first label (https://*.example.com)`);
+  if (s.includes('*'))
+    throw invalid(
+      rule,
+      `"${s}": "*" is allowed only as the whole origin or as the first label (https://*.example.com)`,
+    );
   const n = normalizeOrigin(s);
   if (!n) throw invalid(rule, `"${s}" is not an origin; use https://host[:port] (https only, no path)`);
   return { type: 'exact', host: n.host, port: n.port };
@@ -136,11 +168,17 @@ function originMatches(p: OriginPattern, target: string | undefined): boolean {
 function splitServerItem(rule: string, body: string): { server: string; item: string } {
   if (body === '*') return { server: '*', item: '*' };
   const slash = body.indexOf('/');
-  if (slash < 1 || slash === body.length - 1) throw invalid(rule, 'expected SERVER/NAME, e.g. mcp(files/read_file) or mcp(files/*)');
+  if (slash < 1 || slash === body.length - 1)
+    throw invalid(rule, 'expected SERVER/NAME, e.g. mcp(files/read_file) or mcp(files/*)');
   const server = body.slice(0, slash);
   const item = body.slice(slash + 1);
-  if (!NAME_GLOB_RE.test(server)) throw invalid(rule, `server name "${server.slice(0, 64)}" may hold only A-Z a-z 0-9 _ . - and *`);
-  if (!ITEM_RE.test(item)) throw invalid(rule, 'the name after "/" must be printable ASCII without spaces, quotes, backslashes or parentheses');
+  if (!NAME_GLOB_RE.test(server))
+    throw invalid(rule, `server name "${server.slice(0, 64)}" may hold only A-Z a-z 0-9 _ . - and *`);
+  if (!ITEM_RE.test(item))
+    throw invalid(
+      rule,
+      'the name after "/" must be printable ASCII without spaces, quotes, backslashes or parentheses',
+    );
   return { server, item };
 }
 
@@ -165,7 +203,8 @@ function subjectServerItem(target: string | undefined): { server: string; item: 
  * - `popup(custom-html)`, `popup(https://ORIGIN)`, `popup(*)`.
  * - `secret(NAME)`, `resolve(TOOL)`, `storage(*)`, `subtasks(*)`, `python(*)`: `*` globs.
  * - `registry(ACTION)`, `registry(ACTION:PRINCIPAL)`: registration requests of protocol clients; ACTION `add`,
- *   `activate` (moving an active binding), `remove`, `read` (tool/list, tool/show), `connect` (initialize) or `*`; PRINCIPAL a glob over
+ *   `activate` (moving an active binding), `remove`, `read` (tool/list, tool/show), `connect` (initialize) or `*`;
+ * PRINCIPAL a glob over
  *   the client's principal (`protocol:ide`, `origin:https://app.example.com`, `protocol:*`), default any.
  * Kind and access keywords are case-insensitive; origins are normalized (host case, port 443, IDN).
  * @throws TyError E_INVALID_SETTINGS naming the rule and what is wrong.
@@ -179,7 +218,10 @@ export function parseRule(input: string): Rule {
   const body = m[2]!;
   if (!RULE_KINDS.includes(kind)) {
     const near = nearest(kind, RULE_KINDS);
-    throw invalid(rule, `unknown kind "${m[1]}"${near ? `; did you mean ${near}(...)?` : ''}; kinds are ${RULE_KINDS.join(', ')}`);
+    throw invalid(
+      rule,
+      `unknown kind "${m[1]}"${near ? `; did you mean ${near}(...)?` : ''}; kinds are ${RULE_KINDS.join(', ')}`,
+    );
   }
   if (!body || /\s/.test(body)) throw invalid(rule, 'the pattern is empty or holds white space');
 
@@ -188,8 +230,10 @@ export function parseRule(input: string): Rule {
       const at = body.indexOf('@');
       const name = at < 0 ? body : body.slice(0, at);
       const rev = at < 0 ? undefined : body.slice(at + 1);
-      if (!TOOL_GLOB_RE.test(name)) throw invalid(rule, 'a tool name is 1-64 of A-Z a-z 0-9 _ - (with * as a wildcard)');
-      if (rev !== undefined && !REV_RE.test(rev)) throw invalid(rule, `"${rev.slice(0, 80)}" is not a revision id (base32 CID starting with "b")`);
+      if (!TOOL_GLOB_RE.test(name))
+        throw invalid(rule, 'a tool name is 1-64 of A-Z a-z 0-9 _ - (with * as a wildcard)');
+      if (rev !== undefined && !REV_RE.test(rev))
+        throw invalid(rule, `"${rev.slice(0, 80)}" is not a revision id (base32 CID starting with "b")`);
       const re = globToRegExp(name);
       return {
         kind,
@@ -202,14 +246,23 @@ export function parseRule(input: string): Rule {
       if (colon < 0) throw invalid(rule, 'expected fetch(ACCESS:ORIGIN), e.g. fetch(read:https://api.example.com)');
       const access = body.slice(0, colon).toLowerCase();
       if (access !== 'read' && access !== 'write' && access !== '*') {
-        const hint = /^https?$/.test(access) ? `; the access class comes first: fetch(read:${body}) or fetch(*:${body})` : '';
-        throw invalid(rule, `access "${body.slice(0, colon)}" must be read, write or *, as in fetch(ACCESS:ORIGIN)${hint}`);
+        const hint = /^https?$/.test(access)
+          ? `; the access class comes first: fetch(read:${body}) or fetch(*:${body})`
+          : '';
+        throw invalid(
+          rule,
+          `access "${body.slice(0, colon)}" must be read, write or *, as in fetch(ACCESS:ORIGIN)${hint}`,
+        );
       }
       const origin = parseOriginPattern(rule, body.slice(colon + 1));
       return {
         kind,
         text: `fetch(${access}:${originText(origin)})`,
-        matches: (s) => s.kind === 'fetch' && (access === '*' || s.access === access) && s.access !== undefined && originMatches(origin, s.target),
+        matches: (s) =>
+          s.kind === 'fetch' &&
+          (access === '*' || s.access === access) &&
+          s.access !== undefined &&
+          originMatches(origin, s.target),
       };
     }
     case 'mcp':
@@ -229,13 +282,25 @@ export function parseRule(input: string): Rule {
       };
     }
     case 'mcp-elicit': {
-      if (!NAME_GLOB_RE.test(body)) throw invalid(rule, `expected mcp-elicit(SERVER): a server name (A-Z a-z 0-9 _ . -, * as a wildcard), e.g. mcp-elicit(github)`);
+      if (!NAME_GLOB_RE.test(body))
+        throw invalid(
+          rule,
+          `expected mcp-elicit(SERVER): a server name (A-Z a-z 0-9 _ . -, * as a wildcard), e.g. mcp-elicit(github)`,
+        );
       const re = globToRegExp(body);
-      return { kind, text: `mcp-elicit(${body})`, matches: (s) => s.kind === 'mcp-elicit' && s.target !== undefined && re.test(s.target) };
+      return {
+        kind,
+        text: `mcp-elicit(${body})`,
+        matches: (s) => s.kind === 'mcp-elicit' && s.target !== undefined && re.test(s.target),
+      };
     }
     case 'mcp-input': {
       const { server, item } = splitServerItem(rule, body);
-      if (!NAME_GLOB_RE.test(server) || !['elicitation', 'sampling', 'roots', '*'].includes(item)) throw invalid(rule, 'expected mcp-input(SERVER/KIND): a server name (* as a wildcard) and KIND elicitation, sampling, roots or *, e.g. mcp-input(github/elicitation)');
+      if (!NAME_GLOB_RE.test(server) || !['elicitation', 'sampling', 'roots', '*'].includes(item))
+        throw invalid(
+          rule,
+          'expected mcp-input(SERVER/KIND): a server name (* as a wildcard) and KIND elicitation, sampling, roots or *, e.g. mcp-input(github/elicitation)',
+        );
       const sre = globToRegExp(server);
       return {
         kind,
@@ -249,7 +314,11 @@ export function parseRule(input: string): Rule {
     }
     case 'popup': {
       if (body === 'custom-html' || body === '*') {
-        return { kind, text: `popup(${body})`, matches: (s) => s.kind === 'popup' && s.target !== undefined && (body === '*' || s.target === 'custom-html') };
+        return {
+          kind,
+          text: `popup(${body})`,
+          matches: (s) => s.kind === 'popup' && s.target !== undefined && (body === '*' || s.target === 'custom-html'),
+        };
       }
       const origin = parseOriginPattern(rule, body);
       return {
@@ -262,19 +331,32 @@ export function parseRule(input: string): Rule {
       const colon = body.indexOf(':');
       const action = (colon < 0 ? body : body.slice(0, colon)).toLowerCase();
       const who = colon < 0 ? '*' : body.slice(colon + 1);
-      if (action !== '*' && !(REGISTRY_ACTIONS as readonly string[]).includes(action)) throw invalid(rule, `registry action "${action.slice(0, 40)}" must be ${REGISTRY_ACTIONS.join(', ')} or *, as in registry(add) or registry(activate:protocol:ide)`);
-      if (!ITEM_RE.test(who)) throw invalid(rule, 'the principal must be printable ASCII without spaces, quotes, backslashes or parentheses');
+      if (action !== '*' && !(REGISTRY_ACTIONS as readonly string[]).includes(action))
+        throw invalid(
+          rule,
+          `registry action "${action.slice(0, 40)}" must be ${REGISTRY_ACTIONS.join(', ')} or *, as in registry(add) or registry(activate:protocol:ide)`,
+        );
+      if (!ITEM_RE.test(who))
+        throw invalid(rule, 'the principal must be printable ASCII without spaces, quotes, backslashes or parentheses');
       const re = globToRegExp(who);
       return {
         kind,
         text: `registry(${action}${who === '*' ? '' : `:${who}`})`,
-        matches: (s) => s.kind === 'registry' && (action === '*' || s.target === action) && (who === '*' || (s.principal !== undefined && re.test(s.principal))),
+        matches: (s) =>
+          s.kind === 'registry' &&
+          (action === '*' || s.target === action) &&
+          (who === '*' || (s.principal !== undefined && re.test(s.principal))),
       };
     }
     default: {
-      if (!ITEM_RE.test(body)) throw invalid(rule, 'the pattern must be printable ASCII without spaces, quotes, backslashes or parentheses');
+      if (!ITEM_RE.test(body))
+        throw invalid(rule, 'the pattern must be printable ASCII without spaces, quotes, backslashes or parentheses');
       const re = globToRegExp(body);
-      return { kind, text: `${kind}(${body})`, matches: (s) => s.kind === kind && (body === '*' || (s.target !== undefined && re.test(s.target))) };
+      return {
+        kind,
+        text: `${kind}(${body})`,
+        matches: (s) => s.kind === kind && (body === '*' || (s.target !== undefined && re.test(s.target))),
+      };
     }
   }
 }
@@ -319,11 +401,15 @@ export function compilePolicy(sets: readonly RuleSet[]): Policy {
   let mode: PermissionMode | undefined;
   let modeScope: Scope | 'default' = 'default';
   for (const set of ordered) {
-    if (!SCOPES.includes(set.scope)) throw new TyError('E_INVALID_SETTINGS', `unknown rule scope "${String(set.scope)}"`);
+    if (!SCOPES.includes(set.scope))
+      throw new TyError('E_INVALID_SETTINGS', `unknown rule scope "${String(set.scope)}"`);
     const where = `${set.scope}${set.source ? ` (${set.source})` : ''}`;
     if (set.mode !== undefined) {
       if (!PERMISSION_MODES.includes(set.mode)) {
-        throw new TyError(set.scope === 'flags' ? 'E_USAGE' : 'E_INVALID_SETTINGS', `${where}: mode "${String(set.mode).slice(0, 40)}" must be one of ${PERMISSION_MODES.join(', ')}`);
+        throw new TyError(
+          set.scope === 'flags' ? 'E_USAGE' : 'E_INVALID_SETTINGS',
+          `${where}: mode "${String(set.mode).slice(0, 40)}" must be one of ${PERMISSION_MODES.join(', ')}`,
+        );
       }
       if (mode === undefined) {
         mode = set.mode;
@@ -341,7 +427,11 @@ export function compilePolicy(sets: readonly RuleSet[]): Policy {
           rules[list].push(c);
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e);
-          throw new TyError(set.scope === 'flags' ? 'E_USAGE' : 'E_INVALID_SETTINGS', `${where}: ${list}[${i}]: ${msg}`, { scope: set.scope, field: `${list}[${i}]` });
+          throw new TyError(
+            set.scope === 'flags' ? 'E_USAGE' : 'E_INVALID_SETTINGS',
+            `${where}: ${list}[${i}]: ${msg}`,
+            { scope: set.scope, field: `${list}[${i}]` },
+          );
         }
       });
     }
@@ -416,10 +506,20 @@ export function suggestRule(s: RuleSubject): string {
 
 /** True when a remembered decision covers exactly this request (same revision identity, kind, target, access). */
 export function decisionCovers(d: StoredDecision, s: RuleSubject): boolean {
-  return d.revision === s.revision && d.kind === s.kind && (d.target ?? null) === (s.target ?? null) && (d.access ?? null) === (s.access ?? null);
+  return (
+    d.revision === s.revision &&
+    d.kind === s.kind &&
+    (d.target ?? null) === (s.target ?? null) &&
+    (d.access ?? null) === (s.access ?? null)
+  );
 }
 
-function fromRule(effect: PolicyDecision['effect'], c: CompiledRule, s: RuleSubject, alwaysAsk = false): PolicyDecision {
+function fromRule(
+  effect: PolicyDecision['effect'],
+  c: CompiledRule,
+  s: RuleSubject,
+  alwaysAsk = false,
+): PolicyDecision {
   const trace: Trace = { list: c.list, rule: c.rule.text, scope: c.scope };
   if (c.source !== undefined) trace.source = c.source;
   return { effect, trace, alwaysAsk, suggestedRule: suggestRule(s) };
@@ -433,29 +533,69 @@ function fromRule(effect: PolicyDecision['effect'], c: CompiledRule, s: RuleSubj
  * 5. allow rules (any scope); 6. a remembered "yes"; 7. ask rules; 8. the mode's default.
  * Pure: no I/O, no clock.
  */
-export function decide(policy: Policy, req: RuleSubject & { requested?: boolean; unavailable?: boolean }, remembered: readonly StoredDecision[] = []): PolicyDecision {
+export function decide(
+  policy: Policy,
+  req: RuleSubject & { requested?: boolean; unavailable?: boolean },
+  remembered: readonly StoredDecision[] = [],
+): PolicyDecision {
   const suggestedRule = suggestRule(req);
-  if (req.unavailable === true) return { effect: 'deny', trace: { list: 'host', rule: 'not available on this host', scope: 'host' }, alwaysAsk: false, suggestedRule };
+  if (req.unavailable === true)
+    return {
+      effect: 'deny',
+      trace: { list: 'host', rule: 'not available on this host', scope: 'host' },
+      alwaysAsk: false,
+      suggestedRule,
+    };
   if (req.requested === false) {
-    return { effect: 'deny', trace: { list: 'manifest', rule: 'manifest upper bound', scope: 'manifest' }, alwaysAsk: false, suggestedRule };
+    return {
+      effect: 'deny',
+      trace: { list: 'manifest', rule: 'manifest upper bound', scope: 'manifest' },
+      alwaysAsk: false,
+      suggestedRule,
+    };
   }
   const first = (list: RuleList) => policy.rules[list].find((c) => c.rule.matches(req));
   const d = first('deny');
   if (d) return fromRule('deny', d, req);
   const mem = remembered.filter((r) => decisionCovers(r, req));
   const no = mem.find((r) => !r.allow);
-  if (no) return { effect: 'deny', trace: { list: 'remembered', rule: `earlier answer "no"${no.channel ? ` via ${no.channel}` : ''}`, scope: no.scope }, alwaysAsk: false, suggestedRule };
+  if (no)
+    return {
+      effect: 'deny',
+      trace: {
+        list: 'remembered',
+        rule: `earlier answer "no"${no.channel ? ` via ${no.channel}` : ''}`,
+        scope: no.scope,
+      },
+      alwaysAsk: false,
+      suggestedRule,
+    };
   const aa = first('alwaysAsk');
   if (aa) return fromRule('ask', aa, req, true);
   const a = first('allow');
   if (a) return fromRule('allow', a, req);
   const yes = mem.find((r) => r.allow);
-  if (yes) return { effect: 'allow', trace: { list: 'remembered', rule: `earlier answer "yes"${yes.channel ? ` via ${yes.channel}` : ''}`, scope: yes.scope }, alwaysAsk: false, suggestedRule };
+  if (yes)
+    return {
+      effect: 'allow',
+      trace: {
+        list: 'remembered',
+        rule: `earlier answer "yes"${yes.channel ? ` via ${yes.channel}` : ''}`,
+        scope: yes.scope,
+      },
+      alwaysAsk: false,
+      suggestedRule,
+    };
   const k = first('ask');
   if (k) return fromRule('ask', k, req);
   const lowRisk = req.kind === 'registry' ? LOW_RISK_REGISTRY.has(req.target ?? '') : LOW_RISK.has(req.kind);
   const effect = policy.mode === 'unrestricted' || (policy.mode === 'standard' && lowRisk) ? 'allow' : 'ask';
-  return { effect, trace: { list: 'mode', rule: `mode ${policy.mode}`, scope: policy.modeScope }, alwaysAsk: false, suggestedRule };
+  return {
+    effect,
+    trace: { list: 'mode', rule: `mode ${policy.mode}`, scope: policy.modeScope },
+    alwaysAsk: false,
+    suggestedRule,
+  };
 }
 
 /**
@@ -470,7 +610,11 @@ export function parseMatcher(m: string): (s: RuleSubject) => boolean {
     const r = parseRule(t);
     return (s) => r.matches(s);
   }
-  if (!TOOL_GLOB_RE.test(t)) throw new TyError('E_INVALID_SETTINGS', `invalid hook matcher "${t.slice(0, 100)}": use *, a tool name (with * wildcards) or a rule like tool(NAME)`);
+  if (!TOOL_GLOB_RE.test(t))
+    throw new TyError(
+      'E_INVALID_SETTINGS',
+      `invalid hook matcher "${t.slice(0, 100)}": use *, a tool name (with * wildcards) or a rule like tool(NAME)`,
+    );
   const re = globToRegExp(t);
   return (s) => re.test(s.toolName);
 }

@@ -1,4 +1,5 @@
-// The typed client of the registration protocol (tysandbox/1) over any transport (stdio, HTTP, postMessage); core, runs on the client's side.
+// The typed client of the registration protocol (tysandbox/1) over any transport (stdio, HTTP, postMessage); core, runs
+// on the client's side.
 import type { ErrorCode } from '../../protocol/errors.js';
 import {
   CANCEL_METHOD,
@@ -39,7 +40,10 @@ export class ProtocolError extends Error {
 export interface RunOptions {
   timeoutMs?: number;
   disposable?: boolean;
-  /** Aborting sends `$/cancel` for this run; the run then fails with E_ABORTED. Already aborted: nothing is sent, E_ABORTED at once. */
+  /**
+   * Aborting sends `$/cancel` for this run; the run then fails with E_ABORTED. Already aborted: nothing is sent,
+   * E_ABORTED at once.
+   */
   signal?: AbortSignal;
   onProgress?: (p: ProgressParams) => void;
   onLog?: (l: LogParams) => void;
@@ -78,7 +82,10 @@ export class ProtocolClient {
 
   /** Send `initialize` (done by the connect functions). */
   async initialize(): Promise<InitializeResult> {
-    this.info = await this.request('initialize', { protocolVersion: REGISTRATION_PROTOCOL, client: { name: this.options.name, version: this.options.version ?? '0' } });
+    this.info = await this.request('initialize', {
+      protocolVersion: REGISTRATION_PROTOCOL,
+      client: { name: this.options.name, version: this.options.version ?? '0' },
+    });
     return this.info;
   }
 
@@ -92,7 +99,10 @@ export class ProtocolClient {
     let answered = false;
     const started = Date.now();
     const one = (): void => {
-      const p = this.request('initialize', { protocolVersion: REGISTRATION_PROTOCOL, client: { name: this.options.name, version: this.options.version ?? '0' } });
+      const p = this.request('initialize', {
+        protocolVersion: REGISTRATION_PROTOCOL,
+        client: { name: this.options.name, version: this.options.version ?? '0' },
+      });
       attempts.push(p);
       p.then(
         () => (answered = true),
@@ -108,9 +118,21 @@ export class ProtocolClient {
       };
       setTimeout(tick, everyMs);
     });
-    if (!answered) throw new ProtocolError('E_PROTOCOL', `no answer to initialize within ${timeoutMs} ms (is the origin allowed?)`, 0);
+    if (!answered)
+      throw new ProtocolError(
+        'E_PROTOCOL',
+        `no answer to initialize within ${timeoutMs} ms (is the origin allowed?)`,
+        0,
+      );
     try {
-      this.info = await Promise.any(attempts.map((p) => p.then((v) => v, (e: unknown) => Promise.reject(e))));
+      this.info = await Promise.any(
+        attempts.map((p) =>
+          p.then(
+            (v) => v,
+            (e: unknown) => Promise.reject(e),
+          ),
+        ),
+      );
     } catch (e) {
       const errs = (e as AggregateError).errors ?? [e];
       throw errs.find((x: unknown) => x instanceof ProtocolError && !/already initialized/.test(x.message)) ?? errs[0];
@@ -120,7 +142,8 @@ export class ProtocolClient {
 
   /** The protocol's methods by name. */
   readonly tool = {
-    add: (manifest: unknown, expectRevision?: string) => this.request('tool/add', expectRevision === undefined ? { manifest } : { manifest, expectRevision }),
+    add: (manifest: unknown, expectRevision?: string) =>
+      this.request('tool/add', expectRevision === undefined ? { manifest } : { manifest, expectRevision }),
     list: () => this.request('tool/list', {}),
     show: (ref: string) => this.request('tool/show', { ref }),
     activate: (name: string, revision: string) => this.request('tool/activate', { name, revision }),
@@ -134,12 +157,21 @@ export class ProtocolClient {
   };
 
   /** Send one request and wait for its response. */
-  request<M extends keyof RegistrationResults>(method: M, params: Record<string, unknown>, run?: RunOptions): Promise<RegistrationResults[M]>;
+  request<M extends keyof RegistrationResults>(
+    method: M,
+    params: Record<string, unknown>,
+    run?: RunOptions,
+  ): Promise<RegistrationResults[M]>;
   request(method: string, params: Record<string, unknown>, run?: RunOptions): Promise<unknown>;
   request(method: string, params: Record<string, unknown>, run?: RunOptions): Promise<unknown> {
     if (this.#closed !== undefined) return Promise.reject(new ProtocolError('E_PROTOCOL', this.#closed, 0));
     // an already aborted signal: nothing is sent (as fetch does), the same error a cancelled run gets
-    if (run?.signal?.aborted) return Promise.reject(new ProtocolError('E_ABORTED', 'the call was cancelled before it was sent', -32000 /* SERVER_ERROR */, { code: 'E_ABORTED' }));
+    if (run?.signal?.aborted)
+      return Promise.reject(
+        new ProtocolError('E_ABORTED', 'the call was cancelled before it was sent', -32000 /* SERVER_ERROR */, {
+          code: 'E_ABORTED',
+        }),
+      );
     const id = ++this.#seq;
     const key = JSON.stringify(id);
     return new Promise((resolve, reject) => {
@@ -206,21 +238,40 @@ export class ProtocolClient {
     if (msg.error !== undefined) {
       const e = (msg.error ?? {}) as { code?: unknown; message?: unknown; data?: Record<string, unknown> };
       const code = typeof e.data?.code === 'string' ? e.data.code : 'E_PROTOCOL';
-      w.reject(new ProtocolError(code, typeof e.message === 'string' ? e.message : 'error', typeof e.code === 'number' ? e.code : 0, e.data));
+      w.reject(
+        new ProtocolError(
+          code,
+          typeof e.message === 'string' ? e.message : 'error',
+          typeof e.code === 'number' ? e.code : 0,
+          e.data,
+        ),
+      );
     } else w.resolve(msg.result);
   }
 
   /** Answer a server-to-client request: only `tool/call`, and only with an onToolCall handler. */
   async #answer(id: RpcId, method: string, params: Record<string, unknown>): Promise<void> {
     if (method !== PARENT_CALL_METHOD || !this.options.onToolCall) {
-      await this.#send({ jsonrpc: '2.0', id, error: { code: -32601, message: `this client does not answer ${method.slice(0, 80)}`, data: { code: 'E_PROTOCOL' } } }).catch(() => undefined);
+      await this.#send({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32601,
+          message: `this client does not answer ${method.slice(0, 80)}`,
+          data: { code: 'E_PROTOCOL' },
+        },
+      }).catch(() => undefined);
       return;
     }
     try {
       const result = await this.options.onToolCall(params as unknown as ParentCallParams);
       await this.#send({ jsonrpc: '2.0', id, result: { result: result === undefined ? null : result } });
     } catch (e) {
-      await this.#send({ jsonrpc: '2.0', id, error: { code: -32000, message: e instanceof Error ? e.message : String(e), data: { code: 'E_TOOL_FAILED' } } }).catch(() => undefined);
+      await this.#send({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32000, message: e instanceof Error ? e.message : String(e), data: { code: 'E_TOOL_FAILED' } },
+      }).catch(() => undefined);
     }
   }
 }
@@ -234,7 +285,11 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
   let session: string | undefined;
   const t: ClientTransport = {
     async send(message) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/x-ndjson', authorization: `Bearer ${token}` };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/x-ndjson',
+        authorization: `Bearer ${token}`,
+      };
       if (session !== undefined) headers['tysandbox-session'] = session;
       const res = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(message) });
       const sid = res.headers.get('tysandbox-session');
@@ -249,7 +304,9 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
           body = undefined;
         }
         if (body?.jsonrpc === '2.0' && body.id !== null && body.id !== undefined) return t.onmessage?.(body);
-        throw new Error(`HTTP ${res.status}${typeof body?.error?.message === 'string' ? `: ${body.error.message}` : ''}`);
+        throw new Error(
+          `HTTP ${res.status}${typeof body?.error?.message === 'string' ? `: ${body.error.message}` : ''}`,
+        );
       }
       void (async () => {
         const reader = res.body!.getReader();
@@ -271,7 +328,10 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
     },
     async close() {
       if (session === undefined) return;
-      await fetchImpl(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'tysandbox-session': session } }).catch(() => undefined);
+      await fetchImpl(url, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}`, 'tysandbox-session': session },
+      }).catch(() => undefined);
       session = undefined;
     },
   };

@@ -20,7 +20,8 @@ export class RegistrationRate {
   take(principal: string): boolean {
     const now = this.#clock();
     const since = now - this.windowMs;
-    if (this.#times.size > 1024) for (const [k, v] of this.#times) if ((v[v.length - 1] ?? 0) <= since) this.#times.delete(k);
+    if (this.#times.size > 1024)
+      for (const [k, v] of this.#times) if ((v[v.length - 1] ?? 0) <= since) this.#times.delete(k);
     const list = (this.#times.get(principal) ?? []).filter((t) => t > since && t <= now);
     if (list.length >= this.max) {
       this.#times.set(principal, list);

@@ -24,8 +24,16 @@ function setup(opts: { sets?: RuleSet[]; answer?: (q: Question) => AskOutcome; r
   const registry = new ToolRegistry(store);
   const pause = new PauseTracker(store, { maxRefusals: 3, windowMs: 60_000 });
   const questions: Question[] = [];
-  const asker: Asker = { ask: async (q) => (questions.push(q), opts.answer ? opts.answer(q) : { allow: false, reason: 'no-channel' }) };
-  const gate = new PermissionGate({ config: () => ({ policy: compilePolicy(opts.sets ?? []) }), asker, audit: new StoreAuditLog(store), pause, decisions: new StoreDecisions(store) });
+  const asker: Asker = {
+    ask: async (q) => (questions.push(q), opts.answer ? opts.answer(q) : { allow: false, reason: 'no-channel' }),
+  };
+  const gate = new PermissionGate({
+    config: () => ({ policy: compilePolicy(opts.sets ?? []) }),
+    asker,
+    audit: new StoreAuditLog(store),
+    pause,
+    decisions: new StoreDecisions(store),
+  });
   const calls: string[] = [];
   const server = new RegistrationServer({
     registry,
@@ -56,19 +64,32 @@ describe('RegistrationServer', () => {
     const t = setup({ sets: [{ scope: 'user', allow: ['registry(add)'] }] });
     await t.req('initialize', init);
     const native = { ...manifest(), name: 'native', execution: { kind: 'trusted-native', entry: 'python' } };
-    expect((await t.req('tool/add', { manifest: native })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
+    expect((await t.req('tool/add', { manifest: native })).error).toMatchObject({
+      data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' },
+    });
     // an incomplete trusted-native manifest (no entry, no description) gets the same refusal, not a schema complaint
     const bare = { name: 'native', parameters: { type: 'object' }, execution: { kind: 'trusted-native' } };
-    expect((await t.req('tool/add', { manifest: bare })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
-    expect((await t.req('tool/add', { manifest: manifest(2, 'python') })).error).toMatchObject({ data: { code: 'E_INVALID_MANIFEST', path: 'name' } });
+    expect((await t.req('tool/add', { manifest: bare })).error).toMatchObject({
+      data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' },
+    });
+    expect((await t.req('tool/add', { manifest: manifest(2, 'python') })).error).toMatchObject({
+      data: { code: 'E_INVALID_MANIFEST', path: 'name' },
+    });
     expect(await t.registry.list()).toEqual([]);
-    expect((await t.req('tool/add', { manifest: manifest(2) })).result).toMatchObject({ name: 'double', active: true, created: true });
+    expect((await t.req('tool/add', { manifest: manifest(2) })).result).toMatchObject({
+      name: 'double',
+      active: true,
+      created: true,
+    });
   });
 
   it('refuses refused registrations as pauses of the principal, never of the tool: its calls keep running', async () => {
     const t = setup({ sets: [{ scope: 'user', deny: ['registry(add:protocol:ide)'] }] });
     await t.req('initialize', init);
-    for (let i = 0; i < 3; i++) expect((await t.req('tool/add', { manifest: manifest(2 + i) })).error).toMatchObject({ data: { code: 'E_CAPABILITY_DENIED' } });
+    for (let i = 0; i < 3; i++)
+      expect((await t.req('tool/add', { manifest: manifest(2 + i) })).error).toMatchObject({
+        data: { code: 'E_CAPABILITY_DENIED' },
+      });
     expect((await t.req('tool/add', { manifest: manifest(9) })).error).toMatchObject({ data: { code: 'E_PAUSED' } });
     expect(await t.pause.paused('registry:protocol:ide')).toBeDefined();
     expect(await t.pause.paused('double')).toBeUndefined();
@@ -83,10 +104,20 @@ describe('RegistrationServer', () => {
     const b = (await t.req('tool/add', { manifest: manifest(3) })).result as { revision: string; active: boolean };
     expect(b.active).toBe(false);
     expect(t.questions).toEqual([]); // adding asked nobody
-    expect((await t.req('tool/activate', { name: 'double', revision: b.revision })).result).toEqual({ name: 'double', revision: b.revision, previous: a.revision });
+    expect((await t.req('tool/activate', { name: 'double', revision: b.revision })).result).toEqual({
+      name: 'double',
+      revision: b.revision,
+      previous: a.revision,
+    });
     expect(t.questions).toHaveLength(1);
     expect(t.questions[0]!.title).toBe('Allow protocol:ide to activate the tool binding of double?');
-    expect(t.questions[0]!.details).toEqual(expect.arrayContaining(['principal: protocol:ide', `revision: ${b.revision}`, `replaces the active revision ${a.revision}`]));
+    expect(t.questions[0]!.details).toEqual(
+      expect.arrayContaining([
+        'principal: protocol:ide',
+        `revision: ${b.revision}`,
+        `replaces the active revision ${a.revision}`,
+      ]),
+    );
     expect(t.questions[0]!.suggestedRule).toBe('registry(activate:protocol:ide)');
     expect((await t.registry.resolve('double')).revision).toBe(b.revision);
   });
@@ -117,7 +148,12 @@ describe('RegistrationServer', () => {
     const seen: RpcMessage[] = [];
     for (const name of ['ide', 'other']) {
       const s2 = t.server.connect({ principal: (c) => `protocol:${c.name}`, send: (m) => seen.push(m) });
-      await s2.receive({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...init, client: { name, version: '1' } } });
+      await s2.receive({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { ...init, client: { name, version: '1' } },
+      });
       await s2.receive({ jsonrpc: '2.0', id: 2, method: 'tool/add', params: { manifest: manifest(2, `d-${name}`) } });
     }
     const adds = seen.filter((m) => (m as { id?: unknown }).id === 2);

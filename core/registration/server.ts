@@ -1,4 +1,5 @@
-// The registration protocol's handler (tysandbox/1): one session per connection, every method gated and audited under the client's principal; core, trusted side.
+// The registration protocol's handler (tysandbox/1): one session per connection, every method gated and audited under
+// the client's principal; core, trusted side.
 import { z } from 'zod';
 import {
   CANCEL_METHOD,
@@ -22,13 +23,24 @@ import type { Gate, GateRequest } from '../exec/runtime.js';
 import type { InvokeResult } from '../exec/invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { RegistrationRate } from './limits.js';
-import { classifyInbound, rpcFailure, rpcFromTyError, RPC_CODES, MAX_PROTOCOL_MESSAGE_BYTES, type RpcMessage } from './rpc.js';
+import {
+  classifyInbound,
+  rpcFailure,
+  rpcFromTyError,
+  RPC_CODES,
+  MAX_PROTOCOL_MESSAGE_BYTES,
+  type RpcMessage,
+} from './rpc.js';
 
 /** A registry action as the gate sees it (`GateRequest.target` of kind `registry`). */
 export type RegistryAction = 'connect' | 'add' | 'activate' | 'remove' | 'read';
 
 /** Runs one tool call for a session (the host's Invoker, with the session's principal). */
-export type ProtocolRunner = (ref: string, args: unknown, opts: { principal: string; signal: AbortSignal; timeoutMs?: number; disposable?: boolean }) => Promise<InvokeResult>;
+export type ProtocolRunner = (
+  ref: string,
+  args: unknown,
+  opts: { principal: string; signal: AbortSignal; timeoutMs?: number; disposable?: boolean },
+) => Promise<InvokeResult>;
 
 export interface RegistrationServerOptions {
   registry: ToolRegistry;
@@ -46,7 +58,9 @@ export interface RegistrationServerOptions {
   reservedNames?: () => Iterable<string>;
 }
 
-/** Defaults: 8 MiB messages, 60 registrations per principal per minute, 16 runs in flight per connection, 10 min runs. */
+/**
+ * Defaults: 8 MiB messages, 60 registrations per principal per minute, 16 runs in flight per connection, 10 min runs.
+ */
 export const DEFAULT_PROTOCOL_LIMITS: ProtocolLimits = {
   maxMessageBytes: MAX_PROTOCOL_MESSAGE_BYTES,
   registrationsPerWindow: 60,
@@ -107,7 +121,8 @@ export class RegistrationServer {
    */
   toolLog(revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string): void {
     let best: Run | undefined;
-    for (const s of this.#sessions) for (const r of s.runs()) if (r.revision === revision && (!best || r.seq < best.seq)) best = r;
+    for (const s of this.#sessions)
+      for (const r of s.runs()) if (r.revision === revision && (!best || r.seq < best.seq)) best = r;
     best?.sink({ jsonrpc: '2.0', method: LOG_METHOD, params: { id: best.id, level, text: text.slice(0, 8192) } });
   }
 
@@ -257,29 +272,71 @@ export class ProtocolSession {
     this.onClose();
   }
 
-  async #request(id: RpcId, method: string, params: unknown, sink: MessageSink, started: () => void): Promise<RpcMessage> {
-    if (method === CANCEL_METHOD) return rpcFailure(id, RPC_CODES.INVALID_REQUEST, `${CANCEL_METHOD} is a notification: send it without an id ({"jsonrpc":"2.0","method":"${CANCEL_METHOD}","params":{"id":RUN_ID}})`, 'E_PROTOCOL');
-    if (!METHODS.has(method)) return rpcFailure(id, RPC_CODES.METHOD_NOT_FOUND, `method "${method.slice(0, 80)}" is not part of ${REGISTRATION_PROTOCOL}; see the methods listed by initialize`, 'E_PROTOCOL');
+  async #request(
+    id: RpcId,
+    method: string,
+    params: unknown,
+    sink: MessageSink,
+    started: () => void,
+  ): Promise<RpcMessage> {
+    if (method === CANCEL_METHOD)
+      return rpcFailure(
+        id,
+        RPC_CODES.INVALID_REQUEST,
+        `${CANCEL_METHOD} is a notification: send it without an id ({"jsonrpc":"2.0","method":"${CANCEL_METHOD}","params":{"id":RUN_ID}})`,
+        'E_PROTOCOL',
+      );
+    if (!METHODS.has(method))
+      return rpcFailure(
+        id,
+        RPC_CODES.METHOD_NOT_FOUND,
+        `method "${method.slice(0, 80)}" is not part of ${REGISTRATION_PROTOCOL}; see the methods listed by initialize`,
+        'E_PROTOCOL',
+      );
     const schema = REGISTRATION_PARAMS[method as RegistrationMethod];
     const parsed = schema.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const at = issue && issue.path.length ? issue.path.join('.') : '(params)';
-      return rpcFailure(id, RPC_CODES.INVALID_PARAMS, `invalid params of ${method} at ${at}: ${issue?.message ?? 'invalid'}`, 'E_USAGE', { path: at });
+      return rpcFailure(
+        id,
+        RPC_CODES.INVALID_PARAMS,
+        `invalid params of ${method} at ${at}: ${issue?.message ?? 'invalid'}`,
+        'E_USAGE',
+        { path: at },
+      );
     }
     if (method === 'initialize') return this.#initialize(id, parsed.data as InitializeParams);
-    if (this.#principal === undefined) return rpcFailure(id, RPC_CODES.NOT_INITIALIZED, 'send initialize first', 'E_PROTOCOL');
+    if (this.#principal === undefined)
+      return rpcFailure(id, RPC_CODES.NOT_INITIALIZED, 'send initialize first', 'E_PROTOCOL');
     try {
-      return { jsonrpc: '2.0', id, result: await this.#dispatch(id, method as Exclude<RegistrationMethod, 'initialize'>, parsed.data, sink, started) };
+      return {
+        jsonrpc: '2.0',
+        id,
+        result: await this.#dispatch(
+          id,
+          method as Exclude<RegistrationMethod, 'initialize'>,
+          parsed.data,
+          sink,
+          started,
+        ),
+      };
     } catch (e) {
       return rpcFromTyError(id, toTyError(e, 'E_TOOL_FAILED'));
     }
   }
 
   async #initialize(id: RpcId, p: InitializeParams): Promise<RpcMessage> {
-    if (this.#principal !== undefined) return rpcFailure(id, RPC_CODES.INVALID_REQUEST, 'this connection is already initialized', 'E_PROTOCOL');
+    if (this.#principal !== undefined)
+      return rpcFailure(id, RPC_CODES.INVALID_REQUEST, 'this connection is already initialized', 'E_PROTOCOL');
     if (!SUPPORTED_PROTOCOLS.includes(p.protocolVersion)) {
-      return rpcFailure(id, RPC_CODES.SERVER_ERROR, `protocol version "${p.protocolVersion.slice(0, 64)}" is not supported; supported: ${SUPPORTED_PROTOCOLS.join(', ')}`, 'E_PROTOCOL', { supported: [...SUPPORTED_PROTOCOLS] });
+      return rpcFailure(
+        id,
+        RPC_CODES.SERVER_ERROR,
+        `protocol version "${p.protocolVersion.slice(0, 64)}" is not supported; supported: ${SUPPORTED_PROTOCOLS.join(', ')}`,
+        'E_PROTOCOL',
+        { supported: [...SUPPORTED_PROTOCOLS] },
+      );
     }
     const principal = this.opts.principal(p.client);
     try {
@@ -289,10 +346,25 @@ export class ProtocolSession {
     }
     this.#client = p.client;
     this.#principal = principal;
-    return { jsonrpc: '2.0', id, result: { protocolVersion: REGISTRATION_PROTOCOL, principal: this.#principal, methods: [...REGISTRATION_METHODS, '$/cancel'], limits: { ...this.server.limits } } };
+    return {
+      jsonrpc: '2.0',
+      id,
+      result: {
+        protocolVersion: REGISTRATION_PROTOCOL,
+        principal: this.#principal,
+        methods: [...REGISTRATION_METHODS, '$/cancel'],
+        limits: { ...this.server.limits },
+      },
+    };
   }
 
-  async #dispatch(id: RpcId, method: Exclude<RegistrationMethod, 'initialize'>, p: any, sink: MessageSink, started: () => void): Promise<unknown> {
+  async #dispatch(
+    id: RpcId,
+    method: Exclude<RegistrationMethod, 'initialize'>,
+    p: any,
+    sink: MessageSink,
+    started: () => void,
+  ): Promise<unknown> {
     const o = this.server.opts;
     switch (method) {
       case 'tool/add': {
@@ -300,14 +372,33 @@ export class ProtocolSession {
         // trusted-native code runs with the host's authority: only the application registers it, never a client
         // (checked on the raw manifest first, so an incomplete one, say without `entry`, gets this refusal too)
         const raw = p.manifest as { execution?: { kind?: unknown } } | null;
-        const native = typeof raw === 'object' && raw !== null && typeof raw.execution === 'object' && raw.execution !== null && raw.execution.kind === 'trusted-native';
+        const native =
+          typeof raw === 'object' &&
+          raw !== null &&
+          typeof raw.execution === 'object' &&
+          raw.execution !== null &&
+          raw.execution.kind === 'trusted-native';
         const manifest = native ? undefined : parseManifest(p.manifest);
-        if (native || manifest === undefined || manifest.execution.kind === 'trusted-native') throw new TyError('E_INVALID_MANIFEST', 'a protocol client cannot register a trusted-native tool (it would run with the host\'s authority); use sandboxed-code or external-service', { path: 'execution.kind' });
+        if (native || manifest === undefined || manifest.execution.kind === 'trusted-native')
+          throw new TyError(
+            'E_INVALID_MANIFEST',
+            "a protocol client cannot register a trusted-native tool (it would run with the host's authority); use sandboxed-code or external-service",
+            { path: 'execution.kind' },
+          );
         // a client's revision must not take the name of a host built-in (it would shadow it unasked)
-        if ([...(o.reservedNames?.() ?? [])].includes(manifest.name)) throw new TyError('E_INVALID_MANIFEST', `"${manifest.name}" is the name of a tool this host offers itself; choose another name`, { path: 'name' });
+        if ([...(o.reservedNames?.() ?? [])].includes(manifest.name))
+          throw new TyError(
+            'E_INVALID_MANIFEST',
+            `"${manifest.name}" is the name of a tool this host offers itself; choose another name`,
+            { path: 'name' },
+          );
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
-        if (p.expectRevision !== undefined && p.expectRevision !== revision) throw new TyError('E_INTEGRITY', `the manifest hashes to ${revision}, not the expected ${p.expectRevision}; nothing was stored`);
+        if (p.expectRevision !== undefined && p.expectRevision !== revision)
+          throw new TyError(
+            'E_INTEGRITY',
+            `the manifest hashes to ${revision}, not the expected ${p.expectRevision}; nothing was stored`,
+          );
         await this.#gate('add', manifest.name, revision);
         const r = await o.registry.install(manifest);
         const active = (await o.registry.binding(manifest.name))?.active === r.revision;
@@ -318,7 +409,11 @@ export class ProtocolSession {
         const out: ToolListResult = [];
         for (const t of await o.registry.list()) {
           const b = (t as { builtin?: boolean }).builtin ? undefined : await o.registry.binding(t.name);
-          out.push({ name: t.name, active: t.active ?? null, revisions: t.revisions.map((rev) => ({ revision: rev, addedAt: b?.addedAt?.[rev] ?? null })) });
+          out.push({
+            name: t.name,
+            active: t.active ?? null,
+            revisions: t.revisions.map((rev) => ({ revision: rev, addedAt: b?.addedAt?.[rev] ?? null })),
+          });
         }
         return out;
       }
@@ -326,15 +421,27 @@ export class ProtocolSession {
         const t = await o.registry.resolve(p.ref);
         await this.#gate('read', t.name, t.revision);
         const b = await o.registry.binding(t.name);
-        return { name: t.name, revision: t.revision, active: t.active, addedAt: b?.addedAt?.[t.revision] ?? null, manifest: t.manifest };
+        return {
+          name: t.name,
+          revision: t.revision,
+          active: t.active,
+          addedAt: b?.addedAt?.[t.revision] ?? null,
+          manifest: t.manifest,
+        };
       }
       case 'tool/activate': {
         this.#rate('activate');
         const t = await o.registry.resolve(`${p.name}@${p.revision}`);
         const previous = (await o.registry.binding(p.name))?.active ?? null;
         if (previous === t.revision) return { name: t.name, revision: t.revision, previous };
-        // Binding a free name is what tool/add of a new name does; moving an active binding asks (kind registry, target activate).
-        await this.#gate(previous === null ? 'add' : 'activate', t.name, t.revision, previous === null ? undefined : `replaces the active revision ${previous}`);
+        // Binding a free name is what tool/add of a new name does; moving an active binding asks (kind registry, target
+        // activate).
+        await this.#gate(
+          previous === null ? 'add' : 'activate',
+          t.name,
+          t.revision,
+          previous === null ? undefined : `replaces the active revision ${previous}`,
+        );
         await o.registry.activate(t.name, t.revision, { approveReplacement: true });
         return { name: t.name, revision: t.revision, previous };
       }
@@ -342,7 +449,12 @@ export class ProtocolSession {
         this.#rate('remove');
         const previous = (await o.registry.binding(p.name))?.active;
         if (!previous) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${p.name}" is active`);
-        await this.#gate('remove', p.name, previous, `removes the binding of ${p.name} (revision ${previous}); stored revisions stay`);
+        await this.#gate(
+          'remove',
+          p.name,
+          previous,
+          `removes the binding of ${p.name} (revision ${previous}); stored revisions stay`,
+        );
         return { name: p.name, previous: await o.registry.removeBinding(p.name) };
       }
       case 'tool/run':
@@ -350,10 +462,19 @@ export class ProtocolSession {
     }
   }
 
-  async #run(id: RpcId, p: { ref: string; arguments?: unknown; timeoutMs?: number; disposable?: boolean }, sink: MessageSink, started: () => void): Promise<unknown> {
+  async #run(
+    id: RpcId,
+    p: { ref: string; arguments?: unknown; timeoutMs?: number; disposable?: boolean },
+    sink: MessageSink,
+    started: () => void,
+  ): Promise<unknown> {
     const key = JSON.stringify(id);
     if (this.#runs.has(key)) throw new TyError('E_USAGE', 'a run with this id is still in flight; use a new id');
-    if (this.#runs.size >= this.server.limits.maxConcurrentRuns) throw new TyError('E_BUSY', `at most ${this.server.limits.maxConcurrentRuns} runs may be in flight on one connection; wait for one to finish`);
+    if (this.#runs.size >= this.server.limits.maxConcurrentRuns)
+      throw new TyError(
+        'E_BUSY',
+        `at most ${this.server.limits.maxConcurrentRuns} runs may be in flight on one connection; wait for one to finish`,
+      );
     const run: Run = { id, ac: new AbortController(), sink, seq: this.server.nextSeq() };
     this.#runs.set(key, run);
     if (this.#closed) run.ac.abort();
@@ -371,7 +492,9 @@ export class ProtocolSession {
       });
       sink({ jsonrpc: '2.0', method: PROGRESS_METHOD, params: { id, stage: 'done', revision: tool.revision } });
       if (!r.ok) throw new TyError(r.error.code, r.error.message);
-      return r.feedback?.length ? { revision: r.revision, result: r.result, feedback: r.feedback } : { revision: r.revision, result: r.result };
+      return r.feedback?.length
+        ? { revision: r.revision, result: r.result, feedback: r.feedback }
+        : { revision: r.revision, result: r.result };
     } finally {
       this.#runs.delete(key);
     }
@@ -380,7 +503,10 @@ export class ProtocolSession {
   #rate(action: RegistryAction): void {
     if (!this.server.rate.take(this.#principal!)) {
       const l = this.server.limits;
-      throw new TyError('E_BUSY', `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`);
+      throw new TyError(
+        'E_BUSY',
+        `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,
+      );
     }
   }
 
@@ -390,9 +516,22 @@ export class ProtocolSession {
    * @throws TyError E_APPROVAL_REQUIRED (a person's approval was needed and none came), E_CAPABILITY_DENIED
    *   (a rule or hook refused), E_PAUSED
    */
-  async #gate(action: RegistryAction, toolName: string, revision: string, preview?: string, who?: string): Promise<void> {
+  async #gate(
+    action: RegistryAction,
+    toolName: string,
+    revision: string,
+    preview?: string,
+    who?: string,
+  ): Promise<void> {
     const principal = who ?? this.#principal!;
-    const req: GateRequest = { principal, kind: 'registry', toolName, revision, target: action, pauseKey: `registry:${principal}` };
+    const req: GateRequest = {
+      principal,
+      kind: 'registry',
+      toolName,
+      revision,
+      target: action,
+      pauseKey: `registry:${principal}`,
+    };
     if (preview !== undefined) req.preview = preview;
     try {
       await this.server.opts.gate.authorize(req);
@@ -403,10 +542,25 @@ export class ProtocolSession {
       const what = toolName === '*' ? `${action} by ${principal}` : `${action} of "${toolName}" by ${principal}`;
       if (te.data?.list === 'person') {
         const reason = typeof te.data.reason === 'string' ? te.data.reason : undefined;
-        const why = reason === 'no-channel' ? 'nobody could be asked' : reason === 'timeout' ? 'the question timed out unanswered' : te.data.rule === 'answer "no"' ? 'a person said no' : 'no answer came';
-        throw new TyError('E_APPROVAL_REQUIRED', `${what} needs a person's approval and none was given: ${why}; a person may allow it with the rule ${rule}`, { rule, ...(reason !== undefined ? { reason } : {}) });
+        const why =
+          reason === 'no-channel'
+            ? 'nobody could be asked'
+            : reason === 'timeout'
+              ? 'the question timed out unanswered'
+              : te.data.rule === 'answer "no"'
+                ? 'a person said no'
+                : 'no answer came';
+        throw new TyError(
+          'E_APPROVAL_REQUIRED',
+          `${what} needs a person's approval and none was given: ${why}; a person may allow it with the rule ${rule}`,
+          { rule, ...(reason !== undefined ? { reason } : {}) },
+        );
       }
-      throw new TyError('E_CAPABILITY_DENIED', `${what} is refused by ${String(te.data?.list ?? 'a')} ${String(te.data?.rule ?? 'rule')} (${String(te.data?.scope ?? 'settings')})`, { rule: String(te.data?.rule ?? '') });
+      throw new TyError(
+        'E_CAPABILITY_DENIED',
+        `${what} is refused by ${String(te.data?.list ?? 'a')} ${String(te.data?.rule ?? 'rule')} (${String(te.data?.scope ?? 'settings')})`,
+        { rule: String(te.data?.rule ?? '') },
+      );
     }
   }
 }

@@ -1,4 +1,5 @@
-// Property tests: canonicalParts / canonicalJson produce exactly the text (and the errors) of the plain recursive encoder they replaced.
+// Property tests: canonicalParts / canonicalJson produce exactly the text (and the errors) of the plain recursive
+// encoder they replaced.
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalParts, joinParts, PART_MIN } from './canonical.js';
 import { TyError } from '../errors.js';
@@ -30,7 +31,8 @@ function reference(value: unknown, code = 'E_INVALID_MANIFEST'): string {
             return `[${parts.join(',')}]`;
           }
           const proto = Object.getPrototypeOf(v);
-          if (proto !== Object.prototype && proto !== null) throw new TyError(code as 'E_INVALID_MANIFEST', 'only plain objects can be encoded');
+          if (proto !== Object.prototype && proto !== null)
+            throw new TyError(code as 'E_INVALID_MANIFEST', 'only plain objects can be encoded');
           const keys = Object.keys(v).sort();
           const parts: string[] = [];
           for (const k of keys) {
@@ -72,7 +74,28 @@ const ALPHABETS: string[][] = [
   ['"', '\\', ...CONTROLS],
   ['\ud800', '\udbff', '\udc00', '\udfff'], // lone surrogates, and pairs when two meet in order
 ];
-const NUMBERS = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 1e-6, 123456789012345680000, 5e-324, -5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1 / 3, 4.35, 0.000001, 1e300 * 10 ** 8 / 10 ** 8];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  1e21,
+  1e-7,
+  1e-6,
+  123456789012345680000,
+  5e-324,
+  -5e-324,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MIN_SAFE_INTEGER,
+  Number.MAX_SAFE_INTEGER,
+  2 ** 53 + 2,
+  1 / 3,
+  4.35,
+  0.000001,
+  (1e300 * 10 ** 8) / 10 ** 8,
+];
 
 function gen(r: () => number) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
@@ -103,7 +126,12 @@ function gen(r: () => number) {
     const n = Math.floor(r() * 6);
     for (let i = 0; i < n; i++) {
       // key orders: integer-like keys (which engines list first, numerically), prefixes, non-ASCII, empty, huge
-      const key = pick([() => String(Math.floor(r() * 20)), () => str(false), () => pick(['a', 'aa', 'B', '', '_', 'é', 'ж', '😀', '\ud800', '10', '2', '-1', '01', '1.5', '__proto__x']), () => (r() < 0.05 ? str(true) : 'k' + i)])();
+      const key = pick([
+        () => String(Math.floor(r() * 20)),
+        () => str(false),
+        () => pick(['a', 'aa', 'B', '', '_', 'é', 'ж', '😀', '\ud800', '10', '2', '-1', '01', '1.5', '__proto__x']),
+        () => (r() < 0.05 ? str(true) : 'k' + i),
+      ])();
       o[key] = r() < 0.1 ? undefined : value(depth + 1);
     }
     return o;
@@ -127,7 +155,10 @@ describe('canonicalParts and canonicalJson equal the reference encoder', () => {
       const want = reference(v, 'E_INVALID_ARGS');
       const parts = canonicalParts(v, 'E_INVALID_ARGS');
       expect(parts.length, `seed ${seed}`).toBeGreaterThan(0);
-      expect(parts.every((p) => p.length > 0), `seed ${seed}`).toBe(true);
+      expect(
+        parts.every((p) => p.length > 0),
+        `seed ${seed}`,
+      ).toBe(true);
       expect(parts.join(''), `seed ${seed}`).toBe(want);
       expect(joinParts(parts), `seed ${seed}`).toBe(want);
       expect(canonicalJson(v, 'E_INVALID_ARGS'), `seed ${seed}`).toBe(want);
@@ -136,7 +167,20 @@ describe('canonicalParts and canonicalJson equal the reference encoder', () => {
   });
 
   it('on long strings with each escaped character (and lone surrogates) at the start, middle and end', () => {
-    const specials = [...CONTROLS, '"', '\\', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d\ude00', '\u2028', '\x7f', 'é', 'ж'];
+    const specials = [
+      ...CONTROLS,
+      '"',
+      '\\',
+      '\ud800',
+      '\udbff',
+      '\udc00',
+      '\udfff',
+      '\ud83d\ude00',
+      '\u2028',
+      '\x7f',
+      'é',
+      'ж',
+    ];
     for (const len of [256, PART_MIN]) {
       for (const base of ['y', 'é', 'ж', '😀']) {
         const body = base.repeat(Math.ceil(len / base.length)).slice(0, len);
@@ -160,7 +204,13 @@ describe('canonicalParts and canonicalJson equal the reference encoder', () => {
     // one that needs escaping is escaped once and kept as a piece of its own too
     expect(canonicalParts({ data: data + '\n', k: 2 })).toEqual(['{"data":', JSON.stringify(data + '\n'), ',"k":2}']);
     expect(canonicalParts(data)).toEqual(['"', data, '"']);
-    expect(canonicalParts([data + '"', data + '\\'])).toEqual(['[', JSON.stringify(data + '"'), ',', JSON.stringify(data + '\\'), ']']);
+    expect(canonicalParts([data + '"', data + '\\'])).toEqual([
+      '[',
+      JSON.stringify(data + '"'),
+      ',',
+      JSON.stringify(data + '\\'),
+      ']',
+    ]);
     // short strings stay inside the text around them
     expect(canonicalParts({ a: 'y'.repeat(PART_MIN - 1), b: 'x\n'.repeat(300) })).toHaveLength(1);
   });
@@ -168,11 +218,30 @@ describe('canonicalParts and canonicalJson equal the reference encoder', () => {
   it('refuses exactly what the reference refuses, with the same code and message (first problem in key order)', () => {
     const deep: unknown[] = [];
     let cur = deep;
-    for (let i = 0; i < 300; i++) (cur.push([]), (cur = cur[0] as unknown[]));
+    for (let i = 0; i < 300; i++) cur.push([]), (cur = cur[0] as unknown[]);
     const cyc: Record<string, unknown> = { a: 1 };
     cyc.z = { back: cyc };
     const shared = { x: 1 };
-    const bad: unknown[] = [NaN, -Infinity, new Date(0), new Map(), () => 1, Symbol('s'), 1n, [1, , 3], [undefined], deep, cyc, { b: NaN, a: 1n }, { a: 'y'.repeat(PART_MIN), b: new Set() }, Object.create({ inherited: 1 }), { x: shared, y: shared }, [shared, [shared]], undefined, { u: undefined }];
+    const bad: unknown[] = [
+      NaN,
+      -Infinity,
+      new Date(0),
+      new Map(),
+      () => 1,
+      Symbol('s'),
+      1n,
+      [1, , 3],
+      [undefined],
+      deep,
+      cyc,
+      { b: NaN, a: 1n },
+      { a: 'y'.repeat(PART_MIN), b: new Set() },
+      Object.create({ inherited: 1 }),
+      { x: shared, y: shared },
+      [shared, [shared]],
+      undefined,
+      { u: undefined },
+    ];
     for (const v of bad) {
       for (const code of ['E_INVALID_ARGS', 'E_INVALID_TASK'] as const) {
         expect(outcome(() => canonicalParts(v, code).join(''))).toBe(outcome(() => reference(v, code)));

@@ -3,7 +3,10 @@ import { TyError } from '../errors.js';
 
 type Code = 'E_INVALID_MANIFEST' | 'E_INVALID_TASK' | 'E_INVALID_ARGS';
 
-/** Strings at least this long (UTF-16 code units) are scanned natively for what JSON must escape before being escaped one character at a time. */
+/**
+ * Strings at least this long (UTF-16 code units) are scanned natively for what JSON must escape before being escaped
+ * one character at a time.
+ */
 const SCAN_MIN = 256;
 /**
  * Strings at least this long (UTF-16 code units) that JSON writes verbatim become a piece of their own in
@@ -12,7 +15,14 @@ const SCAN_MIN = 256;
 export const PART_MIN = 16 * 1024;
 
 /** Every character JSON.stringify escapes in a well-formed string (RFC 8785 §3.2.2.2), the common ones first. */
-const ESCAPED: readonly string[] = ['\n', '"', '\\', '\r', '\t', ...Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => !'\n\r\t'.includes(c))];
+const ESCAPED: readonly string[] = [
+  '\n',
+  '"',
+  '\\',
+  '\r',
+  '\t',
+  ...Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => !'\n\r\t'.includes(c)),
+];
 /** String.prototype.isWellFormed (ES2024) where the engine has it. */
 const isWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
 const SURROGATE = /[\ud800-\udfff]/;
@@ -106,7 +116,8 @@ export function canonicalParts(value: unknown, code: Code = 'E_INVALID_MANIFEST'
             return;
           }
           const proto = Object.getPrototypeOf(v);
-          if (proto !== Object.prototype && proto !== null) throw new TyError(code, 'only plain objects can be encoded');
+          if (proto !== Object.prototype && proto !== null)
+            throw new TyError(code, 'only plain objects can be encoded');
           const keys = Object.keys(v).sort();
           acc += '{';
           let first = true;

@@ -18,7 +18,11 @@ const encoder = new TextEncoder();
  * The exact bytes that are hashed: canonical JSON of `{"domain": DOMAIN, "body": VALUE}`.
  * Codec: multicodec `json` (0x0200), so the bytes are valid JSON anyone can re-encode and check.
  */
-export function documentBytes(domain: Domain, body: unknown, code?: 'E_INVALID_MANIFEST' | 'E_INVALID_TASK'): Uint8Array {
+export function documentBytes(
+  domain: Domain,
+  body: unknown,
+  code?: 'E_INVALID_MANIFEST' | 'E_INVALID_TASK',
+): Uint8Array {
   return encoder.encode(canonicalJson({ domain, body }, code));
 }
 
@@ -29,7 +33,11 @@ export async function cidOfBytes(bytes: Uint8Array): Promise<string> {
 }
 
 /** CIDv1 of the domain-separated canonical document of `body`. */
-export async function contentId(domain: Domain, body: unknown, code?: 'E_INVALID_MANIFEST' | 'E_INVALID_TASK'): Promise<string> {
+export async function contentId(
+  domain: Domain,
+  body: unknown,
+  code?: 'E_INVALID_MANIFEST' | 'E_INVALID_TASK',
+): Promise<string> {
   return cidOfBytes(documentBytes(domain, body, code));
 }
 

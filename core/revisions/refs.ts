@@ -1,4 +1,5 @@
-// Revision id helpers: short ids, unique-prefix matching, and what in the store still references a revision; core, trusted side.
+// Revision id helpers: short ids, unique-prefix matching, and what in the store still references a revision; core,
+// trusted side.
 import type { Store } from '../store/contract.js';
 
 /**
@@ -95,16 +96,20 @@ export async function revisionReferences(store: Store): Promise<Map<string, Set<
   await each('bindings', (b) => add(asString(b.active), 'binding'));
   await each('decisions', (d) => {
     add(asString(d.revision), 'decision');
-    if (Array.isArray(d.decisions)) for (const x of d.decisions) add(asString((x as { revision?: unknown } | null)?.revision), 'decision');
+    if (Array.isArray(d.decisions))
+      for (const x of d.decisions) add(asString((x as { revision?: unknown } | null)?.revision), 'decision');
   });
   await each('tasks', (t) => {
-    const c = t.content as { type?: unknown; toolRevision?: unknown; definition?: { binding?: { toolRevision?: unknown } } } | undefined;
+    const c = t.content as
+      | { type?: unknown; toolRevision?: unknown; definition?: { binding?: { toolRevision?: unknown } } }
+      | undefined;
     if (!c || typeof c !== 'object') return;
     add(asString(c.toolRevision), 'task');
     add(asString(c.definition?.binding?.toolRevision), 'task');
   });
   await each('secret-grants', (g) => {
-    if (Array.isArray(g.grants)) for (const x of g.grants) add(asString((x as { revision?: unknown } | null)?.revision), 'secret-grant');
+    if (Array.isArray(g.grants))
+      for (const x of g.grants) add(asString((x as { revision?: unknown } | null)?.revision), 'secret-grant');
   });
   await each('tool-storage', (s) => {
     const entries = s.entries;

@@ -80,7 +80,9 @@ describe('short ids and prefixes', () => {
     expect(e.message).toContain(shortId(a.revision, 20));
     expect(e.message).toContain(shortId(b.revision, 20));
     expect((await err(r.resolve('double@abcdefg'))).code).toBe('E_UNKNOWN_TOOL');
-    expect((await err(r.resolve('double@zzzzzzzzzz'))).message).toMatch(/no revision of "double" starts with zzzzzzzzzz/);
+    expect((await err(r.resolve('double@zzzzzzzzzz'))).message).toMatch(
+      /no revision of "double" starts with zzzzzzzzzz/,
+    );
   });
 
   it('activate accepts a prefix and binds the full id', async () => {
@@ -119,8 +121,20 @@ describe('gc', () => {
     const granted = await r.install(manifest(6));
     const gone = await r.install(manifest(7, 'gone'));
     await r.remove('gone', { approveRemoval: true });
-    await new StoreDecisions(store).add({ kind: 'fetch', revision: decided.revision, toolName: 'double', target: 'https://a.example', access: 'read', allow: true, scope: 'permanent' });
-    await store.putJson('tasks', 'bagaaieratask', { id: 'x', role: 'assistant', content: { type: 'functioncall', name: 'double', arguments: {}, toolRevision: pinned.revision } });
+    await new StoreDecisions(store).add({
+      kind: 'fetch',
+      revision: decided.revision,
+      toolName: 'double',
+      target: 'https://a.example',
+      access: 'read',
+      allow: true,
+      scope: 'permanent',
+    });
+    await store.putJson('tasks', 'bagaaieratask', {
+      id: 'x',
+      role: 'assistant',
+      content: { type: 'functioncall', name: 'double', arguments: {}, toolRevision: pinned.revision },
+    });
     await new SecretGrants(store).grant('TOKEN', { tool: 'double', revision: granted.revision, origins: [] });
 
     const dry = await r.gc({ dryRun: true });

@@ -6,7 +6,10 @@ import { ToolRegistry, revisionId } from './registry.js';
 import { TyError } from '../errors.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
-const manifest = (source = 'export default async (a) => a.x * 2;', extra: Partial<ToolManifest> = {}): ToolManifest => ({
+const manifest = (
+  source = 'export default async (a) => a.x * 2;',
+  extra: Partial<ToolManifest> = {},
+): ToolManifest => ({
   name: 'double',
   description: 'Doubles x.',
   parameters: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false },
@@ -26,7 +29,9 @@ async function code(p: Promise<unknown>): Promise<string> {
 describe('revision ids', () => {
   it('are equal for equal manifests regardless of key order, and CIDv1 json/sha2-256', async () => {
     const a = manifest();
-    const b = JSON.parse(JSON.stringify({ execution: a.execution, parameters: a.parameters, description: a.description, name: a.name }));
+    const b = JSON.parse(
+      JSON.stringify({ execution: a.execution, parameters: a.parameters, description: a.description, name: a.name }),
+    );
     expect(await revisionId(a)).toBe(await revisionId(b));
     expect(await revisionId(a)).toMatch(/^bagaaiera[a-z2-7]+$/);
   });
@@ -40,7 +45,8 @@ describe('revision ids', () => {
     expect(await revisionId(manifest())).toBe(GOLDEN);
   });
 });
-// Computed independently: python3 json.dumps(sort_keys, compact) -> sha256 -> CIDv1 bytes [1, 0x80 0x04 (json), 0x12 0x20, digest] -> base32.
+// Computed independently: python3 json.dumps(sort_keys, compact) -> sha256 -> CIDv1 bytes [1, 0x80 0x04 (json), 0x12
+// 0x20, digest] -> base32.
 const GOLDEN = 'bagaaieraudnpizzxp2fduvbgeqjkhn4azpvulsjq7n2s73zrxb5lvn5mtrla';
 
 describe('ToolRegistry', () => {
@@ -86,7 +92,7 @@ describe('ToolRegistry', () => {
     expect((await r.install({ ...manifest(), name: 'triple' })).activated).toBe(true);
   });
 
-  it('on a case-insensitive store (keys folded, as on macOS or Windows) another name\'s record is never extended', async () => {
+  it("on a case-insensitive store (keys folded, as on macOS or Windows) another name's record is never extended", async () => {
     /** A backend whose keys compare without case, as files do on APFS and NTFS by default. */
     class FoldingBackend extends MemoryStoreBackend {
       override get(ns: string, key: string) {
@@ -102,7 +108,9 @@ describe('ToolRegistry', () => {
     const r = new ToolRegistry(new Store(new FoldingBackend()));
     await r.install({ ...manifest(), name: 'Double' });
     const before = await r.list();
-    expect(await code(r.install({ ...manifest('export default async (a) => a.x * 5;'), name: 'DOUBLE' }))).toBe('E_INVALID_MANIFEST');
+    expect(await code(r.install({ ...manifest('export default async (a) => a.x * 5;'), name: 'DOUBLE' }))).toBe(
+      'E_INVALID_MANIFEST',
+    );
     expect(await r.list()).toEqual(before);
   });
 
@@ -129,7 +137,19 @@ describe('ToolRegistry', () => {
       expect((err as TyError).message).toContain('start with a letter or digit');
       expect((err as TyError).data).toEqual({ path: 'name' });
     }
-    for (const name of ['double', 'get-weather', 'get_weather', 'everything__echo', 'srv-1__tool_name', '3d', '9', 'A', 'x'.repeat(64), 'a-', 'b_']) {
+    for (const name of [
+      'double',
+      'get-weather',
+      'get_weather',
+      'everything__echo',
+      'srv-1__tool_name',
+      '3d',
+      '9',
+      'A',
+      'x'.repeat(64),
+      'a-',
+      'b_',
+    ]) {
       const { manifest: m } = await r.install({ ...manifest(), name });
       expect(m.name).toBe(name);
       expect((await r.resolve(name)).name).toBe(name);
@@ -194,11 +214,17 @@ describe('repair', () => {
     const r = new ToolRegistry(new Store(backend));
     const a = await r.install(manifest());
     const bytes = (await backend.get('objects', a.revision))!;
-    await backend.put('objects', a.revision, new TextEncoder().encode(new TextDecoder().decode(bytes).replace('a.x * 2', 'a.x * 9')));
+    await backend.put(
+      'objects',
+      a.revision,
+      new TextEncoder().encode(new TextDecoder().decode(bytes).replace('a.x * 2', 'a.x * 9')),
+    );
     expect(await code(r.resolve('double'))).toBe('E_INTEGRITY');
     const again = await r.install(manifest());
     expect(again).toMatchObject({ revision: a.revision, created: false, repaired: true });
-    expect((await r.resolve('double')).manifest.execution).toMatchObject({ source: 'export default async (a) => a.x * 2;' });
+    expect((await r.resolve('double')).manifest.execution).toMatchObject({
+      source: 'export default async (a) => a.x * 2;',
+    });
     expect(await r.install(manifest())).toMatchObject({ created: false, repaired: false });
   });
 });
@@ -241,20 +267,33 @@ describe('references by prefix, binding removal, install times', () => {
 });
 
 describe('install: source syntax and updates', () => {
-  const js = (source: string, name = 'syn') => ({ name, description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } });
+  const js = (source: string, name = 'syn') => ({
+    name,
+    description: 'd',
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  });
   it('refuses JavaScript that does not parse, naming line and column, and stores nothing', async () => {
     const { Store } = await import('../store/contract.js');
     const { MemoryStoreBackend } = await import('../store/memory.js');
     const { ToolRegistry } = await import('./registry.js');
     const reg = new ToolRegistry(new Store(new MemoryStoreBackend()));
-    const e = await reg.install(js('export default async () => {\n  return 1 +;\n}')).then(() => undefined, (x: unknown) => x as { code: string; message: string; data: Record<string, unknown> });
+    const e = await reg.install(js('export default async () => {\n  return 1 +;\n}')).then(
+      () => undefined,
+      (x: unknown) => x as { code: string; message: string; data: Record<string, unknown> },
+    );
     expect(e?.code).toBe('E_INVALID_MANIFEST');
     expect(e?.message).toContain('line 2, column 13');
     expect(e?.data).toMatchObject({ path: 'execution.source', line: 2, column: 13 });
     expect(await reg.list()).toEqual([]);
-    await expect(reg.install(js('import x from "./y.js";\nexport default async () => x ?? 1;'))).rejects.toMatchObject({ code: 'E_INVALID_MANIFEST', data: { import: './y.js' } });
+    await expect(reg.install(js('import x from "./y.js";\nexport default async () => x ?? 1;'))).rejects.toMatchObject({
+      code: 'E_INVALID_MANIFEST',
+      data: { import: './y.js' },
+    });
     expect(await reg.list()).toEqual([]);
-    await expect(reg.install(js('export default async () => (await import("./y.js")).default ?? 1;'))).resolves.toMatchObject({ activated: true });
+    await expect(
+      reg.install(js('export default async () => (await import("./y.js")).default ?? 1;')),
+    ).resolves.toMatchObject({ activated: true });
   });
   it('a new revision under an active name: updateAvailable in the result and to listeners; the old one stays active', async () => {
     const { Store } = await import('../store/contract.js');

@@ -5,7 +5,15 @@ import { TyError } from '../errors.js';
 import { DOMAINS, contentId, documentBytes, isContentId } from './cid.js';
 import type { Store } from '../store/contract.js';
 import { NO, plainManifest } from '../manifest/check.js';
-import { CID_HEADER, MIN_PREFIX_CHARS, REVISION_PREFIX_RE, matchesPrefix, revisionReferences, shortId, type RevisionReference } from './refs.js';
+import {
+  CID_HEADER,
+  MIN_PREFIX_CHARS,
+  REVISION_PREFIX_RE,
+  matchesPrefix,
+  revisionReferences,
+  shortId,
+  type RevisionReference,
+} from './refs.js';
 
 /** A name binding as stored (record `bindings/NAME`). */
 export interface Binding {
@@ -26,7 +34,10 @@ export interface StoredRevision {
   addedAt?: string;
   /** True when it is its name's active binding. */
   active: boolean;
-  /** `active`; `installed`: listed under a name bound to another revision; `unbound`: its name has no active binding (removed) or no longer lists it. */
+  /**
+   * `active`; `installed`: listed under a name bound to another revision; `unbound`: its name has no active binding
+   * (removed) or no longer lists it.
+   */
   status: 'active' | 'installed' | 'unbound';
 }
 
@@ -52,7 +63,8 @@ const OBJECTS_LOCK = 'registry.objects';
 
 /**
  * The revision id of a manifest: CIDv1 (json codec, sha2-256) over the canonical JSON of
- * `{"body": MANIFEST, "domain": "tysandbox/tool-revision/v1"}` (keys sorted, undefined omitted; core/revisions/canonical.ts).
+ * `{"body": MANIFEST, "domain": "tysandbox/tool-revision/v1"}` (keys sorted, undefined omitted;
+ * core/revisions/canonical.ts).
  * Same manifest -> same id on every host; any change, source included, -> another id.
  */
 export async function revisionId(manifest: ToolManifest): Promise<string> {
@@ -73,16 +85,24 @@ export function parseRef(ref: string): { name: string; revision?: string } {
   const name = at < 0 ? ref : ref.slice(0, at);
   const revision = at < 0 ? undefined : ref.slice(at + 1);
   if (!validNames.has(name)) {
-    if (!isToolName(name)) throw new TyError('E_UNKNOWN_TOOL', `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`, { ref: ref.slice(0, 100) });
+    if (!isToolName(name))
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `"${ref.slice(0, 100)}" is not a tool reference; use NAME, NAME@REVISION or NAME@PREFIX`,
+        { ref: ref.slice(0, 100) },
+      );
     if (validNames.size >= VALID_NAMES_MAX) validNames.clear();
     validNames.add(name);
   }
   if (revision !== undefined && !REVISION_PREFIX_RE.test(revision)) {
-    throw new TyError('E_UNKNOWN_TOOL', `"${revision.slice(0, 100)}" is not a revision id or a prefix of one (at least ${MIN_PREFIX_CHARS} lowercase base32 characters)`, { ref: ref.slice(0, 100) });
+    throw new TyError(
+      'E_UNKNOWN_TOOL',
+      `"${revision.slice(0, 100)}" is not a revision id or a prefix of one (at least ${MIN_PREFIX_CHARS} lowercase base32 characters)`,
+      { ref: ref.slice(0, 100) },
+    );
   }
   return revision === undefined ? { name } : { name, revision };
 }
-
 
 /**
  * The tool manager: installs immutable revisions in the store, keeps name bindings,
@@ -122,9 +142,20 @@ export class ToolRegistry {
    * revision the name still runs): the name was bound to another revision, which stays active until `activate`.
    * @throws TyError E_INVALID_MANIFEST
    */
-  async install(input: unknown): Promise<{ revision: string; manifest: ToolManifest; created: boolean; activated: boolean; repaired: boolean; updateAvailable: boolean; active?: string }> {
+  async install(input: unknown): Promise<{
+    revision: string;
+    manifest: ToolManifest;
+    created: boolean;
+    activated: boolean;
+    repaired: boolean;
+    updateAvailable: boolean;
+    active?: string;
+  }> {
     // the manifest schema (zod) and the parser (acorn) are loaded by the commands that install, not by every call
-    const [{ parseManifest }, { checkToolSource }] = await Promise.all([import('../manifest/parse.js'), import('../manifest/source-check.js')]);
+    const [{ parseManifest }, { checkToolSource }] = await Promise.all([
+      import('../manifest/parse.js'),
+      import('../manifest/source-check.js'),
+    ]);
     const manifest = parseManifest(input);
     checkToolSource(manifest);
     const bytes = documentBytes(DOMAINS.toolRevision, manifest, 'E_INVALID_MANIFEST');
@@ -149,7 +180,15 @@ export class ToolRegistry {
         return next;
       });
       const updateAvailable = active !== undefined && active !== revision;
-      return { revision, manifest, created, activated, repaired, updateAvailable, ...(updateAvailable ? { active } : {}) };
+      return {
+        revision,
+        manifest,
+        created,
+        activated,
+        repaired,
+        updateAvailable,
+        ...(updateAvailable ? { active } : {}),
+      };
     });
     if (out.updateAvailable && out.active !== undefined) {
       for (const fn of [...this.#onUpdate]) {
@@ -172,7 +211,11 @@ export class ToolRegistry {
     await this.store.update<Binding>('bindings', name, (b) => {
       const next: Binding = b ? { ...b, revisions: [...b.revisions] } : { name, revisions: [] };
       if (next.active && next.active !== tool.revision && !opts.approveReplacement) {
-        throw new TyError('E_APPROVAL_REQUIRED', `"${name}" is bound to ${next.active}; replacing the active binding with ${tool.revision} needs explicit approval`, { name, active: next.active, revision: tool.revision, approval: 'replacement' });
+        throw new TyError(
+          'E_APPROVAL_REQUIRED',
+          `"${name}" is bound to ${next.active}; replacing the active binding with ${tool.revision} needs explicit approval`,
+          { name, active: next.active, revision: tool.revision, approval: 'replacement' },
+        );
       }
       if (!next.revisions.includes(tool.revision)) {
         next.revisions.push(tool.revision);
@@ -198,8 +241,14 @@ export class ToolRegistry {
         const bare = await this.#bare(name);
         if (bare) return bare;
         // a ref that reads as a revision id (the CID head every id starts with) was not meant as a name
-        if (name.startsWith(CID_HEADER)) throw new TyError('E_UNKNOWN_TOOL', `no stored revision starts with ${name}`, { prefix: name });
-        if (!binding) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed, and no stored revision starts with ${name}`, { name });
+        if (name.startsWith(CID_HEADER))
+          throw new TyError('E_UNKNOWN_TOOL', `no stored revision starts with ${name}`, { prefix: name });
+        if (!binding)
+          throw new TyError(
+            'E_UNKNOWN_TOOL',
+            `no tool named "${name}" is installed, and no stored revision starts with ${name}`,
+            { name },
+          );
       }
     }
     return this.#resolveStored(name, revision);
@@ -211,7 +260,11 @@ export class ToolRegistry {
     if (hits.length === 0) return undefined;
     if (hits.length > 1) {
       const all = hits.map((h) => h.revision);
-      throw new TyError('E_UNKNOWN_TOOL', `the prefix ${prefix} is ambiguous: it matches ${hits.map((h) => `${h.name}@${shortId(h.revision, 20)}`).join(', ')}; give more characters`, { prefix, candidates: all });
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `the prefix ${prefix} is ambiguous: it matches ${hits.map((h) => `${h.name}@${shortId(h.revision, 20)}`).join(', ')}; give more characters`,
+        { prefix, candidates: all },
+      );
     }
     return this.#resolveStored(hits[0]!.name, hits[0]!.revision);
   }
@@ -221,7 +274,8 @@ export class ToolRegistry {
     const binding = await this.store.getJsonFresh<Binding>('bindings', name);
     let rev = revision ?? binding?.active;
     if (!rev) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is installed`, { name });
-    if (revision !== undefined && !(revision.startsWith('b') && isContentId(revision))) rev = await this.#expand(name, revision, binding);
+    if (revision !== undefined && !(revision.startsWith('b') && isContentId(revision)))
+      rev = await this.#expand(name, revision, binding);
     const t = await this.#load(name, rev, binding?.revisions.includes(rev) === true || binding?.active === rev);
     return { ...t, active: binding?.active === rev };
   }
@@ -243,10 +297,18 @@ export class ToolRegistry {
 
   async #expand(name: string, prefix: string, binding: Binding | undefined): Promise<string> {
     const found = (binding?.revisions ?? []).filter((r) => matchesPrefix(r, prefix));
-    const all = found.length === 1 && (await this.store.backend.get('objects', found[0]!)) !== undefined ? found : await this.candidates(name, prefix);
+    const all =
+      found.length === 1 && (await this.store.backend.get('objects', found[0]!)) !== undefined
+        ? found
+        : await this.candidates(name, prefix);
     if (all.length === 1) return all[0]!;
-    if (all.length === 0) throw new TyError('E_UNKNOWN_TOOL', `no revision of "${name}" starts with ${prefix}`, { name, prefix });
-    throw new TyError('E_UNKNOWN_TOOL', `the prefix ${prefix} is ambiguous for "${name}": it matches ${all.map((r) => shortId(r, 20)).join(', ')}; give more characters`, { name, prefix, candidates: all });
+    if (all.length === 0)
+      throw new TyError('E_UNKNOWN_TOOL', `no revision of "${name}" starts with ${prefix}`, { name, prefix });
+    throw new TyError(
+      'E_UNKNOWN_TOOL',
+      `the prefix ${prefix} is ambiguous for "${name}": it matches ${all.map((r) => shortId(r, 20)).join(', ')}; give more characters`,
+      { name, prefix, candidates: all },
+    );
   }
 
   /**
@@ -257,12 +319,17 @@ export class ToolRegistry {
    * @throws TyError E_UNKNOWN_TOOL (no such binding), E_APPROVAL_REQUIRED (without `approveRemoval`)
    */
   async remove(name: string, opts: { approveRemoval?: boolean } = {}): Promise<Binding> {
-    if (!isToolName(name)) throw new TyError('E_UNKNOWN_TOOL', `"${name.slice(0, 100)}" is not a tool name`, { name: name.slice(0, 100) });
+    if (!isToolName(name))
+      throw new TyError('E_UNKNOWN_TOOL', `"${name.slice(0, 100)}" is not a tool name`, { name: name.slice(0, 100) });
     let removed: Binding | undefined;
     await this.store.update<Binding>('bindings', name, (b) => {
       if (!b?.active) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${name}" is active`, { name });
       if (!opts.approveRemoval) {
-        throw new TyError('E_APPROVAL_REQUIRED', `removing "${name}" (bound to ${b.active}) needs explicit approval`, { name, active: b.active, approval: 'removal' });
+        throw new TyError('E_APPROVAL_REQUIRED', `removing "${name}" (bound to ${b.active}) needs explicit approval`, {
+          name,
+          active: b.active,
+          approval: 'removal',
+        });
       }
       removed = b;
       const { active: _drop, ...rest } = b;
@@ -297,7 +364,13 @@ export class ToolRegistry {
       for (const r of b.revisions) {
         const addedAt = b.addedAt?.[r];
         const status = b.active === r ? 'active' : b.active ? 'installed' : 'unbound';
-        out.set(r, { name: b.name, revision: r, active: b.active === r, status, ...(typeof addedAt === 'string' ? { addedAt } : {}) });
+        out.set(r, {
+          name: b.name,
+          revision: r,
+          active: b.active === r,
+          status,
+          ...(typeof addedAt === 'string' ? { addedAt } : {}),
+        });
       }
     }
     for (const key of await this.store.backend.list('objects')) {
@@ -305,7 +378,12 @@ export class ToolRegistry {
       const doc = await this.#peek(key);
       if (doc) out.set(key, { name: doc.name, revision: key, active: false, status: 'unbound' });
     }
-    return [...out.values()].sort((a, b) => a.name.localeCompare(b.name) || (a.addedAt ?? '').localeCompare(b.addedAt ?? '') || a.revision.localeCompare(b.revision));
+    return [...out.values()].sort(
+      (a, b) =>
+        a.name.localeCompare(b.name) ||
+        (a.addedAt ?? '').localeCompare(b.addedAt ?? '') ||
+        a.revision.localeCompare(b.revision),
+    );
   }
 
   /**
@@ -378,17 +456,24 @@ export class ToolRegistry {
       const bytes = await this.store.backend.get('objects', cid);
       if (!bytes) return undefined;
       const doc = JSON.parse(decoder.decode(bytes)) as { domain?: unknown; body?: { name?: unknown } };
-      return doc.domain === DOMAINS.toolRevision && typeof doc.body?.name === 'string' ? { name: doc.body.name } : undefined;
+      return doc.domain === DOMAINS.toolRevision && typeof doc.body?.name === 'string'
+        ? { name: doc.body.name }
+        : undefined;
     } catch {
       return undefined;
     }
   }
 
   /** `bound`: the name's binding lists the revision (a revision dropped by gc, here or elsewhere, is read again). */
-  async #load(name: string, revision: string, bound: boolean): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
+  async #load(
+    name: string,
+    revision: string,
+    bound: boolean,
+  ): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
     const known = bound ? this.#verified.get(revision) : undefined;
     if (known) {
-      if (known.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${known.name}", not "${name}"`);
+      if (known.name !== name)
+        throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${known.name}", not "${name}"`);
       return { name, revision, manifest: known };
     }
     const loaded = await this.#read(name, revision);
@@ -399,7 +484,8 @@ export class ToolRegistry {
 
   async #read(name: string, revision: string): Promise<{ name: string; revision: string; manifest: ToolManifest }> {
     const bytes = await this.store.getObject(revision);
-    if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed`, { name, revision });
+    if (!bytes)
+      throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} of "${name}" is not installed`, { name, revision });
     let doc: { domain?: unknown; body?: unknown };
     try {
       doc = JSON.parse(decoder.decode(bytes));
@@ -407,7 +493,8 @@ export class ToolRegistry {
       throw new TyError('E_INTEGRITY', `stored revision ${revision} is not a manifest document`);
     }
     if (doc.domain !== DOMAINS.toolRevision) throw new TyError('E_UNKNOWN_TOOL', `${revision} is not a tool revision`);
-    // A manifest as the store holds it (plain JSON) is checked by hand (core/manifest/check.ts); anything else by the schema.
+    // A manifest as the store holds it (plain JSON) is checked by hand (core/manifest/check.ts); anything else by the
+    // schema.
     let manifest = plainManifest(doc.body);
     if (manifest === NO) {
       const { ToolManifestSchema } = await import('../../protocol/manifest.js');
@@ -415,11 +502,16 @@ export class ToolRegistry {
       if (!parsed.success) throw new TyError('E_INTEGRITY', `stored revision ${revision} holds an invalid manifest`);
       manifest = parsed.data;
     }
-    if (manifest.name !== name) throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${manifest.name}", not "${name}"`);
+    if (manifest.name !== name)
+      throw new TyError('E_UNKNOWN_TOOL', `revision ${revision} belongs to "${manifest.name}", not "${name}"`);
     return { name, revision, manifest };
   }
 }
 
 function caseTwinError(name: string, other: string): TyError {
-  return new TyError('E_INVALID_MANIFEST', `invalid manifest at name: "${name}": a tool named "${other}" exists; names that differ only in letter case are refused (remove "${other}" first, or pick another name)`, { path: 'name', conflictsWith: other });
+  return new TyError(
+    'E_INVALID_MANIFEST',
+    `invalid manifest at name: "${name}": a tool named "${other}" exists; names that differ only in letter case are refused (remove "${other}" first, or pick another name)`,
+    { path: 'name', conflictsWith: other },
+  );
 }

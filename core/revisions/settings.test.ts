@@ -1,4 +1,5 @@
-// Unit tests for per-tool settings revisions: ids, binding to a tool revision, task pinning, resolveInvocation, the invoker.
+// Unit tests for per-tool settings revisions: ids, binding to a tool revision, task pinning, resolveInvocation, the
+// invoker.
 import { describe, expect, it } from 'vitest';
 import { Store } from '../store/contract.js';
 import { MemoryStoreBackend } from '../store/memory.js';
@@ -12,15 +13,30 @@ import type { AuditRecord } from '../audit/trail.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { SandboxSpec } from '../exec/runtime.js';
 
-const SETTINGS = { type: 'object', properties: { units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' }, baseUrl: { type: 'string' } }, additionalProperties: false };
-const m = (name: string, source = 'export default async (a, ctx) => ctx.settings;', settings: Record<string, unknown> | undefined = SETTINGS): ToolManifest => ({
+const SETTINGS = {
+  type: 'object',
+  properties: {
+    units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' },
+    baseUrl: { type: 'string' },
+  },
+  additionalProperties: false,
+};
+const m = (
+  name: string,
+  source = 'export default async (a, ctx) => ctx.settings;',
+  settings: Record<string, unknown> | undefined = SETTINGS,
+): ToolManifest => ({
   name,
   description: `${name} tool`,
   parameters: { type: 'object', properties: {}, additionalProperties: true },
   execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
   ...(settings ? { settings } : {}),
 });
-const code = async (p: Promise<unknown>) => p.then(() => 'resolved', (e: unknown) => (e instanceof TyError ? e.code : String(e)));
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof TyError ? e.code : String(e)),
+  );
 
 async function setup() {
   const store = new Store(new MemoryStoreBackend());
@@ -44,7 +60,11 @@ describe('settings revisions', () => {
     expect(c.settingsRevision).toBe(a.settingsRevision);
     expect(b.settingsRevision).not.toBe(a.settingsRevision);
     expect(await settings.revisionOf('conv', tool.revision)).toBe(a.settingsRevision);
-    expect(audit.map((r) => [r.kind, r.target, r.revision])).toEqual([['settings', a.settingsRevision, tool.revision], ['settings', b.settingsRevision, tool.revision], ['settings', a.settingsRevision, tool.revision]]);
+    expect(audit.map((r) => [r.kind, r.target, r.revision])).toEqual([
+      ['settings', a.settingsRevision, tool.revision],
+      ['settings', b.settingsRevision, tool.revision],
+      ['settings', a.settingsRevision, tool.revision],
+    ]);
     expect(JSON.stringify(audit)).not.toContain('imperial');
 
     // The same values for another tool revision are another settings revision, and never load for the first.
@@ -62,21 +82,57 @@ describe('settings revisions', () => {
 
   it('refuses values the schema does not allow (E_INVALID_SETTINGS naming the field) and a tampered settings revision (E_INTEGRITY)', async () => {
     const { store, settings, tool } = await setup();
-    await expect(settings.update(tool, { set: { units: 'kelvin' } }, who)).rejects.toMatchObject({ code: 'E_INVALID_SETTINGS', data: { field: '/units' } });
-    await expect(settings.update(tool, { set: { colour: 'red' } }, who)).rejects.toMatchObject({ code: 'E_INVALID_SETTINGS' });
+    await expect(settings.update(tool, { set: { units: 'kelvin' } }, who)).rejects.toMatchObject({
+      code: 'E_INVALID_SETTINGS',
+      data: { field: '/units' },
+    });
+    await expect(settings.update(tool, { set: { colour: 'red' } }, who)).rejects.toMatchObject({
+      code: 'E_INVALID_SETTINGS',
+    });
     const ok = await settings.update(tool, { set: { units: 'imperial' } }, who);
     const bytes = await store.backend.get('objects', ok.settingsRevision);
-    await store.backend.put('objects', ok.settingsRevision, new TextEncoder().encode(new TextDecoder().decode(bytes).replace('imperial', 'metric!!')));
+    await store.backend.put(
+      'objects',
+      ok.settingsRevision,
+      new TextEncoder().encode(new TextDecoder().decode(bytes).replace('imperial', 'metric!!')),
+    );
     expect(await code(settings.forCall(tool))).toBe('E_INTEGRITY');
   });
 
   it('secret-like names and writeOnly fields are refused in a settings schema, nested too; counts of tokens are not secrets', () => {
-    for (const n of ['apiKey', 'API_KEY', 'x-api-key', 'githubToken', 'access_token', 'password', 'dbPasswd', 'clientSecret', 'privateKey', 'credentials', 'auth', 'cookie']) expect(secretLikeName(n), n).toBe(true);
-    for (const n of ['units', 'baseUrl', 'maxTokens', 'tokenLimit', 'author', 'keyboardLayout']) expect(secretLikeName(n), n).toBe(false);
-    expect(() => checkSettingsSchema({ type: 'object', properties: { nested: { type: 'object', properties: { secret: { type: 'string' } } } } })).toThrow(/settings\/properties\/nested\/properties\/secret.*store it as a secret/);
-    expect(() => checkSettingsSchema({ type: 'object', properties: { x: { type: 'array', items: { type: 'string', writeOnly: true } } } })).toThrow(/writeOnly/);
+    for (const n of [
+      'apiKey',
+      'API_KEY',
+      'x-api-key',
+      'githubToken',
+      'access_token',
+      'password',
+      'dbPasswd',
+      'clientSecret',
+      'privateKey',
+      'credentials',
+      'auth',
+      'cookie',
+    ])
+      expect(secretLikeName(n), n).toBe(true);
+    for (const n of ['units', 'baseUrl', 'maxTokens', 'tokenLimit', 'author', 'keyboardLayout'])
+      expect(secretLikeName(n), n).toBe(false);
+    expect(() =>
+      checkSettingsSchema({
+        type: 'object',
+        properties: { nested: { type: 'object', properties: { secret: { type: 'string' } } } },
+      }),
+    ).toThrow(/settings\/properties\/nested\/properties\/secret.*store it as a secret/);
+    expect(() =>
+      checkSettingsSchema({
+        type: 'object',
+        properties: { x: { type: 'array', items: { type: 'string', writeOnly: true } } },
+      }),
+    ).toThrow(/writeOnly/);
     expect(() => checkSettingsSchema({ type: 'string' })).toThrow(/"type": "object"/);
-    expect(() => checkSettingsSchema({ type: 'object', properties: { note: { type: 'string', default: 'token' } } })).not.toThrow();
+    expect(() =>
+      checkSettingsSchema({ type: 'object', properties: { note: { type: 'string', default: 'token' } } }),
+    ).not.toThrow();
   });
 });
 
@@ -95,7 +151,9 @@ describe('settings and garbage collection', () => {
 describe('settings pinned into tasks and calls', () => {
   it('a function-call task is pinned to the settings revision before it is hashed: other settings, other task id', async () => {
     const { registry, settings, tool } = await setup();
-    const draft = [{ role: 'assistant' as const, content: { type: 'functioncall' as const, name: 'conv', arguments: {} } }];
+    const draft = [
+      { role: 'assistant' as const, content: { type: 'functioncall' as const, name: 'conv', arguments: {} } },
+    ];
     const [none] = await compileDrafts(draft, { registry, settings });
     expect(none!.content).toEqual({ type: 'functioncall', name: 'conv', arguments: {}, toolRevision: tool.revision });
     const s1 = (await settings.update(tool, { set: { units: 'imperial' } }, who)).settingsRevision;
@@ -106,18 +164,33 @@ describe('settings pinned into tasks and calls', () => {
     expect(t2!.content).toMatchObject({ settingsRevision: s2 });
     expect(new Set([none!.id, t1!.id, t2!.id]).size).toBe(3);
     // A draft may name an earlier settings revision of the same tool revision, never another tool revision's.
-    const [again] = await compileDrafts([{ ...draft[0]!, content: { ...draft[0]!.content, settingsRevision: s1 } }], { registry, settings });
+    const [again] = await compileDrafts([{ ...draft[0]!, content: { ...draft[0]!.content, settingsRevision: s1 } }], {
+      registry,
+      settings,
+    });
     expect(again!.id).toBe(t1!.id);
     await registry.install(m('conv', 'export default async () => 2;'));
     const other = (await registry.revisions()).find((r) => r.revision !== tool.revision)!;
-    const foreign = (await settings.update(await registry.resolve(`conv@${other.revision}`), { set: { units: 'imperial' } }, who)).settingsRevision;
-    expect(await code(compileDrafts([{ ...draft[0]!, content: { ...draft[0]!.content, settingsRevision: foreign } }], { registry, settings }))).toBe('E_UNPINNED_TASK');
+    const foreign = (
+      await settings.update(await registry.resolve(`conv@${other.revision}`), { set: { units: 'imperial' } }, who)
+    ).settingsRevision;
+    expect(
+      await code(
+        compileDrafts([{ ...draft[0]!, content: { ...draft[0]!.content, settingsRevision: foreign } }], {
+          registry,
+          settings,
+        }),
+      ),
+    ).toBe('E_UNPINNED_TASK');
   });
 
   it('resolveInvocation returns the opaque settings revision, never values', async () => {
     const { registry, settings, tool } = await setup();
     const s1 = (await settings.update(tool, { set: { units: 'imperial' } }, who)).settingsRevision;
-    const caller = { ...m('caller', 'export default async () => 1;', undefined), capabilities: { resolveInvocation: ['conv'] } };
+    const caller = {
+      ...m('caller', 'export default async () => 1;', undefined),
+      capabilities: { resolveInvocation: ['conv'] },
+    };
     const { revision } = await registry.install(caller);
     const handler = createCapabilityHandler({
       identity: { name: 'caller', revision, manifest: caller, principal: 'app' },
@@ -137,11 +210,19 @@ describe('settings pinned into tasks and calls', () => {
     const pool: PoolLike = { call: async (spec: SandboxSpec) => (seen.push(spec.settings), 'ok') };
     const invoker = new Invoker({ registry, pool, settings });
     expect(await invoker.invoke('conv', {})).toEqual({ ok: true, revision: tool.revision, result: 'ok' });
-    const s1 = (await settings.update(tool, { set: { units: 'imperial', baseUrl: 'https://a.example' } }, who)).settingsRevision;
+    const s1 = (await settings.update(tool, { set: { units: 'imperial', baseUrl: 'https://a.example' } }, who))
+      .settingsRevision;
     expect(await invoker.invoke('conv', {})).toMatchObject({ ok: true, settingsRevision: s1 });
     await settings.update(tool, { set: { baseUrl: 'https://b.example' } }, who);
-    expect(await invoker.invoke('conv', {}, { settingsRevision: s1 })).toMatchObject({ ok: true, settingsRevision: s1 });
-    expect(seen).toEqual([{ units: 'metric' }, { units: 'imperial', baseUrl: 'https://a.example' }, { units: 'imperial', baseUrl: 'https://a.example' }]);
+    expect(await invoker.invoke('conv', {}, { settingsRevision: s1 })).toMatchObject({
+      ok: true,
+      settingsRevision: s1,
+    });
+    expect(seen).toEqual([
+      { units: 'metric' },
+      { units: 'imperial', baseUrl: 'https://a.example' },
+      { units: 'imperial', baseUrl: 'https://a.example' },
+    ]);
     const bad = await invoker.invoke('conv', {}, { settingsRevision: tool.revision });
     expect(bad).toMatchObject({ ok: false, error: { code: 'E_UNKNOWN_TOOL' } });
   });

@@ -44,7 +44,21 @@ interface SettingsRecord {
  * removed, as a substring (`apiKey`, `api_key`, `X-Api-Key`, `db_password`, `clientSecret`, ...); `token` as the end
  * of a name, `auth` as the whole name.
  */
-const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'apikey', 'privatekey', 'credential', 'accesskey', 'bearer', 'cookie', 'authorization', 'sessionkey', 'signingkey'];
+const SECRET_WORDS = [
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'apikey',
+  'privatekey',
+  'credential',
+  'accesskey',
+  'bearer',
+  'cookie',
+  'authorization',
+  'sessionkey',
+  'signingkey',
+];
 
 /** True when a settings field name looks like a secret's (see SECRET_WORDS). */
 export function secretLikeName(name: string): boolean {
@@ -54,7 +68,8 @@ export function secretLikeName(name: string): boolean {
 }
 
 /** Host-neutral: each host adds where a secret value is stored (data `secretLike: true`). */
-const SECRET_HINT = 'secrets are never settings: store it as a secret, request it in capabilities.secrets and read it with ctx.getSecret(NAME)';
+const SECRET_HINT =
+  'secrets are never settings: store it as a secret, request it in capabilities.secrets and read it with ctx.getSecret(NAME)';
 
 /** Every sub-schema of a schema (objects reached through any keyword), with its JSON Pointer. */
 function* subSchemas(node: unknown, at: string, depth = 0): Generator<{ node: Record<string, unknown>; at: string }> {
@@ -80,22 +95,40 @@ function* subSchemas(node: unknown, at: string, depth = 0): Generator<{ node: Re
 export function checkSettingsSchema(schema: unknown): void {
   checkSchema(schema, 'settings');
   if ((schema as Record<string, unknown>).type !== 'object') {
-    throw new TyError('E_INVALID_MANIFEST', 'settings must be a JSON Schema with "type": "object" (settings are a JSON object of named values)', { path: 'settings' });
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      'settings must be a JSON Schema with "type": "object" (settings are a JSON object of named values)',
+      { path: 'settings' },
+    );
   }
   for (const { node, at } of subSchemas(schema, 'settings')) {
     if (node.writeOnly === true) {
-      throw new TyError('E_INVALID_MANIFEST', `${at} is marked writeOnly: a value that is written but never shown is a secret; ${SECRET_HINT}`, { path: at, secretLike: true });
+      throw new TyError(
+        'E_INVALID_MANIFEST',
+        `${at} is marked writeOnly: a value that is written but never shown is a secret; ${SECRET_HINT}`,
+        { path: at, secretLike: true },
+      );
     }
     for (const key of ['properties', 'patternProperties', 'dependentSchemas'] as const) {
       const props = node[key];
       if (!props || typeof props !== 'object' || Array.isArray(props)) continue;
       for (const name of Object.keys(props)) {
-        if (secretLikeName(name)) throw new TyError('E_INVALID_MANIFEST', `${at}/${key}/${name}: "${name.slice(0, 64)}" is named like a secret; ${SECRET_HINT}`, { path: `${at}/${key}/${name}`, secretLike: true });
+        if (secretLikeName(name))
+          throw new TyError(
+            'E_INVALID_MANIFEST',
+            `${at}/${key}/${name}: "${name.slice(0, 64)}" is named like a secret; ${SECRET_HINT}`,
+            { path: `${at}/${key}/${name}`, secretLike: true },
+          );
       }
     }
     if (Array.isArray(node.required)) {
       for (const name of node.required) {
-        if (typeof name === 'string' && secretLikeName(name)) throw new TyError('E_INVALID_MANIFEST', `${at}/required: "${name.slice(0, 64)}" is named like a secret; ${SECRET_HINT}`, { path: `${at}/required`, secretLike: true });
+        if (typeof name === 'string' && secretLikeName(name))
+          throw new TyError(
+            'E_INVALID_MANIFEST',
+            `${at}/required: "${name.slice(0, 64)}" is named like a secret; ${SECRET_HINT}`,
+            { path: `${at}/required`, secretLike: true },
+          );
       }
     }
   }
@@ -124,14 +157,18 @@ export function applyDefaults(schema: unknown, values: SettingsValues): Settings
 
 /**
  * Settings of tool revisions in a store. A settings revision is a CIDv1 over the canonical document
- * `{"domain": "tysandbox/settings/v1", "body": {tool, toolRevision, values}}` (core/revisions/cid.ts), stored with the other
+ * `{"domain": "tysandbox/settings/v1", "body": {tool, toolRevision, values}}` (core/revisions/cid.ts), stored with the
+ * other
  * content-addressed objects and re-hashed on read; it is bound to exactly one tool revision, so a new tool
  * revision starts with none until a person carries values over (`from`). Every change is audited (kind
  * `settings`, the new settings revision as target; values are never audited).
  */
 export class ToolSettings {
   readonly #checks = new Map<string, SchemaCheck>();
-  constructor(readonly store: Store, readonly opts: { audit?: AuditSink } = {}) {}
+  constructor(
+    readonly store: Store,
+    readonly opts: { audit?: AuditSink } = {},
+  ) {}
 
   #check(toolRevision: string, schema: unknown): SchemaCheck {
     let c = this.#checks.get(toolRevision);
@@ -150,20 +187,33 @@ export class ToolSettings {
   validate(tool: { name: string; revision: string; manifest: ToolManifest }, values: SettingsValues): SettingsValues {
     const schema = tool.manifest.settings;
     if (!schema) {
-      if (Object.keys(values).length > 0) throw new TyError('E_INVALID_SETTINGS', `${tool.name} declares no settings (its manifest has no "settings" schema)`, { tool: tool.name });
+      if (Object.keys(values).length > 0)
+        throw new TyError(
+          'E_INVALID_SETTINGS',
+          `${tool.name} declares no settings (its manifest has no "settings" schema)`,
+          { tool: tool.name },
+        );
       return {};
     }
     const effective = applyDefaults(schema, values);
     const err = this.#check(tool.revision, schema)(effective);
     if (err) {
       const d = describeError(err);
-      const msg = d.message.replace(/the tool's parameters/g, "the tool's settings schema").replace(/the arguments/g, 'the settings');
-      throw new TyError('E_INVALID_SETTINGS', `settings of ${tool.name}: ${msg}`, { tool: tool.name, field: d.field, keyword: err.keyword });
+      const msg = d.message
+        .replace(/the tool's parameters/g, "the tool's settings schema")
+        .replace(/the arguments/g, 'the settings');
+      throw new TyError('E_INVALID_SETTINGS', `settings of ${tool.name}: ${msg}`, {
+        tool: tool.name,
+        field: d.field,
+        keyword: err.keyword,
+      });
     }
     return effective;
   }
 
-  /** The current settings revision id of a tool revision, or undefined (opaque: for resolveInvocation and task pinning). */
+  /**
+   * The current settings revision id of a tool revision, or undefined (opaque: for resolveInvocation and task pinning).
+   */
   async revisionOf(_name: string, toolRevision: string): Promise<string | undefined> {
     if (!isContentId(toolRevision)) return undefined;
     return (await this.store.getJson<SettingsRecord>(SETTINGS_NS, toolRevision))?.current;
@@ -185,9 +235,11 @@ export class ToolSettings {
    * @throws TyError E_UNKNOWN_TOOL (not stored, or another tool revision's), E_INTEGRITY
    */
   async load(settingsRevision: string, toolRevision: string): Promise<SettingsDocument> {
-    if (!isContentId(settingsRevision)) throw new TyError('E_UNKNOWN_TOOL', `"${settingsRevision.slice(0, 80)}" is not a settings revision id`);
+    if (!isContentId(settingsRevision))
+      throw new TyError('E_UNKNOWN_TOOL', `"${settingsRevision.slice(0, 80)}" is not a settings revision id`);
     const bytes = await this.store.getObject(settingsRevision);
-    if (!bytes) throw new TyError('E_UNKNOWN_TOOL', `settings revision ${settingsRevision} is not stored`, { settingsRevision });
+    if (!bytes)
+      throw new TyError('E_UNKNOWN_TOOL', `settings revision ${settingsRevision} is not stored`, { settingsRevision });
     let doc: { domain?: unknown; body?: SettingsDocument };
     try {
       doc = JSON.parse(new TextDecoder().decode(bytes));
@@ -195,8 +247,14 @@ export class ToolSettings {
       throw new TyError('E_INTEGRITY', `stored settings revision ${settingsRevision} is not a document`);
     }
     const body = doc.body;
-    if (doc.domain !== DOMAINS.settings || !body || !isObject(body.values) || typeof body.toolRevision !== 'string') throw new TyError('E_UNKNOWN_TOOL', `${settingsRevision} is not a settings revision`);
-    if (body.toolRevision !== toolRevision) throw new TyError('E_UNKNOWN_TOOL', `settings revision ${settingsRevision} belongs to tool revision ${body.toolRevision}, not ${toolRevision}`, { settingsRevision });
+    if (doc.domain !== DOMAINS.settings || !body || !isObject(body.values) || typeof body.toolRevision !== 'string')
+      throw new TyError('E_UNKNOWN_TOOL', `${settingsRevision} is not a settings revision`);
+    if (body.toolRevision !== toolRevision)
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `settings revision ${settingsRevision} belongs to tool revision ${body.toolRevision}, not ${toolRevision}`,
+        { settingsRevision },
+      );
     return body;
   }
 
@@ -205,14 +263,19 @@ export class ToolSettings {
    * revision) or the current ones; values re-validated against the revision's schema with defaults applied.
    * @throws TyError E_UNKNOWN_TOOL, E_INTEGRITY, E_INVALID_SETTINGS
    */
-  async forCall(tool: { name: string; revision: string; manifest: ToolManifest }, pinned?: string): Promise<CurrentSettings> {
+  async forCall(
+    tool: { name: string; revision: string; manifest: ToolManifest },
+    pinned?: string,
+  ): Promise<CurrentSettings> {
     const id = pinned ?? (await this.revisionOf(tool.name, tool.revision));
     const values = id ? (await this.load(id, tool.revision)).values : {};
     const effective = this.validate(tool, values);
     return id ? { settingsRevision: id, values, effective } : { values, effective };
   }
 
-  /** The current settings of a tool revision (values and effective values; no settings revision when none was stored). */
+  /**
+   * The current settings of a tool revision (values and effective values; no settings revision when none was stored).
+   */
   async current(tool: { name: string; revision: string; manifest: ToolManifest }): Promise<CurrentSettings> {
     const id = await this.revisionOf(tool.name, tool.revision);
     const values = id ? (await this.load(id, tool.revision)).values : {};
@@ -231,15 +294,40 @@ export class ToolSettings {
     tool: { name: string; revision: string; manifest: ToolManifest },
     change: { set?: SettingsValues; unset?: string[]; from?: { name: string; revision: string } },
     who: { principal: string; via: string },
-  ): Promise<{ settingsRevision: string; values: SettingsValues; effective: SettingsValues; previous?: string; changed: boolean }> {
-    if (!tool.manifest.settings) throw new TyError('E_INVALID_SETTINGS', `${tool.name} declares no settings (its manifest has no "settings" schema)`, { tool: tool.name });
-    if (change.from && change.from.name !== tool.name) throw new TyError('E_UNKNOWN_TOOL', `settings can be carried over only from another revision of "${tool.name}", not from "${change.from.name}"`);
+  ): Promise<{
+    settingsRevision: string;
+    values: SettingsValues;
+    effective: SettingsValues;
+    previous?: string;
+    changed: boolean;
+  }> {
+    if (!tool.manifest.settings)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `${tool.name} declares no settings (its manifest has no "settings" schema)`,
+        { tool: tool.name },
+      );
+    if (change.from && change.from.name !== tool.name)
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `settings can be carried over only from another revision of "${tool.name}", not from "${change.from.name}"`,
+      );
     const started = Date.now();
-    const base = change.from ? await this.revisionOf(change.from.name, change.from.revision) : await this.revisionOf(tool.name, tool.revision);
-    if (change.from && !base) throw new TyError('E_INVALID_SETTINGS', `revision ${change.from.revision} of ${tool.name} has no settings to carry over`, { tool: tool.name });
-    const values: SettingsValues = base ? clone((await this.load(base, change.from?.revision ?? tool.revision)).values) : {};
+    const base = change.from
+      ? await this.revisionOf(change.from.name, change.from.revision)
+      : await this.revisionOf(tool.name, tool.revision);
+    if (change.from && !base)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `revision ${change.from.revision} of ${tool.name} has no settings to carry over`,
+        { tool: tool.name },
+      );
+    const values: SettingsValues = base
+      ? clone((await this.load(base, change.from?.revision ?? tool.revision)).values)
+      : {};
     for (const [k, v] of Object.entries(change.set ?? {})) {
-      if (k === '__proto__' || k === 'constructor' || k === 'prototype') throw new TyError('E_INVALID_SETTINGS', `"${k}" is not a usable settings field name`);
+      if (k === '__proto__' || k === 'constructor' || k === 'prototype')
+        throw new TyError('E_INVALID_SETTINGS', `"${k}" is not a usable settings field name`);
       values[k] = v;
     }
     for (const k of change.unset ?? []) delete values[k];
@@ -249,7 +337,9 @@ export class ToolSettings {
     const settingsRevision = await this.store.putObject(bytes);
     let previous: string | undefined;
     await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, (r) => {
-      const next: SettingsRecord = r ? { ...r, history: [...r.history] } : { tool: tool.name, toolRevision: tool.revision, history: [] };
+      const next: SettingsRecord = r
+        ? { ...r, history: [...r.history] }
+        : { tool: tool.name, toolRevision: tool.revision, history: [] };
       previous = next.current;
       if (next.current !== settingsRevision) next.history.push({ settingsRevision, at: new Date().toISOString() });
       next.current = settingsRevision;
@@ -259,9 +349,21 @@ export class ToolSettings {
     // Every change is audited (who, which tool revision, the new settings revision); the values stay in the store.
     if (changed && this.opts.audit) {
       await this.opts.audit.append({
-        v: 1, time: new Date().toISOString(), principal: who.principal, tool: tool.name, revision: tool.revision, kind: 'settings', target: settingsRevision,
-        decision: 'allow', rule: previous ? `settings ${previous} -> ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}` : `settings ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
-        list: 'person', scope: who.via.slice(0, 64), durationMs: Date.now() - started, outcome: 'ok',
+        v: 1,
+        time: new Date().toISOString(),
+        principal: who.principal,
+        tool: tool.name,
+        revision: tool.revision,
+        kind: 'settings',
+        target: settingsRevision,
+        decision: 'allow',
+        rule: previous
+          ? `settings ${previous} -> ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`
+          : `settings ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
+        list: 'person',
+        scope: who.via.slice(0, 64),
+        durationMs: Date.now() - started,
+        outcome: 'ok',
       });
     }
     return { settingsRevision, values, effective, changed, ...(previous ? { previous } : {}) };

@@ -63,7 +63,13 @@ describe('compileDrafts', () => {
     expect(code(await compileDrafts([call]).catch((e) => e))).toBe('E_UNPINNED_TASK');
     const msg = { role: 'user', content: { type: 'message', text: 'x' } };
     expect(code(await compileDrafts([{ ...msg, parent: 1 }, msg]).catch((e) => e))).toBe('E_INVALID_TASK');
-    expect(code(await compileDrafts([{ ...msg, parent: 'bagaaieraxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' }]).catch((e) => e))).toBe('E_INVALID_TASK');
+    expect(
+      code(
+        await compileDrafts([{ ...msg, parent: 'bagaaieraxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' }]).catch(
+          (e) => e,
+        ),
+      ),
+    ).toBe('E_INVALID_TASK');
     const [done] = await compileDrafts([msg]);
     expect(code(await compileDrafts([{ ...msg, id: done!.id }]).catch((e) => e))).toBe('E_INVALID_TASK');
     const unhashed = { ...done!, id: 'not-a-cid' } as Task;
@@ -77,7 +83,11 @@ describe('compileDrafts', () => {
     const other = await revisionId(m('calc', 'export default async () => 2;'));
     const err = await compileDrafts([
       { role: 'system', content: { type: 'tooldefinition', definition: { manifest: inline } } },
-      { role: 'assistant', parent: 0, content: { type: 'functioncall', name: 'calc', arguments: {}, toolRevision: other } },
+      {
+        role: 'assistant',
+        parent: 0,
+        content: { type: 'functioncall', name: 'calc', arguments: {}, toolRevision: other },
+      },
     ]).catch((e) => e);
     expect(code(err)).toBe('E_UNPINNED_TASK');
   });
@@ -87,23 +97,41 @@ describe('persistence and signatures', () => {
   it('refuses a completed function call without toolRevision, and a task whose id does not match', async () => {
     const store = new Store(new MemoryStoreBackend());
     const content = { type: 'functioncall' as const, name: 'echo', arguments: {} };
-    const unpinned: Task = { id: await taskId({ role: 'assistant', content, state: 'completed' }), role: 'assistant', content, state: 'completed' };
+    const unpinned: Task = {
+      id: await taskId({ role: 'assistant', content, state: 'completed' }),
+      role: 'assistant',
+      content,
+      state: 'completed',
+    };
     expect(code(await persistTask(store, unpinned).catch((e) => e))).toBe('E_UNPINNED_TASK');
     const [ok] = await compileDrafts([{ role: 'user', content: { type: 'message', text: 'x' } }]);
     await persistTask(store, ok!);
     expect(await store.getJson('tasks', ok!.id)).toEqual(ok);
-    expect(code(await persistTask(store, { ...ok!, content: { type: 'message', text: 'y' } }).catch((e) => e))).toBe('E_INTEGRITY');
+    expect(code(await persistTask(store, { ...ok!, content: { type: 'message', text: 'y' } }).catch((e) => e))).toBe(
+      'E_INTEGRITY',
+    );
   });
 
   it('compiles provider signatures from the lineage and keeps definition nodes out of model messages', async () => {
     const tasks = await compileDrafts([
-      { role: 'system', content: { type: 'tooldefinition', definition: { manifest: m('calc', 'export default async () => 1;') } } },
+      {
+        role: 'system',
+        content: { type: 'tooldefinition', definition: { manifest: m('calc', 'export default async () => 1;') } },
+      },
       { role: 'user', parent: 0, content: { type: 'message', text: 'go' } },
     ]);
     const sigs = await visibleToolSignatures(tasks, { registryTools: [m('calc', 'x'), m('other', 'y')] });
     expect(sigs).toEqual([
-      { name: 'calc', description: 'calc tool', parameters: { type: 'object', properties: {}, additionalProperties: true } },
-      { name: 'other', description: 'other tool', parameters: { type: 'object', properties: {}, additionalProperties: true } },
+      {
+        name: 'calc',
+        description: 'calc tool',
+        parameters: { type: 'object', properties: {}, additionalProperties: true },
+      },
+      {
+        name: 'other',
+        description: 'other tool',
+        parameters: { type: 'object', properties: {}, additionalProperties: true },
+      },
     ]);
     expect(modelMessages(tasks).map((t) => t.content.type)).toEqual(['message']);
   });

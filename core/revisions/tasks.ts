@@ -1,5 +1,12 @@
 // Task compilation: pin every function call to a revision, then content-address the task; core, trusted side.
-import { DraftTaskSchema, TaskSchema, type DraftTask, type Task, type TaskContent, type ToolSignature } from '../../protocol/task.js';
+import {
+  DraftTaskSchema,
+  TaskSchema,
+  type DraftTask,
+  type Task,
+  type TaskContent,
+  type ToolSignature,
+} from '../../protocol/task.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { TyError } from '../errors.js';
 import { DOMAINS, contentId, isContentId } from './cid.js';
@@ -28,7 +35,8 @@ export interface CompileOptions {
 }
 
 /**
- * The content id of a task: CIDv1 over canonical `{"body": {role, parent?, content, state?}, "domain": "tysandbox/task/v1"}`.
+ * The content id of a task: CIDv1 over canonical `{"body": {role, parent?, content, state?}, "domain":
+ * "tysandbox/task/v1"}`.
  */
 export async function taskId(t: Omit<Task, 'id'>): Promise<string> {
   const body = { role: t.role, parent: t.parent, content: t.content, state: t.state };
@@ -44,7 +52,10 @@ async function definitionOf(t: Task): Promise<ScopedDefinition | undefined> {
   const d = t.content.definition;
   if ('manifest' in d) {
     const manifest = parseManifest(d.manifest);
-    if (manifest.execution.kind !== 'sandboxed-code') throw invalid(`a tooldefinition task may hold only sandboxed code or a binding to a registry revision ("${manifest.name}" is ${manifest.execution.kind})`);
+    if (manifest.execution.kind !== 'sandboxed-code')
+      throw invalid(
+        `a tooldefinition task may hold only sandboxed code or a binding to a registry revision ("${manifest.name}" is ${manifest.execution.kind})`,
+      );
     return { name: manifest.name, revision: await revisionId(manifest), manifest };
   }
   return { name: d.binding.name, revision: d.binding.toolRevision };
@@ -65,15 +76,18 @@ export async function compileDrafts(drafts: unknown[], opts: CompileOptions = {}
   const known = new Map<string, Task>();
   for (const t of opts.lineage ?? []) {
     const parsed = TaskSchema.safeParse(t);
-    if (!parsed.success || !isContentId(parsed.data.id)) throw invalid('the lineage holds a task without a valid id: a chain mixing hashed and unhashed tasks is refused');
+    if (!parsed.success || !isContentId(parsed.data.id))
+      throw invalid('the lineage holds a task without a valid id: a chain mixing hashed and unhashed tasks is refused');
     const expected = await taskId(parsed.data);
-    if (expected !== parsed.data.id) throw new TyError('E_INTEGRITY', `lineage task ${parsed.data.id} does not match its content`);
+    if (expected !== parsed.data.id)
+      throw new TyError('E_INTEGRITY', `lineage task ${parsed.data.id} does not match its content`);
     known.set(parsed.data.id, parsed.data);
   }
   const out: Task[] = [];
   for (let i = 0; i < drafts.length; i++) {
     const raw = drafts[i] as Record<string, unknown> | undefined;
-    if (raw && typeof raw === 'object' && 'id' in raw) throw invalid(`draft ${i} already has an id: a chain mixing hashed and unhashed tasks is refused`);
+    if (raw && typeof raw === 'object' && 'id' in raw)
+      throw invalid(`draft ${i} already has an id: a chain mixing hashed and unhashed tasks is refused`);
     const r = DraftTaskSchema.safeParse(raw);
     if (!r.success) {
       const issue = r.error.issues[0];
@@ -83,14 +97,25 @@ export async function compileDrafts(drafts: unknown[], opts: CompileOptions = {}
     let parent: string | undefined;
     if (typeof draft.parent === 'number') {
       const p = out[draft.parent];
-      if (draft.parent >= i || !p) throw invalid(`draft ${i} names draft ${draft.parent} as parent; a parent must come earlier in the batch`);
+      if (draft.parent >= i || !p)
+        throw invalid(`draft ${i} names draft ${draft.parent} as parent; a parent must come earlier in the batch`);
       parent = p.id;
     } else if (typeof draft.parent === 'string') {
-      if (!known.has(draft.parent)) throw invalid(`draft ${i} names parent ${draft.parent}, which is not a compiled task of this lineage`);
+      if (!known.has(draft.parent))
+        throw invalid(`draft ${i} names parent ${draft.parent}, which is not a compiled task of this lineage`);
       parent = draft.parent;
     }
-    const content = await pinSettings(await pin(draft.content, ancestors(parent, known), opts.registry, i), opts.settings, i);
-    const body: Omit<Task, 'id'> = { role: draft.role, content, ...(parent ? { parent } : {}), ...(draft.state ? { state: draft.state } : {}) };
+    const content = await pinSettings(
+      await pin(draft.content, ancestors(parent, known), opts.registry, i),
+      opts.settings,
+      i,
+    );
+    const body: Omit<Task, 'id'> = {
+      role: draft.role,
+      content,
+      ...(parent ? { parent } : {}),
+      ...(draft.state ? { state: draft.state } : {}),
+    };
     const task: Task = { id: await taskId(body), ...body };
     checkPersistable(task);
     known.set(task.id, task);
@@ -115,38 +140,59 @@ function ancestors(parent: string | undefined, known: Map<string, Task>): Task[]
 }
 
 /** Pin a function call's settings revision (after its tool revision is pinned). */
-async function pinSettings(content: TaskContent, settings: CompileOptions['settings'], i: number): Promise<TaskContent> {
+async function pinSettings(
+  content: TaskContent,
+  settings: CompileOptions['settings'],
+  i: number,
+): Promise<TaskContent> {
   if (content.type !== 'functioncall' || !content.toolRevision) return content;
   if (!settings) return content;
   let rev: string | undefined;
   try {
     rev = await settings.pin(content.name, content.toolRevision, content.settingsRevision);
   } catch (e) {
-    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL') throw new TyError('E_UNPINNED_TASK', `draft ${i}: the call to "${content.name}" names settings revision ${content.settingsRevision}: ${e.message}`);
+    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL')
+      throw new TyError(
+        'E_UNPINNED_TASK',
+        `draft ${i}: the call to "${content.name}" names settings revision ${content.settingsRevision}: ${e.message}`,
+      );
     throw e;
   }
   const { settingsRevision: _drop, ...rest } = content;
   return rev === undefined ? rest : { ...rest, settingsRevision: rev };
 }
 
-async function pin(content: TaskContent, chain: Task[], registry: CompileOptions['registry'], i: number): Promise<TaskContent> {
+async function pin(
+  content: TaskContent,
+  chain: Task[],
+  registry: CompileOptions['registry'],
+  i: number,
+): Promise<TaskContent> {
   if (content.type !== 'functioncall') return content;
   for (const t of chain) {
     const def = await definitionOf(t);
     if (def && def.name === content.name) {
       if (content.toolRevision && content.toolRevision !== def.revision) {
-        throw new TyError('E_UNPINNED_TASK', `draft ${i}: call to "${content.name}" names revision ${content.toolRevision}, but the definition in scope is ${def.revision}`);
+        throw new TyError(
+          'E_UNPINNED_TASK',
+          `draft ${i}: call to "${content.name}" names revision ${content.toolRevision}, but the definition in scope is ${def.revision}`,
+        );
       }
       return { ...content, toolRevision: def.revision };
     }
   }
-  if (!registry) throw new TyError('E_UNPINNED_TASK', `draft ${i}: no definition of "${content.name}" is in scope and no registry was given`);
+  if (!registry)
+    throw new TyError(
+      'E_UNPINNED_TASK',
+      `draft ${i}: no definition of "${content.name}" is in scope and no registry was given`,
+    );
   try {
     const ref = content.toolRevision ? `${content.name}@${content.toolRevision}` : content.name;
     const tool = await registry.resolve(ref);
     return { ...content, toolRevision: tool.revision };
   } catch (e) {
-    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL') throw new TyError('E_UNPINNED_TASK', `draft ${i}: the call to "${content.name}" cannot be pinned: ${e.message}`);
+    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL')
+      throw new TyError('E_UNPINNED_TASK', `draft ${i}: the call to "${content.name}" cannot be pinned: ${e.message}`);
     throw e;
   }
 }
@@ -157,16 +203,23 @@ async function pin(content: TaskContent, chain: Task[], registry: CompileOptions
  */
 export function checkPersistable(task: Task): void {
   if (task.content.type === 'functioncall' && !task.content.toolRevision) {
-    throw new TyError('E_UNPINNED_TASK', `task ${task.id} is a ${task.state ?? 'draft'} function call without a toolRevision; it cannot be persisted`);
+    throw new TyError(
+      'E_UNPINNED_TASK',
+      `task ${task.id} is a ${task.state ?? 'draft'} function call without a toolRevision; it cannot be persisted`,
+    );
   }
 }
 
 /** Persist a compiled task after re-checking its id and pinning. @throws TyError E_INTEGRITY, E_UNPINNED_TASK */
-export async function persistTask(store: { putJson(ns: string, key: string, v: unknown): Promise<void> }, task: Task): Promise<void> {
+export async function persistTask(
+  store: { putJson(ns: string, key: string, v: unknown): Promise<void> },
+  task: Task,
+): Promise<void> {
   const parsed = TaskSchema.safeParse(task);
   if (!parsed.success) throw invalid('not a compiled task');
   checkPersistable(parsed.data);
-  if ((await taskId(parsed.data)) !== parsed.data.id) throw new TyError('E_INTEGRITY', `task ${parsed.data.id} does not match its content`);
+  if ((await taskId(parsed.data)) !== parsed.data.id)
+    throw new TyError('E_INTEGRITY', `task ${parsed.data.id} does not match its content`);
   await store.putJson('tasks', parsed.data.id, parsed.data);
 }
 
@@ -192,7 +245,8 @@ export async function visibleToolSignatures(
     else if (opts.registry) m = (await opts.registry.resolve(`${d.binding.name}@${d.binding.toolRevision}`)).manifest;
     if (m) byName.set(name, { name, description: m.description, parameters: m.parameters });
   }
-  for (const m of registryTools) if (!byName.has(m.name)) byName.set(m.name, { name: m.name, description: m.description, parameters: m.parameters });
+  for (const m of registryTools)
+    if (!byName.has(m.name)) byName.set(m.name, { name: m.name, description: m.description, parameters: m.parameters });
   return [...byName.values()];
 }
 

@@ -1,4 +1,5 @@
-// Strict structural check of a tool's JSON Schema (draft 2020-12 vocabulary, keyword value shapes, local references); core, trusted side.
+// Strict structural check of a tool's JSON Schema (draft 2020-12 vocabulary, keyword value shapes, local references);
+// core, trusted side.
 import { format as knownFormats } from '@cfworker/json-schema';
 
 /** The only `$schema` accepted (or none): JSON Schema draft 2020-12. */
@@ -10,7 +11,20 @@ export interface SchemaProblem {
   message: string;
 }
 
-type Shape = 'schema' | 'schemaMap' | 'schemaList' | 'string' | 'stringList' | 'number' | 'count' | 'positive' | 'boolean' | 'type' | 'any' | 'array' | 'requiredMap';
+type Shape =
+  | 'schema'
+  | 'schemaMap'
+  | 'schemaList'
+  | 'string'
+  | 'stringList'
+  | 'number'
+  | 'count'
+  | 'positive'
+  | 'boolean'
+  | 'type'
+  | 'any'
+  | 'array'
+  | 'requiredMap';
 
 /**
  * Every keyword of draft 2020-12 (core, applicator, unevaluated, validation, format-annotation, content and
@@ -19,16 +33,62 @@ type Shape = 'schema' | 'schemaMap' | 'schemaList' | 'string' | 'stringList' | '
  * `$async`, and older drafts' `dependencies`, `definitions`-free tuple `items` and `additionalItems`.
  */
 const KEYWORDS: Record<string, Shape> = {
-  $schema: 'string', $id: 'string', $anchor: 'string', $ref: 'string', $defs: 'schemaMap', definitions: 'schemaMap', $comment: 'string', $vocabulary: 'any',
-  allOf: 'schemaList', anyOf: 'schemaList', oneOf: 'schemaList', not: 'schema', if: 'schema', then: 'schema', else: 'schema',
-  dependentSchemas: 'schemaMap', prefixItems: 'schemaList', items: 'schema', contains: 'schema',
-  properties: 'schemaMap', patternProperties: 'schemaMap', additionalProperties: 'schema', propertyNames: 'schema',
-  unevaluatedItems: 'schema', unevaluatedProperties: 'schema',
-  type: 'type', const: 'any', enum: 'array', multipleOf: 'positive', maximum: 'number', exclusiveMaximum: 'number', minimum: 'number', exclusiveMinimum: 'number',
-  maxLength: 'count', minLength: 'count', pattern: 'string', maxItems: 'count', minItems: 'count', uniqueItems: 'boolean', maxContains: 'count', minContains: 'count',
-  maxProperties: 'count', minProperties: 'count', required: 'stringList', dependentRequired: 'requiredMap',
-  format: 'string', contentEncoding: 'string', contentMediaType: 'string', contentSchema: 'schema',
-  title: 'string', description: 'string', default: 'any', deprecated: 'boolean', readOnly: 'boolean', writeOnly: 'boolean', examples: 'array',
+  $schema: 'string',
+  $id: 'string',
+  $anchor: 'string',
+  $ref: 'string',
+  $defs: 'schemaMap',
+  definitions: 'schemaMap',
+  $comment: 'string',
+  $vocabulary: 'any',
+  allOf: 'schemaList',
+  anyOf: 'schemaList',
+  oneOf: 'schemaList',
+  not: 'schema',
+  if: 'schema',
+  then: 'schema',
+  else: 'schema',
+  dependentSchemas: 'schemaMap',
+  prefixItems: 'schemaList',
+  items: 'schema',
+  contains: 'schema',
+  properties: 'schemaMap',
+  patternProperties: 'schemaMap',
+  additionalProperties: 'schema',
+  propertyNames: 'schema',
+  unevaluatedItems: 'schema',
+  unevaluatedProperties: 'schema',
+  type: 'type',
+  const: 'any',
+  enum: 'array',
+  multipleOf: 'positive',
+  maximum: 'number',
+  exclusiveMaximum: 'number',
+  minimum: 'number',
+  exclusiveMinimum: 'number',
+  maxLength: 'count',
+  minLength: 'count',
+  pattern: 'string',
+  maxItems: 'count',
+  minItems: 'count',
+  uniqueItems: 'boolean',
+  maxContains: 'count',
+  minContains: 'count',
+  maxProperties: 'count',
+  minProperties: 'count',
+  required: 'stringList',
+  dependentRequired: 'requiredMap',
+  format: 'string',
+  contentEncoding: 'string',
+  contentMediaType: 'string',
+  contentSchema: 'schema',
+  title: 'string',
+  description: 'string',
+  default: 'any',
+  deprecated: 'boolean',
+  readOnly: 'boolean',
+  writeOnly: 'boolean',
+  examples: 'array',
 };
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'string', 'integer']);
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -58,29 +118,60 @@ export function schemaProblem(root: unknown): SchemaProblem | undefined {
     for (const [k, v] of Object.entries(node)) {
       const at = `${where}/${esc(k)}`;
       const shape = KEYWORDS[k];
-      if (shape === undefined) return { where: at, message: HINT[k] ?? `unknown keyword "${k.slice(0, 80)}" (strict draft 2020-12: check the spelling, or move notes into "description")` };
+      if (shape === undefined)
+        return {
+          where: at,
+          message:
+            HINT[k] ??
+            `unknown keyword "${k.slice(0, 80)}" (strict draft 2020-12: check the spelling, or move notes into "description")`,
+        };
       const p = shapeProblem(shape, v, at, depth, walk);
       if (p) return p;
-      if (k === '$schema' && (depth > 0 || (v !== DRAFT_2020_12 && v !== `${DRAFT_2020_12}#`))) return { where: at, message: `only JSON Schema draft 2020-12 is supported; set "$schema": "${DRAFT_2020_12}" or leave it out` };
-      if (k === '$id' && depth > 0) return { where: at, message: 'a nested "$id" is not supported; keep sub-schemas under "$defs" and refer to them with "$ref": "#/$defs/NAME"' };
+      if (k === '$schema' && (depth > 0 || (v !== DRAFT_2020_12 && v !== `${DRAFT_2020_12}#`)))
+        return {
+          where: at,
+          message: `only JSON Schema draft 2020-12 is supported; set "$schema": "${DRAFT_2020_12}" or leave it out`,
+        };
+      if (k === '$id' && depth > 0)
+        return {
+          where: at,
+          message:
+            'a nested "$id" is not supported; keep sub-schemas under "$defs" and refer to them with "$ref": "#/$defs/NAME"',
+        };
       if (k === '$ref') {
-        if (!(v as string).startsWith('#')) return { where: at, message: '$ref must point inside the schema ("#/$defs/..."); references to other documents or URLs are not loaded' };
+        if (!(v as string).startsWith('#'))
+          return {
+            where: at,
+            message:
+              '$ref must point inside the schema ("#/$defs/..."); references to other documents or URLs are not loaded',
+          };
         refs.push({ ref: v as string, where: at });
       }
       if (k === '$anchor') anchors.add(v as string);
       if (k === 'format' && !Object.prototype.hasOwnProperty.call(knownFormats, v as string)) {
-        return { where: at, message: `unknown format "${String(v).slice(0, 80)}" (known: ${Object.keys(knownFormats).join(', ')})` };
+        return {
+          where: at,
+          message: `unknown format "${String(v).slice(0, 80)}" (known: ${Object.keys(knownFormats).join(', ')})`,
+        };
       }
     }
     return undefined;
   };
   const first = walk(root, '', 0);
   if (first) return first;
-  for (const { ref, where } of refs) if (!resolves(root, ref, anchors)) return { where, message: `$ref "${ref.slice(0, 120)}" points to nothing in this schema` };
+  for (const { ref, where } of refs)
+    if (!resolves(root, ref, anchors))
+      return { where, message: `$ref "${ref.slice(0, 120)}" points to nothing in this schema` };
   return undefined;
 }
 
-function shapeProblem(shape: Shape, v: unknown, at: string, depth: number, walk: (n: unknown, w: string, d: number) => SchemaProblem | undefined): SchemaProblem | undefined {
+function shapeProblem(
+  shape: Shape,
+  v: unknown,
+  at: string,
+  depth: number,
+  walk: (n: unknown, w: string, d: number) => SchemaProblem | undefined,
+): SchemaProblem | undefined {
   const bad = (what: string): SchemaProblem => ({ where: at, message: `must be ${what}` });
   switch (shape) {
     case 'schema':
@@ -102,7 +193,9 @@ function shapeProblem(shape: Shape, v: unknown, at: string, depth: number, walk:
     case 'string':
       return typeof v === 'string' ? undefined : bad('a string');
     case 'stringList':
-      return Array.isArray(v) && v.every((x) => typeof x === 'string') && new Set(v).size === v.length ? undefined : bad('an array of distinct strings');
+      return Array.isArray(v) && v.every((x) => typeof x === 'string') && new Set(v).size === v.length
+        ? undefined
+        : bad('an array of distinct strings');
     case 'number':
       return typeof v === 'number' && Number.isFinite(v) ? undefined : bad('a number');
     case 'count':
@@ -115,10 +208,16 @@ function shapeProblem(shape: Shape, v: unknown, at: string, depth: number, walk:
       return Array.isArray(v) ? undefined : bad('an array');
     case 'type': {
       const list = Array.isArray(v) ? v : [v];
-      return list.length > 0 && list.every((t) => typeof t === 'string' && TYPES.has(t)) && new Set(list).size === list.length ? undefined : bad(`one of ${[...TYPES].join(', ')} (or an array of them)`);
+      return list.length > 0 &&
+        list.every((t) => typeof t === 'string' && TYPES.has(t)) &&
+        new Set(list).size === list.length
+        ? undefined
+        : bad(`one of ${[...TYPES].join(', ')} (or an array of them)`);
     }
     case 'requiredMap':
-      return isObj(v) && Object.values(v).every((l) => Array.isArray(l) && l.every((x) => typeof x === 'string')) ? undefined : bad('an object of string arrays');
+      return isObj(v) && Object.values(v).every((l) => Array.isArray(l) && l.every((x) => typeof x === 'string'))
+        ? undefined
+        : bad('an object of string arrays');
     case 'any':
       return undefined;
   }

@@ -1,4 +1,5 @@
-// Small parsers that mirror a zod schema's checks and output for plain JSON data, so a per-call path needs no zod; core, trusted side.
+// Small parsers that mirror a zod schema's checks and output for plain JSON data, so a per-call path needs no zod;
+// core, trusted side.
 // Each parser returns the value zod's parse would return (objects rebuilt in the schema's key order, present keys only)
 // or NO when it cannot vouch for the value; a caller falls back to the zod schema on NO, so a parser built from these
 // may be narrower than its schema, never wider (each use is held to its schema by a test).
@@ -9,22 +10,34 @@ export type Parse<T = unknown> = (v: unknown) => T | typeof NO;
 
 /** A plain JSON object: prototype Object.prototype, no own `__proto__` key (zod treats that key specially). */
 const isPlain = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype && !Object.prototype.hasOwnProperty.call(v, '__proto__');
+  typeof v === 'object' &&
+  v !== null &&
+  Object.getPrototypeOf(v) === Object.prototype &&
+  !Object.prototype.hasOwnProperty.call(v, '__proto__');
 
 /** z.string() with .min/.max (UTF-16 length, as zod counts) and .regex. */
-export const str = (o: { min?: number; max?: number; re?: RegExp } = {}): Parse<string> => (v) =>
-  typeof v === 'string' && (o.min === undefined || v.length >= o.min) && (o.max === undefined || v.length <= o.max) && (o.re === undefined || o.re.test(v)) ? v : NO;
+export const str =
+  (o: { min?: number; max?: number; re?: RegExp } = {}): Parse<string> =>
+  (v) =>
+    typeof v === 'string' &&
+    (o.min === undefined || v.length >= o.min) &&
+    (o.max === undefined || v.length <= o.max) &&
+    (o.re === undefined || o.re.test(v))
+      ? v
+      : NO;
 /** z.number() (finite) with .int() (safe integer), .positive(), .nonnegative(), .min, .max. */
-export const num = (o: { int?: boolean; positive?: boolean; nonnegative?: boolean; min?: number; max?: number } = {}): Parse<number> => (v) =>
-  typeof v === 'number' &&
-  Number.isFinite(v) &&
-  (!o.int || Number.isSafeInteger(v)) &&
-  (!o.positive || v > 0) &&
-  (!o.nonnegative || v >= 0) &&
-  (o.min === undefined || v >= o.min) &&
-  (o.max === undefined || v <= o.max)
-    ? v
-    : NO;
+export const num =
+  (o: { int?: boolean; positive?: boolean; nonnegative?: boolean; min?: number; max?: number } = {}): Parse<number> =>
+  (v) =>
+    typeof v === 'number' &&
+    Number.isFinite(v) &&
+    (!o.int || Number.isSafeInteger(v)) &&
+    (!o.positive || v > 0) &&
+    (!o.nonnegative || v >= 0) &&
+    (o.min === undefined || v >= o.min) &&
+    (o.max === undefined || v <= o.max)
+      ? v
+      : NO;
 export const bool: Parse<boolean> = (v) => (typeof v === 'boolean' ? v : NO);
 /** z.enum / z.literal. */
 export const oneOf = <T>(values: readonly T[]): Parse<T> => {
@@ -34,30 +47,35 @@ export const oneOf = <T>(values: readonly T[]): Parse<T> => {
 /** z.unknown(): any value, as is. */
 export const unknown: Parse = (v) => v;
 /** z.array(item) with .min/.max: a new array of the parsed items. */
-export const arr = <T>(item: Parse<T>, o: { min?: number; max?: number } = {}): Parse<T[]> => (v) => {
-  if (!Array.isArray(v) || (o.min !== undefined && v.length < o.min) || (o.max !== undefined && v.length > o.max)) return NO;
-  const out: T[] = new Array(v.length);
-  for (let i = 0; i < v.length; i++) {
-    const x = item(v[i]);
-    if (x === NO) return NO;
-    out[i] = x;
-  }
-  return out;
-};
+export const arr =
+  <T>(item: Parse<T>, o: { min?: number; max?: number } = {}): Parse<T[]> =>
+  (v) => {
+    if (!Array.isArray(v) || (o.min !== undefined && v.length < o.min) || (o.max !== undefined && v.length > o.max))
+      return NO;
+    const out: T[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = item(v[i]);
+      if (x === NO) return NO;
+      out[i] = x;
+    }
+    return out;
+  };
 /** z.record(z.string(), z.unknown()): a copy with the same keys in the same order. */
 export const record: Parse<Record<string, unknown>> = (v) => (isPlain(v) ? { ...v } : NO);
 
 /** `.superRefine(fn)` where fn throws for a bad value: the parsed value when `check` does not throw, else NO. */
-export const refine = <T>(parse: Parse<T>, check: (v: T) => unknown): Parse<T> => (v) => {
-  const x = parse(v);
-  if (x === NO) return NO;
-  try {
-    check(x);
-  } catch {
-    return NO;
-  }
-  return x;
-};
+export const refine =
+  <T>(parse: Parse<T>, check: (v: T) => unknown): Parse<T> =>
+  (v) => {
+    const x = parse(v);
+    if (x === NO) return NO;
+    try {
+      check(x);
+    } catch {
+      return NO;
+    }
+    return x;
+  };
 
 /** A field of strictObject: required, optional (absent or undefined), or with a default (`.default(value)`). */
 export interface Field {
@@ -97,8 +115,12 @@ export function strictObject<T = Record<string, unknown>>(shape: Record<string, 
 }
 
 /** z.discriminatedUnion(key, options): the option named by `v[key]`. */
-export const byKey = <T>(key: string, options: Record<string, Parse>): Parse<T> => (v) => {
-  if (!isPlain(v)) return NO;
-  const k = v[key];
-  return typeof k === 'string' && Object.prototype.hasOwnProperty.call(options, k) ? (options[k]!(v) as T | typeof NO) : NO;
-};
+export const byKey =
+  <T>(key: string, options: Record<string, Parse>): Parse<T> =>
+  (v) => {
+    if (!isPlain(v)) return NO;
+    const k = v[key];
+    return typeof k === 'string' && Object.prototype.hasOwnProperty.call(options, k)
+      ? (options[k]!(v) as T | typeof NO)
+      : NO;
+  };

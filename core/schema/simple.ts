@@ -1,8 +1,28 @@
-// A shortcut for the commonest JSON Schema (an object of plainly typed fields) that can only say "valid": anything else goes to the full validator; core, trusted side.
+// A shortcut for the commonest JSON Schema (an object of plainly typed fields) that can only say "valid": anything else
+// goes to the full validator; core, trusted side.
 
-/** Keywords that annotate and never change whether a value is valid (JSON Schema 2020-12 "Meta-Data"; the same in drafts 4 to 2019-09). */
-const ANNOTATIONS: ReadonlySet<string> = new Set(['title', 'description', 'default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly']);
-const OBJECT_KEYS: ReadonlySet<string> = new Set(['$schema', 'type', 'properties', 'required', 'additionalProperties', ...ANNOTATIONS]);
+/**
+ * Keywords that annotate and never change whether a value is valid (JSON Schema 2020-12 "Meta-Data"; the same in drafts
+ * 4 to 2019-09).
+ */
+const ANNOTATIONS: ReadonlySet<string> = new Set([
+  'title',
+  'description',
+  'default',
+  'examples',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+]);
+const OBJECT_KEYS: ReadonlySet<string> = new Set([
+  '$schema',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  ...ANNOTATIONS,
+]);
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 

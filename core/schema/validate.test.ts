@@ -5,7 +5,11 @@ import { TyError } from '../errors.js';
 
 const params = {
   type: 'object',
-  properties: { text: { type: 'string', maxLength: 100 }, n: { type: 'integer', minimum: 1 }, when: { type: 'string', format: 'date-time' } },
+  properties: {
+    text: { type: 'string', maxLength: 100 },
+    n: { type: 'integer', minimum: 1 },
+    when: { type: 'string', format: 'date-time' },
+  },
   required: ['text'],
   additionalProperties: false,
 };
@@ -33,7 +37,11 @@ describe('ArgValidator', () => {
     expect(e.data).toEqual({ field: '/extra', keyword: 'additionalProperties' });
   });
   it('refuses unlisted nested fields too', () => {
-    const nested = { type: 'object', properties: { o: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } }, additionalProperties: false };
+    const nested = {
+      type: 'object',
+      properties: { o: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } },
+      additionalProperties: false,
+    };
     const e = codeOf(() => new ArgValidator().validate('r2', nested, { o: { a: 'x', b: 1 } }));
     expect(e.message).toContain('"/o/b"');
   });
@@ -69,7 +77,10 @@ describe('ArgValidator', () => {
     expect(msg({ name: 'x' })).toContain('must have at least 2 characters (minLength)');
     expect(msg({ tags: [1, 2, 3] })).toContain('"/tags" must have at most 2 items (maxItems)');
     expect(msg({ opts: {} })).toContain('"/opts" must have at least 1 field (minProperties)');
-    expect(codeOf(() => v.validate('rb', b, { times: 31337 })).data).toMatchObject({ field: '/times', keyword: 'maximum' });
+    expect(codeOf(() => v.validate('rb', b, { times: 31337 })).data).toMatchObject({
+      field: '/times',
+      keyword: 'maximum',
+    });
   });
   it('cuts a long field name in the message', () => {
     const e = codeOf(() => new ArgValidator().validate('r1', params, { text: 'a', ['k'.repeat(100_000)]: 1 }));
@@ -95,17 +106,36 @@ describe('ArgValidator', () => {
 
 describe('checkSchema', () => {
   it('accepts a strict 2020-12 object schema with local $ref', () => {
-    expect(() => checkSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', $defs: { s: { type: 'string' } }, properties: { a: { $ref: '#/$defs/s' } } })).not.toThrow();
+    expect(() =>
+      checkSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { s: { type: 'string' } },
+        properties: { a: { $ref: '#/$defs/s' } },
+      }),
+    ).not.toThrow();
   });
   it.each([
-    ['remote $ref', { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } }, '$ref must point inside'],
-    ['relative document $ref', { type: 'object', properties: { a: { $ref: 'other.json#/x' } } }, '$ref must point inside'],
+    [
+      'remote $ref',
+      { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } },
+      '$ref must point inside',
+    ],
+    [
+      'relative document $ref',
+      { type: 'object', properties: { a: { $ref: 'other.json#/x' } } },
+      '$ref must point inside',
+    ],
     ['remote $dynamicRef', { type: 'object', properties: { a: { $dynamicRef: 'http://x/y#a' } } }, '$dynamicRef'],
     ['unknown keyword (strict)', { type: 'object', properties: { a: { type: 'string', maxLenght: 3 } } }, 'strict'],
     ['draft-07 $schema', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }, 'draft 2020-12'],
     ['non-object parameters', { type: 'string' }, '"type": "object"'],
     ['not an object', [1, 2], 'JSON Schema object'],
-    ['$async (a Promise would pass every argument)', { $async: true, type: 'object', additionalProperties: false }, '$async'],
+    [
+      '$async (a Promise would pass every argument)',
+      { $async: true, type: 'object', additionalProperties: false },
+      '$async',
+    ],
     ['nested $async', { type: 'object', properties: { a: { $async: true, type: 'string' } } }, '$async'],
     ['unknown format (strict)', { type: 'object', properties: { a: { type: 'string', format: 'nope' } } }, 'format'],
   ])('refuses %s with E_INVALID_MANIFEST', (_n, schema, text) => {
@@ -130,14 +160,23 @@ describe('schema regexes run on a linear-time engine (S2)', () => {
     expect(e.data).toEqual({ field: '/s', keyword: 'pattern' });
   });
   it('patternProperties and propertyNames patterns are linear too', () => {
-    const schema = { type: 'object', patternProperties: { '(a+)+$': { type: 'number' } }, propertyNames: { pattern: '^(a|aa)+$' }, additionalProperties: false };
+    const schema = {
+      type: 'object',
+      patternProperties: { '(a+)+$': { type: 'number' } },
+      propertyNames: { pattern: '^(a|aa)+$' },
+      additionalProperties: false,
+    };
     const v = new ArgValidator();
     expect(codeOf(() => v.validate('pp', schema, { [evil]: 1 })).code).toBe('E_INVALID_ARGS');
     expect(() => v.validate('pp', schema, { aaaa: 1 })).not.toThrow();
     expect(codeOf(() => v.validate('pp', schema, { aaaa: 'x' })).code).toBe('E_INVALID_ARGS');
   });
   it('checking properties against patternProperties at install time does not run a backtracking RegExp', () => {
-    const schema = { type: 'object', properties: { [evil]: { type: 'string' } }, patternProperties: { '(a+)+$': { type: 'string' } } };
+    const schema = {
+      type: 'object',
+      properties: { [evil]: { type: 'string' } },
+      patternProperties: { '(a+)+$': { type: 'string' } },
+    };
     expect(() => checkSchema(schema)).not.toThrow();
   });
   it.each([
@@ -183,10 +222,16 @@ describe('schema regexes run on a linear-time engine (S2)', () => {
     }
   });
   it('two different patterns in one schema each keep their own meaning', () => {
-    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^x+$' }, b: { type: 'string', pattern: '^y+$' } } };
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^x+$' }, b: { type: 'string', pattern: '^y+$' } },
+    };
     const v = new ArgValidator();
     expect(() => v.validate('two', schema, { a: 'xx', b: 'yy' })).not.toThrow();
-    expect(codeOf(() => v.validate('two', schema, { a: 'xx', b: 'xx' })).data).toEqual({ field: '/b', keyword: 'pattern' });
+    expect(codeOf(() => v.validate('two', schema, { a: 'xx', b: 'xx' })).data).toEqual({
+      field: '/b',
+      keyword: 'pattern',
+    });
   });
 });
 
@@ -225,7 +270,12 @@ describe('validation generates no code (strict page CSP without unsafe-eval)', (
     g.Function = refuse;
     g.eval = refuse;
     try {
-      const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' }, n: { enum: [1, 2] } }, required: ['s'], additionalProperties: false };
+      const schema = {
+        type: 'object',
+        properties: { s: { type: 'string', pattern: '^(a+)+$' }, n: { enum: [1, 2] } },
+        required: ['s'],
+        additionalProperties: false,
+      };
       checkSchema(schema);
       const v = new ArgValidator();
       expect(() => v.validate('nogen', schema, { s: 'aaa', n: 1 })).not.toThrow();
@@ -239,7 +289,11 @@ describe('validation generates no code (strict page CSP without unsafe-eval)', (
   });
   it.each([
     ['a $ref to nothing', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, 'points to nothing'],
-    ['a keyword value of the wrong shape', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, 'whole number'],
+    [
+      'a keyword value of the wrong shape',
+      { type: 'object', properties: { a: { type: 'string', minLength: -1 } } },
+      'whole number',
+    ],
     ['a bad type name', { type: 'object', properties: { a: { type: 'text' } } }, 'one of null'],
     ['$dynamicRef', { type: 'object', properties: { a: { $dynamicRef: '#x' } } }, '$dynamicRef'],
   ])('refuses %s with E_INVALID_MANIFEST naming where', (_n, schema, text) => {

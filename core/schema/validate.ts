@@ -1,4 +1,5 @@
-// JSON Schema (draft 2020-12) checks for tool parameters, results and bridged MCP schemas, without code generation (@cfworker/json-schema) and with schema regexes on a linear-time engine (re2js); core, trusted side.
+// JSON Schema (draft 2020-12) checks for tool parameters, results and bridged MCP schemas, without code generation
+// (@cfworker/json-schema) and with schema regexes on a linear-time engine (re2js); core, trusted side.
 import { Validator, type OutputUnit, type SchemaDraft } from '@cfworker/json-schema';
 import { RE2JS } from 're2js';
 import { TyError } from '../errors.js';
@@ -12,7 +13,10 @@ const NativeRegExp = RegExp;
 
 /** Thrown by `linearRegExp` for a pattern it refuses; `message` says which construct and why. */
 export class UnsupportedPatternError extends Error {
-  constructor(readonly pattern: string, reason: string) {
+  constructor(
+    readonly pattern: string,
+    reason: string,
+  ) {
     super(`pattern ${JSON.stringify(pattern.length > 120 ? `${pattern.slice(0, 120)}…` : pattern)} ${reason}`);
     this.name = 'UnsupportedPatternError';
   }
@@ -32,7 +36,8 @@ function hasNamedBackreference(pattern: string): boolean {
 }
 
 /** ECMA-262 WhiteSpace and LineTerminator code points (what `\s` means there), in RE2 class syntax. */
-const ECMA_WS = '\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+const ECMA_WS =
+  '\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
 
 /**
  * Rewrite the escapes whose meaning differs between ECMA-262 and RE2 into explicit classes: `\s` (RE2:
@@ -68,7 +73,10 @@ const compiledPatterns = new Map<string, RE2JS>();
 
 /** What `linearRegExp` returns: `test(s)` on the linear-time engine. */
 class LinearPattern {
-  constructor(readonly source: string, readonly re: RE2JS) {}
+  constructor(
+    readonly source: string,
+    readonly re: RE2JS,
+  ) {}
   test(s: string): boolean {
     return this.re.test(s);
   }
@@ -94,19 +102,31 @@ export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
   if (typeof pattern !== 'string') throw new UnsupportedPatternError(String(pattern), 'is not a string');
   const cached = compiledPatterns.get(pattern);
   if (cached) return new LinearPattern(pattern, cached);
-  if (pattern.length > MAX_PATTERN_CHARS) throw new UnsupportedPatternError(pattern, `is longer than ${MAX_PATTERN_CHARS} characters`);
+  if (pattern.length > MAX_PATTERN_CHARS)
+    throw new UnsupportedPatternError(pattern, `is longer than ${MAX_PATTERN_CHARS} characters`);
   try {
     new NativeRegExp(pattern, 'u'); // syntax check only: compiling never backtracks
   } catch {
-    throw new UnsupportedPatternError(pattern, 'is not a valid ECMA-262 regular expression (JSON Schema patterns use ECMA-262 syntax, "u" mode)');
+    throw new UnsupportedPatternError(
+      pattern,
+      'is not a valid ECMA-262 regular expression (JSON Schema patterns use ECMA-262 syntax, "u" mode)',
+    );
   }
-  if (hasNamedBackreference(pattern)) throw new UnsupportedPatternError(pattern, 'uses a backreference (\\k<name>), which the linear-time pattern engine cannot run; rewrite it without backreferences');
+  if (hasNamedBackreference(pattern))
+    throw new UnsupportedPatternError(
+      pattern,
+      'uses a backreference (\\k<name>), which the linear-time pattern engine cannot run; rewrite it without backreferences',
+    );
   let re: RE2JS;
   try {
     re = RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
   } catch (e) {
     const why = e instanceof Error ? e.message.slice(0, 200) : 'cannot be compiled';
-    throw new UnsupportedPatternError(pattern, `uses a construct the linear-time pattern engine cannot run (backreferences, lookahead, lookbehind, repeat counts over 1000, long Unicode property names such as \\p{Letter}: use \\p{L}): ${why}`);
+    throw new UnsupportedPatternError(
+      pattern,
+      `uses a construct the linear-time pattern engine cannot run (backreferences, lookahead, lookbehind, ` +
+        `repeat counts over 1000, long Unicode property names such as \\p{Letter}: use \\p{L}): ${why}`,
+    );
   }
   if (compiledPatterns.size >= 512) {
     const oldest = compiledPatterns.keys().next().value;
@@ -116,7 +136,20 @@ export function linearRegExp(pattern: string, _flags = 'u'): LinearPattern {
   return new LinearPattern(pattern, re);
 }
 
-const SUB_SCHEMA = new Set(['items', 'additionalItems', 'contains', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
+const SUB_SCHEMA = new Set([
+  'items',
+  'additionalItems',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+]);
 const SUB_SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const SUB_SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 
@@ -131,7 +164,8 @@ export function checkSchemaPatterns(schema: unknown, depth = 0): void {
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
     if (k === 'pattern' && typeof v === 'string') linearRegExp(v);
     else if (SUB_SCHEMA.has(k)) {
-      if (Array.isArray(v)) for (const x of v) checkSchemaPatterns(x, depth + 1); // draft-07 tuple `items`
+      if (Array.isArray(v))
+        for (const x of v) checkSchemaPatterns(x, depth + 1); // draft-07 tuple `items`
       else checkSchemaPatterns(v, depth + 1);
     } else if (SUB_SCHEMA_MAP.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
       for (const [key, sub] of Object.entries(v as Record<string, unknown>)) {
@@ -167,7 +201,11 @@ function withLinearRegExp<T>(fn: () => T): T {
   } catch {
     /* checked below */
   }
-  if (g.RegExp !== LinearRegExp) throw new TyError('E_INVALID_MANIFEST', 'schema patterns cannot run on the linear-time engine in this environment (the global RegExp is frozen); remove "pattern" and "patternProperties"');
+  if (g.RegExp !== LinearRegExp)
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      'schema patterns cannot run on the linear-time engine in this environment (the global RegExp is frozen); remove "pattern" and "patternProperties"',
+    );
   try {
     return fn();
   } finally {
@@ -193,7 +231,21 @@ export interface SchemaError {
 export type SchemaCheck = (value: unknown) => SchemaError | undefined;
 
 /** Keywords whose error only summarizes a deeper one (the deeper one is reported). */
-const SUMMARY = new Set(['properties', 'patternProperties', 'items', 'prefixItems', 'additionalItems', 'allOf', '$ref', '$recursiveRef', 'dependentSchemas', 'dependencies', 'then', 'else', 'contains']);
+const SUMMARY = new Set([
+  'properties',
+  'patternProperties',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'allOf',
+  '$ref',
+  '$recursiveRef',
+  'dependentSchemas',
+  'dependencies',
+  'then',
+  'else',
+  'contains',
+]);
 
 function pointerOf(location: string): string {
   const p = location.startsWith('#') ? location.slice(1) : location;
@@ -266,7 +318,9 @@ export function compileSchema(schema: unknown, draft: SchemaDraft = '2020-12'): 
       if (e instanceof TyError) throw e;
       return { instancePath: '', keyword: 'type', text: 'the value is not JSON data' };
     }
-    return r.valid ? undefined : (firstError(r.errors, copy) ?? { instancePath: '', keyword: 'schema', text: 'is invalid' });
+    return r.valid
+      ? undefined
+      : (firstError(r.errors, copy) ?? { instancePath: '', keyword: 'schema', text: 'is invalid' });
   };
 }
 
@@ -275,12 +329,22 @@ function compile(schema: unknown, field: string): SchemaCheck {
     throw new TyError('E_INVALID_MANIFEST', `${field} must be a JSON Schema object`, { path: field });
   }
   const problem = schemaProblem(schema);
-  if (problem) throw new TyError('E_INVALID_MANIFEST', `${field}${problem.where || '/'}: ${problem.message} (${field} must be a valid JSON Schema, draft 2020-12, strict)`, { path: `${field}${problem.where}` });
+  if (problem)
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      `${field}${problem.where || '/'}: ${problem.message} (${field} must be a valid JSON Schema, draft 2020-12, strict)`,
+      { path: `${field}${problem.where}` },
+    );
   try {
     return compileSchema(schema);
   } catch (e) {
-    if (e instanceof UnsupportedPatternError) throw new TyError('E_INVALID_MANIFEST', `${field}: ${e.message}`, { path: field });
-    throw new TyError('E_INVALID_MANIFEST', `${field} is not a valid JSON Schema (draft 2020-12, strict): ${schemaCompileMessage(e)}`, { path: field });
+    if (e instanceof UnsupportedPatternError)
+      throw new TyError('E_INVALID_MANIFEST', `${field}: ${e.message}`, { path: field });
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      `${field} is not a valid JSON Schema (draft 2020-12, strict): ${schemaCompileMessage(e)}`,
+      { path: field },
+    );
   }
 }
 
@@ -293,7 +357,11 @@ function compile(schema: unknown, field: string): SchemaCheck {
 export function checkSchema(schema: unknown, field = 'parameters'): void {
   compile(schema, field);
   if (field === 'parameters' && (schema as Record<string, unknown>).type !== 'object') {
-    throw new TyError('E_INVALID_MANIFEST', 'parameters must be a JSON Schema with "type": "object" (tool arguments are a JSON object)', { path: field });
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      'parameters must be a JSON Schema with "type": "object" (tool arguments are a JSON object)',
+      { path: field },
+    );
   }
 }
 
@@ -318,7 +386,10 @@ const MAX_FIELD_CHARS = 200;
 const cut = (s: string) => (s.length > MAX_FIELD_CHARS ? `${s.slice(0, MAX_FIELD_CHARS)}…` : s);
 const escPointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Turn the first error into one sentence that names the field (JSON Pointer, cut at 200 characters) and the fix; never echoes values. */
+/**
+ * Turn the first error into one sentence that names the field (JSON Pointer, cut at 200 characters) and the fix; never
+ * echoes values.
+ */
 export function describeError(err: SchemaError): { field: string; message: string } {
   const base = cut(err.instancePath);
   const at = (s: string) => (s === '' ? 'the arguments' : `field "${s}"`);
@@ -337,16 +408,31 @@ export function describeError(err: SchemaError): { field: string; message: strin
     case 'type':
       return { field: base, message: `${at(base)} must be of type ${err.expected ?? 'another type'}` };
     case 'enum':
-      return { field: base, message: `${at(base)} must be one of ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the values the tool's parameters list"}` };
+      return {
+        field: base,
+        message: `${at(base)} must be one of ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the values the tool's parameters list"}`,
+      };
     case 'const':
-      return { field: base, message: `${at(base)} must equal ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the value the tool's parameters give"}` };
+      return {
+        field: base,
+        message: `${at(base)} must equal ${err.allowed !== undefined ? JSON.stringify(err.allowed).slice(0, 300) : "the value the tool's parameters give"}`,
+      };
     case 'format':
-      return { field: base, message: `${at(base)} does not match its format (${err.text.replace(/^String does not match format /, '').replace(/\.$/, '')})` };
+      return {
+        field: base,
+        message: `${at(base)} does not match its format (${err.text.replace(/^String does not match format /, '').replace(/\.$/, '')})`,
+      };
     case 'pattern':
       return { field: base, message: `${at(base)} does not match the pattern the tool's parameters give` };
     default: {
-      const bound = Object.prototype.hasOwnProperty.call(BOUNDS, err.keyword) && err.limit !== undefined ? BOUNDS[err.keyword]!(err.limit) : undefined;
-      return { field: base, message: bound ? `${at(base)} ${bound} (${err.keyword})` : `${at(base)} is invalid (${err.keyword})` };
+      const bound =
+        Object.prototype.hasOwnProperty.call(BOUNDS, err.keyword) && err.limit !== undefined
+          ? BOUNDS[err.keyword]!(err.limit)
+          : undefined;
+      return {
+        field: base,
+        message: bound ? `${at(base)} ${bound} (${err.keyword})` : `${at(base)} is invalid (${err.keyword})`,
+      };
     }
   }
 }
@@ -373,7 +459,13 @@ export class ArgValidator {
    * @throws TyError E_TOOL_FAILED naming the field; E_INVALID_MANIFEST when the schema does not compile.
    */
   validateResult(revision: string, schema: unknown, result: unknown): void {
-    this.#check(`${revision}#output`, schema, result, 'E_TOOL_FAILED', "the tool's result does not match its outputSchema");
+    this.#check(
+      `${revision}#output`,
+      schema,
+      result,
+      'E_TOOL_FAILED',
+      "the tool's result does not match its outputSchema",
+    );
   }
 
   #check(key: string, schema: unknown, value: unknown, code: 'E_INVALID_ARGS' | 'E_TOOL_FAILED', prefix: string): void {

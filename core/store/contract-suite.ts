@@ -1,4 +1,5 @@
-// The StoreBackend contract every host's store must meet, framework-free so it runs under vitest and in Chromium; test code, trusted side.
+// The StoreBackend contract every host's store must meet, framework-free so it runs under vitest and in Chromium; test
+// code, trusted side.
 import type { StoreBackend } from './contract.js';
 import { Store } from './contract.js';
 
@@ -77,7 +78,11 @@ export const STORE_CONTRACT: StoreContractCase[] = [
     name: 'namespaces and keys outside [A-Za-z0-9._@:-]{1,200} are refused with E_STORE (no path tricks)',
     async run(b) {
       for (const bad of ['../x', 'a/b', '', '.hidden', 'x'.repeat(201), 'sp ace', 'nul\u0000', 'ümlaut']) {
-        await rejectsWith(() => b.put('objects', bad, bytes('x')), 'E_STORE', `put key ${JSON.stringify(bad.slice(0, 20))}`);
+        await rejectsWith(
+          () => b.put('objects', bad, bytes('x')),
+          'E_STORE',
+          `put key ${JSON.stringify(bad.slice(0, 20))}`,
+        );
         await rejectsWith(() => b.get(bad, 'k'), 'E_STORE', `get ns ${JSON.stringify(bad.slice(0, 20))}`);
       }
       await rejectsWith(() => b.append('../audit', 'x'), 'E_STORE', 'append log name');
@@ -113,7 +118,9 @@ export const STORE_CONTRACT: StoreContractCase[] = [
     name: 'withLock serializes read-modify-write (no lost update) and releases on failure',
     async run(b) {
       const store = new Store(b);
-      await Promise.all(Array.from({ length: 20 }, () => store.update<number>('counters', 'n', (old) => (old ?? 0) + 1)));
+      await Promise.all(
+        Array.from({ length: 20 }, () => store.update<number>('counters', 'n', (old) => (old ?? 0) + 1)),
+      );
       eq(await store.getJson('counters', 'n'), 20, 'counter');
       let threw = false;
       try {
@@ -152,7 +159,10 @@ export const STORE_CONTRACT: StoreContractCase[] = [
 ];
 
 /** Run every case against fresh backends from `make`; returns one row per case (never throws). */
-export async function runStoreContract(make: () => Promise<StoreBackend>, filter?: (name: string) => boolean): Promise<{ name: string; ok: boolean; detail: string }[]> {
+export async function runStoreContract(
+  make: () => Promise<StoreBackend>,
+  filter?: (name: string) => boolean,
+): Promise<{ name: string; ok: boolean; detail: string }[]> {
   const rows: { name: string; ok: boolean; detail: string }[] = [];
   for (const c of STORE_CONTRACT) {
     if (filter && !filter(c.name)) continue;

@@ -56,8 +56,10 @@ export const KEY_RE = /^[A-Za-z0-9._@:-]{1,200}$/;
 
 /** Throws E_STORE for a namespace or key outside KEY_RE. Hosts call this before touching storage. */
 export function checkKey(ns: string, key?: string): void {
-  if (!KEY_RE.test(ns) || ns.startsWith('.')) throw new TyError('E_STORE', `invalid store namespace "${ns.slice(0, 64)}"`);
-  if (key !== undefined && (!KEY_RE.test(key) || key.startsWith('.'))) throw new TyError('E_STORE', `invalid store key "${key.slice(0, 64)}"`);
+  if (!KEY_RE.test(ns) || ns.startsWith('.'))
+    throw new TyError('E_STORE', `invalid store namespace "${ns.slice(0, 64)}"`);
+  if (key !== undefined && (!KEY_RE.test(key) || key.startsWith('.')))
+    throw new TyError('E_STORE', `invalid store key "${key.slice(0, 64)}"`);
 }
 
 const dec = new TextDecoder();
@@ -98,7 +100,12 @@ export class Store {
     const bytes = await this.backend.get('objects', cid);
     if (bytes === undefined) return undefined;
     const actual = await cidOfBytes(bytes);
-    if (actual !== cid) throw new TyError('E_INTEGRITY', `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Install the same manifest again to repair it.`, { repair: 'install-again' });
+    if (actual !== cid)
+      throw new TyError(
+        'E_INTEGRITY',
+        `stored object ${cid} does not match its content (hashes to ${actual}); it was altered or corrupted. Install the same manifest again to repair it.`,
+        { repair: 'install-again' },
+      );
     return bytes;
   }
 
@@ -145,7 +152,11 @@ export class Store {
   }
 
   /** Read-modify-write under the lock `ns/key`. Returning undefined deletes the record. */
-  async update<T>(ns: string, key: string, fn: (old: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
+  async update<T>(
+    ns: string,
+    key: string,
+    fn: (old: T | undefined) => T | undefined | Promise<T | undefined>,
+  ): Promise<T | undefined> {
     return this.backend.withLock(`${ns}.${key}`, async () => {
       const next = await fn(await this.getJson<T>(ns, key));
       if (next === undefined) await this.backend.delete(ns, key);
@@ -158,7 +169,10 @@ export class Store {
     await this.backend.append(log, JSON.stringify(entry));
   }
 
-  /** appendJsonl in two steps (StoreBackend.appendStaged): written first, `durable` later; one step where the backend has no stages. */
+  /**
+   * appendJsonl in two steps (StoreBackend.appendStaged): written first, `durable` later; one step where the backend
+   * has no stages.
+   */
   async appendJsonlStaged(log: string, entry: unknown): Promise<{ durable: Promise<void> }> {
     const line = JSON.stringify(entry);
     if (this.backend.appendStaged) return this.backend.appendStaged(log, line);

@@ -46,7 +46,11 @@ export class MemoryStoreBackend implements StoreBackend {
  * Run `fn` after every earlier call queued under `name` in `locks` has settled (an in-process mutex per name).
  * Used by stores whose writers all live in one JavaScript realm.
  */
-export async function serializeByName<T>(locks: Map<string, Promise<unknown>>, name: string, fn: () => Promise<T>): Promise<T> {
+export async function serializeByName<T>(
+  locks: Map<string, Promise<unknown>>,
+  name: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const prev = locks.get(name) ?? Promise.resolve();
   const run = prev.then(fn, fn);
   const tail = run.catch(() => undefined);

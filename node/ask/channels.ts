@@ -1,4 +1,5 @@
-// The waiting-question store as an ask channel, and the command line's asker over terminal, store and dialog; Node host, trusted side.
+// The waiting-question store as an ask channel, and the command line's asker over terminal, store and dialog; Node
+// host, trusted side.
 import { watch, type FSWatcher } from 'node:fs';
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { AskRouter, DEFAULT_ASK_WAIT_MS } from '../../core/ask/router.js';
@@ -57,7 +58,13 @@ export class StoreAskChannel implements AskChannel {
         const check = (): void => {
           void this.store.readAnswer(id).then(
             (a) => {
-              if (a) finish({ allow: a.allow, scope: a.scope, channel: this.name, ...(a.values ? { values: a.values } : {}) });
+              if (a)
+                finish({
+                  allow: a.allow,
+                  scope: a.scope,
+                  channel: this.name,
+                  ...(a.values ? { values: a.values } : {}),
+                });
             },
             () => finish(undefined),
           );
@@ -88,10 +95,22 @@ export class StoreAskChannel implements AskChannel {
  * `env` is the CLI's environment, read by the dialog channel for the desktop session's variables only.
  * @throws TyError E_INVALID_SETTINGS for an askWaitMs outside 1 ms .. 1 day.
  */
-export function createNodeAsker(opts: { home: string; askWaitMs?: number; terminal?: boolean; dialog?: 'auto' | 'off'; env?: NodeJS.ProcessEnv }): AskRouter {
+export function createNodeAsker(opts: {
+  home: string;
+  askWaitMs?: number;
+  terminal?: boolean;
+  dialog?: 'auto' | 'off';
+  env?: NodeJS.ProcessEnv;
+}): AskRouter {
   const channels: AskChannel[] = [];
   if (opts.terminal !== false) channels.push(new TerminalAskChannel());
   channels.push(new StoreAskChannel(new QuestionStore(questionsDir(opts.home))));
-  channels.push(new DialogAskChannel({ mode: opts.dialog ?? 'auto', env: opts.env ?? process.env, waitMs: opts.askWaitMs ?? DEFAULT_ASK_WAIT_MS }));
+  channels.push(
+    new DialogAskChannel({
+      mode: opts.dialog ?? 'auto',
+      env: opts.env ?? process.env,
+      waitMs: opts.askWaitMs ?? DEFAULT_ASK_WAIT_MS,
+    }),
+  );
   return new AskRouter(opts.askWaitMs === undefined ? { channels } : { channels, askWaitMs: opts.askWaitMs });
 }

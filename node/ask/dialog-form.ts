@@ -1,4 +1,5 @@
-// A form question (an MCP server's elicitation) as a zenity --forms dialog: one entry per named field, secret-looking ones as password entries; Node host, trusted side.
+// A form question (an MCP server's elicitation) as a zenity --forms dialog: one entry per named field, secret-looking
+// ones as password entries; Node host, trusted side.
 import type { FormField, Question } from '../../core/exec/runtime.js';
 import { fieldLine } from '../../core/mcp/input/elicit.js';
 import { sanitizeInline } from '../../core/ask/text.js';
@@ -8,7 +9,8 @@ export const FORM_SEPARATOR = '\u001f';
 /** The form dialog's window title (fixed text). */
 export const FORM_TITLE = 'tysandbox: an MCP server asks you for input';
 
-const label = (f: FormField): string => sanitizeInline(`${f.title ?? f.name}${f.required ? ' (required)' : ''}`).replace(/\|/g, '/');
+const label = (f: FormField): string =>
+  sanitizeInline(`${f.title ?? f.name}${f.required ? ' (required)' : ''}`).replace(/\|/g, '/');
 
 /**
  * zenity's argument vector for a form question: `--forms` with the question's lines as its text (each field's line
@@ -19,7 +21,14 @@ const label = (f: FormField): string => sanitizeInline(`${f.title ?? f.name}${f.
 export function zenityFormArgs(q: Question, lines: string[], waitSeconds: number): string[] | undefined {
   const form = q.form;
   if (form === undefined) return undefined;
-  const args = ['--forms', `--title=${FORM_TITLE}`, `--text=${lines.join('\n')}`, `--separator=${FORM_SEPARATOR}`, '--width=720', `--timeout=${Math.max(1, Math.ceil(waitSeconds))}`];
+  const args = [
+    '--forms',
+    `--title=${FORM_TITLE}`,
+    `--text=${lines.join('\n')}`,
+    `--separator=${FORM_SEPARATOR}`,
+    '--width=720',
+    `--timeout=${Math.max(1, Math.ceil(waitSeconds))}`,
+  ];
   for (const f of form.fields) {
     if (f.options !== undefined || f.type === 'boolean') {
       const values = f.type === 'boolean' ? ['yes', 'no'] : f.options!.map((o) => o.value);
@@ -37,7 +46,8 @@ export function formFieldLines(q: Question): string[] {
 
 /**
  * The values zenity printed for `q`'s form (one per field, in order; an empty one left out), or undefined when the
- * output does not have one value per field. Checking them against the form is the Elicitor's (core/mcp/input/elicit.ts).
+ * output does not have one value per field. Checking them against the form is the Elicitor's
+ * (core/mcp/input/elicit.ts).
  */
 export function parseZenityForm(q: Question, stdout: string): Record<string, string> | undefined {
   const fields = q.form?.fields ?? [];

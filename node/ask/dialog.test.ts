@@ -1,4 +1,5 @@
-// Unit tests of the desktop dialog channel: program lookup, desktop detection, environment, command lines as text; test side.
+// Unit tests of the desktop dialog channel: program lookup, desktop detection, environment, command lines as text; test
+// side.
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +38,13 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-const q: Question = { id: 'q1', title: 'Allow fx to use mcp fx/search?', details: ['tool: fx', 'arguments: {"q":"x"}'], scopes: ['once', 'session', 'permanent'], suggestedRule: 'mcp(fx/search)' };
+const q: Question = {
+  id: 'q1',
+  title: 'Allow fx to use mcp fx/search?',
+  details: ['tool: fx', 'arguments: {"q":"x"}'],
+  scopes: ['once', 'session', 'permanent'],
+  suggestedRule: 'mcp(fx/search)',
+};
 
 describe('the osascript command line', () => {
   it('is a fixed script; the question text and the wait are arguments after it, never script text', () => {
@@ -50,7 +57,9 @@ describe('the osascript command line', () => {
     expect(script).toBe(
       [
         'on run argv',
-        `set r to display dialog (item 1 of argv) with title "tysandbox: approve a tool call?" buttons {"Deny", "Allow once"} default button "Deny" with icon caution giving up after ((item 2 of argv) as integer)`,
+        `set r to display dialog (item 1 of argv) with title "tysandbox: approve a tool call?" buttons ` +
+          `{"Deny", "Allow once"} default button "Deny" with icon caution giving up after ((item 2 of ` +
+          `argv) as integer)`,
         'if gave up of r then return "timeout"',
         'return button returned of r',
         'end run',
@@ -70,7 +79,17 @@ describe('the zenity and kdialog command lines', () => {
   it('zenity: --question --no-markup, the text as one --text= argument, only allow once and deny', () => {
     const lines = dialogLines(q);
     const args = dialogArgs('zenity', lines, 2.5);
-    expect(args).toEqual(['--question', '--switch', '--no-markup', '--title=tysandbox: approve a tool call?', `--text=${lines.join('\n')}`, `--extra-button=${DENY_LABEL}`, `--extra-button=${ALLOW_LABEL}`, '--width=720', '--timeout=3']);
+    expect(args).toEqual([
+      '--question',
+      '--switch',
+      '--no-markup',
+      '--title=tysandbox: approve a tool call?',
+      `--text=${lines.join('\n')}`,
+      `--extra-button=${DENY_LABEL}`,
+      `--extra-button=${ALLOW_LABEL}`,
+      '--width=720',
+      '--timeout=3',
+    ]);
     expect(lines[0]).toBe(DIALOG_HEADER);
     expect(lines.at(-1)).toBe('  Allow for: once');
     expect(dialogVerdict('zenity', 1, 'Allow once\n')).toBe('allow');
@@ -81,10 +100,17 @@ describe('the zenity and kdialog command lines', () => {
 
   it('kdialog: rich text with every markup character and backslash as an entity', () => {
     const text = kdialogText(['A <b>bold</b> & "q" \'s\' \\n \\\\', '  indented']);
-    expect(text).toBe('<qt>A &#60;b&#62;bold&#60;/b&#62; &#38; &#34;q&#34; &#39;s&#39; &#92;n &#92;&#92;<br>&nbsp;&nbsp;indented</qt>');
+    expect(text).toBe(
+      '<qt>A &#60;b&#62;bold&#60;/b&#62; &#38; &#34;q&#34; &#39;s&#39; &#92;n &#92;&#92;<br>&nbsp;&nbsp;indented</qt>',
+    );
     expect(text).not.toContain('\\');
     const args = dialogArgs('kdialog', dialogLines(q), 10);
-    expect(args).toEqual(['--title=tysandbox: approve a tool call?', `--yesno=${kdialogText(dialogLines(q))}`, `--yes-label=${ALLOW_LABEL}`, `--no-label=${DENY_LABEL}`]);
+    expect(args).toEqual([
+      '--title=tysandbox: approve a tool call?',
+      `--yesno=${kdialogText(dialogLines(q))}`,
+      `--yes-label=${ALLOW_LABEL}`,
+      `--no-label=${DENY_LABEL}`,
+    ]);
     expect(dialogVerdict('kdialog', 0, '')).toBe('allow');
     expect(dialogVerdict('kdialog', 1, '')).toBe('deny');
     expect(dialogVerdict('kdialog', 134, '')).toBeUndefined();
@@ -121,7 +147,10 @@ describe('finding the dialog program', () => {
     await chmod(sys, 0o755);
     await writeFile(join(sys, 'kdialog'), '#!/bin/sh\n');
     await chmod(join(sys, 'kdialog'), 0o755);
-    expect(findDialogProgram({ platform: 'linux', env: {}, dirs: [empty, sys] })).toEqual({ kind: 'kdialog', path: join(sys, 'kdialog') });
+    expect(findDialogProgram({ platform: 'linux', env: {}, dirs: [empty, sys] })).toEqual({
+      kind: 'kdialog',
+      path: join(sys, 'kdialog'),
+    });
     expect(findDialogProgram({ platform: 'darwin', env: {}, dirs: [sys] })).toBeUndefined();
   });
 
@@ -139,28 +168,62 @@ describe('finding the dialog program', () => {
     await chmod(p, 0o755);
     await chmod(d, 0o777);
     expect(trustedProgram(p)).toBe(false);
-    const other = (path: string) => ({ uid: 4242, mode: 0o755, isFile: () => !path.endsWith('/d'), isDirectory: () => path.endsWith('/d') });
+    const other = (path: string) => ({
+      uid: 4242,
+      mode: 0o755,
+      isFile: () => !path.endsWith('/d'),
+      isDirectory: () => path.endsWith('/d'),
+    });
     expect(trustedProgram('/d/zenity', other, 1000)).toBe(false);
     expect(trustedProgram('/d/zenity', other, 4242)).toBe(true);
   });
 
   it('on KDE prefers kdialog; on macOS only osascript', () => {
-    const stat = (path: string) => ({ uid: 0, mode: 0o755, isFile: () => path !== '/s', isDirectory: () => path === '/s' });
-    expect(findDialogProgram({ platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'KDE' }, dirs: ['/s'], stat })?.kind).toBe('kdialog');
-    expect(findDialogProgram({ platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'GNOME' }, dirs: ['/s'], stat })?.kind).toBe('zenity');
-    expect(findDialogProgram({ platform: 'darwin', env: {}, dirs: ['/s'], stat })).toEqual({ kind: 'osascript', path: '/s/osascript' });
+    const stat = (path: string) => ({
+      uid: 0,
+      mode: 0o755,
+      isFile: () => path !== '/s',
+      isDirectory: () => path === '/s',
+    });
+    expect(
+      findDialogProgram({ platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'KDE' }, dirs: ['/s'], stat })?.kind,
+    ).toBe('kdialog');
+    expect(
+      findDialogProgram({ platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'GNOME' }, dirs: ['/s'], stat })?.kind,
+    ).toBe('zenity');
+    expect(findDialogProgram({ platform: 'darwin', env: {}, dirs: ['/s'], stat })).toEqual({
+      kind: 'osascript',
+      path: '/s/osascript',
+    });
   });
 });
 
 describe('the desktop session', () => {
   const exists = (paths: string[]) => (p: string) => (paths.includes(p) ? { uid: 501 } : undefined);
   it('Linux: a local DISPLAY needs its X socket; WAYLAND_DISPLAY needs its socket; neither is no session', () => {
-    expect(desktopSession({ platform: 'linux', env: {}, stat: exists([]) })).toEqual({ ok: false, why: 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)' });
-    expect(desktopSession({ platform: 'linux', env: { DISPLAY: ':3' }, stat: exists(['/tmp/.X11-unix/X3']) })).toEqual({ ok: true });
+    expect(desktopSession({ platform: 'linux', env: {}, stat: exists([]) })).toEqual({
+      ok: false,
+      why: 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)',
+    });
+    expect(desktopSession({ platform: 'linux', env: { DISPLAY: ':3' }, stat: exists(['/tmp/.X11-unix/X3']) })).toEqual({
+      ok: true,
+    });
     expect(desktopSession({ platform: 'linux', env: { DISPLAY: ':3.0' }, stat: exists([]) }).ok).toBe(false);
     expect(desktopSession({ platform: 'linux', env: { DISPLAY: 'remote:10' }, stat: exists([]) }).ok).toBe(true);
-    expect(desktopSession({ platform: 'linux', env: { WAYLAND_DISPLAY: 'wayland-0', XDG_RUNTIME_DIR: '/run/user/501' }, stat: exists(['/run/user/501/wayland-0']) }).ok).toBe(true);
-    expect(desktopSession({ platform: 'linux', env: { WAYLAND_DISPLAY: 'wayland-0', XDG_RUNTIME_DIR: '/run/user/501' }, stat: exists([]) }).ok).toBe(false);
+    expect(
+      desktopSession({
+        platform: 'linux',
+        env: { WAYLAND_DISPLAY: 'wayland-0', XDG_RUNTIME_DIR: '/run/user/501' },
+        stat: exists(['/run/user/501/wayland-0']),
+      }).ok,
+    ).toBe(true);
+    expect(
+      desktopSession({
+        platform: 'linux',
+        env: { WAYLAND_DISPLAY: 'wayland-0', XDG_RUNTIME_DIR: '/run/user/501' },
+        stat: exists([]),
+      }).ok,
+    ).toBe(false);
   });
   it('macOS: the console belongs to this user', () => {
     expect(desktopSession({ platform: 'darwin', env: {}, stat: exists(['/dev/console']), uid: 501 }).ok).toBe(true);
@@ -170,8 +233,25 @@ describe('the desktop session', () => {
 
 describe('the dialog environment', () => {
   it('keeps only the desktop session variables; PATH is fixed', () => {
-    const env = dialogEnv({ DISPLAY: ':1', XAUTHORITY: '/h/.Xauthority', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus', HOME: '/h', PATH: '/evil:/usr/bin', API_TOKEN: 'secret', LD_PRELOAD: '/evil.so', GTK_MODULES: 'evil', LANG: 'de_DE.UTF-8' });
-    expect(env).toEqual({ PATH: '/usr/bin:/bin', DISPLAY: ':1', XAUTHORITY: '/h/.Xauthority', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus', HOME: '/h', LANG: 'de_DE.UTF-8' });
+    const env = dialogEnv({
+      DISPLAY: ':1',
+      XAUTHORITY: '/h/.Xauthority',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus',
+      HOME: '/h',
+      PATH: '/evil:/usr/bin',
+      API_TOKEN: 'secret',
+      LD_PRELOAD: '/evil.so',
+      GTK_MODULES: 'evil',
+      LANG: 'de_DE.UTF-8',
+    });
+    expect(env).toEqual({
+      PATH: '/usr/bin:/bin',
+      DISPLAY: ':1',
+      XAUTHORITY: '/h/.Xauthority',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus',
+      HOME: '/h',
+      LANG: 'de_DE.UTF-8',
+    });
     expect(dialogEnv({}).LANG).toBe('C.UTF-8');
   });
 });
@@ -184,9 +264,18 @@ describe('the dialog channel in the ask router', () => {
     const none = new DialogAskChannel({ env: {}, platform: 'linux' });
     const router = new AskRouter({ channels: [none, off] });
     const out = await router.ask(q);
-    expect(out).toMatchObject({ allow: false, reason: 'no-channel', channels: [{ name: 'dialog', live: false, detail: 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)' }, { name: 'dialog', live: false }] });
+    expect(out).toMatchObject({
+      allow: false,
+      reason: 'no-channel',
+      channels: [
+        { name: 'dialog', live: false, detail: 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)' },
+        { name: 'dialog', live: false },
+      ],
+    });
     if (out.allow) throw new Error('unexpected');
-    expect(askRefusalError('calling fx', out).message).toContain('channels: dialog (no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)); dialog (turned off (settings ask.dialog "off"))');
+    expect(askRefusalError('calling fx', out).message).toContain(
+      'channels: dialog (no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)); dialog (turned off (settings ask.dialog "off"))',
+    );
   });
 
   it('without a dialog program in the folders: not live, and says where it looked', async () => {

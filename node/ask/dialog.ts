@@ -1,4 +1,5 @@
-// Desktop dialog ask channel: zenity or kdialog (Linux), osascript (macOS), run outside every sandbox; Node host, trusted side.
+// Desktop dialog ask channel: zenity or kdialog (Linux), osascript (macOS), run outside every sandbox; Node host,
+// trusted side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -6,7 +7,10 @@ import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { cliQuestionLines } from '../cli/hints.js';
 import { formFieldLines, parseZenityForm, zenityFormArgs } from './dialog-form.js';
 
-/** The only folders a dialog program is taken from; PATH is never searched (a folder on it may be writable by what asks). */
+/**
+ * The only folders a dialog program is taken from; PATH is never searched (a folder on it may be writable by what
+ * asks).
+ */
 export const DIALOG_DIRS: readonly string[] = ['/usr/bin', '/bin', '/usr/local/bin'];
 
 export type DialogKind = 'zenity' | 'kdialog' | 'osascript';
@@ -33,11 +37,27 @@ const KILL_GRACE_MS = 2000;
  * display and session-bus addresses, the X authority file, the runtime folder, HOME (where the X authority
  * and toolkit settings live) and the locale (so the text is decoded as UTF-8).
  */
-export const DIALOG_ENV_KEYS: readonly string[] = ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'XDG_CURRENT_DESKTOP', 'XDG_SESSION_TYPE', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES'];
+export const DIALOG_ENV_KEYS: readonly string[] = [
+  'DISPLAY',
+  'WAYLAND_DISPLAY',
+  'XAUTHORITY',
+  'XDG_RUNTIME_DIR',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'XDG_CURRENT_DESKTOP',
+  'XDG_SESSION_TYPE',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_MESSAGES',
+];
 /** The PATH a dialog runs with (fixed system folders). */
 export const DIALOG_PATH = '/usr/bin:/bin';
 
-/** The minimal environment of a dialog process: DIALOG_ENV_KEYS copied when set, PATH fixed, a UTF-8 locale when none is set. */
+/**
+ * The minimal environment of a dialog process: DIALOG_ENV_KEYS copied when set, PATH fixed, a UTF-8 locale when none is
+ * set.
+ */
 export function dialogEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = { PATH: DIALOG_PATH };
   for (const k of DIALOG_ENV_KEYS) {
@@ -63,21 +83,39 @@ function statOrUndefined(path: string): StatLike | undefined {
  * Whether a system program may be run: a regular executable file owned by root (or the current user), not
  * writable by group or others, in a folder likewise owned and not writable by group or others.
  */
-export function trustedProgram(path: string, stat: StatFn = statOrUndefined, uid: number | undefined = process.getuid?.()): boolean {
+export function trustedProgram(
+  path: string,
+  stat: StatFn = statOrUndefined,
+  uid: number | undefined = process.getuid?.(),
+): boolean {
   const ok = (st: StatLike | undefined, dir: boolean): boolean =>
-    st !== undefined && (dir ? st.isDirectory() : st.isFile()) && (st.uid === 0 || st.uid === uid) && (st.mode & 0o022) === 0 && (dir || (st.mode & 0o111) !== 0);
+    st !== undefined &&
+    (dir ? st.isDirectory() : st.isFile()) &&
+    (st.uid === 0 || st.uid === uid) &&
+    (st.mode & 0o022) === 0 &&
+    (dir || (st.mode & 0o111) !== 0);
   return ok(stat(path), false) && ok(stat(dirname(path)), true);
 }
 
 /**
  * The dialog program for this platform, looked up only in DIALOG_DIRS (never PATH): on macOS `osascript`;
- * elsewhere `zenity`, then `kdialog` (kdialog first when XDG_CURRENT_DESKTOP names KDE). Undefined when none qualifies (trustedProgram).
+ * elsewhere `zenity`, then `kdialog` (kdialog first when XDG_CURRENT_DESKTOP names KDE). Undefined when none qualifies
+ * (trustedProgram).
  */
-export function findDialogProgram(o: { platform?: NodeJS.Platform; env?: NodeJS.ProcessEnv; dirs?: readonly string[]; stat?: StatFn; uid?: number } = {}): DialogProgram | undefined {
+export function findDialogProgram(
+  o: {
+    platform?: NodeJS.Platform;
+    env?: NodeJS.ProcessEnv;
+    dirs?: readonly string[];
+    stat?: StatFn;
+    uid?: number;
+  } = {},
+): DialogProgram | undefined {
   const platform = o.platform ?? process.platform;
   const dirs = o.dirs ?? DIALOG_DIRS;
   const kde = /kde/i.test(o.env?.XDG_CURRENT_DESKTOP ?? '');
-  const kinds: DialogKind[] = platform === 'darwin' ? ['osascript'] : kde ? ['kdialog', 'zenity'] : ['zenity', 'kdialog'];
+  const kinds: DialogKind[] =
+    platform === 'darwin' ? ['osascript'] : kde ? ['kdialog', 'zenity'] : ['zenity', 'kdialog'];
   for (const kind of kinds) {
     for (const dir of dirs) {
       const path = join(dir, kind);
@@ -93,7 +131,14 @@ export function findDialogProgram(o: { platform?: NodeJS.Platform; env?: NodeJS.
  * /tmp/.X11-unix/XN); on macOS the console (`/dev/console`) belongs to the current user, i.e. they are logged
  * in to the GUI.
  */
-export function desktopSession(o: { platform?: NodeJS.Platform; env?: NodeJS.ProcessEnv; stat?: (p: string) => { uid: number } | undefined; uid?: number } = {}): { ok: true } | { ok: false; why: string } {
+export function desktopSession(
+  o: {
+    platform?: NodeJS.Platform;
+    env?: NodeJS.ProcessEnv;
+    stat?: (p: string) => { uid: number } | undefined;
+    uid?: number;
+  } = {},
+): { ok: true } | { ok: false; why: string } {
   const platform = o.platform ?? process.platform;
   const env = o.env ?? process.env;
   const stat = o.stat ?? ((p: string) => statOrUndefined(p));
@@ -101,7 +146,9 @@ export function desktopSession(o: { platform?: NodeJS.Platform; env?: NodeJS.Pro
   if (platform === 'darwin') {
     const st = stat('/dev/console');
     const uid = o.uid ?? process.getuid?.();
-    return st !== undefined && st.uid === uid ? { ok: true } : { ok: false, why: 'no logged-in GUI session for this user (the console belongs to someone else)' };
+    return st !== undefined && st.uid === uid
+      ? { ok: true }
+      : { ok: false, why: 'no logged-in GUI session for this user (the console belongs to someone else)' };
   }
   const wayland = env.WAYLAND_DISPLAY;
   if (wayland) {
@@ -115,17 +162,31 @@ export function desktopSession(o: { platform?: NodeJS.Platform; env?: NodeJS.Pro
     if (stat(`/tmp/.X11-unix/X${m[1]}`) !== undefined) return { ok: true };
     return { ok: false, why: `DISPLAY=${m[0]} but no X server socket /tmp/.X11-unix/X${m[1]}` };
   }
-  return { ok: false, why: wayland ? 'WAYLAND_DISPLAY is set but its socket is missing, and DISPLAY is unset' : 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)' };
+  return {
+    ok: false,
+    why: wayland
+      ? 'WAYLAND_DISPLAY is set but its socket is missing, and DISPLAY is unset'
+      : 'no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)',
+  };
 }
 
-/** Longest run without a space on one dialog line, in code points: toolkits wrap only at spaces, so a longer run would widen the window past the screen. */
+/**
+ * Longest run without a space on one dialog line, in code points: toolkits wrap only at spaces, so a longer run would
+ * widen the window past the screen.
+ */
 export const DIALOG_RUN_CHARS = 80;
-/** Most lines a dialog shows (a taller window would push its buttons off the screen); the rest become one cut marker line. */
+/**
+ * Most lines a dialog shows (a taller window would push its buttons off the screen); the rest become one cut marker
+ * line.
+ */
 export const DIALOG_MAX_LINES = 36;
 /** Prefix of a dialog line that continues the line above (a run longer than DIALOG_RUN_CHARS broken up). */
 export const CONTINUED = '   \u21aa ';
 
-/** Break every run of more than DIALOG_RUN_CHARS code points without a space, preferring not to split an escape like `\u202e`. */
+/**
+ * Break every run of more than DIALOG_RUN_CHARS code points without a space, preferring not to split an escape like
+ * `\u202e`.
+ */
 export function breakLongRuns(line: string): string[] {
   const out: string[] = [];
   let cur: string[] = [];
@@ -162,7 +223,10 @@ export function dialogLines(q: Question): string[] {
   return [...lines.slice(0, DIALOG_MAX_LINES - 1), `… [cut: ${lines.length - (DIALOG_MAX_LINES - 1)} more lines]`];
 }
 
-/** Text for kdialog: forced rich text (`<qt>`), every markup character and backslash (kdialog's own `\n`, `\\` escapes) written as an entity. */
+/**
+ * Text for kdialog: forced rich text (`<qt>`), every markup character and backslash (kdialog's own `\n`, `\\` escapes)
+ * written as an entity.
+ */
 export function kdialogText(lines: string[]): string {
   const esc = (s: string): string =>
     s.replace(/[&<>"'\\]/g, (c) => `&#${c.charCodeAt(0)};`).replace(/^ +/, (sp) => '&nbsp;'.repeat(sp.length));
@@ -172,7 +236,9 @@ export function kdialogText(lines: string[]): string {
 /** The AppleScript run by osascript: fixed text; the question arrives as `item 1 of argv`, the wait (s) as `item 2`. */
 export const OSASCRIPT_LINES: readonly string[] = [
   'on run argv',
-  `set r to display dialog (item 1 of argv) with title "${DIALOG_TITLE}" buttons {"${DENY_LABEL}", "${ALLOW_LABEL}"} default button "${DENY_LABEL}" with icon caution giving up after ((item 2 of argv) as integer)`,
+  `set r to display dialog (item 1 of argv) with title "${DIALOG_TITLE}" buttons {"${DENY_LABEL}", ` +
+    `"${ALLOW_LABEL}"} default button "${DENY_LABEL}" with icon caution giving up after ((item 2 ` +
+    `of argv) as integer)`,
   'if gave up of r then return "timeout"',
   'return button returned of r',
   'end run',
@@ -190,9 +256,24 @@ export function dialogArgs(kind: DialogKind, lines: string[], waitSeconds: numbe
   const wait = String(Math.max(1, Math.ceil(waitSeconds)));
   switch (kind) {
     case 'zenity':
-      return ['--question', '--switch', '--no-markup', `--title=${DIALOG_TITLE}`, `--text=${text}`, `--extra-button=${DENY_LABEL}`, `--extra-button=${ALLOW_LABEL}`, '--width=720', `--timeout=${wait}`];
+      return [
+        '--question',
+        '--switch',
+        '--no-markup',
+        `--title=${DIALOG_TITLE}`,
+        `--text=${text}`,
+        `--extra-button=${DENY_LABEL}`,
+        `--extra-button=${ALLOW_LABEL}`,
+        '--width=720',
+        `--timeout=${wait}`,
+      ];
     case 'kdialog':
-      return [`--title=${DIALOG_TITLE}`, `--yesno=${kdialogText(lines)}`, `--yes-label=${ALLOW_LABEL}`, `--no-label=${DENY_LABEL}`];
+      return [
+        `--title=${DIALOG_TITLE}`,
+        `--yesno=${kdialogText(lines)}`,
+        `--yes-label=${ALLOW_LABEL}`,
+        `--no-label=${DENY_LABEL}`,
+      ];
     case 'osascript':
       return [...OSASCRIPT_LINES.flatMap((l) => ['-e', l]), text, wait];
   }
@@ -252,7 +333,10 @@ export class DialogAskChannel implements AskChannel {
   private readonly waitMs: number;
   private readonly dirs: readonly string[] | undefined;
   private readonly platform: NodeJS.Platform;
-  /** How the last dialog ended without an answer nor a withdrawal (its exit code or signal and the start of its stderr), for diagnosis. */
+  /**
+   * How the last dialog ended without an answer nor a withdrawal (its exit code or signal and the start of its stderr),
+   * for diagnosis.
+   */
   lastFailure: { code: number | null; signal: string | null; stderr: string } | undefined;
 
   constructor(opts: DialogChannelOptions = {}) {
@@ -269,7 +353,11 @@ export class DialogAskChannel implements AskChannel {
     if (this.mode === 'off') return { ok: false, why: 'turned off (settings ask.dialog "off")' };
     const session = desktopSession({ platform: this.platform, env: this.env });
     if (!session.ok) return session;
-    const program = findDialogProgram({ platform: this.platform, env: this.env, ...(this.dirs ? { dirs: this.dirs } : {}) });
+    const program = findDialogProgram({
+      platform: this.platform,
+      env: this.env,
+      ...(this.dirs ? { dirs: this.dirs } : {}),
+    });
     if (!program) {
       const names = this.platform === 'darwin' ? 'osascript' : 'zenity or kdialog';
       return { ok: false, why: `no ${names} in ${(this.dirs ?? DIALOG_DIRS).join(', ')} (PATH is not searched)` };
@@ -281,7 +369,10 @@ export class DialogAskChannel implements AskChannel {
     return this.state().ok;
   }
 
-  /** Form questions (an MCP server's elicitation) are shown with zenity only (node/ask/dialog-form.ts); kdialog and osascript show yes/no questions. */
+  /**
+   * Form questions (an MCP server's elicitation) are shown with zenity only (node/ask/dialog-form.ts); kdialog and
+   * osascript show yes/no questions.
+   */
   get forms(): boolean {
     const s = this.state();
     return s.ok && s.program.kind === 'zenity';
@@ -297,12 +388,19 @@ export class DialogAskChannel implements AskChannel {
     const s = this.state();
     if (!s.ok) return Promise.resolve(undefined);
     const { kind, path } = s.program;
-    const formArgs = q.form !== undefined && kind === 'zenity' ? zenityFormArgs(q, [...dialogLines(q), ...formFieldLines(q)], this.waitMs / 1000) : undefined;
+    const formArgs =
+      q.form !== undefined && kind === 'zenity'
+        ? zenityFormArgs(q, [...dialogLines(q), ...formFieldLines(q)], this.waitMs / 1000)
+        : undefined;
     if (q.form !== undefined && formArgs === undefined) return Promise.resolve(undefined);
     return new Promise<Answer | undefined>((resolve) => {
       let child: ChildProcess;
       try {
-        child = spawn(path, formArgs ?? dialogArgs(kind, dialogLines(q), this.waitMs / 1000), { env: dialogEnv(this.env), cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+        child = spawn(path, formArgs ?? dialogArgs(kind, dialogLines(q), this.waitMs / 1000), {
+          env: dialogEnv(this.env),
+          cwd: '/',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
       } catch {
         resolve(undefined);
         return;
@@ -342,7 +440,13 @@ export class DialogAskChannel implements AskChannel {
           // zenity --forms: OK prints the values (exit 0), Cancel or closing the window is exit 1 (a dismissal)
           const values = code === 0 ? parseZenityForm(q, stdout) : undefined;
           if (code === 0 && values === undefined) this.lastFailure = { code, signal: sig, stderr };
-          return finish(values !== undefined ? { allow: true, scope: 'once', channel: this.name, values } : code === 1 ? { allow: false, scope: 'once', channel: this.name, dismissed: true } : undefined);
+          return finish(
+            values !== undefined
+              ? { allow: true, scope: 'once', channel: this.name, values }
+              : code === 1
+                ? { allow: false, scope: 'once', channel: this.name, dismissed: true }
+                : undefined,
+          );
         }
         const v = dialogVerdict(kind, code, stdout);
         if (v === undefined && !settled) this.lastFailure = { code, signal: sig, stderr };

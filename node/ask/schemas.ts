@@ -13,7 +13,10 @@ export const FormFieldSchema = z.strictObject({
   description: Text(600).optional(),
   required: z.boolean(),
   default: z.union([Text(4096), z.number(), z.boolean()]).optional(),
-  options: z.array(z.strictObject({ value: Text(4096), label: Text(200).optional() })).max(100).optional(),
+  options: z
+    .array(z.strictObject({ value: Text(4096), label: Text(200).optional() }))
+    .max(100)
+    .optional(),
   format: z.enum(['email', 'uri', 'date', 'date-time']).optional(),
   minLength: z.number().optional(),
   maxLength: z.number().optional(),
@@ -32,7 +35,12 @@ export function storedForm(form: QuestionForm | undefined): QuestionForm | undef
 }
 
 export const HintsSchema = z
-  .strictObject({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean(), openWorldHint: z.boolean() })
+  .strictObject({
+    readOnlyHint: z.boolean(),
+    destructiveHint: z.boolean(),
+    idempotentHint: z.boolean(),
+    openWorldHint: z.boolean(),
+  })
   .partial();
 export const ScopeSchema = z.enum(['once', 'session', 'permanent']);
 /** The question as stored: raw text (sanitized on display), never a terminal code. */
@@ -62,4 +70,3 @@ export const StoredAnswerSchema = z.strictObject({
   values: FormValuesSchema.optional(),
 });
 export type StoredAnswer = z.infer<typeof StoredAnswerSchema>;
-

@@ -1,4 +1,5 @@
-// Waiting-question store: questions as 0600 files in the user's state folder, answered by `tycli answer`; Node host, trusted side.
+// Waiting-question store: questions as 0600 files in the user's state folder, answered by `tycli answer`; Node host,
+// trusted side.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
@@ -53,7 +54,8 @@ function isCode(e: unknown, ...codes: string[]): boolean {
 }
 
 function checkId(id: string): void {
-  if (typeof id !== 'string' || !QUESTION_ID_RE.test(id)) throw new TyError('E_USAGE', 'a question id is 24 characters of a-z and 2-7 (as `tycli questions` shows it)');
+  if (typeof id !== 'string' || !QUESTION_ID_RE.test(id))
+    throw new TyError('E_USAGE', 'a question id is 24 characters of a-z and 2-7 (as `tycli questions` shows it)');
 }
 
 /** Read a small regular file without following a symlink; undefined when absent. */
@@ -105,7 +107,9 @@ export interface WatchLock {
 export class QuestionStore {
   constructor(readonly dir: string) {}
 
-  /** Create the folder (0700) or check it. @throws TyError E_STORE when it is a symlink, not ours, or open to others. */
+  /**
+   * Create the folder (0700) or check it. @throws TyError E_STORE when it is a symlink, not ours, or open to others.
+   */
   async ensureDir(): Promise<void> {
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -113,8 +117,10 @@ export class QuestionStore {
       throw new TyError('E_STORE', `cannot create the question folder (${(e as { code?: string }).code ?? 'error'})`);
     }
     const st = await lstat(this.dir);
-    if (!st.isDirectory()) throw new TyError('E_STORE', 'the question folder is not a plain folder (a symlink or file is in its place)');
-    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new TyError('E_STORE', 'the question folder belongs to another user');
+    if (!st.isDirectory())
+      throw new TyError('E_STORE', 'the question folder is not a plain folder (a symlink or file is in its place)');
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid())
+      throw new TyError('E_STORE', 'the question folder belongs to another user');
     if ((st.mode & 0o077) !== 0) await chmod(this.dir, 0o700);
   }
 
@@ -153,7 +159,8 @@ export class QuestionStore {
     if (q.hints && hints.success) doc.hints = hints.data;
     if (q.scopes) doc.scopes = q.scopes.filter((s) => ScopeSchema.safeParse(s).success).slice(0, 3);
     const form = storedForm(q.form);
-    if (q.form !== undefined && form === undefined) throw new TyError('E_STORE', 'the question\'s form cannot be stored');
+    if (q.form !== undefined && form === undefined)
+      throw new TyError('E_STORE', "the question's form cannot be stored");
     if (form) doc.form = form;
     const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
@@ -224,22 +231,43 @@ export class QuestionStore {
    * Returns `{ok:false}` with E_USAGE when the question is not waiting (unknown, withdrawn) or already answered.
    * @throws TyError E_USAGE for a malformed id, E_STORE when the folder cannot be written.
    */
-  async answer(id: string, a: { allow: boolean; scope?: Answer['scope']; by: string; values?: Record<string, unknown> }): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
+  async answer(
+    id: string,
+    a: { allow: boolean; scope?: Answer['scope']; by: string; values?: Record<string, unknown> },
+  ): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
     checkId(id);
     await this.ensureDir();
     const q = await this.get(id);
-    if (!q) return { ok: false, code: 'E_USAGE', message: `question ${id} is not waiting (unknown, withdrawn, or its asker ended)` };
+    if (!q)
+      return {
+        ok: false,
+        code: 'E_USAGE',
+        message: `question ${id} is not waiting (unknown, withdrawn, or its asker ended)`,
+      };
     const scope = a.scope ?? 'once';
     const offered = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
-    if (a.allow && !offered.includes(scope)) return { ok: false, code: 'E_USAGE', message: `question ${id} offers ${offered.join(', ')}, not ${scope}` };
+    if (a.allow && !offered.includes(scope))
+      return { ok: false, code: 'E_USAGE', message: `question ${id} offers ${offered.join(', ')}, not ${scope}` };
     const vals = answerValues(q.form, a.allow === true, a.values);
     if (!vals.ok) return { ok: false, code: 'E_USAGE', message: `question ${id}: ${vals.message}` };
-    const doc: StoredAnswer = { v: 1, allow: a.allow === true, scope: a.allow ? scope : 'once', answeredAt: Date.now(), by: String(a.by).slice(0, 128), ...(vals.values ? { values: vals.values } : {}) };
+    const doc: StoredAnswer = {
+      v: 1,
+      allow: a.allow === true,
+      scope: a.allow ? scope : 'once',
+      answeredAt: Date.now(),
+      by: String(a.by).slice(0, 128),
+      ...(vals.values ? { values: vals.values } : {}),
+    };
     const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
       await link(tmp, this.path(id, 'answer'));
     } catch (e) {
-      if (isCode(e, 'EEXIST')) return { ok: false, code: 'E_USAGE', message: `question ${id} was already answered; the first answer is final` };
+      if (isCode(e, 'EEXIST'))
+        return {
+          ok: false,
+          code: 'E_USAGE',
+          message: `question ${id} was already answered; the first answer is final`,
+        };
       throw new TyError('E_STORE', `cannot write the answer (${(e as { code?: string }).code ?? 'error'})`);
     } finally {
       await unlink(tmp).catch(() => undefined);
@@ -262,7 +290,10 @@ export class QuestionStore {
     await this.ensureDir();
     const path = join(this.dir, `watch-${randomBytes(12).toString('hex')}.sock`);
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-      throw new TyError('E_STORE', `the state folder path is too long for the watcher socket (${MAX_SOCKET_PATH} bytes at most); use a shorter --home`);
+      throw new TyError(
+        'E_STORE',
+        `the state folder path is too long for the watcher socket (${MAX_SOCKET_PATH} bytes at most); use a shorter --home`,
+      );
     }
     const key = await this.watchKey();
     const server: Server = createServer((sock) => {
@@ -283,7 +314,9 @@ export class QuestionStore {
       });
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (e) => reject(new TyError('E_STORE', `cannot hold the watcher lock (${(e as { code?: string }).code ?? 'error'})`)));
+      server.once('error', (e) =>
+        reject(new TyError('E_STORE', `cannot hold the watcher lock (${(e as { code?: string }).code ?? 'error'})`)),
+      );
       server.listen(path, () => resolve());
     });
     await chmod(path, 0o600).catch(() => undefined);
@@ -308,7 +341,8 @@ export class QuestionStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       const text = await readPlain(path);
       if (text !== undefined && /^[0-9a-f]{64}$/.test(text.trim())) return Buffer.from(text.trim(), 'hex');
-      if (text !== undefined) throw new TyError('E_STORE', `the question store key ${KEY_FILE} is malformed; delete it to make a new one`);
+      if (text !== undefined)
+        throw new TyError('E_STORE', `the question store key ${KEY_FILE} is malformed; delete it to make a new one`);
       try {
         const fh = await open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600);
         try {
@@ -318,7 +352,11 @@ export class QuestionStore {
           await fh.close();
         }
       } catch (e) {
-        if (!isCode(e, 'EEXIST')) throw new TyError('E_STORE', `cannot create the question store key (${(e as { code?: string }).code ?? 'error'})`);
+        if (!isCode(e, 'EEXIST'))
+          throw new TyError(
+            'E_STORE',
+            `cannot create the question store key (${(e as { code?: string }).code ?? 'error'})`,
+          );
       }
     }
     throw new TyError('E_STORE', 'cannot read the question store key');

@@ -1,4 +1,5 @@
-// Terminal ask channel: shows a question on the controlling terminal (/dev/tty) with a code to type back; Node host, trusted side.
+// Terminal ask channel: shows a question on the controlling terminal (/dev/tty) with a code to type back; Node host,
+// trusted side.
 import { closeSync, constants as fsc, openSync, writeSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { ReadStream } from 'node:tty';
@@ -26,7 +27,11 @@ export interface QuestionListeners {
  * them all, writes `note` (a terminal already gone is ignored) and closes the terminal; it does so once and
  * returns false on later calls, so the caller settles its question exactly once.
  */
-export function listenOnTerminal(tty: TerminalHandle, signal: AbortSignal, on: QuestionListeners): (note: string) => boolean {
+export function listenOnTerminal(
+  tty: TerminalHandle,
+  signal: AbortSignal,
+  on: QuestionListeners,
+): (note: string) => boolean {
   let open = true;
   const onData = (chunk: Buffer | string): void => on.data(chunk);
   const onEnd = (): void => on.end();
@@ -125,12 +130,17 @@ export function newAnswerCode(): string {
  * that scope when the question offers it; anything else (another code, `y`, empty line, extra words) refuses.
  * Letters compare case-insensitively.
  */
-export function interpretTypedLine(line: string, code: string, offered: Answer['scope'][]): { allow: true; scope: Answer['scope'] } | { allow: false } {
+export function interpretTypedLine(
+  line: string,
+  code: string,
+  offered: Answer['scope'][],
+): { allow: true; scope: Answer['scope'] } | { allow: false } {
   const words = line.trim().split(/[ \t]+/);
   if (words[0]?.toUpperCase() !== code.toUpperCase()) return { allow: false };
   if (words.length === 1) return { allow: true, scope: 'once' };
   const scope = words[1]?.toLowerCase();
-  if (words.length === 2 && (scope === 'session' || scope === 'permanent') && offered.includes(scope)) return { allow: true, scope };
+  if (words.length === 2 && (scope === 'session' || scope === 'permanent') && offered.includes(scope))
+    return { allow: true, scope };
   return { allow: false };
 }
 
@@ -169,7 +179,15 @@ export class TerminalAskChannel implements AskChannel {
     const tty = this.openTerminal();
     if (!tty) return Promise.resolve(undefined);
     const code = newAnswerCode();
-    if (q.form !== undefined) return askFormOnTerminal(tty, q, code, cliQuestionLines(q).filter((l) => !l.trimStart().startsWith('Allow for:')), this.name, signal);
+    if (q.form !== undefined)
+      return askFormOnTerminal(
+        tty,
+        q,
+        code,
+        cliQuestionLines(q).filter((l) => !l.trimStart().startsWith('Allow for:')),
+        this.name,
+        signal,
+      );
     const offered: Answer['scope'][] = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
     return new Promise<Answer | undefined>((resolve) => {
       let buffered = '';
@@ -184,18 +202,29 @@ export class TerminalAskChannel implements AskChannel {
           buffered += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
           const nl = buffered.search(/[\r\n]/);
           if (nl < 0) {
-            if (Buffer.byteLength(buffered) > this.maxLineBytes) finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (input too long)\n');
+            if (Buffer.byteLength(buffered) > this.maxLineBytes)
+              finish({ allow: false, scope: 'once', channel: this.name }, '\nrefused (input too long)\n');
             return;
           }
           const verdict = interpretTypedLine(buffered.slice(0, nl), code, offered);
-          if (verdict.allow) finish({ allow: true, scope: verdict.scope, channel: this.name }, `allowed (${verdict.scope})\n`);
+          if (verdict.allow)
+            finish({ allow: true, scope: verdict.scope, channel: this.name }, `allowed (${verdict.scope})\n`);
           else finish({ allow: false, scope: 'once', channel: this.name }, 'refused\n');
         },
       });
-      const scopeHint = offered.filter((s) => s !== 'once').map((s) => `, "${code} ${s}" for ${s === 'session' ? 'this session' : 'always'}`).join('');
+      const scopeHint = offered
+        .filter((s) => s !== 'once')
+        .map((s) => `, "${code} ${s}" for ${s === 'session' ? 'this session' : 'always'}`)
+        .join('');
       try {
         tty.write(
-          ['', '── tysandbox asks ──', ...cliQuestionLines(q), `Type ${code} to allow once${scopeHint}; anything else refuses.`, '> '].join('\n'),
+          [
+            '',
+            '── tysandbox asks ──',
+            ...cliQuestionLines(q),
+            `Type ${code} to allow once${scopeHint}; anything else refuses.`,
+            '> ',
+          ].join('\n'),
         );
       } catch {
         finish(undefined, '');

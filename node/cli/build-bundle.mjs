@@ -1,4 +1,5 @@
-// Build step (npm run build): bundles the compiled command line (dist/node/cli/main.js) into dist/cli/tycli.cjs with esbuild and writes its V8 code cache; trusted side.
+// Build step (npm run build): bundles the compiled command line (dist/node/cli/main.js) into dist/cli/tycli.cjs with
+// esbuild and writes its V8 code cache; trusted side.
 // One CommonJS file: each command's and capability's dynamic import() becomes a module wrapper (esbuild's __esm /
 // __commonJS) evaluated on first use, so `tycli run` evaluates only what it needs, and unused exports (zod's locales)
 // are dropped. bin/bundle-loader.mjs compiles it through vm.Script with the code cache (node/cli/build-code-cache.mjs),
@@ -24,9 +25,21 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const zodEnglishOnly = {
   name: 'zod-english-only',
   setup(b) {
-    // the path relative to the package root: it is written into the bundle, which must not depend on the checkout's place
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]/.test(a.importer) ? { path: relative(root, join(dirname(a.importer), '..', 'locales', 'index.js')), namespace: 'zod-english-only' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: dirname(join(root, a.path)), loader: 'js' }));
+    // the path relative to the package root: it is written into the bundle, which must not depend on the checkout's
+    // place
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(a.importer)
+        ? {
+            path: relative(root, join(dirname(a.importer), '..', 'locales', 'index.js')),
+            namespace: 'zod-english-only',
+          }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (a) => ({
+      contents: "export { default as en } from './en.js';\n",
+      resolveDir: dirname(join(root, a.path)),
+      loader: 'js',
+    }));
   },
 };
 /**
@@ -43,19 +56,29 @@ const lazyDeps = {
     b.onResolve({ filter: /^(re2js|source-map-js|diff)$/ }, (a) => ({ path: a.path, namespace: 'lazy-dep' }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-dep' }, (a) => {
       const load = `const pkg = ${JSON.stringify(a.path)};\nlet m;\nconst load = () => (m ??= require(pkg));\n`;
-      const names = LAZY_DEPS[a.path].map((n) => `export const ${n} = new Proxy(function () {}, { get: (_, k) => Reflect.get(load().${n}, k), construct: (_, args) => Reflect.construct(load().${n}, args), apply: (_, self, args) => Reflect.apply(load().${n}, self, args) });\n`);
+      const names = LAZY_DEPS[a.path].map(
+        (n) =>
+          `export const ${n} = new Proxy(function () {}, { get: (_, k) => Reflect.get(load().${n}, k), ` +
+          `construct: (_, args) => Reflect.construct(load().${n}, args), apply: (_, self, args) => Reflect.apply(load().${n}, ` +
+          `self, args) });\n`,
+      );
       return { contents: load + names.join(''), loader: 'js', resolveDir: root };
     });
   },
 };
 /**
- * zod lists its compile module (`z.compile`, ahead-of-time parsers, about 90 KB) as having side effects, so esbuild keeps
+ * zod lists its compile module (`z.compile`, ahead-of-time parsers, about 90 KB) as having side effects, so esbuild
+ * keeps
  * it although nothing here calls it; it has none at its top level (only declarations), so the bundle may drop it.
  */
 const zodCompileUnused = {
   name: 'zod-compile-unused',
   setup(b) {
-    b.onResolve({ filter: /^\.\/compile\.js$/ }, (a) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]index\.js$/.test(a.importer) ? { path: join(dirname(a.importer), 'compile.js'), sideEffects: false } : undefined));
+    b.onResolve({ filter: /^\.\/compile\.js$/ }, (a) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]core[\\/]index\.js$/.test(a.importer)
+        ? { path: join(dirname(a.importer), 'compile.js'), sideEffects: false }
+        : undefined,
+    );
   },
 };
 /**
@@ -76,8 +99,15 @@ function zodMembersUsed() {
         if (!/from ['"]zod['"]/.test(text)) continue;
         for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
         // any other `z` (passed as a value, indexed): keep zod whole; `a-z` in a regular expression is not one
-        const rest = text.replace(/import \{ z \} from ['"]zod['"];?/g, '').replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
-        if (/(?<![\w$.-])z(?![\w$])/.test(rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''))) bare = true;
+        const rest = text
+          .replace(/import \{ z \} from ['"]zod['"];?/g, '')
+          .replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
+        if (
+          /(?<![\w$.-])z(?![\w$])/.test(
+            rest.replace(/\/\/.*$|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/gm, ''),
+          )
+        )
+          bare = true;
       }
     }
   };
@@ -90,7 +120,9 @@ const zodUsedOnly = {
     const names = zodMembersUsed();
     if (!names) return;
     const external = join(root, 'node_modules', 'zod', 'v4', 'classic', 'external.js');
-    b.onResolve({ filter: /^zod$/ }, (a) => (/[\\/]node_modules[\\/]/.test(a.importer) ? undefined : { path: 'z', namespace: 'zod-used' }));
+    b.onResolve({ filter: /^zod$/ }, (a) =>
+      /[\\/]node_modules[\\/]/.test(a.importer) ? undefined : { path: 'z', namespace: 'zod-used' },
+    );
     b.onLoad({ filter: /.*/, namespace: 'zod-used' }, () => ({
       contents: `import * as all from ${JSON.stringify(external)};\nexport const z = Object.freeze({ ${names.map((n) => `${n}: all.${n}`).join(', ')} });\nexport default z;\n`,
       loader: 'js',
@@ -143,7 +175,15 @@ function routeDynamicImports(text) {
       else if (v && typeof v === 'object' && typeof v.type === 'string') walk(v);
     }
   };
-  walk(Parser.parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true, allowHashBang: true, onComment: (_b, _t, start, end) => comments.push([start, end]) }));
+  walk(
+    Parser.parse(text, {
+      ecmaVersion: 'latest',
+      sourceType: 'script',
+      allowReturnOutsideFunction: true,
+      allowHashBang: true,
+      onComment: (_b, _t, start, end) => comments.push([start, end]),
+    }),
+  );
   const out = text.split('');
   for (const i of at) {
     if (text.slice(i, i + 6) !== 'import') throw new Error(`dynamic import at ${i} is not spelled import(`);
@@ -165,5 +205,11 @@ writeFileSync(`${file}.tmp`, text, 'latin1');
 renameSync(`${file}.tmp`, file);
 
 // The code cache: a failure leaves the bundle without one (it then compiles from source), never fails the build.
-const gen = spawnSync(process.execPath, [join(root, 'node', 'cli', 'build-code-cache.mjs')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 180_000 });
-if (gen.status !== 0) process.stderr.write(`warning: no code cache for dist/cli/tycli.cjs (build-code-cache exited ${gen.status ?? gen.signal}); the command line compiles from source\n`);
+const gen = spawnSync(process.execPath, [join(root, 'node', 'cli', 'build-code-cache.mjs')], {
+  stdio: ['ignore', 'inherit', 'inherit'],
+  timeout: 180_000,
+});
+if (gen.status !== 0)
+  process.stderr.write(
+    `warning: no code cache for dist/cli/tycli.cjs (build-code-cache exited ${gen.status ?? gen.signal}); the command line compiles from source\n`,
+  );

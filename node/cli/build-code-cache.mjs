@@ -1,4 +1,5 @@
-// Build step (run by node/cli/build-bundle.mjs): writes dist/cli/tycli.cjs.cache, the V8 code cache of the bundled command line; trusted side.
+// Build step (run by node/cli/build-bundle.mjs): writes dist/cli/tycli.cjs.cache, the V8 code cache of the bundled
+// command line; trusted side.
 // The cache is made after a representative `tycli run` (the csv-stats example in a temporary home, bubblewrap on,
 // else with --sandbox off where bubblewrap cannot run), so it holds the functions such a run compiles, not only the
 // top level; where no run works it holds the top level. Written atomically (a temp file renamed over the old one),
@@ -21,7 +22,18 @@ function writeCache(data) {
   if (bundle.length !== st.size) throw new Error(`${BUNDLE} changed while the cache was made`);
   const id = bundle.latin1Slice(bundle.length - ID_PREFIX.length - 65).slice(ID_PREFIX.length, -1);
   if (!/^[0-9a-f]{64}$/.test(id)) throw new Error(`${BUNDLE} has no id line (node/cli/build-bundle.mjs writes it)`);
-  const header = Buffer.from(JSON.stringify({ bundlePath: BUNDLE, bundleSize: st.size, bundleSha256: id, bundleMtimeMs: st.mtimeMs, cacheSize: data.length, cacheSha256: sha256(data), ...runtimeId() }), 'latin1');
+  const header = Buffer.from(
+    JSON.stringify({
+      bundlePath: BUNDLE,
+      bundleSize: st.size,
+      bundleSha256: id,
+      bundleMtimeMs: st.mtimeMs,
+      cacheSize: data.length,
+      cacheSha256: sha256(data),
+      ...runtimeId(),
+    }),
+    'latin1',
+  );
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   const tmp = `${CACHE}.${process.pid}.tmp`;
@@ -51,13 +63,32 @@ rmSync(CACHE, { force: true });
 const dir = mkdtempSync(join(tmpdir(), 'tycli-code-cache-'));
 // A plain environment, no NODE_OPTIONS: V8 takes a cache only under the flags it was made with.
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, TYCLI_HOME: join(dir, 'home') };
-const node = (args) => spawnSync(process.execPath, args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 60_000 });
+const node = (args) =>
+  spawnSync(process.execPath, args, {
+    env,
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 try {
   const ex = join(root, 'tools', 'examples');
   const runArgs = existsSync(join(ex, 'data', 'sales.csv'))
-    ? ['run', 'csv-stats', '--arg-file', `csv=${join(ex, 'data', 'sales.csv')}`, '--args', `@${join(ex, 'args-csv-stats.json')}`]
+    ? [
+        'run',
+        'csv-stats',
+        '--arg-file',
+        `csv=${join(ex, 'data', 'sales.csv')}`,
+        '--args',
+        `@${join(ex, 'args-csv-stats.json')}`,
+      ]
     : ['run', 'csv-stats', '--args', '{"csv":"a,b\\n1,2\\n"}'];
-  const added = node([join(root, 'bin', 'tycli.mjs'), 'tool', 'add', join(root, 'tools', 'csv-stats', 'manifest.json')]);
+  const added = node([
+    join(root, 'bin', 'tycli.mjs'),
+    'tool',
+    'add',
+    join(root, 'tools', 'csv-stats', 'manifest.json'),
+  ]);
   let how = 'top level only';
   if (added.status === 0) {
     for (const sandbox of ['required', 'off']) {

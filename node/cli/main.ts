@@ -1,4 +1,5 @@
-// tycli entry: global options, dispatch over the longest matching command path, help, exit codes; Node host, trusted side.
+// tycli entry: global options, dispatch over the longest matching command path, help, exit codes; Node host, trusted
+// side.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { commands as defaultCommands } from './commands/index.js';
 import { fail, failWith } from './output.js';
@@ -50,7 +51,12 @@ function leadingWords(argv: string[]): { word: string; index: number }[] {
 function findCommand(table: CliCommand[], words: string[]): CliCommand | undefined {
   let best: CliCommand | undefined;
   for (const c of table) {
-    if (c.path.length <= words.length && c.path.every((w, i) => words[i] === w) && (!best || c.path.length > best.path.length)) best = c;
+    if (
+      c.path.length <= words.length &&
+      c.path.every((w, i) => words[i] === w) &&
+      (!best || c.path.length > best.path.length)
+    )
+      best = c;
   }
   return best;
 }
@@ -63,19 +69,31 @@ function listHelp(table: CliCommand[], prefix: string[] = []): string {
   const shown = table.filter((c) => prefix.every((w, i) => c.path[i] === w));
   const width = Math.max(...shown.map((c) => c.path.join(' ').length), 8);
   const lines = shown.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
-  return `tycli: run the code behind LLM tool calls in a sandbox.\n\nUsage: tycli [global options] COMMAND [options]\n\nCommands:\n${lines.join('\n')}\n\nRun 'tycli COMMAND --help' for a command's options.\n\n${GLOBAL_HELP}\n\nExit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or input.\n`;
+  return (
+    `tycli: run the code behind LLM tool calls in a sandbox.\n\nUsage: tycli [global options] COMMAND ` +
+    `[options]\n\nCommands:\n${lines.join('\n')}\n\nRun 'tycli COMMAND --help' for a command's options.\n\n${GLOBAL_HELP}\n\nExit ` +
+    `codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or input.\n`
+  );
 }
 
 /** The default terminal IO. */
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+  };
 }
 
 /**
  * Run tycli with `argv` (without node and script). Returns the exit code: 0 ok, 1 the tool failed or
  * the call was refused, 2 bad usage or input (E_USAGE and other input errors).
  */
-export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signals?: boolean } = {}): Promise<number> {
+export async function main(
+  argv: string[],
+  opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signals?: boolean } = {},
+): Promise<number> {
   if (!opts.signals) return run(argv, opts);
   // Ctrl-C: commands see ctx.signal abort and wind down; the exit code is 130 (128 + SIGINT), 143 for SIGTERM.
   // A second Ctrl-C, or a command that has not finished 5 s later, exits at once with that code.
@@ -99,7 +117,10 @@ export async function main(argv: string[], opts: { io?: CliIO; env?: NodeJS.Proc
   }
 }
 
-async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signal?: AbortSignal }): Promise<number> {
+async function run(
+  argv: string[],
+  opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signal?: AbortSignal },
+): Promise<number> {
   const io = opts.io ?? processIO();
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
@@ -108,7 +129,10 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   const early: CliContext = { io, env, cwd, globals: { home: '', json: wantsJson, allow: [], deny: [] } };
 
   const words = leadingWords(argv);
-  const cmd = findCommand(table, words.map((w) => w.word));
+  const cmd = findCommand(
+    table,
+    words.map((w) => w.word),
+  );
   if (!cmd) {
     const typed = words.map((w) => w.word);
     if (typed.length === 0) {
@@ -123,11 +147,25 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
         return 0;
       }
       // an option before any command word that is no global option (a typo like --hom): name it, not "no command"
-      const stray = argv.find((t) => t !== '-' && t !== '--' && t.startsWith('-') && !(t.replace(/^--?/, '').split('=')[0]! in GLOBAL_OPTIONS) && !['--help', '-h', '--version', '-V'].includes(t));
+      const stray = argv.find(
+        (t) =>
+          t !== '-' &&
+          t !== '--' &&
+          t.startsWith('-') &&
+          !(t.replace(/^--?/, '').split('=')[0]! in GLOBAL_OPTIONS) &&
+          !['--help', '-h', '--version', '-V'].includes(t),
+      );
       if (stray !== undefined) {
         const flag = stray.split('=')[0]!.slice(0, 80);
-        const near = nearest(flag, Object.keys(GLOBAL_OPTIONS).map((k) => `--${k}`));
-        return fail(early, 'E_USAGE', `Unknown option '${flag}' before the command${near ? `; did you mean '${near}'?` : ''} (see 'tycli --help')`);
+        const near = nearest(
+          flag,
+          Object.keys(GLOBAL_OPTIONS).map((k) => `--${k}`),
+        );
+        return fail(
+          early,
+          'E_USAGE',
+          `Unknown option '${flag}' before the command${near ? `; did you mean '${near}'?` : ''} (see 'tycli --help')`,
+        );
       }
       return fail(early, 'E_USAGE', `no command given; run 'tycli --help'`);
     }
@@ -148,7 +186,12 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
       })
       .sort((a, b) => a.d - b.d);
     const best = ranked[0];
-    const hint = best && best.d <= Math.max(1, Math.floor(best.t.length / 3)) ? `; did you mean 'tycli ${best.c.path.join(' ')}'?` : group.length ? `; '${typed[0]}' has: ${group.map((c) => c.path.join(' ')).join(', ')}` : '';
+    const hint =
+      best && best.d <= Math.max(1, Math.floor(best.t.length / 3))
+        ? `; did you mean 'tycli ${best.c.path.join(' ')}'?`
+        : group.length
+          ? `; '${typed[0]}' has: ${group.map((c) => c.path.join(' ')).join(', ')}`
+          : '';
     const shown = best && best.d <= Math.max(1, Math.floor(best.t.length / 3)) ? best.t : attempt;
     return fail(early, 'E_USAGE', `unknown command '${shown}'${hint} (see 'tycli --help')`);
   }
@@ -160,7 +203,13 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   let positionals: string[];
   try {
     const options = { ...(cmd.options ?? {}), ...GLOBAL_OPTIONS };
-    const parsed = parseArgs({ args: rest, options, allowPositionals: cmd.allowPositionals ?? true, strict: true, tokens: true });
+    const parsed = parseArgs({
+      args: rest,
+      options,
+      allowPositionals: cmd.allowPositionals ?? true,
+      strict: true,
+      tokens: true,
+    });
     values = parsed.values as Record<string, unknown>;
     positionals = parsed.positionals;
     // a command's option that takes one value, given twice: the first would be dropped without a word (global
@@ -168,18 +217,35 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
     const own = (cmd.options ?? {}) as Record<string, { type: string; multiple?: boolean }>;
     const seen = new Set<string>();
     for (const t of parsed.tokens ?? []) {
-      if (t.kind !== 'option' || !Object.hasOwn(own, t.name) || own[t.name]?.type !== 'string' || own[t.name]?.multiple === true) continue;
+      if (
+        t.kind !== 'option' ||
+        !Object.hasOwn(own, t.name) ||
+        own[t.name]?.type !== 'string' ||
+        own[t.name]?.multiple === true
+      )
+        continue;
       if (seen.has(t.name)) {
-        return fail(early, 'E_USAGE', `--${t.name} is given more than once; give it once (see 'tycli ${cmd.path.join(' ')} --help')`);
+        return fail(
+          early,
+          'E_USAGE',
+          `--${t.name} is given more than once; give it once (see 'tycli ${cmd.path.join(' ')} --help')`,
+        );
       }
       seen.add(t.name);
     }
   } catch (e) {
     const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
     const unknown = /^Unknown option '(-{1,2}[^']{1,80})'/.exec(msg)?.[1];
-    const known = Object.entries({ ...(cmd.options ?? {}), ...GLOBAL_OPTIONS }).flatMap(([k, o]) => [`--${k}`, ...((o as { short?: string }).short ? [`-${(o as { short?: string }).short}`] : [])]);
+    const known = Object.entries({ ...(cmd.options ?? {}), ...GLOBAL_OPTIONS }).flatMap(([k, o]) => [
+      `--${k}`,
+      ...((o as { short?: string }).short ? [`-${(o as { short?: string }).short}`] : []),
+    ]);
     const near = unknown ? nearest(unknown.split('=')[0]!, known) : undefined;
-    return fail(early, 'E_USAGE', `${msg}${near ? `; did you mean '${near}'?` : ''} (see 'tycli ${cmd.path.join(' ')} --help')`);
+    return fail(
+      early,
+      'E_USAGE',
+      `${msg}${near ? `; did you mean '${near}'?` : ''} (see 'tycli ${cmd.path.join(' ')} --help')`,
+    );
   }
   if (values.help) {
     io.stdout.write(commandHelp(cmd));
@@ -190,11 +256,17 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
     const { resolveHome } = await import('../store/paths.js');
     let sandbox = values.sandbox as string | undefined;
     if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox) && cmd.sandboxNames) {
-      if (values.client !== undefined && values.client !== sandbox) return fail(early, 'E_USAGE', `--sandbox ${sandbox.slice(0, 40)} and --client ${String(values.client).slice(0, 40)} name two client contexts; give one`);
+      if (values.client !== undefined && values.client !== sandbox)
+        return fail(
+          early,
+          'E_USAGE',
+          `--sandbox ${sandbox.slice(0, 40)} and --client ${String(values.client).slice(0, 40)} name two client contexts; give one`,
+        );
       values.client = sandbox;
       sandbox = undefined;
     }
-    if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox)) return fail(early, 'E_USAGE', `--sandbox must be auto, required or off (got "${sandbox.slice(0, 40)}")`);
+    if (sandbox !== undefined && !SANDBOX_POSTURES.has(sandbox))
+      return fail(early, 'E_USAGE', `--sandbox must be auto, required or off (got "${sandbox.slice(0, 40)}")`);
     globals = {
       home: resolveHome({ home: values.home as string | undefined, env, cwd }),
       json: values.json === true,
@@ -211,7 +283,8 @@ async function run(argv: string[], opts: { io?: CliIO; env?: NodeJS.ProcessEnv; 
   try {
     return await cmd.run(ctx, values, positionals);
   } catch (e) {
-    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL' && e.data) Object.assign(e.data, await suggestTool(e.data, globals.home));
+    if (e instanceof TyError && e.code === 'E_UNKNOWN_TOOL' && e.data)
+      Object.assign(e.data, await suggestTool(e.data, globals.home));
     return failWith(ctx, e);
   }
 }
@@ -224,7 +297,10 @@ async function packageVersion(): Promise<string> {
   // dist/node/cli/main.js and node/cli/main.ts (tests) sit at different depths below the package root.
   for (const rel of ['../../../package.json', '../../package.json']) {
     try {
-      const pj = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pj = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pj.name === 'tysandbox' && typeof pj.version === 'string') return (version = pj.version);
     } catch {
       /* try the next */

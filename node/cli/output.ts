@@ -7,7 +7,15 @@ import { cliHint } from './hints.js';
 import { formatFrames, type ToolFrame } from '../../core/exec/stack.js';
 
 /** Exit code 2: the input was wrong (usage, manifest, arguments, unknown tool, settings); the person must change it. */
-const INPUT_CODES = new Set<string>(['E_USAGE', 'E_INVALID_ARGS', 'E_INVALID_MANIFEST', 'E_UNKNOWN_TOOL', 'E_INVALID_SETTINGS', 'E_INVALID_TASK', 'E_UNPINNED_TASK']);
+const INPUT_CODES = new Set<string>([
+  'E_USAGE',
+  'E_INVALID_ARGS',
+  'E_INVALID_MANIFEST',
+  'E_UNKNOWN_TOOL',
+  'E_INVALID_SETTINGS',
+  'E_INVALID_TASK',
+  'E_UNPINNED_TASK',
+]);
 
 /** 2 for bad usage or input, 1 for everything else (the tool failed, or the call was refused). */
 export function exitCodeFor(code: string): 1 | 2 {
@@ -39,7 +47,10 @@ export type Style = keyof typeof SGR;
  * tty.getColorDepth does; else a non-empty `NO_COLOR` (no-color.org) turns it off; else only on a TTY whose
  * TERM is not `dumb`. Colour never reaches a pipe or a file unless forced.
  */
-export function colorEnabled(ctx: Pick<CliContext, 'env' | 'io'>, stream: NodeJS.WritableStream = ctx.io.stdout): boolean {
+export function colorEnabled(
+  ctx: Pick<CliContext, 'env' | 'io'>,
+  stream: NodeJS.WritableStream = ctx.io.stdout,
+): boolean {
   const force = ctx.env.FORCE_COLOR;
   if (force !== undefined) return force !== '0' && force !== 'false';
   if (ctx.env.NO_COLOR !== undefined && ctx.env.NO_COLOR !== '') return false;
@@ -47,7 +58,12 @@ export function colorEnabled(ctx: Pick<CliContext, 'env' | 'io'>, stream: NodeJS
 }
 
 /** `text` in the style when colour is enabled for `stream` (colorEnabled), else unchanged. */
-export function paint(ctx: Pick<CliContext, 'env' | 'io'>, style: Style, text: string, stream: NodeJS.WritableStream = ctx.io.stdout): string {
+export function paint(
+  ctx: Pick<CliContext, 'env' | 'io'>,
+  style: Style,
+  text: string,
+  stream: NodeJS.WritableStream = ctx.io.stdout,
+): string {
   return text && colorEnabled(ctx, stream) ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
 }
 
@@ -55,7 +71,11 @@ export function paint(ctx: Pick<CliContext, 'env' | 'io'>, style: Style, text: s
  * Progress of long work, on stderr and only when stderr is a TTY (a pipe or a log file gets nothing): one line
  * rewritten in place (`[3/12] name`), cleared by `done()`. Returns no-ops otherwise.
  */
-export function progress(ctx: CliContext): { step(done: number, total: number, what: string): void; status(what: string): void; done(): void } {
+export function progress(ctx: CliContext): {
+  step(done: number, total: number, what: string): void;
+  status(what: string): void;
+  done(): void;
+} {
   const err = ctx.io.stderr as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   if (!err.isTTY) return { step() {}, status() {}, done() {} };
   let shown = false;
@@ -92,7 +112,10 @@ export function note(ctx: CliContext, text: string): void {
  * A command prints one such line per run (a watching command: one per event).
  */
 export function outJson(ctx: CliContext, value: unknown): void {
-  const v = value !== null && typeof value === 'object' && !Array.isArray(value) && !('ok' in value) ? { ok: true, ...(value as Record<string, unknown>) } : value;
+  const v =
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !('ok' in value)
+      ? { ok: true, ...(value as Record<string, unknown>) }
+      : value;
   ctx.io.stdout.write(`${inertJson(v)}\n`);
 }
 
@@ -107,10 +130,18 @@ export function outOk(ctx: CliContext, fields: Record<string, unknown>): void {
  * `{"ok":false,"error":{"code","message"[,"frames"]}}` on stdout. `frames`: the tool's own stack frames mapped to
  * its source files (core/exec/stack.ts), printed under the message as `    at fn (file:line:column)`.
  */
-export function fail(ctx: CliContext, code: ErrorCode | string, message: string, extra?: { frames?: ToolFrame[] }): 1 | 2 {
+export function fail(
+  ctx: CliContext,
+  code: ErrorCode | string,
+  message: string,
+  extra?: { frames?: ToolFrame[] },
+): 1 | 2 {
   const frames = extra?.frames?.length ? extra.frames : undefined;
   if (ctx.globals.json) outJson(ctx, { ok: false, error: frames ? { code, message, frames } : { code, message } });
-  else ctx.io.stderr.write(`${paint(ctx, 'red', `error[${code}]`, ctx.io.stderr)}: ${inert(message)}${frames ? `\n${inert(formatFrames(frames))}` : ''}\n`);
+  else
+    ctx.io.stderr.write(
+      `${paint(ctx, 'red', `error[${code}]`, ctx.io.stderr)}: ${inert(message)}${frames ? `\n${inert(formatFrames(frames))}` : ''}\n`,
+    );
   return exitCodeFor(code);
 }
 

@@ -1,4 +1,5 @@
-// What `tycli serve` and `tycli mcp serve|proxy` share: the --http port option, the stop signal, the 0600 token file; Node host, trusted side.
+// What `tycli serve` and `tycli mcp serve|proxy` share: the --http port option, the stop signal, the 0600 token file;
+// Node host, trusted side.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CliContext } from './types.js';

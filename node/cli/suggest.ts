@@ -7,9 +7,19 @@ import { nearest } from '../../core/nearest.js';
  * For "no tool named X" (`data.name`, no revision): `data` plus `suggestion`, the nearest installed tool name (or
  * built-in) when one is close; node/cli/hints.ts renders it. Other data is returned as it is.
  */
-export async function suggestTool(data: Record<string, unknown> | undefined, home: string): Promise<Record<string, unknown> | undefined> {
+export async function suggestTool(
+  data: Record<string, unknown> | undefined,
+  home: string,
+): Promise<Record<string, unknown> | undefined> {
   const name = data?.name;
-  if (!data || typeof name !== 'string' || data.prefix !== undefined || data.revision !== undefined || data.candidates !== undefined) return data;
+  if (
+    !data ||
+    typeof name !== 'string' ||
+    data.prefix !== undefined ||
+    data.revision !== undefined ||
+    data.candidates !== undefined
+  )
+    return data;
   try {
     const { FileStoreBackend } = await import('../store/file-store.js');
     const { tycliPaths } = await import('../store/paths.js');
@@ -20,4 +30,3 @@ export async function suggestTool(data: Record<string, unknown> | undefined, hom
     return data; // no store yet: nothing to suggest
   }
 }
-

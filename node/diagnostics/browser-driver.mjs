@@ -1,4 +1,5 @@
-// Node-side driver for the browser contracts: vite build, loopback static server with a beacon counter, Debian's Chromium via playwright-core; test code, trusted side.
+// Node-side driver for the browser contracts: vite build, loopback static server with a beacon counter, Debian's
+// Chromium via playwright-core; test code, trusted side.
 // Plain .mjs so `tycli diagnostics --browser` (built with tsc) and the benchmarks can import it without a TS loader.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -8,9 +9,25 @@ import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from '../../bro
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHROMIUM_PATH = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm', '.zip': 'application/zip' };
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.zip': 'application/zip',
+};
 
 /**
  * Build the browser library and diagnostics page with vite into `outDir` (default `<repo>/dist/browser`).
@@ -20,7 +37,13 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; ch
 export async function buildBrowserApp(opts = {}) {
   const outDir = resolve(REPO_ROOT, opts.outDir ?? 'dist/browser');
   const { build } = await import('vite');
-  await build({ root: REPO_ROOT, configFile: false, logLevel: 'warn', build: browserBuildOptions(outDir), plugins: [pyodideAssetsPlugin(), zodUsedOnly()] });
+  await build({
+    root: REPO_ROOT,
+    configFile: false,
+    logLevel: 'warn',
+    build: browserBuildOptions(outDir),
+    plugins: [pyodideAssetsPlugin(), zodUsedOnly()],
+  });
   return outDir;
 }
 
@@ -30,7 +53,8 @@ export async function buildBrowserApp(opts = {}) {
  * `opts.headers(path)` adds response headers per path (e.g. a page CSP); `opts.files` serves extra files by path
  * (`{ '/app/index.html': { type, body } }`), checked before `dir`. Every request path is recorded in `requests`.
  * @param {string} dir
- * @param {{ headers?: (path: string) => Record<string, string>, files?: Record<string, { type: string, body: string | Buffer }> }} [opts]
+ * @param {{ headers?: (path: string) => Record<string, string>, files?: Record<string, { type: string, body: string |
+ *   Buffer }> }} [opts]
  * @returns {Promise<{ origin: string, beacons: string[], requests: string[], close(): Promise<void> }>}
  */
 export async function serveDir(dir, opts = {}) {
@@ -58,8 +82,18 @@ export async function serveDir(dir, opts = {}) {
       return;
     }
     if (path === '/fixture/echo') {
-      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': req.headers.origin ?? '*', 'access-control-allow-credentials': 'true' });
-      res.end(JSON.stringify({ cookie: req.headers.cookie ?? null, authorization: req.headers.authorization ?? null, referer: req.headers.referer ?? null }));
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'access-control-allow-origin': req.headers.origin ?? '*',
+        'access-control-allow-credentials': 'true',
+      });
+      res.end(
+        JSON.stringify({
+          cookie: req.headers.cookie ?? null,
+          authorization: req.headers.authorization ?? null,
+          referer: req.headers.referer ?? null,
+        }),
+      );
       return;
     }
     const file = normalize(join(root, path));
@@ -70,7 +104,11 @@ export async function serveDir(dir, opts = {}) {
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...extraHeaders });
+      res.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+        ...extraHeaders,
+      });
       res.end(await readFile(file));
     } catch {
       res.writeHead(404).end();
@@ -83,7 +121,11 @@ export async function serveDir(dir, opts = {}) {
     origin,
     beacons,
     requests,
-    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -111,7 +153,8 @@ export async function openDiagnostics(browser, origin) {
 /**
  * Build, serve on loopback, launch Chromium, run the named browser contracts in the page and close everything.
  * Adds one Node-side row: no request from any sandbox reached the loopback server.
- * @param {{ filter?: string, build?: boolean, outDir?: string }} [opts] filter: case-insensitive substring of a contract name;
+ * @param {{ filter?: string, build?: boolean, outDir?: string }} [opts] filter: case-insensitive substring of a
+ *   contract name;
  *   build: false reuses an existing build.
  * @returns {Promise<{ name: string, host: 'browser', ok: boolean, detail: string }[]>}
  * @throws Error when Chromium cannot start (the caller reports the browser host as unavailable).
@@ -132,11 +175,21 @@ export async function runBrowserContracts(opts = {}) {
       const control = server.beacons.length - leaked.length;
       const ranControl = rows.some((r) => r.name.startsWith('control:'));
       const ok = leaked.length === 0 && (!ranControl || control > 0);
-      const detail = leaked.length > 0 ? `reached: ${leaked.join(', ')}` : ranControl && control === 0 ? 'the control request never arrived: the counter is not working' : `no sandbox requests (control requests counted: ${control})`;
+      const detail =
+        leaked.length > 0
+          ? `reached: ${leaked.join(', ')}`
+          : ranControl && control === 0
+            ? 'the control request never arrived: the counter is not working'
+            : `no sandbox requests (control requests counted: ${control})`;
       rows.push({ name: beaconRow, host: 'browser', ok, detail });
     }
     if (rows.some((r) => !r.ok) && consoleLines.length > 0) {
-      rows.push({ name: 'page console (diagnostic output)', host: 'browser', ok: true, detail: consoleLines.slice(-20).join(' | ').slice(0, 2000) });
+      rows.push({
+        name: 'page console (diagnostic output)',
+        host: 'browser',
+        ok: true,
+        detail: consoleLines.slice(-20).join(' | ').slice(0, 2000),
+      });
     }
     return rows;
   } finally {

@@ -2,7 +2,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, browserSelected, findRepoRoot, selectedBrowserChecks } from './browser.js';
+import {
+  BROWSER_GROUPS,
+  browserCheckTitles,
+  browserGroupOf,
+  browserSelected,
+  findRepoRoot,
+  selectedBrowserChecks,
+} from './browser.js';
 import { CONTRACTS, formatChecks, selectContracts } from './contracts.js';
 import { STORE_CONTRACT } from '../../core/store/contract-suite.js';
 import { bundledContract } from '../../browser/diagnostics/bundled-contract.js';
@@ -45,7 +52,12 @@ describe('cross-host contract names', () => {
   it('reads every browser check title from the checkout, without a browser, as the page titles them', () => {
     const all = browserCheckTitles()!;
     const beacon = 'no request from a sandbox reached the network (loopback beacon server)';
-    expect(all).toEqual([bundledContract.name, ...titles, ...STORE_CONTRACT.map((c) => `store (IndexedDB): ${c.name}`), beacon]);
+    expect(all).toEqual([
+      bundledContract.name,
+      ...titles,
+      ...STORE_CONTRACT.map((c) => `store (IndexedDB): ${c.name}`),
+      beacon,
+    ]);
     expect(browserCheckTitles('/nonexistent')).toBeUndefined();
     // a CLI-only contract name selects no browser check (so --browser starts no Chromium for it)
     expect(selectedBrowserChecks(all, 'sandbox_posture')).toEqual([]);
@@ -54,7 +66,8 @@ describe('cross-host contract names', () => {
     expect(js.length).toBeGreaterThan(2);
     expect(js.every((t) => t.startsWith('js-escape:'))).toBe(true);
     expect(selectedBrowserChecks(all, 'tool_security_contracts')).toContain(beacon);
-    expect(selectedBrowserChecks(all, 'loopback beacon server')).toEqual([]); // the beacon row only comes beside another check
+    // the beacon row only comes beside another check
+    expect(selectedBrowserChecks(all, 'loopback beacon server')).toEqual([]);
   });
 });
 

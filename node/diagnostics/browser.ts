@@ -1,10 +1,14 @@
-// Runs the browser security contracts in Debian's Chromium (loopback server, playwright-core) and names them like the CLI's; Node host, trusted side.
+// Runs the browser security contracts in Debian's Chromium (loopback server, playwright-core) and names them like the
+// CLI's; Node host, trusted side.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TyError } from '../../core/errors.js';
 
-/** One row of the cross-host table. `name` is the cross-host contract name (the same on both hosts for the same property). */
+/**
+ * One row of the cross-host table. `name` is the cross-host contract name (the same on both hosts for the same
+ * property).
+ */
 export interface HostContractRow {
   host: 'cli' | 'browser';
   name: string;
@@ -22,16 +26,60 @@ export interface HostContractRow {
 export const BROWSER_GROUPS: { name: string; requirement: string; prefixes: string[] }[] = [
   {
     name: 'tool_security_contracts',
-    requirement: 'A sandboxed tool in the opaque frame and worker cannot reach the page, storage or the network, cannot escape through hostile values, and is stopped and destroyed at its limits.',
-    prefixes: ['sandbox frame', 'worker:', 'control:', 'origin is', 'frame:', 'host: messages', 'js-escape:', 'lifecycle', 'no request from a sandbox reached the network'],
+    requirement:
+      'A sandboxed tool in the opaque frame and worker cannot reach the page, storage or the network, cannot escape through hostile values, and is stopped and destroyed at its limits.',
+    prefixes: [
+      'sandbox frame',
+      'worker:',
+      'control:',
+      'origin is',
+      'frame:',
+      'host: messages',
+      'js-escape:',
+      'lifecycle',
+      'no request from a sandbox reached the network',
+    ],
   },
-  { name: 'mediated_fetch', requirement: 'Fetch from tool code goes through the mediated fetch: no cookies or referrer, no redirects, size cap while streaming; capability refusals carry a stable code.', prefixes: ['fetch transport', 'fetch (worker)', 'capabilities:'] },
-  { name: 'python_escapes', requirement: 'Sandboxed Python (Pyodide) in the worker reaches nothing outside it: import js host globals, js.process, constructor.constructor, js.eval, Pyodide internals, os.system, subprocess and sockets fail closed.', prefixes: ['python: escape'] },
-  { name: 'python_sandbox', requirement: 'Python (Pyodide) runs in the worker with the same mediated network, limits, reset and integrity checks.', prefixes: ['python:'] },
-  { name: 'asking', requirement: 'Questions are shown sanitized, one at a time, with Deny focused.', prefixes: ['ask dialog'] },
-  { name: 'popups', requirement: 'Popups only for trusted host tools after the gate allows them.', prefixes: ['popups'] },
-  { name: 'host_end_to_end', requirement: 'Registry, argument checks, mediated fetch, gate and audit work together on IndexedDB.', prefixes: ['host end to end'] },
-  { name: 'store_contract', requirement: 'The IndexedDB store passes the shared store contract.', prefixes: ['store (IndexedDB)'] },
+  {
+    name: 'mediated_fetch',
+    requirement:
+      'Fetch from tool code goes through the mediated fetch: no cookies or referrer, no redirects, size cap while streaming; capability refusals carry a stable code.',
+    prefixes: ['fetch transport', 'fetch (worker)', 'capabilities:'],
+  },
+  {
+    name: 'python_escapes',
+    requirement:
+      'Sandboxed Python (Pyodide) in the worker reaches nothing outside it: import js host globals, ' +
+      'js.process, constructor.constructor, js.eval, Pyodide internals, os.system, subprocess and ' +
+      'sockets fail closed.',
+    prefixes: ['python: escape'],
+  },
+  {
+    name: 'python_sandbox',
+    requirement:
+      'Python (Pyodide) runs in the worker with the same mediated network, limits, reset and integrity checks.',
+    prefixes: ['python:'],
+  },
+  {
+    name: 'asking',
+    requirement: 'Questions are shown sanitized, one at a time, with Deny focused.',
+    prefixes: ['ask dialog'],
+  },
+  {
+    name: 'popups',
+    requirement: 'Popups only for trusted host tools after the gate allows them.',
+    prefixes: ['popups'],
+  },
+  {
+    name: 'host_end_to_end',
+    requirement: 'Registry, argument checks, mediated fetch, gate and audit work together on IndexedDB.',
+    prefixes: ['host end to end'],
+  },
+  {
+    name: 'store_contract',
+    requirement: 'The IndexedDB store passes the shared store contract.',
+    prefixes: ['store (IndexedDB)'],
+  },
 ];
 
 /** The cross-host contract name of a browser contract title (`browser_other` when no group claims it). */
@@ -68,7 +116,9 @@ export function browserCheckTitles(root: string | undefined = findRepoRoot()): s
     const start = harness.indexOf('const contracts: Contract[] = [');
     const body = start < 0 ? '' : harness.slice(start, harness.indexOf('\n];', start));
     const bundled = titlesIn(readFileSync(join(root, 'browser', 'diagnostics', 'bundled-contract.ts'), 'utf8'), 2);
-    const store = titlesIn(readFileSync(join(root, 'core', 'store', 'contract-suite.ts'), 'utf8'), 4).map((t) => `${STORE_PREFIX}${t}`);
+    const store = titlesIn(readFileSync(join(root, 'core', 'store', 'contract-suite.ts'), 'utf8'), 4).map(
+      (t) => `${STORE_PREFIX}${t}`,
+    );
     const titles = [...bundled, ...titlesIn(body, 4), ...store];
     return titles.length > 0 ? [...titles, BEACON_ROW] : undefined;
   } catch {
@@ -79,21 +129,30 @@ export function browserCheckTitles(root: string | undefined = findRepoRoot()): s
 /** The titles of `titles` a run with `filter` reports (the beacon row only beside another check, as a run adds it). */
 export function selectedBrowserChecks(titles: readonly string[], filter: string | undefined): string[] {
   const picked = titles.filter((t) => t !== BEACON_ROW && browserSelected(t, filter));
-  return picked.length > 0 && titles.includes(BEACON_ROW) && browserSelected(BEACON_ROW, filter) ? [...picked, BEACON_ROW] : picked;
+  return picked.length > 0 && titles.includes(BEACON_ROW) && browserSelected(BEACON_ROW, filter)
+    ? [...picked, BEACON_ROW]
+    : picked;
 }
 
 interface DriverModule {
   buildBrowserApp(opts?: { outDir?: string }): Promise<string>;
   serveDir(dir: string): Promise<{ origin: string; beacons: string[]; close(): Promise<void> }>;
   launchChromium(): Promise<{ close(): Promise<void> }>;
-  openDiagnostics(browser: unknown, origin: string): Promise<{ page: { evaluate<R, A>(fn: (a: A) => R | Promise<R>, arg: A): Promise<R> }; consoleLines: string[] }>;
+  openDiagnostics(
+    browser: unknown,
+    origin: string,
+  ): Promise<{ page: { evaluate<R, A>(fn: (a: A) => R | Promise<R>, arg: A): Promise<R> }; consoleLines: string[] }>;
   CHROMIUM_PATH: string;
 }
 
-/** The source checkout holding node/diagnostics/browser-driver.mjs, from here (node/diagnostics or dist/node/diagnostics). */
+/**
+ * The source checkout holding node/diagnostics/browser-driver.mjs, from here (node/diagnostics or
+ * dist/node/diagnostics).
+ */
 export function findRepoRoot(from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
   for (let d = from, i = 0; i < 6; i++, d = dirname(d)) {
-    if (existsSync(join(d, 'node', 'diagnostics', 'browser-driver.mjs')) && existsSync(join(d, 'package.json'))) return d;
+    if (existsSync(join(d, 'node', 'diagnostics', 'browser-driver.mjs')) && existsSync(join(d, 'package.json')))
+      return d;
     if (d === dirname(d)) break;
   }
   return undefined;
@@ -130,15 +189,30 @@ export interface BrowserRunOptions {
  */
 export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Promise<HostContractRow[]> {
   const root = findRepoRoot();
-  if (!root) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the browser contracts ship with the tysandbox source checkout (node/diagnostics/browser-driver.mjs), which is not here; run tycli from a checkout');
+  if (!root)
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      'the browser contracts ship with the tysandbox source checkout (node/diagnostics/browser-driver.mjs), which is not here; run tycli from a checkout',
+    );
   const missing = [];
   for (const dep of ['vite', 'playwright-core']) if (!(await canImport(dep))) missing.push(dep);
-  if (missing.length) throw new TyError('E_SANDBOX_UNAVAILABLE', `--browser needs the development dependencies ${missing.join(' and ')}; run npm ci (without --omit=dev) in ${root}`);
-  const driver = (await import(pathToFileURL(join(root, 'node', 'diagnostics', 'browser-driver.mjs')).href)) as DriverModule;
-  if (!existsSync(driver.CHROMIUM_PATH)) throw new TyError('E_SANDBOX_UNAVAILABLE', `--browser needs Chromium at ${driver.CHROMIUM_PATH}; install it (Debian: apt-get install chromium)`);
+  if (missing.length)
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      `--browser needs the development dependencies ${missing.join(' and ')}; run npm ci (without --omit=dev) in ${root}`,
+    );
+  const driver = (await import(
+    pathToFileURL(join(root, 'node', 'diagnostics', 'browser-driver.mjs')).href
+  )) as DriverModule;
+  if (!existsSync(driver.CHROMIUM_PATH))
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      `--browser needs Chromium at ${driver.CHROMIUM_PATH}; install it (Debian: apt-get install chromium)`,
+    );
 
   const outDir = join(root, 'dist', 'browser');
-  if (opts.rebuild || !existsSync(join(outDir, 'browser', 'diagnostics', 'index.html'))) await driver.buildBrowserApp({ outDir });
+  if (opts.rebuild || !existsSync(join(outDir, 'browser', 'diagnostics', 'index.html')))
+    await driver.buildBrowserApp({ outDir });
   const server = await driver.serveDir(outDir);
   let browser: { close(): Promise<void> } | undefined;
   try {
@@ -151,14 +225,26 @@ export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Pro
     try {
       opened = await driver.openDiagnostics(browser, server.origin);
     } catch (e) {
-      throw new TyError('E_SANDBOX_FAILED', `the diagnostics page in ${outDir} did not become ready (an incomplete or stale build? run npm run build): ${firstLine(e)}`);
+      throw new TyError(
+        'E_SANDBOX_FAILED',
+        `the diagnostics page in ${outDir} did not become ready (an incomplete or stale build? run npm run build): ${firstLine(e)}`,
+      );
     }
     const { page, consoleLines } = opened;
     type Row = { name: string; ok: boolean; detail: string };
-    const titles = await page.evaluate(() => (window as unknown as { tyContractNames(): string[] }).tyContractNames(), undefined);
+    const titles = await page.evaluate(
+      () => (window as unknown as { tyContractNames(): string[] }).tyContractNames(),
+      undefined,
+    );
     const run = async (filter: string): Promise<Row[]> => {
       try {
-        return await page.evaluate((f: string) => (window as unknown as { tyRunContracts(o: { filter?: string }): Promise<Row[]> }).tyRunContracts(f ? { filter: f } : {}), filter);
+        return await page.evaluate(
+          (f: string) =>
+            (window as unknown as { tyRunContracts(o: { filter?: string }): Promise<Row[]> }).tyRunContracts(
+              f ? { filter: f } : {},
+            ),
+          filter,
+        );
       } catch (e) {
         throw new TyError('E_SANDBOX_FAILED', `the browser contracts stopped (the page failed): ${firstLine(e)}`);
       }
@@ -167,8 +253,10 @@ export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Pro
     if (!opts.filter) rows.push(...(await run('')));
     else {
       // One contract at a time by its exact title, so that only the selected ones run.
-      for (const t of titles.filter((t) => browserSelected(t, opts.filter))) rows.push(...(await run(t)).filter((r) => r.name === t));
-      if (browserSelected(STORE_PREFIX, opts.filter)) rows.push(...(await run(STORE_PREFIX)).filter((r) => r.name.startsWith(STORE_PREFIX)));
+      for (const t of titles.filter((t) => browserSelected(t, opts.filter)))
+        rows.push(...(await run(t)).filter((r) => r.name === t));
+      if (browserSelected(STORE_PREFIX, opts.filter))
+        rows.push(...(await run(STORE_PREFIX)).filter((r) => r.name.startsWith(STORE_PREFIX)));
     }
     if (rows.length > 0 && browserSelected(BEACON_ROW, opts.filter)) {
       // `control-*` beacons come from the deliberately unprotected control frame; they prove the counter works.
@@ -176,11 +264,29 @@ export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Pro
       const control = server.beacons.length - leaked.length;
       const ranControl = rows.some((r) => r.name.startsWith('control:'));
       const ok = leaked.length === 0 && (!ranControl || control > 0);
-      const detail = leaked.length > 0 ? `reached: ${leaked.join(', ')}` : ranControl && control === 0 ? 'the control request never arrived: the counter is not working' : `no sandbox requests (control requests counted: ${control})`;
+      const detail =
+        leaked.length > 0
+          ? `reached: ${leaked.join(', ')}`
+          : ranControl && control === 0
+            ? 'the control request never arrived: the counter is not working'
+            : `no sandbox requests (control requests counted: ${control})`;
       rows.push({ name: BEACON_ROW, ok, detail });
     }
-    const out: HostContractRow[] = rows.map((r) => ({ host: 'browser', name: browserGroupOf(r.name), check: r.name, ok: r.ok, detail: r.detail }));
-    if (out.some((r) => !r.ok) && consoleLines.length > 0) out.push({ host: 'browser', name: 'browser_other', check: 'page console (diagnostic output)', ok: true, detail: consoleLines.slice(-20).join(' | ').slice(0, 2000) });
+    const out: HostContractRow[] = rows.map((r) => ({
+      host: 'browser',
+      name: browserGroupOf(r.name),
+      check: r.name,
+      ok: r.ok,
+      detail: r.detail,
+    }));
+    if (out.some((r) => !r.ok) && consoleLines.length > 0)
+      out.push({
+        host: 'browser',
+        name: 'browser_other',
+        check: 'page console (diagnostic output)',
+        ok: true,
+        detail: consoleLines.slice(-20).join(' | ').slice(0, 2000),
+      });
     return out;
   } finally {
     await browser?.close();

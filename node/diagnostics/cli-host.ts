@@ -1,4 +1,5 @@
-// The command-line host as the security contracts see it: runs a tool source through the real Node/Deno runtime and OS wrapper; Node host, trusted side.
+// The command-line host as the security contracts see it: runs a tool source through the real Node/Deno runtime and OS
+// wrapper; Node host, trusted side.
 import { DEFAULT_LIMITS, type CapabilityHandler, type CallLimits } from '../../core/exec/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { revisionId } from '../../core/revisions/registry.js';
@@ -8,7 +9,9 @@ import { planIsolation, type IsolationPlan, type Posture } from '../os-sandbox/p
 import { probeSandbox, type SandboxProbe } from '../os-sandbox/probe.js';
 
 export type Engine = 'node' | 'deno';
-/** `full`: engine permission checks + OS sandbox; `os-only`: the engine's own checks switched off, the OS sandbox alone. */
+/**
+ * `full`: engine permission checks + OS sandbox; `os-only`: the engine's own checks switched off, the OS sandbox alone.
+ */
 export type Layers = 'full' | 'os-only';
 
 export interface RunToolOptions {
@@ -22,7 +25,12 @@ export interface RunToolOptions {
   folders?: { path: string; access: 'read' | 'write' }[];
   onCapability?: CapabilityHandler;
   /** Build the capability handler for the probe's own revision identity (wins over onCapability). */
-  capabilityFor?: (identity: { name: string; revision: string; manifest: ToolManifest; principal: string }) => CapabilityHandler;
+  capabilityFor?: (identity: {
+    name: string;
+    revision: string;
+    manifest: ToolManifest;
+    principal: string;
+  }) => CapabilityHandler;
   signal?: AbortSignal;
 }
 export type RunToolResult = { ok: true; value: unknown } | { ok: false; code: string; message: string };
@@ -52,7 +60,14 @@ export function withoutEnginePermissions(engine: Engine, wrap: SpawnWrapper): Sp
   return (req) => {
     let args: string[];
     if (engine === 'node') {
-      args = req.args.filter((a) => a !== '--permission' && a !== '--experimental-permission' && !a.startsWith('--allow-fs-') && a !== '--allow-child-process' && a !== '--allow-worker');
+      args = req.args.filter(
+        (a) =>
+          a !== '--permission' &&
+          a !== '--experimental-permission' &&
+          !a.startsWith('--allow-fs-') &&
+          a !== '--allow-child-process' &&
+          a !== '--allow-worker',
+      );
     } else {
       const i = req.args.indexOf('run');
       args = i === -1 ? [...req.args] : [...req.args.slice(0, i + 1), '--allow-all', ...req.args.slice(i + 1)];
@@ -103,7 +118,9 @@ export class CliContractHost implements ContractHost {
     return this.plan.enforced;
   }
   describe(): string {
-    return this.plan.enforced ? `${this.plan.backend} (${this.probe.version ?? this.probe.path ?? ''})` : `no OS sandbox (${this.probe.reason ?? this.plan.posture})`;
+    return this.plan.enforced
+      ? `${this.plan.backend} (${this.probe.version ?? this.probe.path ?? ''})`
+      : `no OS sandbox (${this.probe.reason ?? this.plan.posture})`;
   }
 
   async runTool(o: RunToolOptions): Promise<RunToolResult> {
@@ -111,7 +128,12 @@ export class CliContractHost implements ContractHost {
     let wrap = this.plan.wrap;
     if (layers === 'os-only') {
       // Never run with the engine's checks off unless the OS sandbox is there to hold.
-      if (!wrap) return { ok: false, code: 'E_SANDBOX_UNAVAILABLE', message: 'no OS sandbox: the OS-only layer cannot be tested here' };
+      if (!wrap)
+        return {
+          ok: false,
+          code: 'E_SANDBOX_UNAVAILABLE',
+          message: 'no OS sandbox: the OS-only layer cannot be tested here',
+        };
       wrap = withoutEnginePermissions(o.engine, wrap);
     }
     const runtime = new NodeSandboxRuntime({
@@ -132,7 +154,9 @@ export class CliContractHost implements ContractHost {
     let inst;
     try {
       inst = await runtime.start({ revision, manifest, limits, ...(o.folders ? { folders: o.folders } : {}) }, signal);
-      const onCapability = o.capabilityFor ? o.capabilityFor({ name: manifest.name, revision, manifest, principal: 'cli:diagnostics' }) : (o.onCapability ?? refuse);
+      const onCapability = o.capabilityFor
+        ? o.capabilityFor({ name: manifest.name, revision, manifest, principal: 'cli:diagnostics' })
+        : (o.onCapability ?? refuse);
       const value = await inst.call(o.args, { signal, limits, onCapability });
       return { ok: true, value };
     } catch (e) {

@@ -1,7 +1,17 @@
-// Named security contracts (requirement + real probe through the real runtime), run by vitest and `tycli diagnostics`; Node host, trusted side.
+// Named security contracts (requirement + real probe through the real runtime), run by vitest and `tycli diagnostics`;
+// Node host, trusted side.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +21,19 @@ import { createMediatedFetch } from '../../core/capabilities/fetch/mediated.js';
 import type { Gate } from '../../core/exec/runtime.js';
 import { NodeFetchTransport } from '../fetch.js';
 import type { ContractHost, Engine, Layers } from './cli-host.js';
-import { PROBE_TOOL_SOURCE, killMarker, waitNoMarker, type Observations, type ProbeArgs, type ProbeName } from './probes.js';
-import { PYTHON_ESCAPE_SOURCE, pythonEscapeChecks, type PythonProbeArgs } from '../../core/diagnostics/python-probes.js';
+import {
+  PROBE_TOOL_SOURCE,
+  killMarker,
+  waitNoMarker,
+  type Observations,
+  type ProbeArgs,
+  type ProbeName,
+} from './probes.js';
+import {
+  PYTHON_ESCAPE_SOURCE,
+  pythonEscapeChecks,
+  type PythonProbeArgs,
+} from '../../core/diagnostics/python-probes.js';
 
 export interface ContractResult {
   ok: boolean;
@@ -61,10 +82,11 @@ export class ProbeFixture {
   /** Create the fixture and start its listeners (TCP on 127.0.0.1, a Unix socket); counts connections. */
   static async create(): Promise<ProbeFixture> {
     const f = new ProbeFixture();
-    const count = (s: Server) => s.on('connection', (c) => {
-      f.connections++;
-      c.destroy();
-    });
+    const count = (s: Server) =>
+      s.on('connection', (c) => {
+        f.connections++;
+        c.destroy();
+      });
     const tcp = count(createServer());
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
     f.port = (tcp.address() as { port: number }).port;
@@ -77,7 +99,11 @@ export class ProbeFixture {
 
   /** Write targets in the (test) home and the (test) project folder, plus /tmp. */
   writeTargets(): string[] {
-    return [join(this.home, `${this.marker}.txt`), join(this.cwd, `${this.marker}.txt`), join(tmpdir(), `${this.marker}.txt`)];
+    return [
+      join(this.home, `${this.marker}.txt`),
+      join(this.cwd, `${this.marker}.txt`),
+      join(tmpdir(), `${this.marker}.txt`),
+    ];
   }
   /** Write targets that exist on the host after the run. */
   writtenOnHost(): string[] {
@@ -95,7 +121,13 @@ export class ProbeFixture {
 /** Real home paths worth trying to read (never returned as content, only as names). */
 function realHomeSecrets(): string[] {
   const h = homedir();
-  return [join(h, '.ssh', 'id_rsa'), join(h, '.ssh', 'id_ed25519'), join(h, '.bash_history'), join(h, '.npmrc'), '/etc/passwd'];
+  return [
+    join(h, '.ssh', 'id_rsa'),
+    join(h, '.ssh', 'id_ed25519'),
+    join(h, '.bash_history'),
+    join(h, '.npmrc'),
+    '/etc/passwd',
+  ];
 }
 
 function hostHostname(): string | undefined {
@@ -108,7 +140,15 @@ function hostHostname(): string | undefined {
 
 export type Check = [ok: boolean, name: string, seen: string];
 
-async function runProbes(host: ContractHost, engine: Engine, layers: Layers, probes: ProbeName[], f: ProbeFixture, extra: Partial<ProbeArgs> = {}, timeoutMs = 30_000) {
+async function runProbes(
+  host: ContractHost,
+  engine: Engine,
+  layers: Layers,
+  probes: ProbeName[],
+  f: ProbeFixture,
+  extra: Partial<ProbeArgs> = {},
+  timeoutMs = 30_000,
+) {
   const args: ProbeArgs = {
     probes,
     canary: f.canary,
@@ -155,23 +195,37 @@ function judge(obs: Observations, f: ProbeFixture, probes: ProbeName[], osEnforc
         break;
       case 'write_files': {
         const leaked = f.writtenOnHost();
-        checks.push([leaked.length === 0, 'writes to home, project and /tmp never reach the host', leaked.length ? `appeared on host: ${leaked.join(', ')}` : r.detail]);
+        checks.push([
+          leaked.length === 0,
+          'writes to home, project and /tmp never reach the host',
+          leaked.length ? `appeared on host: ${leaked.join(', ')}` : r.detail,
+        ]);
         break;
       }
       case 'symlink_etc': {
         const names = Array.isArray(r.value) ? (r.value as string[]) : [];
-        const hostOnly = names.filter((n) => etcNames.has(n) && ['passwd', 'shadow', 'hostname', 'hosts', 'ssh', 'resolv.conf'].includes(n));
-        checks.push([hostOnly.length === 0, 'a symlink to /etc shows nothing of the host', r.ok ? `listed: ${names.slice(0, 8).join(' ')}` : r.detail]);
+        const hostOnly = names.filter(
+          (n) => etcNames.has(n) && ['passwd', 'shadow', 'hostname', 'hosts', 'ssh', 'resolv.conf'].includes(n),
+        );
+        checks.push([
+          hostOnly.length === 0,
+          'a symlink to /etc shows nothing of the host',
+          r.ok ? `listed: ${names.slice(0, 8).join(' ')}` : r.detail,
+        ]);
         break;
       }
       case 'proc_root_hostname': {
         const hn = hostHostname();
         const leaked = r.ok && hn !== undefined && r.value === hn;
-        checks.push([!leaked, '/proc/self/root/etc/hostname is not the host\'s', r.detail]);
+        checks.push([!leaked, "/proc/self/root/etc/hostname is not the host's", r.detail]);
         break;
       }
       case 'tcp_connect':
-        checks.push([!r.ok && f.connections === 0, 'TCP to a 127.0.0.1 listener fails, listener sees nothing', `${r.detail}; listener connections: ${f.connections}`]);
+        checks.push([
+          !r.ok && f.connections === 0,
+          'TCP to a 127.0.0.1 listener fails, listener sees nothing',
+          `${r.detail}; listener connections: ${f.connections}`,
+        ]);
         break;
       case 'unix_connect':
         checks.push([!r.ok && f.connections === 0, 'a Unix socket path cannot be connected', r.detail]);
@@ -204,10 +258,17 @@ function hostResponsive(): Check {
 
 /** One line per check, whole (the probes bound what they report; text output cuts long lines for display). */
 export function formatChecks(engine: string, layers: string, checks: Check[]): string[] {
-  return checks.map(([ok, name, seen]) => `${ok ? 'PASS' : 'FAIL'} ${engine}/${layers} ${name}: ${seen.replace(/\s+/g, ' ')}`);
+  return checks.map(
+    ([ok, name, seen]) => `${ok ? 'PASS' : 'FAIL'} ${engine}/${layers} ${name}: ${seen.replace(/\s+/g, ' ')}`,
+  );
 }
 
-async function acrossEngines(host: ContractHost, layers: Layers, probes: ProbeName[], opts: { extraChecks?: (f: ProbeFixture) => Promise<Check[]> } = {}): Promise<ContractResult> {
+async function acrossEngines(
+  host: ContractHost,
+  layers: Layers,
+  probes: ProbeName[],
+  opts: { extraChecks?: (f: ProbeFixture) => Promise<Check[]> } = {},
+): Promise<ContractResult> {
   const lines: string[] = [];
   let ok = true;
   for (const engine of host.engines()) {
@@ -219,7 +280,11 @@ async function acrossEngines(host: ContractHost, layers: Layers, probes: ProbeNa
       else checks = judge(res.value as Observations, f, probes, host.osEnforced());
       if (probes.includes('spawn_background') || probes.includes('fork_bomb')) {
         const left = await waitNoMarker(f.marker, 5000);
-        checks.push([left.length === 0, 'no process outlives the call', left.length ? `survivors: ${left.join(',')}` : 'none left']);
+        checks.push([
+          left.length === 0,
+          'no process outlives the call',
+          left.length ? `survivors: ${left.join(',')}` : 'none left',
+        ]);
       }
       if (opts.extraChecks) checks.push(...(await opts.extraChecks(f)));
       ok &&= checks.every((c) => c[0]);
@@ -232,18 +297,34 @@ async function acrossEngines(host: ContractHost, layers: Layers, probes: ProbeNa
 }
 
 const FULL_PROBES: ProbeName[] = ['env_canary', 'read_file', 'tcp_connect', 'spawn_background'];
-const OS_PROBES: ProbeName[] = ['env_canary', 'read_file', 'read_shadow', 'write_files', 'symlink_etc', 'proc_root_hostname', 'tcp_connect', 'unix_connect', 'dns_lookup', 'dev_tty', 'spawn_background'];
+const OS_PROBES: ProbeName[] = [
+  'env_canary',
+  'read_file',
+  'read_shadow',
+  'write_files',
+  'symlink_etc',
+  'proc_root_hostname',
+  'tcp_connect',
+  'unix_connect',
+  'dns_lookup',
+  'dev_tty',
+  'spawn_background',
+];
 
 export const CONTRACTS: Contract[] = [
   {
     name: 'tool_security_contracts',
-    requirement: 'A sandboxed tool, with every layer on, cannot read the CLI\'s environment or host files, reach a local network listener, or leave a child process behind.',
+    requirement:
+      "A sandboxed tool, with every layer on, cannot read the CLI's environment or host files, reach a local network listener, or leave a child process behind.",
     hosts: ['cli'],
     run: (host) => acrossEngines(host, 'full', FULL_PROBES),
   },
   {
     name: 'os_isolation',
-    requirement: 'With the engine\'s own permission checks switched off, the OS sandbox alone keeps host files, home, /etc, the environment, network, Unix sockets, DNS and the terminal out of reach, and kills every process with the call.',
+    requirement:
+      "With the engine's own permission checks switched off, the OS sandbox alone keeps host files, " +
+      'home, /etc, the environment, network, Unix sockets, DNS and the terminal out of reach, and ' +
+      'kills every process with the call.',
     hosts: ['cli'],
     run: async (host) => {
       if (!host.osEnforced()) return { ok: false, detail: `FAIL no OS sandbox enforced here: ${host.describe()}` };
@@ -252,7 +333,8 @@ export const CONTRACTS: Contract[] = [
   },
   {
     name: 'os_resource_limits',
-    requirement: 'With the engine\'s checks off, a fork bomb stops at the process limit, a huge allocation fails with an error, a timeout kills the whole process tree, and the host stays responsive.',
+    requirement:
+      "With the engine's checks off, a fork bomb stops at the process limit, a huge allocation fails with an error, a timeout kills the whole process tree, and the host stays responsive.",
     hosts: ['cli'],
     run: async (host) => {
       if (!host.osEnforced()) return { ok: false, detail: `FAIL no OS sandbox enforced here: ${host.describe()}` };
@@ -264,21 +346,43 @@ export const CONTRACTS: Contract[] = [
           const checks: Check[] = [];
           const res = await runProbes(host, engine, 'os-only', ['fork_bomb', 'huge_allocation'], f, { forkLimit: 400 });
           if (res.ok) checks.push(...judge(res.value as Observations, f, ['fork_bomb', 'huge_allocation'], true));
-          else checks.push([['E_SANDBOX_FAILED', 'E_MEMORY_LIMIT'].includes(res.code), 'bomb/allocation ends in a clear error', `${res.code}: ${res.message}`]);
+          else
+            checks.push([
+              ['E_SANDBOX_FAILED', 'E_MEMORY_LIMIT'].includes(res.code),
+              'bomb/allocation ends in a clear error',
+              `${res.code}: ${res.message}`,
+            ]);
           checks.push(hostResponsive());
           const left = await waitNoMarker(f.marker, 5000);
-          checks.push([left.length === 0, 'no process outlives the call', left.length ? `survivors: ${left.join(',')}` : 'none left']);
+          checks.push([
+            left.length === 0,
+            'no process outlives the call',
+            left.length ? `survivors: ${left.join(',')}` : 'none left',
+          ]);
           // A call that starts a background child and then never returns: the timeout kills the tree.
           const hang = await host.runTool({
             engine,
             layers: 'os-only',
-            source: `export default async (a) => { const cp = await import('node:child_process'); const exe = typeof Deno !== 'undefined' ? Deno.execPath() : process.execPath; const args = typeof Deno !== 'undefined' ? ['eval', 'setInterval(()=>{},1000)//' + a.m] : ['-e', 'setInterval(()=>{},1000)//' + a.m]; cp.spawn(exe, args, { detached: true, stdio: 'ignore' }).unref(); await new Promise((r) => setTimeout(r, 1000)); for (;;) {} }`,
+            source:
+              `export default async (a) => { const cp = await import('node:child_process'); const exe = typeof ` +
+              `Deno !== 'undefined' ? Deno.execPath() : process.execPath; const args = typeof Deno !== 'undefined' ` +
+              `? ['eval', 'setInterval(()=>{},1000)//' + a.m] : ['-e', 'setInterval(()=>{},1000)//' + a.m]; ` +
+              `cp.spawn(exe, args, { detached: true, stdio: 'ignore' }).unref(); await new Promise((r) => ` +
+              `setTimeout(r, 1000)); for (;;) {} }`,
             args: { m: f.marker },
             limits: { timeoutMs: 4000 },
           });
-          checks.push([!hang.ok && hang.code === 'E_TIMEOUT', 'a hung call times out', hang.ok ? 'returned' : `${hang.code}`]);
+          checks.push([
+            !hang.ok && hang.code === 'E_TIMEOUT',
+            'a hung call times out',
+            hang.ok ? 'returned' : `${hang.code}`,
+          ]);
           const left2 = await waitNoMarker(f.marker, 5000);
-          checks.push([left2.length === 0, 'the timeout leaves no process behind', left2.length ? `survivors: ${left2.join(',')}` : 'none left']);
+          checks.push([
+            left2.length === 0,
+            'the timeout leaves no process behind',
+            left2.length ? `survivors: ${left2.join(',')}` : 'none left',
+          ]);
           ok &&= checks.every((c) => c[0]);
           lines.push(...formatChecks(engine, 'os-only', checks));
         } finally {
@@ -290,7 +394,10 @@ export const CONTRACTS: Contract[] = [
   },
   {
     name: 'mediated_fetch',
-    requirement: 'A sandboxed tool\'s fetch (global and ctx.fetch) goes through the one mediated fetch: http:, URL credentials, loopback, private, link-local and metadata targets are refused with a stable code and nothing is sent.',
+    requirement:
+      "A sandboxed tool's fetch (global and ctx.fetch) goes through the one mediated fetch: http:, " +
+      'URL credentials, loopback, private, link-local and metadata targets are refused with a stable ' +
+      'code and nothing is sent.',
     hosts: ['cli'],
     run: async (host) => {
       // A gate that allows everything: only the mediated fetch's own target rules may refuse here.
@@ -315,9 +422,17 @@ export const CONTRACTS: Contract[] = [
             ];
             const res = await host.runTool({
               engine,
-              source: `export default async (a, ctx) => { const out = []; for (const [u] of a.targets) { for (const fn of [globalThis.fetch, ctx.fetch]) { try { await fn(u); out.push('sent'); } catch (e) { out.push(String(e && e.code || e && e.name)); } } } return out; }`,
+              source:
+                `export default async (a, ctx) => { const out = []; for (const [u] of a.targets) { for (const ` +
+                `fn of [globalThis.fetch, ctx.fetch]) { try { await fn(u); out.push('sent'); } catch (e) { out.push(String(e ` +
+                `&& e.code || e && e.name)); } } } return out; }`,
               args: { targets },
-              capabilityFor: (identity) => createCapabilityHandler({ identity, gate, fetch: createMediatedFetch({ gate, transport, limits: { timeoutMs: 5000 } }) }),
+              capabilityFor: (identity) =>
+                createCapabilityHandler({
+                  identity,
+                  gate,
+                  fetch: createMediatedFetch({ gate, transport, limits: { timeoutMs: 5000 } }),
+                }),
             });
             const checks: Check[] = [];
             if (!res.ok) checks.push([false, 'probe tool ran', `${res.code}: ${res.message}`]);
@@ -325,7 +440,11 @@ export const CONTRACTS: Contract[] = [
               const got = res.value as string[];
               targets.forEach(([u, want], i) => {
                 const pair = [got[2 * i], got[2 * i + 1]];
-                checks.push([pair.every((g) => g !== undefined && want.split('|').includes(g)), `fetch ${u} refused`, `fetch: ${pair[0]}, ctx.fetch: ${pair[1]} (want ${want})`]);
+                checks.push([
+                  pair.every((g) => g !== undefined && want.split('|').includes(g)),
+                  `fetch ${u} refused`,
+                  `fetch: ${pair[0]}, ctx.fetch: ${pair[1]} (want ${want})`,
+                ]);
               });
             }
             checks.push([f.connections === 0, 'the local listener saw no connection', `connections: ${f.connections}`]);
@@ -343,7 +462,11 @@ export const CONTRACTS: Contract[] = [
   },
   {
     name: 'python_escapes',
-    requirement: 'Sandboxed Python (Pyodide) reaches nothing outside its sandbox: `import js` has no host globals (process, require, Deno), js.process, Function through constructor.constructor, js.eval, Pyodide internals (pyodide_js._api.loadBinaryFile, node sockets, package install), os.system, subprocess, sockets, host files and the host environment all fail closed.',
+    requirement:
+      'Sandboxed Python (Pyodide) reaches nothing outside its sandbox: `import js` has no host globals ' +
+      '(process, require, Deno), js.process, Function through constructor.constructor, js.eval, Pyodide ' +
+      'internals (pyodide_js._api.loadBinaryFile, node sockets, package install), os.system, subprocess, ' +
+      'sockets, host files and the host environment all fail closed.',
     hosts: ['cli'],
     run: async (host) => {
       const lines: string[] = [];
@@ -356,8 +479,14 @@ export const CONTRACTS: Contract[] = [
         try {
           const args: PythonProbeArgs = { port: f.port, canary: f.canary, canaryFile: f.canaryFile };
           const res = await host.runTool({ engine, runtime: 'python', source: PYTHON_ESCAPE_SOURCE, args });
-          const checks: Check[] = res.ok ? pythonEscapeChecks(res.value) : [[false, 'python probe ran', `${res.code}: ${res.message}`]];
-          checks.push([f.connections === 0, 'the loopback listener saw no connection', `connections: ${f.connections}`]);
+          const checks: Check[] = res.ok
+            ? pythonEscapeChecks(res.value)
+            : [[false, 'python probe ran', `${res.code}: ${res.message}`]];
+          checks.push([
+            f.connections === 0,
+            'the loopback listener saw no connection',
+            `connections: ${f.connections}`,
+          ]);
           ok &&= checks.every((c) => c[0]);
           lines.push(...formatChecks(engine, 'python', checks));
         } finally {
@@ -371,10 +500,16 @@ export const CONTRACTS: Contract[] = [
   },
   {
     name: 'sandbox_posture',
-    requirement: 'Posture `required` fails closed with E_SANDBOX_UNAVAILABLE when no backend works; `auto` then warns and names what is not enforced.',
+    requirement:
+      'Posture `required` fails closed with E_SANDBOX_UNAVAILABLE when no backend works; `auto` then warns and names what is not enforced.',
     hosts: ['cli'],
     run: async () => {
-      const none = { platform: process.platform, backend: 'none' as const, available: false, reason: 'simulated: no backend' };
+      const none = {
+        platform: process.platform,
+        backend: 'none' as const,
+        available: false,
+        reason: 'simulated: no backend',
+      };
       const checks: Check[] = [];
       try {
         planIsolation('required', none);
@@ -384,7 +519,11 @@ export const CONTRACTS: Contract[] = [
         checks.push([code === 'E_SANDBOX_UNAVAILABLE', 'required refuses without a backend', String(code)]);
       }
       const auto = planIsolation('auto', none);
-      checks.push([!auto.enforced && !auto.wrap && /network/.test(auto.warning ?? ''), 'auto falls back with a warning naming the network', (auto.warning ?? '').split('\n')[0] ?? '']);
+      checks.push([
+        !auto.enforced && !auto.wrap && /network/.test(auto.warning ?? ''),
+        'auto falls back with a warning naming the network',
+        (auto.warning ?? '').split('\n')[0] ?? '',
+      ]);
       return { ok: checks.every((c) => c[0]), detail: formatChecks('-', 'posture', checks).join('\n') };
     },
   },
@@ -404,7 +543,11 @@ export interface ContractRun {
 }
 
 /** Run contracts one after another; a thrown error is a failure with its message. */
-export async function runContracts(host: ContractHost, contracts: Contract[], onProgress?: (done: number, total: number, name: string) => void): Promise<ContractRun[]> {
+export async function runContracts(
+  host: ContractHost,
+  contracts: Contract[],
+  onProgress?: (done: number, total: number, name: string) => void,
+): Promise<ContractRun[]> {
   const out: ContractRun[] = [];
   for (const c of contracts) {
     onProgress?.(out.length, contracts.length, c.name);

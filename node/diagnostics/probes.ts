@@ -1,4 +1,5 @@
-// Escape-probe tool source (runs INSIDE a sandbox, untrusted side) and the host-side helpers that judge it; Node host, trusted side.
+// Escape-probe tool source (runs INSIDE a sandbox, untrusted side) and the host-side helpers that judge it; Node host,
+// trusted side.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Probe names understood by PROBE_TOOL_SOURCE. */

@@ -1,6 +1,13 @@
-// Registry with host built-in tools (e.g. the native `python` tool) held in memory beside the stored revisions; Node host, trusted side.
+// Registry with host built-in tools (e.g. the native `python` tool) held in memory beside the stored revisions; Node
+// host, trusted side.
 import { TyError } from '../../core/errors.js';
-import { ToolRegistry, parseRef, revisionId, type NativeFunction, type ResolvedTool } from '../../core/revisions/registry.js';
+import {
+  ToolRegistry,
+  parseRef,
+  revisionId,
+  type NativeFunction,
+  type ResolvedTool,
+} from '../../core/revisions/registry.js';
 import { matchesPrefix, shortId } from '../../core/revisions/refs.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
@@ -28,7 +35,8 @@ export class HostToolRegistry extends ToolRegistry {
    * @throws TyError E_INVALID_MANIFEST
    */
   async addBuiltin(manifest: ToolManifest, fn: NativeFunction): Promise<string> {
-    if (manifest.execution.kind !== 'trusted-native') throw new TyError('E_INVALID_MANIFEST', 'a built-in tool is trusted-native');
+    if (manifest.execution.kind !== 'trusted-native')
+      throw new TyError('E_INVALID_MANIFEST', 'a built-in tool is trusted-native');
     const revision = await revisionId(manifest);
     this.#builtins.set(manifest.name, { revision, manifest });
     this.registerNative(revision, fn);
@@ -37,7 +45,9 @@ export class HostToolRegistry extends ToolRegistry {
 
   /** Built-ins offered by this process, sorted by name. */
   builtins(): { name: string; revision: string }[] {
-    return [...this.#builtins.entries()].map(([name, b]) => ({ name, revision: b.revision })).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.#builtins.entries()]
+      .map(([name, b]) => ({ name, revision: b.revision }))
+      .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** As ToolRegistry.resolve, with built-ins (see the class comment). @throws TyError E_UNKNOWN_TOOL, E_INTEGRITY */
@@ -47,11 +57,18 @@ export class HostToolRegistry extends ToolRegistry {
     if (b) {
       if (revision !== undefined && revision !== b.revision && matchesPrefix(b.revision, revision)) {
         const stored = await this.candidates(name, revision);
-        if (stored.length === 0) return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
-        throw new TyError('E_UNKNOWN_TOOL', `the prefix ${revision} is ambiguous for "${name}": it matches ${[b.revision, ...stored].map((r) => shortId(r, 20)).join(', ')}; give more characters`, { name, prefix: revision, candidates: [b.revision, ...stored] });
+        if (stored.length === 0)
+          return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
+        throw new TyError(
+          'E_UNKNOWN_TOOL',
+          `the prefix ${revision} is ambiguous for "${name}": it matches ${[b.revision, ...stored].map((r) => shortId(r, 20)).join(', ')}; give more characters`,
+          { name, prefix: revision, candidates: [b.revision, ...stored] },
+        );
       }
-      if (revision === b.revision) return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
-      if (revision === undefined && !(await this.#storedActive(name))) return { name, revision: b.revision, manifest: b.manifest, active: true };
+      if (revision === b.revision)
+        return { name, revision: b.revision, manifest: b.manifest, active: !(await this.#storedActive(name)) };
+      if (revision === undefined && !(await this.#storedActive(name)))
+        return { name, revision: b.revision, manifest: b.manifest, active: true };
     }
     return super.resolve(ref);
   }
@@ -60,7 +77,8 @@ export class HostToolRegistry extends ToolRegistry {
   override async list(): Promise<ListedTool[]> {
     const stored: ListedTool[] = await super.list();
     const names = new Set(stored.filter((t) => t.active !== undefined).map((t) => t.name));
-    for (const b of this.builtins()) if (!names.has(b.name)) stored.push({ name: b.name, active: b.revision, revisions: [b.revision], builtin: true });
+    for (const b of this.builtins())
+      if (!names.has(b.name)) stored.push({ name: b.name, active: b.revision, revisions: [b.revision], builtin: true });
     return stored.sort((a, b) => a.name.localeCompare(b.name));
   }
 

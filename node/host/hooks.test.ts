@@ -20,7 +20,14 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const hook = (command: string, timeoutMs = 5000, event: HookSpec['event'] = 'preToolUse'): HookSpec => ({ event, matcher: '*', command, timeoutMs, scope: 'user', index: 0 });
+const hook = (command: string, timeoutMs = 5000, event: HookSpec['event'] = 'preToolUse'): HookSpec => ({
+  event,
+  matcher: '*',
+  command,
+  timeoutMs,
+  scope: 'user',
+  index: 0,
+});
 
 /** Running (a zombie, killed but not yet reaped by init, counts as gone). */
 function alive(pid: number): boolean {
@@ -54,7 +61,10 @@ describe('NodeHookRunner', () => {
 
   it('reports exit 2 with stderr, and other codes as they are', async () => {
     const runner = new NodeHookRunner({ cwd: dir });
-    expect(await runner.run(hook('echo "no deploys on friday" >&2; exit 2'), '{}')).toMatchObject({ exitCode: 2, stderr: 'no deploys on friday\n' });
+    expect(await runner.run(hook('echo "no deploys on friday" >&2; exit 2'), '{}')).toMatchObject({
+      exitCode: 2,
+      stderr: 'no deploys on friday\n',
+    });
     expect(await runner.run(hook('exit 7'), '{}')).toMatchObject({ exitCode: 7 });
   });
 
@@ -74,14 +84,20 @@ describe('NodeHookRunner', () => {
 
   it('leaves nothing running after a hook that exits with a background child', async () => {
     const pidFile = join(dir, 'pid');
-    const r = await new NodeHookRunner({ cwd: dir }).run(hook(`sleep 30 >/dev/null 2>&1 & echo $! > ${pidFile}; exit 0`), '{}');
+    const r = await new NodeHookRunner({ cwd: dir }).run(
+      hook(`sleep 30 >/dev/null 2>&1 & echo $! > ${pidFile}; exit 0`),
+      '{}',
+    );
     expect(r.exitCode).toBe(0);
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
     expect(await gone(pid)).toBe(true);
   });
 
   it('caps captured output', async () => {
-    const r = await new NodeHookRunner({ cwd: dir, maxOutputBytes: 1000 }).run(hook('head -c 100000 /dev/zero | tr "\\0" a'), '{}');
+    const r = await new NodeHookRunner({ cwd: dir, maxOutputBytes: 1000 }).run(
+      hook('head -c 100000 /dev/zero | tr "\\0" a'),
+      '{}',
+    );
     expect(r.stdout.length).toBe(1000);
   });
 
@@ -105,23 +121,38 @@ describe('gate + real hooks', () => {
       withheld: () => [SECRET],
     });
   }
-  const req = { principal: 'cli:user', kind: 'tool' as const, toolName: 'deploy', revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' };
+  const req = {
+    principal: 'cli:user',
+    kind: 'tool' as const,
+    toolName: 'deploy',
+    revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy',
+  };
 
   it('the stdin payload never holds a secret value', async () => {
     const file = join(dir, 'stdin.json');
     const gate = gateWith({ preToolUse: [hook(`cat > ${file}`)] });
     await gate.run({ ...req, hookPayload: { env: 'prod', auth: `Bearer ${SECRET}` } }, async () => 'done');
     const stdin = await readFile(file, 'utf8');
-    expect(JSON.parse(stdin)).toMatchObject({ event: 'preToolUse', tool: { name: 'deploy' }, input: { env: 'prod', auth: 'Bearer <withheld>' } });
+    expect(JSON.parse(stdin)).toMatchObject({
+      event: 'preToolUse',
+      tool: { name: 'deploy' },
+      input: { env: 'prod', auth: 'Bearer <withheld>' },
+    });
     expect(stdin).not.toContain(SECRET);
   });
 
   it('exit 2 blocks with the reason; a timeout fails closed; post-hook output becomes feedback', async () => {
     let ran = false;
-    await expect(gateWith({ preToolUse: [hook('echo "frozen" >&2; exit 2')] }).run(req, async () => (ran = true))).rejects.toMatchObject({ code: 'E_HOOK_BLOCKED', message: expect.stringContaining('frozen') });
-    await expect(gateWith({ preToolUse: [hook('sleep 5', 200)] }).run(req, async () => (ran = true))).rejects.toMatchObject({ code: 'E_HOOK_FAILED' });
+    await expect(
+      gateWith({ preToolUse: [hook('echo "frozen" >&2; exit 2')] }).run(req, async () => (ran = true)),
+    ).rejects.toMatchObject({ code: 'E_HOOK_BLOCKED', message: expect.stringContaining('frozen') });
+    await expect(
+      gateWith({ preToolUse: [hook('sleep 5', 200)] }).run(req, async () => (ran = true)),
+    ).rejects.toMatchObject({ code: 'E_HOOK_FAILED' });
     expect(ran).toBe(false);
-    const r = await gateWith({ postToolUse: [hook('echo "checked"; exit 1', 5000, 'postToolUse'), hook('echo ok', 5000, 'postToolUse')] }).run(req, async () => 42);
+    const r = await gateWith({
+      postToolUse: [hook('echo "checked"; exit 1', 5000, 'postToolUse'), hook('echo ok', 5000, 'postToolUse')],
+    }).run(req, async () => 42);
     expect(r.value).toBe(42);
     expect(r.feedback?.[0]).toContain('exited with 1');
   });

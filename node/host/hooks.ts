@@ -14,7 +14,6 @@ export interface NodeHookRunnerOptions {
   maxOutputBytes?: number;
 }
 
-
 /**
  * Runs each hook as `sh -c COMMAND` in a process group of its own, writes the payload (one JSON
  * document) to its stdin and closes it, captures capped stdout/stderr, and kills the whole group on
@@ -25,7 +24,12 @@ export interface NodeHookRunnerOptions {
 export class NodeHookRunner implements HookRunner {
   readonly #o: Required<Omit<NodeHookRunnerOptions, 'env'>> & { env: NodeJS.ProcessEnv };
   constructor(opts: NodeHookRunnerOptions) {
-    this.#o = { cwd: opts.cwd, env: opts.env ?? process.env, shell: opts.shell ?? '/bin/sh', maxOutputBytes: opts.maxOutputBytes ?? 64 * 1024 };
+    this.#o = {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      shell: opts.shell ?? '/bin/sh',
+      maxOutputBytes: opts.maxOutputBytes ?? 64 * 1024,
+    };
   }
 
   run(hook: HookSpec, input: string, signal?: AbortSignal): Promise<HookResult> {
@@ -49,7 +53,13 @@ export class NodeHookRunner implements HookRunner {
           windowsHide: true,
         });
       } catch (e) {
-        resolveRun({ exitCode: null, stdout: '', stderr: '', timedOut: false, error: e instanceof Error ? e.message : 'spawn failed' });
+        resolveRun({
+          exitCode: null,
+          stdout: '',
+          stderr: '',
+          timedOut: false,
+          error: e instanceof Error ? e.message : 'spawn failed',
+        });
         return;
       }
       const finish = () => {
@@ -58,7 +68,12 @@ export class NodeHookRunner implements HookRunner {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         killGroup(child.pid);
-        const r: HookResult = { exitCode: timedOut ? null : exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), timedOut };
+        const r: HookResult = {
+          exitCode: timedOut ? null : exitCode,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+          timedOut,
+        };
         if (startError !== undefined) r.error = startError;
         resolveRun(r);
       };

@@ -1,4 +1,5 @@
-// Unit tests for node/host/host.ts assembly: OS sandbox posture (fail closed / warn once), no runtimes for read-only commands; test side.
+// Unit tests for node/host/host.ts assembly: OS sandbox posture (fail closed / warn once), no runtimes for read-only
+// commands; test side.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { existsSync } from 'node:fs';
@@ -30,18 +31,29 @@ function io(): CliIO & { err(): string } {
 }
 
 const unavailable = { platform: 'linux', backend: 'none' as const, available: false, reason: 'test: no backend' };
-const manifest = { name: 'echo', description: '', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a) => a' } };
+const manifest = {
+  name: 'echo',
+  description: '',
+  parameters: { type: 'object' },
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a) => a' },
+};
 
 describe('createNodeHost', () => {
   it('--sandbox required fails closed with E_SANDBOX_UNAVAILABLE when no OS sandbox works', async () => {
     setProbeOverrideForTests(unavailable);
-    await expect(createNodeHost({ home: join(tmp, 'req'), globals: { sandbox: 'required', allow: [], deny: [] }, io: io() })).rejects.toMatchObject({ code: 'E_SANDBOX_UNAVAILABLE', message: expect.stringContaining('test: no backend') });
+    await expect(
+      createNodeHost({ home: join(tmp, 'req'), globals: { sandbox: 'required', allow: [], deny: [] }, io: io() }),
+    ).rejects.toMatchObject({ code: 'E_SANDBOX_UNAVAILABLE', message: expect.stringContaining('test: no backend') });
   });
 
   it('auto warns once per process and says what the fallback means; off says nothing', async () => {
     setProbeOverrideForTests(unavailable);
     const off = io();
-    const h0 = await createNodeHost({ home: join(tmp, 'off'), globals: { sandbox: 'off', allow: [], deny: [] }, io: off });
+    const h0 = await createNodeHost({
+      home: join(tmp, 'off'),
+      globals: { sandbox: 'off', allow: [], deny: [] },
+      io: off,
+    });
     await h0.close();
     expect(off.err()).toBe('');
     const a = io();
@@ -73,7 +85,11 @@ describe('createNodeHost', () => {
       capabilities: () => async () => null,
     });
     await h.registry.install(manifest);
-    expect(await h.invoker.invoke('echo', { a: 1 })).toMatchObject({ ok: true, result: 'pooled', feedback: ['checked'] });
+    expect(await h.invoker.invoke('echo', { a: 1 })).toMatchObject({
+      ok: true,
+      result: 'pooled',
+      feedback: ['checked'],
+    });
     expect(calls).toEqual([{ a: 1 }]);
     await h.close();
   });
@@ -84,7 +100,11 @@ describe('built-in python tool', () => {
   const python = detectPython();
 
   it('is offered in memory with the CID of its manifest; an installed tool of the same name wins unless pinned', async () => {
-    const h = await createNodeHost({ home: join(tmp, 'py-list'), startSandboxes: false, python: python ?? { path: '/usr/bin/python3', version: '3.0.0', prefixes: ['/usr'] } });
+    const h = await createNodeHost({
+      home: join(tmp, 'py-list'),
+      startSandboxes: false,
+      python: python ?? { path: '/usr/bin/python3', version: '3.0.0', prefixes: ['/usr'] },
+    });
     const rev = await pyManifestRev();
     expect(await h.registry.list()).toEqual([{ name: 'python', active: rev, revisions: [rev], builtin: true }]);
     expect(await h.registry.resolve('python')).toMatchObject({ name: 'python', revision: rev, active: true });
@@ -92,8 +112,14 @@ describe('built-in python tool', () => {
     expect(await h.store.backend.list('bindings')).toEqual([]);
     const mine = await h.registry.install({ ...manifest, name: 'python' });
     expect((await h.registry.resolve('python')).revision).toBe(mine.revision);
-    expect(await h.registry.resolve(`python@${rev}`)).toMatchObject({ revision: rev, active: false, manifest: { execution: { kind: 'trusted-native' } } });
-    expect((await h.registry.list()).map((t) => [t.name, t.active, t.builtin])).toEqual([['python', mine.revision, undefined]]);
+    expect(await h.registry.resolve(`python@${rev}`)).toMatchObject({
+      revision: rev,
+      active: false,
+      manifest: { execution: { kind: 'trusted-native' } },
+    });
+    expect((await h.registry.list()).map((t) => [t.name, t.active, t.builtin])).toEqual([
+      ['python', mine.revision, undefined],
+    ]);
     await h.close();
   });
 
@@ -104,32 +130,42 @@ describe('built-in python tool', () => {
     await h.close();
   });
 
-  it.skipIf(!python)('asks once per session with the plain authority question, then runs; a refusal runs nothing', async () => {
-    const asked: Question[] = [];
-    const asker = (allow: boolean): Asker => ({
-      ask: async (q) => {
-        asked.push(q);
-        return allow ? { allow: true, scope: 'session', channel: 'test' } : { allow: false, reason: 'refused', channel: 'test' };
-      },
-    });
-    const base: Omit<NodeHostOptions, 'home'> = { startSandboxes: true, globals: { sandbox: 'off', allow: [], deny: [] }, python: python!, pool: { call: async () => null } };
-    const h = await createNodeHost({ ...base, home: join(tmp, 'py-ask'), asker: asker(true) });
-    const r1 = await h.invoker.invoke('python', { code: 'print(6*7)' });
-    const r2 = await h.invoker.invoke('python', { code: 'print(1)' });
-    expect(r1).toMatchObject({ ok: true, result: { exitCode: 0, stdout: '42\n' } });
-    expect(r2).toMatchObject({ ok: true, result: { stdout: '1\n' } });
-    expect(asked).toHaveLength(1);
-    expect(asked[0]!.details?.join('\n')).toContain('The code runs as YOU');
-    expect(asked[0]!.suggestedRule).toBe('python(*)');
-    await h.close();
+  it.skipIf(!python)(
+    'asks once per session with the plain authority question, then runs; a refusal runs nothing',
+    async () => {
+      const asked: Question[] = [];
+      const asker = (allow: boolean): Asker => ({
+        ask: async (q) => {
+          asked.push(q);
+          return allow
+            ? { allow: true, scope: 'session', channel: 'test' }
+            : { allow: false, reason: 'refused', channel: 'test' };
+        },
+      });
+      const base: Omit<NodeHostOptions, 'home'> = {
+        startSandboxes: true,
+        globals: { sandbox: 'off', allow: [], deny: [] },
+        python: python!,
+        pool: { call: async () => null },
+      };
+      const h = await createNodeHost({ ...base, home: join(tmp, 'py-ask'), asker: asker(true) });
+      const r1 = await h.invoker.invoke('python', { code: 'print(6*7)' });
+      const r2 = await h.invoker.invoke('python', { code: 'print(1)' });
+      expect(r1).toMatchObject({ ok: true, result: { exitCode: 0, stdout: '42\n' } });
+      expect(r2).toMatchObject({ ok: true, result: { stdout: '1\n' } });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.details?.join('\n')).toContain('The code runs as YOU');
+      expect(asked[0]!.suggestedRule).toBe('python(*)');
+      await h.close();
 
-    const marker = join(tmp, 'py-refused-marker');
-    const h2 = await createNodeHost({ ...base, home: join(tmp, 'py-no'), asker: asker(false) });
-    const r3 = await h2.invoker.invoke('python', { code: `open(${JSON.stringify(marker)}, "w").write("x")` });
-    expect(r3).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED' } });
-    expect(existsSync(marker)).toBe(false);
-    await h2.close();
-  });
+      const marker = join(tmp, 'py-refused-marker');
+      const h2 = await createNodeHost({ ...base, home: join(tmp, 'py-no'), asker: asker(false) });
+      const r3 = await h2.invoker.invoke('python', { code: `open(${JSON.stringify(marker)}, "w").write("x")` });
+      expect(r3).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED' } });
+      expect(existsSync(marker)).toBe(false);
+      await h2.close();
+    },
+  );
 });
 
 describe('interpreter reachability for the sandbox user', () => {
@@ -161,7 +197,9 @@ describe('interpreter reachability for the sandbox user', () => {
       const chosen = pythonForSandbox(hidden, who, () => sys);
       expect(chosen.python).toBe(sys);
       expect(chosen.note).toContain("not reachable by the sandbox's unprivileged user (checked as uid 65534");
-      expect(() => pythonForSandbox(hidden, who, () => undefined)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_UNAVAILABLE', message: expect.stringContaining('--sandbox off') }));
+      expect(() => pythonForSandbox(hidden, who, () => undefined)).toThrow(
+        expect.objectContaining({ code: 'E_SANDBOX_UNAVAILABLE', message: expect.stringContaining('--sandbox off') }),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,7 +2,13 @@
 import { join } from 'node:path';
 import { Store } from '../../core/store/contract.js';
 import type { Asker } from '../../core/ask/router.js';
-import { DEFAULT_MAX_QUEUED_CALLS, Invoker, type InvokerOptions, type PoolLike, type ToolIdentity } from '../../core/exec/invoke.js';
+import {
+  DEFAULT_MAX_QUEUED_CALLS,
+  Invoker,
+  type InvokerOptions,
+  type PoolLike,
+  type ToolIdentity,
+} from '../../core/exec/invoke.js';
 import { TyError } from '../../core/errors.js';
 import type { CapabilityHandler, Gate } from '../../core/exec/runtime.js';
 import type { FetchTransport } from '../../core/capabilities/fetch/mediated.js';
@@ -29,13 +35,23 @@ export interface NodeHostOptions {
   cwd?: string;
   /** False for commands that never run code (tool add/list/show): no runtimes are created. Default true. */
   startSandboxes?: boolean;
-  /** Permission gate; default: node/settings/load.ts createNodeGate over the settings files and --allow/--deny/--mode. */
+  /**
+   * Permission gate; default: node/settings/load.ts createNodeGate over the settings files and --allow/--deny/--mode.
+   */
   gate?: Gate;
-  /** Capability handler factory per call identity; default: core/capabilities/handler.ts over mediated fetch, storage, secrets, registry, subtasks. */
+  /**
+   * Capability handler factory per call identity; default: core/capabilities/handler.ts over mediated fetch, storage,
+   * secrets, registry, subtasks.
+   */
   capabilities?: (identity: ToolIdentity) => CapabilityHandler;
-  /** Bridge for external-service tools; default when running: the MCP bridge (node/mcp/external.ts) under the same gate. */
+  /**
+   * Bridge for external-service tools; default when running: the MCP bridge (node/mcp/external.ts) under the same gate.
+   */
   external?: InvokerOptions['external'];
-  /** OS-level wrapper for sandbox processes; when absent, chosen from the posture (--sandbox / settings) by probing node/os-sandbox. */
+  /**
+   * OS-level wrapper for sandbox processes; when absent, chosen from the posture (--sandbox / settings) by probing
+   * node/os-sandbox.
+   */
   wrap?: SpawnWrapper;
   /** Use this pool instead of building one (tests, embedders). */
   pool?: PoolLike;
@@ -43,9 +59,14 @@ export interface NodeHostOptions {
   principal?: string;
   /** Receives what tool code writes with console.* (text from the sandbox: make it inert before display). */
   onToolLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
-  /** Told when a sandbox starts loading Pyodide for a Python revision and when it is done (a terminal progress line). */
+  /**
+   * Told when a sandbox starts loading Pyodide for a Python revision and when it is done (a terminal progress line).
+   */
   onStartProgress?: NodeSandboxRuntimeOptions['onStartProgress'];
-  /** Asks a person (the python tool's session approval; the default gate's questions). Default: terminal + waiting-question store. */
+  /**
+   * Asks a person (the python tool's session approval; the default gate's questions). Default: terminal +
+   * waiting-question store.
+   */
   asker?: Asker;
   /**
    * The built-in `python` tool (trusted-native, node/python/native-tool.ts): `false` never offers it; a PythonInfo
@@ -70,7 +91,8 @@ export interface NodeHostOptions {
   /**
    * Start the sandbox process of `tool` (NAME or NAME@REV; `timeoutMs` the call's --timeout) while the host is still
    * being assembled and the call resolved, validated, gated and its intent audited (`tycli run`): an empty runner,
-   * no tool code, arguments, secrets or grants (node/sandbox/runtime.ts prestart). The call adopts it when its sandbox has
+   * no tool code, arguments, secrets or grants (node/sandbox/runtime.ts prestart). The call adopts it when its sandbox
+   * has
    * exactly that command line; close() kills and reaps it otherwise, refusals included.
    */
   prestart?: { tool: string; timeoutMs?: number };
@@ -79,8 +101,17 @@ export interface NodeHostOptions {
 /** Default host-wide memory budget for retained sandboxes, MiB (NodeHostOptions.memoryBudgetMb). */
 export const DEFAULT_MEMORY_BUDGET_MB = 4096;
 
-/** `given`, else a positive integer (at most 9 digits) in the environment variable `name`, else `fallback`. @throws TyError E_USAGE */
-function boundFrom(opts: NodeHostOptions, given: number | undefined, name: string, fallback: number, what: string): number {
+/**
+ * `given`, else a positive integer (at most 9 digits) in the environment variable `name`, else `fallback`. @throws
+ * TyError E_USAGE
+ */
+function boundFrom(
+  opts: NodeHostOptions,
+  given: number | undefined,
+  name: string,
+  fallback: number,
+  what: string,
+): number {
   if (given !== undefined) return given;
   const v = (opts.env ?? process.env)[name];
   if (v === undefined || v === '') return fallback;
@@ -88,11 +119,15 @@ function boundFrom(opts: NodeHostOptions, given: number | undefined, name: strin
   return Number(v);
 }
 
-/** The pool's memory budget: the option, else $TYCLI_MEMORY_BUDGET_MB, else the default (MiB). @throws TyError E_USAGE */
-const memoryBudget = (opts: NodeHostOptions): number => boundFrom(opts, opts.memoryBudgetMb, 'TYCLI_MEMORY_BUDGET_MB', DEFAULT_MEMORY_BUDGET_MB, ' (MiB)');
+/**
+ * The pool's memory budget: the option, else $TYCLI_MEMORY_BUDGET_MB, else the default (MiB). @throws TyError E_USAGE
+ */
+const memoryBudget = (opts: NodeHostOptions): number =>
+  boundFrom(opts, opts.memoryBudgetMb, 'TYCLI_MEMORY_BUDGET_MB', DEFAULT_MEMORY_BUDGET_MB, ' (MiB)');
 
 /** The host's admission bound: the option, else $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
-const queueBound = (opts: NodeHostOptions): number => boundFrom(opts, opts.maxQueuedCalls, 'TYCLI_MAX_QUEUED_CALLS', DEFAULT_MAX_QUEUED_CALLS, '');
+const queueBound = (opts: NodeHostOptions): number =>
+  boundFrom(opts, opts.maxQueuedCalls, 'TYCLI_MAX_QUEUED_CALLS', DEFAULT_MAX_QUEUED_CALLS, '');
 
 export interface NodeHost {
   paths: TycliPaths;
@@ -127,7 +162,12 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
   const registry = new HostToolRegistry(store);
   const running = opts.startSandboxes !== false;
   const toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store) });
-  const invokerOpts: InvokerOptions = { registry, settings: toolSettings, principal: opts.principal ?? 'cli:user', maxQueuedCalls: queueBound(opts) };
+  const invokerOpts: InvokerOptions = {
+    registry,
+    settings: toolSettings,
+    principal: opts.principal ?? 'cli:user',
+    maxQueuedCalls: queueBound(opts),
+  };
   const closers: (() => Promise<void>)[] = [];
   const env = opts.env ?? process.env;
   // Memoized promises: the gate wiring and the pool (built alongside) may ask for both at once.
@@ -137,7 +177,11 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     (settings ??= (async () => {
       const { loadSettings } = await import('../settings/load.js');
       const g = opts.globals ?? {};
-      const loaded = await loadSettings({ home: paths.home, cwd: opts.cwd ?? process.cwd(), flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode } });
+      const loaded = await loadSettings({
+        home: paths.home,
+        cwd: opts.cwd ?? process.cwd(),
+        flags: { allow: g.allow ?? [], deny: g.deny ?? [], mode: g.mode },
+      });
       // Project/local files that weaken isolation or policy: one line each on stderr, every run (paths made inert).
       if (opts.io && loaded.warnings.length > 0) {
         const { sanitizeInline } = await import('../../core/ask/text.js');
@@ -149,13 +193,27 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     (asker ??= (async () => {
       const { createNodeAsker } = await import('../ask/channels.js');
       const loaded = await loadHostSettings();
-      return createNodeAsker({ home: paths.home, askWaitMs: loaded.askWaitMs, terminal: true, dialog: loaded.askDialog, env });
+      return createNodeAsker({
+        home: paths.home,
+        askWaitMs: loaded.askWaitMs,
+        terminal: true,
+        dialog: loaded.askDialog,
+        env,
+      });
     })());
 
   if (opts.python !== false && (opts.python !== undefined || python3OnPath(env))) {
     const python = opts.python === undefined ? undefined : opts.python;
     const fn = running
-      ? pythonNative({ opts, env, python, settings: loadHostSettings, asker: hostAsker, revision: () => pythonRevision, record: (r) => new StoreAuditLog(store).append(r) })
+      ? pythonNative({
+          opts,
+          env,
+          python,
+          settings: loadHostSettings,
+          asker: hostAsker,
+          revision: () => pythonRevision,
+          record: (r) => new StoreAuditLog(store).append(r),
+        })
       : async () => {
           throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host was opened without runtimes');
         };
@@ -179,12 +237,24 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     const wiredP = wiring
       ? (async () => {
           await poolP?.catch(() => undefined);
-          return wireGateAndCapabilities(opts, paths, store, backend, registry, await loadHostSettings(), await hostAsker(), toolSettings);
+          return wireGateAndCapabilities(
+            opts,
+            paths,
+            store,
+            backend,
+            registry,
+            await loadHostSettings(),
+            await hostAsker(),
+            toolSettings,
+          );
         })()
       : undefined;
     const [wired, pool] = await Promise.allSettled([wiredP, poolP]);
     if (wired.status === 'rejected' || pool.status === 'rejected') {
-      await Promise.allSettled([wired.status === 'fulfilled' ? wired.value?.close() : undefined, pool.status === 'fulfilled' ? pool.value?.close() : undefined]);
+      await Promise.allSettled([
+        wired.status === 'fulfilled' ? wired.value?.close() : undefined,
+        pool.status === 'fulfilled' ? pool.value?.close() : undefined,
+      ]);
       throw wired.status === 'rejected' ? wired.reason : (pool as PromiseRejectedResult).reason;
     }
     if (wired.value) {
@@ -201,7 +271,10 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
       invokerOpts.external = async (identity, args, signal) => {
         const exec = identity.manifest.execution;
         if (exec.kind === 'external-service' && exec.transport === 'parent') {
-          throw new TyError('E_SANDBOX_UNAVAILABLE', `${identity.name} is executed by the page embedding the browser app (execution.transport "parent"); the command line has no such page`);
+          throw new TyError(
+            'E_SANDBOX_UNAVAILABLE',
+            `${identity.name} is executed by the page embedding the browser app (execution.transport "parent"); the command line has no such page`,
+          );
         }
         if (!ext) {
           const { createMcpExternal } = await import('../mcp/external.js');
@@ -241,33 +314,56 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
 }
 
 /** The default gate and capability wiring for the command line (see createNodeHost). */
-async function wireGateAndCapabilities(opts: NodeHostOptions, paths: TycliPaths, store: Store, backend: FileStoreBackend, registry: HostToolRegistry, settings: LoadedSettings, asker: Asker, toolSettings: ToolSettings) {
-  const [{ createNodeGate }, { createCapabilityHandler }, { createMediatedFetch }, { ToolStorage }, { SecretBroker, SecretGrants }, { SecretsFile }] =
-    await Promise.all([
-      import('../settings/load.js'),
-      import('../../core/capabilities/handler.js'),
-      import('../../core/capabilities/fetch/mediated.js'),
-      import('../../core/capabilities/storage.js'),
-      import('../../core/capabilities/secrets.js'),
-      import('../store/secrets.js'),
-    ]);
+async function wireGateAndCapabilities(
+  opts: NodeHostOptions,
+  paths: TycliPaths,
+  store: Store,
+  backend: FileStoreBackend,
+  registry: HostToolRegistry,
+  settings: LoadedSettings,
+  asker: Asker,
+  toolSettings: ToolSettings,
+) {
+  const [
+    { createNodeGate },
+    { createCapabilityHandler },
+    { createMediatedFetch },
+    { ToolStorage },
+    { SecretBroker, SecretGrants },
+    { SecretsFile },
+  ] = await Promise.all([
+    import('../settings/load.js'),
+    import('../../core/capabilities/handler.js'),
+    import('../../core/capabilities/fetch/mediated.js'),
+    import('../../core/capabilities/storage.js'),
+    import('../../core/capabilities/secrets.js'),
+    import('../store/secrets.js'),
+  ]);
   const cwd = opts.cwd ?? process.cwd();
   const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
   const withheld = await knownSecretValues(secretsFile);
   // An injected gate is used by the capabilities too, so one session's decisions cover both.
   const gate =
-    opts.gate ??
-    createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
-  // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's decision, so no question.
+    opts.gate ?? createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
+  // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's
+  // decision, so no question.
   const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store, withheld) });
   const transport = lazyFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
   const storage = new ToolStorage(store);
   const capabilities = (identity: ToolIdentity): CapabilityHandler =>
     createCapabilityHandler({
-      identity, gate, fetch, storage, secrets: broker, registry,
+      identity,
+      gate,
+      fetch,
+      storage,
+      secrets: broker,
+      registry,
       // core/revisions/tasks.ts (and the task schemas) load with the first subtask request
-      compile: (drafts) => import('../../core/revisions/tasks.js').then(({ compileDrafts }) => compileDrafts(drafts, { registry, settings: toolSettings })),
+      compile: (drafts) =>
+        import('../../core/revisions/tasks.js').then(({ compileDrafts }) =>
+          compileDrafts(drafts, { registry, settings: toolSettings }),
+        ),
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
   const close = () => transport.close();
@@ -314,7 +410,12 @@ function pythonNative(o: {
 }): (args: unknown, ctx: unknown) => Promise<unknown> {
   let tool: Promise<import('../python/native-tool.js').PythonTool> | undefined;
   const build = async () => {
-    const [{ PythonTool, detectPython, pythonForSandbox }, { resolvePosture, planIsolation, warnOnce }, { probeSandbox }, { decide }] = await Promise.all([
+    const [
+      { PythonTool, detectPython, pythonForSandbox },
+      { resolvePosture, planIsolation, warnOnce },
+      { probeSandbox },
+      { decide },
+    ] = await Promise.all([
       import('../python/native-tool.js'),
       import('../os-sandbox/posture.js'),
       import('../os-sandbox/probe.js'),
@@ -323,7 +424,11 @@ function pythonNative(o: {
     const settings = await o.settings();
     const posture = resolvePosture(o.opts.globals?.sandbox, settings.sandbox);
     let python = o.python ?? detectPython({ env: o.env });
-    if (!python) throw new TyError('E_TOOL_FAILED', 'no working python3 was found on PATH (a python3 file is there but did not answer as Python 3)');
+    if (!python)
+      throw new TyError(
+        'E_TOOL_FAILED',
+        'no working python3 was found on PATH (a python3 file is there but did not answer as Python 3)',
+      );
     const options: import('../python/native-tool.js').PythonToolOptions = {
       python,
       asker: await o.asker(),
@@ -378,8 +483,14 @@ function pythonNative(o: {
       tool = undefined; // try again on the next call (e.g. after the interpreter is installed)
       throw e;
     }
-    const signal = ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal ? (ctx as { signal: AbortSignal }).signal : undefined;
-    const principal = ctx !== null && typeof ctx === 'object' ? (ctx as { identity?: { principal?: unknown } }).identity?.principal : undefined;
+    const signal =
+      ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal
+        ? (ctx as { signal: AbortSignal }).signal
+        : undefined;
+    const principal =
+      ctx !== null && typeof ctx === 'object'
+        ? (ctx as { identity?: { principal?: unknown } }).identity?.principal
+        : undefined;
     return t.run(args, { ...(signal ? { signal } : {}), ...(typeof principal === 'string' ? { principal } : {}) });
   };
 }
@@ -388,7 +499,10 @@ function pythonNative(o: {
  * The secret values stored now, as the `withheld` source of a gate and audit log: they are replaced by
  * `<withheld>` in question previews, hook input, audit fields and messages. Read once per process.
  */
-export async function knownSecretValues(secretsFile: { names(): Promise<string[]>; get(name: string): Promise<string | undefined> }): Promise<() => string[]> {
+export async function knownSecretValues(secretsFile: {
+  names(): Promise<string[]>;
+  get(name: string): Promise<string | undefined>;
+}): Promise<() => string[]> {
   const known: string[] = [];
   for (const name of await secretsFile.names().catch(() => [] as string[])) {
     const v = await secretsFile.get(name).catch(() => undefined);

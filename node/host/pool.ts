@@ -1,4 +1,5 @@
-// The Node host's sandbox pool: the OS wrapper from the sandbox probe, one runtime per engine and limits, the prestarted sandbox; Node host, trusted side.
+// The Node host's sandbox pool: the OS wrapper from the sandbox probe, one runtime per engine and limits, the
+// prestarted sandbox; Node host, trusted side.
 import { TyError } from '../../core/errors.js';
 import type { Store } from '../../core/store/contract.js';
 import { MAX_LIMITS, effectiveLimits, type PoolLike } from '../../core/exec/invoke.js';
@@ -11,10 +12,15 @@ import type { PoolCallOptions } from '../../core/exec/pool.js';
 import type { NodeHostOptions } from './host.js';
 
 /** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
-type WrapFactory = (limits: CallLimits, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }) => SpawnWrapper | undefined;
+type WrapFactory = (
+  limits: CallLimits,
+  sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number },
+) => SpawnWrapper | undefined;
 
 let warnedNoOsSandbox = false;
-/** In the state folder: the passing sandbox probe and node's permission flag, kept across processes (probe-cache.ts). */
+/**
+ * In the state folder: the passing sandbox probe and node's permission flag, kept across processes (probe-cache.ts).
+ */
 export const PROBE_CACHE_FILE = 'sandbox-probe.json';
 
 /**
@@ -28,7 +34,11 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
   const { probeSandbox } = await import('../os-sandbox/probe.js');
   const p = await probeSandbox({ cacheFile });
   if (p.available && p.backend === 'bwrap' && p.path) {
-    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([import('../os-sandbox/bwrap.js'), import('../os-sandbox/limits.js'), import('../os-sandbox/probe-cache.js')]);
+    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([
+      import('../os-sandbox/bwrap.js'),
+      import('../os-sandbox/limits.js'),
+      import('../os-sandbox/probe-cache.js'),
+    ]);
     seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
     const bwrapPath = p.path;
     return (limits, sandbox) => {
@@ -42,21 +52,48 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
     };
   }
   if (p.available && p.backend === 'seatbelt') {
-    const [{ createSeatbeltWrapper }, { osLimitsFor }] = await Promise.all([import('../os-sandbox/seatbelt.js'), import('../os-sandbox/limits.js')]);
+    const [{ createSeatbeltWrapper }, { osLimitsFor }] = await Promise.all([
+      import('../os-sandbox/seatbelt.js'),
+      import('../os-sandbox/limits.js'),
+    ]);
     return (limits, sandbox) => createSeatbeltWrapper({ limits: osLimitsFor(limits, {}, sandbox) });
   }
   const reason = p.reason ?? `no OS sandbox backend (${p.backend})`;
-  if (posture === 'required') throw new TyError('E_SANDBOX_UNAVAILABLE', `an OS-level sandbox is required (--sandbox required) but unavailable: ${reason}`);
+  if (posture === 'required')
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      `an OS-level sandbox is required (--sandbox required) but unavailable: ${reason}`,
+    );
   if (!warnedNoOsSandbox && io) {
     warnedNoOsSandbox = true;
-    io.stderr.write(`warning: no OS-level sandbox (${reason}); tool code runs under the engine's own permission model only, which does not block network access. Use --sandbox required to refuse instead, or --sandbox off to silence this.\n`);
+    io.stderr.write(
+      `warning: no OS-level sandbox (${reason}); tool code runs under the engine's own permission ` +
+        `model only, which does not block network access. Use --sandbox required to refuse instead, ` +
+        `or --sandbox off to silence this.\n`,
+    );
   }
   return () => undefined;
 }
 
-/** The retained per-revision pool (core/exec/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on first use; `memoryBudgetMb` bounds its retained sandboxes (MiB). */
-export async function buildPool(opts: NodeHostOptions, posture: string, store: Store, probeCache: string, registry: HostToolRegistry, memoryBudgetMb: number): Promise<PoolLike & { close(): Promise<void> }> {
-  const [{ NodeSandboxRuntime, rememberPermissionFlag }, { SandboxPool }, { dataLimitMb }, { PYTHON_SANDBOX_NEEDS }, { permissionFlagCached, forgetProbe, keepLibraryLists }] = await Promise.all([
+/**
+ * The retained per-revision pool (core/exec/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on
+ * first use; `memoryBudgetMb` bounds its retained sandboxes (MiB).
+ */
+export async function buildPool(
+  opts: NodeHostOptions,
+  posture: string,
+  store: Store,
+  probeCache: string,
+  registry: HostToolRegistry,
+  memoryBudgetMb: number,
+): Promise<PoolLike & { close(): Promise<void> }> {
+  const [
+    { NodeSandboxRuntime, rememberPermissionFlag },
+    { SandboxPool },
+    { dataLimitMb },
+    { PYTHON_SANDBOX_NEEDS },
+    { permissionFlagCached, forgetProbe, keepLibraryLists },
+  ] = await Promise.all([
     import('../sandbox/runtime.js'),
     import('../../core/exec/pool.js'),
     import('../os-sandbox/limits.js'),
@@ -66,7 +103,7 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
   // The node permission flag and the OS sandbox probe, both kept across processes in the state folder, found at once.
   const [flag, wrapFor] = await Promise.all([
     permissionFlagCached(probeCache, process.execPath),
-    opts.wrap ? (() => opts.wrap) as WrapFactory : osWrapFactory(posture, opts.io, probeCache),
+    opts.wrap ? ((() => opts.wrap) as WrapFactory) : osWrapFactory(posture, opts.io, probeCache),
   ]);
   rememberPermissionFlag(process.execPath, flag as '--permission' | '--experimental-permission');
   const osWrapped = !opts.wrap && posture !== 'off';
@@ -80,7 +117,11 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
   };
   const runtimeFor = (spec: SandboxSpec): HostRuntime => {
     const exec = spec.manifest.execution;
-    if (exec.kind !== 'sandboxed-code') throw new TyError('E_SANDBOX_UNAVAILABLE', 'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only');
+    if (exec.kind !== 'sandboxed-code')
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only',
+      );
     const sandbox = needs(spec);
     const engine = sandbox.engine;
     // One runtime per engine, runtime and limits, so the OS limits (RLIMITs) follow the revision's limits.
@@ -88,11 +129,28 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
     let r = runtimes.get(key);
     if (!r) {
       const wrap = wrapFor(spec.limits, sandbox);
-      const rt = new NodeSandboxRuntime({ engine, pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages), ...(wrap ? { wrap } : {}), ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}), ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}) });
+      const rt = new NodeSandboxRuntime({
+        engine,
+        pythonPackages: (revision, packages) => pythonPackageFiles(store, revision, packages),
+        ...(wrap ? { wrap } : {}),
+        ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}),
+        ...(opts.onStartProgress ? { onStartProgress: opts.onStartProgress } : {}),
+      });
       // A sandbox that cannot start under the OS wrapper drops the kept probe, so the next process probes in full.
-      r = wrap && osWrapped
-        ? { name: rt.name, prestart: (s: SandboxSpec) => rt.prestart(s), discardSpare: () => rt.discardSpare(), start: (s: SandboxSpec, signal?: AbortSignal) => rt.start(s, signal).catch((e: unknown) => { if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED')) forgetProbe(probeCache); throw e; }) }
-        : rt;
+      r =
+        wrap && osWrapped
+          ? {
+              name: rt.name,
+              prestart: (s: SandboxSpec) => rt.prestart(s),
+              discardSpare: () => rt.discardSpare(),
+              start: (s: SandboxSpec, signal?: AbortSignal) =>
+                rt.start(s, signal).catch((e: unknown) => {
+                  if (e instanceof TyError && (e.code === 'E_SANDBOX_UNAVAILABLE' || e.code === 'E_SANDBOX_FAILED'))
+                    forgetProbe(probeCache);
+                  throw e;
+                }),
+            }
+          : rt;
       runtimes.set(key, r);
     }
     return r;
@@ -112,7 +170,11 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
     // limits decide the command line. An unknown name or another kind of tool starts nothing; the call reports it.
     const tool = await registry.resolve(opts.prestart.tool).catch(() => undefined);
     if (tool?.manifest.execution.kind === 'sandboxed-code') {
-      const spec: SandboxSpec = { revision: tool.revision, manifest: tool.manifest, limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, opts.prestart.timeoutMs) };
+      const spec: SandboxSpec = {
+        revision: tool.revision,
+        manifest: tool.manifest,
+        limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, opts.prestart.timeoutMs),
+      };
       try {
         runtimeFor(spec).prestart?.(spec);
       } catch {
@@ -140,11 +202,18 @@ export async function buildPool(opts: NodeHostOptions, posture: string, store: S
  * manifest), each checked against its sha-256 (node/python/sandbox.ts resolvePythonPackages).
  * @throws TyError E_SANDBOX_UNAVAILABLE (no folder recorded, a file missing), E_INTEGRITY (a digest differs).
  */
-async function pythonPackageFiles(store: Store, revision: string, packages: readonly { file: string; sha256: string }[]) {
+async function pythonPackageFiles(
+  store: Store,
+  revision: string,
+  packages: readonly { file: string; sha256: string }[],
+) {
   const { PYTHON_PACKAGES_NS, resolvePythonPackages } = await import('../python/sandbox.js');
   const rec = await store.getJson<{ dir?: unknown }>(PYTHON_PACKAGES_NS, revision);
   if (!rec || typeof rec.dir !== 'string') {
-    throw new TyError('E_SANDBOX_UNAVAILABLE', 'this revision declares Python wheels but was not added from a manifest file here; add it with tycli tool add MANIFEST.json from the folder that holds the wheels');
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      'this revision declares Python wheels but was not added from a manifest file here; add it with tycli tool add MANIFEST.json from the folder that holds the wheels',
+    );
   }
   return resolvePythonPackages(rec.dir, packages);
 }

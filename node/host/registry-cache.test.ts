@@ -42,7 +42,9 @@ describe('verified revisions across processes', () => {
       await r.activate('double', b.revision, { approveReplacement: true });
       const g = await r.gc();
       process.stdout.write(JSON.stringify({ b: b.revision, removed: g.removed.map((x) => x.revision) }));`;
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child, dir], { timeout: 60_000 });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child, dir], {
+      timeout: 60_000,
+    });
     const out = JSON.parse(stdout) as { b: string; removed: string[] };
     expect(out.removed).toEqual([a.revision]);
     const now = await r.resolve('double');

@@ -10,7 +10,12 @@ import { appCsp, startAppServer, type AppServer } from './app-server.js';
 let dir: string;
 let server: AppServer;
 
-function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const r = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
       let body = '';
@@ -31,7 +36,10 @@ beforeAll(async () => {
   await writeFile(join(dir, 'app.js'), 'console.log(1)');
   await writeFile(join(dir, 'assets/a.css'), 'body{}');
   await writeFile(join(dir, 'browser/diagnostics/index.html'), 'diagnostics');
-  await writeFile(join(dir, 'sandbox-frame.html'), '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">');
+  await writeFile(
+    join(dir, 'sandbox-frame.html'),
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">',
+  );
   server = await startAppServer({ dir, port: 0 });
 });
 afterAll(async () => {
@@ -46,7 +54,12 @@ describe('app server', () => {
     const csp = String(r.headers['content-security-policy']);
     expect(csp).toBe(appCsp());
     expect(csp).not.toMatch(/'unsafe-eval'|'unsafe-inline'|'unsafe-hashes'/);
-    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    const directives = Object.fromEntries(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k, v]),
+    );
     expect(directives['default-src']).toEqual(["'none'"]);
     expect(directives['script-src']).toEqual(["'self'"]);
     expect(directives['frame-src']).toEqual(["'self'"]);
@@ -81,7 +94,11 @@ describe('app server', () => {
 
 describe('tycli app', () => {
   it('prints the URL on stdout, serves the built app until SIGTERM, then exits 143 (128 + SIGTERM)', async () => {
-    const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', '0'], { cwd: join(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TYCLI_HOME: dir } });
+    const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', '0'], {
+      cwd: join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TYCLI_HOME: dir },
+    });
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no URL printed: ${out}`)), 20_000);
@@ -107,7 +124,10 @@ describe('tycli app', () => {
     expect(code).toBe(143);
   });
   it('refuses a bad --port with a usage error', async () => {
-    const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', 'abc'], { cwd: join(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/tycli.mjs', 'app', '--port', 'abc'], {
+      cwd: join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (c) => (err += c));
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));

@@ -103,7 +103,8 @@ function listen(server: Server, port: number): Promise<number> {
 /**
  * Serve the built app on 127.0.0.1 only. GET/HEAD only; the Host header must name this loopback server
  * (127.0.0.1, localhost or [::1] with the port), which refuses DNS-rebinding pages. Every response carries the
- * CSP of `appCsp` (except the sandbox frame's two files), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and
+ * CSP of `appCsp` (except the sandbox frame's two files), `X-Content-Type-Options: nosniff`, `Referrer-Policy:
+ * no-referrer` and
  * `Cross-Origin-Resource-Policy: same-origin` (the sandbox frame's two files get neither the page policy nor CORP:
  * the frame has an opaque origin); `/` serves the app's page.
  * @throws TyError E_USAGE when the app is not built or the port cannot be bound.
@@ -121,7 +122,9 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const host = (req.headers.host ?? '').toLowerCase();
     if (![`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host)) {
-      res.writeHead(421, { ...security, 'content-type': 'text/plain' }).end('misdirected request: this server answers only to its loopback address\n');
+      res
+        .writeHead(421, { ...security, 'content-type': 'text/plain' })
+        .end('misdirected request: this server answers only to its loopback address\n');
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -138,7 +141,11 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
     if (path === '/' || path === '/index.html') path = `/${APP_ENTRY}`;
     const file = normalize(join(root, path));
     const frame = FRAME_FILES.includes(path);
-    if (!(frame || SERVED_FILES.includes(path) || SERVED_PREFIXES.some((p) => path.startsWith(p))) || !file.startsWith(root + sep) || path.includes('\0')) {
+    if (
+      !(frame || SERVED_FILES.includes(path) || SERVED_PREFIXES.some((p) => path.startsWith(p))) ||
+      !file.startsWith(root + sep) ||
+      path.includes('\0')
+    ) {
       res.writeHead(404, { ...security, 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
@@ -146,12 +153,20 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
       const body = await readFile(file);
-      const cache = path.startsWith('/assets/') || path.startsWith('/pyodide/') ? 'public, max-age=31536000, immutable' : 'no-cache';
+      const cache =
+        path.startsWith('/assets/') || path.startsWith('/pyodide/')
+          ? 'public, max-age=31536000, immutable'
+          : 'no-cache';
       // The frame is an opaque origin: a same-origin CORP header would block its own bootstrap script.
       const { 'content-security-policy': _page, 'cross-origin-resource-policy': _corp, ...frameHeaders } = security;
       void _page;
       void _corp;
-      res.writeHead(200, { ...(frame ? frameHeaders : security), 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': cache });
+      res.writeHead(200, {
+        ...(frame ? frameHeaders : security),
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'content-length': body.length,
+        'cache-control': cache,
+      });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch {
       res.writeHead(404, { ...security, 'content-type': 'text/plain' }).end('not found\n');

@@ -1,4 +1,5 @@
-// Loopback HTTP request checks shared by `tycli mcp serve --http` and `tycli serve --http`: bearer token, Host (DNS rebinding), Origin, bounded bodies; Node host, trusted side.
+// Loopback HTTP request checks shared by `tycli mcp serve --http` and `tycli serve --http`: bearer token, Host (DNS
+// rebinding), Origin, bounded bodies; Node host, trusted side.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -37,9 +38,11 @@ export function checkLoopbackRequest(req: IncomingMessage, port: number, token: 
   const host = req.headers.host ?? '';
   if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 421, reason: 'wrong Host' };
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`) return { status: 403, reason: 'origin not allowed' };
+  if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`)
+    return { status: 403, reason: 'origin not allowed' };
   const auth = req.headers.authorization ?? '';
-  if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token)) return { status: 401, reason: 'missing or wrong bearer token', headers: { 'www-authenticate': 'Bearer' } };
+  if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token))
+    return { status: 401, reason: 'missing or wrong bearer token', headers: { 'www-authenticate': 'Bearer' } };
   return undefined;
 }
 
@@ -73,7 +76,11 @@ export function readBody(req: IncomingMessage, max: number): Promise<Buffer | un
  * @returns the server and the port it listens on
  * @throws the listen error (e.g. EADDRINUSE)
  */
-export async function listenLoopback(port: number, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, internalError: unknown): Promise<{ http: Server; port: number }> {
+export async function listenLoopback(
+  port: number,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  internalError: unknown,
+): Promise<{ http: Server; port: number }> {
   const http = createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) json(res, 500, internalError);

@@ -1,4 +1,5 @@
-// Bundling is deterministic: the example multi-file tool bundles to the committed fixture on every machine; Node host, test side.
+// Bundling is deterministic: the example multi-file tool bundles to the committed fixture on every machine; Node host,
+// test side.
 import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

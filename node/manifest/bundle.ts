@@ -1,4 +1,5 @@
-// Bundles a multi-file JavaScript/TypeScript tool (its modules and npm packages) into one ES module at add time; Node host, trusted side.
+// Bundles a multi-file JavaScript/TypeScript tool (its modules and npm packages) into one ES module at add time; Node
+// host, trusted side.
 import { builtinModules } from 'node:module';
 import { createHash } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
@@ -38,11 +39,22 @@ const sri = (bytes: Uint8Array): string => `sha256-${createHash('sha256').update
  */
 export async function checkSyntax(source: string, label: string, loader: 'js' | 'ts' = 'js'): Promise<void> {
   try {
-    await esbuild.transform(source, { loader, format: 'esm', sourcefile: label, logLevel: 'silent', tsconfigRaw: '{}' });
+    await esbuild.transform(source, {
+      loader,
+      format: 'esm',
+      sourcefile: label,
+      logLevel: 'silent',
+      tsconfigRaw: '{}',
+    });
   } catch (e) {
     const first = (e as esbuild.TransformFailure).errors?.[0];
     if (!first) throw e;
-    throw new TyError('E_INVALID_MANIFEST', `${where(first)}: syntax error: ${first.text}`, { path: 'execution.source', file: first.location?.file, line: first.location?.line, column: (first.location?.column ?? 0) + 1 });
+    throw new TyError('E_INVALID_MANIFEST', `${where(first)}: syntax error: ${first.text}`, {
+      path: 'execution.source',
+      file: first.location?.file,
+      line: first.location?.line,
+      column: (first.location?.column ?? 0) + 1,
+    });
   }
 }
 
@@ -82,7 +94,10 @@ async function readJson(path: string): Promise<Record<string, unknown> | undefin
 export async function bundleTool(folder: string, entry: string): Promise<{ source: string; bundle: ToolBundle }> {
   const root = await realpath(folder);
   const entryAbs = await realpath(join(root, entry));
-  if (!inside(root, entryAbs)) throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${entry}" leaves the manifest's folder`, { path: 'execution.sourceFile' });
+  if (!inside(root, entryAbs))
+    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${entry}" leaves the manifest's folder`, {
+      path: 'execution.sourceFile',
+    });
   const entryRel = rel(root, entryAbs);
   const isTs = /\.[cm]?tsx?$/.test(entryAbs);
   const guard: esbuild.Plugin = {
@@ -92,19 +107,56 @@ export async function bundleTool(folder: string, entry: string): Promise<{ sourc
         if (args.pluginData === 'inner') return undefined;
         const from = args.importer ? `${rel(root, args.importer)}` : entryRel;
         if (BUILTINS.has(args.path)) {
-          return { errors: [{ text: `import of the Node built-in "${args.path}" (from ${from}): a tool is bundled without Node's modules and reaches the outside through the capabilities in ctx` }] };
+          return {
+            errors: [
+              {
+                text: `import of the Node built-in "${args.path}" (from ${from}): a tool is bundled without Node's modules and reaches the outside through the capabilities in ctx`,
+              },
+            ],
+          };
         }
-        if (/^[a-z][a-z0-9+.-]*:/i.test(args.path)) return { errors: [{ text: `import of "${args.path}" (from ${from}): only files inside the tool's folder and its node_modules can be bundled` }] };
-        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'inner' });
-        if (r.errors.length > 0) return { errors: r.errors.map((e) => ({ text: `cannot resolve "${args.path}" (from ${from}): ${e.text}; install it into the tool's folder (npm install there)` })) };
+        if (/^[a-z][a-z0-9+.-]*:/i.test(args.path))
+          return {
+            errors: [
+              {
+                text: `import of "${args.path}" (from ${from}): only files inside the tool's folder and its node_modules can be bundled`,
+              },
+            ],
+          };
+        const r = await build.resolve(args.path, {
+          kind: args.kind,
+          resolveDir: args.resolveDir,
+          importer: args.importer,
+          pluginData: 'inner',
+        });
+        if (r.errors.length > 0)
+          return {
+            errors: r.errors.map((e) => ({
+              text: `cannot resolve "${args.path}" (from ${from}): ${e.text}; install it into the tool's folder (npm install there)`,
+            })),
+          };
         let real: string;
         try {
           real = await realpath(r.path);
         } catch {
           return { errors: [{ text: `cannot read "${args.path}" (from ${from})` }] };
         }
-        if (!inside(root, real)) return { errors: [{ text: `import of "${args.path}" (from ${from}) resolves outside the tool's folder; keep every module and package inside it` }] };
-        if (!SOURCE_EXT.test(real)) return { errors: [{ text: `import of "${args.path}" (from ${from}): ${rel(root, real)} is not a JavaScript, TypeScript or JSON module` }] };
+        if (!inside(root, real))
+          return {
+            errors: [
+              {
+                text: `import of "${args.path}" (from ${from}) resolves outside the tool's folder; keep every module and package inside it`,
+              },
+            ],
+          };
+        if (!SOURCE_EXT.test(real))
+          return {
+            errors: [
+              {
+                text: `import of "${args.path}" (from ${from}): ${rel(root, real)} is not a JavaScript, TypeScript or JSON module`,
+              },
+            ],
+          };
         return { path: real };
       });
     },
@@ -142,7 +194,12 @@ export async function bundleTool(folder: string, entry: string): Promise<{ sourc
     const loc = where(first);
     const syntax = first.pluginName === '' && !/^(cannot resolve|import of)/.test(first.text) ? 'syntax error: ' : '';
     const more = f.errors.length > 1 ? ` (and ${f.errors.length - 1} more)` : '';
-    throw new TyError('E_INVALID_MANIFEST', `${loc ? `${loc}: ` : ''}${syntax}${first.text}${more}`, { path: 'execution.sourceFile', ...(first.location ? { file: first.location.file, line: first.location.line, column: first.location.column + 1 } : {}) });
+    throw new TyError('E_INVALID_MANIFEST', `${loc ? `${loc}: ` : ''}${syntax}${first.text}${more}`, {
+      path: 'execution.sourceFile',
+      ...(first.location
+        ? { file: first.location.file, line: first.location.line, column: first.location.column + 1 }
+        : {}),
+    });
   }
   const inputsRel = Object.keys(result.metafile.inputs).sort();
   const inputs: ToolBundle['inputs'] = [];
@@ -178,17 +235,43 @@ export async function bundleTool(folder: string, entry: string): Promise<{ sourc
   const out = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
   const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
   if (!out || !map) throw new TyError('E_INVALID_MANIFEST', 'the bundler produced no module');
-  // The trailing sourceMappingURL comment names a file that does not exist in a sandbox; the map is kept in the revision.
+  // The trailing sourceMappingURL comment names a file that does not exist in a sandbox; the map is kept in the
+  // revision.
   const source = out.text.replace(/\n\/\/# sourceMappingURL=[^\n]*\n?$/, '\n');
   const sourceMap = normalizeMap(map.text, root);
-  if (source.includes(root) || sourceMap.includes(root)) throw new TyError('E_INVALID_MANIFEST', "the bundle would contain the tool folder's absolute path; move the tool to a folder without unusual characters");
-  return { source, bundle: { entry: entryRel, bundler: BUNDLER, inputs, packages: [...packages.values()].sort((a, b) => a.path.localeCompare(b.path)), sourceMap } };
+  if (source.includes(root) || sourceMap.includes(root))
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      "the bundle would contain the tool folder's absolute path; move the tool to a folder without unusual characters",
+    );
+  return {
+    source,
+    bundle: {
+      entry: entryRel,
+      bundler: BUNDLER,
+      inputs,
+      packages: [...packages.values()].sort((a, b) => a.path.localeCompare(b.path)),
+      sourceMap,
+    },
+  };
 }
 
 /** The source map with `sources` relative to the tool folder (POSIX), no `sourceRoot`, keys in a fixed order. */
 function normalizeMap(text: string, root: string): string {
-  const m = JSON.parse(text) as { version: number; sources: string[]; sourcesContent?: string[]; mappings: string; names: string[] };
+  const m = JSON.parse(text) as {
+    version: number;
+    sources: string[];
+    sourcesContent?: string[];
+    mappings: string;
+    names: string[];
+  };
   const outDir = root;
   const sources = m.sources.map((s) => rel(root, join(outDir, s)));
-  return JSON.stringify({ version: m.version, sources, sourcesContent: m.sourcesContent ?? [], names: m.names, mappings: m.mappings });
+  return JSON.stringify({
+    version: m.version,
+    sources,
+    sourcesContent: m.sourcesContent ?? [],
+    names: m.names,
+    mappings: m.mappings,
+  });
 }

@@ -1,4 +1,5 @@
-// Reads a manifest file for installing: inlines `sourceFile` (bundling JavaScript with its imports) and checks syntax; Node host, trusted side.
+// Reads a manifest file for installing: inlines `sourceFile` (bundling JavaScript with its imports) and checks syntax;
+// Node host, trusted side.
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { TyError } from '../../core/errors.js';
@@ -37,44 +38,70 @@ export async function loadManifestFile(path: string): Promise<unknown> {
   } catch (e) {
     throw new TyError('E_INVALID_MANIFEST', `${path} is not valid JSON: ${(e as Error).message}`);
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new TyError('E_INVALID_MANIFEST', 'a manifest is a JSON object');
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    throw new TyError('E_INVALID_MANIFEST', 'a manifest is a JSON object');
   const exec = (doc as { execution?: unknown }).execution;
   if (exec === null || typeof exec !== 'object' || Array.isArray(exec)) return doc; // the schema reports it
   const e = exec as Record<string, unknown>;
   if (e.sourceFile === undefined) {
-    if (e.kind === 'sandboxed-code' && e.source === undefined) throw new TyError('E_INVALID_MANIFEST', 'execution needs "source" (the code) or "sourceFile" (a file next to the manifest)', { path: 'execution.source' });
-    if (e.kind === 'sandboxed-code' && e.runtime === 'javascript' && typeof e.source === 'string') await checkSyntax(e.source, 'execution.source');
+    if (e.kind === 'sandboxed-code' && e.source === undefined)
+      throw new TyError(
+        'E_INVALID_MANIFEST',
+        'execution needs "source" (the code) or "sourceFile" (a file next to the manifest)',
+        { path: 'execution.source' },
+      );
+    if (e.kind === 'sandboxed-code' && e.runtime === 'javascript' && typeof e.source === 'string')
+      await checkSyntax(e.source, 'execution.source');
     return doc;
   }
-  if (e.source !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution has both "source" and "sourceFile"; keep one', { path: 'execution.sourceFile' });
-  if (typeof e.sourceFile !== 'string' || e.sourceFile === '' || isAbsolute(e.sourceFile)) throw new TyError('E_INVALID_MANIFEST', 'execution.sourceFile must be a relative path next to the manifest', { path: 'execution.sourceFile' });
+  if (e.source !== undefined)
+    throw new TyError('E_INVALID_MANIFEST', 'execution has both "source" and "sourceFile"; keep one', {
+      path: 'execution.sourceFile',
+    });
+  if (typeof e.sourceFile !== 'string' || e.sourceFile === '' || isAbsolute(e.sourceFile))
+    throw new TyError('E_INVALID_MANIFEST', 'execution.sourceFile must be a relative path next to the manifest', {
+      path: 'execution.sourceFile',
+    });
   const base = await realpath(dirname(resolve(path)));
   let target: string;
   try {
     target = await realpath(resolve(base, e.sourceFile));
   } catch {
-    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" does not exist next to the manifest`, { path: 'execution.sourceFile' });
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      `execution.sourceFile "${e.sourceFile}" does not exist next to the manifest`,
+      { path: 'execution.sourceFile' },
+    );
   }
   const rel = relative(base, target);
   if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
-    throw new TyError('E_INVALID_MANIFEST', `execution.sourceFile "${e.sourceFile}" leaves the manifest's folder; keep the source next to the manifest`, { path: 'execution.sourceFile' });
+    throw new TyError(
+      'E_INVALID_MANIFEST',
+      `execution.sourceFile "${e.sourceFile}" leaves the manifest's folder; keep the source next to the manifest`,
+      { path: 'execution.sourceFile' },
+    );
   }
   const { sourceFile: _drop, ...restExec } = e;
   if (e.kind === 'sandboxed-code' && e.runtime === 'javascript') {
-    if (restExec.bundle !== undefined) throw new TyError('E_INVALID_MANIFEST', 'execution.bundle is written by the bundler; remove it from a manifest with "sourceFile"', { path: 'execution.bundle' });
+    if (restExec.bundle !== undefined)
+      throw new TyError(
+        'E_INVALID_MANIFEST',
+        'execution.bundle is written by the bundler; remove it from a manifest with "sourceFile"',
+        { path: 'execution.bundle' },
+      );
     await readText(target, 'source file'); // size and kind checks
     const { source, bundle } = await bundleTool(base, rel);
     return { ...(doc as Record<string, unknown>), execution: { ...restExec, source, bundle } };
   }
   const source = await readText(target, 'source file');
   if (e.kind === 'sandboxed-code' && e.runtime === 'python') {
-    // The file's name (and integrity) is kept with the revision, so a raising tool's frames name it (core/exec/stack.ts).
+    // The file's name (and integrity) is kept with the revision, so a raising tool's frames name it
+    // (core/exec/stack.ts).
     const bundle = await sourceFileRecord(rel.split(sep).join('/'), source);
     return { ...(doc as Record<string, unknown>), execution: { ...restExec, source, bundle } };
   }
   return { ...(doc as Record<string, unknown>), execution: { ...restExec, source } };
 }
-
 
 /**
  * A Python revision's declared wheels, checked next to the manifest file `path`: each `python.packages[].file`
@@ -86,7 +113,10 @@ export async function pythonPackagesOf(path: string, doc: unknown): Promise<{ di
   const m = doc as { python?: { packages?: unknown }; execution?: { runtime?: unknown } };
   const packages = m?.python?.packages;
   if (!Array.isArray(packages) || packages.length === 0) return undefined;
-  if (m.execution?.runtime !== 'python') throw new TyError('E_INVALID_MANIFEST', 'python.packages is for revisions with execution.runtime "python"', { path: 'python.packages' });
+  if (m.execution?.runtime !== 'python')
+    throw new TyError('E_INVALID_MANIFEST', 'python.packages is for revisions with execution.runtime "python"', {
+      path: 'python.packages',
+    });
   const dir = await realpath(dirname(resolve(path)));
   const { resolvePythonPackages } = await import('../python/sandbox.js');
   const { PythonPackageSchema } = await import('../../protocol/manifest.js');

@@ -1,10 +1,26 @@
-// The command line's MCP bridge: core's McpBridge (core/mcp/bridge/bridge.ts) over the settings folder's definitions and the Node connector (processes, hubs, HTTP); Node host, trusted side.
+// The command line's MCP bridge: core's McpBridge (core/mcp/bridge/bridge.ts) over the settings folder's definitions
+// and the Node connector (processes, hubs, HTTP); Node host, trusted side.
 import { McpBridge as CoreBridge, type BridgeOptions as CoreBridgeOptions } from '../../core/mcp/bridge/bridge.js';
 import type { HubLauncher } from './hub.js';
 import { fileDefinitionSource } from './source.js';
 import { nodeConnector } from './upstream.js';
 
-export { NAME_SEP, RpcFailure, SERVER_FAULT_CODES, SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule, toMcpError, unwrapUri, withFeedback, wrapUri, type DirectPath, type LocalTools } from '../../core/mcp/bridge/util.js';
+export {
+  NAME_SEP,
+  RpcFailure,
+  SERVER_FAULT_CODES,
+  SERVER_RULE_SCOPE,
+  definitionRevision,
+  hintsOf,
+  previewOf,
+  serverRule,
+  toMcpError,
+  unwrapUri,
+  withFeedback,
+  wrapUri,
+  type DirectPath,
+  type LocalTools,
+} from '../../core/mcp/bridge/util.js';
 
 export interface BridgeOptions extends Omit<CoreBridgeOptions, 'source' | 'connect'> {
   /** tycli home (definitions are read from it on every call). */
@@ -15,13 +31,20 @@ export interface BridgeOptions extends Omit<CoreBridgeOptions, 'source' | 'conne
 
 /** `tycli mcp hub NAME` with the same runtime and entry as this process. */
 export function defaultHubLauncher(home: string): HubLauncher {
-  return (def) => ({ command: process.execPath, args: [...process.execArgv, process.argv[1] ?? '', '--home', home, 'mcp', 'hub', def.name] });
+  return (def) => ({
+    command: process.execPath,
+    args: [...process.execArgv, process.argv[1] ?? '', '--home', home, 'mcp', 'hub', def.name],
+  });
 }
 
 /** The bridge with definitions from `<home>/config/mcp` and servers reached by nodeConnector. */
 export class McpBridge extends CoreBridge {
   constructor(opts: BridgeOptions) {
     const { home, hubLauncher, ...rest } = opts;
-    super({ ...rest, source: fileDefinitionSource(home), connect: nodeConnector({ home, launcher: hubLauncher ?? defaultHubLauncher(home) }) });
+    super({
+      ...rest,
+      source: fileDefinitionSource(home),
+      connect: nodeConnector({ home, launcher: hubLauncher ?? defaultHubLauncher(home) }),
+    });
   }
 }

@@ -1,4 +1,5 @@
-// Watches MCP server definitions and namespaces so the bridge can tell clients their lists changed; Node host, trusted side.
+// Watches MCP server definitions and namespaces so the bridge can tell clients their lists changed; Node host, trusted
+// side.
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { definitionsDir, fingerprint, listDefinitions, loadDefinition } from './definitions.js';
 import { namespacesDir } from './namespaces.js';
@@ -23,7 +24,11 @@ async function snapshot(home: string, only: string | undefined): Promise<string>
  * server. Uses fs.watch (inotify on Linux, FSEvents on macOS) on the definitions and namespaces folders.
  * @returns a function that stops watching.
  */
-export function watchDefinitions(home: string, changed: () => void, opts: { only?: string; debounceMs?: number } = {}): () => void {
+export function watchDefinitions(
+  home: string,
+  changed: () => void,
+  opts: { only?: string; debounceMs?: number } = {},
+): () => void {
   const watchers: FSWatcher[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let last: Promise<string> = snapshot(home, opts.only);

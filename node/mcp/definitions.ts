@@ -1,21 +1,55 @@
-// MCP server definitions: 0600 files in the settings folder with the command and its frozen environment; Node host, trusted side.
+// MCP server definitions: 0600 files in the settings folder with the command and its frozen environment; Node host,
+// trusted side.
 import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
-import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  statSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/revisions/canonical.js';
 import { tycliPaths } from '../store/paths.js';
-import { McpDefinitionSchema, SERVER_NAME_RE, ServerNameSchema, type McpDefinition } from '../../core/mcp/server-definition.js';
+import {
+  McpDefinitionSchema,
+  SERVER_NAME_RE,
+  ServerNameSchema,
+  type McpDefinition,
+} from '../../core/mcp/server-definition.js';
 
-export { SERVER_NAME_RE, ServerNameSchema, McpDefinitionSchema, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition } from '../../core/mcp/server-definition.js';
+export {
+  SERVER_NAME_RE,
+  ServerNameSchema,
+  McpDefinitionSchema,
+  DEFAULT_CALL_TIMEOUT_MS,
+  type McpDefinition,
+} from '../../core/mcp/server-definition.js';
 
 /**
  * The environment variables snapshotted at add time, and no others: PATH, HOME, the user, the locale,
  * TMPDIR, the SSH agent and the desktop session.
  */
-export const SNAPSHOT_KEYS: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TMPDIR', 'SSH_AUTH_SOCK', 'DISPLAY', 'WAYLAND_DISPLAY', 'DBUS_SESSION_BUS_ADDRESS'];
+export const SNAPSHOT_KEYS: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'TMPDIR',
+  'SSH_AUTH_SOCK',
+  'DISPLAY',
+  'WAYLAND_DISPLAY',
+  'DBUS_SESSION_BUS_ADDRESS',
+];
 const LOCALE_RE = /^LC_[A-Z_]{1,32}$/;
 const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -81,7 +115,11 @@ export function parseEnvPairs(pairs: string[]): Record<string, string> {
   for (const p of pairs) {
     const i = p.indexOf('=');
     const k = i > 0 ? p.slice(0, i) : '';
-    if (!ENV_KEY_RE.test(k)) throw new TyError('E_USAGE', `--env needs NAME=VALUE with NAME of letters, digits and _ (got "${k.slice(0, 40) || p.slice(0, 1)}…")`);
+    if (!ENV_KEY_RE.test(k))
+      throw new TyError(
+        'E_USAGE',
+        `--env needs NAME=VALUE with NAME of letters, digits and _ (got "${k.slice(0, 40) || p.slice(0, 1)}…")`,
+      );
     out[k] = p.slice(i + 1);
   }
   return out;
@@ -113,7 +151,11 @@ export interface NewDefinition {
  */
 export function buildDefinition(input: NewDefinition): McpDefinition {
   const name = ServerNameSchema.safeParse(input.name);
-  if (!name.success) throw new TyError('E_USAGE', `server name "${input.name.slice(0, 40)}": ${name.error.issues[0]?.message ?? 'invalid'}`);
+  if (!name.success)
+    throw new TyError(
+      'E_USAGE',
+      `server name "${input.name.slice(0, 40)}": ${name.error.issues[0]?.message ?? 'invalid'}`,
+    );
   const hasCmd = input.command !== undefined && input.command.length > 0;
   if (hasCmd === (input.url !== undefined)) throw new TyError('E_USAGE', 'give either -- COMMAND ARGS... or --url URL');
   const env = { ...snapshotEnvironment(input.processEnv), ...(input.env ?? {}) };
@@ -123,15 +165,28 @@ export function buildDefinition(input: NewDefinition): McpDefinition {
   if (hasCmd) {
     const [cmd, ...rest] = input.command as string[];
     command = cmd as string;
-    if (!isAbsolute(command) && command.includes('/')) throw new TyError('E_USAGE', `the command "${command.slice(0, 80)}" is a relative path; servers run in /, so give an absolute path or a name on PATH`);
+    if (!isAbsolute(command) && command.includes('/'))
+      throw new TyError(
+        'E_USAGE',
+        `the command "${command.slice(0, 80)}" is a relative path; servers run in /, so give an absolute path or a name on PATH`,
+      );
     if (!isAbsolute(command)) {
       // looked up now, stored absolute: the server runs what was found at add time
       const found = findOnPath(command, input.processEnv.PATH);
-      if (found === undefined) throw new TyError('E_USAGE', `the command "${command.slice(0, 80)}" is not found on PATH; give an absolute path`);
+      if (found === undefined)
+        throw new TyError(
+          'E_USAGE',
+          `the command "${command.slice(0, 80)}" is not found on PATH; give an absolute path`,
+        );
       command = found;
     }
     const rel = findRelativeArg(rest, input.folder);
-    if (rel !== undefined) throw new TyError('E_USAGE', `the argument "${rel.slice(0, 80)}" is a relative path${isRelativePathArg(rel) ? '' : ` (it names a file or folder in ${input.folder.slice(0, 120)})`}; servers run in /, never in the folder they were added from. Give an absolute path.`);
+    if (rel !== undefined)
+      throw new TyError(
+        'E_USAGE',
+        `the argument "${rel.slice(0, 80)}" is a relative path${isRelativePathArg(rel) ? '' : ` (it names a file or folder in ${input.folder.slice(0, 120)})`}; ` +
+          `servers run in /, never in the folder they were added from. Give an absolute path.`,
+      );
     args = rest;
   } else {
     url = checkUrl(input.url as string);
@@ -141,10 +196,21 @@ export function buildDefinition(input: NewDefinition): McpDefinition {
       env[`TYMCP_HEADER_${i + 1}`] = `${m[1]}: ${m[2]}`;
     });
   }
-  for (const a of input.allow ?? []) if (a.length === 0 || a.length > 256) throw new TyError('E_USAGE', '--allow needs a tool name');
-  const def: McpDefinition = { v: 1, name: name.data, args, env, allow: [...(input.allow ?? [])], ask: input.ask ?? 'default', shared: input.shared ?? false, folder: input.folder };
+  for (const a of input.allow ?? [])
+    if (a.length === 0 || a.length > 256) throw new TyError('E_USAGE', '--allow needs a tool name');
+  const def: McpDefinition = {
+    v: 1,
+    name: name.data,
+    args,
+    env,
+    allow: [...(input.allow ?? [])],
+    ask: input.ask ?? 'default',
+    shared: input.shared ?? false,
+    folder: input.folder,
+  };
   if (input.timeoutMs !== undefined) {
-    if (!Number.isInteger(input.timeoutMs) || input.timeoutMs < 100 || input.timeoutMs > 86_400_000) throw new TyError('E_USAGE', '--timeout takes whole ms from 100 to 86 400 000');
+    if (!Number.isInteger(input.timeoutMs) || input.timeoutMs < 100 || input.timeoutMs > 86_400_000)
+      throw new TyError('E_USAGE', '--timeout takes whole ms from 100 to 86 400 000');
     def.timeoutMs = input.timeoutMs;
   }
   if (command !== undefined) def.command = command;
@@ -159,9 +225,11 @@ function checkUrl(raw: string): string {
   } catch {
     throw new TyError('E_USAGE', '--url is not a URL');
   }
-  if (u.username || u.password) throw new TyError('E_USAGE', '--url must not carry credentials; use --header "Authorization: ..."');
+  if (u.username || u.password)
+    throw new TyError('E_USAGE', '--url must not carry credentials; use --header "Authorization: ..."');
   const loopback = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
-  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) throw new TyError('E_USAGE', '--url must be https:// (or http:// on this machine only)');
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+    throw new TyError('E_USAGE', '--url must be https:// (or http:// on this machine only)');
   return u.href;
 }
 
@@ -175,7 +243,14 @@ export function fingerprint(def: McpDefinition): string {
 }
 const fpCache = new WeakMap<McpDefinition, string>();
 function computeFingerprint(def: McpDefinition): string {
-  const body = canonicalJson({ command: def.command ?? null, args: def.args, url: def.url ?? null, env: def.env, folder: def.folder, shared: def.shared });
+  const body = canonicalJson({
+    command: def.command ?? null,
+    args: def.args,
+    url: def.url ?? null,
+    env: def.env,
+    folder: def.folder,
+    shared: def.shared,
+  });
   return createHash('sha256').update(body).digest('hex');
 }
 
@@ -217,10 +292,15 @@ export function loadDefinitionSync(home: string, name: string): McpDefinition | 
     if (!r.success) {
       const issue = r.error.issues[0];
       const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
-      throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" is refused at ${at}: ${issue?.message ?? 'invalid'}`);
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `MCP definition "${name}" is refused at ${at}: ${issue?.message ?? 'invalid'}`,
+      );
     }
-    if (r.data.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP definition file "${name}" names another server`);
-    if ((r.data.command === undefined) === (r.data.url === undefined)) throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" needs exactly one of command and url`);
+    if (r.data.name !== name)
+      throw new TyError('E_INVALID_SETTINGS', `MCP definition file "${name}" names another server`);
+    if ((r.data.command === undefined) === (r.data.url === undefined))
+      throw new TyError('E_INVALID_SETTINGS', `MCP definition "${name}" needs exactly one of command and url`);
     return r.data;
   });
 }
@@ -256,7 +336,11 @@ export function loadSettingsFile<T>(file: string, label: string, parse: (raw: un
     fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
     fst = fstatSync(fd);
     if (!fst.isFile()) throw new TyError('E_INVALID_SETTINGS', `${label} is not a regular file`);
-    if ((fst.mode & 0o077) !== 0) throw new TyError('E_INVALID_SETTINGS', `${label} may be read by others (mode ${(fst.mode & 0o777).toString(8)}); run chmod 600 on it`);
+    if ((fst.mode & 0o077) !== 0)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `${label} may be read by others (mode ${(fst.mode & 0o777).toString(8)}); run chmod 600 on it`,
+      );
     text = readFileSync(fd, 'utf8');
   } catch (e) {
     if (e instanceof TyError) throw e;
@@ -318,7 +402,14 @@ export function isRacy(st: { mtimeMs: number; ctimeMs: number }, now: number): b
 
 /** Same device, inode, size, mtime, ctime and mode. */
 export function sameStamp(a: Stamp, b: Stamp): boolean {
-  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.mode === b.mode;
+  return (
+    a.ino === b.ino &&
+    a.dev === b.dev &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs &&
+    a.mode === b.mode
+  );
 }
 
 /** The file's stamp when it was last read, and what it held. */
@@ -336,7 +427,11 @@ const fileOf = new Map<string, string>();
 export async function listDefinitions(home: string): Promise<string[]> {
   try {
     const names = await readdir(definitionsDir(home));
-    return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((n) => ServerNameSchema.safeParse(n).success).sort();
+    return names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -5))
+      .filter((n) => ServerNameSchema.safeParse(n).success)
+      .sort();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;

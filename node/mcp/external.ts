@@ -1,4 +1,5 @@
-// Binds `external-service` revisions to a bridged MCP server's tool (the Invoker's `external` hook); Node host, trusted side.
+// Binds `external-service` revisions to a bridged MCP server's tool (the Invoker's `external` hook); Node host, trusted
+// side.
 import type { ToolIdentity } from '../../core/exec/invoke.js';
 import { TyError } from '../../core/errors.js';
 import { checkToolArguments } from '../../core/mcp/bridge/args.js';
@@ -9,7 +10,9 @@ import { UpstreamSession, nodeConnector } from './upstream.js';
 import { SERVER_RULE_SCOPE, hintsOf, previewOf, serverRule } from './bridge.js';
 import type { Gate, GateRequest } from '../../core/exec/runtime.js';
 
-export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & { close(): Promise<void> };
+export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: AbortSignal) => Promise<unknown>) & {
+  close(): Promise<void>;
+};
 
 /**
  * The Invoker's `external` function for MCP: `execution.serviceId` names a server definition, `execution.tool`
@@ -18,17 +21,22 @@ export type ExternalCaller = ((identity: ToolIdentity, args: unknown, signal: Ab
  * refused), the arguments are checked again against the server's own current schema (unlisted fields
  * refused), the call goes through `gate.run` like a bridged one (kind `mcp`, target `SERVER/TOOL`, the
  * server's hints; its `--allow`/`--ask none` as a preapproved allow that never beats a deny rule or the
- * pause; without a gate only that rule lets it through), then forwarded. Server sessions are pooled per server with the bridge's limits; `close()` stops them.
+ * pause; without a gate only that rule lets it through), then forwarded. Server sessions are pooled per server with the
+ * bridge's limits; `close()` stops them.
  * @returns the tool's `structuredContent`, else its text joined, else its content array.
  * @throws TyError E_UNKNOWN_TOOL (no such server or tool), E_INVALID_ARGS, E_TOOL_FAILED (the tool said
  *   isError), E_MCP, E_BUSY.
  */
-export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gate | undefined); limits?: Partial<PoolLimits> } = {}): ExternalCaller {
+export function createMcpExternal(
+  home: string,
+  opts: { gate?: Gate | (() => Gate | undefined); limits?: Partial<PoolLimits> } = {},
+): ExternalCaller {
   const gateNow = (): Gate | undefined => (typeof opts.gate === 'function' ? opts.gate() : opts.gate);
   const pool = new SessionPool<UpstreamSession>(opts.limits);
   const fn = async (identity: ToolIdentity, args: unknown, signal: AbortSignal): Promise<unknown> => {
     const exec = identity.manifest.execution;
-    if (exec.kind !== 'external-service') throw new TyError('E_TOOL_FAILED', `${identity.name} is not an external-service revision`);
+    if (exec.kind !== 'external-service')
+      throw new TyError('E_TOOL_FAILED', `${identity.name} is not an external-service revision`);
     const def = await loadDefinition(home, exec.serviceId);
     if (def === undefined) {
       await pool.end(exec.serviceId);
@@ -43,7 +51,11 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
         const tool = (await u.tools(signal)).get(toolName);
         if (tool === undefined) {
           const why = u.refusedTool(toolName);
-          if (why !== undefined) throw new TyError('E_INVALID_ARGS', `${def.name}/${toolName.slice(0, 80)} is not offered: its schema ${why.slice(0, 300)}`);
+          if (why !== undefined)
+            throw new TyError(
+              'E_INVALID_ARGS',
+              `${def.name}/${toolName.slice(0, 80)} is not offered: its schema ${why.slice(0, 300)}`,
+            );
           throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" has no tool "${toolName.slice(0, 80)}"`);
         }
         const checked = checkToolArguments(tool.inputSchema, args);
@@ -53,12 +65,25 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
         const rule = serverRule(def, 'mcp', toolName);
         const gate = gateNow();
         if (!gate) {
-          if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${toolName} through and no one can be asked; the server definition's allow list ("${toolName}") or a permission rule would`);
+          if (rule === undefined)
+            throw new TyError(
+              'E_APPROVAL_REQUIRED',
+              `no rule lets ${def.name}/${toolName} through and no one can be asked; the server definition's allow list ("${toolName}") or a permission rule would`,
+            );
           return u.callTool(toolName, checked.args, { signal });
         }
         // the decision covers the server's current tool definition too (a changed tool is asked about again)
         const defHash = await definitionHash('tool', tool as Record<string, unknown>);
-        const req: GateRequest = { principal: identity.principal, kind: 'mcp', toolName: identity.name, revision: `${identity.revision}:mcp-sha256-${defHash}`, target: `${def.name}/${toolName}`, hints: hintsOf(tool), requested: true, hookPayload: { arguments: checked.args } };
+        const req: GateRequest = {
+          principal: identity.principal,
+          kind: 'mcp',
+          toolName: identity.name,
+          revision: `${identity.revision}:mcp-sha256-${defHash}`,
+          target: `${def.name}/${toolName}`,
+          hints: hintsOf(tool),
+          requested: true,
+          hookPayload: { arguments: checked.args },
+        };
         if (rule !== undefined) req.preapproved = { rule, scope: SERVER_RULE_SCOPE };
         const preview = previewOf(checked.args);
         if (preview !== undefined) req.preview = preview;
@@ -67,8 +92,11 @@ export function createMcpExternal(home: string, opts: { gate?: Gate | (() => Gat
       },
       signal,
     );
-    const texts = (result.content ?? []).filter((c): c is { type: 'text'; text: string } => c.type === 'text').map((c) => c.text);
-    if (result.isError) throw new TyError('E_TOOL_FAILED', (texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096));
+    const texts = (result.content ?? [])
+      .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+      .map((c) => c.text);
+    if (result.isError)
+      throw new TyError('E_TOOL_FAILED', (texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096));
     if (result.structuredContent !== undefined) return result.structuredContent;
     if (texts.length === (result.content ?? []).length) return texts.join('\n');
     return result.content;

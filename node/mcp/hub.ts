@@ -1,4 +1,5 @@
-// Shared MCP servers: one server process per definition run by a hub on a 0600 Unix socket, sessions kept apart by id remapping; Node host, trusted side.
+// Shared MCP servers: one server process per definition run by a hub on a 0600 Unix socket, sessions kept apart by id
+// remapping; Node host, trusted side.
 import { createHmac, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
@@ -8,7 +9,15 @@ import { join } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TyError } from '../../core/errors.js';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, frame, parseMessage, rpcError, type RpcId } from '../../core/mcp/wire/messages.js';
+import {
+  LineFramer,
+  MAX_MESSAGE_BYTES,
+  RPC,
+  frame,
+  parseMessage,
+  rpcError,
+  type RpcId,
+} from '../../core/mcp/wire/messages.js';
 import { definitionsDir, fingerprint, loadDefinition, type McpDefinition } from './definitions.js';
 import { ProcessTransport } from './process.js';
 
@@ -37,7 +46,8 @@ export async function machineKey(home: string): Promise<Buffer> {
   }
   await chmod(file, 0o600);
   const b = await readFile(file);
-  if (b.length !== 32) throw new TyError('E_INVALID_SETTINGS', 'the MCP hub key file is damaged; remove config/mcp/.key');
+  if (b.length !== 32)
+    throw new TyError('E_INVALID_SETTINGS', 'the MCP hub key file is damaged; remove config/mcp/.key');
   return b;
 }
 
@@ -47,7 +57,10 @@ export async function machineKey(home: string): Promise<Buffer> {
  * name, which other users may list, tests no guess of a token; a changed definition gets its own hub.
  */
 export async function hubPaths(home: string, def: McpDefinition): Promise<{ socket: string; lock: string }> {
-  const key = createHmac('sha256', await machineKey(home)).update(fingerprint(def)).digest('hex').slice(0, 24);
+  const key = createHmac('sha256', await machineKey(home))
+    .update(fingerprint(def))
+    .digest('hex')
+    .slice(0, 24);
   const base = join(definitionsDir(home), `${def.name}-${key}`);
   return { socket: `${base}.sock`, lock: `${base}.lock` };
 }
@@ -97,7 +110,8 @@ interface HubSession {
  */
 export async function runHub(home: string, name: string, opts: { idleMs?: number } = {}): Promise<boolean> {
   const def = await loadDefinition(home, name);
-  if (def === undefined || !def.shared || def.command === undefined) throw new TyError('E_UNKNOWN_TOOL', `no shared stdio MCP server "${name}"`);
+  if (def === undefined || !def.shared || def.command === undefined)
+    throw new TyError('E_UNKNOWN_TOOL', `no shared stdio MCP server "${name}"`);
   const { socket: sockPath, lock } = await hubPaths(home, def);
   if (!takeLock(lock)) return false;
   const idleMs = opts.idleMs ?? DEFAULT_HUB_IDLE_MS;
@@ -141,7 +155,9 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
     for (const [t, v] of tokens) if (v.session === s) tokens.delete(t);
     armIdle();
   };
-  /** Each session is written on its own socket: one that stops reading holds up no other, and is ended past the limits. */
+  /**
+   * Each session is written on its own socket: one that stops reading holds up no other, and is ended past the limits.
+   */
   const writeTo = (s: HubSession, m: unknown): void => {
     if (!sessions.has(s)) return;
     if (s.unread >= MAX_UNREAD_ANSWERS || s.socket.writableLength > MAX_KEPT_OUTPUT) return endSession(s);
@@ -154,7 +170,8 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
     server.onmessage = (msg) => {
       const m = msg as Record<string, unknown>;
       if (initResult === undefined && m.id === 0) {
-        if (m.error || typeof m.result !== 'object') return reject(new TyError('E_MCP', 'the shared server refused initialize'));
+        if (m.error || typeof m.result !== 'object')
+          return reject(new TyError('E_MCP', 'the shared server refused initialize'));
         initResult = m.result as Record<string, unknown>;
         void server.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
         return resolve();
@@ -193,7 +210,12 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
       if (c.method !== 'notifications/cancelled') return; // initialized is the hub's own; the rest stay here
       const params = (c.params ?? {}) as Record<string, unknown>;
       for (const h of s.mine) {
-        if (pending.get(h)?.id === params.requestId) void server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { ...params, requestId: h } } as JSONRPCMessage);
+        if (pending.get(h)?.id === params.requestId)
+          void server.send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { ...params, requestId: h },
+          } as JSONRPCMessage);
       }
       return;
     }
@@ -210,13 +232,32 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
     }
     const out: Record<string, unknown> = { jsonrpc: '2.0', id: hubId, method: c.method };
     if (params !== undefined) out.params = params;
-    void server.send(out as JSONRPCMessage).catch(() => writeTo(s, rpcError(c.id, RPC.INTERNAL_ERROR, 'the shared server has ended', 'E_MCP')));
+    void server
+      .send(out as JSONRPCMessage)
+      .catch(() => writeTo(s, rpcError(c.id, RPC.INTERNAL_ERROR, 'the shared server has ended', 'E_MCP')));
   };
 
   try {
     await server.start();
-    void server.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tysandbox-hub', version: '0.1.0' } } } as JSONRPCMessage);
-    await Promise.race([initDone, new Promise((_, rej) => setTimeout(() => rej(new TyError('E_MCP', 'the shared server did not answer initialize within 60 s')), 60_000).unref())]);
+    void server.send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'tysandbox-hub', version: '0.1.0' },
+      },
+    } as JSONRPCMessage);
+    await Promise.race([
+      initDone,
+      new Promise((_, rej) =>
+        setTimeout(
+          () => rej(new TyError('E_MCP', 'the shared server did not answer initialize within 60 s')),
+          60_000,
+        ).unref(),
+      ),
+    ]);
     try {
       unlinkSync(sockPath);
     } catch {
@@ -230,7 +271,8 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
       const framer = new LineFramer(MAX_MESSAGE_BYTES);
       socket.on('data', (chunk: Buffer) => {
         for (const ev of framer.push(chunk)) {
-          if (ev.type === 'oversize') writeTo(s, rpcError(null, RPC.INVALID_REQUEST, 'message over 8 MiB refused', 'E_MCP'));
+          if (ev.type === 'oversize')
+            writeTo(s, rpcError(null, RPC.INVALID_REQUEST, 'message over 8 MiB refused', 'E_MCP'));
           else routeFromSession(s, ev.text);
         }
       });
@@ -261,7 +303,12 @@ export type HubLauncher = (def: McpDefinition) => { command: string; args: strin
  * listens. Resolves with the connected socket.
  * @throws TyError E_MCP when no hub listens within 20 s.
  */
-export async function connectHub(home: string, def: McpDefinition, launcher: HubLauncher, signal?: AbortSignal): Promise<Socket> {
+export async function connectHub(
+  home: string,
+  def: McpDefinition,
+  launcher: HubLauncher,
+  signal?: AbortSignal,
+): Promise<Socket> {
   const { socket: sockPath } = await hubPaths(home, def);
   const tryConnect = (): Promise<Socket | undefined> =>
     new Promise((resolve) => {
@@ -272,7 +319,12 @@ export async function connectHub(home: string, def: McpDefinition, launcher: Hub
   let sock = await tryConnect();
   if (sock) return sock;
   const { command, args } = launcher(def);
-  const child = spawn(command, args, { cwd: '/', detached: true, stdio: 'ignore', env: { PATH: process.env.PATH ?? '' } });
+  const child = spawn(command, args, {
+    cwd: '/',
+    detached: true,
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   child.unref();
   for (let i = 0; i < 400; i++) {
     if (signal?.aborted) throw new TyError('E_ABORTED', 'cancelled while the hub started');

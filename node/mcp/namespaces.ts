@@ -1,4 +1,5 @@
-// MCP namespace definitions: 0600 files merging several servers' tools behind one schema per action; Node host, trusted side.
+// MCP namespace definitions: 0600 files merging several servers' tools behind one schema per action; Node host, trusted
+// side.
 import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -18,7 +19,10 @@ export function parseNamespace(raw: unknown, label: string): Namespace {
   if (!r.success) {
     const issue = r.error.issues[0];
     const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
-    throw new TyError('E_INVALID_SETTINGS', `MCP namespace ${label} is refused at ${at}: ${issue?.message ?? 'invalid'}`);
+    throw new TyError(
+      'E_INVALID_SETTINGS',
+      `MCP namespace ${label} is refused at ${at}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return r.data;
 }
@@ -39,14 +43,19 @@ export async function loadNamespace(home: string, name: string): Promise<Namespa
   if (!SERVER_NAME_RE.test(name)) return undefined;
   return loadSettingsFile(join(namespacesDir(home), `${name}.json`), `MCP namespace "${name}"`, (raw) => {
     const ns = parseNamespace(raw, `"${name}"`);
-    if (ns.name !== name) throw new TyError('E_INVALID_SETTINGS', `MCP namespace file "${name}" names another namespace`);
+    if (ns.name !== name)
+      throw new TyError('E_INVALID_SETTINGS', `MCP namespace file "${name}" names another namespace`);
     return ns;
   });
 }
 
 export async function listNamespaces(home: string): Promise<string[]> {
   try {
-    return (await readdir(namespacesDir(home))).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((n) => ServerNameSchema.safeParse(n).success).sort();
+    return (await readdir(namespacesDir(home)))
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -5))
+      .filter((n) => ServerNameSchema.safeParse(n).success)
+      .sort();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;

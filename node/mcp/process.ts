@@ -1,4 +1,5 @@
-// Runs one bridged MCP server as a child process (exact environment, cwd /, own process group) behind the server-message rules; Node host, trusted side.
+// Runs one bridged MCP server as a child process (exact environment, cwd /, own process group) behind the
+// server-message rules; Node host, trusted side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
@@ -60,7 +61,10 @@ export async function killGroup(child: ChildProcess, graceMs = 1500): Promise<vo
       /* ESRCH: the group is gone */
     }
   };
-  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('exit', () => r()));
+  const exited =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((r) => child.once('exit', () => r()));
   signal('SIGTERM');
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([exited, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
@@ -98,7 +102,10 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  /** Why the session ended (an oversize message, too many junk lines, the process exited); undefined when the bridge closed it. */
+  /**
+   * Why the session ended (an oversize message, too many junk lines, the process exited); undefined when the bridge
+   * closed it.
+   */
   endReason: TyError | undefined;
   /** Lines that were not JSON-RPC messages (junk, or answers that are not JSON-RPC), this session. */
   private junk = 0;
@@ -117,15 +124,26 @@ export class ProcessTransport implements Transport {
     try {
       await access(file, constants.X_OK);
     } catch (e) {
-      throw new TyError('E_MCP', `the server did not start (${String((e as NodeJS.ErrnoException).code ?? 'not executable').slice(0, 40)})`);
+      throw new TyError(
+        'E_MCP',
+        `the server did not start (${String((e as NodeJS.ErrnoException).code ?? 'not executable').slice(0, 40)})`,
+      );
     }
     const run = withDeathSignal(file, this.opts.args);
-    const child = spawn(run.file, run.args, { cwd: '/', env, detached: true, stdio: ['pipe', 'pipe', 'ignore'], shell: false });
+    const child = spawn(run.file, run.args, {
+      cwd: '/',
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'ignore'],
+      shell: false,
+    });
     this.child = child;
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
       // the code only: the message would carry host paths
-      child.once('error', (e: NodeJS.ErrnoException) => reject(new TyError('E_MCP', `the server did not start (${String(e.code ?? 'spawn error').slice(0, 40)})`)));
+      child.once('error', (e: NodeJS.ErrnoException) =>
+        reject(new TyError('E_MCP', `the server did not start (${String(e.code ?? 'spawn error').slice(0, 40)})`)),
+      );
     });
     const framer = new LineFramer(this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES);
     const cap = this.opts.maxMessageBytes ?? MAX_MESSAGE_BYTES;
@@ -135,7 +153,10 @@ export class ProcessTransport implements Transport {
         if (ev.type === 'oversize') {
           // the session ends at once (pending calls fail with this reason, the pool drops the session so the
           // next call starts a fresh one); the process group is killed in the background
-          const reason = new TyError('E_MCP', `the server sent a message over ${Math.round(cap / 1048576)} MiB (the bridge's cap); its session was ended and the next call starts a new one`);
+          const reason = new TyError(
+            'E_MCP',
+            `the server sent a message over ${Math.round(cap / 1048576)} MiB (the bridge's cap); its session was ended and the next call starts a new one`,
+          );
           this.endReason = reason;
           this.closed = true;
           this.onerror?.(reason);
@@ -150,7 +171,10 @@ export class ProcessTransport implements Transport {
     child.once('exit', (code, signal) => {
       if (!this.closed) {
         this.closed = true;
-        this.endReason ??= new TyError('E_MCP_CRASHED', `the server process exited (${signal !== null ? `signal ${signal}` : `exit code ${code ?? '?'}`}); the next call starts a new one`);
+        this.endReason ??= new TyError(
+          'E_MCP_CRASHED',
+          `the server process exited (${signal !== null ? `signal ${signal}` : `exit code ${code ?? '?'}`}); the next call starts a new one`,
+        );
         // stragglers left in the group go too
         try {
           if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -186,7 +210,10 @@ export class ProcessTransport implements Transport {
   /** One more line that is not a JSON-RPC message: past JUNK_LIMIT the session ends (a server gone wrong). */
   private countJunk(): void {
     if (++this.junk < JUNK_LIMIT || this.closed) return;
-    const reason = new TyError('E_MCP', `the server sent ${JUNK_LIMIT} lines that are not JSON-RPC messages; its session was ended and the next call starts a new one`);
+    const reason = new TyError(
+      'E_MCP',
+      `the server sent ${JUNK_LIMIT} lines that are not JSON-RPC messages; its session was ended and the next call starts a new one`,
+    );
     this.endReason = reason;
     this.closed = true;
     this.onerror?.(reason);

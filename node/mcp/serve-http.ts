@@ -1,4 +1,5 @@
-// `tycli mcp serve --http`: the bridge over streamable HTTP on loopback, with a bearer token, Host/Origin checks and the client-message rules; Node host, trusted side.
+// `tycli mcp serve --http`: the bridge over streamable HTTP on loopback, with a bearer token, Host/Origin checks and
+// the client-message rules; Node host, trusted side.
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -11,7 +12,13 @@ import type { McpBridge } from './bridge.js';
 import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
 
 /** Requests 2026-07-28 removed (MCP 2026-07-28 changelog): answered 404 / -32601 to a stateless request. */
-const REMOVED_IN_2026: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const REMOVED_IN_2026: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 
 export interface HttpServeOptions {
   /** TCP port on 127.0.0.1 (0: any free port). */
@@ -73,11 +80,14 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     sweep = undefined;
     const ms = sessions.nextCheckMs();
     if (ms === undefined || closing) return;
-    sweep = setTimeout(() => {
-      sweep = undefined;
-      for (const id of sessions.expired()) endSession(id, 'idle');
-      armSweep();
-    }, Math.max(10, ms));
+    sweep = setTimeout(
+      () => {
+        sweep = undefined;
+        for (const id of sessions.expired()) endSession(id, 'idle');
+        armSweep();
+      },
+      Math.max(10, ms),
+    );
     sweep.unref();
   };
   /** Make room for one more session: the least recently used one with nothing in flight ends. */
@@ -102,7 +112,8 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       const onClose = (): void => finish(false);
       const timer = setTimeout(() => finish(false), waitMs);
       waiters.add(check);
-      // the response closing before it was written means the client went away (a request's own 'close' only says its body was read)
+      // the response closing before it was written means the client went away (a request's own 'close' only says its
+      // body was read)
       res.once('close', onClose);
     });
   let starting = 0;
@@ -114,20 +125,37 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   const modernSession = (): string => {
     if (modern === undefined) {
       const session = bridge.newSessionId();
-      modern = { session, handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }) };
+      modern = {
+        session,
+        handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }),
+      };
       // upstream list changes reach stateless clients on their subscriptions/listen streams
       bridge.setListenNotifier(session, modern.handler.notify);
     }
     return modern.session;
   };
   // a tools/call's Mcp-Param-* headers against its arguments, for the tool's x-mcp-header declarations (SEP-2243)
-  const paramMismatch = async (m: Record<string, unknown>, header: (name: string) => string | undefined): Promise<ReturnType<typeof checkParamHeaders>> => {
+  const paramMismatch = async (
+    m: Record<string, unknown>,
+    header: (name: string) => string | undefined,
+  ): Promise<ReturnType<typeof checkParamHeaders>> => {
     const p = m.params as { name?: unknown; arguments?: unknown } | undefined;
     if (m.method !== 'tools/call' || typeof p?.name !== 'string') return undefined;
     const declared = await bridge.paramHeadersOf(modernSession(), p.name);
-    return declared.length === 0 ? undefined : checkParamHeaders(declared, p.arguments, header, typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
+    return declared.length === 0
+      ? undefined
+      : checkParamHeaders(
+          declared,
+          p.arguments,
+          header,
+          typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null,
+        );
   };
-  const serveModern = async (req: IncomingMessage, res: ServerResponse, message: Record<string, unknown>): Promise<void> => {
+  const serveModern = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: Record<string, unknown>,
+  ): Promise<void> => {
     modernSession();
     const entry = modern!;
     const ac = new AbortController();
@@ -137,11 +165,15 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     });
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v === undefined || k === 'content-length' || k === 'host' || k === 'connection' || k === 'transfer-encoding') continue;
+      if (v === undefined || k === 'content-length' || k === 'host' || k === 'connection' || k === 'transfer-encoding')
+        continue;
       headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     }
     const body = JSON.stringify(message);
-    const response = await entry.handler.fetch(new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }), { parsedBody: message });
+    const response = await entry.handler.fetch(
+      new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }),
+      { parsedBody: message },
+    );
     const out: Record<string, string> = {};
     response.headers.forEach((v, k) => {
       out[k] = v;
@@ -172,12 +204,27 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
     const body = await readBody(req, MAX_MESSAGE_BYTES);
-    if (body === undefined) return json(res, 413, rpcError(null, RPC.INVALID_REQUEST, `message over ${MAX_MESSAGE_BYTES / 1048576} MiB refused`, 'E_MCP'));
+    if (body === undefined)
+      return json(
+        res,
+        413,
+        rpcError(null, RPC.INVALID_REQUEST, `message over ${MAX_MESSAGE_BYTES / 1048576} MiB refused`, 'E_MCP'),
+      );
     const rule = clientMessageRule(parseMessage(body.toString('utf8')));
-    const versionHeader = typeof req.headers['mcp-protocol-version'] === 'string' ? req.headers['mcp-protocol-version'] : undefined;
+    const versionHeader =
+      typeof req.headers['mcp-protocol-version'] === 'string' ? req.headers['mcp-protocol-version'] : undefined;
     // 2026-07-28 over HTTP: a method the server does not offer is HTTP 404 (MCP 2026-07-28 "Transports")
     const modernHeader = versionHeader !== undefined && versionHeader >= '2026-07-28';
-    if (rule.action === 'reply') return json(res, rule.reply.error.code === RPC.PARSE_ERROR ? 400 : modernHeader && rule.reply.error.code === RPC.METHOD_NOT_FOUND ? 404 : 200, rule.reply);
+    if (rule.action === 'reply')
+      return json(
+        res,
+        rule.reply.error.code === RPC.PARSE_ERROR
+          ? 400
+          : modernHeader && rule.reply.error.code === RPC.METHOD_NOT_FOUND
+            ? 404
+            : 200,
+        rule.reply,
+      );
     if (rule.action === 'drop') {
       opts.onDropped?.(rule.reason);
       res.writeHead(202).end();
@@ -186,8 +233,23 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     const m = rule.message;
     const claimed = modernVersion(m, versionHeader);
     // methods 2026-07-28 removed (the handshake, the session-scoped logging level and subscriptions): HTTP 404, -32601
-    if (claimed !== undefined && typeof sid !== 'string' && typeof m.method === 'string' && REMOVED_IN_2026.has(m.method) && m.id !== undefined) {
-      return json(res, 404, rpcError(typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null, RPC.METHOD_NOT_FOUND, `method "${m.method}" is not part of protocol revision 2026-07-28`, 'E_MCP'));
+    if (
+      claimed !== undefined &&
+      typeof sid !== 'string' &&
+      typeof m.method === 'string' &&
+      REMOVED_IN_2026.has(m.method) &&
+      m.id !== undefined
+    ) {
+      return json(
+        res,
+        404,
+        rpcError(
+          typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null,
+          RPC.METHOD_NOT_FOUND,
+          `method "${m.method}" is not part of protocol revision 2026-07-28`,
+          'E_MCP',
+        ),
+      );
     }
     if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) {
       const bad = checkRequestParams(m.id, m.method, m.params);
@@ -218,14 +280,27 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       }
       return existing.transport.handleRequest(req, res, rule.message);
     }
-    if (typeof sid === 'string') return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
-    if (rule.message.method !== 'initialize') return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
+    if (typeof sid === 'string')
+      return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
+    if (rule.message.method !== 'initialize')
+      return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
     while (sessions.size + starting >= maxSessions && sessions.size > 0 && makeRoom()) {
       /* each pass ended one idle session */
     }
     if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
-      if (res.destroyed || res.socket?.destroyed !== false) return; // the client went away while waiting: it holds no place
-      return json(res, 429, rpcError(null, -32003, `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`, 'E_BUSY'), { 'retry-after': '5' });
+      // the client went away while waiting: it holds no place
+      if (res.destroyed || res.socket?.destroyed !== false) return;
+      return json(
+        res,
+        429,
+        rpcError(
+          null,
+          -32003,
+          `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`,
+          'E_BUSY',
+        ),
+        { 'retry-after': '5' },
+      );
     }
     starting++;
     const bridgeSession = bridge.newSessionId();
@@ -251,7 +326,11 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     }
   };
 
-  const listening = await listenLoopback(opts.port, handle, rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'));
+  const listening = await listenLoopback(
+    opts.port,
+    handle,
+    rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'),
+  );
   const http: HttpServer = listening.http;
   port = listening.port;
   return {

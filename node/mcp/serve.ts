@@ -1,4 +1,5 @@
-// `tycli mcp serve` over stdio: core's guarded line transport (the client-message rules) on a Node stream pair in front of the bridge; Node host, trusted side.
+// `tycli mcp serve` over stdio: core's guarded line transport (the client-message rules) on a Node stream pair in front
+// of the bridge; Node host, trusted side.
 import type { Readable, Writable } from 'node:stream';
 import { GuardedLineTransport } from '../../core/mcp/wire/guarded-transport.js';
 import { MAX_MESSAGE_BYTES } from '../../core/mcp/wire/messages.js';
@@ -6,7 +7,10 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { McpBridge } from './bridge.js';
 
-/** core/mcp/wire/guarded-transport.ts GuardedLineTransport over a Readable (client to bridge) and a Writable (bridge to client). */
+/**
+ * core/mcp/wire/guarded-transport.ts GuardedLineTransport over a Readable (client to bridge) and a Writable (bridge to
+ * client).
+ */
 export class GuardedStreamTransport extends GuardedLineTransport {
   private readonly onData = (chunk: Buffer): void => this.receive(chunk);
   private readonly onEnd = (): void => this.end();
@@ -17,9 +21,13 @@ export class GuardedStreamTransport extends GuardedLineTransport {
     onDropped?: (reason: string) => void,
     maxBytes: number = MAX_MESSAGE_BYTES,
   ) {
-    super((text) => {
-      if (!output.destroyed) output.write(text);
-    }, onDropped, maxBytes);
+    super(
+      (text) => {
+        if (!output.destroyed) output.write(text);
+      },
+      onDropped,
+      maxBytes,
+    );
   }
 
   override async start(): Promise<void> {
@@ -43,7 +51,12 @@ export class GuardedStreamTransport extends GuardedLineTransport {
  * enveloped request is served 2026-07-28 (stateless: each request carries its version and capabilities),
  * one opening with `initialize` the 2025 revision it asks for. Resolves when the session is over.
  */
-export async function serveStream(bridge: McpBridge, input: Readable, output: Writable, onDropped?: (reason: string) => void): Promise<void> {
+export async function serveStream(
+  bridge: McpBridge,
+  input: Readable,
+  output: Writable,
+  onDropped?: (reason: string) => void,
+): Promise<void> {
   const sessionId = bridge.newSessionId();
   const transport = new GuardedStreamTransport(input, output, onDropped);
   transport.direct = bridge.directPath(sessionId, (m) => void transport.send(m as JSONRPCMessage));

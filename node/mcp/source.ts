@@ -1,10 +1,14 @@
-// The command line's McpDefinitionSource: definitions and namespaces as 0600 files of the settings folder, watched with fs.watch; Node host, trusted side.
+// The command line's McpDefinitionSource: definitions and namespaces as 0600 files of the settings folder, watched with
+// fs.watch; Node host, trusted side.
 import type { McpDefinitionSource } from '../../core/mcp/server-definition.js';
 import { fingerprint, listDefinitions, loadDefinition, loadDefinitionSync } from './definitions.js';
 import { listNamespaces, loadNamespace } from './namespaces.js';
 import { watchDefinitions } from './definition-watch.js';
 
-/** Definitions under `<home>/config/mcp`, namespaces under `<home>/config/mcp-namespaces`, each read again on every call. */
+/**
+ * Definitions under `<home>/config/mcp`, namespaces under `<home>/config/mcp-namespaces`, each read again on every
+ * call.
+ */
 export function fileDefinitionSource(home: string): McpDefinitionSource {
   return {
     list: () => listDefinitions(home),

@@ -1,6 +1,16 @@
-// Unit tests of the bubblewrap argv builder, and plain `bwrap ... node -e` runs of its folder grants; Node host, trusted side.
+// Unit tests of the bubblewrap argv builder, and plain `bwrap ... node -e` runs of its folder grants; Node host,
+// trusted side.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +19,13 @@ import { osLimitsFor } from './limits.js';
 import { probeUncached, type SandboxProbe } from './probe.js';
 
 const node = process.execPath;
-const base = { command: node, args: ['-e', '0'], env: {} as Record<string, string>, readOnlyPaths: [] as string[], writablePaths: [] as string[] };
+const base = {
+  command: node,
+  args: ['-e', '0'],
+  env: {} as Record<string, string>,
+  readOnlyPaths: [] as string[],
+  writablePaths: [] as string[],
+};
 let probe: SandboxProbe;
 let opts: BwrapOptions;
 let dir: string;
@@ -38,7 +54,15 @@ function flagPairs(argv: string[], flag: string): [string, string][] {
 describe('bwrapArgv', () => {
   it('unshares every namespace, dies with its parent, starts a new session and clears the environment', () => {
     const argv = bwrapArgv(base, opts);
-    for (const f of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) expect(argv).toContain(f);
+    for (const f of [
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--die-with-parent',
+      '--new-session',
+      '--clearenv',
+    ])
+      expect(argv).toContain(f);
     expect(argv).not.toContain('--share-net');
     expect(argv.join(' ')).toMatch(/--proc \/proc --dev \/dev --size \d+ --tmpfs \/tmp/);
     expect(argv.slice(-3)).toEqual([node, '-e', '0']);
@@ -49,7 +73,9 @@ describe('bwrapArgv', () => {
     const dests = [...flagPairs(argv, '--ro-bind'), ...flagPairs(argv, '--bind')].map(([, d]) => d);
     expect(dests).toContain(node);
     for (const d of dests) {
-      expect(d.startsWith('/home') || d.startsWith('/root') || d.startsWith('/etc') || d.startsWith(process.cwd())).toBe(false);
+      expect(
+        d.startsWith('/home') || d.startsWith('/root') || d.startsWith('/etc') || d.startsWith(process.cwd()),
+      ).toBe(false);
       expect(d === node || d === probe.prlimit || /\/lib[^/]*\/|\/ld-linux/.test(d)).toBe(true);
     }
   });
@@ -61,7 +87,9 @@ describe('bwrapArgv', () => {
   });
 
   it('refuses invalid variable names instead of passing them', () => {
-    expect(() => bwrapArgv({ ...base, env: { 'A=B': 'x' } }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
+    expect(() => bwrapArgv({ ...base, env: { 'A=B': 'x' } }, opts)).toThrow(
+      expect.objectContaining({ code: 'E_SANDBOX_FAILED' }),
+    );
   });
 
   it('moves DENO_DIR into the sandbox tmpfs instead of binding the host folder', () => {
@@ -83,10 +111,17 @@ describe('bwrapArgv', () => {
     expect(argv).not.toContain(link);
   });
 
-  it.each(['relative/path', '/definitely/not/here', '/', '/proc/self', '/sys', '/dev'])('refuses the grant %s with E_SANDBOX_FAILED', (p) => {
-    expect(() => bwrapArgv({ ...base, writablePaths: [p] }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
-    expect(() => bwrapArgv({ ...base, readOnlyPaths: [p] }, opts)).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
-  });
+  it.each(['relative/path', '/definitely/not/here', '/', '/proc/self', '/sys', '/dev'])(
+    'refuses the grant %s with E_SANDBOX_FAILED',
+    (p) => {
+      expect(() => bwrapArgv({ ...base, writablePaths: [p] }, opts)).toThrow(
+        expect.objectContaining({ code: 'E_SANDBOX_FAILED' }),
+      );
+      expect(() => bwrapArgv({ ...base, readOnlyPaths: [p] }, opts)).toThrow(
+        expect.objectContaining({ code: 'E_SANDBOX_FAILED' }),
+      );
+    },
+  );
 
   it('puts runtime binds after grants so a writable grant cannot make the runtime writable', () => {
     const argv = bwrapArgv({ ...base, writablePaths: [dir] }, { ...opts, dropTo: undefined });
@@ -97,8 +132,20 @@ describe('bwrapArgv', () => {
   });
 
   it('applies prlimit inside the sandbox, and drops root to an unprivileged uid', () => {
-    const argv = bwrapArgv(base, { ...opts, prlimitPath: '/usr/bin/prlimit', limits: osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }), dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 } });
-    expect(argv.slice(0, 6)).toEqual(['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--']);
+    const argv = bwrapArgv(base, {
+      ...opts,
+      prlimitPath: '/usr/bin/prlimit',
+      limits: osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }),
+      dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 },
+    });
+    expect(argv.slice(0, 6)).toEqual([
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--',
+    ]);
     const sep = argv.lastIndexOf(node) - 1;
     expect(argv[sep]).toBe('--');
     expect(argv[argv.indexOf('--chdir') + 3]).toBe('/usr/bin/prlimit');
@@ -121,14 +168,21 @@ describe('bwrapArgv', () => {
       expect(asked.spawnAs).toBeUndefined();
     }
     // Without a uid drop there is nothing for the spawner to do.
-    expect(createBwrapWrapper({ ...opts, dropTo: undefined })({ ...base, spawnerSetsIds: true }).spawnAs).toBeUndefined();
+    expect(
+      createBwrapWrapper({ ...opts, dropTo: undefined })({ ...base, spawnerSetsIds: true }).spawnAs,
+    ).toBeUndefined();
   });
 
   it('refuses, as root, a writable grant the sandbox uid could not write (clear error, not a silent failure)', () => {
     const closed = join(dir, 'closed');
     mkdirSync(closed, { recursive: true, mode: 0o700 });
     chmodSync(closed, 0o700);
-    expect(() => bwrapArgv({ ...base, writablePaths: [closed] }, { ...opts, dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 } })).toThrow(/not writable by the sandbox's uid 65534/);
+    expect(() =>
+      bwrapArgv(
+        { ...base, writablePaths: [closed] },
+        { ...opts, dropTo: { setprivPath: '/usr/bin/setpriv', uid: 65534, gid: 65534 } },
+      ),
+    ).toThrow(/not writable by the sandbox's uid 65534/);
   });
 });
 
@@ -140,7 +194,9 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
 
   it('sees only its own view: no home, no /etc, fresh /proc, own hostname', () => {
     expect(probe.available).toBe(true);
-    const r = runNode("const fs=require('fs');console.log(JSON.stringify({root:fs.readdirSync('/').sort(),host:require('os').hostname(),pids:fs.readdirSync('/proc').filter(n=>/^\\d+$/.test(n)).length}))");
+    const r = runNode(
+      "const fs=require('fs');console.log(JSON.stringify({root:fs.readdirSync('/').sort(),host:require('os').hostname(),pids:fs.readdirSync('/proc').filter(n=>/^\\d+$/.test(n)).length}))",
+    );
     expect(r.status, r.stderr).toBe(0);
     const seen = JSON.parse(r.stdout) as { root: string[]; host: string; pids: number };
     expect(seen.root).not.toContain('etc');
@@ -159,7 +215,8 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
     }
     writeFileSync(join(ro, 'in.txt'), 'hello', { mode: 0o644 });
     const r = runNode(
-      `const fs=require('fs');fs.writeFileSync(${JSON.stringify(join(rw, 'out.txt'))},'w');let e='none';try{fs.writeFileSync(${JSON.stringify(join(ro, 'x.txt'))},'x')}catch(x){e=x.code}console.log(fs.readFileSync(${JSON.stringify(join(ro, 'in.txt'))},'utf8')+' '+e)`,
+      `const fs=require('fs');fs.writeFileSync(${JSON.stringify(join(rw, 'out.txt'))},'w');let e='none';try{fs.writeFileSync(${JSON.stringify(join(ro, 'x.txt'))},'x')}catch(x){e=x.code}console.log(fs.readFileSync(${JSON.stringify(join(ro, 'in.txt'))},'utf8')+' ` + `` +
+        `'+e)`,
       { readOnlyPaths: [ro], writablePaths: [rw] },
     );
     expect(r.status, r.stderr).toBe(0);
@@ -174,64 +231,103 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
     chmodSync(g, 0o777);
     const link = join(g, 'etc-link');
     if (!existsSync(link)) symlinkSync('/etc', link);
-    const r = runNode(`let e='read';try{require('fs').readdirSync(${JSON.stringify(link)})}catch(x){e=x.code}console.log(e)`, { writablePaths: [g] });
+    const r = runNode(
+      `let e='read';try{require('fs').readdirSync(${JSON.stringify(link)})}catch(x){e=x.code}console.log(e)`,
+      { writablePaths: [g] },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('ENOENT');
   });
 
   it('the private /tmp is size-capped (64 MiB by default): filling it fails with ENOSPC or EFBIG', () => {
-    const r = runNode("let e='none';try{const b=Buffer.alloc(16*1024*1024);for(let i=0;i<8;i++)require('fs').writeFileSync('/tmp/f'+i,b)}catch(x){e=x.code}console.log(e)");
+    const r = runNode(
+      "let e='none';try{const b=Buffer.alloc(16*1024*1024);for(let i=0;i<8;i++)require('fs').writeFileSync('/tmp/f'+i,b)}catch(x){e=x.code}console.log(e)",
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(['ENOSPC', 'EFBIG']).toContain(r.stdout.trim());
   });
 
   it('the CPU limit (RLIMIT_CPU via prlimit) kills a busy loop on its own, without any wall-clock timeout', () => {
     expect(probe.prlimit).toBeDefined();
-    const w = createBwrapWrapper({ ...opts, limits: osLimitsFor({ memoryMb: 128, timeoutMs: 1000 }, { cpuSeconds: 1 }) })({ ...base, args: ['-e', 'for(;;){}'] });
+    const w = createBwrapWrapper({
+      ...opts,
+      limits: osLimitsFor({ memoryMb: 128, timeoutMs: 1000 }, { cpuSeconds: 1 }),
+    })({ ...base, args: ['-e', 'for(;;){}'] });
     const r = spawnSync(w.command, w.args, { env: w.env, encoding: 'utf8', timeout: 60_000 });
     expect(r.error).toBeUndefined(); // not the 60 s spawnSync timeout
-    // bwrap reports the child's death by signal as exit status 128+N: SIGXCPU (24) first, SIGKILL (9) at the hard limit.
+    // bwrap reports the child's death by signal as exit status 128+N: SIGXCPU (24) first, SIGKILL (9) at the hard
+    // limit.
     expect([128 + 24, 128 + 9]).toContain(r.status);
   });
 
-  it.runIf(process.getuid?.() === 0)('a root CLI\'s sandbox process runs as its leased uid and gid, with no supplementary group and no capability, whichever of spawn or setpriv drops root', async () => {
-    const { NodeSandboxRuntime } = await import('../sandbox/runtime.js');
-    const { DEFAULT_LIMITS } = await import('../../core/exec/runtime.js');
-    const manifest = { name: 'who', description: '', parameters: {}, execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source: 'export default async () => 1' } };
-    const seen: Record<string, string>[] = [];
-    const ids: ({ uid: number; gid: number } | undefined)[] = [];
-    for (const spawnerSetsIds of [true, false]) {
-      const wrapper = createBwrapWrapper(opts);
-      const rt = new NodeSandboxRuntime({
-        engine: 'node',
-        wrap: (req) => {
-          const w = wrapper({ ...req, spawnerSetsIds: spawnerSetsIds && req.spawnerSetsIds === true });
-          ids.push(w.uid === undefined ? undefined : { uid: w.uid, gid: w.gid as number });
-          return w;
+  it.runIf(process.getuid?.() === 0)(
+    "a root CLI's sandbox process runs as its leased uid and gid, with no supplementary group and no capability, whichever of spawn or setpriv drops root",
+    async () => {
+      const { NodeSandboxRuntime } = await import('../sandbox/runtime.js');
+      const { DEFAULT_LIMITS } = await import('../../core/exec/runtime.js');
+      const manifest = {
+        name: 'who',
+        description: '',
+        parameters: {},
+        execution: {
+          kind: 'sandboxed-code' as const,
+          runtime: 'javascript' as const,
+          source: 'export default async () => 1',
         },
-      });
-      const inst = await rt.start({ revision: `bwho${String(spawnerSetsIds)}`, manifest, limits: { ...DEFAULT_LIMITS } });
-      try {
-        const status = readFileSync(`/proc/${inst.pid}/status`, 'utf8');
-        seen.push(Object.fromEntries(['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapAmb'].map((k) => [k, (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).join(' ')])));
-      } finally {
-        await inst.destroy('test');
+      };
+      const seen: Record<string, string>[] = [];
+      const ids: ({ uid: number; gid: number } | undefined)[] = [];
+      for (const spawnerSetsIds of [true, false]) {
+        const wrapper = createBwrapWrapper(opts);
+        const rt = new NodeSandboxRuntime({
+          engine: 'node',
+          wrap: (req) => {
+            const w = wrapper({ ...req, spawnerSetsIds: spawnerSetsIds && req.spawnerSetsIds === true });
+            ids.push(w.uid === undefined ? undefined : { uid: w.uid, gid: w.gid as number });
+            return w;
+          },
+        });
+        const inst = await rt.start({
+          revision: `bwho${String(spawnerSetsIds)}`,
+          manifest,
+          limits: { ...DEFAULT_LIMITS },
+        });
+        try {
+          const status = readFileSync(`/proc/${inst.pid}/status`, 'utf8');
+          seen.push(
+            Object.fromEntries(
+              ['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapAmb'].map((k) => [
+                k,
+                (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).join(' '),
+              ]),
+            ),
+          );
+        } finally {
+          await inst.destroy('test');
+        }
       }
-    }
-    for (const [i, s] of seen.entries()) {
-      const id = ids[i];
-      expect(id?.uid, 'a pooled uid was leased').toBeGreaterThan(0);
-      expect(s.Uid).toBe(`${id?.uid} ${id?.uid} ${id?.uid} ${id?.uid}`);
-      expect(s.Gid).toBe(`${id?.gid} ${id?.gid} ${id?.gid} ${id?.gid}`);
-      expect(s.Groups).toBe('');
-      for (const k of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) expect(s[k], k).toMatch(/^0+$/);
-    }
-  });
+      for (const [i, s] of seen.entries()) {
+        const id = ids[i];
+        expect(id?.uid, 'a pooled uid was leased').toBeGreaterThan(0);
+        expect(s.Uid).toBe(`${id?.uid} ${id?.uid} ${id?.uid} ${id?.uid}`);
+        expect(s.Gid).toBe(`${id?.gid} ${id?.gid} ${id?.gid} ${id?.gid}`);
+        expect(s.Groups).toBe('');
+        for (const k of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) expect(s[k], k).toMatch(/^0+$/);
+      }
+    },
+  );
 
   it('when the host process dies (SIGKILL, no cleanup), everything inside the sandbox dies with it (--die-with-parent)', async () => {
     const marker = `tysandbox-parent-${process.pid}-${Date.now()}`;
-    const w = createBwrapWrapper(opts)({ ...base, args: ['-e', `require('child_process').spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)//${marker}'], {detached: true, stdio: 'ignore'}).unref(); setInterval(()=>{},1000)//${marker}`] });
-    // A stand-in for the CLI: a shell that starts the sandbox and waits; it is then killed without any chance to clean up.
+    const w = createBwrapWrapper(opts)({
+      ...base,
+      args: [
+        '-e',
+        `require('child_process').spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)//${marker}'], {detached: true, stdio: 'ignore'}).unref(); setInterval(()=>{},1000)//${marker}`,
+      ],
+    });
+    // A stand-in for the CLI: a shell that starts the sandbox and waits; it is then killed without any chance to clean
+    // up.
     const parent = spawn('/bin/sh', ['-c', '"$@" & wait', 'sh', w.command, ...w.args], { env: w.env, stdio: 'ignore' });
     const { processesWithMarker, waitNoMarker, killMarker } = await import('../diagnostics/probes.js');
     try {

@@ -17,7 +17,10 @@ export interface SpawnRequest {
   env: Record<string, string>;
   readOnlyPaths: string[];
   writablePaths: string[];
-  /** Files or folders the sandbox's own uid must own (a per-call work folder); chowned when the sandbox runs as another uid. */
+  /**
+   * Files or folders the sandbox's own uid must own (a per-call work folder); chowned when the sandbox runs as another
+   * uid.
+   */
   ownedPaths?: string[];
   /**
    * The spawner passes the returned `uid`/`gid` to spawn itself (Node's child_process `uid`/`gid` options: libuv
@@ -101,30 +104,58 @@ function within(path: string, root: string): boolean {
 
 const libCache = new Map<string, { stamp: string; libs: { path: string; real: string }[] | null; listed?: boolean }>();
 /** Folders a kept library list may name (a list naming anything else is listed again, never bound). */
-const SYSTEM_LIBRARY_DIRS = ['/lib/', '/lib64/', '/lib32/', '/usr/lib/', '/usr/lib64/', '/usr/lib32/', '/usr/local/lib/'];
-const inLibraryDir = (p: unknown): boolean => typeof p === 'string' && posix.normalize(p) === p && SYSTEM_LIBRARY_DIRS.some((d) => p.startsWith(d));
+const SYSTEM_LIBRARY_DIRS = [
+  '/lib/',
+  '/lib64/',
+  '/lib32/',
+  '/usr/lib/',
+  '/usr/lib64/',
+  '/usr/lib32/',
+  '/usr/local/lib/',
+];
+const inLibraryDir = (p: unknown): boolean =>
+  typeof p === 'string' && posix.normalize(p) === p && SYSTEM_LIBRARY_DIRS.some((d) => p.startsWith(d));
 
 /**
- * Seed sharedLibraries' answer for `binaryReal` from a list kept by an earlier process (node/os-sandbox/probe-cache.ts),
+ * Seed sharedLibraries' answer for `binaryReal` from a list kept by an earlier process
+ * (node/os-sandbox/probe-cache.ts),
  * when `stamp` is still the binary's file stamp and every file (path and realpath) lies in a system library folder and
- * still resolves the same way; otherwise nothing is seeded and the binary is listed again. Returns whether it was seeded.
+ * still resolves the same way; otherwise nothing is seeded and the binary is listed again. Returns whether it was
+ * seeded.
  */
 export function seedSharedLibraries(binaryReal: string, stamp: string, libs: unknown): boolean {
   if (!Array.isArray(libs) || libs.length === 0 || libs.length > 256 || stamp !== fileStamp(binaryReal)) return false;
-  const ok = libs.every((l: { path?: unknown; real?: unknown }) => l !== null && typeof l === 'object' && inLibraryDir(l.path) && inLibraryDir(l.real) && realpathOr(l.path as string) === l.real);
+  const ok = libs.every(
+    (l: { path?: unknown; real?: unknown }) =>
+      l !== null &&
+      typeof l === 'object' &&
+      inLibraryDir(l.path) &&
+      inLibraryDir(l.real) &&
+      realpathOr(l.path as string) === l.real,
+  );
   if (!ok) return false;
-  libCache.set(binaryReal, { stamp, libs: libs.map((l: { path: string; real: string }) => ({ path: l.path, real: l.real })) });
+  libCache.set(binaryReal, {
+    stamp,
+    libs: libs.map((l: { path: string; real: string }) => ({ path: l.path, real: l.real })),
+  });
   return true;
 }
 
-/** The library lists this process ran the loader for (binary realpath, stamp, list), each only in system library folders. */
+/**
+ * The library lists this process ran the loader for (binary realpath, stamp, list), each only in system library
+ * folders.
+ */
 export function listedSharedLibraries(): { binary: string; stamp: string; libs: { path: string; real: string }[] }[] {
   const out: { binary: string; stamp: string; libs: { path: string; real: string }[] }[] = [];
-  for (const [binary, e] of libCache) if (e.listed && e.libs && e.libs.length > 0 && e.libs.every((l) => inLibraryDir(l.path) && inLibraryDir(l.real))) out.push({ binary, stamp: e.stamp, libs: e.libs });
+  for (const [binary, e] of libCache)
+    if (e.listed && e.libs && e.libs.length > 0 && e.libs.every((l) => inLibraryDir(l.path) && inLibraryDir(l.real)))
+      out.push({ binary, stamp: e.stamp, libs: e.libs });
   return out;
 }
 
-/** Identity of a file's current contents for cache keys: device, inode, size and mtime (ns); undefined when unreadable. */
+/**
+ * Identity of a file's current contents for cache keys: device, inode, size and mtime (ns); undefined when unreadable.
+ */
 function fileStamp(path: string): string | undefined {
   try {
     const st = statSync(path, { bigint: true });
@@ -199,7 +230,12 @@ function parseLibraryList(out: string, binaryReal: string): { path: string; real
 export function sharedLibraries(binaryReal: string): { path: string; real: string }[] | null {
   const stamp = fileStamp(binaryReal) ?? '';
   const hit = libCache.get(binaryReal);
-  if (hit !== undefined && hit.stamp === stamp && (hit.libs === null || hit.libs.every((l) => realpathOr(l.path) === l.real))) return hit.libs;
+  if (
+    hit !== undefined &&
+    hit.stamp === stamp &&
+    (hit.libs === null || hit.libs.every((l) => realpathOr(l.path) === l.real))
+  )
+    return hit.libs;
   const libs = listLibraries(binaryReal);
   libCache.set(binaryReal, { stamp, libs, listed: true });
   return libs;
@@ -218,7 +254,12 @@ function listLibraries(binaryReal: string): { path: string; real: string }[] | n
   if (interp === '') return []; // ELF without an interpreter: statically linked
   if (interp !== undefined) {
     try {
-      const out = execFileSync(interp, ['--list', binaryReal], { env: {}, timeout: 5000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = execFileSync(interp, ['--list', binaryReal], {
+        env: {},
+        timeout: 5000,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const libs = parseLibraryList(out, binaryReal);
       if (libs.length > 0) return libs;
     } catch (e) {
@@ -228,7 +269,12 @@ function listLibraries(binaryReal: string): { path: string; real: string }[] | n
   }
   let out: string;
   try {
-    out = execFileSync('ldd', [binaryReal], { env: { PATH: '/usr/bin:/bin' }, timeout: 5000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync('ldd', [binaryReal], {
+      env: { PATH: '/usr/bin:/bin' },
+      timeout: 5000,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (e) {
     const text = String((e as { stdout?: unknown }).stdout ?? '') + String((e as { stderr?: unknown }).stderr ?? '');
     return /not a dynamic executable|statically linked/.test(text) ? [] : null;
@@ -278,7 +324,11 @@ function checkReachable(path: string, writable: boolean, uid: number, searchable
     const st = statSync(p);
     const need = p === path ? (st.isDirectory() ? 0o5 | (writable ? 0o2 : 0) : 0o4 | (writable ? 0o2 : 0)) : 0o1;
     if (st.uid !== uid && (st.mode & need) !== need) {
-      fail(`${path} is not ${writable ? 'writable' : 'readable'} by the sandbox's uid ${uid} (the CLI runs as root, so sandboxes run as an unprivileged uid); make ${p} accessible to others or run the CLI as a normal user`);
+      fail(
+        `${path} is not ${writable ? 'writable' : 'readable'} by the sandbox's uid ${uid} (the CLI runs ` +
+          `as root, so sandboxes run as an unprivileged uid); make ${p} accessible to others or run the ` +
+          `CLI as a normal user`,
+      );
     }
     if (p !== path) searchable.add(p);
     if (p === '/') return;
@@ -290,7 +340,8 @@ function checkReachable(path: string, writable: boolean, uid: number, searchable
  * The full argv (`argv[0]` is the program) that runs `req` under bubblewrap:
  * `[setpriv ... --] bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session
  * --cap-drop ALL --hostname tysandbox --clearenv --setenv K V ... --proc /proc --dev /dev --tmpfs /tmp
- * <grants> <runtime binds, read-only> --remount-ro /dev --remount-ro / --chdir FIRST_GRANT_OR_/tmp -- [prlimit ... --] command args`.
+ * <grants> <runtime binds, read-only> --remount-ro /dev --remount-ro / --chdir FIRST_GRANT_OR_/tmp -- [prlimit ... --]
+ * command args`.
  * Nothing of the host is visible except what is bound: no home, no project folder, no /etc.
  * Paths are canonicalized with realpath; a grant of `/`, /proc, /sys or /dev is refused.
  * @throws TyError E_SANDBOX_FAILED (a path missing, not absolute, forbidden or unreachable; a bad env key)
@@ -303,7 +354,8 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   const libLinks = new Map<string, string>(); // link path -> target
   const addRo = (given: string, what: string) => {
     const real = canonical(given, what);
-    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
+    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r)))
+      fail(`binding ${real} into a sandbox is not allowed`);
     if (dropUid !== undefined) checkReachable(real, false, dropUid, searchable);
     runtimeBinds.set(real, real);
     if (posix.normalize(given) !== real) runtimeBinds.set(posix.normalize(given), real);
@@ -343,19 +395,27 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   const grants = new Map<string, 'ro' | 'rw'>();
   for (const p of writable) {
     const real = canonical(p, 'a writable folder grant');
-    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r))) fail(`binding ${real} into a sandbox is not allowed`);
+    if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r)))
+      fail(`binding ${real} into a sandbox is not allowed`);
     if (dropUid !== undefined) checkReachable(real, true, dropUid, searchable);
     grants.set(real, 'rw');
   }
 
   const args: string[] = [
-    '--unshare-all', '--unshare-user', '--disable-userns',
-    '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
-    '--hostname', opts.hostname ?? 'tysandbox',
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    opts.hostname ?? 'tysandbox',
     '--clearenv',
   ];
   for (const [k, v] of Object.entries(env)) {
-    if (!ENV_KEY.test(k) || typeof v !== 'string' || v.includes('\0')) fail(`environment variable ${JSON.stringify(k).slice(0, 80)} is not valid`);
+    if (!ENV_KEY.test(k) || typeof v !== 'string' || v.includes('\0'))
+      fail(`environment variable ${JSON.stringify(k).slice(0, 80)} is not valid`);
     args.push('--setenv', k, v);
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(opts.tmpBytes ?? 64 * 1024 * 1024), '--tmpfs', '/tmp');
@@ -374,9 +434,17 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   if (opts.prlimitPath && opts.limits) args.push(...prlimitPrefix(opts.prlimitPath, opts.limits));
   args.push(req.command, ...req.args);
 
-  const prefix = opts.dropTo && opts.dropTo.viaSpawn !== true
-    ? [opts.dropTo.setprivPath, `--reuid=${opts.dropTo.uid}`, `--regid=${opts.dropTo.gid}`, '--clear-groups', '--inh-caps=-all', '--']
-    : [];
+  const prefix =
+    opts.dropTo && opts.dropTo.viaSpawn !== true
+      ? [
+          opts.dropTo.setprivPath,
+          `--reuid=${opts.dropTo.uid}`,
+          `--regid=${opts.dropTo.gid}`,
+          '--clear-groups',
+          '--inh-caps=-all',
+          '--',
+        ]
+      : [];
   return [...prefix, opts.bwrapPath, ...args];
 }
 
@@ -421,8 +489,18 @@ export function createBwrapWrapper(opts: BwrapOptions): SpawnWrapperFn {
     const lease = pool.acquire();
     try {
       if (req.ownedPaths) chownToLease(req.ownedPaths, lease);
-      const argv = bwrapArgv(req, { ...opts, dropTo: { setprivPath: opts.dropTo.setprivPath, uid: lease.uid, gid: lease.gid, viaSpawn } });
-      const out: WrappedSpawn = { command: argv[0] as string, args: argv.slice(1), env: {}, uid: lease.uid, gid: lease.gid, release: lease.release };
+      const argv = bwrapArgv(req, {
+        ...opts,
+        dropTo: { setprivPath: opts.dropTo.setprivPath, uid: lease.uid, gid: lease.gid, viaSpawn },
+      });
+      const out: WrappedSpawn = {
+        command: argv[0] as string,
+        args: argv.slice(1),
+        env: {},
+        uid: lease.uid,
+        gid: lease.gid,
+        release: lease.release,
+      };
       if (viaSpawn) out.spawnAs = { uid: lease.uid, gid: lease.gid };
       return out;
     } catch (e) {

@@ -1,4 +1,5 @@
-// Tests of the runtime-library listing behind bubblewrap's minimal binds (ELF interpreter --list vs ldd, cache invalidation); Node host, trusted side.
+// Tests of the runtime-library listing behind bubblewrap's minimal binds (ELF interpreter --list vs ldd, cache
+// invalidation); Node host, trusted side.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,9 @@ function lddList(bin: string): [string, string][] {
   return pairs;
 }
 
-/** A minimal little-endian ELF64 header with `phnum` program headers of the given types (no PT_INTERP unless listed). */
+/**
+ * A minimal little-endian ELF64 header with `phnum` program headers of the given types (no PT_INTERP unless listed).
+ */
 function fakeElf(types: number[], interp?: string): Buffer {
   const phoff = 64;
   const phentsize = 56;
@@ -96,7 +99,8 @@ describe.skipIf(!linux)('shared library listing', () => {
     const first = sharedLibraries(bin);
     expect(first).not.toBeNull();
     expect(first!.length).toBeGreaterThan(0);
-    // Same path, different content (a script is no dynamic executable: ldd lists nothing): a stale cache would still list node's libraries.
+    // Same path, different content (a script is no dynamic executable: ldd lists nothing): a stale cache would still
+    // list node's libraries.
     rmSync(bin);
     writeFileSync(bin, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     expect(sharedLibraries(bin)).toEqual([]);

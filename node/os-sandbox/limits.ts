@@ -1,4 +1,5 @@
-// OS resource limits for a sandboxed process (process count, CPU seconds, data size) as prlimit arguments; Node host, trusted side.
+// OS resource limits for a sandboxed process (process count, CPU seconds, data size) as prlimit arguments; Node host,
+// trusted side.
 import type { CallLimits } from '../../core/exec/runtime.js';
 
 /**
@@ -49,8 +50,14 @@ export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBy
  * data need) dataBytes = dataLimitMb(...); otherwise (native processes) max(1 GiB, 4 x heap MiB + 512 MiB).
  * cpuSeconds = max(60, 2 x timeout s) capped at 3600; fileBytes = 64 MiB (also the size of the private /tmp).
  */
-export function osLimitsFor(limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>, overrides: Partial<OsLimits> = {}, sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number }): OsLimits {
-  const dataBytes = sandbox ? dataLimitMb(limits.memoryMb, sandbox.engine, sandbox.minDataBytes) * MiB : Math.max(1024 * MiB, (4 * limits.memoryMb + 512) * MiB);
+export function osLimitsFor(
+  limits: Pick<CallLimits, 'memoryMb' | 'timeoutMs'>,
+  overrides: Partial<OsLimits> = {},
+  sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number },
+): OsLimits {
+  const dataBytes = sandbox
+    ? dataLimitMb(limits.memoryMb, sandbox.engine, sandbox.minDataBytes) * MiB
+    : Math.max(1024 * MiB, (4 * limits.memoryMb + 512) * MiB);
   const cpuSeconds = Math.min(3600, Math.max(60, Math.ceil((2 * limits.timeoutMs) / 1000)));
   const out: OsLimits = { nproc: DEFAULT_NPROC, cpuSeconds, dataBytes, fileBytes: 64 * MiB, ...overrides };
   for (const [k, v] of Object.entries(out)) {
@@ -81,7 +88,12 @@ export function prlimitPrefix(prlimitPath: string, l: OsLimits): string[] {
  * is not set there (a small value would break the user's session; a large one contains nothing).
  */
 export function ulimitPrefix(l: OsLimits, opts: { nproc: boolean }): string[] {
-  const parts = [`ulimit -t ${l.cpuSeconds}`, `ulimit -d ${Math.floor(l.dataBytes / 1024)}`, `ulimit -f ${Math.floor(l.fileBytes / 1024)}`, 'ulimit -c 0'];
+  const parts = [
+    `ulimit -t ${l.cpuSeconds}`,
+    `ulimit -d ${Math.floor(l.dataBytes / 1024)}`,
+    `ulimit -f ${Math.floor(l.fileBytes / 1024)}`,
+    'ulimit -c 0',
+  ];
   if (opts.nproc) parts.unshift(`ulimit -u ${l.nproc}`);
   return ['/bin/sh', '-c', `${parts.join(' && ')} && exec "$@"`, 'sh'];
 }

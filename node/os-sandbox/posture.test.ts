@@ -1,22 +1,45 @@
-// Unit tests of posture parsing, the isolation plan (fail closed / warn once / off) and OS limits; Node host, trusted side.
+// Unit tests of posture parsing, the isolation plan (fail closed / warn once / off) and OS limits; Node host, trusted
+// side.
 import { describe, expect, it } from 'vitest';
-import { fallbackWarning, heapMbFromArgs, OFF_NOTICE, parsePosture, planIsolation, resolvePosture, warnOnce } from './posture.js';
+import {
+  fallbackWarning,
+  heapMbFromArgs,
+  OFF_NOTICE,
+  parsePosture,
+  planIsolation,
+  resolvePosture,
+  warnOnce,
+} from './posture.js';
 import { osLimitsFor, prlimitPrefix } from './limits.js';
 import type { SandboxProbe } from './probe.js';
 
-const none: SandboxProbe = { platform: 'linux', backend: 'bwrap', available: false, reason: 'bubblewrap (bwrap) is not installed' };
-const bwrap: SandboxProbe = { platform: 'linux', backend: 'bwrap', available: true, path: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit' };
+const none: SandboxProbe = {
+  platform: 'linux',
+  backend: 'bwrap',
+  available: false,
+  reason: 'bubblewrap (bwrap) is not installed',
+};
+const bwrap: SandboxProbe = {
+  platform: 'linux',
+  backend: 'bwrap',
+  available: true,
+  path: '/usr/bin/bwrap',
+  prlimit: '/usr/bin/prlimit',
+};
 
 describe('posture', () => {
   it('parses auto, required, off and nothing else', () => {
     for (const p of ['auto', 'required', 'off']) expect(parsePosture(p)).toBe(p);
-    for (const p of ['', 'AUTO', 'on', 1, undefined]) expect(() => parsePosture(p)).toThrow(expect.objectContaining({ code: 'E_USAGE' }));
+    for (const p of ['', 'AUTO', 'on', 1, undefined])
+      expect(() => parsePosture(p)).toThrow(expect.objectContaining({ code: 'E_USAGE' }));
   });
   it('flag beats setting, setting beats the auto default; a bad setting is E_INVALID_SETTINGS', () => {
     expect(resolvePosture(undefined, undefined)).toBe('auto');
     expect(resolvePosture(undefined, 'required')).toBe('required');
     expect(resolvePosture('off', 'required')).toBe('off');
-    expect(() => resolvePosture(undefined, 'sometimes')).toThrow(expect.objectContaining({ code: 'E_INVALID_SETTINGS' }));
+    expect(() => resolvePosture(undefined, 'sometimes')).toThrow(
+      expect.objectContaining({ code: 'E_INVALID_SETTINGS' }),
+    );
     expect(() => resolvePosture('sometimes', undefined)).toThrow(expect.objectContaining({ code: 'E_USAGE' }));
   });
   it('required without a backend fails closed with E_SANDBOX_UNAVAILABLE', () => {
@@ -41,7 +64,13 @@ describe('posture', () => {
     for (const posture of ['auto', 'required'] as const) {
       const p = planIsolation(posture, bwrap);
       expect(p.enforced).toBe(true);
-      const w = p.wrap!({ command: process.execPath, args: ['--max-old-space-size=2048', '-e', '0'], env: {}, readOnlyPaths: [], writablePaths: [] });
+      const w = p.wrap!({
+        command: process.execPath,
+        args: ['--max-old-space-size=2048', '-e', '0'],
+        env: {},
+        readOnlyPaths: [],
+        writablePaths: [],
+      });
       expect(w.command).toBe('/usr/bin/bwrap');
       expect(w.args).toContain(`--data=${(4 * 2048 + 512) * 1024 * 1024}:${(4 * 2048 + 512) * 1024 * 1024}`);
     }

@@ -1,4 +1,5 @@
-// OS isolation posture (auto | required | off): picks the wrapper from the probe, fails closed or warns once; Node host, trusted side.
+// OS isolation posture (auto | required | off): picks the wrapper from the probe, fails closed or warns once; Node
+// host, trusted side.
 import { TyError } from '../../core/errors.js';
 import { createBwrapWrapper, type SpawnWrapperFn } from './bwrap.js';
 import { osLimitsFor, type OsLimits } from './limits.js';
@@ -38,27 +39,31 @@ export type RuntimeKind = 'node' | 'deno' | 'python';
 /** What is no longer enforced when a runtime runs without the OS sandbox, per runtime. */
 export const UNENFORCED_WITHOUT_BACKEND: Record<RuntimeKind, string[]> = {
   node: [
-    'network: Node\'s permission model does not restrict sockets or DNS, so tool code can reach the network and local services',
-    'environment and files: only Node\'s own permission model and the empty environment stand between tool code and your files',
+    "network: Node's permission model does not restrict sockets or DNS, so tool code can reach the network and local services",
+    "environment and files: only Node's own permission model and the empty environment stand between tool code and your files",
     'process-count, CPU and data-size limits (only the heap cap and the wall-clock timeout remain)',
   ],
   deno: [
-    'a second layer: only Deno\'s permission checks stand between tool code and your network, files and environment',
+    "a second layer: only Deno's permission checks stand between tool code and your network, files and environment",
     'process-count, CPU and data-size limits (only the heap cap and the wall-clock timeout remain)',
   ],
-  python: ['everything: native Python runs with your user\'s full permissions (files, network, environment, processes)'],
+  python: ["everything: native Python runs with your user's full permissions (files, network, environment, processes)"],
 };
 
 /** The one-time warning text for posture `auto` without a backend. Plain words, one line per limit. */
 export function fallbackWarning(probe: SandboxProbe, runtimes: RuntimeKind[] = ['node', 'deno']): string {
-  const lines = [`warning: OS sandbox unavailable (${probe.reason ?? 'no backend'}); continuing without it (--sandbox auto).`, 'Not enforced now:'];
+  const lines = [
+    `warning: OS sandbox unavailable (${probe.reason ?? 'no backend'}); continuing without it (--sandbox auto).`,
+    'Not enforced now:',
+  ];
   for (const r of runtimes) for (const l of UNENFORCED_WITHOUT_BACKEND[r]) lines.push(`  - ${r}: ${l}`);
   lines.push('Use --sandbox required to refuse to run instead.');
   return lines.join('\n');
 }
 
 /** Text for an explicit `off`. */
-export const OFF_NOTICE = 'notice: OS sandbox switched off (--sandbox off); tools run with the engine\'s own checks only.';
+export const OFF_NOTICE =
+  "notice: OS sandbox switched off (--sandbox off); tools run with the engine's own checks only.";
 
 export interface IsolationPlan {
   posture: Posture;
@@ -73,7 +78,9 @@ export interface IsolationPlan {
 }
 
 export interface PlanOptions {
-  /** CPU seconds per sandbox process lifetime (default 600); other limits follow the heap flag (see wrapperWithLimits). */
+  /**
+   * CPU seconds per sandbox process lifetime (default 600); other limits follow the heap flag (see wrapperWithLimits).
+   */
   cpuSeconds?: number;
   /** Tasks per sandbox (default limits.ts DEFAULT_NPROC). */
   nproc?: number;
@@ -104,12 +111,18 @@ export function planIsolation(posture: Posture, probe: SandboxProbe, opts: PlanO
   if (posture === 'off') return { posture, backend: probe.backend, enforced: false, warning: OFF_NOTICE };
   if (!probe.available || probe.backend === 'none') {
     if (posture === 'required') {
-      throw new TyError('E_SANDBOX_UNAVAILABLE', `--sandbox required, but no OS sandbox works here: ${probe.reason ?? 'no backend'}`);
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        `--sandbox required, but no OS sandbox works here: ${probe.reason ?? 'no backend'}`,
+      );
     }
     return { posture, backend: probe.backend, enforced: false, warning: fallbackWarning(probe, opts.runtimes) };
   }
   const limitsFor = (args: string[]) =>
-    osLimitsFor({ memoryMb: heapMbFromArgs(args) ?? 256, timeoutMs: 60_000 }, { cpuSeconds: opts.cpuSeconds ?? 600, ...(opts.nproc ? { nproc: opts.nproc } : {}) });
+    osLimitsFor(
+      { memoryMb: heapMbFromArgs(args) ?? 256, timeoutMs: 60_000 },
+      { cpuSeconds: opts.cpuSeconds ?? 600, ...(opts.nproc ? { nproc: opts.nproc } : {}) },
+    );
   const limits = limitsFor([]);
   if (probe.backend === 'bwrap') {
     const path = probe.path as string;

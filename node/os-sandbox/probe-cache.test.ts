@@ -1,4 +1,5 @@
-// Unit tests of the cross-process sandbox probe cache, node permission-flag cache and shared-library lists (fake probe system, real files); test side.
+// Unit tests of the cross-process sandbox probe cache, node permission-flag cache and shared-library lists (fake probe
+// system, real files); test side.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,11 @@ function fake(sandboxCode = 0): ProbeSystem & { calls: string[][] } {
     run: async (cmd, args) => {
       calls.push([cmd, ...args]);
       if (args[0] === '--version') return { code: 0, stdout: 'bubblewrap 0.8.0\n', stderr: '' };
-      return { code: sandboxCode, stdout: '', stderr: sandboxCode ? 'bwrap: No permissions to create new namespace' : '' };
+      return {
+        code: sandboxCode,
+        stdout: '',
+        stderr: sandboxCode ? 'bwrap: No permissions to create new namespace' : '',
+      };
     },
     calls,
   };
@@ -58,7 +63,10 @@ describe('probe cache across processes', () => {
     const f = file();
     await probeWithCache(f, fake());
     const kept = JSON.parse(readFileSync(f, 'utf8'));
-    writeFileSync(f, JSON.stringify({ ...kept, probe: { ...kept.probe, key: kept.probe.key.replace('linux', 'linux-other') } }));
+    writeFileSync(
+      f,
+      JSON.stringify({ ...kept, probe: { ...kept.probe, key: kept.probe.key.replace('linux', 'linux-other') } }),
+    );
     const a = fake();
     await probeWithCache(f, a);
     expect(a.calls.length).toBe(2);
@@ -120,41 +128,49 @@ describe('shared-library lists across processes', () => {
   const node = realpathSync(process.execPath);
   const linux = process.platform === 'linux';
 
-  it.runIf(linux)('a list the loader produced is kept; the next process uses it without running the loader', async () => {
-    const f = file();
-    const a = await fresh();
-    const libs = a.sharedLibraries(node);
-    expect(libs?.length).toBeGreaterThan(0);
-    expect(a.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
-    a.keepLibraryLists(f);
-    const kept = JSON.parse(readFileSync(f, 'utf8')) as { libraries: Record<string, { libs: { path: string }[] }> };
-    expect(kept.libraries[node]!.libs.map((l) => l.path)).toEqual(libs!.map((l) => l.path));
-    const b = await fresh();
-    b.seedLibraryLists(f);
-    expect(b.sharedLibraries(node)).toEqual(libs);
-    expect(b.listedSharedLibraries()).toEqual([]); // answered from the kept list: the loader did not run
-  });
+  it.runIf(linux)(
+    'a list the loader produced is kept; the next process uses it without running the loader',
+    async () => {
+      const f = file();
+      const a = await fresh();
+      const libs = a.sharedLibraries(node);
+      expect(libs?.length).toBeGreaterThan(0);
+      expect(a.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
+      a.keepLibraryLists(f);
+      const kept = JSON.parse(readFileSync(f, 'utf8')) as { libraries: Record<string, { libs: { path: string }[] }> };
+      expect(kept.libraries[node]!.libs.map((l) => l.path)).toEqual(libs!.map((l) => l.path));
+      const b = await fresh();
+      b.seedLibraryLists(f);
+      expect(b.sharedLibraries(node)).toEqual(libs);
+      expect(b.listedSharedLibraries()).toEqual([]); // answered from the kept list: the loader did not run
+    },
+  );
 
-  it.runIf(linux)('a kept list naming a file outside the system library folders, or of a changed binary, is listed again and never bound', async () => {
-    const f = file();
-    const a = await fresh();
-    const libs = a.sharedLibraries(node)!;
-    a.keepLibraryLists(f);
-    const kept = JSON.parse(readFileSync(f, 'utf8')) as { libraries: Record<string, { stamp: string; libs: { path: string; real: string }[] }> };
-    const canary = join(dir, 'secret.so');
-    writeFileSync(canary, 'not a library');
-    kept.libraries[node]!.libs.push({ path: canary, real: canary });
-    writeFileSync(f, JSON.stringify(kept));
-    const b = await fresh();
-    b.seedLibraryLists(f);
-    expect(b.sharedLibraries(node)).toEqual(libs);
-    expect(b.listedSharedLibraries().map((l) => l.binary)).toEqual([node]); // listed again
-    kept.libraries[node]!.libs.pop();
-    kept.libraries[node]!.stamp = '1:2:3:4';
-    writeFileSync(f, JSON.stringify(kept));
-    const c = await fresh();
-    c.seedLibraryLists(f);
-    c.sharedLibraries(node);
-    expect(c.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
-  });
+  it.runIf(linux)(
+    'a kept list naming a file outside the system library folders, or of a changed binary, is listed again and never bound',
+    async () => {
+      const f = file();
+      const a = await fresh();
+      const libs = a.sharedLibraries(node)!;
+      a.keepLibraryLists(f);
+      const kept = JSON.parse(readFileSync(f, 'utf8')) as {
+        libraries: Record<string, { stamp: string; libs: { path: string; real: string }[] }>;
+      };
+      const canary = join(dir, 'secret.so');
+      writeFileSync(canary, 'not a library');
+      kept.libraries[node]!.libs.push({ path: canary, real: canary });
+      writeFileSync(f, JSON.stringify(kept));
+      const b = await fresh();
+      b.seedLibraryLists(f);
+      expect(b.sharedLibraries(node)).toEqual(libs);
+      expect(b.listedSharedLibraries().map((l) => l.binary)).toEqual([node]); // listed again
+      kept.libraries[node]!.libs.pop();
+      kept.libraries[node]!.stamp = '1:2:3:4';
+      writeFileSync(f, JSON.stringify(kept));
+      const c = await fresh();
+      c.seedLibraryLists(f);
+      c.sharedLibraries(node);
+      expect(c.listedSharedLibraries().map((l) => l.binary)).toEqual([node]);
+    },
+  );
 });

@@ -1,4 +1,5 @@
-// The sandbox probe and the node permission flag kept across processes, in the host's state folder; Node host, trusted side.
+// The sandbox probe and the node permission flag kept across processes, in the host's state folder; Node host, trusted
+// side.
 // Only a passing bubblewrap probe is kept, so a stale or forged file can never turn isolation off: at worst a sandbox
 // is tried with a bwrap that no longer works, its start fails closed, and the file is dropped (forgetProbe).
 import { execFile } from 'node:child_process';
@@ -6,14 +7,28 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { release } from 'node:os';
 import { dirname } from 'node:path';
 import { listedSharedLibraries, seedSharedLibraries } from './bwrap.js';
-import { BWRAP_CANDIDATES, PRLIMIT_CANDIDATES, SETPRIV_CANDIDATES, TRUE_CANDIDATES, first, probeLinux, probeUncached, type ProbeSystem, type SandboxProbe } from './probe.js';
+import {
+  BWRAP_CANDIDATES,
+  PRLIMIT_CANDIDATES,
+  SETPRIV_CANDIDATES,
+  TRUE_CANDIDATES,
+  first,
+  probeLinux,
+  probeUncached,
+  type ProbeSystem,
+  type SandboxProbe,
+} from './probe.js';
 
 /** Bump when what the probe checks changes: every cached result is then probed again. */
 export const PROBE_CACHE_VERSION = 1;
 /** A kept probe is re-run at least this often, ms (a day). */
 export const PROBE_CACHE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /** Kernel settings that decide whether unprivileged user namespaces work (read when present). */
-const USERNS_SYSCTLS = ['/proc/sys/user/max_user_namespaces', '/proc/sys/kernel/unprivileged_userns_clone', '/proc/sys/kernel/apparmor_restrict_unprivileged_userns'];
+const USERNS_SYSCTLS = [
+  '/proc/sys/user/max_user_namespaces',
+  '/proc/sys/kernel/unprivileged_userns_clone',
+  '/proc/sys/kernel/apparmor_restrict_unprivileged_userns',
+];
 
 interface CacheFile {
   v: number;
@@ -52,7 +67,14 @@ export function probeKey(sys: ProbeSystem): string {
     const p = first(c, sys);
     return `${p ?? '-'}@${fileStamp(p)}`;
   });
-  return JSON.stringify([PROBE_CACHE_VERSION, sys.platform, release(), sys.euid ?? -1, ...bins, ...USERNS_SYSCTLS.map(readSysctl)]);
+  return JSON.stringify([
+    PROBE_CACHE_VERSION,
+    sys.platform,
+    release(),
+    sys.euid ?? -1,
+    ...bins,
+    ...USERNS_SYSCTLS.map(readSysctl),
+  ]);
 }
 
 function load(file: string): CacheFile {
@@ -93,7 +115,13 @@ export async function probeWithCache(file: string, sys: ProbeSystem, now = Date.
   if (sys.platform !== 'linux') return probeUncached(sys);
   const key = probeKey(sys);
   const kept = load(file).probe;
-  if (kept && kept.key === key && typeof kept.version === 'string' && now - kept.at >= 0 && now - kept.at < PROBE_CACHE_MAX_AGE_MS) {
+  if (
+    kept &&
+    kept.key === key &&
+    typeof kept.version === 'string' &&
+    now - kept.at >= 0 &&
+    now - kept.at < PROBE_CACHE_MAX_AGE_MS
+  ) {
     const p = await probeLinux(sys, { version: kept.version.slice(0, 200) });
     if (p.available) return p;
   }
@@ -122,7 +150,12 @@ export async function permissionFlagCached(file: string, nodePath: string): Prom
   const hit = load(file).permissionFlags?.[key];
   if (hit !== undefined && FLAGS.has(hit)) return hit;
   const flag = await new Promise<string>((resolve) => {
-    execFile(nodePath, ['--permission', '--allow-fs-read=*', '-e', '0'], { env: {}, timeout: 10_000, killSignal: 'SIGKILL' }, (err) => resolve(err ? '--experimental-permission' : '--permission'));
+    execFile(
+      nodePath,
+      ['--permission', '--allow-fs-read=*', '-e', '0'],
+      { env: {}, timeout: 10_000, killSignal: 'SIGKILL' },
+      (err) => resolve(err ? '--experimental-permission' : '--permission'),
+    );
   });
   save(file, (c) => {
     // one entry per binary path: an updated node replaces its old stamp
@@ -149,10 +182,18 @@ export function keepLibraryLists(file: string): void {
   const listed = listedSharedLibraries();
   if (listed.length === 0) return;
   const kept = load(file).libraries ?? {};
-  if (listed.every((l) => kept[l.binary]?.stamp === l.stamp && JSON.stringify(kept[l.binary]?.libs) === JSON.stringify(l.libs))) return;
+  if (
+    listed.every(
+      (l) => kept[l.binary]?.stamp === l.stamp && JSON.stringify(kept[l.binary]?.libs) === JSON.stringify(l.libs),
+    )
+  )
+    return;
   save(file, (c) => {
     const next = Object.entries(c.libraries ?? {}).filter(([b]) => !listed.some((l) => l.binary === b));
     const fresh = listed.slice(-8);
-    c.libraries = Object.fromEntries([...next.slice(Math.max(0, next.length - (8 - fresh.length))), ...fresh.map((l) => [l.binary, { stamp: l.stamp, libs: l.libs }] as const)]);
+    c.libraries = Object.fromEntries([
+      ...next.slice(Math.max(0, next.length - (8 - fresh.length))),
+      ...fresh.map((l) => [l.binary, { stamp: l.stamp, libs: l.libs }] as const),
+    ]);
   });
 }

@@ -1,8 +1,14 @@
-// Unit tests of the OS sandbox probe on every platform branch (fake system), plus the real probe on this host; Node host, trusted side.
+// Unit tests of the OS sandbox probe on every platform branch (fake system), plus the real probe on this host; Node
+// host, trusted side.
 import { describe, expect, it } from 'vitest';
 import { probeSandbox, probeUncached, setProbeOverrideForTests, type ProbeSystem } from './probe.js';
 
-function fake(o: Partial<ProbeSystem> & { exes?: string[]; results?: Record<string, { code: number | null; stdout?: string; stderr?: string }> }): ProbeSystem & { calls: string[][] } {
+function fake(
+  o: Partial<ProbeSystem> & {
+    exes?: string[];
+    results?: Record<string, { code: number | null; stdout?: string; stderr?: string }>;
+  },
+): ProbeSystem & { calls: string[][] } {
   const calls: string[][] = [];
   return {
     platform: o.platform ?? 'linux',
@@ -25,19 +31,33 @@ describe('probe (fake system)', () => {
     expect(p.reason).toMatch(/not installed/);
   });
   it('linux with a broken bwrap --version: unavailable', async () => {
-    const p = await probeUncached(fake({ exes: ['/usr/bin/bwrap'], results: { '/usr/bin/bwrap --version': { code: 1, stderr: 'boom' } } }));
+    const p = await probeUncached(
+      fake({ exes: ['/usr/bin/bwrap'], results: { '/usr/bin/bwrap --version': { code: 1, stderr: 'boom' } } }),
+    );
     expect(p.available).toBe(false);
     expect(p.reason).toMatch(/--version.*boom/);
   });
   it('linux where user namespaces fail: unavailable, and the probe really ran a sandbox', async () => {
-    const sys = fake({ exes: ['/usr/bin/bwrap', '/usr/bin/true', '/usr/bin/prlimit'], results: { '/usr/bin/bwrap --version': { code: 0, stdout: 'bubblewrap 0.8.0\n' }, '/usr/bin/bwrap': { code: 1, stderr: 'bwrap: No permissions to creating new namespace' } } });
+    const sys = fake({
+      exes: ['/usr/bin/bwrap', '/usr/bin/true', '/usr/bin/prlimit'],
+      results: {
+        '/usr/bin/bwrap --version': { code: 0, stdout: 'bubblewrap 0.8.0\n' },
+        '/usr/bin/bwrap': { code: 1, stderr: 'bwrap: No permissions to creating new namespace' },
+      },
+    });
     const p = await probeUncached(sys);
     expect(p.available).toBe(false);
     expect(p.reason).toMatch(/test sandbox failed.*namespace/);
     expect(sys.calls.some((c) => c[0] === '/usr/bin/bwrap' && c.includes('--unshare-all'))).toBe(true);
   });
   it('linux as root without setpriv: unavailable (cannot drop to an unprivileged uid)', async () => {
-    const p = await probeUncached(fake({ euid: 0, exes: ['/usr/bin/bwrap', '/usr/bin/true'], results: { '/usr/bin/bwrap --version': { code: 0, stdout: 'bubblewrap 0.8.0' } } }));
+    const p = await probeUncached(
+      fake({
+        euid: 0,
+        exes: ['/usr/bin/bwrap', '/usr/bin/true'],
+        results: { '/usr/bin/bwrap --version': { code: 0, stdout: 'bubblewrap 0.8.0' } },
+      }),
+    );
     expect(p.available).toBe(false);
     expect(p.reason).toMatch(/setpriv/);
   });
@@ -50,7 +70,13 @@ describe('probe (fake system)', () => {
   });
   it('macOS: sandbox-exec missing or failing', async () => {
     expect((await probeUncached(fake({ platform: 'darwin', exes: [] }))).available).toBe(false);
-    const p = await probeUncached(fake({ platform: 'darwin', exes: ['/usr/bin/sandbox-exec'], results: { '/usr/bin/sandbox-exec': { code: 65, stderr: 'denied' } } }));
+    const p = await probeUncached(
+      fake({
+        platform: 'darwin',
+        exes: ['/usr/bin/sandbox-exec'],
+        results: { '/usr/bin/sandbox-exec': { code: 65, stderr: 'denied' } },
+      }),
+    );
     expect(p.available).toBe(false);
     expect(p.reason).toMatch(/denied/);
   });

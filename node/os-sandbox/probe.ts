@@ -1,4 +1,5 @@
-// OS sandbox availability probe: bubblewrap with working user namespaces (Linux), sandbox-exec (macOS); Node host, trusted side.
+// OS sandbox availability probe: bubblewrap with working user namespaces (Linux), sandbox-exec (macOS); Node host,
+// trusted side.
 import { execFile } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { bwrapArgv, type BwrapOptions } from './bwrap.js';
@@ -45,7 +46,11 @@ export interface ProbeSystem {
   /** Effective uid (`process.geteuid()`), undefined where there is none. */
   euid: number | undefined;
   isExecutable(path: string): boolean;
-  run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  run(
+    command: string,
+    args: string[],
+    timeoutMs: number,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
 function isExecutable(path: string): boolean {
@@ -58,12 +63,25 @@ function isExecutable(path: string): boolean {
 }
 
 /** Run with an empty environment, no shell, SIGKILL on timeout. */
-function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(command, args, { env: {}, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      command,
+      args,
+      { env: {}, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : null
+          : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 
@@ -80,7 +98,13 @@ export function first(candidates: string[], sys: ProbeSystem): string | undefine
 }
 
 function firstLine(s: string): string {
-  return s.split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 200) ?? '';
+  return (
+    s
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim()
+      .slice(0, 200) ?? ''
+  );
 }
 
 /**
@@ -91,7 +115,12 @@ function firstLine(s: string): string {
 export async function probeUncached(sys: ProbeSystem = realSystem): Promise<SandboxProbe> {
   if (sys.platform === 'linux') return probeLinux(sys);
   if (sys.platform === 'darwin') return probeDarwin(sys);
-  return { platform: sys.platform, backend: 'none', available: false, reason: `no OS sandbox backend exists for platform ${sys.platform}` };
+  return {
+    platform: sys.platform,
+    backend: 'none',
+    available: false,
+    reason: `no OS sandbox backend exists for platform ${sys.platform}`,
+  };
 }
 
 /**
@@ -106,14 +135,19 @@ export async function probeLinux(sys: ProbeSystem, verified?: { version: string 
   if (verified) base.version = verified.version;
   else {
     const v = await sys.run(path, ['--version'], PROBE_TIMEOUT_MS);
-    if (v.code !== 0) return { ...base, reason: `\`bwrap --version\` failed: ${firstLine(v.stderr) || `exit ${v.code ?? 'timeout'}`}` };
+    if (v.code !== 0)
+      return { ...base, reason: `\`bwrap --version\` failed: ${firstLine(v.stderr) || `exit ${v.code ?? 'timeout'}`}` };
     base.version = firstLine(v.stdout);
   }
   const prlimit = first(PRLIMIT_CANDIDATES, sys);
   if (prlimit) base.prlimit = prlimit;
   if (sys.euid === 0) {
     const setpriv = first(SETPRIV_CANDIDATES, sys);
-    if (!setpriv) return { ...base, reason: 'running as root and setpriv(1) is missing: the sandbox cannot drop to an unprivileged uid' };
+    if (!setpriv)
+      return {
+        ...base,
+        reason: 'running as root and setpriv(1) is missing: the sandbox cannot drop to an unprivileged uid',
+      };
     base.dropTo = { setprivPath: setpriv, uid: NOBODY, gid: NOBODY, pool: defaultUidPool() };
   }
   const truePath = first(TRUE_CANDIDATES, sys);
@@ -133,7 +167,10 @@ export async function probeLinux(sys: ProbeSystem, verified?: { version: string 
   }
   const r = await sys.run(argv[0] as string, argv.slice(1), PROBE_TIMEOUT_MS);
   if (r.code !== 0) {
-    return { ...base, reason: `a test sandbox failed (user namespaces disabled or restricted?): ${firstLine(r.stderr) || `exit ${r.code ?? 'timeout'}`}` };
+    return {
+      ...base,
+      reason: `a test sandbox failed (user namespaces disabled or restricted?): ${firstLine(r.stderr) || `exit ${r.code ?? 'timeout'}`}`,
+    };
   }
   return { ...base, available: true };
 }
@@ -142,8 +179,13 @@ async function probeDarwin(sys: ProbeSystem): Promise<SandboxProbe> {
   const base: SandboxProbe = { platform: 'darwin', backend: 'seatbelt', available: false };
   if (!sys.isExecutable(SANDBOX_EXEC)) return { ...base, reason: `${SANDBOX_EXEC} not found` };
   base.path = SANDBOX_EXEC;
-  const r = await sys.run(SANDBOX_EXEC, ['-p', '(version 1)(deny default)(allow process-exec)(allow file-read*)', '/usr/bin/true'], PROBE_TIMEOUT_MS);
-  if (r.code !== 0) return { ...base, reason: `sandbox-exec test failed: ${firstLine(r.stderr) || `exit ${r.code ?? 'timeout'}`}` };
+  const r = await sys.run(
+    SANDBOX_EXEC,
+    ['-p', '(version 1)(deny default)(allow process-exec)(allow file-read*)', '/usr/bin/true'],
+    PROBE_TIMEOUT_MS,
+  );
+  if (r.code !== 0)
+    return { ...base, reason: `sandbox-exec test failed: ${firstLine(r.stderr) || `exit ${r.code ?? 'timeout'}`}` };
   return { ...base, available: true };
 }
 

@@ -1,10 +1,22 @@
-// Unit tests of the generated macOS Seatbelt profile and sandbox-exec argv (sandbox-exec itself cannot run on this Linux host); Node host, trusted side.
+// Unit tests of the generated macOS Seatbelt profile and sandbox-exec argv (sandbox-exec itself cannot run on this
+// Linux host); Node host, trusted side.
 import { describe, expect, it } from 'vitest';
 import { seatbeltArgv, seatbeltProfile, createSeatbeltWrapper } from './seatbelt.js';
 import { osLimitsFor } from './limits.js';
 
-const realpath = (p: string) => (p === '/missing' ? (() => { throw new Error('ENOENT'); })() : p.replace('/link', '/real'));
-const req = { command: '/opt/node/bin/node', args: ['runner.mjs'], env: { NO_COLOR: '1' }, readOnlyPaths: ['/opt/tysandbox/node/runner/sandbox-runner.mjs'], writablePaths: ['/Users/me/project/out'] };
+const realpath = (p: string) =>
+  p === '/missing'
+    ? (() => {
+        throw new Error('ENOENT');
+      })()
+    : p.replace('/link', '/real');
+const req = {
+  command: '/opt/node/bin/node',
+  args: ['runner.mjs'],
+  env: { NO_COLOR: '1' },
+  readOnlyPaths: ['/opt/tysandbox/node/runner/sandbox-runner.mjs'],
+  writablePaths: ['/Users/me/project/out'],
+};
 
 describe('seatbeltProfile', () => {
   const text = seatbeltProfile(2, 1);
@@ -67,7 +79,9 @@ describe('seatbeltArgv', () => {
     expect(argv).toContain(`WRITE_0=${evil}`);
   });
   it.each(['relative', '/missing', '/'])('refuses %s with E_SANDBOX_FAILED', (p) => {
-    expect(() => seatbeltArgv({ ...req, writablePaths: [p] }, { realpath })).toThrow(expect.objectContaining({ code: 'E_SANDBOX_FAILED' }));
+    expect(() => seatbeltArgv({ ...req, writablePaths: [p] }, { realpath })).toThrow(
+      expect.objectContaining({ code: 'E_SANDBOX_FAILED' }),
+    );
   });
   it('wraps limits in a ulimit shell prefix without RLIMIT_NPROC (per-user on macOS)', () => {
     const argv = seatbeltArgv(req, { realpath, limits: osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }) });

@@ -1,4 +1,5 @@
-// Generates the macOS Seatbelt `(deny default)` profile and sandbox-exec command line (paths as parameters); Node host, trusted side.
+// Generates the macOS Seatbelt `(deny default)` profile and sandbox-exec command line (paths as parameters); Node host,
+// trusted side.
 import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import { TyError } from '../../core/errors.js';
@@ -16,7 +17,9 @@ export interface SeatbeltOptions {
   realpath?: (p: string) => string;
 }
 
-/** Read-only system locations every macOS process needs to load (dyld shared cache, system libraries, ICU, time zones). */
+/**
+ * Read-only system locations every macOS process needs to load (dyld shared cache, system libraries, ICU, time zones).
+ */
 export const SYSTEM_READ_SUBPATHS = [
   '/usr/lib',
   '/usr/share/icu',
@@ -26,7 +29,14 @@ export const SYSTEM_READ_SUBPATHS = [
   '/private/var/db/dyld',
   '/private/var/db/timezone',
 ];
-export const SYSTEM_READ_LITERALS = ['/', '/dev/null', '/dev/random', '/dev/urandom', '/dev/zero', '/private/etc/localtime'];
+export const SYSTEM_READ_LITERALS = [
+  '/',
+  '/dev/null',
+  '/dev/random',
+  '/dev/urandom',
+  '/dev/zero',
+  '/private/etc/localtime',
+];
 
 /**
  * The profile text for `n` read-only and `m` writable parameterized folders. No path ever appears in the
@@ -56,7 +66,11 @@ export function seatbeltProfile(readCount: number, writeCount: number): string {
     '(allow file-write-data (literal "/dev/null"))',
   ];
   if (writeCount > 0) {
-    lines.push('(allow file-write*', ...Array.from({ length: writeCount }, (_, i) => `  (subpath (param "WRITE_${i}"))`), ')');
+    lines.push(
+      '(allow file-write*',
+      ...Array.from({ length: writeCount }, (_, i) => `  (subpath (param "WRITE_${i}"))`),
+      ')',
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -85,11 +99,23 @@ export function seatbeltArgv(req: SpawnRequest, opts: SeatbeltOptions = {}): str
     return r;
   };
   const runtime = real(req.command, 'the runtime binary');
-  const reads = [...new Set([...(opts.runtimeReadPaths ?? []).map((p) => real(p, 'a runtime path')), dirname(runtime), ...req.readOnlyPaths.map((p) => real(p, 'a read-only path'))])];
+  const reads = [
+    ...new Set([
+      ...(opts.runtimeReadPaths ?? []).map((p) => real(p, 'a runtime path')),
+      dirname(runtime),
+      ...req.readOnlyPaths.map((p) => real(p, 'a read-only path')),
+    ]),
+  ];
   const writes = [...new Set(req.writablePaths.map((p) => real(p, 'a writable folder grant')))];
   const argv: string[] = [];
   if (opts.limits) argv.push(...ulimitPrefix(opts.limits, { nproc: false }));
-  argv.push(opts.sandboxExecPath ?? '/usr/bin/sandbox-exec', '-p', seatbeltProfile(reads.length, writes.length), '-D', `RUNTIME=${runtime}`);
+  argv.push(
+    opts.sandboxExecPath ?? '/usr/bin/sandbox-exec',
+    '-p',
+    seatbeltProfile(reads.length, writes.length),
+    '-D',
+    `RUNTIME=${runtime}`,
+  );
   reads.forEach((p, i) => argv.push('-D', `READ_${i}=${p}`));
   writes.forEach((p, i) => argv.push('-D', `WRITE_${i}=${p}`));
   argv.push('--', req.command, ...req.args);

@@ -29,7 +29,11 @@ describe('UidPool', () => {
 
   it('hands out distinct uids to four processes leasing at the same moment', async () => {
     const dir = fresh('multi');
-    const procs = Array.from({ length: 4 }, () => spawn(process.execPath, ['--input-type=module', '-e', child(dir, 200, 40, true)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    const procs = Array.from({ length: 4 }, () =>
+      spawn(process.execPath, ['--input-type=module', '-e', child(dir, 200, 40, true)], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      }),
+    );
     const outs = await Promise.all(
       procs.map(
         (p) =>
@@ -80,7 +84,9 @@ describe('UidPool', () => {
 
   it('the first lease of a new pool sweeps away every lease left by processes that died holding them', () => {
     const dir = fresh('sweep');
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', child(dir, 1000, 5, false)], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', child(dir, 1000, 5, false)], {
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(readdirSync(dir).filter((n) => /^\d+$/.test(n))).toHaveLength(5);
     const lease = new UidPool({ dir, count: 1000 }).acquire();

@@ -1,6 +1,17 @@
-// Per-sandbox host uid/gid leases from a reserved range, unique across processes on the machine; Node host, trusted side.
+// Per-sandbox host uid/gid leases from a reserved range, unique across processes on the machine; Node host, trusted
+// side.
 import { randomBytes, randomInt } from 'node:crypto';
-import { chownSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rm, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rm,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
@@ -30,11 +41,15 @@ export interface UidPoolOptions {
   dir?: string;
   base?: number;
   count?: number;
-  /** Whether any process runs as `uid` (default: a /proc scan). A lease whose owner died is reclaimed only when none does. */
+  /**
+   * Whether any process runs as `uid` (default: a /proc scan). A lease whose owner died is reclaimed only when none
+   * does.
+   */
   uidBusy?: (uid: number) => boolean;
 }
 
-const errno = (e: unknown): string | undefined => (typeof e === 'object' && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined);
+const errno = (e: unknown): string | undefined =>
+  typeof e === 'object' && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined;
 
 /** Every real, effective, saved or filesystem uid some process runs as now (the Uid: lines of /proc/PID/status). */
 export function uidsInProc(): Set<number> {
@@ -67,7 +82,8 @@ export function uidBusyInProc(uid: number): boolean {
  * gets `owner.json` {pid, start, host, token, at} and is renamed to `<uid>`; rename(2) fails on an existing non-empty
  * folder, so exactly one process wins a uid). Slots are tried from a random start, so a just-released uid is rarely
  * handed out again at once. A lease whose owner process is gone (pid absent, or reused: another start time; see
- * node/store/lock.ts ownerStale) and under whose uid no process runs any more is reclaimed; so is a folder without an owner
+ * node/store/lock.ts ownerStale) and under whose uid no process runs any more is reclaimed; so is a folder without an
+ * owner
  * file older than 1 s; the first lease of each pool sweeps every such lease away. Synchronous: it runs inside a
  * SpawnWrapper, which is synchronous.
  */
@@ -82,7 +98,13 @@ export class UidPool {
     this.base = opts.base ?? SANDBOX_UID_BASE;
     this.count = opts.count ?? SANDBOX_UID_COUNT;
     this.#busy = opts.uidBusy ?? uidBusyInProc;
-    if (!Number.isSafeInteger(this.base) || !Number.isSafeInteger(this.count) || this.base <= 0 || this.count <= 0 || this.base + this.count > 2 ** 31) {
+    if (
+      !Number.isSafeInteger(this.base) ||
+      !Number.isSafeInteger(this.count) ||
+      this.base <= 0 ||
+      this.count <= 0 ||
+      this.base + this.count > 2 ** 31
+    ) {
       throw new RangeError('uid range must be positive and below 2^31');
     }
   }
@@ -98,7 +120,10 @@ export class UidPool {
       const judged = this.#reclaimable(uid);
       if (judged !== false && this.#reclaim(uid, judged) && this.#tryTake(uid)) return this.#lease(uid);
     }
-    throw new TyError('E_SANDBOX_FAILED', `all ${this.count} sandbox uids (${this.base}-${this.base + this.count - 1}) are in use; see ${this.dir}`);
+    throw new TyError(
+      'E_SANDBOX_FAILED',
+      `all ${this.count} sandbox uids (${this.base}-${this.base + this.count - 1}) are in use; see ${this.dir}`,
+    );
   }
 
   /** The owner of the lease on `uid`, or undefined. */
@@ -130,7 +155,8 @@ export class UidPool {
           return; // gone already
         }
         // Removing the folder is the slow part (about 1-4 ms of synchronous rmdir/unlink on this machine's disk, at
-        // every sandbox exit): done in the background. A `.dead-*` folder an exiting host leaves is swept by the next pool.
+        // every sandbox exit): done in the background. A `.dead-*` folder an exiting host leaves is swept by the next
+        // pool.
         rm(dead, { recursive: true, force: true }, () => {});
       },
     };
@@ -156,7 +182,10 @@ export class UidPool {
         const uid = Number(n);
         const o = this.owner(uid);
         if (o ? ownerStale(o, 24 * 3600_000) : olderThan(join(this.dir, n), 1000)) stale.push(uid);
-      } else if ((n.startsWith('.dead-') || (n.startsWith('.new-') && !this.#liveTaker(n))) && olderThan(join(this.dir, n), 1000)) {
+      } else if (
+        (n.startsWith('.dead-') || (n.startsWith('.new-') && !this.#liveTaker(n))) &&
+        olderThan(join(this.dir, n), 1000)
+      ) {
         rmSync(join(this.dir, n), { recursive: true, force: true });
       }
     }
@@ -184,9 +213,13 @@ export class UidPool {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       const st = lstatSync(this.dir);
       const me = typeof process.geteuid === 'function' ? process.geteuid() : st.uid;
-      if (!st.isDirectory() || st.uid !== me || (st.mode & 0o022) !== 0) throw new Error('not a folder of this user that only it can write');
+      if (!st.isDirectory() || st.uid !== me || (st.mode & 0o022) !== 0)
+        throw new Error('not a folder of this user that only it can write');
     } catch (e) {
-      throw new TyError('E_SANDBOX_FAILED', `the sandbox uid lease folder ${this.dir} is unusable: ${(e as Error).message}`);
+      throw new TyError(
+        'E_SANDBOX_FAILED',
+        `the sandbox uid lease folder ${this.dir} is unusable: ${(e as Error).message}`,
+      );
     }
     this.#ready = true;
   }

@@ -1,4 +1,5 @@
-// Process groups of the host's children (sandboxes, hooks, native Python): killed whole, and on host exit; Node host, trusted side.
+// Process groups of the host's children (sandboxes, hooks, native Python): killed whole, and on host exit; Node host,
+// trusted side.
 
 /** SIGKILL the whole process group led by `pid` (a child spawned `detached`); nothing when it is gone or undefined. */
 export function killGroup(pid: number | undefined): void {

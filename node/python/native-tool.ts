@@ -1,4 +1,5 @@
-// Native Python tool for the CLI: trusted-native, runs python3 with the user's authority after session approval; Node host, trusted side.
+// Native Python tool for the CLI: trusted-native, runs python3 with the user's authority after session approval; Node
+// host, trusted side.
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants as fsc, realpathSync, statSync } from 'node:fs';
 import { chown, writeFile } from 'node:fs/promises';
@@ -29,20 +30,31 @@ export interface PythonSpawnRequest {
   env: Record<string, string>;
   readOnlyPaths: string[];
   writablePaths: string[];
-  /** Paths the sandbox's uid must own (the work folder and script); the wrapper chowns them when it runs the sandbox as another uid. */
+  /**
+   * Paths the sandbox's uid must own (the work folder and script); the wrapper chowns them when it runs the sandbox as
+   * another uid.
+   */
   ownedPaths?: string[];
 }
 /** Wraps a spawn in OS isolation (e.g. bubblewrap); returns the process to spawn instead, with exactly `env`. */
-export type SpawnWrapper = (s: PythonSpawnRequest) => { command: string; args: string[]; env: Record<string, string>; release?: () => void };
+export type SpawnWrapper = (s: PythonSpawnRequest) => {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  release?: () => void;
+};
 
-const PROBE = 'import sys, json; print(json.dumps([sys.executable, sys.version.split()[0], sys.prefix, sys.base_prefix]))';
+const PROBE =
+  'import sys, json; print(json.dumps([sys.executable, sys.version.split()[0], sys.prefix, sys.base_prefix]))';
 
 /**
  * Find python3: each name in `names` (default `python3`) on `env.PATH` (default the CLI's own PATH) that
  * is an executable file and answers a version probe within `timeoutMs` (default 5000) with Python 3.
  * Shims (pyenv, asdf) are resolved to the real binary via sys.executable. Undefined when none is found.
  */
-export function detectPython(opts: { names?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): PythonInfo | undefined {
+export function detectPython(
+  opts: { names?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): PythonInfo | undefined {
   const env = opts.env ?? process.env;
   const dirs = (env.PATH ?? '').split(delimiter).filter((d) => d !== '' && isAbsolute(d));
   for (const name of opts.names ?? ['python3']) {
@@ -54,12 +66,21 @@ export function detectPython(opts: { names?: string[]; env?: NodeJS.ProcessEnv; 
       } catch {
         continue;
       }
-      const r = spawnSync(candidate, ['-I', '-c', PROBE], { env, encoding: 'utf8', timeout: opts.timeoutMs ?? 5000, maxBuffer: 64 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+      const r = spawnSync(candidate, ['-I', '-c', PROBE], {
+        env,
+        encoding: 'utf8',
+        timeout: opts.timeoutMs ?? 5000,
+        maxBuffer: 64 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       if (r.status !== 0 || typeof r.stdout !== 'string') continue;
       try {
         const [exe, version, prefix, basePrefix] = JSON.parse(r.stdout.trim()) as unknown[];
-        if (typeof exe !== 'string' || !isAbsolute(exe) || typeof version !== 'string' || !version.startsWith('3.')) continue;
-        const prefixes = [...new Set([prefix, basePrefix].filter((p): p is string => typeof p === 'string' && isAbsolute(p)))];
+        if (typeof exe !== 'string' || !isAbsolute(exe) || typeof version !== 'string' || !version.startsWith('3.'))
+          continue;
+        const prefixes = [
+          ...new Set([prefix, basePrefix].filter((p): p is string => typeof p === 'string' && isAbsolute(p))),
+        ];
         return { path: exe, version, prefixes };
       } catch {
         continue;
@@ -79,12 +100,18 @@ export function pythonToolManifest(): ToolManifest {
   return {
     name: 'python',
     description:
-      'Run Python 3 code natively on this computer (not in a sandbox): it runs with the user\'s own authority over files, network and programs. Asks the user for approval before the first run in a session. Returns exitCode, stdout and stderr.',
+      "Run Python 3 code natively on this computer (not in a sandbox): it runs with the user's own " +
+      'authority over files, network and programs. Asks the user for approval before the first run ' +
+      'in a session. Returns exitCode, stdout and stderr.',
     parameters: {
       type: 'object',
       properties: {
         code: { type: 'string', maxLength: MAX_PYTHON_INPUT, description: 'Python 3 source to run as a script' },
-        stdin: { type: 'string', maxLength: MAX_PYTHON_INPUT, description: 'Text given to the script on standard input' },
+        stdin: {
+          type: 'string',
+          maxLength: MAX_PYTHON_INPUT,
+          description: 'Text given to the script on standard input',
+        },
       },
       required: ['code'],
       additionalProperties: false,
@@ -142,7 +169,11 @@ export interface PythonToolOptions {
 }
 
 /** The `python(*)` rules' verdict: the effect alone, or with the deciding rule and its scope. */
-export type PythonPolicyVerdict = 'allow' | 'deny' | 'ask' | { effect: 'allow' | 'deny' | 'ask'; rule?: string; scope?: string };
+export type PythonPolicyVerdict =
+  | 'allow'
+  | 'deny'
+  | 'ask'
+  | { effect: 'allow' | 'deny' | 'ask'; rule?: string; scope?: string };
 
 /** One approval decision of native Python (see PythonToolOptions.onDecision). */
 export interface PythonDecision {
@@ -161,14 +192,17 @@ export interface PythonResult {
 }
 
 function parseArgs(args: unknown): { code: string; stdin: string } {
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new TyError('E_INVALID_ARGS', 'python takes an object {code, stdin?}');
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    throw new TyError('E_INVALID_ARGS', 'python takes an object {code, stdin?}');
   const a = args as Record<string, unknown>;
-  for (const k of Object.keys(a)) if (k !== 'code' && k !== 'stdin') throw new TyError('E_INVALID_ARGS', `python does not take "${k.slice(0, 40)}"`);
-  if (typeof a.code !== 'string' || a.code.length > MAX_PYTHON_INPUT) throw new TyError('E_INVALID_ARGS', `code must be a string of at most ${MAX_PYTHON_INPUT} characters`);
-  if (a.stdin !== undefined && (typeof a.stdin !== 'string' || a.stdin.length > MAX_PYTHON_INPUT)) throw new TyError('E_INVALID_ARGS', `stdin must be a string of at most ${MAX_PYTHON_INPUT} characters`);
+  for (const k of Object.keys(a))
+    if (k !== 'code' && k !== 'stdin') throw new TyError('E_INVALID_ARGS', `python does not take "${k.slice(0, 40)}"`);
+  if (typeof a.code !== 'string' || a.code.length > MAX_PYTHON_INPUT)
+    throw new TyError('E_INVALID_ARGS', `code must be a string of at most ${MAX_PYTHON_INPUT} characters`);
+  if (a.stdin !== undefined && (typeof a.stdin !== 'string' || a.stdin.length > MAX_PYTHON_INPUT))
+    throw new TyError('E_INVALID_ARGS', `stdin must be a string of at most ${MAX_PYTHON_INPUT} characters`);
   return { code: a.code, stdin: (a.stdin as string | undefined) ?? '' };
 }
-
 
 /**
  * The native Python tool. `run` asks once per instance (one instance per tycli session) for approval,
@@ -177,7 +211,8 @@ function parseArgs(args: unknown): { code: string; stdin: string } {
  * an environment of only PATH=/usr/local/bin:/usr/bin:/bin, HOME and TMPDIR (the working folder),
  * LANG/LC_ALL=C.UTF-8 and PYTHONIOENCODING=utf-8, its own process group (killed whole on exit,
  * timeout, abort or output overflow).
- * @throws TyError E_INVALID_ARGS, E_CAPABILITY_DENIED (not approved), E_TIMEOUT, E_OUTPUT_LIMIT, E_ABORTED, E_TOOL_FAILED (could not start)
+ * @throws TyError E_INVALID_ARGS, E_CAPABILITY_DENIED (not approved), E_TIMEOUT, E_OUTPUT_LIMIT, E_ABORTED,
+ *   E_TOOL_FAILED (could not start)
  */
 export class PythonTool {
   private approved: boolean;
@@ -203,23 +238,47 @@ export class PythonTool {
         const verdict = typeof raw === 'string' ? { effect: raw } : raw;
         const told = (d: PythonDecision) => this.opts.onDecision?.(d, principal);
         if (verdict.effect === 'deny') {
-          await told({ allow: false, list: 'deny', rule: verdict.rule ?? 'python(*)', scope: verdict.scope ?? 'settings' });
+          await told({
+            allow: false,
+            list: 'deny',
+            rule: verdict.rule ?? 'python(*)',
+            scope: verdict.scope ?? 'settings',
+          });
           throw new TyError('E_CAPABILITY_DENIED', 'running native Python is denied by a python(*) deny rule');
         }
         if (verdict.effect === 'allow') {
-          await told({ allow: true, list: 'allow', rule: verdict.rule ?? 'python(*)', scope: verdict.scope ?? 'settings' });
+          await told({
+            allow: true,
+            list: 'allow',
+            rule: verdict.rule ?? 'python(*)',
+            scope: verdict.scope ?? 'settings',
+          });
           this.approved = true;
           return;
         }
         const q = pythonApprovalQuestion(this.opts.python);
-        const out = this.opts.asker ? await this.opts.asker.ask(q, signal) : ({ allow: false, reason: 'no-channel', suggestedRule: q.suggestedRule } as const);
+        const out = this.opts.asker
+          ? await this.opts.asker.ask(q, signal)
+          : ({ allow: false, reason: 'no-channel', suggestedRule: q.suggestedRule } as const);
         if (out.allow) {
-          await told({ allow: true, list: 'person', rule: `a person's answer "yes" (${out.scope})`, scope: out.scope, channel: out.channel });
+          await told({
+            allow: true,
+            list: 'person',
+            rule: `a person's answer "yes" (${out.scope})`,
+            scope: out.scope,
+            channel: out.channel,
+          });
           this.approved = true;
           return;
         }
         const channel = 'channel' in out ? out.channel : undefined;
-        await told({ allow: false, list: 'person', rule: out.reason === 'refused' ? 'a person\'s answer "no"' : `no answer (${out.reason})`, scope: 'none', ...(channel !== undefined ? { channel } : {}) });
+        await told({
+          allow: false,
+          list: 'person',
+          rule: out.reason === 'refused' ? 'a person\'s answer "no"' : `no answer (${out.reason})`,
+          scope: 'none',
+          ...(channel !== undefined ? { channel } : {}),
+        });
         throw askRefusalError('running native Python', out);
       })().finally(() => {
         this.pendingApproval = undefined;
@@ -236,7 +295,8 @@ export class PythonTool {
     try {
       const script = join(work, 'main.py');
       await writeFile(script, code, { mode: 0o600 });
-      if (this.opts.sandboxOwner) for (const p of [work, script]) await chown(p, this.opts.sandboxOwner.uid, this.opts.sandboxOwner.gid);
+      if (this.opts.sandboxOwner)
+        for (const p of [work, script]) await chown(p, this.opts.sandboxOwner.uid, this.opts.sandboxOwner.gid);
       const env: Record<string, string> = {
         PATH: '/usr/local/bin:/usr/bin:/bin',
         HOME: work,
@@ -245,7 +305,14 @@ export class PythonTool {
         LC_ALL: 'C.UTF-8',
         PYTHONIOENCODING: 'utf-8',
       };
-      const request: PythonSpawnRequest = { command: this.opts.python.path, args: ['-I', '-B', script], env, readOnlyPaths: [...this.opts.python.prefixes], writablePaths: [work], ownedPaths: [work, script] };
+      const request: PythonSpawnRequest = {
+        command: this.opts.python.path,
+        args: ['-I', '-B', script],
+        env,
+        readOnlyPaths: [...this.opts.python.prefixes],
+        writablePaths: [work],
+        ownedPaths: [work, script],
+      };
       const target = this.opts.wrap ? this.opts.wrap(request) : request;
       return await this.spawnAndCollect(target, work, stdin, ctx.signal);
     } finally {
@@ -254,11 +321,21 @@ export class PythonTool {
     }
   }
 
-  private spawnAndCollect(target: { command: string; args: string[]; env: Record<string, string>; release?: () => void }, cwd: string, stdin: string, signal?: AbortSignal): Promise<PythonResult> {
+  private spawnAndCollect(
+    target: { command: string; args: string[]; env: Record<string, string>; release?: () => void },
+    cwd: string,
+    stdin: string,
+    signal?: AbortSignal,
+  ): Promise<PythonResult> {
     return new Promise<PythonResult>((resolve, reject) => {
       let child;
       try {
-        child = spawn(target.command, target.args, { cwd, env: target.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+        child = spawn(target.command, target.args, {
+          cwd,
+          env: target.env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
+        });
       } catch (e) {
         target.release?.();
         throw e;
@@ -279,13 +356,19 @@ export class PythonTool {
         child.stdout.destroy();
         child.stderr.destroy();
       };
-      const timer = setTimeout(() => stop(new TyError('E_TIMEOUT', `python ran longer than ${this.timeoutMs} ms and was stopped`)), this.timeoutMs);
+      const timer = setTimeout(
+        () => stop(new TyError('E_TIMEOUT', `python ran longer than ${this.timeoutMs} ms and was stopped`)),
+        this.timeoutMs,
+      );
       const onAbort = (): void => stop(new TyError('E_ABORTED', 'the python call was cancelled'));
       signal?.addEventListener('abort', onAbort, { once: true });
       const collect = (into: Buffer[]) => (d: Buffer) => {
         if (failure) return;
         total += d.length;
-        if (total > this.outputBytes) return stop(new TyError('E_OUTPUT_LIMIT', `python wrote more than ${this.outputBytes} bytes of output and was stopped`));
+        if (total > this.outputBytes)
+          return stop(
+            new TyError('E_OUTPUT_LIMIT', `python wrote more than ${this.outputBytes} bytes of output and was stopped`),
+          );
         into.push(d);
       };
       child.stdout.on('data', collect(out));
@@ -295,7 +378,9 @@ export class PythonTool {
       child.on('error', (e) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        reject(new TyError('E_TOOL_FAILED', `python could not be started (${(e as { code?: string }).code ?? 'error'})`));
+        reject(
+          new TyError('E_TOOL_FAILED', `python could not be started (${(e as { code?: string }).code ?? 'error'})`),
+        );
       });
       // When python exits, whatever it left running in its process group goes too (closing the pipes).
       child.on('exit', () => killGroup(child.pid));
@@ -304,7 +389,12 @@ export class PythonTool {
         signal?.removeEventListener('abort', onAbort);
         killGroup(child.pid); // anything the script left running in its group
         if (failure) return reject(failure);
-        resolve({ exitCode, signal: sig, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+        resolve({
+          exitCode,
+          signal: sig,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        });
       });
     });
   }
@@ -314,12 +404,17 @@ export class PythonTool {
  * The function the host registers for the python revision (`registry.registerNative(revision, fn)`),
  * or undefined when no python3 is found (then the tool is not offered).
  */
-export function createPythonNative(opts: Omit<PythonToolOptions, 'python'> & { python?: PythonInfo }): ((args: unknown, ctx: unknown) => Promise<unknown>) | undefined {
+export function createPythonNative(
+  opts: Omit<PythonToolOptions, 'python'> & { python?: PythonInfo },
+): ((args: unknown, ctx: unknown) => Promise<unknown>) | undefined {
   const python = opts.python ?? detectPython();
   if (!python) return undefined;
   const tool = new PythonTool({ ...opts, python });
   return (args, ctx) => {
-    const signal = ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal ? ((ctx as { signal: AbortSignal }).signal) : undefined;
+    const signal =
+      ctx !== null && typeof ctx === 'object' && (ctx as { signal?: unknown }).signal instanceof AbortSignal
+        ? (ctx as { signal: AbortSignal }).signal
+        : undefined;
     return tool.run(args, signal ? { signal } : {});
   };
 }
@@ -331,7 +426,10 @@ export function createPythonNative(opts: Omit<PythonToolOptions, 'python'> & { p
  * @throws TyError from registry.install (E_INVALID_MANIFEST, E_STORE)
  */
 export async function registerPythonTool(
-  registry: { install(m: unknown): Promise<{ revision: string; activated: boolean }>; registerNative(revision: string, fn: (args: unknown, ctx: unknown) => Promise<unknown>): void },
+  registry: {
+    install(m: unknown): Promise<{ revision: string; activated: boolean }>;
+    registerNative(revision: string, fn: (args: unknown, ctx: unknown) => Promise<unknown>): void;
+  },
   opts: Omit<PythonToolOptions, 'python'> & { python?: PythonInfo },
 ): Promise<{ revision: string; activated: boolean; python: PythonInfo } | undefined> {
   const python = opts.python ?? detectPython();
@@ -343,7 +441,10 @@ export async function registerPythonTool(
   return { revision: r.revision, activated: r.activated, python };
 }
 
-/** Permission bits `want` (4 r, 2 w, 1 x) of `path` for `who` (owner, else group, else other; ACLs and supplementary groups ignored). */
+/**
+ * Permission bits `want` (4 r, 2 w, 1 x) of `path` for `who` (owner, else group, else other; ACLs and supplementary
+ * groups ignored).
+ */
 function permits(path: string, who: { uid: number; gid: number }, want: number): boolean {
   try {
     const st = statSync(path);
@@ -395,11 +496,20 @@ export function pythonForSandbox(
   if (pythonReachableBy(found, who)) return { python: found };
   const sys = system();
   if (sys && sys.path !== found.path && pythonReachableBy(sys, who)) {
-    return { python: sys, note: `note: ${found.path} is not reachable by the sandbox's unprivileged user (checked as uid ${who.uid}, which has no more access than the uid leased for each sandbox); the python tool uses the system interpreter ${sys.path} (Python ${sys.version}) instead.` };
+    return {
+      python: sys,
+      note:
+        `note: ${found.path} is not reachable by the sandbox's unprivileged user (checked as uid ${who.uid}, ` +
+        `which has no more access than the uid leased for each sandbox); the python tool uses the system ` +
+        `interpreter ${sys.path} (Python ${sys.version}) instead.`,
+    };
   }
   throw new TyError(
     'E_SANDBOX_UNAVAILABLE',
-    `python3 at ${found.path} is not reachable by the sandbox user (uid ${who.uid}: a folder above it or its library is not readable by that user), and no reachable system python3 was found in ${SYSTEM_PYTHON_PATH}; install python3 system-wide (e.g. apt-get install python3) or run with --sandbox off to run it without OS isolation`,
+    `python3 at ${found.path} is not reachable by the sandbox user (uid ${who.uid}: a folder above ` +
+      `it or its library is not readable by that user), and no reachable system python3 was found ` +
+      `in ${SYSTEM_PYTHON_PATH}; install python3 system-wide (e.g. apt-get install python3) or run ` +
+      `with --sandbox off to run it without OS isolation`,
   );
 }
 

@@ -1,4 +1,5 @@
-// What a Python (Pyodide) revision adds to a Node or Deno sandbox process: verified assets, read grants, flags, memory needs; Node host, trusted side.
+// What a Python (Pyodide) revision adds to a Node or Deno sandbox process: verified assets, read grants, flags, memory
+// needs; Node host, trusted side.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -59,19 +60,27 @@ export function pyodideAssets(root: string): PyodideAssets {
   try {
     manifest = JSON.parse(readFileSync(join(root, 'core', 'pyodide-manifest.json'), 'utf8')) as PyodideAssetManifest;
   } catch {
-    throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Pyodide manifest (core/pyodide-manifest.json) is missing from the package');
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      'the Pyodide manifest (core/pyodide-manifest.json) is missing from the package',
+    );
   }
   let dir: string;
   try {
     dir = dirname(createRequire(join(root, 'package.json')).resolve('pyodide/package.json'));
   } catch {
-    throw new TyError('E_SANDBOX_UNAVAILABLE', 'the `pyodide` package is not installed, so Python tools cannot run here');
+    throw new TyError(
+      'E_SANDBOX_UNAVAILABLE',
+      'the `pyodide` package is not installed, so Python tools cannot run here',
+    );
   }
   const paths: Record<string, string> = {};
   for (const name of Object.keys(manifest.files)) {
-    if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new TyError('E_INTEGRITY', 'bad file name in the Pyodide manifest');
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))
+      throw new TyError('E_INTEGRITY', 'bad file name in the Pyodide manifest');
     const p = join(dir, name);
-    if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', `the Pyodide file ${name} is missing from the installed package`);
+    if (!existsSync(p))
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `the Pyodide file ${name} is missing from the installed package`);
     paths[name] = p;
   }
   const out = { version: manifest.version, files: manifest.files, dir, paths };
@@ -95,13 +104,19 @@ export function verifyPyodideAssets(a: PyodideAssets): void {
     const bytes = readFileSync(p);
     const got = createHash('sha256').update(bytes).digest('hex');
     if (bytes.length !== want.bytes || got !== want.sha256) {
-      throw new TyError('E_INTEGRITY', `the installed Pyodide file ${name} does not match core/pyodide-manifest.json (sha-256 ${got.slice(0, 16)}…, expected ${want.sha256.slice(0, 16)}…); refusing to run it`);
+      throw new TyError(
+        'E_INTEGRITY',
+        `the installed Pyodide file ${name} does not match core/pyodide-manifest.json (sha-256 ${got.slice(0, 16)}…, expected ${want.sha256.slice(0, 16)}…); refusing to run it`,
+      );
     }
     verified.set(p, key);
   }
 }
 
-/** The assets of a copy of the Pyodide files in `dir` (tests, embedders with their own copy), checked against the same manifest. */
+/**
+ * The assets of a copy of the Pyodide files in `dir` (tests, embedders with their own copy), checked against the same
+ * manifest.
+ */
 export function pyodideAssetsIn(root: string, dir: string): PyodideAssets {
   const base = pyodideAssets(root);
   const paths: Record<string, string> = {};
@@ -110,7 +125,11 @@ export function pyodideAssetsIn(root: string, dir: string): PyodideAssets {
 }
 
 /** What the sandbox command gains for a Python revision: files to grant read-only and the runner argument. */
-export function pythonSandboxPlan(assets: string | PyodideAssets, runnerDir: string, opts: { retainState: boolean; packages?: PythonPackageFile[] }): { readFiles: string[]; runnerArg: string; version: string } {
+export function pythonSandboxPlan(
+  assets: string | PyodideAssets,
+  runnerDir: string,
+  opts: { retainState: boolean; packages?: PythonPackageFile[] },
+): { readFiles: string[]; runnerArg: string; version: string } {
   const a = typeof assets === 'string' ? pyodideAssets(assets) : assets;
   verifyPyodideAssets(a);
   const packages = opts.packages ?? [];
@@ -141,7 +160,12 @@ export function pyodideStatus(root: string): PyodideStatus {
       verifyPyodideAssets(a);
       return { version: a.version, path: a.dir, verified: true };
     } catch (e) {
-      return { version: a.version, path: a.dir, verified: false, reason: `${(e as TyError).code}: ${(e as Error).message}` };
+      return {
+        version: a.version,
+        path: a.dir,
+        verified: false,
+        reason: `${(e as TyError).code}: ${(e as Error).message}`,
+      };
     }
   } catch (e) {
     return { verified: false, reason: `${(e as TyError).code ?? 'E_SANDBOX_UNAVAILABLE'}: ${(e as Error).message}` };
@@ -163,19 +187,30 @@ export const PYTHON_PACKAGES_NS = 'python-packages';
  * sha-256 before anything uses it. Files must stay inside `dir` after resolving symlinks.
  * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs).
  */
-export function resolvePythonPackages(dir: string, packages: readonly { file: string; sha256: string }[]): PythonPackageFile[] {
+export function resolvePythonPackages(
+  dir: string,
+  packages: readonly { file: string; sha256: string }[],
+): PythonPackageFile[] {
   const base = realpathSync(dir);
   return packages.map(({ file, sha256 }) => {
     let path: string;
     try {
       path = realpathSync(join(base, file));
     } catch {
-      throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} is not in ${base} (the folder of the manifest it was added from)`);
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        `the wheel ${file} is not in ${base} (the folder of the manifest it was added from)`,
+      );
     }
     const rel = relative(base, path);
-    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} leaves the manifest's folder`);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+      throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} leaves the manifest's folder`);
     const got = createHash('sha256').update(readFileSync(path)).digest('hex');
-    if (got !== sha256) throw new TyError('E_INTEGRITY', `the wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`);
+    if (got !== sha256)
+      throw new TyError(
+        'E_INTEGRITY',
+        `the wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`,
+      );
     return { file, sha256, path };
   });
 }

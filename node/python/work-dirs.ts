@@ -1,4 +1,5 @@
-// Per-run working folders of native processes, removed only after every process using them is gone, on every exit path; Node host, trusted side.
+// Per-run working folders of native processes, removed only after every process using them is gone, on every exit path;
+// Node host, trusted side.
 import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,7 +9,6 @@ import { killGroup } from '../process/groups.js';
 const live = new Map<string, number | undefined>();
 let hooked = false;
 const swept = new Set<string>();
-
 
 /**
  * SIGKILL every process whose working folder is `dir` or inside it (Linux /proc/PID/cwd; elsewhere nothing is

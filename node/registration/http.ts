@@ -1,4 +1,5 @@
-// `tycli serve --http`: the registration protocol over loopback HTTP (bearer token, Host and Origin checks as `mcp serve --http`); Node host, trusted side.
+// `tycli serve --http`: the registration protocol over loopback HTTP (bearer token, Host and Origin checks as `mcp
+// serve --http`); Node host, trusted side.
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { ProtocolSession, RegistrationServer } from '../../core/registration/server.js';
@@ -35,19 +36,26 @@ export const SESSION_HEADER = 'tysandbox-session';
  * `initialize` opens a session (its id in the `tysandbox-session` response header), every other message
  * names it; DELETE with the header ends it.
  */
-export async function serveProtocolHttp(server: RegistrationServer, opts: ProtocolHttpOptions): Promise<ProtocolHttpHandle> {
+export async function serveProtocolHttp(
+  server: RegistrationServer,
+  opts: ProtocolHttpOptions,
+): Promise<ProtocolHttpHandle> {
   const token = opts.token ?? newBearerToken();
   const maxSessions = opts.maxSessions ?? 16;
   const idleMs = opts.idleMs ?? 30 * 60_000;
   const sessions = new Map<string, { session: ProtocolSession; used: number }>();
   let port = opts.port;
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) if (now - s.used > idleMs) {
-      s.session.close();
-      sessions.delete(id);
-    }
-  }, Math.min(idleMs, 60_000));
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions)
+        if (now - s.used > idleMs) {
+          s.session.close();
+          sessions.delete(id);
+        }
+    },
+    Math.min(idleMs, 60_000),
+  );
   sweep.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -58,7 +66,8 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     const sid = req.headers[SESSION_HEADER];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (req.method === 'DELETE') {
-      if (!existing || typeof sid !== 'string') return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
+      if (!existing || typeof sid !== 'string')
+        return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
       existing.session.close();
       sessions.delete(sid);
       res.writeHead(204).end();
@@ -66,16 +75,57 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
     const body = await readBody(req, server.limits.maxMessageBytes);
-    if (body === undefined) return json(res, 413, rpcFailure(null, RPC_CODES.INVALID_REQUEST, `message over ${server.limits.maxMessageBytes} bytes refused`, 'E_PROTOCOL'));
+    if (body === undefined)
+      return json(
+        res,
+        413,
+        rpcFailure(
+          null,
+          RPC_CODES.INVALID_REQUEST,
+          `message over ${server.limits.maxMessageBytes} bytes refused`,
+          'E_PROTOCOL',
+        ),
+      );
     const text = body.toString('utf8');
     const m = classifyInbound(text, server.limits.maxMessageBytes);
     if (m.kind === 'invalid') return json(res, m.reply.error.code === RPC_CODES.PARSE_ERROR ? 400 : 200, m.reply);
     let entry = existing;
     let newId: string | undefined;
     if (!entry) {
-      if (typeof sid === 'string') return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'this session is gone; start a new one with initialize', 'E_PROTOCOL'));
-      if (m.kind !== 'request' || m.method !== 'initialize') return json(res, 400, rpcFailure(m.kind === 'request' ? m.id : null, RPC_CODES.NOT_INITIALIZED, 'start a session with initialize', 'E_PROTOCOL'));
-      if (sessions.size >= maxSessions) return json(res, 429, rpcFailure(m.id, RPC_CODES.SERVER_ERROR, `at most ${maxSessions} sessions at once; end one (DELETE) or try again later`, 'E_BUSY'), { 'retry-after': '5' });
+      if (typeof sid === 'string')
+        return json(
+          res,
+          404,
+          rpcFailure(
+            null,
+            RPC_CODES.INVALID_REQUEST,
+            'this session is gone; start a new one with initialize',
+            'E_PROTOCOL',
+          ),
+        );
+      if (m.kind !== 'request' || m.method !== 'initialize')
+        return json(
+          res,
+          400,
+          rpcFailure(
+            m.kind === 'request' ? m.id : null,
+            RPC_CODES.NOT_INITIALIZED,
+            'start a session with initialize',
+            'E_PROTOCOL',
+          ),
+        );
+      if (sessions.size >= maxSessions)
+        return json(
+          res,
+          429,
+          rpcFailure(
+            m.id,
+            RPC_CODES.SERVER_ERROR,
+            `at most ${maxSessions} sessions at once; end one (DELETE) or try again later`,
+            'E_BUSY',
+          ),
+          { 'retry-after': '5' },
+        );
       newId = randomUUID();
       const session = server.connect({ principal: cliPrincipal, send: () => undefined });
       entry = { session, used: Date.now() };
@@ -93,7 +143,11 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
       const ok = answers.length > 0 && answers.every((a) => !('error' in a));
       if (ok) sessions.set(newId, entry);
       else entry.session.close();
-      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', ...(ok ? { [SESSION_HEADER]: newId } : {}) });
+      res.writeHead(200, {
+        'content-type': 'application/x-ndjson',
+        'cache-control': 'no-store',
+        ...(ok ? { [SESSION_HEADER]: newId } : {}),
+      });
       res.end(answers.map((a) => `${JSON.stringify(a)}\n`).join(''));
       return;
     }
@@ -103,7 +157,8 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     };
     // a client that goes away cancels its run
     const onGone = (): void => {
-      if (!res.writableEnded && m.kind === 'request') void entry!.session.receive({ jsonrpc: '2.0', method: '$/cancel', params: { id: m.id } });
+      if (!res.writableEnded && m.kind === 'request')
+        void entry!.session.receive({ jsonrpc: '2.0', method: '$/cancel', params: { id: m.id } });
     };
     res.once('close', onGone);
     await entry.session.receive(text, sink);
@@ -111,7 +166,11 @@ export async function serveProtocolHttp(server: RegistrationServer, opts: Protoc
     res.end();
   };
 
-  const listening = await listenLoopback(opts.port, handle, rpcFailure(null, RPC_CODES.INTERNAL_ERROR, 'internal error', 'E_PROTOCOL'));
+  const listening = await listenLoopback(
+    opts.port,
+    handle,
+    rpcFailure(null, RPC_CODES.INTERNAL_ERROR, 'internal error', 'E_PROTOCOL'),
+  );
   const http: HttpServer = listening.http;
   port = listening.port;
   return {

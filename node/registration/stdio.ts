@@ -1,4 +1,5 @@
-// The registration protocol on the command line: the Node host behind a RegistrationServer, served as NDJSON over stdio; Node host, trusted side.
+// The registration protocol on the command line: the Node host behind a RegistrationServer, served as NDJSON over
+// stdio; Node host, trusted side.
 import { readFileSync, readlinkSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer } from '../../core/mcp/wire/messages.js';
@@ -38,7 +39,12 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
  * read their answers: the output fails (EPIPE) or closes, or this process's parent, the client that started it,
  * is gone (`process.ppid` changed: re-parented, checked every `peerCheckMs`, default 250 ms, while runs are left).
  */
-export async function serveProtocolStream(server: RegistrationServer, input: Readable, output: Writable, opts: { peerCheckMs?: number } = {}): Promise<void> {
+export async function serveProtocolStream(
+  server: RegistrationServer,
+  input: Readable,
+  output: Writable,
+  opts: { peerCheckMs?: number } = {},
+): Promise<void> {
   const clientGone = watchClient();
   const write = (m: unknown): void => {
     if (!output.writableEnded && !output.destroyed) output.write(`${JSON.stringify(m)}\n`);
@@ -54,8 +60,20 @@ export async function serveProtocolStream(server: RegistrationServer, input: Rea
     for await (const chunk of input) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
       for (const ev of framer.push(bytes)) {
-        // A refusal without an id takes its place in the input order like every other answer (core/registration/server.ts inOrder).
-        if (ev.type === 'oversize') track(session.inOrder(rpcFailure(null, RPC_CODES.INVALID_REQUEST, `message over ${server.limits.maxMessageBytes} bytes refused`, 'E_PROTOCOL'), write));
+        // A refusal without an id takes its place in the input order like every other answer
+        // (core/registration/server.ts inOrder).
+        if (ev.type === 'oversize')
+          track(
+            session.inOrder(
+              rpcFailure(
+                null,
+                RPC_CODES.INVALID_REQUEST,
+                `message over ${server.limits.maxMessageBytes} bytes refused`,
+                'E_PROTOCOL',
+              ),
+              write,
+            ),
+          );
         else track(session.receive(ev.text, write).catch(() => undefined));
       }
     }

@@ -1,4 +1,5 @@
-// Build step (`npm run build`, after tsc): writes node/runner/sandbox-runner.cache, the V8 code cache of the Node sandbox runner; trusted side, never run by a sandbox.
+// Build step (`npm run build`, after tsc): writes node/runner/sandbox-runner.cache, the V8 code cache of the Node
+// sandbox runner; trusted side, never run by a sandbox.
 // The cache is made by a node process started with the V8 flags of a default sandbox (V8 rejects a cache made under
 // other flags) that runs the runner exactly as sandbox-runner-entry.cjs compiles it, serves one load and one call of
 // a small tool over its stdio (so the functions of start-up, load and a first call are compiled into it), and writes
@@ -15,23 +16,42 @@ const require = createRequire(import.meta.url);
 const ENTRY = `${here}/sandbox-runner-entry.cjs`;
 const entry = require(ENTRY);
 
-/** The engine flags of a default JavaScript sandbox without its permission flags and runner path (node/sandbox/runtime.ts). */
+/**
+ * The engine flags of a default JavaScript sandbox without its permission flags and runner path
+ * (node/sandbox/runtime.ts).
+ */
 async function sandboxFlags() {
   const { NodeSandboxRuntime } = await import('../../dist/node/sandbox/runtime.js');
   const { DEFAULT_LIMITS } = await import('../../dist/core/exec/runtime.js');
-  const spec = { revision: 'bcodecache', manifest: { name: 'code-cache', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: '' } }, limits: { ...DEFAULT_LIMITS } };
+  const spec = {
+    revision: 'bcodecache',
+    manifest: {
+      name: 'code-cache',
+      description: '',
+      parameters: {},
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: '' },
+    },
+    limits: { ...DEFAULT_LIMITS },
+  };
   const cmd = new NodeSandboxRuntime({ engine: 'node' }).command(spec);
   const runnerAt = cmd.args.indexOf(ENTRY);
   if (runnerAt === -1) throw new Error(`the sandbox command line does not run ${ENTRY}`);
-  return { node: cmd.command, flags: cmd.args.slice(0, runnerAt).filter((a) => !/^--(experimental-)?permission$|^--allow-/.test(a)) };
+  return {
+    node: cmd.command,
+    flags: cmd.args.slice(0, runnerAt).filter((a) => !/^--(experimental-)?permission$|^--allow-/.test(a)),
+  };
 }
 
-const TOOL = "let n = 0; export default async (args, ctx) => { console.log('code cache', n); return { n: ++n, args, signal: typeof ctx.signal }; }";
+const TOOL =
+  "let n = 0; export default async (args, ctx) => { console.log('code cache', n); return { n: ++n, args, signal: typeof ctx.signal }; }";
 
 async function build() {
   rmSync(entry.CACHE, { force: true });
   const { node, flags } = await sandboxFlags();
-  const child = spawn(node, [...flags, fileURLToPath(import.meta.url), '--child'], { env: {}, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(node, [...flags, fileURLToPath(import.meta.url), '--child'], {
+    env: {},
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let buf = '';
   let served = false;
@@ -41,8 +61,10 @@ async function build() {
     for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
       const m = JSON.parse(buf.slice(0, nl));
       buf = buf.slice(nl + 1);
-      if (m.type === 'ready') child.stdin.write(`${JSON.stringify({ v: 1, type: 'load', runtime: 'javascript', source: TOOL })}\n`);
-      else if (m.type === 'loaded' && m.ok) child.stdin.write(`${JSON.stringify({ v: 1, type: 'call', id: 1, args: { q: 'x', k: [1, 2] } })}\n`);
+      if (m.type === 'ready')
+        child.stdin.write(`${JSON.stringify({ v: 1, type: 'load', runtime: 'javascript', source: TOOL })}\n`);
+      else if (m.type === 'loaded' && m.ok)
+        child.stdin.write(`${JSON.stringify({ v: 1, type: 'call', id: 1, args: { q: 'x', k: [1, 2] } })}\n`);
       else if (m.type === 'result' && m.ok) {
         served = true;
         child.stdin.end();
@@ -58,10 +80,16 @@ async function build() {
     rmSync(entry.CACHE, { force: true });
     throw new Error(`building the runner's code cache failed (exit ${code ?? signal}, served ${served})`);
   }
-  const check = spawnSync(node, [...flags, fileURLToPath(import.meta.url), '--check'], { env: {}, encoding: 'utf8', timeout: 30_000 });
+  const check = spawnSync(node, [...flags, fileURLToPath(import.meta.url), '--check'], {
+    env: {},
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (check.stdout !== 'used') {
     rmSync(entry.CACHE, { force: true });
-    process.stderr.write(`the runner's code cache was not accepted by ${node} (${check.stdout || check.stderr}); sandboxes compile the runner without it\n`);
+    process.stderr.write(
+      `the runner's code cache was not accepted by ${node} (${check.stdout || check.stderr}); sandboxes compile the runner without it\n`,
+    );
   }
 }
 

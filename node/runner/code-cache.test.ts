@@ -1,6 +1,16 @@
-// Tests of the Node runner's V8 code cache (node/runner/sandbox-runner-entry.cjs, build-code-cache.mjs) with real node, permission-model and bubblewrap subprocesses; trusted side.
+// Tests of the Node runner's V8 code cache (node/runner/sandbox-runner-entry.cjs, build-code-cache.mjs) with real node,
+// permission-model and bubblewrap subprocesses; trusted side.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,14 +25,28 @@ const require = createRequire(import.meta.url);
 const ENTRY = runnerPath('node');
 const DIR = dirname(ENTRY);
 const CACHE = join(DIR, 'sandbox-runner.cache');
-const entry = require(ENTRY) as { MAGIC: string; cachedDataFor(cache: Buffer, runner: Buffer, core: Buffer): Buffer | undefined };
+const entry = require(ENTRY) as {
+  MAGIC: string;
+  cachedDataFor(cache: Buffer, runner: Buffer, core: Buffer): Buffer | undefined;
+};
 
 const spec = (source: string, i = 0) => ({
   revision: `bcodecache${i}`,
-  manifest: { name: 'cc', description: '', parameters: {}, execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source } },
+  manifest: {
+    name: 'cc',
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code' as const, runtime: 'javascript' as const, source },
+  },
   limits: { ...DEFAULT_LIMITS },
 });
-const callOpts = () => ({ signal: new AbortController().signal, limits: { ...DEFAULT_LIMITS }, onCapability: async () => { throw new Error('none'); } });
+const callOpts = () => ({
+  signal: new AbortController().signal,
+  limits: { ...DEFAULT_LIMITS },
+  onCapability: async () => {
+    throw new Error('none');
+  },
+});
 
 /** The command line of a default JavaScript sandbox (permission flags, V8 flags, entry last). */
 function sandboxCommand() {
@@ -35,13 +59,19 @@ function v8Flags(): string[] {
 }
 
 /** Spawn `args` (node), send `load` for `source` once ready, resolve with the `ready` message and the load answer. */
-function handshake(args: string[], source = 'export default async () => 1'): Promise<{ ready: Record<string, unknown>; loaded: Record<string, unknown> }> {
+function handshake(
+  args: string[],
+  source = 'export default async () => 1',
+): Promise<{ ready: Record<string, unknown>; loaded: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     let buf = '';
     let err = '';
     let ready: Record<string, unknown> | undefined;
-    const timer = setTimeout(() => { c.kill('SIGKILL'); reject(new Error(`no answer: ${err}`)); }, 15_000);
+    const timer = setTimeout(() => {
+      c.kill('SIGKILL');
+      reject(new Error(`no answer: ${err}`));
+    }, 15_000);
     c.stderr.on('data', (d) => (err += d));
     c.stdout.setEncoding('utf8');
     c.stdout.on('data', (d: string) => {
@@ -62,29 +92,53 @@ function handshake(args: string[], source = 'export default async () => 1'): Pro
   });
 }
 
-describe('the Node runner\'s code cache', () => {
+describe("the Node runner's code cache", () => {
   it('exists after the build, and a default sandbox (its grants and V8 flags) compiles the runner from it', () => {
     expect(existsSync(CACHE), 'node/runner/sandbox-runner.cache is written by `npm run build`').toBe(true);
     expect(codeCacheMatches(DIR)).toBe(true);
     // The host compared the cache's copies with the two source files: the sandbox gets the entry and the cache only.
     expect(runnerFiles('node')).toEqual([ENTRY, CACHE]);
-    expect(runnerFiles('node', { codeCache: false })).toEqual([ENTRY, join(DIR, 'sandbox-runner.cjs'), guestFile(DIR, 'core.mjs')]);
+    expect(runnerFiles('node', { codeCache: false })).toEqual([
+      ENTRY,
+      join(DIR, 'sandbox-runner.cjs'),
+      guestFile(DIR, 'core.mjs'),
+    ]);
     const c = sandboxCommand();
     expect(c.args.at(-1)).toBe(ENTRY);
-    expect(c.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual([`--allow-fs-read=${ENTRY}`, `--allow-fs-read=${CACHE}`]);
+    expect(c.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual([
+      `--allow-fs-read=${ENTRY}`,
+      `--allow-fs-read=${CACHE}`,
+    ]);
     expect(c.readOnlyPaths).toEqual([process.execPath, ENTRY, CACHE]);
     // The sandbox's own command line with the entry replaced by a check of what the entry does with the cache.
-    const r = spawnSync(process.execPath, [...c.args.slice(0, -1), '-e', `process.stdout.write(String(require(${JSON.stringify(ENTRY)}).compileRunner().cacheUsed))`], { env: {}, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        ...c.args.slice(0, -1),
+        '-e',
+        `process.stdout.write(String(require(${JSON.stringify(ENTRY)}).compileRunner().cacheUsed))`,
+      ],
+      { env: {}, encoding: 'utf8', timeout: 30_000 },
+    );
     expect(r.stdout, r.stderr).toBe('true');
     // Under other V8 flags (here: a larger heap) V8 rejects it and the runner is compiled from its files.
-    const other = spawnSync(process.execPath, [...c.args.slice(0, -1).map((a) => (a.startsWith('--max-old-space-size=') ? '--max-old-space-size=300' : a)), '-e', `process.stdout.write(String(require(${JSON.stringify(ENTRY)}).compileRunner().cacheUsed))`], { env: {}, encoding: 'utf8', timeout: 30_000 });
+    const other = spawnSync(
+      process.execPath,
+      [
+        ...c.args.slice(0, -1).map((a) => (a.startsWith('--max-old-space-size=') ? '--max-old-space-size=300' : a)),
+        '-e',
+        `process.stdout.write(String(require(${JSON.stringify(ENTRY)}).compileRunner().cacheUsed))`,
+      ],
+      { env: {}, encoding: 'utf8', timeout: 30_000 },
+    );
     expect(other.stdout, other.stderr).toBe('false');
   });
 
   it('accepts only a cache holding exactly the bytes of both files', () => {
     const runner = readFileSync(join(DIR, 'sandbox-runner.cjs'));
     const core = readFileSync(guestFile(DIR, 'core.mjs'));
-    const file = (r: Buffer, c: Buffer, data: Buffer) => Buffer.concat([Buffer.from(`${entry.MAGIC} ${r.length} ${c.length}\n`), r, c, data]);
+    const file = (r: Buffer, c: Buffer, data: Buffer) =>
+      Buffer.concat([Buffer.from(`${entry.MAGIC} ${r.length} ${c.length}\n`), r, c, data]);
     const data = Buffer.from('v8 data');
     expect(entry.cachedDataFor(file(runner, core, data), runner, core)?.equals(data)).toBe(true);
     const edited = Buffer.from(runner);
@@ -118,8 +172,15 @@ describe('the Node runner\'s code cache', () => {
       copyFileSync(join(DIR, 'sandbox-runner-entry.cjs'), join(dir, 'sandbox-runner-entry.cjs'));
       writeFileSync(join(dir, 'sandbox-runner.cjs'), variant);
       // A cache of the variant, made under the sandbox's V8 flags (the runner's top level is compiled eagerly).
-      const make = `const e = require(${JSON.stringify(join(dir, 'sandbox-runner-entry.cjs'))}); const c = e.compileRunner(false); c.script.runInThisContext(); require('fs').writeFileSync(${JSON.stringify(join(dir, 'variant.cache'))}, e.cacheFileBytes(c));`;
-      const made = spawnSync(process.execPath, [...v8Flags(), '-e', make], { env: {}, encoding: 'utf8', timeout: 30_000 });
+      const make =
+        `const e = require(${JSON.stringify(join(dir, 'sandbox-runner-entry.cjs'))}); const c = e.compileRunner(false); ` +
+        `c.script.runInThisContext(); require('fs').writeFileSync(${JSON.stringify(join(dir, 'variant.cache'))}, ` +
+        `e.cacheFileBytes(c));`;
+      const made = spawnSync(process.execPath, [...v8Flags(), '-e', make], {
+        env: {},
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(made.status, made.stderr).toBe(0);
       const variantCache = readFileSync(join(dir, 'variant.cache'));
       writeFileSync(join(dir, 'sandbox-runner.cjs'), real);
@@ -135,18 +196,38 @@ describe('the Node runner\'s code cache', () => {
 
       // Control: the same V8 data behind a copy of the real runner passes the byte check, and V8 runs the stale code.
       const nl = variantCache.indexOf(10);
-      const [, rLen, cLen] = variantCache.subarray(0, nl).toString('latin1').split(' ').map(Number) as [number, number, number];
+      const [, rLen, cLen] = variantCache.subarray(0, nl).toString('latin1').split(' ').map(Number) as [
+        number,
+        number,
+        number,
+      ];
       const v8Data = variantCache.subarray(nl + 1 + rLen + cLen);
-      const forged = Buffer.concat([variantCache.subarray(0, nl + 1), Buffer.from(real), variantCache.subarray(nl + 1 + rLen, nl + 1 + rLen + cLen), v8Data]);
+      const forged = Buffer.concat([
+        variantCache.subarray(0, nl + 1),
+        Buffer.from(real),
+        variantCache.subarray(nl + 1 + rLen, nl + 1 + rLen + cLen),
+        v8Data,
+      ]);
       writeFileSync(join(dir, 'sandbox-runner.cache'), forged);
       const stale = await handshake(args);
       expect(stale.ready.runtime).toBe('nodx');
       expect(codeCacheMatches(dir)).toBe(true);
-      // Granted the entry and the cache only (as a host grants them after that check), the runner runs the cache's copies.
-      const granted = await handshake([permissionFlag(process.execPath), `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`, `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`, ...args]);
+      // Granted the entry and the cache only (as a host grants them after that check), the runner runs the cache's
+      // copies.
+      const granted = await handshake([
+        permissionFlag(process.execPath),
+        `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`,
+        `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`,
+        ...args,
+      ]);
       expect(granted.ready.runtime).toBe('nodx');
       writeFileSync(join(dir, 'sandbox-runner.cache'), variantCache);
-      const grantedVariant = await handshake([permissionFlag(process.execPath), `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`, `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`, ...args]);
+      const grantedVariant = await handshake([
+        permissionFlag(process.execPath),
+        `--allow-fs-read=${join(dir, 'sandbox-runner-entry.cjs')}`,
+        `--allow-fs-read=${join(dir, 'sandbox-runner.cache')}`,
+        ...args,
+      ]);
       expect(grantedVariant.ready.runtime).toBe('nodx'); // the host would not have granted it (codeCacheMatches above)
     });
   });
@@ -160,19 +241,27 @@ export default async ({ paths }) => paths.map((p) => { try { fs.writeFileSync(p,
       const before = targets().map((p) => readFileSync(p));
       const inst = await new NodeSandboxRuntime({ engine: 'node' }).start(spec(TOOL, 1));
       try {
-        expect(await inst.call({ paths: targets() }, callOpts())).toEqual(['ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED']);
+        expect(await inst.call({ paths: targets() }, callOpts())).toEqual([
+          'ERR_ACCESS_DENIED',
+          'ERR_ACCESS_DENIED',
+          'ERR_ACCESS_DENIED',
+        ]);
       } finally {
         await inst.destroy('test');
       }
       expect(targets().map((p) => readFileSync(p))).toEqual(before);
     });
 
-    it('under bubblewrap with the engine\'s checks off (the OS layer alone)', async () => {
+    it("under bubblewrap with the engine's checks off (the OS layer alone)", async () => {
       const probe = await probeUncached();
       expect(probe.available, 'bubblewrap works here').toBe(true);
-      const wrapper = createBwrapWrapper({ bwrapPath: probe.path ?? '/usr/bin/bwrap', ...(probe.dropTo ? { dropTo: probe.dropTo } : {}) });
+      const wrapper = createBwrapWrapper({
+        bwrapPath: probe.path ?? '/usr/bin/bwrap',
+        ...(probe.dropTo ? { dropTo: probe.dropTo } : {}),
+      });
       // The permission flags dropped: only bubblewrap's read-only binds stand between the tool and the files.
-      const wrap: SpawnWrapper = (req) => wrapper({ ...req, args: req.args.filter((a) => !/^--(experimental-)?permission$|^--allow-fs-/.test(a)) });
+      const wrap: SpawnWrapper = (req) =>
+        wrapper({ ...req, args: req.args.filter((a) => !/^--(experimental-)?permission$|^--allow-fs-/.test(a)) });
       const before = targets().map((p) => readFileSync(p));
       const rt = new NodeSandboxRuntime({ engine: 'node', wrap });
       const inst = await rt.start(spec(TOOL, 2));

@@ -1,4 +1,5 @@
-// Tests of the Node runner's idle collection after large input (node/runner/sandbox-runner.cjs) with real subprocesses; trusted side.
+// Tests of the Node runner's idle collection after large input (node/runner/sandbox-runner.cjs) with real subprocesses;
+// trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeSandboxRuntime, type NodeSandboxInstance } from '../sandbox/runtime.js';
 import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/exec/runtime.js';
@@ -9,8 +10,23 @@ let majors = 0;
 new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++; }).observe({ entryTypes: ['gc'] });
 export default async (args) => ({ majors, size: args.data.length, gcGlobal: typeof globalThis.gc, gcInScope: typeof gc });`;
 let seq = 0;
-const spec = (): SandboxSpec => ({ revision: `bidlegc${++seq}`, manifest: { name: 'g', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: SOURCE } }, limits: { ...DEFAULT_LIMITS } });
-const opts = (): CallOptions => ({ signal: new AbortController().signal, onCapability: async () => { throw new Error('none'); }, limits: { ...DEFAULT_LIMITS } });
+const spec = (): SandboxSpec => ({
+  revision: `bidlegc${++seq}`,
+  manifest: {
+    name: 'g',
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: SOURCE },
+  },
+  limits: { ...DEFAULT_LIMITS },
+});
+const opts = (): CallOptions => ({
+  signal: new AbortController().signal,
+  onCapability: async () => {
+    throw new Error('none');
+  },
+  limits: { ...DEFAULT_LIMITS },
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Seen = { majors: number; size: number; gcGlobal: string; gcInScope: string };
 
@@ -20,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('node runner idle collection', () => {
-  it('collects once the input has been quiet after 2 MiB of arguments, long before V8\'s own memory reducer (8 s and more), and never gives tool code a gc function', async () => {
+  it("collects once the input has been quiet after 2 MiB of arguments, long before V8's own memory reducer (8 s and more), and never gives tool code a gc function", async () => {
     const inst = await new NodeSandboxRuntime({ engine: 'node' }).start(spec());
     started.push(inst);
     const before = (await inst.call({ data: 'x' }, opts())) as Seen;

@@ -1,4 +1,5 @@
-// The guest's log rate limit tells every drop before the call's result, with the real Node, Deno and Python runners; trusted side.
+// The guest's log rate limit tells every drop before the call's result, with the real Node, Deno and Python runners;
+// trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox/runtime.js';
 import { DEFAULT_LIMITS, type CallOptions, type SandboxSpec } from '../../core/exec/runtime.js';
@@ -8,9 +9,24 @@ const JS = `export default async (a) => { for (let i = 0; i < a.n; i++) console.
 const PY = `def main(a, ctx):\n    for i in range(a["n"]):\n        print("line", i)\n    return "done"\n`;
 let seq = 0;
 function spec(runtime: 'javascript' | 'python', source: string): SandboxSpec {
-  return { revision: `blogdrops${++seq}`, manifest: { name: 'chatty', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime, source } }, limits: { ...DEFAULT_LIMITS, timeoutMs: 120_000 } };
+  return {
+    revision: `blogdrops${++seq}`,
+    manifest: {
+      name: 'chatty',
+      description: '',
+      parameters: {},
+      execution: { kind: 'sandboxed-code', runtime, source },
+    },
+    limits: { ...DEFAULT_LIMITS, timeoutMs: 120_000 },
+  };
 }
-const opts = (): CallOptions => ({ signal: new AbortController().signal, onCapability: async () => { throw new Error('unused'); }, limits: { ...DEFAULT_LIMITS, timeoutMs: 120_000 } });
+const opts = (): CallOptions => ({
+  signal: new AbortController().signal,
+  onCapability: async () => {
+    throw new Error('unused');
+  },
+  limits: { ...DEFAULT_LIMITS, timeoutMs: 120_000 },
+});
 
 const started: NodeSandboxInstance[] = [];
 afterAll(async () => {
@@ -20,12 +36,17 @@ afterAll(async () => {
 /** What the host was told by the time the result came: lines shown and the counts of the drop notices. */
 async function run(engine: 'node' | 'deno', runtime: 'javascript' | 'python', n: number) {
   const logs: { level: string; text: string }[] = [];
-  const inst = await new NodeSandboxRuntime({ engine, onLog: (_r, level, text) => logs.push({ level, text }) }).start(spec(runtime, runtime === 'python' ? PY : JS));
+  const inst = await new NodeSandboxRuntime({ engine, onLog: (_r, level, text) => logs.push({ level, text }) }).start(
+    spec(runtime, runtime === 'python' ? PY : JS),
+  );
   started.push(inst);
   const result = await inst.call({ n }, opts());
   const seen = [...logs]; // only what arrived before the result
   const shown = seen.filter((l) => l.level === 'info' && l.text.startsWith('line ')).length;
-  const notices = seen.flatMap((l) => /^\[(\d+) log messages dropped: rate limit\]$/.exec(l.text) ?? []).filter((_, i) => i % 2 === 1).map(Number);
+  const notices = seen
+    .flatMap((l) => /^\[(\d+) log messages dropped: rate limit\]$/.exec(l.text) ?? [])
+    .filter((_, i) => i % 2 === 1)
+    .map(Number);
   return { result, shown, notices, seen, inst };
 }
 

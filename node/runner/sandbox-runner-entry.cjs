@@ -1,4 +1,6 @@
-// Node sandbox entry: the file the Node sandbox process runs (untrusted side, before any tool code); compiles the runner (sandbox-runner.cjs) and the guest core (core/guest/core.mjs) as one script, with the build's V8 code cache when it was made from exactly these bytes.
+// Node sandbox entry: the file the Node sandbox process runs (untrusted side, before any tool code); compiles the
+// runner (sandbox-runner.cjs) and the guest core (core/guest/core.mjs) as one script, with the build's V8 code cache
+// when it was made from exactly these bytes.
 // Why: Node 20 caches no code of user files, so every sandbox used to parse both files and compile each function it
 // ran (about 3-5 ms of CPU per cold start, test/bench/runtime.bench.mjs). The cache (sandbox-runner.cache, written by
 // node/runner/build-code-cache.mjs during `npm run build`) is a read-only file of the install, like the runner itself:
@@ -17,7 +19,9 @@ const RUNNER = __dirname + '/sandbox-runner.cjs';
 const GUEST_DIR = require('node:path').resolve(__dirname, '../../core/guest');
 const CORE = GUEST_DIR + '/core.mjs';
 const CACHE = __dirname + '/sandbox-runner.cache';
-/** First line of a cache file: `MAGIC <runner bytes> <core bytes>\n`, then the runner's bytes, the core's, V8's data. */
+/**
+ * First line of a cache file: `MAGIC <runner bytes> <core bytes>\n`, then the runner's bytes, the core's, V8's data.
+ */
 const MAGIC = 'tysandbox-code-cache-1';
 const EXPORT_DECL = 'export function createGuest(';
 
@@ -65,8 +69,10 @@ function readIfReadable(path) {
 /**
  * Read the files and compile them: `{ script, runner, core, cacheUsed }`. With `withCache` (the default) and a cache
  * file: where the two source files can be read, the cache is used only if its copies equal them; where they cannot
- * (the host grants a sandbox only this entry and the cache once it has made the same comparison: node/sandbox/engines.ts
- * codeCacheMatches), its copies are the source. `cacheUsed` is false when there was no matching cache or V8 rejected it.
+ * (the host grants a sandbox only this entry and the cache once it has made the same comparison:
+ * node/sandbox/engines.ts
+ * codeCacheMatches), its copies are the source. `cacheUsed` is false when there was no matching cache or V8 rejected
+ * it.
  */
 function compileRunner(withCache = true) {
   const cache = withCache ? readIfReadable(CACHE) : undefined;

@@ -1,4 +1,5 @@
-// Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of core/guest/core.mjs for Node.
+// Node sandbox runner: runs INSIDE the Node sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of
+// core/guest/core.mjs for Node.
 // CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
 // skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
 // building process.stdout / process.stdin streams at start-up (together about a third of a bare `node -e 0`; input
@@ -6,14 +7,22 @@
 // sandbox-runner-entry.cjs, which compiles this file and the guest core (the same file the Deno runner imports and
 // the browser embeds, its one `export` removed) as one script with the build's V8 code cache, and passes in
 // `require`, `__dirname` and its own `import()`. Run directly (`node sandbox-runner.cjs`), this file compiles the
-// guest core itself. Under the permission model the entry, this file, core/guest/core.mjs and the code cache are the only
+// guest core itself. Under the permission model the entry, this file, core/guest/core.mjs and the code cache are the
+// only
 // project files the sandbox may read (node/sandbox/runtime.ts grants and binds exactly them).
 'use strict';
 
 // ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
 const ReflectApply = Reflect.apply;
-const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
-const { defineProperty: ReflectDefineProperty, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, getPrototypeOf: ReflectGetPrototypeOf } = Reflect;
+const uncurry =
+  (fn) =>
+  (self, ...args) =>
+    ReflectApply(fn, self, args);
+const {
+  defineProperty: ReflectDefineProperty,
+  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+  getPrototypeOf: ReflectGetPrototypeOf,
+} = Reflect;
 const JSONStringify = JSON.stringify;
 const StringCtor = String;
 const StringPrototypeSlice = uncurry(String.prototype.slice);
@@ -40,14 +49,20 @@ const exitFn = FunctionPrototypeBind(proc.exit, proc);
 const importModule = typeof entryImport === 'function' ? entryImport : (url) => import(url);
 
 // ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
-/** A guest runtime file (core/guest/) with its one `export function NAME(` turned into a plain declaration; returns NAME. */
+/**
+ * A guest runtime file (core/guest/) with its one `export function NAME(` turned into a plain declaration; returns
+ * NAME.
+ */
 function compileGuestFile(file, name) {
   const path = require('node:path').resolve(__dirname, '../../core/guest', file);
   const text = fs.readFileSync(path, 'utf8');
   const decl = `export function ${name}(`;
   const at = StringPrototypeIndexOf(text, decl);
   if (at === -1) throw new Error(`${file} without ${name}`);
-  return vm.runInThisContext(`(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`, { filename: path });
+  return vm.runInThisContext(
+    `(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`,
+    { filename: path },
+  );
 }
 // Compiled with this file by the entry (a function declaration in the same script), else here.
 const makeGuest = typeof createGuest === 'function' ? createGuest : compileGuestFile('core.mjs', 'createGuest');
@@ -58,7 +73,8 @@ let python;
 
 // ---- output: one synchronous write per message to fd 1 -------------------------------------------------------
 const stdoutDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdout');
-const stdinDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdin'); // Node's own lazy getter, whatever tool code redefines later
+// Node's own lazy getter, whatever tool code redefines later
+const stdinDesc = ReflectGetOwnPropertyDescriptor(proc, 'stdin');
 /** Node's stdout stream (built on first access, then cached by Node). */
 const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
@@ -71,11 +87,22 @@ const CHANNEL_CHECK_MS = 200;
 const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
 const SIGKILL = require('node:os').constants.signals.SIGKILL;
 const fsFstatSync = fs.fstatSync;
-const fdIdentity = (fd) => { try { const st = fsFstatSync(fd); return `${st.dev}:${st.ino}`; } catch { return undefined; } };
+const fdIdentity = (fd) => {
+  try {
+    const st = fsFstatSync(fd);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+};
 const channelIds = [fdIdentity(0), fdIdentity(1)];
 function channelLost() {
   // process.exit would wait for the thread-pool read of fd 0, which may never return: SIGKILL ourselves instead.
-  try { fsWriteSync(2, `\n${CHANNEL_LOST_MARK}\n`); } catch { /* stderr closed too */ }
+  try {
+    fsWriteSync(2, `\n${CHANNEL_LOST_MARK}\n`);
+  } catch {
+    /* stderr closed too */
+  }
   rawKill(proc.pid, SIGKILL);
 }
 function checkChannel() {
@@ -115,9 +142,14 @@ ReflectDefineProperty(proc, 'stdout', {
       ReflectDefineProperty(guestStdout, 'write', {
         value: (chunk, enc, cb) => {
           let text;
-          try { text = typeof chunk === 'string' ? chunk : TextDecoderDecode(new TextDecoderCtor(), chunk); } catch { text = '[unprintable]'; }
+          try {
+            text = typeof chunk === 'string' ? chunk : TextDecoderDecode(new TextDecoderCtor(), chunk);
+          } catch {
+            text = '[unprintable]';
+          }
           guestWrite(text);
-          if (typeof enc === 'function') enc(); else if (typeof cb === 'function') cb();
+          if (typeof enc === 'function') enc();
+          else if (typeof cb === 'function') cb();
           return true;
         },
         configurable: true,
@@ -135,17 +167,23 @@ const guest = makeGuest({
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
   isProxy: require('node:util').types.isProxy,
-  ...(pyArg === undefined ? {} : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
+  ...(pyArg === undefined
+    ? {}
+    : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
 });
 const { log, describe, toolError } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
   const createHash = require('node:crypto').createHash;
-  python = compileGuestFile('python.mjs', 'createPythonGuest')({
+  python = compileGuestFile(
+    'python.mjs',
+    'createPythonGuest',
+  )({
     spec: JSON.parse(BufferFrom(StringPrototypeSlice(pyArg, PY_FLAG.length), 'base64').toString('utf8')),
     readFile: (p) => fs.readFileSync(p),
     sha256Hex: async (bytes) => createHash('sha256').update(bytes).digest('hex'),
-    // No importModuleDynamically: an import() anywhere in Pyodide's code fails (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+    // No importModuleDynamically: an import() anywhere in Pyodide's code fails
+    // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
     compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
     // Buffer stays: Node's own Request/Response (undici) look it up as a global. It carries no authority.
     hostGlobals: ['process', 'global', 'require', 'module', 'exports', '__filename', '__dirname'],
@@ -154,10 +192,15 @@ if (pyArg !== undefined) {
 }
 
 // A stray rejection or exception in tool code is logged, not a crash of the whole sandbox.
-proc.on('unhandledRejection', (reason) => { log('error', `unhandled rejection: ${describe(reason)}`); });
-proc.on('uncaughtException', (err) => { log('error', `uncaught exception: ${describe(err)}`); });
+proc.on('unhandledRejection', (reason) => {
+  log('error', `unhandled rejection: ${describe(reason)}`);
+});
+proc.on('uncaughtException', (err) => {
+  log('error', `uncaught exception: ${describe(err)}`);
+});
 
-// ---- input: NDJSON lines from fd 0 -> guest.line (dispatch lives in core/guest/core.mjs) ------------------------------
+// ---- input: NDJSON lines from fd 0 -> guest.line (dispatch lives in core/guest/core.mjs)
+// ------------------------------
 // Framing on bytes: each chunk is scanned for newlines natively; the bytes of a line that spans chunks are kept
 // and joined once, and each whole line is decoded once (a 1 MB call arrives in many pipe-sized chunks: no decoding
 // per chunk and no second join of the text). A newline byte never occurs inside a UTF-8 sequence, so decoding whole
@@ -167,7 +210,8 @@ let parts = [];
 let partsLen = 0;
 // After large input (arguments, capability replies: IDLE_GC_BYTES since the last collection) and IDLE_GC_MS without
 // input, one full garbage collection gives the young and large-object pages those messages left back to the system
-// (V8's own memory reducer takes 10-20 s; a retained sandbox that saw 1 MiB arguments holds about 10 MiB more meanwhile:
+// (V8's own memory reducer takes 10-20 s; a retained sandbox that saw 1 MiB arguments holds about 10 MiB more
+// meanwhile:
 // test/bench/warm.bench.mjs). The collector comes from a context of its own created while --expose-gc is set, for
 // that moment only, so tool code's global object never has `gc`.
 const IDLE_GC_BYTES = 1024 * 1024;
@@ -186,7 +230,9 @@ function idleCollect() {
     try {
       v8.setFlagsFromString('--expose-gc');
       collect = vm.runInNewContext('gc');
-    } catch { /* no collector: V8's memory reducer only */ } finally {
+    } catch {
+      /* no collector: V8's memory reducer only */
+    } finally {
       v8.setFlagsFromString('--no-expose-gc');
     }
   }
@@ -209,14 +255,19 @@ function onBytes(chunk, reused) {
     if (parts.length > 0) {
       const whole = BufferAllocUnsafe(partsLen + bytes.length);
       let at = 0;
-      for (let i = 0; i < parts.length; i++) (TypedArraySet(whole, parts[i], at), (at += parts[i].length));
+      for (let i = 0; i < parts.length; i++) TypedArraySet(whole, parts[i], at), (at += parts[i].length);
       TypedArraySet(whole, bytes, at);
       bytes = whole;
       parts = [];
       partsLen = 0;
     }
     // ASCII (most JSON) is its own Latin-1 text: copied straight into a one-byte string, no UTF-8 decoding
-    if (bytes.length > 0) onLine(bufferIsAscii(bytes) ? BufferLatin1Slice(bytes, 0, bytes.length) : TextDecoderDecode(decoder ??= new TextDecoderCtor('utf-8'), bytes));
+    if (bytes.length > 0)
+      onLine(
+        bufferIsAscii(bytes)
+          ? BufferLatin1Slice(bytes, 0, bytes.length)
+          : TextDecoderDecode((decoder ??= new TextDecoderCtor('utf-8')), bytes),
+      );
     start = nl + 1;
   }
   if (start < chunk.length) {
@@ -265,10 +316,14 @@ importModule('data:text/javascript,').then(undefined, () => {});
 // ---- signals and priorities of other processes are not covered by the permission model ----------------------
 // Defence in depth only (the OS wrapper's PID namespace is the real limit): without these stubs tool code could
 // signal the host or any process of the same user. process.binding is already denied by the permission model.
-const denied = (what) => () => { throw toolError('E_CAPABILITY_DENIED', `${what} is not available in the sandbox`); };
-for (const k of ['kill', '_kill']) ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
+const denied = (what) => () => {
+  throw toolError('E_CAPABILITY_DENIED', `${what} is not available in the sandbox`);
+};
+for (const k of ['kill', '_kill'])
+  ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
 const os = require('node:os');
-for (const k of ['setPriority']) ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });
+for (const k of ['setPriority'])
+  ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });
 // No syncBuiltinESMExports() needed: a built-in's ES-module facade is made, from its exports as they are then, when an
 // ES module first imports it, and no module has imported one yet (the empty module above imports nothing, and loads
 // in a later turn); loading node:module for it cost about 0.3-0.5 ms of a cold start.

@@ -1,4 +1,5 @@
-// Deno sandbox runner: runs INSIDE the Deno sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of core/guest/core.mjs for Deno.
+// Deno sandbox runner: runs INSIDE the Deno sandbox subprocess (untrusted side); the stdio (NDJSON) adapter of
+// core/guest/core.mjs for Deno.
 // Engine-specific parts only: stdio framing, stdout capture, uncaught-error logging, Proxy detection and how tool
 // source is evaluated. The protocol, capabilities, mediated fetch and plain-data copies live in core/guest/core.mjs,
 // shared with the Node runner (sandbox-runner.cjs) and the browser worker. Deno itself runs without any permission;
@@ -8,8 +9,15 @@ import { createGuest } from '../../core/guest/core.mjs';
 // ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
 const G = globalThis;
 const ReflectApply = Reflect.apply;
-const uncurry = (fn) => (self, ...args) => ReflectApply(fn, self, args);
-const { getPrototypeOf: ReflectGetPrototypeOf, getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor, defineProperty: ReflectDefineProperty } = Reflect;
+const uncurry =
+  (fn) =>
+  (self, ...args) =>
+    ReflectApply(fn, self, args);
+const {
+  getPrototypeOf: ReflectGetPrototypeOf,
+  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
+  defineProperty: ReflectDefineProperty,
+} = Reflect;
 const JSONStringify = JSON.stringify;
 const JSONParse = JSON.parse;
 const FunctionPrototypeBind = uncurry(Function.prototype.bind);
@@ -62,7 +70,8 @@ function writeLine(line) {
     bytes = TypedArraySubarray(bytes, n);
   }
 }
-// Channel watch: tool code that closes stdout ends the sandbox (stderr mark, exit CHANNEL_LOST), checked with an empty write every
+// Channel watch: tool code that closes stdout ends the sandbox (stderr mark, exit CHANNEL_LOST), checked with an empty
+// write every
 // CHANNEL_CHECK_MS (unreferenced timer): under bubblewrap the wrapper holds copies of the channel, so the host would
 // not see it close. Without permissions Deno cannot open a file that could take the closed descriptor's place.
 const CHANNEL_LOST = 86;
@@ -71,18 +80,46 @@ const CHANNEL_CHECK_MS = 200;
 const EMPTY = new Uint8Array(0);
 const exitNow = FunctionPrototypeBind(G.Deno.exit, G.Deno);
 const checkChannel = () => {
-  try { ReflectApply(writeSync, out, [EMPTY]); } catch { try { G.Deno.stderr.writeSync(encoder.encode(`\n${CHANNEL_LOST_MARK}\n`)); } catch { /* closed */ } exitNow(CHANNEL_LOST); }
+  try {
+    ReflectApply(writeSync, out, [EMPTY]);
+  } catch {
+    try {
+      G.Deno.stderr.writeSync(encoder.encode(`\n${CHANNEL_LOST_MARK}\n`));
+    } catch {
+      /* closed */
+    }
+    exitNow(CHANNEL_LOST);
+  }
 };
 // Deno 2's global setInterval returns a Node-style Timeout: its first use loads Deno's Node timers, about 10-15 ms of
 // CPU (40-70 ms of wall time on a loaded machine) before `ready`. core.createSystemInterval is the unreferenced
 // interval Deno's own modules use, without that load; the global is the fallback for a Deno without it.
-if (core && typeof core.createSystemInterval === 'function') ReflectApply(core.createSystemInterval, core, [checkChannel, CHANNEL_CHECK_MS]);
+if (core && typeof core.createSystemInterval === 'function')
+  ReflectApply(core.createSystemInterval, core, [checkChannel, CHANNEL_CHECK_MS]);
 else G.Deno.unrefTimer(setInterval(checkChannel, CHANNEL_CHECK_MS));
 // Guest writes to stdout become log lines instead of corrupting the protocol stream.
-ReflectDefineProperty(out, 'writeSync', { value: (b) => { guestWrite(decodeGuest(b)); return TypedArrayLength(b); }, configurable: true, writable: true });
-ReflectDefineProperty(out, 'write', { value: async (b) => { guestWrite(decodeGuest(b)); return TypedArrayLength(b); }, configurable: true, writable: true });
+ReflectDefineProperty(out, 'writeSync', {
+  value: (b) => {
+    guestWrite(decodeGuest(b));
+    return TypedArrayLength(b);
+  },
+  configurable: true,
+  writable: true,
+});
+ReflectDefineProperty(out, 'write', {
+  value: async (b) => {
+    guestWrite(decodeGuest(b));
+    return TypedArrayLength(b);
+  },
+  configurable: true,
+  writable: true,
+});
 function decodeGuest(b) {
-  try { return TextDecoderDecode(decoder, b); } catch { return '[unprintable]'; }
+  try {
+    return TextDecoderDecode(decoder, b);
+  } catch {
+    return '[unprintable]';
+  }
 }
 
 // A Python revision's sandbox gets its asset spec as one argument (node/python/sandbox.ts); Pyodide loads on `load`.
@@ -98,29 +135,64 @@ const guest = createGuest({
   // here): the guest core captures the getters now and the classes on first use. Deno versions that have them as
   // plain values in the snapshot get their prototype methods captured now.
   eagerFetchClasses: ReflectGetOwnPropertyDescriptor(G, 'Request')?.get === undefined,
-  ...(pyArg === undefined ? {} : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
+  ...(pyArg === undefined
+    ? {}
+    : { loadRuntime: (runtime, source) => python.loadRuntime(runtime, source), fromGuest: (v) => python.fromGuest(v) }),
 });
 const { log, describe } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
-  const [{ createPythonGuest }, vm] = await Promise.all([import('../../core/guest/python.mjs'), importModule('node:vm')]);
+  const [{ createPythonGuest }, vm] = await Promise.all([
+    import('../../core/guest/python.mjs'),
+    importModule('node:vm'),
+  ]);
   const readFileSync = FunctionPrototypeBind(G.Deno.readFileSync, G.Deno);
   const subtle = G.crypto.subtle;
   const digest = uncurry(ReflectGetPrototypeOf(subtle).digest);
   python = createPythonGuest({
-    spec: JSONParse(TextDecoderDecode(new TextDecoderCtor('utf-8'), Uint8Array.from(G.atob(pyArg.slice(PY_FLAG.length)), (c) => c.charCodeAt(0)))),
+    spec: JSONParse(
+      TextDecoderDecode(
+        new TextDecoderCtor('utf-8'),
+        Uint8Array.from(G.atob(pyArg.slice(PY_FLAG.length)), (c) => c.charCodeAt(0)),
+      ),
+    ),
     readFile: (p) => readFileSync(p),
-    sha256Hex: async (bytes) => Array.from(new Uint8Array(await digest(subtle, 'SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(''),
-    // No importModuleDynamically: an import() anywhere in Pyodide's code fails (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+    sha256Hex: async (bytes) =>
+      Array.from(new Uint8Array(await digest(subtle, 'SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(
+        '',
+      ),
+    // No importModuleDynamically: an import() anywhere in Pyodide's code fails
+    // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
     compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
-    hostGlobals: ['Deno', 'process', 'Buffer', 'global', 'require', 'module', 'exports', '__filename', '__dirname', 'setImmediate', 'clearImmediate', 'caches', 'localStorage', 'sessionStorage'],
+    hostGlobals: [
+      'Deno',
+      'process',
+      'Buffer',
+      'global',
+      'require',
+      'module',
+      'exports',
+      '__filename',
+      '__dirname',
+      'setImmediate',
+      'clearImmediate',
+      'caches',
+      'localStorage',
+      'sessionStorage',
+    ],
     guest,
   });
 }
 
 // A stray rejection or exception in tool code is logged, not a crash of the whole sandbox.
-G.addEventListener('unhandledrejection', (ev) => { ev.preventDefault(); log('error', `unhandled rejection: ${describe(ev.reason)}`); });
-G.addEventListener('error', (ev) => { ev.preventDefault(); log('error', `uncaught exception: ${describe(ev.error)}`); });
+G.addEventListener('unhandledrejection', (ev) => {
+  ev.preventDefault();
+  log('error', `unhandled rejection: ${describe(ev.reason)}`);
+});
+G.addEventListener('error', (ev) => {
+  ev.preventDefault();
+  log('error', `uncaught exception: ${describe(ev.error)}`);
+});
 
 // ---- input: NDJSON lines -> guest.line (dispatch lives in core/guest/core.mjs) --------------------------------------
 // Framing on bytes, as the Node runner does: newlines found natively, a spanning line's bytes joined once, each whole
@@ -138,7 +210,7 @@ function onBytes(chunk) {
     if (parts.length > 0) {
       const whole = new Uint8ArrayCtor(partsLen + TypedArrayLength(bytes));
       let at = 0;
-      for (let i = 0; i < parts.length; i++) (TypedArraySet(whole, parts[i], at), (at += TypedArrayLength(parts[i])));
+      for (let i = 0; i < parts.length; i++) TypedArraySet(whole, parts[i], at), (at += TypedArrayLength(parts[i]));
       TypedArraySet(whole, bytes, at);
       bytes = whole;
       parts = [];

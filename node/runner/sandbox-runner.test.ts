@@ -1,4 +1,5 @@
-// Tests of the runners' stdin handling (node: thread-pool reads, then the stdin stream after 16 reads; deno: Deno.stdin.read) with real subprocesses; trusted side.
+// Tests of the runners' stdin handling (node: thread-pool reads, then the stdin stream after 16 reads; deno:
+// Deno.stdin.read) with real subprocesses; trusted side.
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeSandboxRuntime, resolveDeno, type NodeSandboxInstance } from '../sandbox/runtime.js';
@@ -11,7 +12,16 @@ const SOURCE = `export default async (args, ctx) => {
 }`;
 let seq = 0;
 function spec(): SandboxSpec {
-  return { revision: `brunner${++seq}`, manifest: { name: 'r', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: SOURCE } }, limits: { ...DEFAULT_LIMITS } };
+  return {
+    revision: `brunner${++seq}`,
+    manifest: {
+      name: 'r',
+      description: '',
+      parameters: {},
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: SOURCE },
+    },
+    limits: { ...DEFAULT_LIMITS },
+  };
 }
 const capLog: string[] = [];
 const onCapability: CapabilityHandler = async (name, params) => {
@@ -42,7 +52,11 @@ describe.each(engines)('%s runner input', (engine) => {
     // Larger than the 256 KiB read buffer: arrives in several reads; multi-byte sequences get split between them.
     for (const fill of ['x', '€', '😀']) {
       const big = fill.repeat(Math.ceil((600 * 1024) / Buffer.byteLength(fill)));
-      const r = (await inst.call({ big, cap: true }, opts())) as { echo: { big: string }; stored: unknown; bytes: number };
+      const r = (await inst.call({ big, cap: true }, opts())) as {
+        echo: { big: string };
+        stored: unknown;
+        bytes: number;
+      };
       expect(r.echo.big).toBe(big);
       expect(r.stored).toEqual({ key: 'k', value: 'v-€😀' });
       expect(r.bytes).toBe(Buffer.byteLength(JSON.stringify({ big, cap: true })));

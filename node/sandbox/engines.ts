@@ -1,4 +1,5 @@
-// Where a sandbox's engine and runner are, and the engine flags it gets (permission flag, V8 flags, Deno's cache dir); Node host, trusted side.
+// Where a sandbox's engine and runner are, and the engine flags it gets (permission flag, V8 flags, Deno's cache dir);
+// Node host, trusted side.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -7,7 +8,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TyError } from '../../core/errors.js';
 
-/** Walk up from this module to the folder whose package.json is named `tysandbox` (works from sources and from dist/). */
+/**
+ * Walk up from this module to the folder whose package.json is named `tysandbox` (works from sources and from dist/).
+ */
 export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
@@ -28,14 +31,20 @@ export function packageRoot(): string {
 const runnerPathCache = new Map<string, string>();
 /**
  * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner-entry.cjs for Node (CommonJS, for
- * start-up time; it compiles sandbox-runner.cjs and core/guest/core.mjs with the build's code cache), node/runner/sandbox-runner.mjs
+ * start-up time; it compiles sandbox-runner.cjs and core/guest/core.mjs with the build's code cache),
+ * node/runner/sandbox-runner.mjs
  * for Deno. Both run thin stdio adapters of core/guest/core.mjs.
  * @throws TyError E_SANDBOX_UNAVAILABLE when the file is missing from the package.
  */
 export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
   const hit = runnerPathCache.get(engine);
   if (hit) return hit;
-  const p = join(packageRoot(), 'node', 'runner', engine === 'node' ? 'sandbox-runner-entry.cjs' : 'sandbox-runner.mjs');
+  const p = join(
+    packageRoot(),
+    'node',
+    'runner',
+    engine === 'node' ? 'sandbox-runner-entry.cjs' : 'sandbox-runner.mjs',
+  );
   if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'sandbox runner file is missing from the package');
   runnerPathCache.set(engine, p);
   return p;
@@ -49,7 +58,10 @@ export function guestFile(runnerDir: string, name: 'core.mjs' | 'python.mjs'): s
 }
 /** The Node runner's V8 code cache (written by node/runner/build-code-cache.mjs during the build; optional). */
 export const NODE_RUNNER_CODE_CACHE = 'sandbox-runner.cache';
-/** First word of a code cache file (node/runner/sandbox-runner-entry.cjs: `MAGIC <runner bytes> <core bytes>\n`, the two files' bytes, V8's data). */
+/**
+ * First word of a code cache file (node/runner/sandbox-runner-entry.cjs: `MAGIC <runner bytes> <core bytes>\n`, the two
+ * files' bytes, V8's data).
+ */
 const CODE_CACHE_MAGIC = 'tysandbox-code-cache-1';
 
 const codeCacheChecks = new Map<string, { stamp: string; ok: boolean }>();
@@ -62,7 +74,8 @@ const stampOf = (p: string): string => {
   }
 };
 /**
- * Whether the code cache in `dir` holds exactly the bytes of sandbox-runner.cjs and core/guest/core.mjs there (the check
+ * Whether the code cache in `dir` holds exactly the bytes of sandbox-runner.cjs and core/guest/core.mjs there (the
+ * check
  * sandbox-runner-entry.cjs makes itself whenever it can read those files). Remembered per file stamps (device, inode,
  * size, mtime) of the three files.
  */
@@ -79,8 +92,14 @@ export function codeCacheMatches(dir: string): boolean {
     const r0 = nl + 1;
     const c0 = r0 + runner.length;
     const d0 = c0 + core.length;
-    ok = head.length === 3 && head[0] === CODE_CACHE_MAGIC && Number(head[1]) === runner.length && Number(head[2]) === core.length &&
-      cache.length > d0 && cache.subarray(r0, c0).equals(runner) && cache.subarray(c0, d0).equals(core);
+    ok =
+      head.length === 3 &&
+      head[0] === CODE_CACHE_MAGIC &&
+      Number(head[1]) === runner.length &&
+      Number(head[2]) === core.length &&
+      cache.length > d0 &&
+      cache.subarray(r0, c0).equals(runner) &&
+      cache.subarray(c0, d0).equals(core);
   } catch {
     ok = false;
   }
@@ -91,7 +110,8 @@ export function codeCacheMatches(dir: string): boolean {
 /**
  * The project files a sandbox may read, all read-only: its runner file and what that loads. Node: the entry and either
  * the runner's V8 code cache alone, when the build made one and it holds exactly the bytes of the runner
- * (node/runner/sandbox-runner.cjs) and the guest core (core/guest/core.mjs) (codeCacheMatches: the entry then compiles those
+ * (node/runner/sandbox-runner.cjs) and the guest core (core/guest/core.mjs) (codeCacheMatches: the entry then compiles
+ * those
  * copies, one file and one bubblewrap bind fewer), or else the runner and the guest core themselves; `codeCache: false`
  * (a Python sandbox, whose V8 flags the cache was not made for) always the latter. Deno: the runner and the guest core.
  * @throws TyError E_SANDBOX_UNAVAILABLE when a source file is missing from the package.
@@ -99,9 +119,14 @@ export function codeCacheMatches(dir: string): boolean {
 export function runnerFiles(engine: 'node' | 'deno' = 'node', opts: { codeCache?: boolean } = {}): string[] {
   const runner = runnerPath(engine);
   const dir = dirname(runner);
-  if (engine === 'node' && opts.codeCache !== false && codeCacheMatches(dir)) return [runner, join(dir, NODE_RUNNER_CODE_CACHE)];
-  const files = engine === 'node' ? [runner, join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')] : [runner, guestFile(dir, 'core.mjs')];
-  if (!files.every((f) => existsSync(f))) throw new TyError('E_SANDBOX_UNAVAILABLE', 'a sandbox runner file is missing from the package');
+  if (engine === 'node' && opts.codeCache !== false && codeCacheMatches(dir))
+    return [runner, join(dir, NODE_RUNNER_CODE_CACHE)];
+  const files =
+    engine === 'node'
+      ? [runner, join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')]
+      : [runner, guestFile(dir, 'core.mjs')];
+  if (!files.every((f) => existsSync(f)))
+    throw new TyError('E_SANDBOX_UNAVAILABLE', 'a sandbox runner file is missing from the package');
   return files;
 }
 
@@ -115,11 +140,18 @@ const permissionFlagCache = new Map<string, string>();
 export function rememberPermissionFlag(nodePath: string, flag: '--permission' | '--experimental-permission'): void {
   permissionFlagCache.set(nodePath, flag);
 }
-/** `--permission` where the binary supports it (Node >= 22.13/23.5), else `--experimental-permission` (Node 20). Probed once per binary. */
+/**
+ * `--permission` where the binary supports it (Node >= 22.13/23.5), else `--experimental-permission` (Node 20). Probed
+ * once per binary.
+ */
 export function permissionFlag(nodePath: string): string {
   const hit = permissionFlagCache.get(nodePath);
   if (hit) return hit;
-  const r = spawnSync(nodePath, ['--permission', '--allow-fs-read=*', '-e', '0'], { env: {}, stdio: 'ignore', timeout: 10_000 });
+  const r = spawnSync(nodePath, ['--permission', '--allow-fs-read=*', '-e', '0'], {
+    env: {},
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
   const flag = r.status === 0 ? '--permission' : '--experimental-permission';
   permissionFlagCache.set(nodePath, flag);
   return flag;

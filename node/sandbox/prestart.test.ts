@@ -1,4 +1,5 @@
-// Tests of a sandbox process started ahead of its call (NodeSandboxRuntime.prestart) with real node subprocesses; test side.
+// Tests of a sandbox process started ahead of its call (NodeSandboxRuntime.prestart) with real node subprocesses; test
+// side.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,12 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 
 let seq = 0;
 function spec(source: string, limits = DEFAULT_LIMITS): SandboxSpec {
-  const manifest: ToolManifest = { name: 'pre', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } };
+  const manifest: ToolManifest = {
+    name: 'pre',
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  };
   return { revision: `bpre${++seq}`, manifest, limits: { ...limits } };
 }
 const opts = (): CallOptions => ({
@@ -66,7 +72,9 @@ describe('prestarted sandbox process', () => {
     rt.prestart(spec('export default async () => 1'));
     const spare = childPids().filter((p) => !before.has(p));
     expect(spare.length).toBe(1);
-    const inst = await rt.start(spec('export default async () => 2', { ...DEFAULT_LIMITS, memoryMb: DEFAULT_LIMITS.memoryMb * 2 }));
+    const inst = await rt.start(
+      spec('export default async () => 2', { ...DEFAULT_LIMITS, memoryMb: DEFAULT_LIMITS.memoryMb * 2 }),
+    );
     try {
       expect(inst.pid).not.toBe(spare[0]);
       expect(await inst.call({}, opts())).toBe(2);
@@ -117,7 +125,10 @@ describe('prestarted sandbox process', () => {
     const folders = { ...spec('export default async () => 1'), folders: [{ path: '/tmp', access: 'read' as const }] };
     new NodeSandboxRuntime({ engine: 'node' }).prestart(folders);
     const py = spec('def main(a): return 1');
-    py.manifest = { ...py.manifest, execution: { kind: 'sandboxed-code', runtime: 'python', source: 'def main(a): return 1' } };
+    py.manifest = {
+      ...py.manifest,
+      execution: { kind: 'sandboxed-code', runtime: 'python', source: 'def main(a): return 1' },
+    };
     new NodeSandboxRuntime({ engine: 'node' }).prestart(py);
     expect(childPids().filter((p) => !before.has(p))).toEqual([]);
   });

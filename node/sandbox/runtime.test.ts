@@ -1,11 +1,22 @@
-// Tests for the Node host SandboxRuntime (node/sandbox/runtime.ts + node/runner/sandbox-runner.mjs) with real node and deno subprocesses; trusted side.
+// Tests for the Node host SandboxRuntime (node/sandbox/runtime.ts + node/runner/sandbox-runner.mjs) with real node and
+// deno subprocesses; trusted side.
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DENO_NO_CACHE_DIR, NodeSandboxRuntime, NodeSandboxInstance, resolveDeno, runnerFiles, runnerPath, semiSpaceMb, sweepStaleDenoDirs, type SpawnWrapper } from './runtime.js';
+import {
+  DENO_NO_CACHE_DIR,
+  NodeSandboxRuntime,
+  NodeSandboxInstance,
+  resolveDeno,
+  runnerFiles,
+  runnerPath,
+  semiSpaceMb,
+  sweepStaleDenoDirs,
+  type SpawnWrapper,
+} from './runtime.js';
 import { guestFile } from './engines.js';
 import { TyError } from '../../core/errors.js';
 import { canonicalParts, joinParts, PART_MIN } from '../../core/revisions/canonical.js';
@@ -15,7 +26,12 @@ import { FetchRequestSchema } from '../../protocol/wire.js';
 
 let seq = 0;
 function spec(source: string, limits = DEFAULT_LIMITS): SandboxSpec {
-  const manifest: ToolManifest = { name: 'probe', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } };
+  const manifest: ToolManifest = {
+    name: 'probe',
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  };
   return { revision: `brev${++seq}`, manifest, limits: { ...limits } };
 }
 const deny: CapabilityHandler = async (name) => {
@@ -119,7 +135,8 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
   });
 
   it('the stubs hold for names imported statically from node:process and node:os too', async () => {
-    const inst = await start(`import { kill } from 'node:process'; import { setPriority } from 'node:os'; import os from 'node:os';
+    const inst =
+      await start(`import { kill } from 'node:process'; import { setPriority } from 'node:os'; import os from 'node:os';
     export default async () => {
       const host = typeof Deno === 'object' ? Deno.ppid : process.ppid;
       const out = {};
@@ -133,7 +150,9 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
 
   if (engine === 'deno') {
     it('deno: network is denied by the engine', async () => {
-      const inst = await start(`export default async () => { try { await Deno.connect({ hostname: '127.0.0.1', port: 9 }); return 'connected'; } catch (e) { return e.name; } }`);
+      const inst = await start(
+        `export default async () => { try { await Deno.connect({ hostname: '127.0.0.1', port: 9 }); return 'connected'; } catch (e) { return e.name; } }`,
+      );
       expect(await inst.call({}, opts())).toMatch(/NotCapable|PermissionDenied/);
     });
   }
@@ -155,7 +174,9 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
   });
 
   it('rate-caps log messages', async () => {
-    const inst = await start(`export default async () => { for (let i = 0; i < 5000; i++) console.log('line ' + i); return 'ok'; }`);
+    const inst = await start(
+      `export default async () => { for (let i = 0; i < 5000; i++) console.log('line ' + i); return 'ok'; }`,
+    );
     logs.length = 0;
     expect(await inst.call({}, opts())).toBe('ok');
     expect(logs.length).toBeGreaterThan(0);
@@ -170,10 +191,23 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     const seen: unknown[] = [];
     const handler: CapabilityHandler = async (name, params) => {
       seen.push([name, params]);
-      return { status: 201, statusText: 'Created', headers: [['content-type', 'text/plain']], body: Buffer.from('réponse').toString('base64'), url: 'https://api.example.com/x?q=1' };
+      return {
+        status: 201,
+        statusText: 'Created',
+        headers: [['content-type', 'text/plain']],
+        body: Buffer.from('réponse').toString('base64'),
+        url: 'https://api.example.com/x?q=1',
+      };
     };
     const v = await inst.call({}, opts(handler));
-    expect(v).toEqual({ same: true, status: 201, text: 'réponse', h: 'text/plain', url: 'https://api.example.com/x?q=1', ok: true });
+    expect(v).toEqual({
+      same: true,
+      status: 201,
+      text: 'réponse',
+      h: 'text/plain',
+      url: 'https://api.example.com/x?q=1',
+      ok: true,
+    });
     expect(seen).toHaveLength(1);
     const [name, params] = seen[0] as [string, unknown];
     expect(name).toBe('fetch');
@@ -185,28 +219,55 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
   });
 
   it('a large capability reply (8 MiB body) arrives whole', async () => {
-    const inst = await start(`export default async () => { const r = await fetch('https://big.example/'); const b = new Uint8Array(await r.arrayBuffer()); let sum = 0; for (const x of b) sum = (sum + x) % 65521; return { n: b.length, sum }; }`);
+    const inst = await start(
+      `export default async () => { const r = await fetch('https://big.example/'); const b = new Uint8Array(await ` +
+        `r.arrayBuffer()); let sum = 0; for (const x of b) sum = (sum + x) % 65521; return { n: b.length, ` +
+        `sum }; }`,
+    );
     const body = Buffer.alloc(8 * 1024 * 1024);
     for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
     let sum = 0;
     for (const x of body) sum = (sum + x) % 65521;
-    const v = await inst.call({}, opts(async () => ({ status: 200, statusText: 'OK', headers: [], body: body.toString('base64'), url: 'https://big.example/' })));
+    const v = await inst.call(
+      {},
+      opts(async () => ({
+        status: 200,
+        statusText: 'OK',
+        headers: [],
+        body: body.toString('base64'),
+        url: 'https://big.example/',
+      })),
+    );
     expect(v).toEqual({ n: body.length, sum });
   });
 
   it('arguments holding long strings go out in canonical pieces (one writev) and arrive exactly, message after message', async () => {
-    const inst = await start(`export default async (a) => { const out = {}; for (const k of Object.keys(a)) { const s = a[k]; let h = 0; for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) >>> 0; out[k] = [s.length, h]; } return { keys: Object.keys(a), out }; }`);
+    const inst = await start(
+      `export default async (a) => { const out = {}; for (const k of Object.keys(a)) { const s = a[k]; ` +
+        `let h = 0; for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) >>> ` +
+        `0; out[k] = [s.length, h]; } return { keys: Object.keys(a), out }; }`,
+    );
     const hash = (s: string) => {
       let h = 0;
       for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) >>> 0;
       return h;
     };
     const mib = 1024 * 1024;
-    const args: Record<string, string> = { z: 'y'.repeat(mib), a: 'é'.repeat(PART_MIN * 3), m: '中😀'.repeat(PART_MIN), e: 'line "quoted"\n'.repeat(PART_MIN), s: 'short' };
+    const args: Record<string, string> = {
+      z: 'y'.repeat(mib),
+      a: 'é'.repeat(PART_MIN * 3),
+      m: '中😀'.repeat(PART_MIN),
+      e: 'line "quoted"\n'.repeat(PART_MIN),
+      s: 'short',
+    };
     const parts = canonicalParts(args, 'E_INVALID_ARGS');
     expect(parts.length).toBeGreaterThanOrEqual(7); // three long verbatim strings, each its own piece
-    const want = { keys: Object.keys(args).sort(), out: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, [v.length, hash(v)]])) };
-    for (let i = 0; i < 3; i++) expect(await inst.call(args, { ...opts(), argsJson: joinParts(parts), argsParts: parts })).toEqual(want);
+    const want = {
+      keys: Object.keys(args).sort(),
+      out: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, [v.length, hash(v)]])),
+    };
+    for (let i = 0; i < 3; i++)
+      expect(await inst.call(args, { ...opts(), argsJson: joinParts(parts), argsParts: parts })).toEqual(want);
     expect(await inst.call({ s: 'after' }, opts())).toEqual({ keys: ['s'], out: { s: [5, hash('after')] } });
   });
 
@@ -221,11 +282,23 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
       return { out, signal: ctx.signal instanceof AbortSignal && !ctx.signal.aborted };
     }`);
     const names: string[] = [];
-    const v = (await inst.call({}, opts(async (name) => {
-      names.push(name);
-      throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
-    }))) as { out: { isError: boolean; code: string; message: string; stack: string }[]; signal: boolean };
-    expect(names).toEqual(['storage.get', 'storage.set', 'storage.delete', 'storage.list', 'getSecret', 'resolveInvocation', 'createSubtasksResult', 'fetch']);
+    const v = (await inst.call(
+      {},
+      opts(async (name) => {
+        names.push(name);
+        throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
+      }),
+    )) as { out: { isError: boolean; code: string; message: string; stack: string }[]; signal: boolean };
+    expect(names).toEqual([
+      'storage.get',
+      'storage.set',
+      'storage.delete',
+      'storage.list',
+      'getSecret',
+      'resolveInvocation',
+      'createSubtasksResult',
+      'fetch',
+    ]);
     expect(v.signal).toBe(true);
     for (const e of v.out) {
       expect(e.isError).toBe(true);
@@ -235,26 +308,39 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
   });
 
   it('ctx.signal fires when the call ends', async () => {
-    const inst = await start(`let s; export default async (args, ctx) => { if (args === 'check') return s.aborted; s = ctx.signal; return s.aborted; }`);
+    const inst = await start(
+      `let s; export default async (args, ctx) => { if (args === 'check') return s.aborted; s = ctx.signal; return s.aborted; }`,
+    );
     expect(await inst.call('first', opts())).toBe(false);
     expect(await inst.call('check', opts())).toBe(true);
   });
 
   it('a module that fails to load is E_TOOL_FAILED and no process is left', async () => {
     await expect(rt.start(spec('export default async ( => 1'))).rejects.toMatchObject({ code: 'E_TOOL_FAILED' });
-    await expect(rt.start(spec('export const x = 1'))).rejects.toMatchObject({ code: 'E_TOOL_FAILED', message: expect.stringContaining('default export') });
-    await expect(rt.start(spec('throw new Error("at load")'))).rejects.toMatchObject({ code: 'E_TOOL_FAILED', message: 'Error: at load' });
+    await expect(rt.start(spec('export const x = 1'))).rejects.toMatchObject({
+      code: 'E_TOOL_FAILED',
+      message: expect.stringContaining('default export'),
+    });
+    await expect(rt.start(spec('throw new Error("at load")'))).rejects.toMatchObject({
+      code: 'E_TOOL_FAILED',
+      message: 'Error: at load',
+    });
   });
 
   it('a sandbox that exits is E_SANDBOX_FAILED with a clear message', async () => {
     const inst = await start(`export default async () => { (typeof Deno === 'object' ? Deno : process).exit(3); }`);
-    await expect(inst.call({}, opts())).rejects.toMatchObject({ code: 'E_SANDBOX_FAILED', message: expect.stringContaining('exited with code 3') });
+    await expect(inst.call({}, opts())).rejects.toMatchObject({
+      code: 'E_SANDBOX_FAILED',
+      message: expect.stringContaining('exited with code 3'),
+    });
     expect(inst.alive).toBe(false);
     await expect(inst.call({}, opts())).rejects.toMatchObject({ code: 'E_SANDBOX_FAILED' });
   });
 
   it('unhandled rejections in tool code are logged, not fatal', async () => {
-    const inst = await start(`export default async () => { Promise.reject(new Error('stray')); await new Promise((r) => setTimeout(r, 20)); return 'alive'; }`);
+    const inst = await start(
+      `export default async () => { Promise.reject(new Error('stray')); await new Promise((r) => setTimeout(r, 20)); return 'alive'; }`,
+    );
     logs.length = 0;
     expect(await inst.call({}, opts())).toBe('alive');
     expect(logs.some((l) => l.includes('stray'))).toBe(true);
@@ -273,13 +359,22 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(seen).toHaveLength(1);
     const s = seen[0]!;
     const dir = dirname(runnerPath(engine));
-    // Node: the entry and the build's code cache (holding the runner and the guest core), else the entry, the runner and the guest core; Deno: the runner and the guest core
-    const expected = engine === 'deno' ? [runnerPath(engine), guestFile(dir, 'core.mjs')] : existsSync(join(dir, 'sandbox-runner.cache')) ? [runnerPath(engine), join(dir, 'sandbox-runner.cache')] : [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')];
+    // Node: the entry and the build's code cache (holding the runner and the guest core), else the entry, the runner
+    // and the guest core; Deno: the runner and the guest core
+    const expected =
+      engine === 'deno'
+        ? [runnerPath(engine), guestFile(dir, 'core.mjs')]
+        : existsSync(join(dir, 'sandbox-runner.cache'))
+          ? [runnerPath(engine), join(dir, 'sandbox-runner.cache')]
+          : [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')];
     expect(runnerFiles(engine)).toEqual(expected);
-    expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]); // the engine binary and the runner files, nothing else
+    // the engine binary and the runner files, nothing else
+    expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]);
     if (engine === 'node') {
       expect(s.env).toEqual({});
-      expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(runnerFiles(engine).map((f) => `--allow-fs-read=${f}`));
+      expect(s.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual(
+        runnerFiles(engine).map((f) => `--allow-fs-read=${f}`),
+      );
       expect(s.args.some((a) => a === '--permission' || a === '--experimental-permission')).toBe(true);
       expect(s.args.some((a) => /^--allow-(child-process|worker|addons|wasi)/.test(a))).toBe(false);
       expect(s.args).toContain('--max-semi-space-size=1'); // 1 MiB at the default 256 MiB heap
@@ -316,12 +411,28 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
           readOther: t(() => fs.readFileSync(other + '/f.txt')),
         };
       }`;
-      const inst = await rt.start({ ...spec(source), folders: [{ path: ro, access: 'read' }, { path: rw, access: 'write' }] });
+      const inst = await rt.start({
+        ...spec(source),
+        folders: [
+          { path: ro, access: 'read' },
+          { path: rw, access: 'write' },
+        ],
+      });
       started.push(inst);
-      expect(await inst.call({ ro, rw, other }, opts())).toEqual({ readRo: 'ok', writeRo: 'denied', readRw: 'ok', writeRw: 'ok', readOther: 'denied' });
+      expect(await inst.call({ ro, rw, other }, opts())).toEqual({
+        readRo: 'ok',
+        writeRo: 'denied',
+        readRw: 'ok',
+        writeRw: 'ok',
+        readOther: 'denied',
+      });
       // a comma would split the engine's flag into two grants: refused before anything starts
-      await expect(rt.start({ ...spec('export default async () => 1'), folders: [{ path: `${ro},/etc`, access: 'read' }] })).rejects.toMatchObject({ code: 'E_USAGE' });
-      await expect(rt.start({ ...spec('export default async () => 1'), folders: [{ path: 'relative/dir', access: 'read' }] })).rejects.toMatchObject({ code: 'E_USAGE' });
+      await expect(
+        rt.start({ ...spec('export default async () => 1'), folders: [{ path: `${ro},/etc`, access: 'read' }] }),
+      ).rejects.toMatchObject({ code: 'E_USAGE' });
+      await expect(
+        rt.start({ ...spec('export default async () => 1'), folders: [{ path: 'relative/dir', access: 'read' }] }),
+      ).rejects.toMatchObject({ code: 'E_USAGE' });
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
@@ -330,14 +441,20 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
   it('a module whose top level never finishes is E_TIMEOUT at the start budget and leaves no process', async () => {
     const before = childPids();
     const slow = new NodeSandboxRuntime({ engine, startTimeoutMs: 1500 });
-    await expect(slow.start(spec('while (true) {} export default async () => 1'))).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    await expect(slow.start(spec('while (true) {} export default async () => 1'))).rejects.toMatchObject({
+      code: 'E_TIMEOUT',
+    });
     const leftover = childPids().filter((p) => !before.includes(p));
     expect(leftover).toEqual([]);
   });
 
   it('a missing engine binary is E_SANDBOX_UNAVAILABLE', async () => {
-    const missing = new NodeSandboxRuntime(engine === 'node' ? { engine, nodePath: '/nonexistent/node' } : { engine, denoPath: '/nonexistent/deno' });
-    await expect(missing.start(spec('export default async () => 1'))).rejects.toMatchObject({ code: 'E_SANDBOX_UNAVAILABLE' });
+    const missing = new NodeSandboxRuntime(
+      engine === 'node' ? { engine, nodePath: '/nonexistent/node' } : { engine, denoPath: '/nonexistent/deno' },
+    );
+    await expect(missing.start(spec('export default async () => 1'))).rejects.toMatchObject({
+      code: 'E_SANDBOX_UNAVAILABLE',
+    });
   });
 
   it('destroy kills the whole process group and is idempotent', async () => {
@@ -353,23 +470,34 @@ describe('host exit', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tysandbox-host-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   /** A separate host process that starts one sandbox, prints its pid, then `mode`s. */
-  async function hostWith(mode: 'exit' | 'hang', engine: 'node' | 'deno'): Promise<{ sandboxPid: number; host: ReturnType<typeof spawn> }> {
+  async function hostWith(
+    mode: 'exit' | 'hang',
+    engine: 'node' | 'deno',
+  ): Promise<{ sandboxPid: number; host: ReturnType<typeof spawn> }> {
     const file = join(dir, `host-${mode}-${engine}.mts`);
     const sandboxTs = fileURLToPath(new URL('./runtime.ts', import.meta.url));
-    writeFileSync(file, `import { NodeSandboxRuntime } from ${JSON.stringify(sandboxTs)};
+    writeFileSync(
+      file,
+      `import { NodeSandboxRuntime } from ${JSON.stringify(sandboxTs)};
 const rt = new NodeSandboxRuntime({ engine: ${JSON.stringify(engine)} });
 const inst = await rt.start({ revision: 'bhost', manifest: { name: 't', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 1' } }, limits: { timeoutMs: 60000, outputBytes: 1000, memoryMb: 64 } });
 process.stdout.write(inst.pid + '\\n');
 ${mode === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
-`);
-    const host = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../..', import.meta.url)) });
+`,
+    );
+    const host = spawn(process.execPath, ['--import', 'tsx', file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    });
     const line = await new Promise<string>((resolve, reject) => {
       let buf = '';
       host.stdout!.on('data', (c: Buffer) => {
         buf += c.toString();
         if (buf.includes('\n')) resolve(buf.trim());
       });
-      host.once('exit', () => (buf.includes('\n') ? resolve(buf.trim()) : reject(new Error('host exited without a pid'))));
+      host.once('exit', () =>
+        buf.includes('\n') ? resolve(buf.trim()) : reject(new Error('host exited without a pid')),
+      );
     });
     return { sandboxPid: Number(line), host };
   }
@@ -388,16 +516,19 @@ ${mode === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
     expect(await waitGone(sandboxPid)).toBe(true);
   });
 
-  it.each(['node', 'deno'] as const)('an idle %s sandbox exits by itself when its host is SIGKILLed (stdin EOF)', async (engine) => {
-    const { sandboxPid, host } = await hostWith('hang', engine);
-    expect(pidAlive(sandboxPid)).toBe(true);
-    host.kill('SIGKILL');
-    expect(await waitGone(sandboxPid)).toBe(true);
-    if (engine === 'deno') {
-      // a Deno sandbox writes no DENO_DIR, so a dead host leaves none behind
-      expect(readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${host.pid}-`))).toEqual([]);
-    }
-  });
+  it.each(['node', 'deno'] as const)(
+    'an idle %s sandbox exits by itself when its host is SIGKILLed (stdin EOF)',
+    async (engine) => {
+      const { sandboxPid, host } = await hostWith('hang', engine);
+      expect(pidAlive(sandboxPid)).toBe(true);
+      host.kill('SIGKILL');
+      expect(await waitGone(sandboxPid)).toBe(true);
+      if (engine === 'deno') {
+        // a Deno sandbox writes no DENO_DIR, so a dead host leaves none behind
+        expect(readdirSync(tmpdir()).filter((n) => n.startsWith(`tysandbox-deno-${host.pid}-`))).toEqual([]);
+      }
+    },
+  );
 });
 
 describe.each(['node', 'deno'] as const)('%s engine under bwrap with an OS CPU limit', (engine) => {
@@ -406,7 +537,8 @@ describe.each(['node', 'deno'] as const)('%s engine under bwrap with an OS CPU l
     const { createBwrapWrapper } = await import('../os-sandbox/bwrap.js');
     const { osLimitsFor } = await import('../os-sandbox/limits.js');
     const probe = await probeUncached();
-    if (!probe.available || !probe.path || !probe.prlimit) return ctx.skip(`bubblewrap or prlimit unusable here: ${probe.reason ?? 'no prlimit'}`);
+    if (!probe.available || !probe.path || !probe.prlimit)
+      return ctx.skip(`bubblewrap or prlimit unusable here: ${probe.reason ?? 'no prlimit'}`);
     const wrap = createBwrapWrapper({
       bwrapPath: probe.path,
       prlimitPath: probe.prlimit,
@@ -426,7 +558,7 @@ describe.each(['node', 'deno'] as const)('%s engine under bwrap with an OS CPU l
 });
 
 describe('temporary DENO_DIRs of earlier versions', () => {
-  it('sweepStaleDenoDirs removes those whose host is gone and keeps a live host\'s', () => {
+  it("sweepStaleDenoDirs removes those whose host is gone and keeps a live host's", () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
     const stale = mkdtempSync(join(tmpdir(), `tysandbox-deno-${dead}-`));
     const live = mkdtempSync(join(tmpdir(), `tysandbox-deno-${process.ppid}-`));

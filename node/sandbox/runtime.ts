@@ -1,4 +1,5 @@
-// Node host SandboxRuntime: tool JavaScript in a Node (permission model) or Deno (no permissions) subprocess; trusted host side.
+// Node host SandboxRuntime: tool JavaScript in a Node (permission model) or Deno (no permissions) subprocess; trusted
+// host side.
 //
 // What the engine's own permission model does NOT cover, and the OS wrapper (node/os-sandbox, via `wrap`) must:
 // - Node 20-24 `--permission` / `--experimental-permission` restricts the file system, child processes, workers,
@@ -22,17 +23,51 @@ import type { HostMessage } from '../../protocol/wire.js';
 import { SandboxChannel } from '../../core/exec/channel.js';
 import { TyError } from '../../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
-import { PYTHON_SANDBOX_NEEDS, pythonSandboxPlan, type PyodideAssets, type PythonPackageFile } from '../python/sandbox.js';
-import { packageRoot, runnerPath, runnerFiles, flagSafe, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './engines.js';
+import {
+  PYTHON_SANDBOX_NEEDS,
+  pythonSandboxPlan,
+  type PyodideAssets,
+  type PythonPackageFile,
+} from '../python/sandbox.js';
+import {
+  packageRoot,
+  runnerPath,
+  runnerFiles,
+  flagSafe,
+  permissionFlag,
+  resolveDeno,
+  DENO_NO_CACHE_DIR,
+  sweepStaleDenoDirs,
+  semiSpaceMb,
+  nodeRunnerV8Flags,
+} from './engines.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
-export { packageRoot, runnerPath, runnerFiles, rememberPermissionFlag, permissionFlag, resolveDeno, DENO_NO_CACHE_DIR, sweepStaleDenoDirs, semiSpaceMb, nodeRunnerV8Flags } from './engines.js';
+export {
+  packageRoot,
+  runnerPath,
+  runnerFiles,
+  rememberPermissionFlag,
+  permissionFlag,
+  resolveDeno,
+  DENO_NO_CACHE_DIR,
+  sweepStaleDenoDirs,
+  semiSpaceMb,
+  nodeRunnerV8Flags,
+} from './engines.js';
 
 /**
  * What the OS wrapper receives and returns: the command to run instead (e.g. `bwrap ... -- node ...`). This runtime
  * asks with `spawnerSetsIds` and spawns the returned command as `spawnAs` when the wrapper returns it (a root CLI's
  * per-sandbox uid, set by spawn itself instead of a setpriv exec: node/os-sandbox/bwrap.ts).
  */
-export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[]; spawnerSetsIds?: boolean }) => {
+export type SpawnWrapper = (s: {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  readOnlyPaths: string[];
+  writablePaths: string[];
+  spawnerSetsIds?: boolean;
+}) => {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -42,9 +77,19 @@ export type SpawnWrapper = (s: { command: string; args: string[]; env: Record<st
   release?: () => void;
 };
 
-/** child_process.spawn options of a sandbox command: its exact environment, stdio pipes, own process group, and its uid/gid when the wrapper asks. */
+/**
+ * child_process.spawn options of a sandbox command: its exact environment, stdio pipes, own process group, and its
+ * uid/gid when the wrapper asks.
+ */
 function spawnOptions(cmd: ReturnType<SpawnWrapper>, cwd: string) {
-  return { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'], detached: true, cwd, windowsHide: true, ...(cmd.spawnAs ? { uid: cmd.spawnAs.uid, gid: cmd.spawnAs.gid } : {}) };
+  return {
+    env: cmd.env,
+    stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    cwd,
+    windowsHide: true,
+    ...(cmd.spawnAs ? { uid: cmd.spawnAs.uid, gid: cmd.spawnAs.gid } : {}),
+  };
 }
 
 export interface NodeSandboxRuntimeOptions {
@@ -59,23 +104,36 @@ export interface NodeSandboxRuntimeOptions {
   onLog?: (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
   /** Budget for spawn + load, ms (default 15 000; Python revisions PYTHON_SANDBOX_NEEDS.startTimeoutMs). */
   startTimeoutMs?: number;
-  /** Pyodide files for Python revisions (default: the installed `pyodide` package checked against core/pyodide-manifest.json). */
+  /**
+   * Pyodide files for Python revisions (default: the installed `pyodide` package checked against
+   * core/pyodide-manifest.json).
+   */
   pyodide?: PyodideAssets;
   /** The wheel files of a Python revision that declares `python.packages` (default: none can be found). */
-  pythonPackages?: (revision: string, packages: readonly { file: string; sha256: string }[]) => Promise<PythonPackageFile[]>;
-  /** Told when a sandbox for `revision` starts loading a runtime that takes long (`python`: Pyodide) and when it is done. */
+  pythonPackages?: (
+    revision: string,
+    packages: readonly { file: string; sha256: string }[],
+  ) => Promise<PythonPackageFile[]>;
+  /**
+   * Told when a sandbox for `revision` starts loading a runtime that takes long (`python`: Pyodide) and when it is
+   * done.
+   */
   onStartProgress?: (e: { revision: string; runtime: 'python'; phase: 'start' | 'done' | 'failed' }) => void;
 }
 
 const STDERR_CAP = 64 * 1024;
-/** What a runner writes on stderr before it ends itself because tool code closed or replaced its channel (node/runner/*). */
+/**
+ * What a runner writes on stderr before it ends itself because tool code closed or replaced its channel
+ * (node/runner/*).
+ */
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 /** After a sandbox's stdout ends or its stdin breaks, how long its exit status may take to classify the death, ms. */
 const CHANNEL_GRACE_MS = 250;
 /** SIGXCPU's number on Linux and macOS (os.constants.signals.SIGXCPU). */
 const SIGXCPU = osConstants.signals.SIGXCPU ?? 24;
 const MIN_LINE_CAP = 26 * 1024 * 1024; // a fetch request body (24 MiB base64) plus headers
-const OOM_RE = /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
+const OOM_RE =
+  /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
 let swept = false;
 
@@ -112,7 +170,13 @@ export class NodeSandboxInstance implements SandboxInstance {
   #exitSeen = false;
 
   /** @internal use NodeSandboxRuntime.start */
-  constructor(revision: string, engine: 'node' | 'deno', child: ChildProcessWithoutNullStreams, onLog?: NodeSandboxRuntimeOptions['onLog'], wrapped = false) {
+  constructor(
+    revision: string,
+    engine: 'node' | 'deno',
+    child: ChildProcessWithoutNullStreams,
+    onLog?: NodeSandboxRuntimeOptions['onLog'],
+    wrapped = false,
+  ) {
     this.revision = revision;
     this.#wrapped = wrapped;
     this.engine = engine;
@@ -190,7 +254,8 @@ export class NodeSandboxInstance implements SandboxInstance {
       }
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (this.#stderr.length < STDERR_CAP) this.#stderr += chunk.toString('utf8').slice(0, STDERR_CAP - this.#stderr.length);
+      if (this.#stderr.length < STDERR_CAP)
+        this.#stderr += chunk.toString('utf8').slice(0, STDERR_CAP - this.#stderr.length);
     });
     // A sandbox that closes its stdout (or whose stdin breaks) while it lives can no longer answer: fail the
     // call at once (E_SANDBOX_FAILED), not at the call timeout. A short grace lets a dying process's exit
@@ -198,7 +263,8 @@ export class NodeSandboxInstance implements SandboxInstance {
     const broken = (what: string) => {
       if (!this.#channel.alive || this.#exitSeen) return;
       setTimeout(() => {
-        if (this.#channel.alive && !this.#exitSeen) this.#channel.fail(new TyError('E_SANDBOX_FAILED', `the ${engine} sandbox ${what}; sandbox destroyed`));
+        if (this.#channel.alive && !this.#exitSeen)
+          this.#channel.fail(new TyError('E_SANDBOX_FAILED', `the ${engine} sandbox ${what}; sandbox destroyed`));
       }, CHANNEL_GRACE_MS).unref();
     };
     child.stdout.once('end', () => broken('closed its output channel'));
@@ -265,20 +331,30 @@ export class NodeSandboxInstance implements SandboxInstance {
   }
 
   #overflow(cap: number): void {
-    this.#channel.fail(new TyError('E_OUTPUT_LIMIT', `sandbox sent a message larger than ${cap} bytes; sandbox destroyed`));
+    this.#channel.fail(
+      new TyError('E_OUTPUT_LIMIT', `sandbox sent a message larger than ${cap} bytes; sandbox destroyed`),
+    );
   }
   #kill(): void {
     killGroup(this.pid);
   }
   #deathReason(code: number | null, signal: NodeJS.Signals | null): TyError {
-    if (OOM_RE.test(this.#stderr)) return new TyError('E_MEMORY_LIMIT', `the ${this.engine} sandbox ran out of its heap limit and was killed`);
+    if (OOM_RE.test(this.#stderr))
+      return new TyError('E_MEMORY_LIMIT', `the ${this.engine} sandbox ran out of its heap limit and was killed`);
     // RLIMIT_CPU (node/os-sandbox/limits.ts): the kernel sends SIGXCPU at the soft limit, SIGKILL at the hard one.
     // A direct child shows the signal itself; behind a wrapper (bwrap reports a child's death by signal N as exit
     // status 128+N) the status is read that way (tool code calling exit(152) there is reported the same).
     if (signal === 'SIGXCPU' || (this.#wrapped && code === 128 + SIGXCPU)) {
-      return new TyError('E_TIMEOUT', `CPU time limit reached: the ${this.engine} sandbox used up its CPU seconds and was killed`);
+      return new TyError(
+        'E_TIMEOUT',
+        `CPU time limit reached: the ${this.engine} sandbox used up its CPU seconds and was killed`,
+      );
     }
-    if (this.#stderr.includes(CHANNEL_LOST_MARK)) return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox closed or replaced its channel (stdin/stdout); sandbox destroyed`);
+    if (this.#stderr.includes(CHANNEL_LOST_MARK))
+      return new TyError(
+        'E_SANDBOX_FAILED',
+        `the ${this.engine} sandbox closed or replaced its channel (stdin/stdout); sandbox destroyed`,
+      );
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
   }
@@ -298,28 +374,55 @@ export class NodeSandboxRuntime implements SandboxRuntime {
   #reaping: Promise<void> | undefined;
 
   constructor(opts: NodeSandboxRuntimeOptions) {
-    if (opts.engine !== 'node' && opts.engine !== 'deno') throw new TyError('E_USAGE', `unknown engine ${String(opts.engine)}`);
+    if (opts.engine !== 'node' && opts.engine !== 'deno')
+      throw new TyError('E_USAGE', `unknown engine ${String(opts.engine)}`);
     this.#opts = opts;
     this.name = opts.engine;
   }
 
   /** Build the command line (before wrapping). Exposed for the OS-wrapper tests and diagnostics. */
-  command(spec: SandboxSpec, packages?: PythonPackageFile[]): { command: string; args: string[]; env: Record<string, string>; readOnlyPaths: string[]; writablePaths: string[] } {
+  command(
+    spec: SandboxSpec,
+    packages?: PythonPackageFile[],
+  ): {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+    readOnlyPaths: string[];
+    writablePaths: string[];
+  } {
     const runner = runnerPath(this.#opts.engine);
     const exec = spec.manifest.execution;
     const isPython = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
     const files = runnerFiles(this.#opts.engine, { codeCache: !isPython });
-    if (!files.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the package is installed under a path the engine permission flags cannot express (contains "," or "*")');
+    if (!files.every(flagSafe))
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        'the package is installed under a path the engine permission flags cannot express (contains "," or "*")',
+      );
     for (const f of spec.folders ?? []) {
       if (!isAbsolute(f.path) || !flagSafe(f.path)) {
-        throw new TyError('E_USAGE', 'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")');
+        throw new TyError(
+          'E_USAGE',
+          'a granted folder must be an absolute path without ",", "*" or control characters (the engine permission flags split on ",")',
+        );
       }
     }
     // Python (Pyodide): the verified asset files, read-only; code generation from strings off (node/python/sandbox.ts).
     // (No code cache: it was made under a JavaScript sandbox's V8 flags, which V8 checks.)
-    const py = isPython && exec.kind === 'sandboxed-code' ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), { retainState: exec.retainState === true, ...(packages ? { packages } : {}) }) : undefined;
+    const py =
+      isPython && exec.kind === 'sandboxed-code'
+        ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), {
+            retainState: exec.retainState === true,
+            ...(packages ? { packages } : {}),
+          })
+        : undefined;
     if (py) {
-      if (!py.readFiles.every(flagSafe)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")');
+      if (!py.readFiles.every(flagSafe))
+        throw new TyError(
+          'E_SANDBOX_UNAVAILABLE',
+          'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")',
+        );
       files.push(...py.readFiles);
     }
     const mem = Math.max(py ? PYTHON_SANDBOX_NEEDS.minHeapMb : 16, Math.floor(spec.limits.memoryMb));
@@ -335,18 +438,44 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       if (py) args.push('--disallow-code-generation-from-strings');
       args.push(runner);
       if (py) args.push(py.runnerArg);
-      return { command: node, args, env: {}, readOnlyPaths: [node, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
+      return {
+        command: node,
+        args,
+        env: {},
+        readOnlyPaths: [node, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))],
+        writablePaths: writeFolders,
+      };
     }
     const deno = this.#opts.denoPath ?? resolveDeno();
-    if (!deno) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the deno binary was not found (install the `deno` npm package or pass denoPath)');
-    const args = ['run', '--no-prompt', '--no-config', '--no-lock', '--no-npm', '--no-remote', '--no-code-cache', '--quiet', `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : `,--max-semi-space-size=${semiSpaceMb(mem)}`}`];
+    if (!deno)
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        'the deno binary was not found (install the `deno` npm package or pass denoPath)',
+      );
+    const args = [
+      'run',
+      '--no-prompt',
+      '--no-config',
+      '--no-lock',
+      '--no-npm',
+      '--no-remote',
+      '--no-code-cache',
+      '--quiet',
+      `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : `,--max-semi-space-size=${semiSpaceMb(mem)}`}`,
+    ];
     const denoReads = [...(py ? py.readFiles.slice(1) : []), ...readFolders];
     if (denoReads.length) args.push(`--allow-read=${denoReads.join(',')}`);
     if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);
     args.push(runner);
     if (py) args.push(py.runnerArg);
     const env: Record<string, string> = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: DENO_NO_CACHE_DIR };
-    return { command: deno, args, env, readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))], writablePaths: writeFolders };
+    return {
+      command: deno,
+      args,
+      env,
+      readOnlyPaths: [deno, ...files, ...readFolders.filter((p) => !writeFolders.includes(p))],
+      writablePaths: writeFolders,
+    };
   }
 
   /** Spawn the (wrapped) sandbox command. @throws TyError E_SANDBOX_UNAVAILABLE when it cannot start. */
@@ -366,7 +495,10 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     if (child.pid === undefined) {
       // spawn failed asynchronously (ENOENT / EACCES): wait for the error event, then report.
       await new Promise<void>((r) => child.once('error', () => r()));
-      throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`);
+      throw new TyError(
+        'E_SANDBOX_UNAVAILABLE',
+        `could not start the ${this.#opts.engine} sandbox (${cmd.command} not runnable)`,
+      );
     }
     return child;
   }
@@ -383,7 +515,13 @@ export class NodeSandboxRuntime implements SandboxRuntime {
    */
   prestart(spec: SandboxSpec): void {
     const exec = spec.manifest.execution;
-    if (this.#spare || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript' || (spec.folders?.length ?? 0) > 0) return;
+    if (
+      this.#spare ||
+      exec.kind !== 'sandboxed-code' ||
+      exec.runtime !== 'javascript' ||
+      (spec.folders?.length ?? 0) > 0
+    )
+      return;
     this.#sweepOnce();
     try {
       const base = this.command(spec);
@@ -403,7 +541,9 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     }
   }
 
-  /** Deno: once per host process, remove the temporary DENO_DIRs earlier versions' dead hosts left (sweepStaleDenoDirs). */
+  /**
+   * Deno: once per host process, remove the temporary DENO_DIRs earlier versions' dead hosts left (sweepStaleDenoDirs).
+   */
   #sweepOnce(): void {
     if (this.#opts.engine !== 'deno' || swept) return;
     swept = true;
@@ -435,7 +575,8 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     const wanted = exec.runtime === 'python' ? (spec.manifest.python?.packages ?? []) : [];
     let packages: PythonPackageFile[] | undefined;
     if (wanted.length > 0) {
-      if (!this.#opts.pythonPackages) throw new TyError('E_SANDBOX_UNAVAILABLE', 'this host has no folder to load the revision\'s Python wheels from');
+      if (!this.#opts.pythonPackages)
+        throw new TyError('E_SANDBOX_UNAVAILABLE', "this host has no folder to load the revision's Python wheels from");
       packages = await this.#opts.pythonPackages(spec.revision, wanted);
     }
     let cmd: ReturnType<SpawnWrapper> | undefined;
@@ -462,8 +603,16 @@ export class NodeSandboxRuntime implements SandboxRuntime {
     const child = spare ?? (await this.#spawn(cmd!));
     const onLog = this.#opts.onLog;
     // Stack frames in log lines point at the tool's source files (core/exec/stack.ts), never at the loaded module.
-    const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text)) : undefined;
-    const inst = new NodeSandboxInstance(spec.revision, this.#opts.engine, child, mappedLog, this.#opts.wrap !== undefined);
+    const mappedLog: NodeSandboxRuntimeOptions['onLog'] = onLog
+      ? (rev, level, text) => onLog(rev, level, mapStackText(spec.manifest, text))
+      : undefined;
+    const inst = new NodeSandboxInstance(
+      spec.revision,
+      this.#opts.engine,
+      child,
+      mappedLog,
+      this.#opts.wrap !== undefined,
+    );
     const python = exec.runtime === 'python';
     const budget = this.#opts.startTimeoutMs ?? (python ? PYTHON_SANDBOX_NEEDS.startTimeoutMs : 15_000);
     const progress = python ? this.#opts.onStartProgress : undefined;
@@ -476,7 +625,8 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       // Pyodide's start runs no tool code (the source runs on the first call): its integrity and availability
       // refusals keep their own codes.
       const inner = e instanceof TyError && e.code === 'E_TOOL_FAILED' ? e.data?.toolCode : undefined;
-      if (python && (inner === 'E_INTEGRITY' || inner === 'E_SANDBOX_UNAVAILABLE' || inner === 'E_INVALID_MANIFEST')) throw new TyError(inner, (e as TyError).message.replace(/^Error: /, ''));
+      if (python && (inner === 'E_INTEGRITY' || inner === 'E_SANDBOX_UNAVAILABLE' || inner === 'E_INVALID_MANIFEST'))
+        throw new TyError(inner, (e as TyError).message.replace(/^Error: /, ''));
       throw e;
     }
     progress?.({ revision: spec.revision, runtime: 'python', phase: 'done' });

@@ -1,11 +1,18 @@
-// The hand parse of settings files never accepts what SettingsSchema refuses, and returns the schema's output (defaults too); trusted side.
+// The hand parse of settings files never accepts what SettingsSchema refuses, and returns the schema's output (defaults
+// too); trusted side.
 import { describe, expect, it } from 'vitest';
 import { SettingsSchema } from './schema.js';
 import { NO } from '../../core/schema/hand.js';
 import { plainSettingsParse } from './check.js';
 
 const full = {
-  permissions: { mode: 'standard', allow: ['fetch(read:https://api.example.com)', 'tool(csv-stats)'], deny: ['python(*)'], ask: [], alwaysAsk: ['secret(API_KEY)'] },
+  permissions: {
+    mode: 'standard',
+    allow: ['fetch(read:https://api.example.com)', 'tool(csv-stats)'],
+    deny: ['python(*)'],
+    ask: [],
+    alwaysAsk: ['secret(API_KEY)'],
+  },
   hooks: {
     preToolUse: [{ matcher: 'csv-*', command: 'echo pre', timeoutMs: 5000 }, { command: 'echo any' }],
     postToolUse: [{ matcher: '*', command: 'true' }],
@@ -18,11 +25,56 @@ const full = {
   runtime: 'deno',
   pause: { maxRefusals: 10, windowMs: 60_000 },
 };
-const bases: Record<string, unknown>[] = [{}, full, { permissions: { allow: ['tool(csv-stats)'] } }, { sandbox: 'auto' }, { hooks: { preToolUse: [{ command: 'x', matcher: undefined }] } }];
+const bases: Record<string, unknown>[] = [
+  {},
+  full,
+  { permissions: { allow: ['tool(csv-stats)'] } },
+  { sandbox: 'auto' },
+  { hooks: { preToolUse: [{ command: 'x', matcher: undefined }] } },
+];
 const odd: unknown[] = [
-  undefined, null, true, 0, 1, -1, 1.5, 999, 1000, 10_000, 10_001, 600_000, 600_001, 86_400_000, 86_400_001, NaN, '', 'x', '*', 'strict', 'unrestricted', 'auto',
-  'off', 'required', 'node', 'deno', 'x'.repeat(2049), 'x'.repeat(8193), 'fetch(read:https://a.example)', 'fetch(', 'fetch(bogus:https://a.example)', '(', [], ['csv-stats'], ['fetch('],
-  [{ command: 'c' }], [{ command: '' }], [{ command: 'c', extra: 1 }], {}, { a: 1 }, Object.create(null), JSON.parse('{"__proto__": {"a": 1}}'),
+  undefined,
+  null,
+  true,
+  0,
+  1,
+  -1,
+  1.5,
+  999,
+  1000,
+  10_000,
+  10_001,
+  600_000,
+  600_001,
+  86_400_000,
+  86_400_001,
+  NaN,
+  '',
+  'x',
+  '*',
+  'strict',
+  'unrestricted',
+  'auto',
+  'off',
+  'required',
+  'node',
+  'deno',
+  'x'.repeat(2049),
+  'x'.repeat(8193),
+  'fetch(read:https://a.example)',
+  'fetch(',
+  'fetch(bogus:https://a.example)',
+  '(',
+  [],
+  ['csv-stats'],
+  ['fetch('],
+  [{ command: 'c' }],
+  [{ command: '' }],
+  [{ command: 'c', extra: 1 }],
+  {},
+  { a: 1 },
+  Object.create(null),
+  JSON.parse('{"__proto__": {"a": 1}}'),
 ];
 
 /** Every path of object keys in `v` (arrays: their first item). */
@@ -48,7 +100,7 @@ function setAt(v: unknown, path: string[], x: unknown, drop = false): unknown {
 }
 
 describe('plainSettingsParse (hand parse of SettingsSchema)', () => {
-  it('accepts only what the schema accepts, with the schema\'s output (defaults, keys in its order)', () => {
+  it("accepts only what the schema accepts, with the schema's output (defaults, keys in its order)", () => {
     const variants: unknown[] = [...odd, ...bases];
     for (const b of bases) {
       for (const p of [...paths(b), ['extra'], ['permissions', 'extra'], ['hooks', 'extra']]) {
@@ -62,7 +114,10 @@ describe('plainSettingsParse (hand parse of SettingsSchema)', () => {
       if (hand === NO) continue;
       accepted++;
       const schema = SettingsSchema.safeParse(v);
-      if (!schema.success) throw new Error(`hand accepted what the schema refuses: ${typeof v} ${JSON.stringify(v)?.slice(0, 300)} ${JSON.stringify(hand)} ${JSON.stringify(schema.error.issues).slice(0, 300)}`);
+      if (!schema.success)
+        throw new Error(
+          `hand accepted what the schema refuses: ${typeof v} ${JSON.stringify(v)?.slice(0, 300)} ${JSON.stringify(hand)} ${JSON.stringify(schema.error.issues).slice(0, 300)}`,
+        );
       if (schema.success) expect(JSON.stringify(hand)).toBe(JSON.stringify(schema.data));
     }
     expect(accepted).toBeGreaterThan(100);

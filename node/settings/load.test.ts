@@ -30,7 +30,13 @@ afterEach(async () => {
 });
 
 const REV = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
-const fetchReq = (target: string) => ({ kind: 'fetch' as const, toolName: 't', revision: REV, target, access: 'read' as const });
+const fetchReq = (target: string) => ({
+  kind: 'fetch' as const,
+  toolName: 't',
+  revision: REV,
+  target,
+  access: 'read' as const,
+});
 
 describe('loadSettings', () => {
   it('with no files: standard mode, default ask_wait and pause', async () => {
@@ -42,26 +48,63 @@ describe('loadSettings', () => {
   });
 
   it('merges user, project, local and flags; deny anywhere wins; most specific mode wins', async () => {
-    await write(join(home, 'config', 'settings.json'), { permissions: { mode: 'strict', allow: ['fetch(read:https://*.example.com)'] }, ask_wait: 5000 });
-    await write(join(project, '.tycli', 'settings.json'), { permissions: { deny: ['fetch(*:https://bad.example.com)'] }, hooks: { preToolUse: [{ command: 'true' }] } });
-    await write(join(project, '.tycli', 'settings.local.json'), { permissions: { mode: 'unrestricted' }, ask_wait: 7000, pause: { maxRefusals: 3 } });
+    await write(join(home, 'config', 'settings.json'), {
+      permissions: { mode: 'strict', allow: ['fetch(read:https://*.example.com)'] },
+      ask_wait: 5000,
+    });
+    await write(join(project, '.tycli', 'settings.json'), {
+      permissions: { deny: ['fetch(*:https://bad.example.com)'] },
+      hooks: { preToolUse: [{ command: 'true' }] },
+    });
+    await write(join(project, '.tycli', 'settings.local.json'), {
+      permissions: { mode: 'unrestricted' },
+      ask_wait: 7000,
+      pause: { maxRefusals: 3 },
+    });
     await mkdir(join(project, '.git'));
-    const s = await loadSettings({ home, cwd: join(project, 'a', 'b'), homeDir: userHome, flags: { allow: ['fetch(*:*)'] } });
+    const s = await loadSettings({
+      home,
+      cwd: join(project, 'a', 'b'),
+      homeDir: userHome,
+      flags: { allow: ['fetch(*:*)'] },
+    });
     expect(s.projectRoot).toBe(project);
     expect(s.policy.mode).toBe('unrestricted');
     expect(s.policy.modeScope).toBe('local');
     expect(s.askWaitMs).toBe(7000);
     expect(s.pause).toEqual({ maxRefusals: 3, windowMs: 60_000 });
-    expect(decide(s.policy, fetchReq('https://bad.example.com')).trace).toMatchObject({ list: 'deny', scope: 'project', source: join(project, '.tycli', 'settings.json') });
+    expect(decide(s.policy, fetchReq('https://bad.example.com')).trace).toMatchObject({
+      list: 'deny',
+      scope: 'project',
+      source: join(project, '.tycli', 'settings.json'),
+    });
     expect(decide(s.policy, fetchReq('https://ok.example.com')).trace).toMatchObject({ list: 'allow', scope: 'flags' });
-    expect(gateConfigOf(s).hooks?.preToolUse).toEqual([{ event: 'preToolUse', matcher: '*', command: 'true', timeoutMs: 60_000, scope: 'project', source: join(project, '.tycli', 'settings.json'), index: 0 }]);
+    expect(gateConfigOf(s).hooks?.preToolUse).toEqual([
+      {
+        event: 'preToolUse',
+        matcher: '*',
+        command: 'true',
+        timeoutMs: 60_000,
+        scope: 'project',
+        source: join(project, '.tycli', 'settings.json'),
+        index: 0,
+      },
+    ]);
     const withMode = await loadSettings({ home, cwd: project, homeDir: userHome, flags: { mode: 'strict' } });
     expect(withMode.policy.mode).toBe('strict');
   });
 
   it('a bad --allow or --mode is E_USAGE', async () => {
-    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome, flags: { allow: ['fetch(https://x.example.com)'] } }))).code).toBe('E_USAGE');
-    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome, flags: { mode: 'yolo' } }))).code).toBe('E_USAGE');
+    expect(
+      (
+        await rejection(
+          loadSettings({ home, cwd: project, homeDir: userHome, flags: { allow: ['fetch(https://x.example.com)'] } }),
+        )
+      ).code,
+    ).toBe('E_USAGE');
+    expect(
+      (await rejection(loadSettings({ home, cwd: project, homeDir: userHome, flags: { mode: 'yolo' } }))).code,
+    ).toBe('E_USAGE');
   });
 });
 
@@ -95,8 +138,16 @@ describe('invalid settings files are clear errors naming file and field', () => 
     ['bad sandbox', { sandbox: 'maybe' }, 'sandbox'],
     ['bad runtime', { runtime: 'bun' }, 'runtime'],
     ['hook without command', { hooks: { preToolUse: [{ matcher: '*' }] } }, 'hooks.preToolUse[0].command'],
-    ['bad hook matcher', { hooks: { postToolUse: [{ matcher: 'a b', command: 'true' }] } }, 'hooks.postToolUse[0].matcher'],
-    ['hook timeout too long', { hooks: { permissionRequest: [{ command: 'true', timeoutMs: 10_000_000 }] } }, 'hooks.permissionRequest[0].timeoutMs'],
+    [
+      'bad hook matcher',
+      { hooks: { postToolUse: [{ matcher: 'a b', command: 'true' }] } },
+      'hooks.postToolUse[0].matcher',
+    ],
+    [
+      'hook timeout too long',
+      { hooks: { permissionRequest: [{ command: 'true', timeoutMs: 10_000_000 }] } },
+      'hooks.permissionRequest[0].timeoutMs',
+    ],
     ['unknown hook event', { hooks: { onStart: [] } }, 'hooks.onStart: unknown key'],
   ];
   it.each(cases)('%s', async (_name, content, field) => {
@@ -110,15 +161,21 @@ describe('invalid settings files are clear errors naming file and field', () => 
 
   it('the user file and the local file are checked too, never skipped', async () => {
     await write(join(home, 'config', 'settings.json'), { nope: 1 });
-    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome }))).message).toContain(join(home, 'config', 'settings.json'));
+    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome }))).message).toContain(
+      join(home, 'config', 'settings.json'),
+    );
     await rm(join(home, 'config', 'settings.json'));
     await write(join(project, '.tycli', 'settings.local.json'), '');
-    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome }))).message).toContain('settings.local.json');
+    expect((await rejection(loadSettings({ home, cwd: project, homeDir: userHome }))).message).toContain(
+      'settings.local.json',
+    );
   });
 
   it('a settings path that is a folder is an error, a missing one is not', async () => {
     await mkdir(join(project, '.tycli', 'settings.json'), { recursive: true });
-    expect((await rejection(readSettingsFile(join(project, '.tycli', 'settings.json')))).code).toBe('E_INVALID_SETTINGS');
+    expect((await rejection(readSettingsFile(join(project, '.tycli', 'settings.json')))).code).toBe(
+      'E_INVALID_SETTINGS',
+    );
     expect(await readSettingsFile(join(project, 'absent.json'))).toBeUndefined();
   });
 });

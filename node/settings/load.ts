@@ -1,4 +1,5 @@
-// Loads and validates the user, project and local settings files, merges them with flags, builds the CLI gate; Node host, trusted side.
+// Loads and validates the user, project and local settings files, merges them with flags, builds the CLI gate; Node
+// host, trusted side.
 import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -6,7 +7,14 @@ import { TyError } from '../../core/errors.js';
 import { DEFAULT_ASK_WAIT_MS } from '../../core/ask/router.js';
 import { compilePolicy, type Policy, type RuleSet, type Scope } from '../../core/policy/permissions.js';
 import type { Settings } from './schema.js';
-import { PermissionGate, StoreDecisions, type GateConfig, type GateDeps, type HookEvent, type HookSpec } from '../../core/policy/gate.js';
+import {
+  PermissionGate,
+  StoreDecisions,
+  type GateConfig,
+  type GateDeps,
+  type HookEvent,
+  type HookSpec,
+} from '../../core/policy/gate.js';
 import { DEFAULT_PAUSE, PauseTracker, type PauseConfig } from '../../core/policy/pause.js';
 import { StoreAuditLog } from '../../core/audit/trail.js';
 import { hostIdentity } from '../process/identity.js';
@@ -26,7 +34,6 @@ export type { Settings } from './schema.js';
 
 type FileScope = Extract<Scope, 'user' | 'project' | 'local'>;
 
-
 /** Who the current process runs as, or undefined where the platform has no uids (Windows). */
 function currentUid(): number | undefined {
   return typeof process.getuid === 'function' ? process.getuid() : undefined;
@@ -37,15 +44,27 @@ function currentUid(): number | undefined {
  * than the current user or root, or writable by group or others (anyone who can write it can switch off
  * the sandbox or run hooks as this user). Skipped where the platform has no uids.
  */
-export function untrustedReason(st: { uid: number; mode: number }, uid: number | undefined = currentUid()): string | undefined {
+export function untrustedReason(
+  st: { uid: number; mode: number },
+  uid: number | undefined = currentUid(),
+): string | undefined {
   if (uid === undefined) return undefined;
-  if (st.uid !== uid && st.uid !== 0) return `it is owned by uid ${st.uid}, not by the current user (uid ${uid}) or root`;
-  if ((st.mode & 0o022) !== 0) return `it is writable by ${(st.mode & 0o020) !== 0 ? 'group' : ''}${(st.mode & 0o022) === 0o022 ? ' and ' : ''}${(st.mode & 0o002) !== 0 ? 'others' : ''} (mode ${(st.mode & 0o777).toString(8).padStart(3, '0')})`;
+  if (st.uid !== uid && st.uid !== 0)
+    return `it is owned by uid ${st.uid}, not by the current user (uid ${uid}) or root`;
+  if ((st.mode & 0o022) !== 0)
+    return (
+      `it is writable by ${(st.mode & 0o020) !== 0 ? 'group' : ''}${(st.mode & 0o022) === 0o022 ? ' and ' : ''}${(st.mode & 0o002) !== 0 ? 'others' : ''} ` +
+      `(mode ${(st.mode & 0o777).toString(8).padStart(3, '0')})`
+    );
   return undefined;
 }
 
 function refuseUntrusted(what: string, path: string, why: string): never {
-  throw new TyError('E_INVALID_SETTINGS', `${what} ${path} is not trusted: ${why}; settings are only read from files the current user owns and only they can write (fix: chown to yourself and chmod go-w, or remove it)`, { file: path, field: '(owner)' });
+  throw new TyError(
+    'E_INVALID_SETTINGS',
+    `${what} ${path} is not trusted: ${why}; settings are only read from files the current user owns and only they can write (fix: chown to yourself and chmod go-w, or remove it)`,
+    { file: path, field: '(owner)' },
+  );
 }
 
 /**
@@ -61,10 +80,18 @@ export async function readSettingsFile(file: string): Promise<Settings | undefin
     const fh = await open(file, 'r');
     try {
       const st = await fh.stat();
-      if (!st.isFile()) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
+      if (!st.isFile())
+        throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, {
+          file,
+          field: '(file)',
+        });
       const why = untrustedReason(st);
       if (why !== undefined) refuseUntrusted('settings file', file, why);
-      if (st.size > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
+      if (st.size > MAX_SETTINGS_BYTES)
+        throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, {
+          file,
+          field: '(file)',
+        });
       text = await fh.readFile('utf8');
     } finally {
       await fh.close();
@@ -73,20 +100,33 @@ export async function readSettingsFile(file: string): Promise<Settings | undefin
     if (e instanceof TyError) throw e;
     const code = (e as { code?: unknown }).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (code === 'EISDIR') throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
-    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} cannot be read (${String(code ?? 'error')})`, { file, field: '(file)' });
+    if (code === 'EISDIR')
+      throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not a regular file`, { file, field: '(file)' });
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} cannot be read (${String(code ?? 'error')})`, {
+      file,
+      field: '(file)',
+    });
   }
-  if (text.length > MAX_SETTINGS_BYTES) throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
+  if (text.length > MAX_SETTINGS_BYTES)
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is larger than 1 MiB`, { file, field: '(file)' });
   let json: unknown;
   try {
     json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (e) {
-    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} is not valid JSON: ${e instanceof Error ? e.message : 'parse error'}`, { file, field: '(file)' });
+    throw new TyError(
+      'E_INVALID_SETTINGS',
+      `settings file ${file} is not valid JSON: ${e instanceof Error ? e.message : 'parse error'}`,
+      { file, field: '(file)' },
+    );
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} must hold one JSON object`, { file, field: '(top level)' });
+    throw new TyError('E_INVALID_SETTINGS', `settings file ${file} must hold one JSON object`, {
+      file,
+      field: '(top level)',
+    });
   }
-  // checked by hand (node/settings/check.ts); the schema (zod) loads only for what that cannot vouch for, with its message
+  // checked by hand (node/settings/check.ts); the schema (zod) loads only for what that cannot vouch for, with its
+  // message
   const plain = (await import('./check.js')).plainSettings(json);
   if (plain !== undefined) return plain;
   const { parseSettings } = await import('./schema.js');
@@ -100,8 +140,11 @@ export function weakeningsOf(s: Settings): string[] {
   if (s.permissions?.mode === 'unrestricted') out.push('permissions.mode "unrestricted"');
   const allow = s.permissions?.allow?.length ?? 0;
   if (allow > 0) out.push(`${allow} permissions.allow rule${allow === 1 ? '' : 's'}`);
-  const hooks = (['preToolUse', 'postToolUse', 'permissionRequest'] as const).filter((e) => (s.hooks?.[e]?.length ?? 0) > 0);
-  if (hooks.length > 0) out.push(`hooks that run shell commands as you (${hooks.map((e) => `${e}: ${s.hooks?.[e]?.length}`).join(', ')})`);
+  const hooks = (['preToolUse', 'postToolUse', 'permissionRequest'] as const).filter(
+    (e) => (s.hooks?.[e]?.length ?? 0) > 0,
+  );
+  if (hooks.length > 0)
+    out.push(`hooks that run shell commands as you (${hooks.map((e) => `${e}: ${s.hooks?.[e]?.length}`).join(', ')})`);
   return out;
 }
 
@@ -175,7 +218,8 @@ export interface SettingsFiles {
 /**
  * Where settings come from:
  * - user: `<home>/config/settings.json` with `--home` or `TYCLI_HOME` (so they also move the user settings); with the
- *   default home, the per-user config folder's `tycli/settings.json` (XDG), or the old `<data folder>/config/settings.json`
+ *   default home, the per-user config folder's `tycli/settings.json` (XDG), or the old `<data
+ * folder>/config/settings.json`
  *   while only that one exists (node/store/paths.ts tycliPaths).
  * - project: `<root>/.tycli/settings.json`; local: `<root>/.tycli/settings.local.json` (keep it out of git).
  */
@@ -248,7 +292,8 @@ export interface LoadOptions {
  * Load, validate and merge every scope. Nothing is skipped silently: an invalid file is an error, and so
  * is a settings file or project `.tycli` folder owned by another user (not root) or writable by group or
  * others. Project and local files that weaken isolation or policy are reported in `warnings`.
- * @throws TyError E_INVALID_SETTINGS naming the file and field (or the reason it is not trusted); E_USAGE for a bad --allow/--deny/--mode.
+ * @throws TyError E_INVALID_SETTINGS naming the file and field (or the reason it is not trusted); E_USAGE for a bad
+ *   --allow/--deny/--mode.
  */
 export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const where = await settingsFiles(opts);
@@ -268,10 +313,15 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
   const warnings: string[] = [];
   if (where.movedTo) {
-    const note = await oneTimeNote(opts.home, 'settings-location', `note: tycli reads your settings from the old location ${where.user}; move the file to ${where.movedTo} (the per-user config folder). This note is shown once.`);
+    const note = await oneTimeNote(
+      opts.home,
+      'settings-location',
+      `note: tycli reads your settings from the old location ${where.user}; move the file to ${where.movedTo} (the per-user config folder). This note is shown once.`,
+    );
     if (note) warnings.push(note);
   }
-  const ignored = where.projectRoot !== undefined ? await checkProjectDir(join(where.projectRoot, PROJECT_DIR)) : undefined;
+  const ignored =
+    where.projectRoot !== undefined ? await checkProjectDir(join(where.projectRoot, PROJECT_DIR)) : undefined;
   if (ignored !== undefined) warnings.push(ignored);
   let userMode: string | undefined;
   let userSandbox: string | undefined;
@@ -286,17 +336,38 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     } else {
       const weak = weakeningsOf(s);
       const mode = s.permissions?.mode;
-      if (mode !== undefined && mode !== 'unrestricted' && userMode !== undefined && (MODE_STRENGTH[mode] ?? 0) < (MODE_STRENGTH[userMode] ?? 0)) {
+      if (
+        mode !== undefined &&
+        mode !== 'unrestricted' &&
+        userMode !== undefined &&
+        (MODE_STRENGTH[mode] ?? 0) < (MODE_STRENGTH[userMode] ?? 0)
+      ) {
         weak.push(`permissions.mode "${mode}" (your user settings say "${userMode}")`);
       }
-      if (s.sandbox !== undefined && s.sandbox !== 'off' && userSandbox !== undefined && (SANDBOX_STRENGTH[s.sandbox] ?? 0) < (SANDBOX_STRENGTH[userSandbox] ?? 0)) {
+      if (
+        s.sandbox !== undefined &&
+        s.sandbox !== 'off' &&
+        userSandbox !== undefined &&
+        (SANDBOX_STRENGTH[s.sandbox] ?? 0) < (SANDBOX_STRENGTH[userSandbox] ?? 0)
+      ) {
         weak.push(`sandbox "${s.sandbox}" (your user settings say "${userSandbox}")`);
       }
-      if (weak.length > 0) warnings.push(`warning: ${scope} settings ${path} sets ${weak.join(', ')}; review it if you did not write it`);
+      if (weak.length > 0)
+        warnings.push(`warning: ${scope} settings ${path} sets ${weak.join(', ')}; review it if you did not write it`);
     }
     if (s.permissions) sets.push({ scope, source: path, ...s.permissions });
     for (const event of ['preToolUse', 'postToolUse', 'permissionRequest'] as const) {
-      (s.hooks?.[event] ?? []).forEach((h, index) => hooks[event].push({ event, matcher: h.matcher, command: h.command, timeoutMs: h.timeoutMs, scope, source: path, index }));
+      (s.hooks?.[event] ?? []).forEach((h, index) =>
+        hooks[event].push({
+          event,
+          matcher: h.matcher,
+          command: h.command,
+          timeoutMs: h.timeoutMs,
+          scope,
+          source: path,
+          index,
+        }),
+      );
     }
     if (s.ask_wait !== undefined) askWaitMs = s.ask_wait;
     if (s.session_idle !== undefined) sessionIdleMs = s.session_idle;
@@ -354,7 +425,9 @@ export function createNodeGate(o: NodeGateOptions): PermissionGate {
     audit: new StoreAuditLog(o.store, o.withheld),
     pause: new PauseTracker(o.store, o.settings.pause, o.clock),
     decisions: new StoreDecisions(o.store),
-    hooks: new NodeHookRunner(o.env ? { cwd: o.settings.projectRoot ?? o.cwd, env: o.env } : { cwd: o.settings.projectRoot ?? o.cwd }),
+    hooks: new NodeHookRunner(
+      o.env ? { cwd: o.settings.projectRoot ?? o.cwd, env: o.env } : { cwd: o.settings.projectRoot ?? o.cwd },
+    ),
     hostId: hostIdentity(),
   };
   if (o.asker) deps.asker = o.asker;

@@ -93,5 +93,8 @@ export function parseSettings(value: unknown, file: string): Settings {
       parts.push(issue.code === 'unrecognized_keys' ? `${field}: unknown key` : `${field}: ${issue.message}`);
     }
   }
-  throw new TyError('E_INVALID_SETTINGS', `invalid settings file ${file}: ${parts.join('; ')}`, { file, field: first ?? '(top level)' });
+  throw new TyError('E_INVALID_SETTINGS', `invalid settings file ${file}: ${parts.join('; ')}`, {
+    file,
+    field: first ?? '(top level)',
+  });
 }

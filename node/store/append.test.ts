@@ -1,4 +1,5 @@
-// Tests of group-committed log appends (node/store/append.ts GroupAppender): durability order, batching, torn tails, other writers; test side.
+// Tests of group-committed log appends (node/store/append.ts GroupAppender): durability order, batching, torn tails,
+// other writers; test side.
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,10 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const lines = (p: string) => readFileSync(p, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (p: string) =>
+  readFileSync(p, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 
 describe('GroupAppender', () => {
   it('concurrent appends share fsyncs (fewer batches than records), every line whole and in order, file 0600', async () => {
@@ -46,7 +50,9 @@ describe('GroupAppender', () => {
     expect(a.stats.records).toBe(0); // written, not yet synced
     await durable;
     expect(a.stats.records).toBe(1);
-    await expect(new GroupAppender(join(dir, 'no', 'audit')).stage('{"n":2}')).rejects.toMatchObject({ code: 'E_STORE' });
+    await expect(new GroupAppender(join(dir, 'no', 'audit')).stage('{"n":2}')).rejects.toMatchObject({
+      code: 'E_STORE',
+    });
   });
 
   it("a staged line shares the next append's fsync (a call's intent and completion records: one commit for both)", async () => {
@@ -61,7 +67,14 @@ describe('GroupAppender', () => {
       expect(a.stats.records).toBe(2 * i + 2);
     }
     expect(a.stats.batches).toBe(3);
-    expect(lines(p)).toEqual(['{"started":0}', '{"done":0}', '{"started":1}', '{"done":1}', '{"started":2}', '{"done":2}']);
+    expect(lines(p)).toEqual([
+      '{"started":0}',
+      '{"done":0}',
+      '{"started":1}',
+      '{"done":1}',
+      '{"started":2}',
+      '{"done":2}',
+    ]);
   });
 
   it('a staged line with no append after it is made durable on its own (STAGED_SYNC_MS)', async () => {
@@ -105,10 +118,20 @@ describe('GroupAppender', () => {
 
   it('lines from another process appending at the same time stay whole (no interleaving within a line)', async () => {
     const p = join(dir, 'audit');
-    const other = spawn(process.execPath, ['-e', `const fs=require('node:fs');const fd=fs.openSync(${JSON.stringify(p)},'a');for(let i=0;i<2000;i++)fs.writeSync(fd,JSON.stringify({o:i,pad:'q'.repeat(200)})+'\\n');`], { stdio: 'ignore' });
+    const other = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs=require('node:fs');const fd=fs.openSync(${JSON.stringify(p)},'a');for(let i=0;i<2000;i++)fs.writeSync(fd,JSON.stringify({o:i,pad:'q'.repeat(200)})+'\\n');`,
+      ],
+      { stdio: 'ignore' },
+    );
     const done = new Promise((r) => other.once('exit', r));
     const a = new GroupAppender(p);
-    for (let r = 0; r < 20; r++) await Promise.all(Array.from({ length: 50 }, (_, i) => a.append(JSON.stringify({ g: r * 50 + i, pad: 'g'.repeat(200) }))));
+    for (let r = 0; r < 20; r++)
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) => a.append(JSON.stringify({ g: r * 50 + i, pad: 'g'.repeat(200) }))),
+      );
     await done;
     const parsed = lines(p).map((l) => JSON.parse(l) as { g?: number; o?: number });
     expect(parsed.filter((x) => x.g !== undefined).map((x) => x.g)).toEqual(Array.from({ length: 1000 }, (_, i) => i));

@@ -1,5 +1,15 @@
 // Appending whole lines to a log file so that a torn tail never merges with the next record; Node host, trusted side.
-import { closeSync, constants as FS, fdatasync, fdatasyncSync, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants as FS,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  openSync,
+  readSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { TyError } from '../../core/errors.js';
 
@@ -25,7 +35,8 @@ export async function appendLine(path: string, line: string, opts: { sync?: bool
     }
     const bytes = Buffer.from(`${torn ? '\n' : ''}${line}\n`, 'utf8');
     const { bytesWritten } = await fh.write(bytes, 0, bytes.length);
-    if (bytesWritten !== bytes.length) throw new TyError('E_STORE', `short write to ${path.split('/').pop() ?? 'log'} (disk full?)`);
+    if (bytesWritten !== bytes.length)
+      throw new TyError('E_STORE', `short write to ${path.split('/').pop() ?? 'log'} (disk full?)`);
     if (opts.sync !== false) await fh.sync();
   } finally {
     await fh.close();
@@ -89,10 +100,14 @@ export class GroupAppender {
   readonly stats = { batches: 0, records: 0, inline: 0 };
   constructor(readonly path: string) {}
 
-  /** Append one record (`line` without its newline); resolves once it is written and fsync'd. @throws TyError E_STORE */
+  /**
+   * Append one record (`line` without its newline); resolves once it is written and fsync'd. @throws TyError E_STORE
+   */
   append(line: string): Promise<void> {
     if (this.#open > 0) this.#open--;
-    return new Promise<void>((resolve, reject) => this.#push({ bytes: Buffer.from(`${line}\n`, 'utf8'), resolve, reject }));
+    return new Promise<void>((resolve, reject) =>
+      this.#push({ bytes: Buffer.from(`${line}\n`, 'utf8'), resolve, reject }),
+    );
   }
 
   /**
@@ -164,7 +179,8 @@ export class GroupAppender {
         // one write: as many whole lines as fit in CHUNK_BYTES (at least one)
         let j = i;
         let size = 0;
-        while (j < batch.length && (j === i || size + batch[j]!.bytes.length <= CHUNK_BYTES - 1)) size += batch[j++]!.bytes.length;
+        while (j < batch.length && (j === i || size + batch[j]!.bytes.length <= CHUNK_BYTES - 1))
+          size += batch[j++]!.bytes.length;
         const torn = tornTail(fd);
         const buf = Buffer.concat([...(torn ? [Buffer.from('\n')] : []), ...batch.slice(i, j).map((p) => p.bytes)]);
         const n = writeSync(fd, buf, 0, buf.length);
@@ -214,7 +230,9 @@ export class GroupAppender {
     void this.#sync();
   }
 
-  /** fsync what was written so far (one fsync per file behind the descriptors); repeat while more was written meanwhile. */
+  /**
+   * fsync what was written so far (one fsync per file behind the descriptors); repeat while more was written meanwhile.
+   */
   async #sync(): Promise<void> {
     this.#syncing = true;
     try {
@@ -237,7 +255,8 @@ export class GroupAppender {
         for (const w of group) {
           if (failure !== undefined) break;
           try {
-            // fsync flushes the file, whichever descriptor wrote to it: one per file (one descriptor: nothing to compare)
+            // fsync flushes the file, whichever descriptor wrote to it: one per file (one descriptor: nothing to
+            // compare)
             if (group.length > 1) {
               const st = fstatSync(w.fd);
               const id = `${st.dev}:${st.ino}`;
@@ -256,7 +275,7 @@ export class GroupAppender {
         for (const w of group) {
           closeQuietly(w.fd);
           for (const p of w.records) {
-            if (failure === undefined) (p.resolve(), n++);
+            if (failure === undefined) p.resolve(), n++;
             else p.reject(storeError(this.path, failure));
           }
         }
@@ -300,5 +319,8 @@ function tornTail(fd: number): boolean {
 
 function storeError(path: string, e: unknown): TyError {
   if (e instanceof TyError) return e;
-  return new TyError('E_STORE', `cannot append to log ${path.split('/').pop() ?? 'log'}: ${e instanceof Error ? e.message : String(e)}`);
+  return new TyError(
+    'E_STORE',
+    `cannot append to log ${path.split('/').pop() ?? 'log'}: ${e instanceof Error ? e.message : String(e)}`,
+  );
 }

@@ -1,4 +1,5 @@
-// Unit tests for node/store/file-store.ts (FileStoreBackend): atomicity, modes, key checks, cross-process locks; test side.
+// Unit tests for node/store/file-store.ts (FileStoreBackend): atomicity, modes, key checks, cross-process locks; test
+// side.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, readdir, rm, stat, writeFile, mkdir, readFile } from 'node:fs/promises';
@@ -53,15 +54,18 @@ describe('FileStoreBackend', () => {
     expect(await readdir(tmpDir)).toEqual([`${process.ppid}.beef`]);
   });
 
-  it.each([['..'], ['../x'], ['a/b'], ['.hidden'], [''], ['x'.repeat(201)], ['a\0b'], ['%2e%2e']])('refuses the key %j with E_STORE and touches nothing', async (bad) => {
-    const s = new FileStoreBackend(join(root, 'store'));
-    await expect(s.put('ns', bad, enc('x'))).rejects.toMatchObject({ code: 'E_STORE' });
-    await expect(s.get(bad, 'k')).rejects.toMatchObject({ code: 'E_STORE' });
-    await expect(s.append(bad, 'x')).rejects.toMatchObject({ code: 'E_STORE' });
-    await expect(s.withLock(bad, async () => 1)).rejects.toMatchObject({ code: 'E_STORE' });
-    const left = await readdir(root);
-    expect(left.filter((n) => n !== 'store')).toEqual([]);
-  });
+  it.each([['..'], ['../x'], ['a/b'], ['.hidden'], [''], ['x'.repeat(201)], ['a\0b'], ['%2e%2e']])(
+    'refuses the key %j with E_STORE and touches nothing',
+    async (bad) => {
+      const s = new FileStoreBackend(join(root, 'store'));
+      await expect(s.put('ns', bad, enc('x'))).rejects.toMatchObject({ code: 'E_STORE' });
+      await expect(s.get(bad, 'k')).rejects.toMatchObject({ code: 'E_STORE' });
+      await expect(s.append(bad, 'x')).rejects.toMatchObject({ code: 'E_STORE' });
+      await expect(s.withLock(bad, async () => 1)).rejects.toMatchObject({ code: 'E_STORE' });
+      const left = await readdir(root);
+      expect(left.filter((n) => n !== 'store')).toEqual([]);
+    },
+  );
 
   it('appends lines and reads them back; refuses a line break', async () => {
     const s = new FileStoreBackend(join(root, 'store'));
@@ -91,13 +95,21 @@ describe('FileStoreBackend', () => {
   it('serializes withLock inside one process', async () => {
     const s = new FileStoreBackend(join(root, 'store'));
     const store = new Store(s);
-    await Promise.all(Array.from({ length: 40 }, () => store.update<number>('c', 'n', async (n) => {
-      const v = n ?? 0;
-      await new Promise((r) => setTimeout(r, 1));
-      return v + 1;
-    })));
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        store.update<number>('c', 'n', async (n) => {
+          const v = n ?? 0;
+          await new Promise((r) => setTimeout(r, 1));
+          return v + 1;
+        }),
+      ),
+    );
     expect(await store.getJson('c', 'n')).toBe(40);
-    await expect(s.withLock('x', async () => { throw new TyError('E_STORE', 'inner'); })).rejects.toThrow('inner');
+    await expect(
+      s.withLock('x', async () => {
+        throw new TyError('E_STORE', 'inner');
+      }),
+    ).rejects.toThrow('inner');
     expect(await s.withLock('x', async () => 7)).toBe(7); // released after a throw
   });
 
@@ -106,10 +118,16 @@ describe('FileStoreBackend', () => {
     const lockDir = join(root, 'store', '.locks', 'L');
     await mkdir(lockDir, { recursive: true });
     // A pid that cannot be alive (above pid_max on Linux).
-    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), token: 't', at: Date.now() }));
+    await writeFile(
+      join(lockDir, 'owner.json'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), token: 't', at: Date.now() }),
+    );
     expect(await s.withLock('L', async () => 'got it')).toBe('got it');
     await mkdir(lockDir, { recursive: true });
-    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), token: 'other', at: Date.now() }));
+    await writeFile(
+      join(lockDir, 'owner.json'),
+      JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), token: 'other', at: Date.now() }),
+    );
     await expect(s.withLock('L', async () => 'never')).rejects.toMatchObject({ code: 'E_BUSY' });
     // Never removes a lock it does not own.
     expect(JSON.parse(await readFile(join(lockDir, 'owner.json'), 'utf8')).token).toBe('other');
@@ -128,20 +146,39 @@ describe('FileStoreBackend', () => {
     const lockDir = join(root, 'store', '.locks', 'L');
     await mkdir(lockDir, { recursive: true });
     const host = (await import('node:os')).hostname();
-    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, start: '1', host, token: 'reused', at: Date.now() }));
+    await writeFile(
+      join(lockDir, 'owner.json'),
+      JSON.stringify({ pid: process.pid, start: '1', host, token: 'reused', at: Date.now() }),
+    );
     expect(await s.withLock('L', async () => 'got it')).toBe('got it');
     // The same pid with its real start time is a live owner: E_BUSY.
     await mkdir(lockDir, { recursive: true });
-    await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), host, token: 'live', at: 0 }));
-    await expect(new FileStoreBackend(join(root, 'store'), { lockTimeoutMs: 200 }).withLock('L', async () => 'never')).rejects.toMatchObject({ code: 'E_BUSY' });
+    await writeFile(
+      join(lockDir, 'owner.json'),
+      JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), host, token: 'live', at: 0 }),
+    );
+    await expect(
+      new FileStoreBackend(join(root, 'store'), { lockTimeoutMs: 200 }).withLock('L', async () => 'never'),
+    ).rejects.toMatchObject({ code: 'E_BUSY' });
   });
 
   it('bounds its open files: 2,000 concurrent operations with maxOpenFiles 8 never hold more than 8 at once', async () => {
     const s = new FileStoreBackend(join(root, 'store'), { maxOpenFiles: 8 });
     const before = (await readdir('/proc/self/fd').catch(() => [])).length;
     let peak = 0;
-    const timer = setInterval(() => void readdir('/proc/self/fd').then((l) => (peak = Math.max(peak, l.length - before)), () => {}), 1);
-    await Promise.all(Array.from({ length: 2000 }, (_, i) => (i % 2 ? s.put('ns', `k${i % 50}`, enc('v'.repeat(100))) : s.append('log', `line ${i}`))));
+    const timer = setInterval(
+      () =>
+        void readdir('/proc/self/fd').then(
+          (l) => (peak = Math.max(peak, l.length - before)),
+          () => {},
+        ),
+      1,
+    );
+    await Promise.all(
+      Array.from({ length: 2000 }, (_, i) =>
+        i % 2 ? s.put('ns', `k${i % 50}`, enc('v'.repeat(100))) : s.append('log', `line ${i}`),
+      ),
+    );
     clearInterval(timer);
     expect(await s.readLog('log')).toHaveLength(1000);
     if (before > 0) expect(peak).toBeLessThanOrEqual(8 * 2 + 4);
@@ -161,13 +198,18 @@ describe('FileStoreBackend', () => {
         await b.put('objs', 'k' + (i % 3), new TextEncoder().encode(JSON.stringify({ pid: process.pid, i, pad: 'q'.repeat(50000) })));
       }`;
     const dir = join(root, 'store');
-    await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child, dir], { timeout: 60_000 })));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child, dir], { timeout: 60_000 }),
+      ),
+    );
     const store = new Store(new FileStoreBackend(dir));
     expect(await store.getJson('c', 'n')).toBe(100);
     const { entries, corrupt } = await store.readJsonl<{ i: number }>('log');
     expect(corrupt).toBe(0);
     expect(entries).toHaveLength(100);
-    for (const k of ['k0', 'k1', 'k2']) expect(JSON.parse(dec(await store.backend.get('objs', k))!).pad).toHaveLength(50000);
+    for (const k of ['k0', 'k1', 'k2'])
+      expect(JSON.parse(dec(await store.backend.get('objs', k))!).pad).toHaveLength(50000);
     expect(await readdir(join(dir, '.locks'))).toEqual([]);
   }, 90_000);
 });
@@ -176,13 +218,31 @@ describe('tool storage writes behind the audit log (write-ahead)', () => {
   it("a storage write is on disk only after the audit records written before it, a call's staged intent record included", async () => {
     const store = new Store(new FileStoreBackend(join(root, 'store')));
     const audit = new StoreAuditLog(store);
-    const tool = { name: 'kv', revision: 'bagaaierakvtoolrevision', manifest: { capabilities: { storage: { quotaBytes: 1024 } } } } as unknown as CallerIdentity;
+    const tool = {
+      name: 'kv',
+      revision: 'bagaaierakvtoolrevision',
+      manifest: { capabilities: { storage: { quotaBytes: 1024 } } },
+    } as unknown as CallerIdentity;
     const storage = new ToolStorage(store);
-    // the staged record's own timer (STAGED_SYNC_MS) never fires: only the storage write's write-ahead point can sync it
+    // the staged record's own timer (STAGED_SYNC_MS) never fires: only the storage write's write-ahead point can sync
+    // it
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     try {
       for (const op of ['set', 'delete'] as const) {
-        const rec = { v: 1, time: new Date().toISOString(), principal: 'cli:user', tool: 'kv', revision: tool.revision, kind: 'tool', decision: 'allow', list: 'allow', rule: 'tool(kv)', scope: 'flags', outcome: 'started', durationMs: 0 } as AuditRecord;
+        const rec = {
+          v: 1,
+          time: new Date().toISOString(),
+          principal: 'cli:user',
+          tool: 'kv',
+          revision: tool.revision,
+          kind: 'tool',
+          decision: 'allow',
+          list: 'allow',
+          rule: 'tool(kv)',
+          scope: 'flags',
+          outcome: 'started',
+          durationMs: 0,
+        } as AuditRecord;
         const { durable } = await audit.stage(rec);
         let synced = false;
         void durable.then(() => (synced = true));

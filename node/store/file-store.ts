@@ -8,7 +8,9 @@ import { checkKey, type StoreBackend } from '../../core/store/contract.js';
 import { GroupAppender, appendLine } from './append.js';
 import { DirLocks } from './lock.js';
 
-/** Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave. */
+/**
+ * Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave.
+ */
 const ATOMIC_APPEND_BYTES = 4096;
 
 /** One group-commit appender per log file in this process, shared by every backend over the same root. */
@@ -122,11 +124,18 @@ export class FileStoreBackend implements StoreBackend {
   #made = new Set<string>();
   #swept = false;
 
-  constructor(readonly root: string, opts: FileStoreOptions = {}) {
+  constructor(
+    readonly root: string,
+    opts: FileStoreOptions = {},
+  ) {
     const max = opts.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES;
     if (!Number.isSafeInteger(max) || max < 1) throw new TyError('E_USAGE', 'maxOpenFiles must be a positive integer');
     this.#slots = new Slots(max);
-    this.#locks = new DirLocks(join(root, '.locks'), { timeoutMs: opts.lockTimeoutMs ?? 30_000, staleMs: opts.lockStaleMs ?? 600_000, io: this.#io });
+    this.#locks = new DirLocks(join(root, '.locks'), {
+      timeoutMs: opts.lockTimeoutMs ?? 30_000,
+      staleMs: opts.lockStaleMs ?? 600_000,
+      io: this.#io,
+    });
   }
 
   /** `root/ns/key` of entries read on every call (stamp), joined once; bounded. */
@@ -163,7 +172,8 @@ export class FileStoreBackend implements StoreBackend {
   }
 
   /**
-   * See StoreBackend.stamp: `dev:ino:size:mtime:ctime` (ms, fractional) of the entry's file, `absent` when there is none; undefined
+   * See StoreBackend.stamp: `dev:ino:size:mtime:ctime` (ms, fractional) of the entry's file, `absent` when there is
+   * none; undefined
    * for a file changed within the last RACY_MS (its timestamps are coarser than writes can follow each other, so a
    * rewrite of the same size could keep the stamp: such an entry is read, as git treats racily clean files).
    * Every write replaces the file (rename: a new inode) or removes it, so any change moves the stamp.
@@ -172,7 +182,8 @@ export class FileStoreBackend implements StoreBackend {
     checkKey(ns, key);
     let st;
     try {
-      // a plain stat (half the cost of a bigint one): every write replaces the file (a new inode), which the stamp carries
+      // a plain stat (half the cost of a bigint one): every write replaces the file (a new inode), which the stamp
+      // carries
       st = statSync(this.#path(ns, key), { throwIfNoEntry: false });
     } catch {
       return undefined;
@@ -197,7 +208,8 @@ export class FileStoreBackend implements StoreBackend {
     this.#swept = true;
     for (const n of await readdir(tmpDir).catch(() => [] as string[])) {
       const pid = Number(n.split('.')[0]);
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid)) await unlink(join(tmpDir, n)).catch(() => {});
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid))
+        await unlink(join(tmpDir, n)).catch(() => {});
     }
   }
 
@@ -260,7 +272,8 @@ export class FileStoreBackend implements StoreBackend {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
     // Short lines: group commit (one fsync for the appends in flight together; each durable before it resolves).
-    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).append(line);
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1)
+      return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).append(line);
     const dir = await this.#dir('.logs');
     await this.withLock(`log.${log}`, async () => {
       try {
@@ -271,11 +284,15 @@ export class FileStoreBackend implements StoreBackend {
     });
   }
 
-  /** See StoreBackend.appendStaged: short lines are written at once and fsync'd by the group commit; longer ones in one step. */
+  /**
+   * See StoreBackend.appendStaged: short lines are written at once and fsync'd by the group commit; longer ones in one
+   * step.
+   */
   async appendStaged(log: string, line: string): Promise<{ durable: Promise<void> }> {
     checkKey(log);
     if (/[\n\r]/.test(line)) throw new TyError('E_STORE', 'a log line must not contain a line break');
-    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1) return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).stage(line);
+    if (Buffer.byteLength(line, 'utf8') < ATOMIC_APPEND_BYTES - 1)
+      return (this.#appenders.get(log) ?? (await this.#appenderOf(log))).stage(line);
     await this.append(log, line);
     return { durable: Promise.resolve() };
   }
@@ -321,6 +338,4 @@ export class FileStoreBackend implements StoreBackend {
       if (this.#local.get(name) === chained) this.#local.delete(name);
     }
   }
-
-
 }

@@ -29,11 +29,15 @@ export interface DirLocksOptions {
   io?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
-/** A lock folder without a readable owner file this old (ms) is stale: a writer that died before the owner file was written. */
+/**
+ * A lock folder without a readable owner file this old (ms) is stale: a writer that died before the owner file was
+ * written.
+ */
 export const OWNERLESS_STALE_MS = 500;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const errno = (e: unknown): string | undefined => (typeof e === 'object' && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined);
+const errno = (e: unknown): string | undefined =>
+  typeof e === 'object' && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined;
 
 /**
  * Locks as folders `<dir>/<name>`, each made whole before it appears: a private folder `.new-<token>` gets its
@@ -70,7 +74,10 @@ export class DirLocks {
       }
       if (Date.now() > deadline) {
         const o = await this.owner(name);
-        throw new TyError('E_BUSY', `store lock "${name}" is still held${o ? ` by process ${o.pid}` : ''} after ${this.opts.timeoutMs} ms; retry, or remove ${join(this.dir, name)} if no tycli is running`);
+        throw new TyError(
+          'E_BUSY',
+          `store lock "${name}" is still held${o ? ` by process ${o.pid}` : ''} after ${this.opts.timeoutMs} ms; retry, or remove ${join(this.dir, name)} if no tycli is running`,
+        );
       }
       await sleep(wait + Math.random() * wait);
       wait = Math.min(wait * 2, 50);
@@ -176,7 +183,9 @@ export class DirLocks {
     } catch {
       return;
     }
-    for (const n of names) if (n.startsWith('.dead-')) await this.#io(() => rm(join(this.dir, n), { recursive: true, force: true })).catch(() => {});
+    for (const n of names)
+      if (n.startsWith('.dead-'))
+        await this.#io(() => rm(join(this.dir, n), { recursive: true, force: true })).catch(() => {});
   }
 
   /** Once per process: remove half-made `.new-*` folders of dead takers and leftover `.dead-*` folders. */
@@ -195,7 +204,10 @@ export class DirLocks {
       const o = n.startsWith('.new-') ? await readOwner(p, this.#io) : undefined;
       if (o && !ownerStale(o, this.opts.staleMs)) continue;
       if (!o && n.startsWith('.new-')) {
-        const age = await this.#io(() => stat(p)).then((s) => Date.now() - s.mtimeMs, () => 0);
+        const age = await this.#io(() => stat(p)).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
         if (age < OWNERLESS_STALE_MS) continue;
       }
       await this.#io(() => rm(p, { recursive: true, force: true })).catch(() => {});
@@ -212,7 +224,10 @@ async function readOwner(dir: string, io: <T>(fn: () => Promise<T>) => Promise<T
   }
 }
 
-/** Stale: same machine and the owner process is gone (pid absent, or reused with another start time); else older than `staleMs`. */
+/**
+ * Stale: same machine and the owner process is gone (pid absent, or reused with another start time); else older than
+ * `staleMs`.
+ */
 export function ownerStale(o: LockOwner, staleMs: number): boolean {
   if (o.host === hostname()) {
     if (!processAlive(o.pid, o.start)) return true;

@@ -15,6 +15,15 @@ describe('resolveHome', () => {
     expect(() => resolveHome({ env: { TYCLI_HOME: '' } })).toThrow(expect.objectContaining({ code: 'E_USAGE' }));
   });
   it('lays out the fixed subfolders under home', () => {
-    expect(tycliPaths('/h')).toEqual({ home: '/h', store: '/h/store', config: '/h/config', settingsFile: '/h/config/settings.json', secretsFile: '/h/config/secrets.json', state: '/h/state', questions: '/h/state/questions', run: '/h/run' });
+    expect(tycliPaths('/h')).toEqual({
+      home: '/h',
+      store: '/h/store',
+      config: '/h/config',
+      settingsFile: '/h/config/settings.json',
+      secretsFile: '/h/config/secrets.json',
+      state: '/h/state',
+      questions: '/h/state/questions',
+      run: '/h/run',
+    });
   });
 });

@@ -47,7 +47,8 @@ export function resolveHome(opts: { home?: string | undefined; env?: NodeJS.Proc
   }
   const fromEnv = env.TYCLI_HOME;
   if (fromEnv !== undefined) {
-    if (fromEnv.trim() === '') throw new TyError('E_USAGE', 'TYCLI_HOME is set but empty; unset it or give a folder path');
+    if (fromEnv.trim() === '')
+      throw new TyError('E_USAGE', 'TYCLI_HOME is set but empty; unset it or give a folder path');
     return isAbsolute(fromEnv) ? fromEnv : resolve(cwd, fromEnv);
   }
   return envPaths('tycli', { suffix: '' }).data;

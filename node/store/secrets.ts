@@ -1,4 +1,5 @@
-// Secret values in one 0600 JSON file under the tycli home (config/secrets.json), atomic writes; Node host, trusted side.
+// Secret values in one 0600 JSON file under the tycli home (config/secrets.json), atomic writes; Node host, trusted
+// side.
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -35,8 +36,13 @@ export class SecretsFile implements SecretValues {
       if ((e as { code?: string }).code === 'ENOENT') return { v: 1, secrets: {} };
       throw new TyError('E_STORE', 'the secrets file cannot be read');
     }
-    if ((st.mode & 0o077) !== 0) throw new TyError('E_STORE', `the secrets file ${this.path} is readable by other users; run: chmod 600 ${this.path}`);
-    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new TyError('E_STORE', `the secrets file ${this.path} belongs to another user`);
+    if ((st.mode & 0o077) !== 0)
+      throw new TyError(
+        'E_STORE',
+        `the secrets file ${this.path} is readable by other users; run: chmod 600 ${this.path}`,
+      );
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid())
+      throw new TyError('E_STORE', `the secrets file ${this.path} belongs to another user`);
     let doc: unknown;
     try {
       doc = JSON.parse(await readFile(this.path, 'utf8'));
@@ -44,7 +50,8 @@ export class SecretsFile implements SecretValues {
       throw new TyError('E_STORE', `the secrets file ${this.path} is not valid JSON; fix or remove it`);
     }
     const d = doc as Partial<SecretsDoc>;
-    if (!d || d.v !== 1 || typeof d.secrets !== 'object' || d.secrets === null) throw new TyError('E_STORE', `the secrets file ${this.path} has an unknown format`);
+    if (!d || d.v !== 1 || typeof d.secrets !== 'object' || d.secrets === null)
+      throw new TyError('E_STORE', `the secrets file ${this.path} has an unknown format`);
     const secrets: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [k, v] of Object.entries(d.secrets)) if (typeof v === 'string') secrets[k] = v;
     return { v: 1, secrets };
@@ -63,8 +70,10 @@ export class SecretsFile implements SecretValues {
   /** @throws TyError E_USAGE (bad name, empty or oversized value, NUL), E_STORE */
   async set(name: string, value: string): Promise<void> {
     checkSecretName(name);
-    if (typeof value !== 'string' || value.length === 0) throw new TyError('E_USAGE', 'a secret value must not be empty');
-    if (Buffer.byteLength(value) > MAX_SECRET_BYTES) throw new TyError('E_USAGE', `a secret value must be at most ${MAX_SECRET_BYTES} bytes`);
+    if (typeof value !== 'string' || value.length === 0)
+      throw new TyError('E_USAGE', 'a secret value must not be empty');
+    if (Buffer.byteLength(value) > MAX_SECRET_BYTES)
+      throw new TyError('E_USAGE', `a secret value must be at most ${MAX_SECRET_BYTES} bytes`);
     if (value.includes('\0')) throw new TyError('E_USAGE', 'a secret value must not contain NUL');
     await this.lock(async () => {
       const doc = await this.#read();

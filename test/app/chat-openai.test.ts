@@ -1,7 +1,20 @@
-// The chat app in Chromium against a scripted OpenAI-compatible streaming server: JS tools, parallel calls, bad calls, round limit, Stop, the key; test code.
+// The chat app in Chromium against a scripted OpenAI-compatible streaming server: JS tools, parallel calls, bad calls,
+// round limit, Stop, the key; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
-import { addTool, configure, dumpIndexedDb, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
+import {
+  addTool,
+  configure,
+  dumpIndexedDb,
+  haveChromium,
+  idle,
+  lastToolMessages,
+  openApp,
+  send,
+  startEnv,
+  TOOLS,
+  type AppEnv,
+} from './harness.js';
 
 let env: AppEnv;
 const models: ScriptedModel[] = [];
@@ -24,7 +37,14 @@ async function model(script: Parameters<typeof startScriptedModel>[0]['script'])
 describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () => {
   it('runs a JavaScript tool and a second tool in parallel; results go back to the model; the key is sent only to the model', async () => {
     const m = await model((body, n) => {
-      if (n === 0) return { text: 'Let me look.', toolCalls: [{ name: 'text-stats', arguments: { text: 'one two three' } }, { name: 'shout', arguments: { text: 'hi' } }] };
+      if (n === 0)
+        return {
+          text: 'Let me look.',
+          toolCalls: [
+            { name: 'text-stats', arguments: { text: 'one two three' } },
+            { name: 'shout', arguments: { text: 'hi' } },
+          ],
+        };
       const results = lastToolMessages(body).map((t) => JSON.parse(String(t.content)));
       return { text: `Counted ${results[0].words} words and got ${results[1].shouted}` };
     });
@@ -49,7 +69,12 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     const assistant = second.messages[second.messages.length - 3];
     expect(assistant.tool_calls.map((c: { id: string }) => c.id)).toEqual(tools.map((t) => t.tool_call_id));
     expect(JSON.parse(String(tools[0]!.content))).toMatchObject({ words: 3, uniqueWords: 3 });
-    expect(m.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(['csv-stats', 'json-reshape', 'shout', 'text-stats']);
+    expect(m.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual([
+      'csv-stats',
+      'json-reshape',
+      'shout',
+      'text-stats',
+    ]);
     expect(m.requests[0]!.body.model).toBe('scripted-model');
     expect(m.requests[0]!.body.stream).toBe(true);
     // The key: in the Authorization header of the model's requests only.
@@ -63,7 +88,9 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     expect(withKey.length).toBeGreaterThanOrEqual(2);
     for (const w of withKey) expect(w).toEqual({ url: `${m.url}/chat/completions`, viaHeader: true });
     // Nothing the host keeps (tasks, audit, grants, tool storage) holds the key; only the app's key store does.
-    const where = (await dumpIndexedDb(page, ['tysandbox', 'tysandbox-app'])).filter((r) => r.text.includes(KEY)).map((r) => `${r.db}/${r.store}`);
+    const where = (await dumpIndexedDb(page, ['tysandbox', 'tysandbox-app']))
+      .filter((r) => r.text.includes(KEY))
+      .map((r) => `${r.db}/${r.store}`);
     expect(where).toEqual(['tysandbox-app/keys']);
     expect(errors.filter((e) => /Content Security Policy|pageerror/.test(e))).toEqual([]);
     await expect(violations()).resolves.toEqual([]);
@@ -71,13 +98,36 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
   }, 240_000);
 
   it('runs parallel calls of one tool at the same time, and a non-streaming reply', async () => {
-    const m = await model((body, n) => (n === 0 ? { toolCalls: [{ name: 'stamp', arguments: { ms: 1500 } }, { name: 'stamp', arguments: { ms: 1500 } }] } : { text: `done ${lastToolMessages(body).map((t) => t.content).join(' | ')}` }));
+    const m = await model((body, n) =>
+      n === 0
+        ? {
+            toolCalls: [
+              { name: 'stamp', arguments: { ms: 1500 } },
+              { name: 'stamp', arguments: { ms: 1500 } },
+            ],
+          }
+        : {
+            text: `done ${lastToolMessages(body)
+              .map((t) => t.content)
+              .join(' | ')}`,
+          },
+    );
     const { page, context } = await openApp(env);
     await addTool(page, {
       name: 'stamp',
       description: 'Waits ms milliseconds; returns when it started and ended (ms since the epoch).',
-      parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } }, required: ['ms'], additionalProperties: false },
-      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ ms }) => { const start = Date.now(); await new Promise((r) => setTimeout(r, ms)); return { start, end: Date.now() }; };' },
+      parameters: {
+        type: 'object',
+        properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } },
+        required: ['ms'],
+        additionalProperties: false,
+      },
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source:
+          'export default async ({ ms }) => { const start = Date.now(); await new Promise((r) => setTimeout(r, ms)); return { start, end: Date.now() }; };',
+      },
     });
     await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
     await page.getByRole('button', { name: 'Settings' }).click();
@@ -87,7 +137,9 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     await page.getByText(/^done /).waitFor({ timeout: 60_000 });
     await idle(page);
     expect(m.requests[0]!.body.stream).toBe(false);
-    const [a, b] = lastToolMessages(m.requests[1]!.body).map((t) => JSON.parse(String(t.content)) as { start: number; end: number });
+    const [a, b] = lastToolMessages(m.requests[1]!.body).map(
+      (t) => JSON.parse(String(t.content)) as { start: number; end: number },
+    );
     // Overlapping intervals: each call started before the other ended.
     expect(a!.start).toBeLessThan(b!.end);
     expect(b!.start).toBeLessThan(a!.end);
@@ -96,8 +148,20 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
 
   it('returns an unknown tool and arguments that fail the schema to the model as tool results; tool rounds per turn are bounded', async () => {
     const m = await model((body, n) => {
-      if (n === 0) return { toolCalls: [{ name: 'no-such-tool', arguments: { a: 1 } }, { name: 'text-stats', arguments: { text: 5 } }, { name: 'text-stats', arguments: '{not json' }] };
-      if (n === 1) return { text: `errors: ${lastToolMessages(body).map((t) => JSON.parse(String(t.content)).error?.code).join(',')}` };
+      if (n === 0)
+        return {
+          toolCalls: [
+            { name: 'no-such-tool', arguments: { a: 1 } },
+            { name: 'text-stats', arguments: { text: 5 } },
+            { name: 'text-stats', arguments: '{not json' },
+          ],
+        };
+      if (n === 1)
+        return {
+          text: `errors: ${lastToolMessages(body)
+            .map((t) => JSON.parse(String(t.content)).error?.code)
+            .join(',')}`,
+        };
       return { toolCalls: [{ name: 'text-stats', arguments: { text: `round ${n}` } }] };
     });
     const { page, context } = await openApp(env);
@@ -105,7 +169,9 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     await send(page, 'call things');
     await page.getByText('errors: E_UNKNOWN_TOOL,E_INVALID_ARGS,E_INVALID_ARGS').waitFor({ timeout: 60_000 });
     await idle(page);
-    await expect(page.getByRole('article', { name: 'Tool call no-such-tool' }).textContent()).resolves.toContain('E_UNKNOWN_TOOL');
+    await expect(page.getByRole('article', { name: 'Tool call no-such-tool' }).textContent()).resolves.toContain(
+      'E_UNKNOWN_TOOL',
+    );
     // Every later reply calls a tool again: the turn ends after the documented number of rounds.
     await send(page, 'loop forever');
     await page.getByText(/Stopped after 8 tool rounds/).waitFor({ timeout: 90_000 });
@@ -115,7 +181,11 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
   }, 240_000);
 
   it('Stop cancels a long tool call (E_ABORTED) and a streaming reply', async () => {
-    const m = await model((_body, n) => (n === 0 ? { text: 'Sleeping.', toolCalls: [{ name: 'sleep', arguments: { ms: 600000 } }] } : { text: 'I will talk for a long time and never finish', hang: true }));
+    const m = await model((_body, n) =>
+      n === 0
+        ? { text: 'Sleeping.', toolCalls: [{ name: 'sleep', arguments: { ms: 600000 } }] }
+        : { text: 'I will talk for a long time and never finish', hang: true },
+    );
     const { page, context } = await openApp(env);
     await addTool(page, TOOLS.sleep);
     await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
@@ -127,7 +197,10 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     await expect(call.getByLabel('Error').textContent()).resolves.toMatch(/^E_ABORTED/);
     expect(m.requests).toHaveLength(1);
     await send(page, 'now talk');
-    await page.getByText(/I will talk/).first().waitFor({ timeout: 30_000 });
+    await page
+      .getByText(/I will talk/)
+      .first()
+      .waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Stop' }).click();
     await idle(page, 20_000);
     await page.getByText('Stopped.').waitFor();
@@ -138,7 +211,9 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     const SECRET = 'tok-secret-5c2e91d0';
     const m = await model((body) => {
       const last = body.messages[body.messages.length - 1];
-      return last.role === 'user' ? { toolCalls: [{ name: 'token-len', arguments: {} }] } : { text: `token result ${last.content}` };
+      return last.role === 'user'
+        ? { toolCalls: [{ name: 'token-len', arguments: {} }] }
+        : { text: `token result ${last.content}` };
     });
     const { page, requests, context } = await openApp(env);
     await addTool(page, {
@@ -146,7 +221,11 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
       description: 'Length of the WEATHER_TOKEN secret.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       capabilities: { secrets: ['WEATHER_TOKEN'] },
-      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (_a, ctx) => ({ length: (await ctx.getSecret("WEATHER_TOKEN")).length });' },
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source: 'export default async (_a, ctx) => ({ length: (await ctx.getSecret("WEATHER_TOKEN")).length });',
+      },
     });
     await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
     await page.getByRole('button', { name: 'Settings' }).click();

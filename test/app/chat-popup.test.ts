@@ -1,4 +1,5 @@
-// The chat app in Chromium: a popup capability question of the built-in host tool show_page, asked inline at the call, against a scripted Anthropic-compatible server; test code.
+// The chat app in Chromium: a popup capability question of the built-in host tool show_page, asked inline at the call,
+// against a scripted Anthropic-compatible server; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
 import { configure, haveChromium, idle, openApp, send, startEnv, type AppEnv } from './harness.js';
@@ -26,7 +27,11 @@ describe.skipIf(!haveChromium)('chat app: popup capability questions inline', ()
       kind: 'anthropic',
       script: (body) => {
         const [r] = toolResults(body);
-        if (!r) return { text: 'Showing it.', toolCalls: [{ name: 'show_page', arguments: { html: '<h1>Hello from the tool</h1>' } }] };
+        if (!r)
+          return {
+            text: 'Showing it.',
+            toolCalls: [{ name: 'show_page', arguments: { html: '<h1>Hello from the tool</h1>' } }],
+          };
         const v = JSON.parse(String(r.content));
         return { text: r.is_error ? `failed: ${v.error.code}` : `shown: ${v.target}` };
       },
@@ -47,7 +52,8 @@ describe.skipIf(!haveChromium)('chat app: popup capability questions inline', ()
     const first = calls.first().getByRole('group', { name: 'Approval needed' });
     await first.waitFor({ timeout: 60_000 });
     await expect(first.textContent()).resolves.toContain('custom HTML, no network');
-    for (const name of ['Deny', 'Allow once']) await expect(first.getByRole('button', { name, exact: true }).isVisible()).resolves.toBe(true);
+    for (const name of ['Deny', 'Allow once'])
+      await expect(first.getByRole('button', { name, exact: true }).isVisible()).resolves.toBe(true);
     expect(m.requests[0]!.body.tools.map((t: { name: string }) => t.name)).toContain('show_page');
     await first.getByRole('button', { name: 'Deny', exact: true }).click();
     await page.getByText('failed: E_CAPABILITY_DENIED').waitFor({ timeout: 60_000 });
@@ -65,10 +71,16 @@ describe.skipIf(!haveChromium)('chat app: popup capability questions inline', ()
     const frame = popup.locator('iframe');
     await frame.waitFor({ timeout: 30_000 });
     expect(await frame.getAttribute('sandbox')).toBe('allow-scripts');
-    await popup.frameLocator('iframe').getByRole('heading', { name: 'Hello from the tool' }).waitFor({ timeout: 30_000 });
+    await popup
+      .frameLocator('iframe')
+      .getByRole('heading', { name: 'Hello from the tool' })
+      .waitFor({ timeout: 30_000 });
     await page.getByText('shown: custom-html').waitFor({ timeout: 60_000 });
     await idle(page);
-    expect(JSON.parse(String(toolResults(m.requests[3]!.body)[0]!.content))).toEqual({ shown: true, target: 'custom-html' });
+    expect(JSON.parse(String(toolResults(m.requests[3]!.body)[0]!.content))).toEqual({
+      shown: true,
+      target: 'custom-html',
+    });
     expect(popups).toHaveLength(1);
     expect(errors.filter((e) => /Content Security Policy|pageerror/.test(e))).toEqual([]);
     await context.close();

@@ -1,4 +1,5 @@
-// The chat app's conversation tree in Chromium: edit makes a branch, branches navigate, reload restores them, a conversation-defined tool stays in its branch, export/import, the tools panel; test code.
+// The chat app's conversation tree in Chromium: edit makes a branch, branches navigate, reload restores them, a
+// conversation-defined tool stays in its branch, export/import, the tools panel; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,17 @@ import { revisionId } from '../../core/revisions/registry.js';
 import { parseManifest } from '../../core/manifest/parse.js';
 import { shortId } from '../../core/revisions/refs.js';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
-import { configure, haveChromium, idle, lastToolMessages, openApp, send, startEnv, TOOLS, type AppEnv } from './harness.js';
+import {
+  configure,
+  haveChromium,
+  idle,
+  lastToolMessages,
+  openApp,
+  send,
+  startEnv,
+  TOOLS,
+  type AppEnv,
+} from './harness.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 let env: AppEnv;
@@ -34,7 +45,8 @@ afterAll(async () => {
   await env?.close();
 });
 
-const toolNames = (n: number) => (m.requests[n]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name) as string[];
+const toolNames = (n: number) =>
+  (m.requests[n]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name) as string[];
 
 describe.skipIf(!haveChromium)('chat app conversation tree', () => {
   it('edit and resend makes a sibling branch; branches are navigable; a reload restores the tree and the selected branch', async () => {
@@ -80,16 +92,24 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     expect(text).not.toContain(KEY);
     const doc = JSON.parse(text);
     expect(doc.format).toBe('tysandbox-conversation');
-    const messages = doc.tasks.filter((t: { content: { type: string } }) => t.content.type === 'message').map((t: { content: { text: string } }) => t.content.text);
-    expect(messages).toEqual(expect.arrayContaining(['first question', 'follow-up', 'second question', 'echo: second question']));
+    const messages = doc.tasks
+      .filter((t: { content: { type: string } }) => t.content.type === 'message')
+      .map((t: { content: { text: string } }) => t.content.text);
+    expect(messages).toEqual(
+      expect.arrayContaining(['first question', 'follow-up', 'second question', 'echo: second question']),
+    );
     const fresh = await openApp(env);
     await fresh.page.getByLabel('Import').setInputFiles(file);
     await fresh.page.getByText('echo: second question').waitFor();
-    await expect(fresh.page.getByRole('article', { name: 'You' }).first().getByText('2 / 2').isVisible()).resolves.toBe(true);
+    await expect(fresh.page.getByRole('article', { name: 'You' }).first().getByText('2 / 2').isVisible()).resolves.toBe(
+      true,
+    );
     // A tampered export is refused whole.
     const bad = JSON.parse(text);
     bad.tasks[1].content.text = 'changed';
-    await fresh.page.getByLabel('Import').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bad)) });
+    await fresh.page
+      .getByLabel('Import')
+      .setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bad)) });
     await fresh.page.getByText(/Import failed: task 1 .* does not match its content/).waitFor();
     await fresh.context.close();
     await context.close();
@@ -105,7 +125,9 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await page.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(TOOLS.shout));
     await page.getByRole('button', { name: 'Define in this conversation' }).click();
     await page.getByRole('status').filter({ hasText: 'shout is defined in this conversation' }).waitFor();
-    await expect(page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout' }).count()).resolves.toBe(0);
+    await expect(
+      page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout' }).count(),
+    ).resolves.toBe(0);
     await page.getByRole('button', { name: 'Tools' }).click();
     await page.getByRole('article', { name: 'Tool defined in this conversation: shout' }).waitFor();
     const before = m.requests.length;
@@ -134,7 +156,9 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     // The built-in examples show the revision ids `tycli tool add tools/NAME/manifest.json` gives.
     for (const name of ['csv-stats', 'json-reshape', 'text-stats']) {
       const rev = await revisionId(parseManifest(await loadManifestFile(join(ROOT, 'tools', name, 'manifest.json'))));
-      await expect(panel.getByRole('article', { name }).getByRole('heading').textContent()).resolves.toContain(`@${shortId(rev)}`);
+      await expect(panel.getByRole('article', { name }).getByRole('heading').textContent()).resolves.toContain(
+        `@${shortId(rev)}`,
+      );
     }
     await panel.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(TOOLS.shout));
     await panel.getByRole('button', { name: 'Add tool' }).click();
@@ -148,10 +172,17 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await card.getByRole('button', { name: 'Save as new revision' }).click();
     const diff = card.getByLabel(/^Changes in shout/);
     await diff.waitFor();
-    await expect(diff.textContent()).resolves.toMatch(/^- export default .*"!" \}\);\n\+ export default .*"!!!" \}\);\n$/);
+    await expect(diff.textContent()).resolves.toMatch(
+      /^- export default .*"!" \}\);\n\+ export default .*"!!!" \}\);\n$/,
+    );
     await card.getByRole('button', { name: 'Activate', exact: true }).click();
-    await panel.getByRole('status').filter({ hasText: /now runs revision/ }).waitFor();
-    const newRev = (await panel.getByRole('article', { name: 'shout' }).getByRole('heading').textContent())!.match(/@(\w+)/)![1];
+    await panel
+      .getByRole('status')
+      .filter({ hasText: /now runs revision/ })
+      .waitFor();
+    const newRev = (await panel.getByRole('article', { name: 'shout' }).getByRole('heading').textContent())!.match(
+      /@(\w+)/,
+    )![1];
     expect(newRev).not.toBe(oldRev);
     await page.getByRole('button', { name: 'Tools' }).click();
     const before = m.requests.length;
@@ -186,19 +217,38 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     // A manifest.json naming its source file, chosen together with it.
     const dir = await mkdtemp(join(tmpdir(), 'tysandbox-app-tool-'));
     const { execution, ...rest } = TOOLS.shout;
-    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...rest, name: 'shout-file', execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'index.mjs' } }));
+    await writeFile(
+      join(dir, 'manifest.json'),
+      JSON.stringify({
+        ...rest,
+        name: 'shout-file',
+        execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'index.mjs' },
+      }),
+    );
     await writeFile(join(dir, 'index.mjs'), execution.source.replace('"!"', '"?"'));
     await page.getByRole('button', { name: 'Tools' }).click();
     await page.getByLabel('Manifest files').setInputFiles([join(dir, 'manifest.json'), join(dir, 'index.mjs')]);
     await page.getByRole('button', { name: 'Add tool' }).click();
     await page.getByRole('region', { name: 'Tools' }).getByRole('article', { name: 'shout-file' }).waitFor();
     // a source that imports another file: refused, saying how to bundle it for the app
-    await writeFile(join(dir, 'multi.json'), JSON.stringify({ ...rest, name: 'multi-file', execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'multi.mjs' } }));
-    await writeFile(join(dir, 'multi.mjs'), "import { twice } from './lib.mjs';\nexport default async () => twice(1);\n");
+    await writeFile(
+      join(dir, 'multi.json'),
+      JSON.stringify({
+        ...rest,
+        name: 'multi-file',
+        execution: { kind: execution.kind, runtime: execution.runtime, sourceFile: 'multi.mjs' },
+      }),
+    );
+    await writeFile(
+      join(dir, 'multi.mjs'),
+      "import { twice } from './lib.mjs';\nexport default async () => twice(1);\n",
+    );
     await page.getByLabel('Manifest files').setInputFiles([join(dir, 'multi.json'), join(dir, 'multi.mjs')]);
     await page.getByRole('button', { name: 'Add tool' }).click();
     await page.getByRole('status').filter({ hasText: 'the source imports "./lib.mjs"' }).waitFor();
-    await expect(page.getByRole('status').filter({ hasText: 'the source imports' }).textContent()).resolves.toContain('tycli tool add FOLDER');
+    await expect(page.getByRole('status').filter({ hasText: 'the source imports' }).textContent()).resolves.toContain(
+      'tycli tool add FOLDER',
+    );
     await page.getByRole('button', { name: 'Tools' }).click();
     const before = m.requests.length;
     await send(page, 'call shout-file');
@@ -206,7 +256,10 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await idle(page);
     expect(m.requests[before]!.body.model).toBe('from-url');
     expect(m.requests[before]!.headers.authorization).toBeUndefined();
-    for (const r of requests) expect(`${r.url()} ${r.postData() ?? ''}`.replace(/[?&](key|apiKey)=sk-in-url-not-used/g, '')).not.toContain('sk-in-url-not-used');
+    for (const r of requests)
+      expect(`${r.url()} ${r.postData() ?? ''}`.replace(/[?&](key|apiKey)=sk-in-url-not-used/g, '')).not.toContain(
+        'sk-in-url-not-used',
+      );
     await context.close();
   }, 240_000);
 });

@@ -1,4 +1,5 @@
-// Playwright helpers for the chat app tests: the real `tycli app` server (strict CSP) over the build, Debian's Chromium, settings by accessible name; test code.
+// Playwright helpers for the chat app tests: the real `tycli app` server (strict CSP) over the build, Debian's
+// Chromium, settings by accessible name; test code.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
@@ -16,7 +17,8 @@ export interface AppEnv {
 
 /** Serve the existing build (npm run build) with the app server and launch Chromium. */
 export async function startEnv(): Promise<AppEnv> {
-  if (!existsSync(join(BUILD_DIR, 'browser/app/index.html'))) throw new Error('the app is not built: run npm run build first');
+  if (!existsSync(join(BUILD_DIR, 'browser/app/index.html')))
+    throw new Error('the app is not built: run npm run build first');
   const server = await startAppServer({ dir: BUILD_DIR, port: 0 });
   const browser = await launchChromium();
   return {
@@ -55,16 +57,28 @@ export async function openApp(env: AppEnv, query = '', context?: BrowserContext)
   await page.addInitScript(() => {
     const w = window as unknown as { tyViolations: string[] };
     w.tyViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => w.tyViolations.push(`${e.effectiveDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`));
+    document.addEventListener('securitypolicyviolation', (e) =>
+      w.tyViolations.push(`${e.effectiveDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`),
+    );
   });
   const res = await page.goto(`${env.server.url}${query}`);
   await page.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 30_000 });
   const csp = (await res?.allHeaders())?.['content-security-policy'];
-  return { context: ctx, page, requests, errors, csp, violations: () => page.evaluate(() => (window as unknown as { tyViolations: string[] }).tyViolations) };
+  return {
+    context: ctx,
+    page,
+    requests,
+    errors,
+    csp,
+    violations: () => page.evaluate(() => (window as unknown as { tyViolations: string[] }).tyViolations),
+  };
 }
 
 /** Fill the settings panel by accessible name, then close it. */
-export async function configure(page: Page, s: { api: 'openai' | 'anthropic'; endpoint: string; model: string; key?: string }): Promise<void> {
+export async function configure(
+  page: Page,
+  s: { api: 'openai' | 'anthropic'; endpoint: string; model: string; key?: string },
+): Promise<void> {
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('combobox', { name: 'API' }).selectOption(s.api);
   await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(s.endpoint);
@@ -90,7 +104,10 @@ export async function addTool(page: Page, manifest: unknown): Promise<void> {
   await page.getByRole('button', { name: 'Tools' }).click();
   await page.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(manifest));
   await page.getByRole('button', { name: 'Add tool' }).click();
-  await page.getByRole('status').filter({ hasText: /^Added / }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Added / })
+    .waitFor();
   await page.getByRole('button', { name: 'Tools' }).click();
 }
 
@@ -99,38 +116,82 @@ export const TOOLS = {
   sleep: {
     name: 'sleep',
     description: 'Waits ms milliseconds, then returns them.',
-    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 600000 } }, required: ['ms'], additionalProperties: false },
-    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return { slept: ms }; };' },
+    parameters: {
+      type: 'object',
+      properties: { ms: { type: 'integer', minimum: 0, maximum: 600000 } },
+      required: ['ms'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'javascript',
+      source:
+        'export default async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return { slept: ms }; };',
+    },
   },
   weather: {
     name: 'weather',
     description: 'Current weather of a city from data.example.org.',
-    parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 100 } }, required: ['city'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', maxLength: 100 } },
+      required: ['city'],
+      additionalProperties: false,
+    },
     capabilities: { fetch: [{ origin: 'https://data.example.org', access: 'read' }] },
-    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ city }) => { const r = await fetch("https://data.example.org/weather?city=" + encodeURIComponent(city)); return { status: r.status, report: await r.json() }; };' },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'javascript',
+      source:
+        'export default async ({ city }) => { const r = await fetch("https://data.example.org/weather?city=" + encodeURIComponent(city)); return { status: r.status, report: await r.json() }; };',
+    },
   },
   pySum: {
     name: 'py-sum',
     description: 'Sums a list of numbers in Python.',
-    parameters: { type: 'object', properties: { numbers: { type: 'array', items: { type: 'number' }, maxItems: 1000 } }, required: ['numbers'], additionalProperties: false },
-    execution: { kind: 'sandboxed-code', runtime: 'python', source: 'import sys\nasync def main(args, ctx):\n    return {"sum": sum(args["numbers"]), "python": sys.version.split()[0]}\n' },
+    parameters: {
+      type: 'object',
+      properties: { numbers: { type: 'array', items: { type: 'number' }, maxItems: 1000 } },
+      required: ['numbers'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'python',
+      source:
+        'import sys\nasync def main(args, ctx):\n    return {"sum": sum(args["numbers"]), "python": sys.version.split()[0]}\n',
+    },
   },
   shout: {
     name: 'shout',
     description: 'Upper-cases a text.',
-    parameters: { type: 'object', properties: { text: { type: 'string', maxLength: 1000 } }, required: ['text'], additionalProperties: false },
-    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ text }) => ({ shouted: text.toUpperCase() + "!" });' },
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 1000 } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'javascript',
+      source: 'export default async ({ text }) => ({ shouted: text.toUpperCase() + "!" });',
+    },
   },
 } as const;
 
 /** The last tool message (OpenAI) in a recorded request body. */
-export function lastToolMessages(body: { messages: { role: string; content: unknown; tool_call_id?: string }[] }): { role: string; content: unknown; tool_call_id?: string }[] {
+export function lastToolMessages(body: {
+  messages: { role: string; content: unknown; tool_call_id?: string }[];
+}): { role: string; content: unknown; tool_call_id?: string }[] {
   const out = [];
-  for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === 'tool'; i--) out.unshift(body.messages[i]!);
+  for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === 'tool'; i--)
+    out.unshift(body.messages[i]!);
   return out;
 }
 
-/** One IndexedDB record as the page holds it: bytes (or a `{ bytes }` record) decoded as UTF-8, anything else as JSON. */
+/**
+ * One IndexedDB record as the page holds it: bytes (or a `{ bytes }` record) decoded as UTF-8, anything else as JSON.
+ */
 export interface StoredRecord {
   db: string;
   store: string;
@@ -155,8 +216,14 @@ export async function dumpIndexedDb(page: Page, names: string[]): Promise<Stored
               const c = req.result;
               if (!c) return;
               const v = c.value;
-              const bytes = v instanceof Uint8Array ? v : v?.bytes instanceof Uint8Array ? (v.bytes as Uint8Array) : undefined;
-              out.push({ db: name, store, key: String(c.key), text: bytes ? new TextDecoder().decode(bytes) : JSON.stringify(v) });
+              const bytes =
+                v instanceof Uint8Array ? v : v?.bytes instanceof Uint8Array ? (v.bytes as Uint8Array) : undefined;
+              out.push({
+                db: name,
+                store,
+                key: String(c.key),
+                text: bytes ? new TextDecoder().decode(bytes) : JSON.stringify(v),
+              });
               c.continue();
             };
           }

@@ -20,4 +20,7 @@ export interface ScriptedModel {
   requests: RecordedRequest[];
   close(): Promise<void>;
 }
-export function startScriptedModel(opts: { kind: 'openai' | 'anthropic'; script: (body: any, n: number, req: RecordedRequest) => ScriptedReply }): Promise<ScriptedModel>;
+export function startScriptedModel(opts: {
+  kind: 'openai' | 'anthropic';
+  script: (body: any, n: number, req: RecordedRequest) => ScriptedReply;
+}): Promise<ScriptedModel>;

@@ -1,9 +1,21 @@
-// The chat app in Chromium: a tool's settings form in the tools panel (host.tools), persisted in IndexedDB, read by the tool as ctx.settings; test code.
+// The chat app in Chromium: a tool's settings form in the tools panel (host.tools), persisted in IndexedDB, read by the
+// tool as ctx.settings; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
-import { addTool, configure, dumpIndexedDb, haveChromium, idle, lastToolMessages, openApp, send, startEnv, type AppEnv } from './harness.js';
+import {
+  addTool,
+  configure,
+  dumpIndexedDb,
+  haveChromium,
+  idle,
+  lastToolMessages,
+  openApp,
+  send,
+  startEnv,
+  type AppEnv,
+} from './harness.js';
 
 let env: AppEnv;
 const models: ScriptedModel[] = [];
@@ -23,17 +35,26 @@ const CONV = {
   settings: {
     type: 'object',
     properties: {
-      units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric', description: 'Unit system of the results' },
+      units: {
+        type: 'string',
+        enum: ['metric', 'imperial'],
+        default: 'metric',
+        description: 'Unit system of the results',
+      },
       digits: { type: 'integer', minimum: 0, maximum: 6, default: 2 },
       baseUrl: { type: 'string', format: 'uri' },
     },
     additionalProperties: false,
   },
-  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a, ctx) => ({ settings: ctx.settings, frozen: Object.isFrozen(ctx.settings) });' },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'javascript',
+    source: 'export default async (a, ctx) => ({ settings: ctx.settings, frozen: Object.isFrozen(ctx.settings) });',
+  },
 };
 
 describe.skipIf(!haveChromium)('chat app: tool settings', () => {
-  it('the tools panel edits a tool\'s settings by accessible names; invalid values are refused; the call runs with them; they survive a reload', async () => {
+  it("the tools panel edits a tool's settings by accessible names; invalid values are refused; the call runs with them; they survive a reload", async () => {
     const m = await startScriptedModel({
       kind: 'openai',
       script: (body, n) => {
@@ -53,10 +74,16 @@ describe.skipIf(!haveChromium)('chat app: tool settings', () => {
     // Outside the schema's range: refused, nothing stored.
     await form.getByRole('spinbutton', { name: 'digits (conv)' }).fill('9');
     await form.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByRole('status').filter({ hasText: /^Settings not saved: E_INVALID_SETTINGS: .*digits/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Settings not saved: E_INVALID_SETTINGS: .*digits/ })
+      .waitFor();
     await form.getByRole('spinbutton', { name: 'digits (conv)' }).fill('4');
     await form.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByRole('status').filter({ hasText: /^Saved the settings of conv @\w+: settings revision @\w+\.$/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved the settings of conv @\w+: settings revision @\w+\.$/ })
+      .waitFor();
     await expect(form.textContent()).resolves.toMatch(/Settings revision @\w{12}/);
     await page.screenshot({ path: join(tmpdir(), 'tysandbox-tool-settings.png'), fullPage: true });
     await page.getByRole('button', { name: 'Tools' }).click();

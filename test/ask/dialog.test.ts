@@ -1,4 +1,5 @@
-// The desktop dialog ask channel for real: zenity under Xvfb answered by xdotool, from a bridged MCP call through tycli mcp serve; test side.
+// The desktop dialog ask channel for real: zenity under Xvfb answered by xdotool, from a bridged MCP call through tycli
+// mcp serve; test side.
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,18 @@ import type { CliIO } from '../../node/cli/types.js';
 import { CONTINUED, DIALOG_HEADER, DIALOG_RUN_CHARS, DialogAskChannel } from '../../node/ask/dialog.js';
 import { QuestionStore, questionsDir } from '../../node/ask/store.js';
 import { FIXTURE, ROOT, tempHome } from '../mcp/helpers.js';
-import { joinContinued, longestRun, pidAlive, processesOn, startXvfb, waitFor, windowsNamed, xdotool, type ProcInfo, type Xvfb } from '../helpers/desktop.js';
+import {
+  joinContinued,
+  longestRun,
+  pidAlive,
+  processesOn,
+  startXvfb,
+  waitFor,
+  windowsNamed,
+  xdotool,
+  type ProcInfo,
+  type Xvfb,
+} from '../helpers/desktop.js';
 
 const ZENITY = '/usr/bin/zenity';
 const TITLE = 'tysandbox: approve a tool call';
@@ -40,7 +52,10 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function tycli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tycli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let o = '';
@@ -48,7 +63,11 @@ async function tycli(args: string[], env: Record<string, string> = {}): Promise<
   stdout.on('data', (c) => (o += c));
   stderr.on('data', (c) => (e += c));
   const io: CliIO = { stdout, stderr, stdin: new PassThrough(), interactive: false };
-  const code = await main(['--home', home, ...args], { io, env: { ...process.env, DISPLAY: x.display, ...env }, cwd: ROOT });
+  const code = await main(['--home', home, ...args], {
+    io,
+    env: { ...process.env, DISPLAY: x.display, ...env },
+    cwd: ROOT,
+  });
   return { code, stdout: o, stderr: e };
 }
 
@@ -82,14 +101,27 @@ async function serve(env: Record<string, string>): Promise<Client> {
  * dead client's windows shortly after the process ends). Bounded at 10 s; fails naming what is left.
  */
 async function noDialogLeft(): Promise<void> {
-  await waitFor('no dialog process or window left on the display', async () => ((await processesOn(x.display, ZENITY)).length === 0 && (await windowsNamed(x.display, TITLE)).length === 0 ? true : undefined), 10_000);
+  await waitFor(
+    'no dialog process or window left on the display',
+    async () =>
+      (await processesOn(x.display, ZENITY)).length === 0 && (await windowsNamed(x.display, TITLE)).length === 0
+        ? true
+        : undefined,
+    10_000,
+  );
 }
 
 /** The one zenity process on our display, once it is up with its window shown. */
 async function dialogUp(): Promise<{ proc: ProcInfo; window: string }> {
   const proc = await waitFor('a zenity process on the display', async () => (await processesOn(x.display, ZENITY))[0]);
-  const window = await waitFor('its window, shown', async () => (await windowsNamed(x.display, TITLE, true))[0], 40_000).catch(async (e: unknown) => {
-    throw new Error(`${String(e)}; zenity ${proc.pid} alive: ${pidAlive(proc.pid)}; windows named so (mapped or not): ${(await windowsNamed(x.display, TITLE)).join(' ') || 'none'}`);
+  const window = await waitFor(
+    'its window, shown',
+    async () => (await windowsNamed(x.display, TITLE, true))[0],
+    40_000,
+  ).catch(async (e: unknown) => {
+    throw new Error(
+      `${String(e)}; zenity ${proc.pid} alive: ${pidAlive(proc.pid)}; windows named so (mapped or not): ${(await windowsNamed(x.display, TITLE)).join(' ') || 'none'}`,
+    );
   });
   return { proc, window };
 }
@@ -116,7 +148,13 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
   it('appears as a zenity window (system zenity, not the PATH one; minimal environment; sanitized, cut text); a key press allows it', async () => {
     const fake = await fakeZenityDir();
     const hostile = `\u202eevil\u0085\u009b31m\u200b\u007f\u2066${'A'.repeat(10_000)}`;
-    const client = await serve({ PATH: `${fake.dir}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, DISPLAY: x.display, API_TOKEN: 'tok-must-not-leak', LD_PRELOAD: '' });
+    const client = await serve({
+      PATH: `${fake.dir}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+      HOME: home,
+      DISPLAY: x.display,
+      API_TOKEN: 'tok-must-not-leak',
+      LD_PRELOAD: '',
+    });
     try {
       const call = client.callTool({ name: 'fx__search', arguments: { q: hostile } }, undefined, { timeout: 60_000 });
       const { proc, window } = await dialogUp();
@@ -154,10 +192,15 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
     const lock = await new QuestionStore(questionsDir(home)).holdWatchLock();
     const client = await serve({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, DISPLAY: x.display });
     try {
-      const call = client.callTool({ name: 'fx__search', arguments: { q: 'from the store' } }, undefined, { timeout: 60_000 });
+      const call = client.callTool({ name: 'fx__search', arguments: { q: 'from the store' } }, undefined, {
+        timeout: 60_000,
+      });
       const { proc, window } = await dialogUp();
       const geometry = await xdotool(x.display, ['getwindowgeometry', '--shell', window]);
-      const waiting = await waitFor('the stored question', async () => (await new QuestionStore(questionsDir(home)).list())[0]);
+      const waiting = await waitFor(
+        'the stored question',
+        async () => (await new QuestionStore(questionsDir(home)).list())[0],
+      );
       const answered = await tycli(['answer', waiting.id, 'yes']);
       expect(answered.code, answered.stderr).toBe(0);
       const r = await call;
@@ -166,8 +209,19 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
       await waitFor('the dialog process to be killed', async () => (pidAlive(proc.pid) ? undefined : true), 10_000);
       await noDialogLeft();
       // a click where its "Allow once" button was, and keys to its old window: nothing is there to answer
-      const g = Object.fromEntries(geometry.trim().split('\n').map((l) => l.split('='))) as Record<string, string>;
-      await xdotool(x.display, ['mousemove', String(Number(g.X) + Number(g.WIDTH) - 40), String(Number(g.Y) + Number(g.HEIGHT) - 20), 'click', '1']);
+      const g = Object.fromEntries(
+        geometry
+          .trim()
+          .split('\n')
+          .map((l) => l.split('=')),
+      ) as Record<string, string>;
+      await xdotool(x.display, [
+        'mousemove',
+        String(Number(g.X) + Number(g.WIDTH) - 40),
+        String(Number(g.Y) + Number(g.HEIGHT) - 20),
+        'click',
+        '1',
+      ]);
       await expect(xdotool(x.display, ['key', '--window', window, 'Tab', 'Return'])).rejects.toThrow();
       const audit = await auditRecords();
       expect(audit).toContain('"channel":"questions"');
@@ -180,7 +234,9 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
   it('without a desktop session the call is refused at once, and the refusal names each channel and why it cannot ask', async () => {
     const client = await serve({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home });
     try {
-      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(/approval, but nobody could be asked \(.*questions \(nobody is watching the waiting-question store\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/);
+      await expect(client.callTool({ name: 'fx__search', arguments: { q: 'x' } })).rejects.toThrow(
+        /approval, but nobody could be asked \(.*questions \(nobody is watching the waiting-question store\); dialog \(no desktop session \(DISPLAY and WAYLAND_DISPLAY are unset\)\)\)/,
+      );
       expect(await processesOn(x.display, ZENITY)).toEqual([]);
     } finally {
       await client.close().catch(() => undefined);
@@ -189,7 +245,13 @@ describe('a bridged MCP call asked on a zenity dialog', () => {
 
   it('the MCP client going away while the dialog is up ends tycli and closes the dialog: no orphan process', async () => {
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
-    const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/tycli.mjs'), '--home', home, 'mcp', 'serve'], cwd: ROOT, env: { HOME: home, DISPLAY: x.display }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [join(ROOT, 'bin/tycli.mjs'), '--home', home, 'mcp', 'serve'],
+      cwd: ROOT,
+      env: { HOME: home, DISPLAY: x.display },
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'desk', version: '1' }, { capabilities: {} });
     await client.connect(transport);
     const servePid = transport.pid;
@@ -210,7 +272,15 @@ describe('the dialog channel on its own', () => {
     expect(ch.live()).toBe(true);
     const title = `Allow \u202etxt.exe\u202c\u001b]0;owned\u0007\u001b[2J\r\u200d\u00ad${'B'.repeat(10_000)}`;
     const withdraw = new AbortController();
-    const answer = ch.ask({ id: 'h', title, details: ['line one\nline two\u2028not a break', `${'C'.repeat(10_000)}`], scopes: ['once', 'session'] }, withdraw.signal);
+    const answer = ch.ask(
+      {
+        id: 'h',
+        title,
+        details: ['line one\nline two\u2028not a break', `${'C'.repeat(10_000)}`],
+        scopes: ['once', 'session'],
+      },
+      withdraw.signal,
+    );
     const { proc } = await dialogUp().catch((e: unknown) => {
       throw new Error(`${String(e)}; the dialog ended: ${JSON.stringify(ch.lastFailure)}`);
     });
@@ -218,7 +288,9 @@ describe('the dialog channel on its own', () => {
     expect(longestRun(shown)).toBeLessThanOrEqual(DIALOG_RUN_CHARS);
     const lines = joinContinued(shown, CONTINUED);
     expect(lines[0]).toBe(DIALOG_HEADER);
-    expect(lines[1]).toMatch(/^Allow \\u202etxt\.exe\\u202c\\x1b\]0;owned\\x07\\x1b\[2J\\r\\u200d\\xadB+… \[cut: \d+ more characters\]$/);
+    expect(lines[1]).toMatch(
+      /^Allow \\u202etxt\.exe\\u202c\\x1b\]0;owned\\x07\\x1b\[2J\\r\\u200d\\xadB+… \[cut: \d+ more characters\]$/,
+    );
     expect(lines[1]!.split('…')[0]!.length).toBe(600);
     expect(lines).toContain('  line one');
     expect(lines).toContain('  line two\\u2028not a break');
@@ -238,7 +310,10 @@ describe('the dialog channel on its own', () => {
       `void new DialogAskChannel({ env: { DISPLAY: ${JSON.stringify(x.display)} } }).ask({ id: 'e', title: 'Allow exit?', details: [] }, new AbortController().signal);`,
       `process.stdin.once('data', () => process.exit(0));`,
     ].join('\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     const { proc } = await dialogUp();
     child.stdin!.end('exit\n');
@@ -247,7 +322,10 @@ describe('the dialog channel on its own', () => {
   }, 60_000);
 
   it('Deny has the focus: Return refuses, and the refusal names the dialog', async () => {
-    const router = new AskRouter({ channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })], askWaitMs: 60_000 });
+    const router = new AskRouter({
+      channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })],
+      askWaitMs: 60_000,
+    });
     const outcome = router.ask({ id: 'd', title: 'Allow enter?', details: [] });
     const { window } = await dialogUp();
     await xdotool(x.display, ['windowfocus', '--sync', window]);
@@ -256,7 +334,10 @@ describe('the dialog channel on its own', () => {
   }, 60_000);
 
   it('no answer within ask_wait is no: the router refuses with timeout and the dialog process is killed', async () => {
-    const router = new AskRouter({ channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })], askWaitMs: 4000 });
+    const router = new AskRouter({
+      channels: [new DialogAskChannel({ env: { DISPLAY: x.display } })],
+      askWaitMs: 4000,
+    });
     const outcome = router.ask({ id: 't', title: 'Allow slow?', details: [] });
     const { proc } = await dialogUp();
     expect(await outcome).toMatchObject({ allow: false, reason: 'timeout' });
@@ -267,7 +348,10 @@ describe('the dialog channel on its own', () => {
   it('tycli ask status names the dialog as able to ask on the display; not with ask.dialog off or without a display', async () => {
     const on = await tycli(['--json', 'ask', 'status']);
     expect(on.code, on.stderr).toBe(0);
-    const s = JSON.parse(on.stdout) as { channels: { name: string; live: boolean; detail?: string }[]; dialog: { program?: string } };
+    const s = JSON.parse(on.stdout) as {
+      channels: { name: string; live: boolean; detail?: string }[];
+      dialog: { program?: string };
+    };
     expect(s.channels.find((c) => c.name === 'dialog')).toEqual({ name: 'dialog', live: true });
     expect(s.dialog.program).toBe(ZENITY);
     const text = await tycli(['ask', 'status']);
@@ -275,7 +359,9 @@ describe('the dialog channel on its own', () => {
     const bare = await tycli(['ask', 'status'], { DISPLAY: '' });
     expect(bare.code).toBe(1);
     expect(bare.stdout).toContain('dialog     cannot ask: no desktop session (DISPLAY and WAYLAND_DISPLAY are unset)');
-    expect(bare.stdout).toContain('questions  cannot ask: nobody is watching the waiting-question store (run `tycli questions --watch` in a terminal to answer there)');
+    expect(bare.stdout).toContain(
+      'questions  cannot ask: nobody is watching the waiting-question store (run `tycli questions --watch` in a terminal to answer there)',
+    );
     await mkdir(join(home, 'config'), { recursive: true, mode: 0o700 });
     await writeFile(join(home, 'config', 'settings.json'), JSON.stringify({ ask: { dialog: 'off' } }), { mode: 0o600 });
     const off = await tycli(['ask', 'status']);

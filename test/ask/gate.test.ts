@@ -1,4 +1,5 @@
-// Integration: the real gate with the command line's asker (terminal + waiting-question store); test code, trusted side.
+// Integration: the real gate with the command line's asker (terminal + waiting-question store); test code, trusted
+// side.
 import { cliHint } from '../../node/cli/hints.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +32,15 @@ function gateFor(home: string): PermissionGate {
     asker: createNodeAsker({ home, terminal: false, env: {} }),
   });
 }
-const fetchReq: GateRequest = { principal: 'cli:user', kind: 'fetch', toolName: 'weather', revision: REV, target: 'https://api.example.com', access: 'read', requested: true };
+const fetchReq: GateRequest = {
+  principal: 'cli:user',
+  kind: 'fetch',
+  toolName: 'weather',
+  revision: REV,
+  target: 'https://api.example.com',
+  access: 'read',
+  requested: true,
+};
 
 describe('gate + CLI asker', () => {
   it('no terminal and nobody watching: a fetch no rule allows is refused at once with E_CAPABILITY_DENIED naming the --allow rule', async () => {
@@ -44,7 +53,9 @@ describe('gate + CLI asker', () => {
     expect(err).toBeInstanceOf(TyError);
     expect((err as TyError).code).toBe('E_CAPABILITY_DENIED');
     // core names the rule (once), the CLI the flag
-    expect((err as TyError).message).toContain('the rule that allows it without asking: fetch(read:https://api.example.com)');
+    expect((err as TyError).message).toContain(
+      'the rule that allows it without asking: fetch(read:https://api.example.com)',
+    );
     expect(cliHint(err as TyError)).toContain('pass that rule quoted to --allow');
     expect(cliHint(err as TyError)).not.toContain('fetch(read:');
     expect((err as TyError).message).toContain('nobody could be asked');

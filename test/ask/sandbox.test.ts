@@ -1,4 +1,5 @@
-// Security contract: nothing inside a sandbox can see or answer a question (store, terminal, capability surface); test code, trusted side.
+// Security contract: nothing inside a sandbox can see or answer a question (store, terminal, capability surface); test
+// code, trusted side.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,14 +15,26 @@ import { QuestionStore, questionsDir, type WatchLock } from '../../node/ask/stor
 describe('the capability surface has no way to reach questions', () => {
   it('no capability name reads, lists or answers questions, or reaches a terminal', () => {
     // The whole surface, pinned: a new capability must be reviewed against this property.
-    expect([...CAPABILITY_NAMES].sort()).toEqual(['createSubtasksResult', 'fetch', 'getSecret', 'resolveInvocation', 'storage.delete', 'storage.get', 'storage.list', 'storage.set']);
+    expect([...CAPABILITY_NAMES].sort()).toEqual([
+      'createSubtasksResult',
+      'fetch',
+      'getSecret',
+      'resolveInvocation',
+      'storage.delete',
+      'storage.get',
+      'storage.list',
+      'storage.set',
+    ]);
     for (const name of CAPABILITY_NAMES) expect(name).not.toMatch(/^ask|question|answer|tty|terminal|prompt|approv/i);
   });
   it('a capability request or sandbox message of any other kind fails validation (fails closed)', () => {
     for (const name of ['answer', 'questions.list', 'ask', 'approve']) {
-      expect(CapabilityRequestSchema.safeParse({ v: 1, type: 'cap', id: 1, callId: 1, name, params: {} }).success).toBe(false);
+      expect(CapabilityRequestSchema.safeParse({ v: 1, type: 'cap', id: 1, callId: 1, name, params: {} }).success).toBe(
+        false,
+      );
     }
-    for (const type of ['answer', 'question', 'ask']) expect(SandboxMessageSchema.safeParse({ v: 1, type, id: 1 }).success).toBe(false);
+    for (const type of ['answer', 'question', 'ask'])
+      expect(SandboxMessageSchema.safeParse({ v: 1, type, id: 1 }).success).toBe(false);
   });
 });
 
@@ -50,7 +63,12 @@ describe.each(['node', 'deno'] as const)('a %s sandbox cannot read or answer a w
   let id: string;
   beforeAll(async () => {
     lock = await store.holdWatchLock();
-    id = await store.put({ id: 'q', title: 'Allow fetch?', details: ['waiting for a person'], suggestedRule: 'fetch(read:https://x.example)' });
+    id = await store.put({
+      id: 'q',
+      title: 'Allow fetch?',
+      details: ['waiting for a person'],
+      suggestedRule: 'fetch(read:https://x.example)',
+    });
   });
   afterAll(async () => {
     await pool.shutdown();
@@ -59,14 +77,31 @@ describe.each(['node', 'deno'] as const)('a %s sandbox cannot read or answer a w
   });
 
   it('every attempt is refused and the question stays unanswered', async () => {
-    const manifest: ToolManifest = { name: `askprobe${engine}`, description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: ATTEMPTS } };
-    const spec: SandboxSpec = { revision: `bask${engine}rev`, manifest, limits: { ...DEFAULT_LIMITS, timeoutMs: 20_000 } };
+    const manifest: ToolManifest = {
+      name: `askprobe${engine}`,
+      description: '',
+      parameters: {},
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: ATTEMPTS },
+    };
+    const spec: SandboxSpec = {
+      revision: `bask${engine}rev`,
+      manifest,
+      limits: { ...DEFAULT_LIMITS, timeoutMs: 20_000 },
+    };
     const onCapability: CapabilityHandler = async (name) => {
       throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
     };
     const before = readdirSync(store.dir).sort();
     const out = (await pool.call(spec, { dir: store.dir, id }, { onCapability })) as Record<string, string>;
-    expect(Object.keys(out).sort()).toEqual(['denoReadDir', 'denoWrite', 'openTty', 'readQuestion', 'readdir', 'spawn', 'writeAnswer']);
+    expect(Object.keys(out).sort()).toEqual([
+      'denoReadDir',
+      'denoWrite',
+      'openTty',
+      'readQuestion',
+      'readdir',
+      'spawn',
+      'writeAnswer',
+    ]);
     for (const [k, v] of Object.entries(out)) expect(`${k}=${v}`).toMatch(new RegExp(`^${k}=denied:`));
     expect(await store.readAnswer(id)).toBeUndefined();
     expect((await store.list()).map((q) => q.id)).toEqual([id]);

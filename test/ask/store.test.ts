@@ -1,7 +1,19 @@
 // Tests for the waiting-question store, its liveness lock and the questions/answer commands; test code, trusted side.
 import { cliHint } from '../../node/cli/hints.js';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -67,7 +79,7 @@ describe('question files', () => {
     expect(readdirSync(store.dir).filter((f) => f.startsWith('.tmp-'))).toEqual([]);
   });
 
-  it('the id is the store\'s own, never the id the caller chose', async () => {
+  it("the id is the store's own, never the id the caller chose", async () => {
     const id = await store.put(question({ id: '../../etc/passwd' }));
     expect(id).toMatch(QUESTION_ID_RE);
     expect((await store.get(id))?.title).toBe(question().title);
@@ -114,7 +126,9 @@ describe('answers: the first is final', () => {
 
   it('a race of answerers in one process: exactly one wins and its answer is the one stored', async () => {
     const id = await store.put(question());
-    const results = await Promise.all(Array.from({ length: 16 }, (_, i) => store.answer(id, { allow: i % 2 === 0, by: `answerer-${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => store.answer(id, { allow: i % 2 === 0, by: `answerer-${i}` })),
+    );
     const winners = results.map((r, i) => (r.ok ? i : -1)).filter((i) => i >= 0);
     expect(winners).toHaveLength(1);
     const stored = await store.readAnswer(id);
@@ -153,7 +167,10 @@ process.stdout.write(JSON.stringify(r));`),
 
   it('a scope the question does not offer is refused', async () => {
     const id = await store.put(question());
-    expect(await store.answer(id, { allow: true, scope: 'permanent', by: 't' })).toMatchObject({ ok: false, code: 'E_USAGE' });
+    expect(await store.answer(id, { allow: true, scope: 'permanent', by: 't' })).toMatchObject({
+      ok: false,
+      code: 'E_USAGE',
+    });
     const id2 = await store.put(question({ scopes: ['once', 'session'] }));
     expect(await store.answer(id2, { allow: true, scope: 'session', by: 't' })).toEqual({ ok: true });
   });
@@ -236,7 +253,9 @@ describe('the store as an ask channel', () => {
   });
 
   it('with no terminal and nobody watching, a question is refused at once with E_CAPABILITY_DENIED naming the rule', async () => {
-    const router = new AskRouter({ channels: [new TerminalAskChannel({ probe: () => false }), new StoreAskChannel(store)] });
+    const router = new AskRouter({
+      channels: [new TerminalAskChannel({ probe: () => false }), new StoreAskChannel(store)],
+    });
     const out = await router.ask(question());
     expect(out).toMatchObject({ allow: false, reason: 'no-channel' });
     expect(await store.list()).toEqual([]);
@@ -255,7 +274,9 @@ describe('the store as an ask channel', () => {
     const lock = await store.holdWatchLock();
     lockRelease = lock.release;
     expect(await asker.anyLive()).toBe(true);
-    expect(() => createNodeAsker({ home, askWaitMs: 86_400_001 })).toThrowError(expect.objectContaining({ code: 'E_INVALID_SETTINGS' }));
+    expect(() => createNodeAsker({ home, askWaitMs: 86_400_001 })).toThrowError(
+      expect.objectContaining({ code: 'E_INVALID_SETTINGS' }),
+    );
   });
 
   it('while watched, a question waits in the store and `tycli answer` answers it', async () => {
@@ -285,7 +306,10 @@ describe('the store as an ask channel', () => {
     const other: AskChannel = { name: 'other', live: () => true, ask: () => new Promise((r) => (answerFirst = r)) };
     const router = new AskRouter({ channels: [new StoreAskChannel(store, { pollMs: 20 }), other] });
     const p = router.ask(question());
-    await until(async () => (await store.list()).length === 1 && answerFirst !== undefined, 'the question to be stored');
+    await until(
+      async () => (await store.list()).length === 1 && answerFirst !== undefined,
+      'the question to be stored',
+    );
     const [waiting] = await store.list();
     answerFirst!({ allow: false, scope: 'once', channel: 'other' });
     expect(await p).toMatchObject({ allow: false, reason: 'refused', channel: 'other' });
@@ -297,7 +321,13 @@ describe('the store as an ask channel', () => {
     const lock = await store.holdWatchLock();
     lockRelease = lock.release;
     const router = new AskRouter({ channels: [new StoreAskChannel(store, { pollMs: 20 })], askWaitMs: 2000 });
-    const p = router.ask(question({ title: 'Allow\u001b]0;owned\u0007 this?', details: ['a\u202eb', 'x'.repeat(5000)], hints: { destructiveHint: true } }));
+    const p = router.ask(
+      question({
+        title: 'Allow\u001b]0;owned\u0007 this?',
+        details: ['a\u202eb', 'x'.repeat(5000)],
+        hints: { destructiveHint: true },
+      }),
+    );
     await until(async () => (await store.list()).length === 1, 'the question to be stored');
     const io = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), interactive: false };
     let stdout = '';
@@ -318,7 +348,12 @@ describe('tycli questions --watch and tycli answer', () => {
     const stdout = new PassThrough();
     let text = '';
     stdout.on('data', (d: Buffer) => (text += d.toString()));
-    const ctx: CliContext = { io: { stdout, stderr: new PassThrough(), stdin: new PassThrough(), interactive: false }, cwd: base, env: {}, globals: { home, json: false, allow: [], deny: [] } };
+    const ctx: CliContext = {
+      io: { stdout, stderr: new PassThrough(), stdin: new PassThrough(), interactive: false },
+      cwd: base,
+      env: {},
+      globals: { home, json: false, allow: [], deny: [] },
+    };
     const stop = new AbortController();
     const watching = watchQuestions(ctx, store, stop.signal, 20);
     await until(() => store.isWatched(), 'the watcher lock');
@@ -343,10 +378,14 @@ describe('tycli questions --watch and tycli answer', () => {
     let stdout = '';
     io.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     expect(await main(['--home', home, '--json', 'questions'], { io })).toBe(0);
-    const listed = JSON.parse(stdout.trim()) as { ok: boolean; questions: { id: string; title: string; details: string[]; scopes: string[]; createdAt: string }[] };
+    const listed = JSON.parse(stdout.trim()) as {
+      ok: boolean;
+      questions: { id: string; title: string; details: string[]; scopes: string[]; createdAt: string }[];
+    };
     expect(listed.ok).toBe(true);
     expect(listed.questions.map((q) => q.id)).toEqual([id]);
-    // Structured fields, not rendered lines; the raw line escapes the ESC (\u001b), so it parses back to the stored text.
+    // Structured fields, not rendered lines; the raw line escapes the ESC (\u001b), so it parses back to the stored
+    // text.
     expect(stdout).not.toContain('\x1b');
     expect(listed.questions[0]!.title).toBe('json\u001b[2J');
     expect(Array.isArray(listed.questions[0]!.details)).toBe(true);

@@ -1,4 +1,5 @@
-// An MCP elicitation form answered on a real pseudo-terminal (script -qc): the code, each field, a bad value asked again, a secret one not echoed; test side.
+// An MCP elicitation form answered on a real pseudo-terminal (script -qc): the code, each field, a bad value asked
+// again, a secret one not echoed; test side.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +22,12 @@ describe.skipIf(!haveScript)('an elicitation form on the terminal (real pseudo-t
       `import { Elicitor } from ${JSON.stringify(join(root, 'core/mcp/input/elicit.ts'))};`,
       `import { compilePolicy } from ${JSON.stringify(join(root, 'core/policy/permissions.ts'))};`,
       `const audit = [];`,
-      `const e = new Elicitor({ policy: () => compilePolicy([{ scope: 'flags', allow: ['mcp-elicit(srv)'] }]), asker: new AskRouter({ channels: [new TerminalAskChannel()], askWaitMs: 60000 }), audit: { append: async (r) => void audit.push(r) }, principal: 'mcp:t' });`,
-      `const schema = { type: 'object', properties: { name: { type: 'string', title: 'Name' }, age: { type: 'integer', minimum: 0 }, subscribe: { type: 'boolean', default: false }, api_token: { type: 'string', title: 'API token' } }, required: ['name', 'age', 'api_token'] };`,
+      `const e = new Elicitor({ policy: () => compilePolicy([{ scope: 'flags', allow: ['mcp-elicit(srv)'] ` +
+        `}]), asker: new AskRouter({ channels: [new TerminalAskChannel()], askWaitMs: 60000 }), audit: ` +
+        `{ append: async (r) => void audit.push(r) }, principal: 'mcp:t' });`,
+      `const schema = { type: 'object', properties: { name: { type: 'string', title: 'Name' }, age: ` +
+        `{ type: 'integer', minimum: 0 }, subscribe: { type: 'boolean', default: false }, api_token: ` +
+        `{ type: 'string', title: 'API token' } }, required: ['name', 'age', 'api_token'] };`,
       `const out = await e.elicit('srv', { mode: 'form', message: 'Profile please\\u001b[2J', requestedSchema: schema });`,
       `process.stdout.write('\\nRESULT:' + JSON.stringify({ out, audit: audit.map((a) => a.elicit) }) + '\\n');`,
       `process.exit(0);`,
@@ -31,7 +36,11 @@ describe.skipIf(!haveScript)('an elicitation form on the terminal (real pseudo-t
 
   it('typing the code, then each field: a bad value is asked again, an empty one takes the default, a secret-looking one is not echoed', async () => {
     const cmd = `exec ${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(child)} < /dev/null`;
-    const proc = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const proc = spawn('script', ['-qec', cmd, '/dev/null'], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     const waitFor = async (re: RegExp, from = 0): Promise<RegExpExecArray> => {
@@ -61,10 +70,15 @@ describe.skipIf(!haveScript)('an elicitation form on the terminal (real pseudo-t
       proc.stdin.write(`${SECRET}\r`);
       const m = await waitFor(/RESULT:([^\r\n]*)\r?\n/);
       const res = JSON.parse(m[1]!.trim()) as { out: unknown; audit: unknown[] };
-      expect(res.out).toEqual({ action: 'accept', content: { name: 'Ada', age: 36, subscribe: false, api_token: SECRET } });
+      expect(res.out).toEqual({
+        action: 'accept',
+        content: { name: 'Ada', age: 36, subscribe: false, api_token: SECRET },
+      });
       // never echoed to the terminal, never in the audit
       expect(out.slice(0, out.indexOf('RESULT:'))).not.toContain(SECRET);
-      expect(res.audit).toEqual([{ action: 'accept', fields: ['name', 'age', 'subscribe', 'api_token'], secret: ['api_token'] }]);
+      expect(res.audit).toEqual([
+        { action: 'accept', fields: ['name', 'age', 'subscribe', 'api_token'], secret: ['api_token'] },
+      ]);
     } finally {
       try {
         process.kill(-proc.pid!, 'SIGKILL');

@@ -1,4 +1,5 @@
-// Tests for the terminal ask channel: a fake terminal stream, and a real pseudo-terminal via script(1); test code, trusted side.
+// Tests for the terminal ask channel: a fake terminal stream, and a real pseudo-terminal via script(1); test code,
+// trusted side.
 import { PassThrough } from 'node:stream';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -64,7 +65,8 @@ describe('terminal channel with a fake terminal', () => {
       const tty = new FakeTty();
       const p = channelWith(tty).ask(question, new AbortController().signal);
       const code = await tty.code();
-      const line = typed === 'CODE extra words' ? `${code} extra words` : typed === 'ZZZZ' && code === 'ZZZZ' ? 'AAAA' : typed;
+      const line =
+        typed === 'CODE extra words' ? `${code} extra words` : typed === 'ZZZZ' && code === 'ZZZZ' ? 'AAAA' : typed;
       tty.input.write(`${line}\n`);
       expect(await p).toEqual({ allow: false, scope: 'once', channel: 'terminal' });
     }
@@ -152,9 +154,17 @@ describe.skipIf(!haveScript)('terminal channel on a real pseudo-terminal (script
   );
 
   /** Run the child under script(1) so it has a controlling pty; `stdinFrom` redirects its stdin. */
-  async function runOnPty(askWaitMs: number, stdinFrom: string, act: (code: string, typeOnTty: (s: string) => void) => Promise<void>): Promise<unknown> {
+  async function runOnPty(
+    askWaitMs: number,
+    stdinFrom: string,
+    act: (code: string, typeOnTty: (s: string) => void) => Promise<void>,
+  ): Promise<unknown> {
     const cmd = `exec ${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(child)} ${askWaitMs} < ${JSON.stringify(stdinFrom)}`;
-    const proc = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const proc = spawn('script', ['-qec', cmd, '/dev/null'], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     try {
@@ -184,7 +194,9 @@ describe.skipIf(!haveScript)('terminal channel on a real pseudo-terminal (script
   }, 30_000);
 
   it('a wrong code typed on the terminal refuses', async () => {
-    const out = await runOnPty(60_000, '/dev/null', async (code, type) => type(`${code === 'QQQQ' ? 'WWWW' : 'QQQQ'}\r`));
+    const out = await runOnPty(60_000, '/dev/null', async (code, type) =>
+      type(`${code === 'QQQQ' ? 'WWWW' : 'QQQQ'}\r`),
+    );
     expect(out).toMatchObject({ allow: false, reason: 'refused', channel: 'terminal' });
   }, 30_000);
 

@@ -1,4 +1,5 @@
-// Chat app benchmark in Debian's Chromium: page load to interactive, first JavaScript and Python tool results (cold and warm), each against a baseline; test side.
+// Chat app benchmark in Debian's Chromium: page load to interactive, first JavaScript and Python tool results (cold and
+// warm), each against a baseline; test side.
 import { join } from 'node:path';
 import { launchChromium, REPO_ROOT } from '../../node/diagnostics/browser-driver.mjs';
 import { startScriptedModel } from '../app/model-servers.mjs';
@@ -9,8 +10,36 @@ const PY_COLD = 3;
 const WARM = 5;
 
 const TOOLS = {
-  js: { name: 'bench-js', description: 'Adds two numbers.', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ a, b }) => ({ sum: a + b });' } },
-  py: { name: 'bench-py', description: 'Adds two numbers in Python.', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false }, execution: { kind: 'sandboxed-code', runtime: 'python', source: 'async def main(args, ctx):\n    return {"sum": args["a"] + args["b"]}\n' } },
+  js: {
+    name: 'bench-js',
+    description: 'Adds two numbers.',
+    parameters: {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'javascript',
+      source: 'export default async ({ a, b }) => ({ sum: a + b });',
+    },
+  },
+  py: {
+    name: 'bench-py',
+    description: 'Adds two numbers in Python.',
+    parameters: {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'python',
+      source: 'async def main(args, ctx):\n    return {"sum": args["a"] + args["b"]}\n',
+    },
+  },
 };
 
 /** The scripted model: "call TOOL" makes it call that tool; a tool result or any other text gets "answer N". */
@@ -38,7 +67,10 @@ async function addTool(page, manifest) {
   await page.getByRole('button', { name: 'Tools' }).click();
   await page.getByRole('textbox', { name: 'Tool manifest (JSON)' }).fill(JSON.stringify(manifest));
   await page.getByRole('button', { name: 'Add tool' }).click();
-  await page.getByRole('status').filter({ hasText: /^Added / }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Added / })
+    .waitFor();
   await page.getByRole('button', { name: 'Tools' }).click();
 }
 
@@ -53,7 +85,16 @@ async function timedTurn(page, text, expect) {
   return ms;
 }
 
-const row = (name, v, baseline, b, target = '') => ({ name, value: +v.median.toFixed(1), unit: 'ms', spread: spread(v, b, 1), baseline, baselineValue: +b.median.toFixed(1), ratio: +(v.median / b.median).toFixed(2), target });
+const row = (name, v, baseline, b, target = '') => ({
+  name,
+  value: +v.median.toFixed(1),
+  unit: 'ms',
+  spread: spread(v, b, 1),
+  baseline,
+  baselineValue: +b.median.toFixed(1),
+  ratio: +(v.median / b.median).toFixed(2),
+  target,
+});
 
 export async function run() {
   const { startAppServer } = await import(join(REPO_ROOT, 'dist/node/http/app-server.js'));
@@ -77,28 +118,39 @@ export async function run() {
       await addTool(page, TOOLS.js);
       plain.push(await timedTurn(page, `hello ${i}`, `answer hello ${i}`));
       jsCold.push(await timedTurn(page, `call bench-js ${i}`, `result {"sum":${i + 1}}`));
-      if (i === 0) for (let k = 0; k < WARM; k++) jsWarm.push(await timedTurn(page, `call bench-js ${100 + k}`, `result {"sum":${101 + k}}`));
+      if (i === 0)
+        for (let k = 0; k < WARM; k++)
+          jsWarm.push(await timedTurn(page, `call bench-js ${100 + k}`, `result {"sum":${101 + k}}`));
       await context.close();
     }
     for (let i = 0; i < PY_COLD; i++) {
       const { context, page } = await openApp(browser, server.url, model.url);
       await addTool(page, TOOLS.py);
       pyCold.push(await timedTurn(page, `call bench-py ${i}`, `result {"sum":${i + 1}}`));
-      if (i === 0) for (let k = 0; k < WARM; k++) pyWarm.push(await timedTurn(page, `call bench-py ${200 + k}`, `result {"sum":${201 + k}}`));
+      if (i === 0)
+        for (let k = 0; k < WARM; k++)
+          pyWarm.push(await timedTurn(page, `call bench-py ${200 + k}`, `result {"sum":${201 + k}}`));
       await context.close();
     }
     const p = summary(plain);
     return {
       title: 'Chat app (Chromium, headless, scripted OpenAI-compatible model on loopback)',
       rows: [
-        row('page load to interactive (fresh profile)', summary(load), 'same page, JavaScript off, to DOMContentLoaded', summary(loadBase)),
+        row(
+          'page load to interactive (fresh profile)',
+          summary(load),
+          'same page, JavaScript off, to DOMContentLoaded',
+          summary(loadBase),
+        ),
         row('first JavaScript tool result, cold sandbox', summary(jsCold), 'a turn without a tool call', p),
         row('JavaScript tool result, warm sandbox', summary(jsWarm), 'a turn without a tool call', p),
         row('first Python tool result, cold (Pyodide load)', summary(pyCold), 'a turn without a tool call', p),
         row('Python tool result, warm sandbox', summary(pyWarm), 'a turn without a tool call', p),
       ],
       notes: [
-        `Cold: ${COLD} fresh browser profiles (JavaScript) and ${PY_COLD} (Python); warm: ${WARM} turns in the first profile. Tool turns are two model round trips (call, then answer) plus the call; the baseline is one round trip with no tool.`,
+        `Cold: ${COLD} fresh browser profiles (JavaScript) and ${PY_COLD} (Python); warm: ${WARM} turns ` +
+          `in the first profile. Tool turns are two model round trips (call, then answer) plus the call; ` +
+          `the baseline is one round trip with no tool.`,
         'Interactive means the app opened its databases, installed the example tools on first start and rendered (window.tyAppReady).',
         'Timed from Node around Playwright actions, so each figure includes a few ms of driver round trips.',
       ],

@@ -1,4 +1,5 @@
-// Browser MCP benchmark in Debian's Chromium: a remote tools/call through the browser host (core's bridge, gate, audit) against a direct SDK client in the same page, both to one loopback SDK server; test side.
+// Browser MCP benchmark in Debian's Chromium: a remote tools/call through the browser host (core's bridge, gate, audit)
+// against a direct SDK client in the same page, both to one loopback SDK server; test side.
 import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 import { startMcpFixture } from '../browser/mcp-http-fixture.mjs';
 import { iqr, pairRatio, spread, summary } from './stats.mjs';
@@ -34,8 +35,12 @@ export async function run() {
         },
       ],
       notes: [
-        `Each sample is the mean per call of one round of ${res.callsPerRound} sequential calls; ${res.bridged.length} rounds each way, interleaved (a bridged round, then a direct one), so drift hits both alike; ratio p25–p75 is over the per-round pairs.`,
-        'The bridged call adds the tool lookup, the argument check against the server schema, the gate (rules, pause, a durable started record and the final audit record in IndexedDB) and the result checks; the server definition allows the tool, so nobody is asked.',
+        `Each sample is the mean per call of one round of ${res.callsPerRound} sequential calls; ${res.bridged.length} ` +
+          `rounds each way, interleaved (a bridged round, then a direct one), so drift hits both alike; ` +
+          `ratio p25–p75 is over the per-round pairs.`,
+        'The bridged call adds the tool lookup, the argument check against the server schema, the gate ' +
+          '(rules, pause, a durable started record and the final audit record in IndexedDB) and the result ' +
+          'checks; the server definition allows the tool, so nobody is asked.',
         `Server: the SDK's Streamable HTTP server on loopback (JSON responses), ${fx.url}.`,
       ],
     };

@@ -1,7 +1,11 @@
-// Browser host benchmark in Debian's Chromium: sandbox cold start, warm call and Pyodide cold load, each against a baseline; test side.
+// Browser host benchmark in Debian's Chromium: sandbox cold start, warm call and Pyodide cold load, each against a
+// baseline; test side.
 import { buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 
-/** @returns {Promise<{ title: string, rows: { name: string, value: number, unit: string, baseline: string, baselineValue: number, ratio: number, target: string }[], notes: string[] }>} */
+/**
+ * @returns {Promise<{ title: string, rows: { name: string, value: number, unit: string, baseline: string,
+ * baselineValue: number, ratio: number, target: string }[], notes: string[] }>}
+ */
 export async function run() {
   const out = await buildBrowserApp();
   const server = await serveDir(out);
@@ -26,7 +30,9 @@ export async function run() {
       notes: [
         'Cold start and Pyodide: medians of 7 and 2 runs; warm call: mean over 300 sequential calls (timer resolution is 100 µs without cross-origin isolation). All in one page of one Chromium run.',
         'Cold start includes creating the srcdoc frame, its CSP, the Blob worker, the MessagePort handshake and importing the tool module.',
-        'The sandboxed Pyodide load includes fetching and sha-256-verifying the assets once per page (cached after the first run), copying them into the worker and starting Pyodide there; the baseline loads Pyodide directly from the same loopback server.',
+        'The sandboxed Pyodide load includes fetching and sha-256-verifying the assets once per page ' +
+          '(cached after the first run), copying them into the worker and starting Pyodide there; the ' +
+          'baseline loads Pyodide directly from the same loopback server.',
         `Served from ${server.origin}; beacon requests seen: ${server.beacons.length}.`,
       ],
     };

@@ -1,4 +1,5 @@
-// Benchmark helper: CPU time of a whole process tree (every process, bubblewrap's and the sandbox's included) from a cgroup v1 cpuacct group; test side.
+// Benchmark helper: CPU time of a whole process tree (every process, bubblewrap's and the sandbox's included) from a
+// cgroup v1 cpuacct group; test side.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +40,11 @@ export async function cpuOf(group, argv, as) {
   const u0 = group.usageMs();
   const [cmd, ...args] = group.prefix(argv);
   await new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { env: {}, stdio: ['ignore', 'ignore', 'ignore'], ...(as ? { uid: as.uid, gid: as.gid } : {}) });
+    const c = spawn(cmd, args, {
+      env: {},
+      stdio: ['ignore', 'ignore', 'ignore'],
+      ...(as ? { uid: as.uid, gid: as.gid } : {}),
+    });
     c.once('error', reject);
     c.once('exit', () => resolve());
   });

@@ -1,6 +1,13 @@
-// Benchmark: the fault suite's figures (completed, busy, lost, corrupt, orphans, time) from the real CLI and host; test side.
+// Benchmark: the fault suite's figures (completed, busy, lost, corrupt, orphans, time) from the real CLI and host; test
+// side.
 // Scenarios: test/faults/scenarios.mjs (shared with test/faults/*.test.ts, which assert 0 lost and 0 corrupt).
-import { boundedWaitScenario, diskFullScenario, killRunScenario, killToolAddScenario, loadScenario } from '../faults/scenarios.mjs';
+import {
+  boundedWaitScenario,
+  diskFullScenario,
+  killRunScenario,
+  killToolAddScenario,
+  loadScenario,
+} from '../faults/scenarios.mjs';
 import { quantile } from './stats.mjs';
 
 const median = (xs) => Math.round(quantile(xs, 0.5));
@@ -36,14 +43,32 @@ export async function run() {
   const ld = await loadScenario({ calls: 10_000, tools: 4 });
   row('10,000 calls at once, ulimit -n 1024: completed', ld.completed, 'calls');
   row('  … E_BUSY (admission bound 1024)', ld.busy, 'calls');
-  row('  … failed otherwise (EMFILE included)', Object.values(ld.other).reduce((a, b) => a + b, 0), 'calls', zero);
+  row(
+    '  … failed otherwise (EMFILE included)',
+    Object.values(ld.other).reduce((a, b) => a + b, 0),
+    'calls',
+    zero,
+  );
   row('  … out of order within a sandbox', ld.outOfOrder, 'calls', zero);
-  row('  … time to answer all', ld.ms, 'ms', { baseline: '1,000 calls at once, same host', baselineValue: base.ms, ratio: +(ld.ms / base.ms).toFixed(2) });
+  row('  … time to answer all', ld.ms, 'ms', {
+    baseline: '1,000 calls at once, same host',
+    baselineValue: base.ms,
+    ratio: +(ld.ms / base.ms).toFixed(2),
+  });
 
   const w = await boundedWaitScenario({ reps: 3 });
   const ok = median(w.ok);
-  row(`a sandbox closing its stdout mid-call: time to ${w.codes.closer.join('/')} (timeout 60 s)`, median(w.closer), 'ms', { baseline: 'a normal tycli run', baselineValue: ok, ratio: +(median(w.closer) / ok).toFixed(2) });
-  row(`a top-level endless loop with --timeout 500: time to ${w.codes.loop.join('/')}`, median(w.loop), 'ms', { baseline: 'a normal tycli run', baselineValue: ok, ratio: +(median(w.loop) / ok).toFixed(2) });
+  row(
+    `a sandbox closing its stdout mid-call: time to ${w.codes.closer.join('/')} (timeout 60 s)`,
+    median(w.closer),
+    'ms',
+    { baseline: 'a normal tycli run', baselineValue: ok, ratio: +(median(w.closer) / ok).toFixed(2) },
+  );
+  row(`a top-level endless loop with --timeout 500: time to ${w.codes.loop.join('/')}`, median(w.loop), 'ms', {
+    baseline: 'a normal tycli run',
+    baselineValue: ok,
+    ratio: +(median(w.loop) / ok).toFixed(2),
+  });
 
   return {
     title: 'Faults: kill -9, disk full, load, misbehaving sandboxes',

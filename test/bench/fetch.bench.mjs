@@ -1,4 +1,5 @@
-// Benchmark: mediated fetch (core pipeline + Node transport) vs a direct undici request to the same local HTTPS server; test side.
+// Benchmark: mediated fetch (core pipeline + Node transport) vs a direct undici request to the same local HTTPS server;
+// test side.
 import { createServer } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import selfsigned from 'selfsigned';
@@ -26,7 +27,15 @@ async function startServer() {
     keyType: 'ec',
     curve: 'P-256',
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: HOST }, { type: 7, ip: '127.0.0.1' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: HOST },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   });
   const body = Buffer.from(JSON.stringify({ ok: true, items: [1, 2, 3], text: 'small response' }));
   const server = createServer({ key: pems.private, cert: pems.cert }, (_req, res) => {
@@ -52,14 +61,28 @@ async function timeEach(n, fn) {
 export async function run({ iterations = 800, warmup = 50 } = {}) {
   const mod = await load();
   const { server, port, ca } = await startServer();
-  const transport = new mod.NodeFetchTransport({ ca, unsafeTestHooks: { resolve: async () => ['127.0.0.1'], allowAddresses: ['127.0.0.1'] } });
-  const gate = { async authorize() {}, async run() { throw new Error('unused'); } };
+  const transport = new mod.NodeFetchTransport({
+    ca,
+    unsafeTestHooks: { resolve: async () => ['127.0.0.1'], allowAddresses: ['127.0.0.1'] },
+  });
+  const gate = {
+    async authorize() {},
+    async run() {
+      throw new Error('unused');
+    },
+  };
   const mf = mod.createMediatedFetch({ gate, transport });
   const identity = {
     name: 'bench',
     revision: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy',
     principal: 'bench',
-    manifest: { name: 'bench', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'x' }, capabilities: { fetch: [{ origin: `https://${HOST}:${port}`, access: 'read' }] } },
+    manifest: {
+      name: 'bench',
+      description: '',
+      parameters: {},
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'x' },
+      capabilities: { fetch: [{ origin: `https://${HOST}:${port}`, access: 'read' }] },
+    },
   };
   const signal = new AbortController().signal;
   const direct = new Agent({ connect: { ca, servername: HOST } });
@@ -108,7 +131,11 @@ export async function run({ iterations = 800, warmup = 50 } = {}) {
           target: '<= 1.3x',
         },
       ],
-      notes: `${rounds} interleaved rounds of ${per} sequential GETs each (after ${warmup} warm-up), median of round medians (ratio p25–p75 over the per-round ratios), local HTTPS server on 127.0.0.1 with a throwaway certificate; the mediated path includes request validation, the target policy, the manifest bound, a no-op gate, header checks and base64 body encoding; modules from ${mod.from}.`,
+      notes:
+        `${rounds} interleaved rounds of ${per} sequential GETs each (after ${warmup} warm-up), median ` +
+        `of round medians (ratio p25–p75 over the per-round ratios), local HTTPS server on 127.0.0.1 ` +
+        `with a throwaway certificate; the mediated path includes request validation, the target policy, ` +
+        `the manifest bound, a no-op gate, header checks and base64 body encoding; modules from ${mod.from}.`,
     };
   } finally {
     await transport.close();

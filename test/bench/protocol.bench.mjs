@@ -1,4 +1,5 @@
-// Benchmark: a tool/run round trip over `tycli serve` (stdio) vs the same call through the library (createNodeHost + invoker) and vs `tycli run`; test side.
+// Benchmark: a tool/run round trip over `tycli serve` (stdio) vs the same call through the library (createNodeHost +
+// invoker) and vs `tycli run`; test side.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,7 +29,10 @@ async function load() {
 function tycliRun(home, env) {
   return new Promise((res, rej) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [BIN, '--home', home, '--json', 'run', 'double', '--args', '{"x":21}'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, '--home', home, '--json', 'run', 'double', '--args', '{"x":21}'], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.once('error', rej);
@@ -42,17 +46,27 @@ function tycliRun(home, env) {
 export async function run({ warmCalls = 300, coldRuns = 15 } = {}) {
   const mod = await load();
   const home = await mkdtemp(join(tmpdir(), 'ty-bench-proto-'));
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}) };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
+  };
   const notes = [
     'one retained sandbox per path, same home and settings (OS sandbox posture auto); warm calls interleaved call by call after 30 warm-up calls each, so machine load affects both alike',
-    'library: createNodeHost(...).invoker.invoke in this process; protocol: the typed client over `tycli serve` stdio (NDJSON, the gate and audit per call on both paths); `tycli run`: a new process per call (start, host assembly, sandbox start, call)',
+    'library: createNodeHost(...).invoker.invoke in this process; protocol: the typed client over ' +
+      '`tycli serve` stdio (NDJSON, the gate and audit per call on both paths); `tycli run`: a new ' +
+      'process per call (start, host assembly, sandbox start, call)',
   ];
   const rows = [];
   const lib = await mod.createNodeHost({ home, env, cwd: home, python: false });
   let client;
   try {
     await lib.registry.install(MANIFEST);
-    client = await mod.connectStdio([process.execPath, BIN, '--home', home, 'serve'], { env, cwd: home, name: 'bench' });
+    client = await mod.connectStdio([process.execPath, BIN, '--home', home, 'serve'], {
+      env,
+      cwd: home,
+      name: 'bench',
+    });
     const viaLib = async () => {
       const t0 = performance.now();
       const r = await lib.invoker.invoke('double', { x: 21 });
@@ -77,7 +91,17 @@ export async function run({ warmCalls = 300, coldRuns = 15 } = {}) {
     }
     const proto = summary(a);
     const library = summary(b);
-    rows.push({ name: 'tool/run round trip over tycli serve (stdio), warm', value: round(proto.median), unit: 'ms', spread: spread(proto, library), baseline: 'the same call through the library (invoker.invoke)', baselineValue: round(library.median), ratio: round(proto.median / library.median, 2), ratioSpread: `${round(pairRatio(a, b).p25, 2)}–${round(pairRatio(a, b).p75, 2)}`, target: '<= 2x' });
+    rows.push({
+      name: 'tool/run round trip over tycli serve (stdio), warm',
+      value: round(proto.median),
+      unit: 'ms',
+      spread: spread(proto, library),
+      baseline: 'the same call through the library (invoker.invoke)',
+      baselineValue: round(library.median),
+      ratio: round(proto.median / library.median, 2),
+      ratioSpread: `${round(pairRatio(a, b).p25, 2)}–${round(pairRatio(a, b).p75, 2)}`,
+      target: '<= 2x',
+    });
     const cold = [];
     const protoAgain = [];
     for (let i = 0; i < coldRuns; i++) {
@@ -86,7 +110,16 @@ export async function run({ warmCalls = 300, coldRuns = 15 } = {}) {
     }
     const c = summary(cold);
     const p2 = summary(protoAgain);
-    rows.push({ name: '`tycli run` of the same tool (one process per call)', value: round(c.median, 1), unit: 'ms', spread: spread(c, p2, 1), baseline: 'tool/run over tycli serve (stdio), warm', baselineValue: round(p2.median), ratio: round(c.median / p2.median, 1), ratioSpread: `${round(pairRatio(cold, protoAgain).p25, 1)}–${round(pairRatio(cold, protoAgain).p75, 1)}` });
+    rows.push({
+      name: '`tycli run` of the same tool (one process per call)',
+      value: round(c.median, 1),
+      unit: 'ms',
+      spread: spread(c, p2, 1),
+      baseline: 'tool/run over tycli serve (stdio), warm',
+      baselineValue: round(p2.median),
+      ratio: round(c.median / p2.median, 1),
+      ratioSpread: `${round(pairRatio(cold, protoAgain).p25, 1)}–${round(pairRatio(cold, protoAgain).p75, 1)}`,
+    });
   } finally {
     await client?.close();
     await lib.close();

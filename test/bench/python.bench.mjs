@@ -1,4 +1,5 @@
-// Benchmark: sandboxed Python (Pyodide in the Node sandbox process) cold and warm calls vs Pyodide used directly in Node; test side.
+// Benchmark: sandboxed Python (Pyodide in the Node sandbox process) cold and warm calls vs Pyodide used directly in
+// Node; test side.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,15 +24,28 @@ async function load() {
   }
 }
 
-const SOURCE = ['def main(args, ctx):', '    words = args["text"].split()', '    return {"n": len(words), "upper": args["text"].upper()}'].join('\n');
+const SOURCE = [
+  'def main(args, ctx):',
+  '    words = args["text"].split()',
+  '    return {"n": len(words), "upper": args["text"].upper()}',
+].join('\n');
 const ARGS = { text: 'the quick brown fox' };
 
 const spec = (mod) => ({
   revision: 'bagaaierapythonbenchaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
-  manifest: { name: 'pybench', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'python', source: SOURCE } },
+  manifest: {
+    name: 'pybench',
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'python', source: SOURCE },
+  },
   limits: { ...mod.DEFAULT_LIMITS, timeoutMs: 120_000 },
 });
-const opts = (mod) => ({ signal: new AbortController().signal, onCapability: async () => null, limits: { ...mod.DEFAULT_LIMITS, timeoutMs: 120_000 } });
+const opts = (mod) => ({
+  signal: new AbortController().signal,
+  onCapability: async () => null,
+  limits: { ...mod.DEFAULT_LIMITS, timeoutMs: 120_000 },
+});
 
 /**
  * The baseline a user would write by hand: a fresh `node` (empty environment) that calls loadPyodide() from the
@@ -84,9 +98,14 @@ export async function run({ coldRuns = 7, warmRuns = 300 } = {}) {
   const rows = [];
   const notes = [
     `modules loaded from ${mod.from}; medians of ${coldRuns} cold runs and ${warmRuns} warm calls, sandbox and baseline interleaved run by run (cold) and call by call (warm)`,
-    'cold = spawn + Pyodide start + first call; the sandbox also checks every Pyodide file by sha-256 (on the host, cached per file state, and inside the sandbox on the bytes it evaluates) and starts no OS wrapper here (the runtime bench measures the wrapper separately)',
+    'cold = spawn + Pyodide start + first call; the sandbox also checks every Pyodide file by sha-256 ' +
+      '(on the host, cached per file state, and inside the sandbox on the bytes it evaluates) and ' +
+      'starts no OS wrapper here (the runtime bench measures the wrapper separately)',
     'baseline cold: a fresh node with an empty environment calling loadPyodide() from the installed package, running the same source and calling main once (JSON in and out)',
-    'warm = one call on a retained sandbox: args as JSON over stdio, a fresh namespace for the tool source, main(args, ctx), the result as JSON back, then the in-memory /tmp and home remounted; baseline warm: the same source run in a fresh namespace and main called through runPython with JSON in and out, in this process',
+    'warm = one call on a retained sandbox: args as JSON over stdio, a fresh namespace for the tool ' +
+      'source, main(args, ctx), the result as JSON back, then the in-memory /tmp and home remounted; ' +
+      'baseline warm: the same source run in a fresh namespace and main called through runPython with ' +
+      'JSON in and out, in this process',
   ];
   try {
     const script = join(dir, 'baseline.mjs');
@@ -104,7 +123,17 @@ export async function run({ coldRuns = 7, warmRuns = 300 } = {}) {
     const c = summary(cold);
     const b = summary(base);
     const cr = pairRatio(cold, base);
-    rows.push({ name: 'python (node sandbox): cold call (spawn + verify + Pyodide start + first call)', value: round(c.median), unit: 'ms', spread: spread(c, b, 1), baseline: 'node + loadPyodide() directly + first call', baselineValue: round(b.median), ratio: round(c.median / b.median, 2), ratioSpread: `${cr.p25.toFixed(2)}–${cr.p75.toFixed(2)}`, target: '<= 1.2x' });
+    rows.push({
+      name: 'python (node sandbox): cold call (spawn + verify + Pyodide start + first call)',
+      value: round(c.median),
+      unit: 'ms',
+      spread: spread(c, b, 1),
+      baseline: 'node + loadPyodide() directly + first call',
+      baselineValue: round(b.median),
+      ratio: round(c.median / b.median, 2),
+      ratioSpread: `${cr.p25.toFixed(2)}–${cr.p75.toFixed(2)}`,
+      target: '<= 1.2x',
+    });
 
     // Warm: a retained sandbox against Pyodide in this process.
     const { loadPyodide } = await import(pathToFileURL(pyodideMjs).href);
@@ -140,7 +169,17 @@ export async function run({ coldRuns = 7, warmRuns = 300 } = {}) {
       const w = summary(warm);
       const d = summary(dwarm);
       const wr = pairRatio(warm, dwarm);
-      rows.push({ name: 'python (node sandbox): warm call on the retained sandbox', value: round(w.median, 3), unit: 'ms', spread: spread(w, d, 3), baseline: 'runPython round trip in-process (same source, fresh namespace, JSON in and out)', baselineValue: round(d.median, 3), ratio: round(w.median / d.median, 2), ratioSpread: `${wr.p25.toFixed(2)}–${wr.p75.toFixed(2)}`, target: '<= 1.5x' });
+      rows.push({
+        name: 'python (node sandbox): warm call on the retained sandbox',
+        value: round(w.median, 3),
+        unit: 'ms',
+        spread: spread(w, d, 3),
+        baseline: 'runPython round trip in-process (same source, fresh namespace, JSON in and out)',
+        baselineValue: round(d.median, 3),
+        ratio: round(w.median / d.median, 2),
+        ratioSpread: `${wr.p25.toFixed(2)}–${wr.p75.toFixed(2)}`,
+        target: '<= 1.5x',
+      });
     } finally {
       await sb.destroy('bench');
     }

@@ -33,7 +33,10 @@ function machine() {
     `- Memory: ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     `- OS: ${os.type()} ${os.release()} (${os.platform()}/${os.arch()})`,
     `- Node: ${process.version}`,
-    `- Load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(', ')}`,
+    `- Load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ')}`,
   ].join('\n');
 }
 
@@ -51,10 +54,22 @@ for (const f of files) {
     const mod = await import(pathToFileURL(join(here, f)).href);
     if (typeof mod.run !== 'function') throw new Error('no exported run()');
     const r = await mod.run();
-    const lines = [`## ${cell(r.title)}`, '', `Source: \`test/bench/${f}\` (${((Date.now() - t0) / 1000).toFixed(1)} s)`, ''];
-    lines.push('| measure | value | unit | spread (p25–p75) | baseline | baseline value | ratio | ratio p25–p75 | target | met |', '|---|---:|---|---|---|---:|---:|---|---|---|');
+    const lines = [
+      `## ${cell(r.title)}`,
+      '',
+      `Source: \`test/bench/${f}\` (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      '',
+    ];
+    lines.push(
+      '| measure | value | unit | spread (p25–p75) | baseline | baseline value | ratio | ratio p25–p75 | target | met |',
+      '|---|---:|---|---|---|---:|---:|---|---|---|',
+    );
     for (const row of r.rows ?? []) {
-      lines.push(`| ${cell(row.name)} | ${cell(row.value)} | ${cell(row.unit)} | ${cell(row.spread)} | ${cell(row.baseline)} | ${cell(row.baselineValue)} | ${cell(row.ratio)} | ${cell(row.ratioSpread)} | ${cell(row.target)} | ${targetMet(row)} |`);
+      lines.push(
+        `| ${cell(row.name)} | ${cell(row.value)} | ${cell(row.unit)} | ${cell(row.spread)} | ${cell(row.baseline)} ` +
+          `| ${cell(row.baselineValue)} | ${cell(row.ratio)} | ${cell(row.ratioSpread)} | ${cell(row.target)} ` +
+          `| ${targetMet(row)} |`,
+      );
     }
     const notes = Array.isArray(r.notes) ? r.notes : r.notes ? [r.notes] : [];
     if (notes.length) lines.push('', ...notes.map((n) => `- ${n}`));

@@ -1,4 +1,5 @@
-// Benchmark helper: memory per sandbox process (by process kind), the idle-node floor, and V8 flag experiments with their compute cost; test side.
+// Benchmark helper: memory per sandbox process (by process kind), the idle-node floor, and V8 flag experiments with
+// their compute cost; test side.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { spread, summary } from './stats.mjs';
@@ -6,12 +7,20 @@ import { spread, summary } from './stats.mjs';
 const round = (x, d = 1) => Number(x.toFixed(d));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** RSS, PSS and anonymous memory of one process, KiB (/proc/PID/smaps_rollup), and its command name; undefined when gone. */
+/**
+ * RSS, PSS and anonymous memory of one process, KiB (/proc/PID/smaps_rollup), and its command name; undefined when
+ * gone.
+ */
 export function memOf(pid) {
   try {
     const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
     const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t)?.[1] ?? 0);
-    return { rss: kb('Rss'), pss: kb('Pss'), anon: kb('Anonymous'), comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim() };
+    return {
+      rss: kb('Rss'),
+      pss: kb('Pss'),
+      anon: kb('Anonymous'),
+      comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(),
+    };
   } catch {
     return undefined;
   }
@@ -34,15 +43,25 @@ export function memoryByKind(pids) {
 
 /**
  * A small tool's work (JSON in and out, string building, 2e5 small objects), then idle. The child prints the CPU time
- * (user + system, all its threads, ms) the work took: under a loaded shared machine CPU time moves far less than wall time.
+ * (user + system, all its threads, ms) the work took: under a loaded shared machine CPU time moves far less than wall
+ * time.
  */
-const FLAG_WORK = "const c0=process.cpuUsage();let s=0;for(let i=0;i<20000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}const xs=[];for(let i=0;i<2e5;i++)xs.push({k:i%97,v:i*1.5});for(let r=0;r<10;r++)for(const x of xs)s+=x.k*x.v>1e3?1:0;const c=process.cpuUsage(c0);process.stdout.write(((c.user+c.system)/1000).toFixed(2)+'\\n');setInterval(()=>{},1000)";
+const FLAG_WORK =
+  "const c0=process.cpuUsage();let s=0;for(let i=0;i<20000;i++){const o=JSON.parse(JSON.stringify({i,data:'x'.repeat(200),a:[1,2,3]}));s+=o.data.length+o.a.length}const " +
+  'xs=[];for(let i=0;i<2e5;i++)xs.push({k:i%97,v:i*1.5});for(let r=0;r<10;r++)for(const x of xs)s+=x.k*x.v>1e3?1:0;const ' +
+  "c=process.cpuUsage(c0);process.stdout.write(((c.user+c.system)/1000).toFixed(2)+'\\n');setInterval(()=>{},1000)";
 const IDLE = 'setInterval(()=>{},1e9)';
 
-/** Spawn `node flags -e code` (empty environment), wait for its first output line (or `waitMs` when `code` prints nothing), read its memory, kill it. */
+/**
+ * Spawn `node flags -e code` (empty environment), wait for its first output line (or `waitMs` when `code` prints
+ * nothing), read its memory, kill it.
+ */
 async function probe(flags, code, waitMs) {
   const c = spawn(process.execPath, [...flags, '-e', code], { env: {}, stdio: ['ignore', 'pipe', 'ignore'] });
-  const out = waitMs === undefined ? await new Promise((res) => c.stdout.once('data', (d) => res(String(d)))) : (await sleep(waitMs), '');
+  const out =
+    waitMs === undefined
+      ? await new Promise((res) => c.stdout.once('data', (d) => res(String(d))))
+      : (await sleep(waitMs), '');
   await sleep(100);
   const m = memOf(c.pid);
   c.kill('SIGKILL');
@@ -60,7 +79,7 @@ export async function flagRows(runnerFlags, runs = 5) {
   const configs = [
     ['V8 defaults', []],
     [`the runner's flags (${runnerFlags.join(' ')})`, runnerFlags],
-    ['--max-semi-space-size=4 (the runner\'s earlier cap)', ['--max-semi-space-size=4']],
+    ["--max-semi-space-size=4 (the runner's earlier cap)", ['--max-semi-space-size=4']],
     ['--optimize-for-size', ['--optimize-for-size']],
     ['--single-threaded', ['--single-threaded']],
     ['--lite-mode', ['--lite-mode']],
@@ -83,7 +102,9 @@ export async function flagRows(runnerFlags, runs = 5) {
   return configs.slice(1).map(([name], i) => {
     const f = s[i + 1];
     return {
-      name: `node ${name}: RSS after a small tool's work (anonymous ${round(f.anon.median)} MiB vs ${round(base.anon.median)}; the work's CPU time ${round(f.cpu.median)} ms vs ${round(base.cpu.median)} ms, ${(f.cpu.median / base.cpu.median).toFixed(2)}x)`,
+      name:
+        `node ${name}: RSS after a small tool's work (anonymous ${round(f.anon.median)} MiB vs ${round(base.anon.median)}; ` +
+        `the work's CPU time ${round(f.cpu.median)} ms vs ${round(base.cpu.median)} ms, ${(f.cpu.median / base.cpu.median).toFixed(2)}x)`,
       value: round(f.rss.median),
       unit: 'MiB',
       spread: spread(f.rss, base.rss, 1),
@@ -106,13 +127,30 @@ export async function floorRows(runnerFlags, bwrapPerSandbox, perSandbox, runs =
   const pss = [];
   for (let r = 0; r < runs; r++) {
     const m = await probe(runnerFlags, IDLE, 300);
-    if (m) (rss.push(m.rss), pss.push(m.pss));
+    if (m) rss.push(m.rss), pss.push(m.pss);
   }
   const idle = { rss: summary(rss).median, pss: summary(pss).median };
-  const rows = [{ name: `floor: one idle node process with the runner's flags, nothing loaded (env -i node ${runnerFlags.join(' ')} -e '${IDLE}'; PSS ${round(idle.pss)} MiB)`, value: round(idle.rss), unit: 'MiB', spread: spread(summary(rss), undefined, 1), baseline: 'target per retained sandbox', baselineValue: 30, ratio: round(idle.rss / 30, 2) }];
+  const rows = [
+    {
+      name: `floor: one idle node process with the runner's flags, nothing loaded (env -i node ${runnerFlags.join(' ')} -e '${IDLE}'; PSS ${round(idle.pss)} MiB)`,
+      value: round(idle.rss),
+      unit: 'MiB',
+      spread: spread(summary(rss), undefined, 1),
+      baseline: 'target per retained sandbox',
+      baselineValue: 30,
+      ratio: round(idle.rss / 30, 2),
+    },
+  ];
   if (bwrapPerSandbox) {
     const f = idle.rss + bwrapPerSandbox.rss;
-    rows.push({ name: `floor of a retained sandbox: that idle node process plus bubblewrap's processes as measured per sandbox (${round(bwrapPerSandbox.rss)} MiB RSS, ${round(bwrapPerSandbox.pss)} MiB PSS)`, value: round(f), unit: 'MiB', baseline: 'memory per retained sandbox, RSS (row above)', baselineValue: round(perSandbox.rss), ratio: round(perSandbox.rss / f, 2) });
+    rows.push({
+      name: `floor of a retained sandbox: that idle node process plus bubblewrap's processes as measured per sandbox (${round(bwrapPerSandbox.rss)} MiB RSS, ${round(bwrapPerSandbox.pss)} MiB PSS)`,
+      value: round(f),
+      unit: 'MiB',
+      baseline: 'memory per retained sandbox, RSS (row above)',
+      baselineValue: round(perSandbox.rss),
+      ratio: round(perSandbox.rss / f, 2),
+    });
   }
   return rows;
 }

@@ -21,7 +21,8 @@ export function iqr(s, d = 3) {
 }
 
 /**
- * Spread cell for a row: the value's interquartile range, and the baseline's when given, e.g. `44.1–52.3 (base 36.0–39.8)`.
+ * Spread cell for a row: the value's interquartile range, and the baseline's when given, e.g. `44.1–52.3 (base
+ * 36.0–39.8)`.
  * Ratios in the tables are median / median; the spread shows how far apart the samples lie.
  */
 export function spread(value, baseline, d = 3) {

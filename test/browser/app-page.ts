@@ -1,4 +1,5 @@
-// Node-side helper for app-level browser tests: builds the library once per test file, serves it with a page CSP and opens an app page in Chromium; test code, trusted side.
+// Node-side helper for app-level browser tests: builds the library once per test file, serves it with a page CSP and
+// opens an app page in Chromium; test code, trusted side.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,14 +11,18 @@ import { buildBrowserApp, launchChromium, serveDir } from '../../node/diagnostic
 export const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'";
 
 /** The app page: no inline script at all; its one module imports the library and exposes it as `window.ty`. */
-const APP_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="stylesheet" href="/app/app.css"></head><body><main id="chat"></main><script type="module" src="/app/app.js"></script></body></html>`;
+const APP_HTML =
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="stylesheet" ` +
+  `href="/app/app.css"></head><body><main id="chat"></main><script type="module" src="/app/app.js"></script></body></html>`;
 const APP_JS = `import * as ty from '/index.js';
 window.ty = ty;
 // The page's own view of its CSP: code generation from strings refused?
 window.tyCodegen = () => { try { new Function('return 1'); return 'allowed'; } catch { return 'blocked'; } };
 window.tyReady = true;
 `;
-/** Hostile page CSS: hides and restyles dialogs, buttons and headings everywhere (the built-in dialog must stay usable). */
+/**
+ * Hostile page CSS: hides and restyles dialogs, buttons and headings everywhere (the built-in dialog must stay usable).
+ */
 const APP_CSS = `dialog, dialog * , button, h2, pre { display: none !important; opacity: 0 !important; visibility: hidden !important; }`;
 
 let built: Promise<string> | undefined;
@@ -67,7 +72,15 @@ export interface AppPage {
  * Serve the build with `pageCsp` on every response but the sandbox frame's (`frameCsp` there, none by default) and
  * open /app/index.html. `hostileCss` serves the page CSS that hides dialogs and buttons.
  */
-export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hostileCss?: boolean; browser?: Browser; separateFrameSite?: boolean } = {}): Promise<AppPage> {
+export async function openApp(
+  opts: {
+    pageCsp?: string;
+    frameCsp?: string;
+    hostileCss?: boolean;
+    browser?: Browser;
+    separateFrameSite?: boolean;
+  } = {},
+): Promise<AppPage> {
   const out = await buildOnce();
   // Another site (localhost vs 127.0.0.1) serving the same build: its frames get their own renderer process.
   const frameServer = opts.separateFrameSite ? await serveDir(out) : undefined;
@@ -75,7 +88,8 @@ export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hosti
   const pageCsp = (opts.pageCsp ?? STRICT_CSP) + (frameBase ? `; frame-src 'self' ${frameBase.slice(0, -1)}` : '');
   const server = await serveDir(out, {
     headers: (path): Record<string, string> => {
-      if (path.endsWith('/sandbox-frame.html')) return opts.frameCsp ? { 'content-security-policy': opts.frameCsp } : {};
+      if (path.endsWith('/sandbox-frame.html'))
+        return opts.frameCsp ? { 'content-security-policy': opts.frameCsp } : {};
       return { 'content-security-policy': pageCsp };
     },
     files: {
@@ -91,7 +105,9 @@ export async function openApp(opts: { pageCsp?: string; frameCsp?: string; hosti
   page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
   await page.goto(`${server.origin}/app/index.html`);
-  await page.waitForFunction(() => (window as unknown as { tyReady?: boolean }).tyReady === true, undefined, { timeout: 30_000 });
+  await page.waitForFunction(() => (window as unknown as { tyReady?: boolean }).tyReady === true, undefined, {
+    timeout: 30_000,
+  });
   return {
     browser,
     page,

@@ -1,4 +1,5 @@
-// Approvals an app renders itself (host.approvals) and the style-isolated built-in dialog, in real Chromium under a strict page CSP; test code, trusted side.
+// Approvals an app renders itself (host.approvals) and the style-isolated built-in dialog, in real Chromium under a
+// strict page CSP; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +14,24 @@ const haveChromium = existsSync(CHROMIUM_PATH);
 const FETCHER = {
   name: 'fetcher',
   description: 'fetches one URL',
-  parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'], additionalProperties: false },
-  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: "export default async ({ url }) => { try { const r = await fetch(url); return 'status:' + r.status; } catch (e) { return String(e.code || e.name); } }" },
-  capabilities: { fetch: [{ origin: 'https://api.example.invalid', access: 'read' }, { origin: 'https://other.example.invalid', access: 'read' }] },
+  parameters: {
+    type: 'object',
+    properties: { url: { type: 'string' } },
+    required: ['url'],
+    additionalProperties: false,
+  },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'javascript',
+    source:
+      "export default async ({ url }) => { try { const r = await fetch(url); return 'status:' + r.status; } catch (e) { return String(e.code || e.name); } }",
+  },
+  capabilities: {
+    fetch: [
+      { origin: 'https://api.example.invalid', access: 'read' },
+      { origin: 'https://other.example.invalid', access: 'read' },
+    ],
+  },
 };
 
 describe.skipIf(!haveChromium)('approvals in Chromium', () => {
@@ -27,7 +43,10 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
       await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
         const ty = (window as unknown as { ty: typeof import('../../browser/index.js') }).ty;
-        const host = await ty.createBrowserHost({ dbName: `appr-${Math.random().toString(36).slice(2)}`, dialog: false });
+        const host = await ty.createBrowserHost({
+          dbName: `appr-${Math.random().toString(36).slice(2)}`,
+          dialog: false,
+        });
         const w = window as unknown as Record<string, unknown>;
         w.host = host;
         w.seen = [];
@@ -39,7 +58,12 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
           const h = document.createElement('h3');
           h.textContent = q.title;
           card.append(h);
-          const labels: Record<string, string> = { deny: 'Deny', once: 'Allow once', session: 'Allow for this session', always: 'Always allow' };
+          const labels: Record<string, string> = {
+            deny: 'Deny',
+            once: 'Allow once',
+            session: 'Allow for this session',
+            always: 'Always allow',
+          };
           for (const c of q.choices) {
             const b = document.createElement('button');
             b.textContent = labels[c]!;
@@ -53,19 +77,34 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
         });
         await host.registry.install(manifest);
       }, FETCHER);
-      const call = (url: string) => app.page.evaluate(async (url) => {
-        const host = (window as unknown as { host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>> }).host;
-        const r = await host.invoker.invoke('fetcher', { url });
-        return r.ok ? String(r.result) : `error:${r.error.code}`;
-      }, url);
+      const call = (url: string) =>
+        app.page.evaluate(async (url) => {
+          const host = (
+            window as unknown as {
+              host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>>;
+            }
+          ).host;
+          const r = await host.invoker.invoke('fetcher', { url });
+          return r.ok ? String(r.result) : `error:${r.error.code}`;
+        }, url);
 
       const first = call('https://api.example.invalid/forecast?city=Paris');
       await app.page.getByRole('button', { name: 'Allow for this session' }).click({ timeout: 15_000 });
       expect(await first).toBe('E_FETCH_FAILED'); // allowed; the host does not exist
-      const seen = (await app.page.evaluate(() => (window as unknown as { seen: unknown[] }).seen)) as Record<string, unknown>[];
+      const seen = (await app.page.evaluate(() => (window as unknown as { seen: unknown[] }).seen)) as Record<
+        string,
+        unknown
+      >[];
       expect(seen).toHaveLength(1);
       const q = seen[0]!;
-      expect(q).toMatchObject({ tool: 'fetcher', capability: 'fetch', access: 'read', target: 'https://api.example.invalid', choices: ['deny', 'once', 'session', 'always'], withdrawnAtAsk: false });
+      expect(q).toMatchObject({
+        tool: 'fetcher',
+        capability: 'fetch',
+        access: 'read',
+        target: 'https://api.example.invalid',
+        choices: ['deny', 'once', 'session', 'always'],
+        withdrawnAtAsk: false,
+      });
       expect(String(q.revision)).toMatch(/^b[a-z2-7]{50,}$/);
       // The short id: 12 digest characters after the constant CID head (what the CLI prints and accepts back).
       expect(String(q.revisionShort)).toBe(String(q.revision).slice(9, 21));
@@ -82,8 +121,12 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
       const count = await app.page.evaluate(() => (window as unknown as { seen: unknown[] }).seen.length);
       expect(count).toBe(2);
       const audit = await app.page.evaluate(async () => {
-        const host = (window as unknown as { host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>> }).host;
-        return (await host.store.readJsonl<{ channel?: string; kind: string; decision: string }>('audit')).entries.filter((e) => e.kind === 'fetch');
+        const host = (
+          window as unknown as { host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>> }
+        ).host;
+        return (
+          await host.store.readJsonl<{ channel?: string; kind: string; decision: string }>('audit')
+        ).entries.filter((e) => e.kind === 'fetch');
       });
       expect(audit.map((e) => [e.decision, e.channel])).toContainEqual(['allow', 'app']);
       expect(audit.map((e) => [e.decision, e.channel])).toContainEqual(['deny', 'app']);
@@ -105,7 +148,9 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
           w.appQuestion = q;
         });
         await host.registry.install(manifest);
-        w.pending = host.invoker.invoke('fetcher', { url: 'https://api.example.invalid/' }).then((r) => (r.ok ? String(r.result) : `error:${r.error.code}`));
+        w.pending = host.invoker
+          .invoke('fetcher', { url: 'https://api.example.invalid/' })
+          .then((r) => (r.ok ? String(r.result) : `error:${r.error.code}`));
       }, FETCHER);
       const dialog = app.page.getByRole('dialog');
       await dialog.waitFor({ state: 'visible', timeout: 15_000 });
@@ -114,7 +159,11 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
       const text = await dialog.innerText();
       expect(text).toContain('Allow “fetcher” to read from https://api.example.invalid?');
       expect(text).not.toMatch(/principal|--allow|tycli/);
-      const rev = String(await app.page.evaluate(() => ((window as unknown as { appQuestion: { revision: string } }).appQuestion.revision)));
+      const rev = String(
+        await app.page.evaluate(
+          () => (window as unknown as { appQuestion: { revision: string } }).appQuestion.revision,
+        ),
+      );
       expect(text).toContain(`Version ${rev.slice(9, 21)}`);
       expect(text).not.toContain(`Version ${rev.slice(0, 12)}`);
       const dir = mkdtempSync(join(tmpdir(), 'ty-dialog-'));
@@ -125,7 +174,9 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
       await deny.click();
       const r = await app.page.evaluate(() => (window as unknown as { pending: Promise<string> }).pending);
       expect(r).toBe('E_CAPABILITY_DENIED');
-      const withdrawn = await app.page.evaluate(() => (window as unknown as { appQuestion?: { signal: AbortSignal } }).appQuestion?.signal.aborted);
+      const withdrawn = await app.page.evaluate(
+        () => (window as unknown as { appQuestion?: { signal: AbortSignal } }).appQuestion?.signal.aborted,
+      );
       expect(withdrawn).toBe(true);
     } finally {
       await app.close();
@@ -136,30 +187,46 @@ describe.skipIf(!haveChromium)('approvals in Chromium', () => {
     const app = await openApp({ browser: browser() });
     // Headless Chromium keeps every page visible, so the page's visibility is set as the browser would report it:
     // document.visibilityState plus the visibilitychange event the host listens to.
-    const setVisibility = (state: 'hidden' | 'visible') => app.page.evaluate((v) => {
-      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => v });
-      document.dispatchEvent(new Event('visibilitychange'));
-    }, state);
+    const setVisibility = (state: 'hidden' | 'visible') =>
+      app.page.evaluate((v) => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => v });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, state);
     try {
       await app.page.evaluate(async (manifest) => {
         await new Promise((r) => setTimeout(r, 0));
         const ty = (window as unknown as { ty: typeof import('../../browser/index.js') }).ty;
-        const host = await ty.createBrowserHost({ dbName: `hid-${Math.random().toString(36).slice(2)}`, askWaitMs: 60_000 });
+        const host = await ty.createBrowserHost({
+          dbName: `hid-${Math.random().toString(36).slice(2)}`,
+          askWaitMs: 60_000,
+        });
         const w = window as unknown as Record<string, unknown>;
         w.host = host;
         await host.registry.install(manifest);
       }, FETCHER);
       await setVisibility('hidden');
       await app.page.evaluate(() => {
-        const w = window as unknown as { host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>>; pending: Promise<string>; settled?: string };
-        w.pending = w.host.invoke('fetcher', { url: 'https://api.example.invalid/' }).then((r) => (w.settled = r.ok ? String(r.result) : `error:${r.error.code}`));
+        const w = window as unknown as {
+          host: Awaited<ReturnType<typeof import('../../browser/index.js').createBrowserHost>>;
+          pending: Promise<string>;
+          settled?: string;
+        };
+        w.pending = w.host
+          .invoke('fetcher', { url: 'https://api.example.invalid/' })
+          .then((r) => (w.settled = r.ok ? String(r.result) : `error:${r.error.code}`));
       });
       await new Promise((r) => setTimeout(r, 1500));
-      const whileHidden = await app.page.evaluate(() => ({ settled: (window as unknown as { settled?: string }).settled, dialogs: document.querySelectorAll('tysandbox-question').length, visibility: document.visibilityState }));
+      const whileHidden = await app.page.evaluate(() => ({
+        settled: (window as unknown as { settled?: string }).settled,
+        dialogs: document.querySelectorAll('tysandbox-question').length,
+        visibility: document.visibilityState,
+      }));
       expect(whileHidden).toEqual({ settled: undefined, dialogs: 0, visibility: 'hidden' }); // waiting, not refused
       await setVisibility('visible');
       await app.page.getByRole('button', { name: 'Allow once' }).click({ timeout: 15_000 });
-      expect(await app.page.evaluate(() => (window as unknown as { pending: Promise<string> }).pending)).toBe('E_FETCH_FAILED'); // allowed
+      expect(await app.page.evaluate(() => (window as unknown as { pending: Promise<string> }).pending)).toBe(
+        'E_FETCH_FAILED',
+      ); // allowed
     } finally {
       await app.close();
     }

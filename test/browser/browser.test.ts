@@ -1,4 +1,5 @@
-// Browser host security contracts in real Chromium (vite build, loopback server, playwright-core driving /usr/bin/chromium); test code, trusted side.
+// Browser host security contracts in real Chromium (vite build, loopback server, playwright-core driving
+// /usr/bin/chromium); test code, trusted side.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { CHROMIUM_PATH, runBrowserContracts, type ContractRow } from '../../node/diagnostics/browser-driver.mjs';

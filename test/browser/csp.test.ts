@@ -1,4 +1,5 @@
-// The browser host under a strict page CSP (script-src 'self', no unsafe-eval, no unsafe-inline) in real Chromium, and clear errors naming the directive that forbids it; test code, trusted side.
+// The browser host under a strict page CSP (script-src 'self', no unsafe-eval, no unsafe-inline) in real Chromium, and
+// clear errors naming the directive that forbids it; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
@@ -9,7 +10,12 @@ const haveChromium = existsSync(CHROMIUM_PATH);
 
 type Outcome = { ok: boolean; result?: unknown; error?: { code: string; message: string }; ms: number };
 /** In the page: install `manifest` on a fresh host and invoke it with `args`. */
-async function runTool(app: Awaited<ReturnType<typeof openApp>>, manifest: unknown, args: unknown, hostOpts: Record<string, unknown> = {}): Promise<Outcome> {
+async function runTool(
+  app: Awaited<ReturnType<typeof openApp>>,
+  manifest: unknown,
+  args: unknown,
+  hostOpts: Record<string, unknown> = {},
+): Promise<Outcome> {
   return app.page.evaluate(
     async ({ manifest, args, hostOpts }) => {
       const ty = (window as unknown as { ty: typeof import('../../browser/index.js') }).ty;
@@ -20,10 +26,19 @@ async function runTool(app: Awaited<ReturnType<typeof openApp>>, manifest: unkno
       try {
         await host.registry.install(manifest);
         const r = await host.invoker.invoke((manifest as { name: string }).name, args);
-        return { ...(r.ok ? { ok: true, result: r.result } : { ok: false, error: { code: r.error.code, message: r.error.message } }), ms: performance.now() - t0 };
+        return {
+          ...(r.ok
+            ? { ok: true, result: r.result }
+            : { ok: false, error: { code: r.error.code, message: r.error.message } }),
+          ms: performance.now() - t0,
+        };
       } catch (e) {
         const err = e as { code?: string; message?: string };
-        return { ok: false, error: { code: String(err.code), message: String(err.message) }, ms: performance.now() - t0 };
+        return {
+          ok: false,
+          error: { code: String(err.code), message: String(err.message) },
+          ms: performance.now() - t0,
+        };
       } finally {
         await host.close();
       }
@@ -35,14 +50,35 @@ async function runTool(app: Awaited<ReturnType<typeof openApp>>, manifest: unkno
 const JS_TOOL = {
   name: 'greet',
   description: 'says hello',
-  parameters: { type: 'object', properties: { who: { type: 'string', pattern: '^[a-z]+$', maxLength: 20 }, when: { type: 'string', format: 'date' } }, required: ['who'], additionalProperties: false },
-  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ who }) => `hello ${who}`' },
+  parameters: {
+    type: 'object',
+    properties: {
+      who: { type: 'string', pattern: '^[a-z]+$', maxLength: 20 },
+      when: { type: 'string', format: 'date' },
+    },
+    required: ['who'],
+    additionalProperties: false,
+  },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'javascript',
+    source: 'export default async ({ who }) => `hello ${who}`',
+  },
 };
 const PY_TOOL = {
   name: 'pysum',
   description: 'adds in Python',
-  parameters: { type: 'object', properties: { xs: { type: 'array', items: { type: 'number' } } }, required: ['xs'], additionalProperties: false },
-  execution: { kind: 'sandboxed-code', runtime: 'python', source: 'def main(args, ctx):\n  return {"sum": sum(args["xs"])}\n' },
+  parameters: {
+    type: 'object',
+    properties: { xs: { type: 'array', items: { type: 'number' } } },
+    required: ['xs'],
+    additionalProperties: false,
+  },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'python',
+    source: 'def main(args, ctx):\n  return {"sum": sum(args["xs"])}\n',
+  },
 };
 
 describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)', () => {
@@ -57,7 +93,10 @@ describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)'
         const s = document.createElement('script');
         s.textContent = 'window.tyInline = true';
         document.body.appendChild(s);
-        return { codegen: (window as unknown as { tyCodegen(): string }).tyCodegen(), inline: (window as unknown as { tyInline?: boolean }).tyInline === true };
+        return {
+          codegen: (window as unknown as { tyCodegen(): string }).tyCodegen(),
+          inline: (window as unknown as { tyInline?: boolean }).tyInline === true,
+        };
       });
       expect(control).toEqual({ codegen: 'blocked', inline: false });
       const before = app.console.length;
@@ -68,7 +107,18 @@ describe.skipIf(!haveChromium)('browser host under a strict page CSP (Chromium)'
       expect(bad.error!.message).toContain('"/who"');
       const badDate = await runTool(app, JS_TOOL, { who: 'ada', when: 'yesterday' });
       expect(badDate.error?.code).toBe('E_INVALID_ARGS');
-      const py = await runTool(app, PY_TOOL, { xs: [1, 2, 3.5] }, { sandbox: { pyodide: await app.page.evaluate(() => (window as unknown as { ty: { PYODIDE_MANIFEST: unknown } }).ty.PYODIDE_MANIFEST) } });
+      const py = await runTool(
+        app,
+        PY_TOOL,
+        { xs: [1, 2, 3.5] },
+        {
+          sandbox: {
+            pyodide: await app.page.evaluate(
+              () => (window as unknown as { ty: { PYODIDE_MANIFEST: unknown } }).ty.PYODIDE_MANIFEST,
+            ),
+          },
+        },
+      );
       expect(py, JSON.stringify(py)).toMatchObject({ ok: true, result: { sum: 6.5 } });
       expect(app.console.slice(before).filter((l) => /Content Security Policy|Refused to/i.test(l))).toEqual([]);
     } finally {

@@ -1,4 +1,5 @@
-// The browser host against the reference server: server-everything's Streamable HTTP mode on loopback, reached from a page in Chromium through the host's MCP bridge; test code, trusted side.
+// The browser host against the reference server: server-everything's Streamable HTTP mode on loopback, reached from a
+// page in Chromium through the host's MCP bridge; test code, trusted side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,7 +12,10 @@ import { closedUrl } from './mcp-http-fixture.mjs';
 
 const haveChromium = existsSync(CHROMIUM_PATH);
 const require = createRequire(import.meta.url);
-const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js');
+const EVERYTHING = join(
+  dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist/index.js',
+);
 
 type Ty = typeof import('../../browser/index.js');
 type Host = Awaited<ReturnType<Ty['createBrowserHost']>>;
@@ -24,7 +28,10 @@ interface W {
 async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
   const url = await closedUrl();
   const port = new URL(url).port;
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: port }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: port },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 30_000);
@@ -60,7 +67,10 @@ describe.skipIf(!haveChromium)('the browser host with server-everything (Streama
   it('lists its tools as everything__TOOL (none that need sampling or elicitation: the host declares no client capabilities), calls one allowed and one approved in the dialog', async () => {
     const names = await app.page.evaluate(async (url) => {
       const w = window as unknown as W;
-      w.host = await w.ty.createBrowserHost({ dbName: `ev-${Math.random().toString(36).slice(2)}`, mcpServers: [{ name: 'everything', url, allow: ['echo'] }] });
+      w.host = await w.ty.createBrowserHost({
+        dbName: `ev-${Math.random().toString(36).slice(2)}`,
+        mcpServers: [{ name: 'everything', url, allow: ['echo'] }],
+      });
       return (await w.host.mcp.listTools('everything')).map((t) => t.name);
     }, `${everything.url}`);
     expect(names).toContain('everything__echo');

@@ -8,6 +8,16 @@ export interface McpFixture {
   authSeen: (string | undefined)[];
   close(): Promise<void>;
 }
-export declare const FIXTURE_TOOLS: { name: string; description: string; inputSchema: Record<string, unknown>; annotations?: Record<string, unknown> }[];
-export declare function startMcpFixture(opts?: { cors?: 'allow' | 'refuse'; token?: string; json?: boolean; elicit?: boolean }): Promise<McpFixture>;
+export declare const FIXTURE_TOOLS: {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}[];
+export declare function startMcpFixture(opts?: {
+  cors?: 'allow' | 'refuse';
+  token?: string;
+  json?: boolean;
+  elicit?: boolean;
+}): Promise<McpFixture>;
 export declare function closedUrl(): Promise<string>;

@@ -1,4 +1,5 @@
-// A 2026-07-28 Streamable HTTP MCP server on loopback for the browser host's tests (the 2.x SDK's createMcpHandler, stateless), with a CORS layer that lists the 2026-07-28 request headers; test peer, untrusted side.
+// A 2026-07-28 Streamable HTTP MCP server on loopback for the browser host's tests (the 2.x SDK's createMcpHandler,
+// stateless), with a CORS layer that lists the 2026-07-28 request headers; test peer, untrusted side.
 import { createServer } from 'node:http';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -16,10 +17,22 @@ export async function startModernFixture() {
   const handler = createMcpHandler(
     () => {
       const server = new McpServer({ name: 'tysandbox-modern-browser-fixture', version: '1.0.0' });
-      server.registerTool('echo', { description: 'Echoes the text back', inputSchema: z.object({ text: z.string() }), annotations: { readOnlyHint: true } }, async ({ text }) => {
-        calls.push('echo');
-        return { content: [{ type: 'text', text: `echo: ${text} (protocol ${server.server.getNegotiatedProtocolVersion()})` }] };
-      });
+      server.registerTool(
+        'echo',
+        {
+          description: 'Echoes the text back',
+          inputSchema: z.object({ text: z.string() }),
+          annotations: { readOnlyHint: true },
+        },
+        async ({ text }) => {
+          calls.push('echo');
+          return {
+            content: [
+              { type: 'text', text: `echo: ${text} (protocol ${server.server.getNegotiatedProtocolVersion()})` },
+            ],
+          };
+        },
+      );
       return server;
     },
     { legacy: 'reject' },
@@ -39,14 +52,24 @@ export async function startModernFixture() {
     const body = Buffer.concat(chunks).toString('utf8');
     if (typeof req.headers['mcp-method'] === 'string') methods.push(req.headers['mcp-method']);
     const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'content-length' && k !== 'host' && k !== 'connection') headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined && k !== 'content-length' && k !== 'host' && k !== 'connection')
+        headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const ac = new AbortController();
     res.once('close', () => ac.abort());
     try {
-      const r = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body } : {}), signal: ac.signal }));
+      const r = await handler.fetch(
+        new Request(`http://127.0.0.1${req.url}`, {
+          method: req.method,
+          headers,
+          ...(req.method === 'POST' ? { body } : {}),
+          signal: ac.signal,
+        }),
+      );
       const out = {};
       r.headers.forEach((v, k) => (out[k] = v));
-      if (out['access-control-allow-origin'] === undefined && origin) Object.assign(out, { 'access-control-allow-origin': origin });
+      if (out['access-control-allow-origin'] === undefined && origin)
+        Object.assign(out, { 'access-control-allow-origin': origin });
       res.writeHead(r.status, out);
       if (r.body) for await (const c of r.body) res.write(c);
       res.end();

@@ -1,4 +1,6 @@
-// Remote MCP servers in the browser host, in real Chromium: a page's host calls a Streamable HTTP MCP server on loopback (the SDK's server), asked inline, denied by a rule, oversized, refused by CORS; header secrets stay hidden; test code, trusted side.
+// Remote MCP servers in the browser host, in real Chromium: a page's host calls a Streamable HTTP MCP server on
+// loopback (the SDK's server), asked inline, denied by a rule, oversized, refused by CORS; header secrets stay hidden;
+// test code, trusted side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +28,11 @@ interface W {
 
 /** The visible text of the built-in dialog(s) (inside their shadow roots). */
 const dialogText = (app: AppPage) =>
-  app.page.evaluate(() => Array.from(document.querySelectorAll('tysandbox-question')).map((h) => h.shadowRoot?.textContent ?? '').join('\n'));
+  app.page.evaluate(() =>
+    Array.from(document.querySelectorAll('tysandbox-question'))
+      .map((h) => h.shadowRoot?.textContent ?? '')
+      .join('\n'),
+  );
 
 describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
   let browser: Browser;
@@ -65,45 +71,83 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
   });
 
   const call = (ref: string, args: unknown) =>
-    app.page.evaluate(async ({ ref, args }) => {
-      const r = await (window as unknown as W).host.invoker.invoke(ref, args);
-      return r.ok ? { ok: true as const, result: r.result, revision: r.revision } : { ok: false as const, code: r.error.code, message: r.error.message };
-    }, { ref, args });
+    app.page.evaluate(
+      async ({ ref, args }) => {
+        const r = await (window as unknown as W).host.invoker.invoke(ref, args);
+        return r.ok
+          ? { ok: true as const, result: r.result, revision: r.revision }
+          : { ok: false as const, code: r.error.code, message: r.error.message };
+      },
+      { ref, args },
+    );
 
-  it('offers the servers\' tools as SERVER__TOOL next to the sandboxed tools (host.mcp.listTools)', async () => {
-    const tools = await app.page.evaluate(async () => (await (window as unknown as W).host.mcp.listTools('fx')).map((t) => ({ name: t.name, revision: t.revision, kind: t.manifest.execution.kind })));
-    expect(tools.map((t) => t.name).sort()).toEqual(['fx__big', 'fx__delete_file', 'fx__echo', 'fx__echo_header', 'fx__whoami']);
+  it("offers the servers' tools as SERVER__TOOL next to the sandboxed tools (host.mcp.listTools)", async () => {
+    const tools = await app.page.evaluate(async () =>
+      (await (window as unknown as W).host.mcp.listTools('fx')).map((t) => ({
+        name: t.name,
+        revision: t.revision,
+        kind: t.manifest.execution.kind,
+      })),
+    );
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'fx__big',
+      'fx__delete_file',
+      'fx__echo',
+      'fx__echo_header',
+      'fx__whoami',
+    ]);
     for (const t of tools) expect(t.revision).toMatch(/^b[a-z2-7]{50,}$/);
     const info = await app.page.evaluate(() => (window as unknown as W).host.mcp.servers());
-    expect(info.find((s) => s.name === 'fx')).toMatchObject({ state: 'connected', tools: 5, protocolVersion: '2025-11-25', headers: [{ name: 'Authorization', secret: 'mcp.fx.0' }] });
+    expect(info.find((s) => s.name === 'fx')).toMatchObject({
+      state: 'connected',
+      tools: 5,
+      protocolVersion: '2025-11-25',
+      headers: [{ name: 'Authorization', secret: 'mcp.fx.0' }],
+    });
     expect(JSON.stringify(info)).not.toContain('tok-7f3a');
   });
 
-  it('negotiates 2026-07-28 with a server whose CORS policy lists its headers (server/discover, stateless), and logs the version; a 2025-era server whose policy does not is opened with the 2025 handshake, the fallback logged', async () => {
-    const mod = await startModernFixture();
-    try {
-      const out = await app.page.evaluate(async (url) => {
-        const w = window as unknown as W & { host3: Host; lines3: unknown[] };
-        w.lines3 = [];
-        w.host3 = await w.ty.createBrowserHost({ dbName: `mcpm-${Math.random().toString(36).slice(2)}`, rules: [{ scope: 'session', allow: ['mcp(mod/echo)'] }], mcpServers: [{ name: 'mod', url }] });
-        w.host3.on('mcp-request', (l) => w.lines3.push(l));
-        const r = await w.host3.invoker.invoke('mod__echo', { text: 'hi' });
-        return { result: r.ok ? String(r.result) : `error:${r.error.code} ${r.error.message}`, servers: w.host3.mcp.servers(), lines: JSON.stringify(w.lines3) };
-      }, mod.url);
-      expect(out.result).toBe('echo: hi (protocol 2026-07-28)');
-      expect(out.servers.find((x) => x.name === 'mod')).toMatchObject({ state: 'connected', protocolVersion: '2026-07-28' });
-      expect(mod.methods).toContain('server/discover');
-      expect(mod.methods).toContain('tools/call');
-      expect(out.lines).toMatch(/"server":"mod","method":"connect","outcome":"protocol:2026-07-28"/);
-      expect(out.lines).not.toContain('fallback');
-    } finally {
-      await mod.close();
-    }
-    // fx (a 2025-era server whose CORS policy does not list Mcp-Method / Mcp-Name): the probe's preflight is refused
-    const fxLines = await app.page.evaluate(() => JSON.stringify((window as unknown as W).lines));
-    expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"fallback:E_MCP[A-Z_]*"/);
-    expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"protocol:2025-11-25"/);
-  });
+  it(
+    'negotiates 2026-07-28 with a server whose CORS policy lists its headers (server/discover, stateless), ' +
+      'and logs the version; a 2025-era server whose policy does not is opened with the 2025 handshake, ' +
+      'the fallback logged',
+    async () => {
+      const mod = await startModernFixture();
+      try {
+        const out = await app.page.evaluate(async (url) => {
+          const w = window as unknown as W & { host3: Host; lines3: unknown[] };
+          w.lines3 = [];
+          w.host3 = await w.ty.createBrowserHost({
+            dbName: `mcpm-${Math.random().toString(36).slice(2)}`,
+            rules: [{ scope: 'session', allow: ['mcp(mod/echo)'] }],
+            mcpServers: [{ name: 'mod', url }],
+          });
+          w.host3.on('mcp-request', (l) => w.lines3.push(l));
+          const r = await w.host3.invoker.invoke('mod__echo', { text: 'hi' });
+          return {
+            result: r.ok ? String(r.result) : `error:${r.error.code} ${r.error.message}`,
+            servers: w.host3.mcp.servers(),
+            lines: JSON.stringify(w.lines3),
+          };
+        }, mod.url);
+        expect(out.result).toBe('echo: hi (protocol 2026-07-28)');
+        expect(out.servers.find((x) => x.name === 'mod')).toMatchObject({
+          state: 'connected',
+          protocolVersion: '2026-07-28',
+        });
+        expect(mod.methods).toContain('server/discover');
+        expect(mod.methods).toContain('tools/call');
+        expect(out.lines).toMatch(/"server":"mod","method":"connect","outcome":"protocol:2026-07-28"/);
+        expect(out.lines).not.toContain('fallback');
+      } finally {
+        await mod.close();
+      }
+      // fx (a 2025-era server whose CORS policy does not list Mcp-Method / Mcp-Name): the probe's preflight is refused
+      const fxLines = await app.page.evaluate(() => JSON.stringify((window as unknown as W).lines));
+      expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"fallback:E_MCP[A-Z_]*"/);
+      expect(fxLines).toMatch(/"server":"fx","method":"connect","outcome":"protocol:2025-11-25"/);
+    },
+  );
 
   it('a tool call is asked about inline and approved through the dialog by accessible name; the header reaches the server only', async () => {
     const pending = call('fx__echo', { text: 'hello' });
@@ -128,7 +172,11 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     try {
       await app.page.evaluate(async (url) => {
         const w = window as unknown as W & { host2: Host };
-        w.host2 = await w.ty.createBrowserHost({ dbName: `mcpe-${Math.random().toString(36).slice(2)}`, rules: [{ scope: 'session', allow: ['mcp(fxe/ask)', 'mcp-elicit(fxe)'] }], mcpServers: [{ name: 'fxe', url }] });
+        w.host2 = await w.ty.createBrowserHost({
+          dbName: `mcpe-${Math.random().toString(36).slice(2)}`,
+          rules: [{ scope: 'session', allow: ['mcp(fxe/ask)', 'mcp-elicit(fxe)'] }],
+          mcpServers: [{ name: 'fxe', url }],
+        });
       }, fxe.url);
       const pending = app.page.evaluate(async () => {
         const r = await (window as unknown as { host2: Host }).host2.invoker.invoke('fxe__ask', {});
@@ -149,9 +197,15 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
       await dialog.getByLabel('Age (required)').fill('36');
       await app.page.screenshot({ path: join(tmpdir(), 'tysandbox-elicit-form.png') });
       await dialog.getByRole('button', { name: 'Submit' }).click();
-      expect(await pending).toBe(`action=accept content=${JSON.stringify({ name: 'Ada', age: 36, color: 'red', news: true, token: 'tok-secret-99' })}`);
+      expect(await pending).toBe(
+        `action=accept content=${JSON.stringify({ name: 'Ada', age: 36, color: 'red', news: true, token: 'tok-secret-99' })}`,
+      );
       const audit = await app.page.evaluate(() => (window as unknown as { host2: Host }).host2.audit({ tool: 'fxe' }));
-      expect(audit.map((r) => [r.kind, r.outcome, (r as { elicit?: unknown }).elicit])).toContainEqual(['mcp-elicit', 'ok', { action: 'accept', fields: ['name', 'age', 'color', 'news', 'token'], secret: ['token'] }]);
+      expect(audit.map((r) => [r.kind, r.outcome, (r as { elicit?: unknown }).elicit])).toContainEqual([
+        'mcp-elicit',
+        'ok',
+        { action: 'accept', fields: ['name', 'age', 'color', 'news', 'token'], secret: ['token'] },
+      ]);
       expect(JSON.stringify(audit)).not.toContain('tok-secret-99');
     } finally {
       await fxe.close();
@@ -168,7 +222,7 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     expect(audit.map((r) => [r.kind, r.decision, r.list])).toContainEqual(['mcp', 'deny', 'deny']);
   });
 
-  it('arguments are checked against the server\'s own schema before anything is asked (unlisted fields refused)', async () => {
+  it("arguments are checked against the server's own schema before anything is asked (unlisted fields refused)", async () => {
     const before = fx.calls.length;
     const r = await call('fxbig__echo', { text: 'x', extra: 1 });
     expect(r).toMatchObject({ ok: false, code: 'E_INVALID_ARGS' });
@@ -222,12 +276,32 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
       const w = window as unknown as W;
       const host = w.host;
       // a sandboxed tool that declares and is granted the secret name the header value is kept under
-      const m = { name: 'peek', description: 'reads a secret', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: "export default async (a, ctx) => { try { return await ctx.getSecret('mcp.fx.0'); } catch (e) { return 'refused:' + e.code; } }" }, capabilities: { secrets: ['mcp.fx.0'] } };
+      const m = {
+        name: 'peek',
+        description: 'reads a secret',
+        parameters: { type: 'object' },
+        execution: {
+          kind: 'sandboxed-code',
+          runtime: 'javascript',
+          source:
+            "export default async (a, ctx) => { try { return await ctx.getSecret('mcp.fx.0'); } catch (e) { return 'refused:' + e.code; } }",
+        },
+        capabilities: { secrets: ['mcp.fx.0'] },
+      };
       const { revision } = await host.registry.install(m as never);
-      await host.store.putJson('secret-grants', 'mcp.fx.0', { name: 'mcp.fx.0', grants: [{ tool: 'peek', revision, origins: [] }] });
+      await host.store.putJson('secret-grants', 'mcp.fx.0', {
+        name: 'mcp.fx.0',
+        grants: [{ tool: 'peek', revision, origins: [] }],
+      });
       const sandbox = await host.invoker.invoke('peek', {});
       const audit = await host.audit();
-      return { sandbox: sandbox.ok ? sandbox.result : sandbox.error.code, audit: JSON.stringify(audit), lines: JSON.stringify(w.lines), decisions: JSON.stringify(await host.decisions()), servers: JSON.stringify(host.mcp.servers()) };
+      return {
+        sandbox: sandbox.ok ? sandbox.result : sandbox.error.code,
+        audit: JSON.stringify(audit),
+        lines: JSON.stringify(w.lines),
+        decisions: JSON.stringify(await host.decisions()),
+        servers: JSON.stringify(host.mcp.servers()),
+      };
     });
     expect(seen.sandbox).toBe('refused:E_SECRET_DENIED');
     for (const k of ['audit', 'lines', 'decisions', 'servers'] as const) expect(seen[k], k).not.toContain('tok-7f3a');

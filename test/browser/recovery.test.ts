@@ -1,4 +1,5 @@
-// Recovery from a dead sandbox in real Chromium: a memory bomb kills its renderer; the call fails fast with E_SANDBOX_FAILED and sibling tools keep working with fresh sandboxes; test code, trusted side.
+// Recovery from a dead sandbox in real Chromium: a memory bomb kills its renderer; the call fails fast with
+// E_SANDBOX_FAILED and sibling tools keep working with fresh sandboxes; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
@@ -8,16 +9,28 @@ import { openApp, useAppBrowser } from './app-page.js';
 const haveChromium = existsSync(CHROMIUM_PATH);
 type Ty = typeof import('../../browser/index.js');
 
-const tool = (name: string, source: string) => ({ name, description: name, parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } });
+const tool = (name: string, source: string) => ({
+  name,
+  description: name,
+  parameters: { type: 'object' },
+  execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+});
 /** Grows its heap without bound (kept reachable), until V8 gives up and the renderer process dies. */
-const BOMB = tool('bomb', 'export default async () => { const keep = []; for (;;) { keep.push(new Array(1 << 20).fill(keep.length)); if (keep.length % 64 === 0) await null; } }');
+const BOMB = tool(
+  'bomb',
+  'export default async () => { const keep = []; for (;;) { keep.push(new Array(1 << 20).fill(keep.length)); if (keep.length % 64 === 0) await null; } }',
+);
 const SIBLING = tool('sibling', 'let n = 0; export default async () => ++n');
 
 describe.skipIf(!haveChromium)('recovery from a dead sandbox (Chromium)', () => {
   // A small heap cap per V8 isolate keeps the memory bomb short on a shared machine; the crash is the same.
   const browser = useAppBrowser(async () => {
     const { chromium } = await import('playwright-core');
-    return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, '--js-flags=--max-old-space-size=256'], headless: true });
+    return chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      args: [...CHROMIUM_ARGS, '--js-flags=--max-old-space-size=256'],
+      headless: true,
+    });
   });
 
   it('a memory bomb fails with E_SANDBOX_FAILED within 2 s of its renderer dying; a sibling tool answers again within 2 s; the page lives on', async () => {
@@ -34,7 +47,10 @@ describe.skipIf(!haveChromium)('recovery from a dead sandbox (Chromium)', () => 
           const ty = (window as unknown as { ty: Ty }).ty;
           // The frame assets from another site: each sandbox frame runs in a renderer process of that site, apart
           // from the page's, so a tool exhausting memory takes down its frame, not the app.
-          const host = await ty.createBrowserHost({ dbName: `rec-${Math.random().toString(36).slice(2)}`, sandbox: { assetBaseUrl: frameBase } });
+          const host = await ty.createBrowserHost({
+            dbName: `rec-${Math.random().toString(36).slice(2)}`,
+            sandbox: { assetBaseUrl: frameBase },
+          });
           const w = window as unknown as Record<string, unknown>;
           const destroyed: { tool: string; reason: string; at: number }[] = [];
           host.on('sandbox-destroyed', (e) => destroyed.push({ tool: e.tool, reason: e.reason, at: Date.now() }));
@@ -49,13 +65,33 @@ describe.skipIf(!haveChromium)('recovery from a dead sandbox (Chromium)', () => 
             const again = await host.invoke('sibling', {});
             const againMs = Date.now() - t1;
             await host.close();
-            return { first, boom, boomMs, boomAt, again, againMs, destroyed: destroyed.map((d) => ({ tool: d.tool, reason: d.reason, afterBomb: d.at - t0 })) };
+            return {
+              first,
+              boom,
+              boomMs,
+              boomAt,
+              again,
+              againMs,
+              destroyed: destroyed.map((d) => ({ tool: d.tool, reason: d.reason, afterBomb: d.at - t0 })),
+            };
           });
         },
         { bomb: BOMB, sibling: SIBLING, frameBase: app.frameBase! },
       );
-      const got = await cdp.send('Runtime.evaluate', { expression: 'window.result', awaitPromise: true, returnByValue: true });
-      const out = got.result.value as { first: unknown; boom: unknown; boomMs: number; boomAt: number; again: unknown; againMs: number; destroyed: { tool: string; reason: string }[] };
+      const got = await cdp.send('Runtime.evaluate', {
+        expression: 'window.result',
+        awaitPromise: true,
+        returnByValue: true,
+      });
+      const out = got.result.value as {
+        first: unknown;
+        boom: unknown;
+        boomMs: number;
+        boomAt: number;
+        again: unknown;
+        againMs: number;
+        destroyed: { tool: string; reason: string }[];
+      };
       expect(out.first).toMatchObject({ ok: true, result: 1 });
       expect(out.boom).toMatchObject({ ok: false, error: { code: 'E_SANDBOX_FAILED' } });
       expect(out.boomMs).toBeLessThan(30_000); // the call's own timeout is 60 s
@@ -65,7 +101,9 @@ describe.skipIf(!haveChromium)('recovery from a dead sandbox (Chromium)', () => 
       expect(out.againMs).toBeLessThan(2_000);
       const bombGone = out.destroyed.find((d) => d.tool === 'bomb');
       expect(bombGone?.reason).toMatch(/stopped|closed/);
-      process.stdout.write(`recovery: bomb failed after ${out.boomMs} ms; sibling answered again after ${out.againMs} ms; destroyed ${JSON.stringify(out.destroyed)}\n`);
+      process.stdout.write(
+        `recovery: bomb failed after ${out.boomMs} ms; sibling answered again after ${out.againMs} ms; destroyed ${JSON.stringify(out.destroyed)}\n`,
+      );
     } finally {
       await app.close();
     }

@@ -24,10 +24,18 @@ const gate: Gate = {
 
 class MemValues implements SecretValues {
   m = new Map<string, string>();
-  async get(n: string) { return this.m.get(n); }
-  async set(n: string, v: string) { this.m.set(n, v); }
-  async delete(n: string) { return this.m.delete(n); }
-  async names() { return [...this.m.keys()]; }
+  async get(n: string) {
+    return this.m.get(n);
+  }
+  async set(n: string, v: string) {
+    this.m.set(n, v);
+  }
+  async delete(n: string) {
+    return this.m.delete(n);
+  }
+  async names() {
+    return [...this.m.keys()];
+  }
 }
 
 function manifest(name: string, capabilities: ToolManifest['capabilities'], salt = ''): ToolManifest {
@@ -74,7 +82,16 @@ describe('dispatch', () => {
   it('fails closed on names outside CAPABILITY_NAMES, including prototype keys', async () => {
     const w = await world();
     const h = w.handler(await w.install(manifest('t', {})));
-    for (const bad of ['exec', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'storage', 'storage.get ', '']) {
+    for (const bad of [
+      'exec',
+      'constructor',
+      '__proto__',
+      'toString',
+      'hasOwnProperty',
+      'storage',
+      'storage.get ',
+      '',
+    ]) {
       expect(await codeOf(h(bad as CapabilityName, {}, never))).toBe('E_CAPABILITY_DENIED');
     }
   });
@@ -84,7 +101,14 @@ describe('dispatch', () => {
     const h = w.handler(await w.install(manifest('t', {})));
     for (const name of CAPABILITY_NAMES) {
       // Each is refused for a tool that requested nothing, with a capability-level code (never "unknown").
-      const err = await h(name, name === 'fetch' ? { url: 'https://api.example.com/' } : { key: 'k', name: 'x', value: 1 }, never).then(() => undefined, (e: unknown) => e);
+      const err = await h(
+        name,
+        name === 'fetch' ? { url: 'https://api.example.com/' } : { key: 'k', name: 'x', value: 1 },
+        never,
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       if (name === 'fetch') expect(err).toBeUndefined();
       else {
         expect(err).toBeInstanceOf(TyError);
@@ -146,7 +170,9 @@ describe('ctx.storage', () => {
   it('uses the 1 MiB default quota', async () => {
     const w = await world();
     const h = w.handler(await w.install(manifest('keeper', { storage: {} })));
-    expect(await codeOf(h('storage.set', { key: 'a', value: 'x'.repeat(DEFAULT_STORAGE_QUOTA) }, never))).toBe('E_STORAGE_QUOTA');
+    expect(await codeOf(h('storage.set', { key: 'a', value: 'x'.repeat(DEFAULT_STORAGE_QUOTA) }, never))).toBe(
+      'E_STORAGE_QUOTA',
+    );
     await h('storage.set', { key: 'a', value: 'x'.repeat(DEFAULT_STORAGE_QUOTA - 100) }, never);
   });
 
@@ -182,7 +208,9 @@ describe('ctx.getSecret', () => {
     const v2 = await w.install(manifest('reader', { secrets: ['TOKEN'] }, 'v2'));
     await w.grants.grant('TOKEN', { tool: 'reader', revision: v1.revision, origins: [] });
     expect(await w.handler(v1)('getSecret', { name: 'TOKEN' }, never)).toBe(VALUE);
-    const err = await w.handler(v2)('getSecret', { name: 'TOKEN' }, never).catch((e: TyError) => e);
+    const err = await w
+      .handler(v2)('getSecret', { name: 'TOKEN' }, never)
+      .catch((e: TyError) => e);
     expect((err as TyError).code).toBe('E_SECRET_DENIED');
     expect((err as TyError).message).not.toContain(VALUE);
   });
@@ -212,14 +240,31 @@ describe('ctx.getSecret', () => {
     const w = await world();
     await w.values.set('K', 'v4lue');
     const id = await w.install(manifest('h', { secrets: ['K'] }));
-    await w.grants.grant('K', { tool: 'h', revision: id.revision, origins: ['https://*.example.com', 'https://api.test.dev:8443'] });
-    expect(await w.broker.substitute(id, 'https://a.example.com', [['x', 'a {{secret:K}} b']])).toEqual([['x', 'a v4lue b']]);
-    expect(await w.broker.substitute(id, 'https://api.test.dev:8443', [['x', '{{secret:K}}']])).toEqual([['x', 'v4lue']]);
-    for (const o of ['https://example.com', 'https://api.test.dev', 'https://evil-example.com', 'https://a.example.com.evil.io']) {
+    await w.grants.grant('K', {
+      tool: 'h',
+      revision: id.revision,
+      origins: ['https://*.example.com', 'https://api.test.dev:8443'],
+    });
+    expect(await w.broker.substitute(id, 'https://a.example.com', [['x', 'a {{secret:K}} b']])).toEqual([
+      ['x', 'a v4lue b'],
+    ]);
+    expect(await w.broker.substitute(id, 'https://api.test.dev:8443', [['x', '{{secret:K}}']])).toEqual([
+      ['x', 'v4lue'],
+    ]);
+    for (const o of [
+      'https://example.com',
+      'https://api.test.dev',
+      'https://evil-example.com',
+      'https://a.example.com.evil.io',
+    ]) {
       expect(await codeOf(w.broker.substitute(id, o, [['x', '{{secret:K}}']]))).toBe('E_SECRET_DENIED');
     }
-    expect(await codeOf(w.broker.substitute(id, 'https://a.example.com', [['x', '{{secret:K']]))).toBe('E_SECRET_DENIED');
-    expect(await codeOf(w.broker.substitute(id, 'https://a.example.com', [['x', '{{secret:UNKNOWN}}']]))).toBe('E_SECRET_DENIED');
+    expect(await codeOf(w.broker.substitute(id, 'https://a.example.com', [['x', '{{secret:K']]))).toBe(
+      'E_SECRET_DENIED',
+    );
+    expect(await codeOf(w.broker.substitute(id, 'https://a.example.com', [['x', '{{secret:UNKNOWN}}']]))).toBe(
+      'E_SECRET_DENIED',
+    );
   });
 });
 
@@ -228,10 +273,14 @@ describe('createSubtasksResult and resolveInvocation', () => {
     const w = await world();
     const target = await w.install(manifest('target', {}));
     const parent = await w.install(manifest('parent', { subtasks: true }));
-    const tasks = (await w.handler(parent)('createSubtasksResult', [
-      { role: 'assistant', content: { type: 'message', text: 'plan' } },
-      { role: 'assistant', parent: 0, content: { type: 'functioncall', name: 'target', arguments: {} } },
-    ], never)) as { id: string; parent?: string; content: { toolRevision?: string } }[];
+    const tasks = (await w.handler(parent)(
+      'createSubtasksResult',
+      [
+        { role: 'assistant', content: { type: 'message', text: 'plan' } },
+        { role: 'assistant', parent: 0, content: { type: 'functioncall', name: 'target', arguments: {} } },
+      ],
+      never,
+    )) as { id: string; parent?: string; content: { toolRevision?: string } }[];
     expect(tasks).toHaveLength(2);
     expect(tasks[1]?.content.toolRevision).toBe(target.revision);
     expect(tasks[1]?.parent).toBe(tasks[0]?.id);
@@ -241,7 +290,15 @@ describe('createSubtasksResult and resolveInvocation', () => {
   it('a draft that cannot be pinned is an error; a tool without the capability is refused', async () => {
     const w = await world();
     const parent = await w.install(manifest('parent', { subtasks: true }));
-    expect(await codeOf(w.handler(parent)('createSubtasksResult', [{ role: 'assistant', content: { type: 'functioncall', name: 'missing', arguments: {} } }], never))).toBe('E_UNPINNED_TASK');
+    expect(
+      await codeOf(
+        w.handler(parent)(
+          'createSubtasksResult',
+          [{ role: 'assistant', content: { type: 'functioncall', name: 'missing', arguments: {} } }],
+          never,
+        ),
+      ),
+    ).toBe('E_UNPINNED_TASK');
     expect(await codeOf(w.handler(parent)('createSubtasksResult', { drafts: 'nope' }, never))).toBe('E_INVALID_TASK');
     const plain = await w.install(manifest('plain', {}));
     expect(await codeOf(w.handler(plain)('createSubtasksResult', [], never))).toBe('E_CAPABILITY_DENIED');
@@ -265,10 +322,15 @@ describe('createSubtasksResult and resolveInvocation', () => {
     const h = createCapabilityHandler({
       identity: caller,
       gate,
-      fetch: async () => { throw new Error('unused'); },
+      fetch: async () => {
+        throw new Error('unused');
+      },
       registry: w.registry,
       settingsRevisionOf: async () => target.revision,
     });
-    expect(await h('resolveInvocation', 'target', never)).toEqual({ toolRevision: target.revision, settingsRevision: target.revision });
+    expect(await h('resolveInvocation', 'target', never)).toEqual({
+      toolRevision: target.revision,
+      settingsRevision: target.revision,
+    });
   });
 });

@@ -71,7 +71,8 @@ describe('SecretsFile', () => {
 
   it('refuses bad names and values with E_USAGE', async () => {
     const f = new SecretsFile(join(home, 'secrets.json'));
-    for (const n of ['', '.hidden', 'a/b', 'x'.repeat(65), 'sp ace']) expect(await f.set(n, 'v').catch((x: TyError) => x.code)).toBe('E_USAGE');
+    for (const n of ['', '.hidden', 'a/b', 'x'.repeat(65), 'sp ace'])
+      expect(await f.set(n, 'v').catch((x: TyError) => x.code)).toBe('E_USAGE');
     expect(await f.set('A', '').catch((x: TyError) => x.code)).toBe('E_USAGE');
     expect(await f.set('A', 'x'.repeat(70_000)).catch((x: TyError) => x.code)).toBe('E_USAGE');
   });
@@ -97,7 +98,11 @@ describe('tycli secret', () => {
     const modes: boolean[] = [];
     tty.isTTY = true;
     tty.setRawMode = (b) => void modes.push(b);
-    const p = main(['--home', home, 'secret', 'set', 'TTYSECRET'], { io: { ...t.io, stdin: tty, interactive: true }, env: {}, cwd: home });
+    const p = main(['--home', home, 'secret', 'set', 'TTYSECRET'], {
+      io: { ...t.io, stdin: tty, interactive: true },
+      env: {},
+      cwd: home,
+    });
     await new Promise((r) => setTimeout(r, 50));
     tty.write('hunter2x\u007f\r');
     expect(await p).toBe(0);
@@ -130,7 +135,12 @@ describe('tycli secret', () => {
     const l = await tycli(['--json', 'secret', 'list']);
     expect(l.code).toBe(0);
     expect(l.out).not.toContain(VALUE);
-    const row = (JSON.parse(l.out.trim()) as { ok: true; secrets: { name: string; hasValue: boolean; grants: { tool: string; revision: string; origins: string[] }[] }[] }).secrets[0]!;
+    const row = (
+      JSON.parse(l.out.trim()) as {
+        ok: true;
+        secrets: { name: string; hasValue: boolean; grants: { tool: string; revision: string; origins: string[] }[] }[];
+      }
+    ).secrets[0]!;
     expect(row.name).toBe('TOKEN');
     expect(row.hasValue).toBe(true);
     expect(row.grants).toEqual([
@@ -143,15 +153,24 @@ describe('tycli secret', () => {
     const unknown = await tycli(['secret', 'grant', 'TOKEN', '--tool', 'nosuch']);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/E_UNKNOWN_TOOL/);
-    // a secret the manifest does not request: no grant is stored (it could never be used, and would keep the revision from gc)
+    // a secret the manifest does not request: no grant is stored (it could never be used, and would keep the revision
+    // from gc)
     const unrequested = await tycli(['secret', 'grant', 'OTHER', '--tool', 'reader']);
     expect(unrequested.code).toBe(2);
-    expect(unrequested.err).toMatch(/E_USAGE.*does not request the secret OTHER in its manifest \(capabilities\.secrets: TOKEN\)/);
-    expect((JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { name: string }[] }).secrets.map((x) => x.name)).not.toContain('OTHER');
+    expect(unrequested.err).toMatch(
+      /E_USAGE.*does not request the secret OTHER in its manifest \(capabilities\.secrets: TOKEN\)/,
+    );
+    expect(
+      (
+        JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { name: string }[] }
+      ).secrets.map((x) => x.name),
+    ).not.toContain('OTHER');
 
     const rv = await tycli(['secret', 'revoke', 'TOKEN', '--tool', `reader@${v1}`]);
     expect(rv.code).toBe(0);
-    const l2 = (JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { grants: unknown[] }[] }).secrets[0]!;
+    const l2 = (
+      JSON.parse((await tycli(['--json', 'secret', 'list'])).out.trim()) as { secrets: { grants: unknown[] }[] }
+    ).secrets[0]!;
     expect(l2.grants).toEqual([{ tool: 'reader', revision: v2, origins: [] }]);
 
     const d = await tycli(['secret', 'delete', 'TOKEN']);

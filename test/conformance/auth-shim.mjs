@@ -1,4 +1,5 @@
-// A loopback HTTP forwarder standing in for an MCP client configured with tycli's bearer token: it adds the Authorization header the conformance suite cannot send; test harness, trusted side.
+// A loopback HTTP forwarder standing in for an MCP client configured with tycli's bearer token: it adds the
+// Authorization header the conformance suite cannot send; test harness, trusted side.
 import { createServer, request } from 'node:http';
 
 /**
@@ -16,7 +17,8 @@ export async function authShim(target, token, port = 0) {
     const mine = new Set([own, own.replace('127.0.0.1', 'localhost')]);
     if (mine.has(req.headers.host ?? '')) headers.host = t.host;
     const origin = req.headers.origin;
-    if (typeof origin === 'string' && [...mine].some((h) => origin === `http://${h}`)) headers.origin = `http://${t.host}`;
+    if (typeof origin === 'string' && [...mine].some((h) => origin === `http://${h}`))
+      headers.origin = `http://${t.host}`;
     const up = request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);

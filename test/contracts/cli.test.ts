@@ -1,4 +1,5 @@
-// Runs every named security contract (node/diagnostics/contracts.ts) against the command-line host, as `tycli diagnostics` does; Node host, trusted side.
+// Runs every named security contract (node/diagnostics/contracts.ts) against the command-line host, as `tycli
+// diagnostics` does; Node host, trusted side.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CliContractHost } from '../../node/diagnostics/cli-host.js';
 import { selectContracts, runContracts } from '../../node/diagnostics/contracts.js';
@@ -15,7 +16,10 @@ describe('security contracts on the cli host', () => {
   });
 
   it.each(selectContracts('cli').map((c) => [c.name]))('%s', async (name) => {
-    const [r] = await runContracts(host, selectContracts('cli', name).filter((c) => c.name === name));
+    const [r] = await runContracts(
+      host,
+      selectContracts('cli', name).filter((c) => c.name === name),
+    );
     expect(r?.ok, r?.detail).toBe(true);
     // Every check line passed, and both engines were really exercised where the contract runs tools.
     const lines = r!.detail.split('\n');

@@ -1,4 +1,5 @@
-// Security contract: every case of test/fixtures/cases/js-escapes.json against the node and deno CLI sandboxes (real subprocesses); trusted side.
+// Security contract: every case of test/fixtures/cases/js-escapes.json against the node and deno CLI sandboxes (real
+// subprocesses); trusted side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { NodeSandboxRuntime } from '../../node/sandbox/runtime.js';
@@ -10,7 +11,12 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 const CANARY = `ty-canary-${process.pid}-secret`;
 let seq = 0;
 function spec(source: string, limits: Partial<CallLimits> = {}, name = `probe${++seq}`): SandboxSpec {
-  const manifest: ToolManifest = { name, description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source } };
+  const manifest: ToolManifest = {
+    name,
+    description: '',
+    parameters: {},
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+  };
   return { revision: `b${name}rev`, manifest, limits: { ...DEFAULT_LIMITS, ...limits } };
 }
 function pidAlive(pid: number): boolean {
@@ -37,9 +43,23 @@ beforeAll(() => {
 });
 
 // Each vendored case (test/fixtures/cases/js-escapes.json) maps to the test named `case N:` below, N = index + 1.
-const COVERED = ['constructor.constructor', "import('x')", 'prepareStackTrace', "Symbol('s')", 'new Proxy({}, { get()', 'as the init of fetch', 'while (true) {}', 'new Array(1e6)', "'x'.repeat(50"];
+const COVERED = [
+  'constructor.constructor',
+  "import('x')",
+  'prepareStackTrace',
+  "Symbol('s')",
+  'new Proxy({}, { get()',
+  'as the init of fetch',
+  'while (true) {}',
+  'new Array(1e6)',
+  "'x'.repeat(50",
+];
 it('every js-escapes case is covered here', () => {
-  const cases = (JSON.parse(readFileSync(new URL('../fixtures/cases/js-escapes.json', import.meta.url), 'utf8')) as { cases: { code: string }[] }).cases;
+  const cases = (
+    JSON.parse(readFileSync(new URL('../fixtures/cases/js-escapes.json', import.meta.url), 'utf8')) as {
+      cases: { code: string }[];
+    }
+  ).cases;
   expect(cases).toHaveLength(COVERED.length);
   cases.forEach((c, i) => expect(c.code, `case ${i + 1}`).toContain(COVERED[i]));
 });
@@ -56,7 +76,8 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
     capCalls.push(name);
     throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
   };
-  const run = (s: SandboxSpec, args: unknown = {}, signal?: AbortSignal) => pool.call(s, args, { onCapability, ...(signal ? { signal } : {}) });
+  const run = (s: SandboxSpec, args: unknown = {}, signal?: AbortSignal) =>
+    pool.call(s, args, { onCapability, ...(signal ? { signal } : {}) });
   const pidOf = (s: SandboxSpec) => (pool.peek(s.revision) as unknown as { pid: number } | undefined)?.pid;
 
   it('case 1: constructor chains reach only the sandbox process: no host env, no secret, no parent handle', async () => {
@@ -85,7 +106,13 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
       }
       return out;
     }`);
-    const v = (await run(s)) as { kinds: string[]; env: string[]; channel: string[]; parentHandle: string[]; procFiles: string[] };
+    const v = (await run(s)) as {
+      kinds: string[];
+      env: string[];
+      channel: string[];
+      parentHandle: string[];
+      procFiles: string[];
+    };
     const text = JSON.stringify(v);
     expect(v.kinds).toContain('object'); // the probes did reach the sandbox's own process object
     expect(text).not.toContain(CANARY);
@@ -126,7 +153,12 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
       if (args === 'throw') { const e = new Error('thrown with hook'); e.stack; throw e; }
       return { seen, bridgeStack, bridgeHookCalls, inCallback };
     }`);
-    const v = (await run(s)) as { seen: { t: string; fn: string; file: string }[]; bridgeStack: string; bridgeHookCalls: unknown; inCallback: string };
+    const v = (await run(s)) as {
+      seen: { t: string; fn: string; file: string }[];
+      bridgeStack: string;
+      bridgeHookCalls: unknown;
+      inCallback: string;
+    };
     expect(v.bridgeStack).toBe('Error: storage.get denied');
     expect(v.bridgeHookCalls).toBe(0);
     expect(v.inCallback).toBe('custom');
@@ -174,7 +206,8 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
 
   it('case 5: a Proxy result is a serialization error and no trap runs (not in the sandbox, not on the host)', async () => {
     const s = spec(`let trapRan = false;
-    // 'then' is looked up by the sandbox's own promise machinery when an async function returns; every other trap marks.
+    // 'then' is looked up by the sandbox's own promise machinery when an async function returns; every other trap
+    // marks.
     const h = { get(t, k) { if (k === 'then') return undefined; trapRan = true; console.log('TRAP'); throw new Error('trap'); }, ownKeys() { trapRan = true; throw 1; }, getOwnPropertyDescriptor() { trapRan = true; throw 1; }, getPrototypeOf() { trapRan = true; return Object.prototype; }, has() { trapRan = true; throw 1; } };
     export default async (mode) => {
       if (mode === 'hostile') return new Proxy({}, { get() { throw new Error('trap'); }, ownKeys() { throw 1; } });
@@ -210,7 +243,10 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
   });
 
   it('case 7: while(true){} is killed at the time limit; no orphan; the next call gets a fresh sandbox', async () => {
-    const s = spec(`export default async (mode) => { if (mode === 'spin') { while (true) {} } return typeof Deno === 'object' ? Deno.pid : process.pid; }`, { timeoutMs: 1500 });
+    const s = spec(
+      `export default async (mode) => { if (mode === 'spin') { while (true) {} } return typeof Deno === 'object' ? Deno.pid : process.pid; }`,
+      { timeoutMs: 1500 },
+    );
     const pid1 = (await run(s, 'pid')) as number;
     expect(pidOf(s)).toBe(pid1);
     const e = await rejection(run(s, 'spin'));
@@ -221,7 +257,10 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
   });
 
   it('case 8: a memory bomb dies at the heap limit with E_MEMORY_LIMIT; the host is unaffected', async () => {
-    const s = spec(`export default async (mode) => { if (mode === 'bomb') { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return 'fresh'; }`, { memoryMb: 64 });
+    const s = spec(
+      `export default async (mode) => { if (mode === 'bomb') { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return 'fresh'; }`,
+      { memoryMb: 64 },
+    );
     const hostHeapBefore = process.memoryUsage().heapUsed;
     const e = await rejection(run(s, 'bomb'));
     expect(e.code).toBe('E_MEMORY_LIMIT');
@@ -261,7 +300,10 @@ describe.each(['node', 'deno'] as const)('sandbox lifecycle: %s', (engine) => {
   const onCapability: CapabilityHandler = async (name) => {
     throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
   };
-  const src = `let n = 0; export default async (args) => { if (args === 'wait') await new Promise((r) => setTimeout(r, 30)); if (args === 'hang') await new Promise(() => {}); return { n: ++n, pid: typeof Deno === 'object' ? Deno.pid : process.pid }; }`;
+  const src =
+    `let n = 0; export default async (args) => { if (args === 'wait') await new Promise((r) => setTimeout(r, ` +
+    `30)); if (args === 'hang') await new Promise(() => {}); return { n: ++n, pid: typeof Deno === ` +
+    `'object' ? Deno.pid : process.pid }; }`;
   type R = { n: number; pid: number };
 
   it('retained keeps in-memory state; disposable does not and leaves no process', async () => {
@@ -288,7 +330,9 @@ describe.each(['node', 'deno'] as const)('sandbox lifecycle: %s', (engine) => {
   it('serializes calls to one sandbox', async () => {
     const pool = new SandboxPool({ runtime: rt });
     try {
-      const s = spec(`let running = 0, max = 0; export default async () => { running++; max = Math.max(max, running); await new Promise((r) => setTimeout(r, 10)); running--; return max; }`);
+      const s = spec(
+        `let running = 0, max = 0; export default async () => { running++; max = Math.max(max, running); await new Promise((r) => setTimeout(r, 10)); running--; return max; }`,
+      );
       const results = await Promise.all([1, 2, 3, 4].map(() => pool.call(s, {}, { onCapability })));
       expect(results).toEqual([1, 1, 1, 1]);
     } finally {

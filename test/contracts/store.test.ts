@@ -1,4 +1,5 @@
-// Runs the shared StoreBackend contract against every store: memory, IndexedDB (fake-indexeddb), files; test code, trusted side.
+// Runs the shared StoreBackend contract against every store: memory, IndexedDB (fake-indexeddb), files; test code,
+// trusted side.
 import 'fake-indexeddb/auto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';

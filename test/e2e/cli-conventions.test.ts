@@ -1,4 +1,5 @@
-// End-to-end tests of tycli's output conventions: one JSON envelope, --version/-V, did-you-mean, colour, completion; test side.
+// End-to-end tests of tycli's output conventions: one JSON envelope, --version/-V, did-you-mean, colour, completion;
+// test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -13,7 +14,12 @@ let tmp: string;
 let h: string;
 
 function tycli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env }, tmp);
+  return runProcess(
+    process.execPath,
+    [BIN, ...args],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env },
+    tmp,
+  );
 }
 
 beforeAll(async () => {
@@ -48,7 +54,10 @@ describe('--json envelope', () => {
     }
     const err = await tycli(['--home', h, '--json', 'tool', 'show', 'nosuch']);
     expect(err.code).toBe(2);
-    expect(oneLine(err)).toEqual({ ok: false, error: { code: 'E_UNKNOWN_TOOL', message: expect.stringContaining('no tool named "nosuch"') } });
+    expect(oneLine(err)).toEqual({
+      ok: false,
+      error: { code: 'E_UNKNOWN_TOOL', message: expect.stringContaining('no tool named "nosuch"') },
+    });
   });
 });
 
@@ -56,7 +65,9 @@ describe('--version', () => {
   it('is listed in --help; --version and -V print it; --json gives the envelope', async () => {
     const help = await tycli(['--help']);
     expect(help.stdout).toMatch(/^\s+-V, --version\s+print the version/m);
-    const { version } = JSON.parse(await (await import('node:fs/promises')).readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(
+      await (await import('node:fs/promises')).readFile(join(ROOT, 'package.json'), 'utf8'),
+    ) as { version: string };
     expect((await tycli(['--version'])).stdout).toBe(`tycli ${version}\n`);
     expect((await tycli(['-V'])).stdout).toBe(`tycli ${version}\n`);
     expect(oneLine(await tycli(['--json', '--version']))).toEqual({ ok: true, name: 'tycli', version });
@@ -67,8 +78,12 @@ describe('did you mean', () => {
   it('suggests the nearest tool, command and option', async () => {
     const tool = await tycli(['--home', h, 'run', 'unit-convrt', '--args', '{}']);
     expect(tool.code).toBe(2);
-    expect(tool.stderr).toMatch(/^error\[E_UNKNOWN_TOOL\]: no tool named "unit-convrt" is installed; did you mean 'unit-convert'\?/);
-    expect((await tycli(['--home', h, 'tool', 'show', 'Unit-Convert'])).stderr).toContain("did you mean 'unit-convert'?");
+    expect(tool.stderr).toMatch(
+      /^error\[E_UNKNOWN_TOOL\]: no tool named "unit-convrt" is installed; did you mean 'unit-convert'\?/,
+    );
+    expect((await tycli(['--home', h, 'tool', 'show', 'Unit-Convert'])).stderr).toContain(
+      "did you mean 'unit-convert'?",
+    );
     const far = await tycli(['--home', h, 'run', 'zzzzzz', '--args', '{}']);
     expect(far.stderr).not.toContain('did you mean');
     expect(far.stderr).toContain('add it with: tycli tool add MANIFEST.json');
@@ -76,7 +91,9 @@ describe('did you mean', () => {
     expect(cmd.stderr).toContain("did you mean 'tycli tool list'?");
     const opt = await tycli(['--home', h, 'tool', 'remove', 'unit-convert', '--aprove-removal']);
     expect(opt.code).toBe(2);
-    expect(opt.stderr).toMatch(/^error\[E_USAGE\]: Unknown option '--aprove-removal'; did you mean '--approve-removal'\?/);
+    expect(opt.stderr).toMatch(
+      /^error\[E_USAGE\]: Unknown option '--aprove-removal'; did you mean '--approve-removal'\?/,
+    );
     expect((await tycli(['--home', h, 'tool', 'list', '--revision'])).stderr).toContain("did you mean '--revisions'?");
   });
 });
@@ -105,7 +122,15 @@ describe('tycli completion', () => {
   it('bash completes command words and options from the command table', async () => {
     const script = (await tycli(['completion', 'bash'])).stdout;
     const complete = async (words: string[]) => {
-      const r = await runProcess('bash', ['-c', `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _tycli; printf '%s\\n' "\${COMPREPLY[@]}"`], { PATH: process.env.PATH ?? '' }, tmp);
+      const r = await runProcess(
+        'bash',
+        [
+          '-c',
+          `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _tycli; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { PATH: process.env.PATH ?? '' },
+        tmp,
+      );
       return r.stdout.split('\n').filter(Boolean);
     };
     expect(await complete(['tycli', 'to'])).toEqual(['tool']);
@@ -113,38 +138,65 @@ describe('tycli completion', () => {
     expect(await complete(['tycli', 'tool', 'remove', '--appr'])).toEqual(['--approve-removal']);
     expect(await complete(['tycli', 'completion', 'x'])).toEqual([]);
     const fish = (await tycli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c tycli -n '__fish_seen_subcommand_from tool' -a 'add list show activate remove gc diff settings'");
+    expect(fish).toContain(
+      "complete -c tycli -n '__fish_seen_subcommand_from tool' -a 'add list show activate remove gc diff settings'",
+    );
     expect((await tycli(['completion', 'zsh'])).stdout).toMatch(/^#compdef tycli/);
     expect((await tycli(['completion', 'tcsh'])).code).toBe(2);
   });
 });
 
-describe.runIf(process.platform === 'linux' && existsSync('/usr/bin/script'))('on a terminal (util-linux script gives tycli a pseudo-terminal)', () => {
-  const underPty = (args: string[]): Promise<Ran> =>
-    runProcess('/usr/bin/script', ['-qec', [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { PATH: process.env.PATH ?? '', HOME: tmp }, tmp, 120_000);
+describe.runIf(process.platform === 'linux' && existsSync('/usr/bin/script'))(
+  'on a terminal (util-linux script gives tycli a pseudo-terminal)',
+  () => {
+    const underPty = (args: string[]): Promise<Ran> =>
+      runProcess(
+        '/usr/bin/script',
+        ['-qec', [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'],
+        { PATH: process.env.PATH ?? '', HOME: tmp },
+        tmp,
+        120_000,
+      );
 
-  it('mcp serve says on stderr that it is waiting; through a pipe it says nothing', async () => {
-    const tty = await underPty(['--home', h, 'mcp', 'serve']);
-    expect(tty.stdout).toContain('tycli mcp serve: MCP bridge on stdio (client context "default"), waiting for an MCP client on stdin');
-    const piped = await tycli(['--home', h, 'mcp', 'serve']);
-    expect(piped.stderr).toBe('');
-    expect(piped.stdout).toBe('');
-  });
+    it('mcp serve says on stderr that it is waiting; through a pipe it says nothing', async () => {
+      const tty = await underPty(['--home', h, 'mcp', 'serve']);
+      expect(tty.stdout).toContain(
+        'tycli mcp serve: MCP bridge on stdio (client context "default"), waiting for an MCP client on stdin',
+      );
+      const piped = await tycli(['--home', h, 'mcp', 'serve']);
+      expect(piped.stderr).toBe('');
+      expect(piped.stdout).toBe('');
+    });
 
-  it('diagnostics shows progress on a TTY, and none through a pipe', async () => {
-    const tty = await underPty(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
-    expect(tty.stdout).toContain('[1/1] cli: mediated_fetch');
-    const piped = await tycli(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
-    expect(piped.stderr).not.toContain('[1/1]');
-    expect(piped.stdout).toContain('PASS  mediated_fetch');
-  });
-});
+    it('diagnostics shows progress on a TTY, and none through a pipe', async () => {
+      const tty = await underPty(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
+      expect(tty.stdout).toContain('[1/1] cli: mediated_fetch');
+      const piped = await tycli(['--home', h, 'diagnostics', '--filter', 'mediated_fetch']);
+      expect(piped.stderr).not.toContain('[1/1]');
+      expect(piped.stdout).toContain('PASS  mediated_fetch');
+    });
+  },
+);
 
 describe('sandbox status', () => {
   it('names the Python the built-in python tool really runs', async () => {
-    const s = oneLine(await tycli(['--home', h, '--json', 'sandbox', 'status'])) as { runtimes: { python?: { path: string } } };
+    const s = oneLine(await tycli(['--home', h, '--json', 'sandbox', 'status'])) as {
+      runtimes: { python?: { path: string } };
+    };
     if (!s.runtimes.python) return; // no python3 here: nothing to name (the row says "not found")
-    const r = oneLine(await tycli(['--home', h, '--json', '--allow', 'python(*)', 'run', 'python', '--args', '{"code":"import sys; print(sys.executable)"}']));
+    const r = oneLine(
+      await tycli([
+        '--home',
+        h,
+        '--json',
+        '--allow',
+        'python(*)',
+        'run',
+        'python',
+        '--args',
+        '{"code":"import sys; print(sys.executable)"}',
+      ]),
+    );
     expect((r.result as { stdout: string }).stdout.trim()).toBe(s.runtimes.python.path);
   });
 });

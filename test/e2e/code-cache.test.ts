@@ -1,7 +1,19 @@
-// End-to-end tests of the bundled command line's V8 code cache (bin/bundle-loader.mjs, dist/cli/tycli.cjs.cache): built dist/cli, copies in temp folders; test side.
+// End-to-end tests of the bundled command line's V8 code cache (bin/bundle-loader.mjs, dist/cli/tycli.cjs.cache): built
+// dist/cli, copies in temp folders; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -39,9 +51,23 @@ async function tycli(pkg: string, home: string, args: string[], env: Record<stri
      for (const k of ['openSync', 'readFileSync']) { const orig = fs[k]; fs[k] = function (p, ...r) { if (typeof p === 'string') log({ open: p }); return orig.call(this, p, ...r); }; }
      syncBuiltinESMExports();`,
   );
-  const r = await runProcess(process.execPath, ['--import', pathToFileURL(pre).href, join(pkg, 'bin', 'tycli.mjs'), ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TYCLI_HOME: join(home, 'tycli'), ...env }, tmp);
-  const lines = existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { script?: Loaded['scripts'][0]; open?: string }) : [];
-  return { ...r, scripts: lines.flatMap((l) => (l.script ? [l.script] : [])), opened: lines.flatMap((l) => (l.open ? [l.open] : [])) };
+  const r = await runProcess(
+    process.execPath,
+    ['--import', pathToFileURL(pre).href, join(pkg, 'bin', 'tycli.mjs'), ...args],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TYCLI_HOME: join(home, 'tycli'), ...env },
+    tmp,
+  );
+  const lines = existsSync(log)
+    ? (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { script?: Loaded['scripts'][0]; open?: string })
+    : [];
+  return {
+    ...r,
+    scripts: lines.flatMap((l) => (l.script ? [l.script] : [])),
+    opened: lines.flatMap((l) => (l.open ? [l.open] : [])),
+  };
 }
 
 /**
@@ -60,7 +86,10 @@ function retarget(pkg: string): void {
   writeFileSync(file, Buffer.concat([buf.subarray(0, 8), n, h, buf.subarray(12 + len)]));
 }
 
-/** A copy of the built package (bin/, dist/cli/, the sandbox runner, the guest runtime and the code-cache generator copied; the rest linked) to change freely. */
+/**
+ * A copy of the built package (bin/, dist/cli/, the sandbox runner, the guest runtime and the code-cache generator
+ * copied; the rest linked) to change freely.
+ */
 function copyPackage({ retargeted = true } = {}): string {
   const pkg = join(tmp, `pkg-${++seq}`);
   mkdirSync(join(pkg, 'dist'), { recursive: true });
@@ -70,8 +99,10 @@ function copyPackage({ retargeted = true } = {}): string {
   cpSync(join(ROOT, 'node', 'cli', 'build-code-cache.mjs'), join(pkg, 'node', 'cli', 'build-code-cache.mjs'));
   cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
   for (const d of ['node', 'core', 'protocol']) symlinkSync(join(ROOT, 'dist', d), join(pkg, 'dist', d));
-  cpSync(join(ROOT, 'node', 'runner'), join(pkg, 'node', 'runner'), { recursive: true }); // the sandbox reads it by its real path
-  cpSync(join(ROOT, 'core', 'guest'), join(pkg, 'core', 'guest'), { recursive: true }); // and the guest runtime it compiles
+  // the sandbox reads it by its real path
+  cpSync(join(ROOT, 'node', 'runner'), join(pkg, 'node', 'runner'), { recursive: true });
+  // and the guest runtime it compiles
+  cpSync(join(ROOT, 'core', 'guest'), join(pkg, 'core', 'guest'), { recursive: true });
   for (const d of ['node_modules', 'tools']) symlinkSync(join(ROOT, d), join(pkg, d));
   if (retargeted) retarget(pkg);
   return pkg;
@@ -90,7 +121,16 @@ const RUN = ['--sandbox', 'off', 'run', 'csv-stats', '--args', CSV, '--json'];
 function expectRight(r: Loaded): Record<string, unknown> {
   expect(r.code, r.stderr).toBe(0);
   const out = oneLine(r) as Record<string, unknown>;
-  expect(out).toMatchObject({ ok: true, result: { rows: 2, columns: [{ name: 'a', sum: 4 }, { name: 'b', sum: 6 }] } });
+  expect(out).toMatchObject({
+    ok: true,
+    result: {
+      rows: 2,
+      columns: [
+        { name: 'a', sum: 4 },
+        { name: 'b', sum: 6 },
+      ],
+    },
+  });
   return out;
 }
 const bundleScript = (r: Loaded, pkg: string) => {
@@ -100,7 +140,8 @@ const bundleScript = (r: Loaded, pkg: string) => {
 };
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache'))) throw new Error('dist/cli/tycli.cjs.cache is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache')))
+    throw new Error('dist/cli/tycli.cjs.cache is missing: run `npm run build` before the e2e tests');
   tmp = await mkdtemp(join(tmpdir(), 'tycli-code-cache-'));
 });
 afterAll(async () => {
@@ -117,7 +158,10 @@ describe('the code cache of the bundled command line', () => {
     expect(s.rejected).toBe(false);
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
     expect(oneLine(await tycli(ROOT, home, ['--version', '--json']))).toMatchObject({ ok: true, version });
-    expect(oneLine(await tycli(ROOT, home, ['--version', '--json'], { TYCLI_UNBUNDLED: '1' }))).toMatchObject({ ok: true, version });
+    expect(oneLine(await tycli(ROOT, home, ['--version', '--json'], { TYCLI_UNBUNDLED: '1' }))).toMatchObject({
+      ok: true,
+      version,
+    });
   });
 
   it('a copy of the package at another path compiles without the cache made for the original path (V8 would keep that path as the script name)', async () => {
@@ -143,7 +187,13 @@ describe('the code cache of the bundled command line', () => {
     const text = readFileSync(file, 'latin1');
     const at = text.indexOf('outJson(ctx, { ok: true, revision: r.revision');
     expect(at).toBeGreaterThan(0);
-    writeFileSync(file, text.slice(0, at) + 'outJson(ctx, { ok: true, revisioN: r.revision' + text.slice(at + 'outJson(ctx, { ok: true, revision: r.revision'.length), 'latin1');
+    writeFileSync(
+      file,
+      text.slice(0, at) +
+        'outJson(ctx, { ok: true, revisioN: r.revision' +
+        text.slice(at + 'outJson(ctx, { ok: true, revision: r.revision'.length),
+      'latin1',
+    );
     expect(statSync(file).size).toBe(text.length); // V8 alone (it checks the source length) would take the old cache
     const r = await tycli(pkg, await homeWithTool(pkg), RUN);
     expect(expectRight(r)).toHaveProperty('revisioN');
@@ -174,7 +224,11 @@ describe('the code cache of the bundled command line', () => {
   it('a cache V8 refuses (made under other V8 flags) is reported rejected by V8 and the command still runs right', async () => {
     const pkg = copyPackage();
     const home = await homeWithTool(pkg);
-    const made = spawnSync(process.execPath, ['--jitless', join(pkg, 'node', 'cli', 'build-code-cache.mjs'), '--top-level'], { encoding: 'utf8' });
+    const made = spawnSync(
+      process.execPath,
+      ['--jitless', join(pkg, 'node', 'cli', 'build-code-cache.mjs'), '--top-level'],
+      { encoding: 'utf8' },
+    );
     expect(made.status, made.stderr).toBe(0);
     const r = await tycli(pkg, home, RUN);
     expectRight(r);
@@ -211,15 +265,26 @@ describe('the code cache of the bundled command line', () => {
     expect(r.code, r.stderr).toBe(0);
     const s = bundleScript(r, pkg);
     expect(s.cachedData).toBeGreaterThan(0);
-    expect(s.cachedData).toBeLessThan(readFileSync(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache')).length); // no run's functions
+    // no run's functions
+    expect(s.cachedData).toBeLessThan(readFileSync(join(ROOT, 'dist', 'cli', 'tycli.cjs.cache')).length);
     expect(s.rejected).toBe(false);
   });
 
   it('Ctrl-C while the bundle is being compiled ends tycli with exit 130 once it has loaded, before the command runs', async () => {
     const home = await homeWithTool(ROOT);
     const pre = join(tmp, 'sigint-in-load.mjs');
-    writeFileSync(pre, `import vm from 'node:vm'; import { syncBuiltinESMExports } from 'node:module'; const O = vm.Script; vm.Script = class extends O { constructor(c, o) { process.kill(process.pid, 'SIGINT'); super(c, o); } }; syncBuiltinESMExports();`);
-    const r = await runProcess(process.execPath, ['--import', pathToFileURL(pre).href, join(ROOT, 'bin', 'tycli.mjs'), ...RUN], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TYCLI_HOME: join(home, 'tycli') }, tmp);
+    writeFileSync(
+      pre,
+      `import vm from 'node:vm'; import { syncBuiltinESMExports } from 'node:module'; const O = vm.Script; ` +
+        `vm.Script = class extends O { constructor(c, o) { process.kill(process.pid, 'SIGINT'); super(c, ` +
+        `o); } }; syncBuiltinESMExports();`,
+    );
+    const r = await runProcess(
+      process.execPath,
+      ['--import', pathToFileURL(pre).href, join(ROOT, 'bin', 'tycli.mjs'), ...RUN],
+      { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TYCLI_HOME: join(home, 'tycli') },
+      tmp,
+    );
     expect(r.code).toBe(130);
     expect(r.stdout).toBe('');
   });
@@ -236,11 +301,18 @@ describe('the code cache of the bundled command line', () => {
     }
     // the copy's own cache is gone: anything the loader took would have to come from a planted file
     truncateSync(join(pkg, 'dist', 'cli', 'tycli.cjs.cache'), 0);
-    const r = await tycli(pkg, home, RUN, { XDG_CACHE_HOME: xdg, TMPDIR: tmpDir, TYCLI_CODE_CACHE: join(home, 'tycli.cjs.cache') });
+    const r = await tycli(pkg, home, RUN, {
+      XDG_CACHE_HOME: xdg,
+      TMPDIR: tmpDir,
+      TYCLI_CODE_CACHE: join(home, 'tycli.cjs.cache'),
+    });
     expectRight(r);
     expect(bundleScript(r, pkg)).toMatchObject({ cachedData: 0 });
-    expect(r.opened.some((p) => p === join(pkg, 'dist', 'cli', 'tycli.cjs.cache'))).toBe(true); // the recorder sees the loader's reads
+    // the recorder sees the loader's reads
+    expect(r.opened.some((p) => p === join(pkg, 'dist', 'cli', 'tycli.cjs.cache'))).toBe(true);
     // no cache-like file outside the package's own folders (the sandbox runner has its own, in node/runner/)
-    expect(r.opened.filter((p) => (/\.cache$/.test(p) || basename(p) === 'code-cache') && !p.startsWith(`${pkg}/`))).toEqual([]);
+    expect(
+      r.opened.filter((p) => (/\.cache$/.test(p) || basename(p) === 'code-cache') && !p.startsWith(`${pkg}/`)),
+    ).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-// tycli diagnostics --filter: empty filters refused, browser check titles listed and matched, no Chromium for a CLI-only filter; test side.
+// tycli diagnostics --filter: empty filters refused, browser check titles listed and matched, no Chromium for a
+// CLI-only filter; test side.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { cliScratch, oneLine } from './helpers.js';
@@ -19,12 +20,23 @@ describe('tycli diagnostics --filter', () => {
   });
 
   it('--browser --list shows the browser check titles the filter matches, under their contract', async () => {
-    const all = oneLine(await diag('--json', 'diagnostics', '--browser', '--list')) as { contracts: { host: string; name: string; checks?: string[] }[] };
+    const all = oneLine(await diag('--json', 'diagnostics', '--browser', '--list')) as {
+      contracts: { host: string; name: string; checks?: string[] }[];
+    };
     const sandbox = all.contracts.find((c) => c.host === 'browser' && c.name === 'tool_security_contracts')!;
     expect(sandbox.checks!.length).toBeGreaterThan(5);
     // a filter that only a title holds (no contract name contains it) lists that check
-    const byTitle = oneLine(await diag('--json', 'diagnostics', '--browser', '--list', '--filter', 'Proxy result')) as typeof all;
-    expect(byTitle.contracts).toEqual([{ host: 'browser', name: 'tool_security_contracts', requirement: expect.any(String), checks: ['js-escape: a Proxy result or a Proxy fetch init fails inside the sandbox; no trap runs on the host'] }]);
+    const byTitle = oneLine(
+      await diag('--json', 'diagnostics', '--browser', '--list', '--filter', 'Proxy result'),
+    ) as typeof all;
+    expect(byTitle.contracts).toEqual([
+      {
+        host: 'browser',
+        name: 'tool_security_contracts',
+        requirement: expect.any(String),
+        checks: ['js-escape: a Proxy result or a Proxy fetch init fails inside the sandbox; no trap runs on the host'],
+      },
+    ]);
     const text = await diag('diagnostics', '--browser', '--list', '--filter', 'js-escape');
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^browser +tool_security_contracts /m);
@@ -35,7 +47,9 @@ describe('tycli diagnostics --filter', () => {
     for (const extra of [[], ['--list']]) {
       const r = await diag('diagnostics', '--browser', '--filter', 'no-such-check-anywhere', ...extra);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain('error[E_USAGE]: no contract name or browser check title contains "no-such-check-anywhere"');
+      expect(r.stderr).toContain(
+        'error[E_USAGE]: no contract name or browser check title contains "no-such-check-anywhere"',
+      );
     }
   });
 

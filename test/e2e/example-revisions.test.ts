@@ -1,4 +1,5 @@
-// The example tools get the same revision id from `tycli tool add` and from the browser app's built-in examples, and the docs quote that id; test side.
+// The example tools get the same revision id from `tycli tool add` and from the browser app's built-in examples, and
+// the docs quote that id; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,14 +27,22 @@ afterAll(async () => {
 async function cliRevisions(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const name of EXAMPLES) {
-    const r = await runProcess(process.execPath, [BIN, '--home', join(tmp, 'home'), 'tool', 'add', join(ROOT, 'tools', name, 'manifest.json')], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, tmp);
+    const r = await runProcess(
+      process.execPath,
+      [BIN, '--home', join(tmp, 'home'), 'tool', 'add', join(ROOT, 'tools', name, 'manifest.json')],
+      { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp },
+      tmp,
+    );
     expect(r.code, r.stderr).toBe(0);
     out[name] = r.stdout.trim();
   }
   return out;
 }
 
-/** NAME -> revision, as the chat app installs its examples (browser/app/main.ts: host.registry.install of exampleTools()). */
+/**
+ * NAME -> revision, as the chat app installs its examples (browser/app/main.ts: host.registry.install of
+ * exampleTools()).
+ */
 async function appRevisions(): Promise<Record<string, string>> {
   const registry = new ToolRegistry(new Store(new MemoryStoreBackend()));
   const out: Record<string, string> = {};
@@ -58,14 +67,29 @@ describe('example tool revisions', () => {
       const ex = (m as { execution: { source: string; bundle: unknown } }).execution;
       const bytes = await readFile(join(ROOT, 'tools', String(m.name), 'index.mjs'));
       const { createHash } = await import('node:crypto');
-      expect(ex.bundle).toEqual({ entry: 'index.mjs', bundler: 'none', inputs: [{ path: 'index.mjs', bytes: bytes.byteLength, integrity: `sha256-${createHash('sha256').update(bytes).digest('base64')}` }], packages: [] });
+      expect(ex.bundle).toEqual({
+        entry: 'index.mjs',
+        bundler: 'none',
+        inputs: [
+          {
+            path: 'index.mjs',
+            bytes: bytes.byteLength,
+            integrity: `sha256-${createHash('sha256').update(bytes).digest('base64')}`,
+          },
+        ],
+        packages: [],
+      });
       expect(ex.source).toBe(bytes.toString('utf8'));
     }
   }, 120_000);
 
   it('README.md and docs/ quote the example tools by their real revision ids', async () => {
     cli ??= await cliRevisions();
-    const files = ['README.md', 'tools/README.md', ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const files = [
+      'README.md',
+      'tools/README.md',
+      ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+    ];
     let quoted = 0;
     for (const f of files) {
       const text = await readFile(join(ROOT, f), 'utf8');

@@ -20,7 +20,13 @@ export interface Ran {
  * ask the person running the tests). The whole process group is killed after `killAfterMs`. Never throws for a
  * non-zero exit; a signal death reports code 128.
  */
-export function runProcess(cmd: string, args: string[], env: Record<string, string>, cwd: string, killAfterMs = 60_000): Promise<Ran> {
+export function runProcess(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  killAfterMs = 60_000,
+): Promise<Ran> {
   return new Promise((res, rej) => {
     const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -72,7 +78,14 @@ export function cliScratch(prefix: string, killAfterMs = 60_000): CliScratch {
     get dir() {
       return dir;
     },
-    tycli: (args, env = {}, cwd = dir) => runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, cwd, killAfterMs),
+    tycli: (args, env = {}, cwd = dir) =>
+      runProcess(
+        process.execPath,
+        [BIN, ...args],
+        { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env },
+        cwd,
+        killAfterMs,
+      ),
     add: async (home, file) => {
       const r = await s.tycli(['--home', home, 'tool', 'add', file]);
       expect(r.code, r.stderr).toBe(0);

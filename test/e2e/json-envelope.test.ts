@@ -1,4 +1,5 @@
-// Every tycli command's --json output is the one-line envelope {"ok":true,...} / {"ok":false,"error":{code,message}}; test side.
+// Every tycli command's --json output is the one-line envelope {"ok":true,...} / {"ok":false,"error":{code,message}};
+// test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -22,11 +23,15 @@ function tycli(args: string[]): Promise<Ran> {
 /** The one envelope line: exactly one non-empty line, `ok` first, `{ok:false}` with error {code, message}. */
 function envelope(r: Ran, what: string): Record<string, unknown> {
   const lines = r.stdout.split('\n').filter(Boolean);
-  expect(lines, `${what}: stdout ${JSON.stringify(r.stdout.slice(0, 300))} stderr ${r.stderr.slice(0, 300)}`).toHaveLength(1);
+  expect(
+    lines,
+    `${what}: stdout ${JSON.stringify(r.stdout.slice(0, 300))} stderr ${r.stderr.slice(0, 300)}`,
+  ).toHaveLength(1);
   const o = JSON.parse(lines[0]!) as Record<string, unknown>;
   expect(Object.keys(o)[0], what).toBe('ok');
   expect(typeof o.ok, what).toBe('boolean');
-  if (o.ok === false) expect(o.error, what).toMatchObject({ code: expect.stringMatching(/^E_[A-Z_]+$/), message: expect.any(String) });
+  if (o.ok === false)
+    expect(o.error, what).toMatchObject({ code: expect.stringMatching(/^E_[A-Z_]+$/), message: expect.any(String) });
   else expect(o.error, what).toBeUndefined();
   return o;
 }
@@ -39,12 +44,18 @@ const CASES: Record<string, string[][] | string> = {
   'tool add': [[TOOL], ['nosuch.json']],
   'tool list': [[], ['--revisions']],
   'tool show': [['unit-convert'], ['nosuch']],
-  'tool activate': [['unit-convert', 'REV'], ['unit-convert', 'other@REV']],
+  'tool activate': [
+    ['unit-convert', 'REV'],
+    ['unit-convert', 'other@REV'],
+  ],
   'tool remove': [['nosuch', '--approve-removal']],
   'tool gc': [['--dry-run']],
   'tool diff': [['unit-convert@REV', 'unit-convert@REV']],
   'tool settings': [['unit-convert']],
-  run: [['unit-convert', '--args', '{"value":3,"from":"mi","to":"km"}'], ['unit-convert', '--args', '{"value":-3,"from":"mi","to":"km"}']],
+  run: [
+    ['unit-convert', '--args', '{"value":3,"from":"mi","to":"km"}'],
+    ['unit-convert', '--args', '{"value":-3,"from":"mi","to":"km"}'],
+  ],
   serve: 'speaks JSON-RPC 2.0 (tysandbox/1) on stdout, one message per line',
   questions: [[]],
   answer: [['nosuch', 'yes']],
@@ -83,7 +94,14 @@ beforeAll(async () => {
   const r = await runProcess(process.execPath, [BIN, '--home', h, 'tool', 'add', TOOL], env(), tmp);
   if (r.code !== 0) throw new Error(r.stderr);
   rev = r.stdout.trim();
-  await writeFile(join(tmp, 'ns.json'), JSON.stringify({ v: 1, name: 'ns1', actions: [{ name: 'find', access: 'read', broadcast: false, targets: [{ kind: 'a', server: 'srv', tool: 'x' }] }] }));
+  await writeFile(
+    join(tmp, 'ns.json'),
+    JSON.stringify({
+      v: 1,
+      name: 'ns1',
+      actions: [{ name: 'find', access: 'read', broadcast: false, targets: [{ kind: 'a', server: 'srv', tool: 'x' }] }],
+    }),
+  );
 });
 afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
@@ -109,7 +127,11 @@ describe('--json envelope of every command', () => {
   }, 300_000);
 
   it('app prints one envelope with its URL, then keeps serving', async () => {
-    const child = spawn(process.execPath, [BIN, '--home', h, '--json', 'app', '--port', '0'], { cwd: tmp, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--home', h, '--json', 'app', '--port', '0'], {
+      cwd: tmp,
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let out = '';
       await new Promise<void>((res, rej) => {

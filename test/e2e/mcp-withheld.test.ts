@@ -28,20 +28,32 @@ beforeAll(async () => {
       name: 'echo',
       description: 'echo',
       parameters: { type: 'object', properties: { message: { type: 'string' } }, additionalProperties: false },
-      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async ({ message }) => message;' },
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source: 'export default async ({ message }) => message;',
+      },
     }),
   );
   expect((await runProcess(process.execPath, [BIN, '--home', home, 'tool', 'add', manifest], env, tmp)).code).toBe(0);
   const set = await new Promise<number>((res) => {
     import('node:child_process').then(({ spawn }) => {
-      const c = spawn(process.execPath, [BIN, '--home', home, 'secret', 'set', 'TOKEN'], { env, cwd: tmp, stdio: ['pipe', 'ignore', 'ignore'] });
+      const c = spawn(process.execPath, [BIN, '--home', home, 'secret', 'set', 'TOKEN'], {
+        env,
+        cwd: tmp,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
       c.stdin.end(SECRET);
       c.on('close', (code) => res(code ?? -1));
     });
   });
   expect(set).toBe(0);
   const hookOut = join(tmp, 'hook-input.json');
-  await writeFile(join(proj, '.tycli', 'settings.json'), JSON.stringify({ hooks: { preToolUse: [{ matcher: '*', command: `cat >> ${hookOut}` }] } }), { mode: 0o644 });
+  await writeFile(
+    join(proj, '.tycli', 'settings.json'),
+    JSON.stringify({ hooks: { preToolUse: [{ matcher: '*', command: `cat >> ${hookOut}` }] } }),
+    { mode: 0o644 },
+  );
 });
 
 afterAll(async () => {

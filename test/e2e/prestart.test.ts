@@ -1,4 +1,5 @@
-// End-to-end tests of `tycli run`'s prestarted sandbox: refused calls never deliver tool code, arguments or grants to it, and it is killed and reaped; test side.
+// End-to-end tests of `tycli run`'s prestarted sandbox: refused calls never deliver tool code, arguments or grants to
+// it, and it is killed and reaped; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -19,7 +20,12 @@ let port = 0;
 
 /** Run tycli with a clean environment plus `env`, in its own session; never throws for a non-zero exit. */
 function tycli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env }, tmp);
+  return runProcess(
+    process.execPath,
+    [BIN, ...args],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env },
+    tmp,
+  );
 }
 
 /**
@@ -59,17 +65,25 @@ interface SandboxSeen {
 /** The sandbox processes (runner command lines) a spy log shows, with their input and whether they were reaped. */
 async function sandboxesIn(log: string): Promise<SandboxSeen[]> {
   if (!existsSync(log)) return [];
-  const events = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as SpyEvent);
+  const events = (await readFile(log, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SpyEvent);
   return events
     .filter((e) => e.ev === 'spawn' && (e.args ?? []).some((a) => a.includes('sandbox-runner')))
     .map((s) => ({
       pid: s.pid,
-      input: events.filter((e) => e.ev === 'stdin' && e.pid === s.pid).map((e) => e.data).join(''),
+      input: events
+        .filter((e) => e.ev === 'stdin' && e.pid === s.pid)
+        .map((e) => e.data)
+        .join(''),
       reaped: events.some((e) => e.ev === 'exit' && e.pid === s.pid),
     }));
 }
 
-/** Pids of live processes whose command line holds every one of `parts` (any user: bubblewrap may drop to another uid). */
+/**
+ * Pids of live processes whose command line holds every one of `parts` (any user: bubblewrap may drop to another uid).
+ */
 function liveWith(parts: string[]): number[] {
   const out: number[] = [];
   for (const d of readdirSync('/proc')) {
@@ -106,12 +120,22 @@ await new Promise((r) => { const s = net.connect(${port}, '127.0.0.1', () => s.e
 export default async (a) => { if (a.x < 0) await new Promise(() => {}); return a.x * 2; };`;
   const file = join(tmp, `${name}.json`);
   const parameters = { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false };
-  await writeFile(file, JSON.stringify({ name, description: `trace tool ${name}`, parameters, execution: { kind: 'sandboxed-code', runtime: 'javascript', source, ...(engine === 'deno' ? { engine } : {}) }, limits: { memoryMb } }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      name,
+      description: `trace tool ${name}`,
+      parameters,
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source, ...(engine === 'deno' ? { engine } : {}) },
+      limits: { memoryMb },
+    }),
+  );
   return file;
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
   tmp = await mkdtemp(join(tmpdir(), 'tycli-prestart-'));
   await writeFile(join(tmp, 'spy.mjs'), SPY);
   trace = createServer((sock) => {
@@ -143,7 +167,9 @@ async function expectEmptyAndGone(log: string, memoryMb: number): Promise<void> 
   expect(seen.length).toBe(1);
   expect(seen[0]!.input).toBe('');
   expect(seen[0]!.reaped).toBe(true);
-  expect(await until(() => liveWith(['sandbox-runner', `--max-old-space-size=${memoryMb}`]).length === 0, 5000)).toBe(true);
+  expect(await until(() => liveWith(['sandbox-runner', `--max-old-space-size=${memoryMb}`]).length === 0, 5000)).toBe(
+    true,
+  );
 }
 
 describe('tycli run: the prestarted sandbox of a refused call', () => {
@@ -164,9 +190,18 @@ describe('tycli run: the prestarted sandbox of a refused call', () => {
 
     for (const posture of ['off', 'auto']) {
       const bad = spied(`bad-${posture}`);
-      const r = await tycli(['--home', h, '--sandbox', posture, 'run', 'dbl', '--args', '{"x":4,"y":31337}', '--json'], bad.env);
+      const r = await tycli(
+        ['--home', h, '--sandbox', posture, 'run', 'dbl', '--args', '{"x":4,"y":31337}', '--json'],
+        bad.env,
+      );
       expect(r.code).toBe(2);
-      expect(oneLine(r)).toEqual({ ok: false, error: { code: 'E_INVALID_ARGS', message: 'invalid arguments: unlisted field "/y" is not allowed by the tool\'s parameters; remove it' } });
+      expect(oneLine(r)).toEqual({
+        ok: false,
+        error: {
+          code: 'E_INVALID_ARGS',
+          message: 'invalid arguments: unlisted field "/y" is not allowed by the tool\'s parameters; remove it',
+        },
+      });
       await expectEmptyAndGone(bad.log, 117);
     }
     // The deno engine prestarts too (its own DENO_DIR); refused alike.
@@ -182,52 +217,115 @@ describe('tycli run: the prestarted sandbox of a refused call', () => {
     await expectEmptyAndGone(mistyped.log, 117);
     // Not JSON at all: refused while reading the command line, before the host (and so any sandbox) exists.
     const notJson = spied('not-json');
-    expect((await tycli(['--home', h, 'run', 'dbl', '--args', '{x:4}'], notJson.env)).stderr).toMatch(/^error\[E_INVALID_ARGS\]: --args is not valid JSON/);
+    expect((await tycli(['--home', h, 'run', 'dbl', '--args', '{x:4}'], notJson.env)).stderr).toMatch(
+      /^error\[E_INVALID_ARGS\]: --args is not valid JSON/,
+    );
     expect(await sandboxesIn(notJson.log)).toEqual([]);
     // The fixture's code never ran in any refused call.
     await new Promise((r) => setTimeout(r, 300));
     expect(traces).toEqual([]);
   });
 
-  it('--deny and --mode strict refuse the call before any tool code, argument or grant reaches a sandbox; a prestarted, empty sandbox is killed; the audit log records it without arguments', async () => {
-    const h = join(tmp, 'home-flags');
-    const rev = (await tycli(['--home', h, 'tool', 'add', await traceTool('gated', 119)])).stdout.trim();
-    traces.length = 0;
-    const denied = spied('deny');
-    const d = await tycli(['--home', h, '--sandbox', 'off', '--deny', 'tool(gated)', 'run', 'gated', '--args', '{"x":31337424242}', '--json'], denied.env);
-    expect(d.code).toBe(1);
-    expect(oneLine(d)).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED', message: expect.stringContaining('deny rule tool(gated)') } });
-    await expectEmptyAndGone(denied.log, 119);
-    const strict = spied('strict');
-    const s = await tycli(['--home', h, 'run', 'gated', '--mode', 'strict', '--args', '{"x":31337424242}'], strict.env);
-    expect(s.code).toBe(1);
-    expect(s.stderr).toMatch(/^error\[E_CAPABILITY_DENIED\]: .*nobody could be asked.*the rule that allows it without asking: tool\(gated@[a-z2-7]+\); .*pass that rule quoted to --allow/);
-    expect(s.stderr.split(`tool(gated@${rev})`).length - 1).toBe(1);
-    await expectEmptyAndGone(strict.log, 119);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(traces).toEqual([]);
-    // Allowed: the same process gets the source and the arguments, after the intent record.
-    const allowedSpy = spied('allowed');
-    const allowed = await tycli(['--home', h, '--sandbox', 'off', 'run', 'gated', '--mode', 'strict', '--allow', `tool(gated@${rev})`, '--args', '{"x":31337424242}', '--json'], allowedSpy.env);
-    expect(oneLine(allowed)).toEqual({ ok: true, revision: rev, result: 62674848484 });
-    expect((await sandboxesIn(allowedSpy.log)).map((x) => x.input.includes('31337424242'))).toEqual([true]);
-    expect(await until(() => traces.includes('RAN gated'))).toBe(true);
-    const audit = await readFile(join(h, 'store', '.logs', 'audit'), 'utf8');
-    const records = audit.trim().split('\n').map((l) => JSON.parse(l) as { tool: string; revision: string; decision: string; outcome: string });
-    // the allowed call: its intent record (before the sandbox was sent the tool), then its completion
-    expect(records.map((r) => [r.decision, r.outcome])).toEqual([['deny', 'denied'], ['deny', 'denied'], ['allow', 'started'], ['allow', 'ok']]);
-    for (const r of records) expect(r).toMatchObject({ tool: 'gated', revision: rev });
-    expect(audit).not.toContain('31337424242');
-    const badRule = await tycli(['--home', h, 'run', 'gated', '--allow', 'not a rule']);
-    expect(badRule.code).toBe(2);
-    expect(badRule.stderr).toMatch(/^error\[E_USAGE\]: .*invalid rule/);
-  });
+  it(
+    '--deny and --mode strict refuse the call before any tool code, argument or grant reaches a ' +
+      'sandbox; a prestarted, empty sandbox is killed; the audit log records it without arguments',
+    async () => {
+      const h = join(tmp, 'home-flags');
+      const rev = (await tycli(['--home', h, 'tool', 'add', await traceTool('gated', 119)])).stdout.trim();
+      traces.length = 0;
+      const denied = spied('deny');
+      const d = await tycli(
+        [
+          '--home',
+          h,
+          '--sandbox',
+          'off',
+          '--deny',
+          'tool(gated)',
+          'run',
+          'gated',
+          '--args',
+          '{"x":31337424242}',
+          '--json',
+        ],
+        denied.env,
+      );
+      expect(d.code).toBe(1);
+      expect(oneLine(d)).toMatchObject({
+        ok: false,
+        error: { code: 'E_CAPABILITY_DENIED', message: expect.stringContaining('deny rule tool(gated)') },
+      });
+      await expectEmptyAndGone(denied.log, 119);
+      const strict = spied('strict');
+      const s = await tycli(
+        ['--home', h, 'run', 'gated', '--mode', 'strict', '--args', '{"x":31337424242}'],
+        strict.env,
+      );
+      expect(s.code).toBe(1);
+      expect(s.stderr).toMatch(
+        /^error\[E_CAPABILITY_DENIED\]: .*nobody could be asked.*the rule that allows it without asking: tool\(gated@[a-z2-7]+\); .*pass that rule quoted to --allow/,
+      );
+      expect(s.stderr.split(`tool(gated@${rev})`).length - 1).toBe(1);
+      await expectEmptyAndGone(strict.log, 119);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(traces).toEqual([]);
+      // Allowed: the same process gets the source and the arguments, after the intent record.
+      const allowedSpy = spied('allowed');
+      const allowed = await tycli(
+        [
+          '--home',
+          h,
+          '--sandbox',
+          'off',
+          'run',
+          'gated',
+          '--mode',
+          'strict',
+          '--allow',
+          `tool(gated@${rev})`,
+          '--args',
+          '{"x":31337424242}',
+          '--json',
+        ],
+        allowedSpy.env,
+      );
+      expect(oneLine(allowed)).toEqual({ ok: true, revision: rev, result: 62674848484 });
+      expect((await sandboxesIn(allowedSpy.log)).map((x) => x.input.includes('31337424242'))).toEqual([true]);
+      expect(await until(() => traces.includes('RAN gated'))).toBe(true);
+      const audit = await readFile(join(h, 'store', '.logs', 'audit'), 'utf8');
+      const records = audit
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { tool: string; revision: string; decision: string; outcome: string });
+      // the allowed call: its intent record (before the sandbox was sent the tool), then its completion
+      expect(records.map((r) => [r.decision, r.outcome])).toEqual([
+        ['deny', 'denied'],
+        ['deny', 'denied'],
+        ['allow', 'started'],
+        ['allow', 'ok'],
+      ]);
+      for (const r of records) expect(r).toMatchObject({ tool: 'gated', revision: rev });
+      expect(audit).not.toContain('31337424242');
+      const badRule = await tycli(['--home', h, 'run', 'gated', '--allow', 'not a rule']);
+      expect(badRule.code).toBe(2);
+      expect(badRule.stderr).toMatch(/^error\[E_USAGE\]: .*invalid rule/);
+    },
+  );
 
-  it('control for the checks above: a running call\'s sandbox is found in /proc by its marker, and after Ctrl-C it is reaped and gone', async () => {
+  it("control for the checks above: a running call's sandbox is found in /proc by its marker, and after Ctrl-C it is reaped and gone", async () => {
     const h = join(tmp, 'home-wait');
     expect((await tycli(['--home', h, 'tool', 'add', await traceTool('slowpoke', 121)])).code).toBe(0);
     const spy = spied('wait');
-    const child = spawn(process.execPath, [BIN, '--home', h, '--sandbox', 'off', 'run', 'slowpoke', '--args', '{"x":-1}', '--timeout', '60000', '--json'], { cwd: tmp, env: { PATH: process.env.PATH ?? '', HOME: tmp, ...spy.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, '--home', h, '--sandbox', 'off', 'run', 'slowpoke', '--args', '{"x":-1}', '--timeout', '60000', '--json'],
+      {
+        cwd: tmp,
+        env: { PATH: process.env.PATH ?? '', HOME: tmp, ...spy.env },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
     expect(await until(() => liveWith(['sandbox-runner', '--max-old-space-size=121']).length > 0, 20_000)).toBe(true);
     expect(await until(() => traces.includes('RAN slowpoke'))).toBe(true);

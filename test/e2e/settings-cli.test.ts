@@ -1,4 +1,5 @@
-// End-to-end tests of where settings live (XDG config folder, old location still read once noted) and tycli settings path|show|edit; test side.
+// End-to-end tests of where settings live (XDG config folder, old location still read once noted) and tycli settings
+// path|show|edit; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -12,7 +13,12 @@ let tmp: string;
 
 /** tycli with HOME=`home` and no TYCLI_HOME: the default (per-user) folders. */
 function tycli(home: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env }, home);
+  return runProcess(
+    process.execPath,
+    [BIN, ...args],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
+    home,
+  );
 }
 
 beforeAll(async () => {
@@ -26,12 +32,22 @@ describe('settings location', () => {
   it('user settings are in the XDG config folder; data in the data folder; --home keeps both under it', async () => {
     const home = join(tmp, 'u1');
     await mkdir(home);
-    expect((await tycli(home, ['settings', 'path'])).stdout).toBe(`${join(home, '.config', 'tycli', 'settings.json')}\n`);
-    expect((await tycli(home, ['settings', 'path'], { XDG_CONFIG_HOME: join(home, 'cfg') })).stdout).toBe(`${join(home, 'cfg', 'tycli', 'settings.json')}\n`);
-    expect(oneLine(await tycli(home, ['--json', 'settings', 'path'], { TYCLI_HOME: join(home, 'th') }))).toMatchObject({ ok: true, user: join(home, 'th', 'config', 'settings.json') });
+    expect((await tycli(home, ['settings', 'path'])).stdout).toBe(
+      `${join(home, '.config', 'tycli', 'settings.json')}\n`,
+    );
+    expect((await tycli(home, ['settings', 'path'], { XDG_CONFIG_HOME: join(home, 'cfg') })).stdout).toBe(
+      `${join(home, 'cfg', 'tycli', 'settings.json')}\n`,
+    );
+    expect(oneLine(await tycli(home, ['--json', 'settings', 'path'], { TYCLI_HOME: join(home, 'th') }))).toMatchObject({
+      ok: true,
+      user: join(home, 'th', 'config', 'settings.json'),
+    });
     // Settings in the config folder are used; the store goes to the data folder.
     await mkdir(join(home, '.config', 'tycli'), { recursive: true });
-    await writeFile(join(home, '.config', 'tycli', 'settings.json'), JSON.stringify({ permissions: { deny: ['tool(unit-convert)'] } }));
+    await writeFile(
+      join(home, '.config', 'tycli', 'settings.json'),
+      JSON.stringify({ permissions: { deny: ['tool(unit-convert)'] } }),
+    );
     expect((await tycli(home, ['tool', 'add', join(ROOT, 'tools/examples/multi-file/manifest.json')])).code).toBe(0);
     expect(existsSync(join(home, '.local', 'share', 'tycli', 'store'))).toBe(true);
     const denied = await tycli(home, ['run', 'unit-convert', '--args', '{"value":1,"from":"m","to":"ft"}']);
@@ -48,7 +64,9 @@ describe('settings location', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(`# user: ${old}`);
     expect(first.stdout).toMatch(/"mode": "strict"/);
-    expect(first.stderr).toContain(`reads your settings from the old location ${old}; move the file to ${join(home, '.config', 'tycli', 'settings.json')}`);
+    expect(first.stderr).toContain(
+      `reads your settings from the old location ${old}; move the file to ${join(home, '.config', 'tycli', 'settings.json')}`,
+    );
     const second = await tycli(home, ['settings', 'show']);
     expect(second.stdout).toMatch(/"mode": "strict"/);
     expect(second.stderr).not.toContain('old location');
@@ -66,7 +84,10 @@ describe('settings location', () => {
     const file = join(home, '.config', 'tycli', 'settings.json');
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ sandbox: 'required', ask_wait: 5000 });
     const shown = oneLine(await tycli(home, ['--json', 'settings', 'show']));
-    expect(shown).toMatchObject({ ok: true, effective: { sandbox: 'required', ask_wait: 5000, permissions: { mode: 'standard' } } });
+    expect(shown).toMatchObject({
+      ok: true,
+      effective: { sandbox: 'required', ask_wait: 5000, permissions: { mode: 'standard' } },
+    });
     // every key shown is one a settings file takes: the effective values written back are accepted
     await writeFile(file, JSON.stringify((shown as { effective: Record<string, unknown> }).effective));
     const back = await tycli(home, ['--json', 'settings', 'show']);
@@ -85,10 +106,25 @@ describe('limit errors name the manifest field', () => {
     const home = join(tmp, 'u4');
     await mkdir(home);
     const m = join(home, 'big.json');
-    await writeFile(m, JSON.stringify({ name: 'big', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => "x".repeat(5000);' }, limits: { outputBytes: 1000 } }));
+    await writeFile(
+      m,
+      JSON.stringify({
+        name: 'big',
+        description: 'd',
+        parameters: { type: 'object' },
+        execution: {
+          kind: 'sandboxed-code',
+          runtime: 'javascript',
+          source: 'export default async () => "x".repeat(5000);',
+        },
+        limits: { outputBytes: 1000 },
+      }),
+    );
     expect((await tycli(home, ['tool', 'add', m])).code).toBe(0);
     const r = await tycli(home, ['run', 'big']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error\[E_OUTPUT_LIMIT\]: .*the limit is the manifest's limits\.outputBytes \(now 1000 bytes; at most \d+\)/);
+    expect(r.stderr).toMatch(
+      /^error\[E_OUTPUT_LIMIT\]: .*the limit is the manifest's limits\.outputBytes \(now 1000 bytes; at most \d+\)/,
+    );
   });
 });

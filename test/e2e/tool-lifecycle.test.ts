@@ -1,4 +1,5 @@
-// End-to-end tests of short revisions and the tool lifecycle (remove, gc, list --revisions, diff) through tycli; test side.
+// End-to-end tests of short revisions and the tool lifecycle (remove, gc, list --revisions, diff) through tycli; test
+// side.
 import { describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,14 +9,29 @@ const S = cliScratch('tycli-life');
 const tycli = S.tycli;
 const add = S.add;
 
-
 async function manifest(name: string, factor: number, description = `multiplies x by ${factor}`): Promise<string> {
   const file = join(S.dir, `${name}-${factor}-${Math.random().toString(36).slice(2)}.json`);
-  const params = { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false };
-  await writeFile(file, JSON.stringify({ name, description, parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: `export default async (a) => {\n  const f = ${factor};\n  return a.x * f;\n};\n` } }));
+  const params = {
+    type: 'object',
+    properties: { x: { type: 'number' } },
+    required: ['x'],
+    additionalProperties: false,
+  };
+  await writeFile(
+    file,
+    JSON.stringify({
+      name,
+      description,
+      parameters: params,
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source: `export default async (a) => {\n  const f = ${factor};\n  return a.x * f;\n};\n`,
+      },
+    }),
+  );
   return file;
 }
-
 
 describe('short revisions', () => {
   it('tool list and tool show print short ids; any unique prefix of 8+ characters works as NAME@PREFIX', async () => {
@@ -48,7 +64,9 @@ describe('short revisions', () => {
     // Too short: malformed.
     expect((await tycli(['--home', h, 'tool', 'show', `mul@${short1.slice(0, 7)}`])).stderr).toMatch(/at least 8/);
     // activate by prefix binds the whole id.
-    const act = oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 19), '--approve-replacement']));
+    const act = oneLine(
+      await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 19), '--approve-replacement']),
+    );
     expect(act).toEqual({ ok: true, name: 'mul', revision: r2 });
   });
 });
@@ -65,12 +83,21 @@ describe('tool add', () => {
   });
 });
 
-describe('piped output of a tool\'s own text', () => {
+describe("piped output of a tool's own text", () => {
   it('an object result and tool show carry no raw hidden character when piped (\\u escapes in the JSON, visible escapes in tool show); a string result stays exact', async () => {
     const h = join(S.dir, 'inert');
     const file = join(S.dir, 'bidi.json');
-    const src = 'export default async (a) => (a.s ? "raw\\u202e\\u001b[2J" : { "na\\u202eme": "x\\u200by\\u001b]52;c;Zm9v\\u0007" });\n';
-    await writeFile(file, JSON.stringify({ name: 'bidi', description: 'says \u202etxt.exe', parameters: { type: 'object', properties: { s: { type: 'boolean' } }, additionalProperties: false }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: src } }));
+    const src =
+      'export default async (a) => (a.s ? "raw\\u202e\\u001b[2J" : { "na\\u202eme": "x\\u200by\\u001b]52;c;Zm9v\\u0007" });\n';
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'bidi',
+        description: 'says \u202etxt.exe',
+        parameters: { type: 'object', properties: { s: { type: 'boolean' } }, additionalProperties: false },
+        execution: { kind: 'sandboxed-code', runtime: 'javascript', source: src },
+      }),
+    );
     await add(h, file);
     const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e]/u;
     const obj = await tycli(['--home', h, 'run', 'bidi']);
@@ -86,16 +113,41 @@ describe('piped output of a tool\'s own text', () => {
 });
 
 describe('tool activate', () => {
-  it('takes REV as a full id, a unique prefix or NAME@REV as other commands print it; another tool\'s NAME@ is refused', async () => {
+  it("takes REV as a full id, a unique prefix or NAME@REV as other commands print it; another tool's NAME@ is refused", async () => {
     const h = join(S.dir, 'activate');
     const r1 = await add(h, await manifest('mul', 2));
     const r2 = await add(h, await manifest('mul', 3));
     const other = await add(h, await manifest('add1', 1));
-    const byRef = oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', `mul@${r2.slice(9, 21)}`, '--approve-replacement']));
+    const byRef = oneLine(
+      await tycli([
+        '--home',
+        h,
+        '--json',
+        'tool',
+        'activate',
+        'mul',
+        `mul@${r2.slice(9, 21)}`,
+        '--approve-replacement',
+      ]),
+    );
     expect(byRef).toEqual({ ok: true, name: 'mul', revision: r2 });
-    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', `mul@${r1}`, '--approve-replacement']))).toEqual({ ok: true, name: 'mul', revision: r1 });
-    expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 17), '--approve-replacement']))).toEqual({ ok: true, name: 'mul', revision: r2 });
-    const wrong = await tycli(['--home', h, 'tool', 'activate', 'mul', `add1@${other.slice(9, 21)}`, '--approve-replacement']);
+    expect(
+      oneLine(await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', `mul@${r1}`, '--approve-replacement'])),
+    ).toEqual({ ok: true, name: 'mul', revision: r1 });
+    expect(
+      oneLine(
+        await tycli(['--home', h, '--json', 'tool', 'activate', 'mul', r2.slice(9, 17), '--approve-replacement']),
+      ),
+    ).toEqual({ ok: true, name: 'mul', revision: r2 });
+    const wrong = await tycli([
+      '--home',
+      h,
+      'tool',
+      'activate',
+      'mul',
+      `add1@${other.slice(9, 21)}`,
+      '--approve-replacement',
+    ]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^error\[E_USAGE\]: REV add1@\w+ names the tool "add1", not "mul"/);
     expect(oneLine(await tycli(['--home', h, '--json', 'tool', 'show', 'mul'])).revision).toBe(r2);
@@ -118,7 +170,9 @@ describe('lifecycle', () => {
     ]);
     for (const r of rows) expect(Number.isNaN(Date.parse(r.addedAt))).toBe(false);
     const human = await tycli(['--home', h, 'tool', 'list', '--revisions']);
-    expect(human.stdout).toMatch(new RegExp(`^mul\\s+${r2.slice(9, 21)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+installed$`, 'm'));
+    expect(human.stdout).toMatch(
+      new RegExp(`^mul\\s+${r2.slice(9, 21)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+installed$`, 'm'),
+    );
 
     const refused = await tycli(['--home', h, 'tool', 'remove', 'mul']);
     expect(refused.code).toBe(1);
@@ -130,7 +184,11 @@ describe('lifecycle', () => {
     const gone = await tycli(['--home', h, 'run', 'mul', '--args', '{"x":1}']);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/E_UNKNOWN_TOOL/);
-    expect(((oneLine(await tycli(['--home', h, '--json', 'tool', 'list'])).tools as { name: string; builtin?: boolean }[]).filter((t) => !t.builtin).map((t) => t.name))).toEqual(['keep']);
+    expect(
+      (oneLine(await tycli(['--home', h, '--json', 'tool', 'list'])).tools as { name: string; builtin?: boolean }[])
+        .filter((t) => !t.builtin)
+        .map((t) => t.name),
+    ).toEqual(['keep']);
     const pinned = await tycli(['--home', h, 'run', `mul@${r1.slice(9, 21)}`, '--args', '{"x":7}']);
     expect(pinned.stdout.trim()).toBe('14');
 
@@ -138,7 +196,15 @@ describe('lifecycle', () => {
     const { Store } = await import('../../core/store/contract.js');
     const { FileStoreBackend } = await import('../../node/store/file-store.js');
     const { StoreDecisions } = await import('../../core/policy/gate.js');
-    await new StoreDecisions(new Store(new FileStoreBackend(join(h, 'store')))).add({ kind: 'fetch', revision: r2, toolName: 'mul', target: 'https://a.example', access: 'read', allow: true, scope: 'permanent' });
+    await new StoreDecisions(new Store(new FileStoreBackend(join(h, 'store')))).add({
+      kind: 'fetch',
+      revision: r2,
+      toolName: 'mul',
+      target: 'https://a.example',
+      access: 'read',
+      allow: true,
+      scope: 'permanent',
+    });
 
     const dry = oneLine(await tycli(['--home', h, '--json', 'tool', 'gc', '--dry-run']));
     expect(dry).toMatchObject({ ok: true, dryRun: true, removed: [{ name: 'mul', revision: r1 }] });
@@ -171,7 +237,9 @@ describe('lifecycle', () => {
     expect(d.stdout).toMatch(/^-  const f = 2;$/m);
     expect(d.stdout).toMatch(/^\+  const f = 3;$/m);
     expect(d.stdout).not.toContain('\u001b['); // piped: no colour
-    const forced = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`], { FORCE_COLOR: '1' });
+    const forced = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`], {
+      FORCE_COLOR: '1',
+    });
     expect(forced.stdout).toContain('\u001b[32m+  const f = 3;\u001b[0m');
     const same = oneLine(await tycli(['--home', h, '--json', 'tool', 'diff', 'mul', `mul@${r1}`]));
     expect(same).toMatchObject({ ok: true, same: true, patch: '' });

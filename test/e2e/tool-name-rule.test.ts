@@ -9,7 +9,15 @@ const cli = cliScratch('tycli-tool-name');
 async function manifestFile(name: string): Promise<string> {
   const file = join(cli.dir, `m-${Buffer.from(name).toString('hex')}.json`);
   const parameters = { type: 'object', properties: {}, additionalProperties: false };
-  await writeFile(file, JSON.stringify({ name, description: 'name rule', parameters, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 7;' } }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      name,
+      description: 'name rule',
+      parameters,
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 7;' },
+    }),
+  );
   return file;
 }
 
@@ -19,7 +27,10 @@ describe('tycli tool add: the tool name rule', () => {
     for (const name of ['-rf', '_x']) {
       const r = await cli.tycli(['--home', home, 'tool', 'add', await manifestFile(name), '--json']);
       expect(r.code, r.stderr).not.toBe(0);
-      expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('start with a letter or digit') } });
+      expect(oneLine(r)).toMatchObject({
+        ok: false,
+        error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('start with a letter or digit') },
+      });
     }
     const list = await cli.tycli(['--home', home, 'tool', 'list', '--json']);
     expect(list.stdout).not.toContain('-rf');
@@ -36,7 +47,10 @@ describe('tycli tool add: the tool name rule', () => {
     await cli.add(home, await manifestFile('upper'));
     const r = await cli.tycli(['--home', home, 'tool', 'add', await manifestFile('UPPER'), '--json']);
     expect(r.code, r.stderr).toBe(2);
-    expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('a tool named "upper" exists') } });
+    expect(oneLine(r)).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('a tool named "upper" exists') },
+    });
     const list = await cli.tycli(['--home', home, 'tool', 'list', '--json']);
     expect(list.stdout).not.toContain('UPPER');
     expect(oneLine(await cli.tycli(['--home', home, 'run', 'upper', '--json']))).toMatchObject({ ok: true, result: 7 });

@@ -1,4 +1,5 @@
-// Fault suite: calls to one retained sandbox run in the order they were made, under 1,000 concurrent invokes; test side.
+// Fault suite: calls to one retained sandbox run in the order they were made, under 1,000 concurrent invokes; test
+// side.
 import { afterAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +14,12 @@ afterAll(async () => {
 describe('FIFO per sandbox', () => {
   it('1,000 concurrent calls to one retained sandbox run in invoke order (real gate, audit and file store)', async () => {
     tmp = await tempDir('fifo');
-    const host = await createNodeHost({ home: join(tmp, 'home'), globals: { sandbox: 'off', allow: [], deny: [] }, cwd: tmp, python: false });
+    const host = await createNodeHost({
+      home: join(tmp, 'home'),
+      globals: { sandbox: 'off', allow: [], deny: [] },
+      cwd: tmp,
+      python: false,
+    });
     try {
       // The sandbox's module state counts calls: each returns the position it ran at.
       await host.registry.install(jsTool('order', 'let n = 0; export default async (a) => ({ i: a.i, at: n++ });'));

@@ -16,7 +16,10 @@ afterAll(async () => {
 });
 
 // Forks until the kernel refuses, keeps every child alive 10 s (holding the limit), then reports how far it got.
-const BOMB = "import os, time\nn = 0\nkids = []\ntry:\n  while n < 5000:\n    pid = os.fork()\n    if pid == 0:\n      time.sleep(10); os._exit(0)\n    kids.append(pid); n += 1\nexcept OSError as e:\n  print(n, e.__class__.__name__, flush=True)\nfor k in kids:\n  os.waitpid(k, 0)\n";
+const BOMB =
+  'import os, time\nn = 0\nkids = []\ntry:\n  while n < 5000:\n    pid = os.fork()\n    if pid ' +
+  '== 0:\n      time.sleep(10); os._exit(0)\n    kids.append(pid); n += 1\nexcept OSError as e:\n ' +
+  ' print(n, e.__class__.__name__, flush=True)\nfor k in kids:\n  os.waitpid(k, 0)\n';
 
 async function usersOf(root: string): Promise<number> {
   let n = 0;
@@ -35,11 +38,37 @@ describe('per-sandbox process limit', () => {
     await mkdir(work);
     await chmod(work, 0o1777);
     const env = cliEnv(tmp, { TMPDIR: work });
-    const add = await runCli(['--home', home, 'tool', 'add', await writeManifest(tmp, jsTool('steady', 'export default async (a) => ({ twice: a.n * 2 });'))], env, tmp);
+    const add = await runCli(
+      [
+        '--home',
+        home,
+        'tool',
+        'add',
+        await writeManifest(tmp, jsTool('steady', 'export default async (a) => ({ twice: a.n * 2 });')),
+      ],
+      env,
+      tmp,
+    );
     expect(add.code, add.stderr).toBe(0);
     const bombArgs = join(tmp, 'bomb.json');
     await writeFile(bombArgs, JSON.stringify({ code: BOMB }));
-    const bomb = startCli(['--home', home, '--allow', 'python(*)', '--json', 'run', 'python', '--args', `@${bombArgs}`, '--timeout', '60000'], env, tmp);
+    const bomb = startCli(
+      [
+        '--home',
+        home,
+        '--allow',
+        'python(*)',
+        '--json',
+        'run',
+        'python',
+        '--args',
+        `@${bombArgs}`,
+        '--timeout',
+        '60000',
+      ],
+      env,
+      tmp,
+    );
     try {
       // Wait until the bomb holds (nearly) its whole limit: its processes work in the python folder.
       const end = Date.now() + 30_000;
@@ -48,8 +77,17 @@ describe('per-sandbox process limit', () => {
       const steady = await runCli(['--home', home, '--json', 'run', 'steady', '--args', '{"n":21}'], env, tmp);
       expect(JSON.parse(steady.stdout.trim())).toMatchObject({ ok: true, result: { twice: 42 } });
       const forkArgs = join(tmp, 'fork.json');
-      await writeFile(forkArgs, JSON.stringify({ code: 'import os\npids = [os.fork() for _ in range(1)]\nif pids[0] == 0: os._exit(0)\nos.waitpid(pids[0], 0)\nprint("forked ok", os.getuid())' }));
-      const forked = await runCli(['--home', home, '--allow', 'python(*)', '--json', 'run', 'python', '--args', `@${forkArgs}`], env, tmp);
+      await writeFile(
+        forkArgs,
+        JSON.stringify({
+          code: 'import os\npids = [os.fork() for _ in range(1)]\nif pids[0] == 0: os._exit(0)\nos.waitpid(pids[0], 0)\nprint("forked ok", os.getuid())',
+        }),
+      );
+      const forked = await runCli(
+        ['--home', home, '--allow', 'python(*)', '--json', 'run', 'python', '--args', `@${forkArgs}`],
+        env,
+        tmp,
+      );
       expect(forked.stdout).toContain('forked ok');
       if (process.geteuid?.() === 0) {
         // A root CLI runs each sandbox as its own leased uid (node/os-sandbox/uid-pool.ts), never the shared nobody.

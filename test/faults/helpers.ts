@@ -13,7 +13,13 @@ export async function tempDir(prefix: string): Promise<string> {
 
 /** A sandboxed JavaScript tool manifest (any parameters allowed). */
 export function jsTool(name: string, source: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name, description: `fault-suite tool ${name}`, parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, ...extra };
+  return {
+    name,
+    description: `fault-suite tool ${name}`,
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+    ...extra,
+  };
 }
 
 export async function writeManifest(dir: string, m: Record<string, unknown>): Promise<string> {
@@ -28,18 +34,37 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): Record
 }
 
 /** Start `node bin/tycli.mjs ARGS` in its own process group; the caller waits or kills. */
-export function startCli(args: string[], env: Record<string, string>, cwd: string): ChildProcess & { out: () => string; err: () => string; done: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): ChildProcess & {
+  out: () => string;
+  err: () => string;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+} {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env,
+    cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (err += String(d)));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('close', (code, signal) => r({ code, signal })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('close', (code, signal) => r({ code, signal })),
+  );
   return Object.assign(child, { out: () => out, err: () => err, done });
 }
 
 /** Run the CLI to completion. */
-export async function runCli(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const c = startCli(args, env, cwd);
   const { code } = await c.done;
   return { code, stdout: c.out(), stderr: c.err() };

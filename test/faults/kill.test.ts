@@ -1,10 +1,24 @@
-// Fault suite: kill -9 of tycli at random moments of `run` and `tool add` loses no audit record, corrupts nothing, leaves no process; test side.
+// Fault suite: kill -9 of tycli at random moments of `run` and `tool add` loses no audit record, corrupts nothing,
+// leaves no process; test side.
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain JavaScript module shared with test/bench/faults.bench.mjs
 import { killRunScenario, killToolAddScenario } from './scenarios.mjs';
 
-interface RunFigures { runs: number; spawned: number; completed: number; interrupted: number; lost: number; corrupt: number; orphans: number }
-interface AddFigures { runs: number; finished: number; lost: number; corrupt: number }
+interface RunFigures {
+  runs: number;
+  spawned: number;
+  completed: number;
+  interrupted: number;
+  lost: number;
+  corrupt: number;
+  orphans: number;
+}
+interface AddFigures {
+  runs: number;
+  finished: number;
+  lost: number;
+  corrupt: number;
+}
 
 describe('kill -9', () => {
   it('kill -9 of tycli run at random moments loses no audit record: every spawned call is recorded (interrupted or finished), nothing corrupt, no orphan', async () => {

@@ -1,17 +1,34 @@
-// Fault suite child: N calls submitted at once to one Node host (built dist/), counting outcomes; run under `ulimit -n`; test side.
+// Fault suite child: N calls submitted at once to one Node host (built dist/), counting outcomes; run under `ulimit
+// -n`; test side.
 // argv: HOME CALLS TOOLS [MAX_QUEUED]. Prints one JSON line: { completed, busy, other: {code: n}, emfile, ms }.
 import { createNodeHost } from '../../dist/node/host/host.js';
 
 const [home, callsArg, toolsArg, maxQueuedArg] = process.argv.slice(2);
 const calls = Number(callsArg);
 const tools = Number(toolsArg);
-const host = await createNodeHost({ home, globals: { allow: [], deny: [] }, python: false, ...(maxQueuedArg ? { maxQueuedCalls: Number(maxQueuedArg) } : {}) });
+const host = await createNodeHost({
+  home,
+  globals: { allow: [], deny: [] },
+  python: false,
+  ...(maxQueuedArg ? { maxQueuedCalls: Number(maxQueuedArg) } : {}),
+});
 try {
   for (let t = 0; t < tools; t++) {
-    await host.registry.install({ name: `load${t}`, description: 'load test tool', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'let n = 0; export default async (a) => ({ i: a.i, at: n++ });' } });
+    await host.registry.install({
+      name: `load${t}`,
+      description: 'load test tool',
+      parameters: { type: 'object' },
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source: 'let n = 0; export default async (a) => ({ i: a.i, at: n++ });',
+      },
+    });
   }
   const t0 = Date.now();
-  const results = await Promise.all(Array.from({ length: calls }, (_, i) => host.invoker.invoke(`load${i % tools}`, { i })));
+  const results = await Promise.all(
+    Array.from({ length: calls }, (_, i) => host.invoker.invoke(`load${i % tools}`, { i })),
+  );
   const ms = Date.now() - t0;
   const out = { completed: 0, busy: 0, other: {}, emfile: 0, outOfOrder: 0, ms };
   const seen = new Map();

@@ -15,13 +15,30 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-interface LoadOutcome { completed: number; busy: number; other: Record<string, number>; emfile: number; outOfOrder: number; ms: number }
+interface LoadOutcome {
+  completed: number;
+  busy: number;
+  other: Record<string, number>;
+  emfile: number;
+  outOfOrder: number;
+  ms: number;
+}
 
-/** Run test/faults/load-child.mjs under `ulimit -n 1024` (the built dist/, a real Node host with its OS sandbox posture). */
+/**
+ * Run test/faults/load-child.mjs under `ulimit -n 1024` (the built dist/, a real Node host with its OS sandbox
+ * posture).
+ */
 export async function loadRun(home: string, calls: number, tools: number, maxQueued?: number): Promise<LoadOutcome> {
   const child = join(ROOT, 'test', 'faults', 'load-child.mjs');
-  const args = [home, String(calls), String(tools), ...(maxQueued ? [String(maxQueued)] : [])].map((a) => `'${a}'`).join(' ');
-  const { stdout } = await run('/bin/sh', ['-c', `ulimit -n 1024 && exec '${process.execPath}' '${child}' ${args}`], { cwd: tmp, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, timeout: 240_000, maxBuffer: 1 << 20 });
+  const args = [home, String(calls), String(tools), ...(maxQueued ? [String(maxQueued)] : [])]
+    .map((a) => `'${a}'`)
+    .join(' ');
+  const { stdout } = await run('/bin/sh', ['-c', `ulimit -n 1024 && exec '${process.execPath}' '${child}' ${args}`], {
+    cwd: tmp,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp },
+    timeout: 240_000,
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(stdout.trim().split('\n').pop()!) as LoadOutcome;
 }
 

@@ -1,4 +1,5 @@
-// Fault suite: memory outside the V8 heap follows limits.memoryMb (heap + the engine's margin); the host's memory budget evicts idle sandboxes; test side.
+// Fault suite: memory outside the V8 heap follows limits.memoryMb (heap + the engine's margin); the host's memory
+// budget evicts idle sandboxes; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,33 +17,57 @@ afterAll(async () => {
 });
 
 // Holds 32 MiB ArrayBuffers (touched) until an allocation fails; returns how many MiB it held.
-const HOG = 'const held = []; export default async () => { try { for (let i = 0; i < 200; i++) held.push(new Uint8Array(32 << 20).fill(1)); } catch {} return held.length * 32; };';
+const HOG =
+  'const held = []; export default async () => { try { for (let i = 0; i < 200; i++) held.push(new Uint8Array(32 << 20).fill(1)); } catch {} return held.length * 32; };';
 
 describe('memory outside the heap', () => {
-  it.each([['node', 256], ['node', 512], ['deno', 256]] as const)('a %s sandbox with limits.memoryMb %i holds ArrayBuffers up to its heap + margin, never more (or is killed at the limit)', async (engine, memoryMb) => {
-    const probe = await probeSandbox();
-    expect(probe.available && probe.prlimit !== undefined, 'needs bubblewrap and prlimit').toBe(true);
-    const host = await createNodeHost({ home: join(tmp, `home-${engine}-${memoryMb}`), globals: { allow: [], deny: [] }, cwd: tmp, python: false });
-    try {
-      const name = `hog-${engine}-${memoryMb}`;
-      await host.registry.install(jsTool(name, HOG, { execution: { kind: 'sandboxed-code', runtime: 'javascript', engine, source: HOG }, limits: { memoryMb } }));
-      const r = await host.invoker.invoke(name, {});
-      if (!r.ok) {
-        // The engine itself may die at the limit (Deno's own allocations near it): killed, never grown past it.
-        expect(r.error.code, JSON.stringify(r)).toBe('E_MEMORY_LIMIT');
-        return;
+  it.each([
+    ['node', 256],
+    ['node', 512],
+    ['deno', 256],
+  ] as const)(
+    'a %s sandbox with limits.memoryMb %i holds ArrayBuffers up to its heap + margin, never more (or is killed at the limit)',
+    async (engine, memoryMb) => {
+      const probe = await probeSandbox();
+      expect(probe.available && probe.prlimit !== undefined, 'needs bubblewrap and prlimit').toBe(true);
+      const host = await createNodeHost({
+        home: join(tmp, `home-${engine}-${memoryMb}`),
+        globals: { allow: [], deny: [] },
+        cwd: tmp,
+        python: false,
+      });
+      try {
+        const name = `hog-${engine}-${memoryMb}`;
+        await host.registry.install(
+          jsTool(name, HOG, {
+            execution: { kind: 'sandboxed-code', runtime: 'javascript', engine, source: HOG },
+            limits: { memoryMb },
+          }),
+        );
+        const r = await host.invoker.invoke(name, {});
+        if (!r.ok) {
+          // The engine itself may die at the limit (Deno's own allocations near it): killed, never grown past it.
+          expect(r.error.code, JSON.stringify(r)).toBe('E_MEMORY_LIMIT');
+          return;
+        }
+        const held = (r as { result: number }).result;
+        expect(held).toBeLessThanOrEqual(dataLimitMb(memoryMb, engine));
+        expect(held).toBeGreaterThanOrEqual(Math.min(memoryMb, DATA_MARGIN_MB[engine]) / 2);
+      } finally {
+        await host.close();
       }
-      const held = (r as { result: number }).result;
-      expect(held).toBeLessThanOrEqual(dataLimitMb(memoryMb, engine));
-      expect(held).toBeGreaterThanOrEqual(Math.min(memoryMb, DATA_MARGIN_MB[engine]) / 2);
-    } finally {
-      await host.close();
-    }
-  });
+    },
+  );
 
   it('the host memory budget destroys the least recently used idle sandbox when a new one would pass it', async () => {
     // Each node sandbox of 256 MiB heap is charged 512 MiB: two fit in 1100, the third evicts the oldest.
-    const host = await createNodeHost({ home: join(tmp, 'home-budget'), globals: { sandbox: 'off', allow: [], deny: [] }, cwd: tmp, python: false, memoryBudgetMb: 1100 });
+    const host = await createNodeHost({
+      home: join(tmp, 'home-budget'),
+      globals: { sandbox: 'off', allow: [], deny: [] },
+      cwd: tmp,
+      python: false,
+      memoryBudgetMb: 1100,
+    });
     try {
       const src = 'let n = 0; export default async () => ++n;';
       for (const t of ['a', 'b', 'c']) await host.registry.install(jsTool(`budget-${t}`, src));

@@ -1,4 +1,5 @@
-// Fault suite: native Python's working folder is removed after its whole process tree is gone, on every exit path; test side.
+// Fault suite: native Python's working folder is removed after its whole process tree is gone, on every exit path; test
+// side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +17,8 @@ afterAll(async () => {
 });
 
 // Writes a file, leaves a session-leader child (setsid: outside the process group) writing into the folder, then hangs.
-const ESCAPING = "import os, time\nopen('a.txt','w').write('x')\nif os.fork() == 0:\n    os.setsid()\n    while True:\n        open('b.txt','a').write('y'); time.sleep(0.05)\ntime.sleep(100)\n";
+const ESCAPING =
+  "import os, time\nopen('a.txt','w').write('x')\nif os.fork() == 0:\n    os.setsid()\n    while True:\n        open('b.txt','a').write('y'); time.sleep(0.05)\ntime.sleep(100)\n";
 
 /** Processes whose working folder is under `root` (Linux /proc). */
 async function users(root: string): Promise<number[]> {
@@ -36,7 +38,7 @@ async function workRoot(name: string): Promise<string> {
 }
 
 describe('native Python working folder (python3 from .ci/system-deps)', () => {
-  it('a timeout (the tool\'s own) leaves neither the folder nor the escaped child', async () => {
+  it("a timeout (the tool's own) leaves neither the folder nor the escaped child", async () => {
     const root = await workRoot('direct');
     const tool = new PythonTool({ python: python!, preapproved: true, timeoutMs: 1500, workRoot: root });
     await expect(tool.run({ code: ESCAPING })).rejects.toMatchObject({ code: 'E_TIMEOUT' });
@@ -54,15 +56,36 @@ describe('native Python working folder (python3 from .ci/system-deps)', () => {
     expect(await users(root)).toEqual([]);
   });
 
-  it.each(['off', 'auto'])('tycli run python --timeout 1500 (--sandbox %s): the CLI exits right after E_TIMEOUT and leaves nothing behind', async (posture) => {
-    const root = await workRoot(`cli-${posture}`);
-    const args = join(tmp, `args-${posture}.json`);
-    await writeFile(args, JSON.stringify({ code: ESCAPING }));
-    const r = await runCli(['--home', join(tmp, `home-${posture}`), '--sandbox', posture, '--allow', 'python(*)', '--json', 'run', 'python', '--args', `@${args}`, '--timeout', '1500'], cliEnv(tmp, { TMPDIR: root }), tmp);
-    expect(r.stdout).toContain('E_TIMEOUT');
-    expect(await readdir(root)).toEqual([]);
-    expect(await users(root)).toEqual([]);
-  });
+  it.each(['off', 'auto'])(
+    'tycli run python --timeout 1500 (--sandbox %s): the CLI exits right after E_TIMEOUT and leaves nothing behind',
+    async (posture) => {
+      const root = await workRoot(`cli-${posture}`);
+      const args = join(tmp, `args-${posture}.json`);
+      await writeFile(args, JSON.stringify({ code: ESCAPING }));
+      const r = await runCli(
+        [
+          '--home',
+          join(tmp, `home-${posture}`),
+          '--sandbox',
+          posture,
+          '--allow',
+          'python(*)',
+          '--json',
+          'run',
+          'python',
+          '--args',
+          `@${args}`,
+          '--timeout',
+          '1500',
+        ],
+        cliEnv(tmp, { TMPDIR: root }),
+        tmp,
+      );
+      expect(r.stdout).toContain('E_TIMEOUT');
+      expect(await readdir(root)).toEqual([]);
+      expect(await users(root)).toEqual([]);
+    },
+  );
 
   it('a folder left by a host killed with SIGKILL is swept on the next run', async () => {
     const root = await workRoot('swept');

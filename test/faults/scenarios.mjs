@@ -1,4 +1,5 @@
-// Fault scenarios shared by the fault suite (test/faults/*.test.ts) and its figures (test/bench/faults.bench.mjs); test side.
+// Fault scenarios shared by the fault suite (test/faults/*.test.ts) and its figures (test/bench/faults.bench.mjs); test
+// side.
 // Each drives the built CLI (bin/tycli.mjs, dist/) in child processes and returns counts: nothing here asserts.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -39,7 +40,12 @@ syncBuiltinESMExports();`;
 
 /** The pids a spy log names with `kind` (`spawn` or `load`). */
 function spyPids(log, kind) {
-  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith(`${kind} `)).map((l) => Number(l.slice(kind.length + 1))) : [];
+  return existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith(`${kind} `))
+        .map((l) => Number(l.slice(kind.length + 1)))
+    : [];
 }
 
 async function spyEnv(dir) {
@@ -49,7 +55,12 @@ async function spyEnv(dir) {
 }
 
 function cli(args, env, cwd) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, ...env }, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, ...env },
+    cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -60,7 +71,16 @@ function cli(args, env, cwd) {
 
 async function manifestFile(dir, name, source, extra = {}) {
   const file = join(dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
-  await writeFile(file, JSON.stringify({ name, description: `fault tool ${name}`, parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, ...extra }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      name,
+      description: `fault tool ${name}`,
+      parameters: { type: 'object' },
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+      ...extra,
+    }),
+  );
   return file;
 }
 
@@ -87,7 +107,8 @@ async function survivors(pids, ms = 5000) {
 /**
  * kill -9 of `tycli run` at random moments, on one home: half the runs at a random time from start (start-up,
  * settings, gate), half at a random time after the sandbox was sent the tool (module load, mid-call, result, audit).
- * lost: a sandbox was sent the tool's source (tool code could run) but the audit log holds no record of that process's call
+ * lost: a sandbox was sent the tool's source (tool code could run) but the audit log holds no record of that process's
+ * call
  * (started records carry the host's pid); corrupt: unreadable audit lines, or a store that no longer lists the
  * tool; orphans: sandbox processes alive 5 s after the kill; interrupted: calls `tycli audit` shows as such.
  */
@@ -97,10 +118,14 @@ export async function killRunScenario({ runs = 12, seed = 1 } = {}) {
   const t0 = Date.now();
   const out = { runs, spawned: 0, completed: 0, interrupted: 0, lost: 0, corrupt: 0, orphans: 0, ms: 0 };
   let rnd = seed;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   try {
     const env = await spyEnv(dir);
-    const file = await manifestFile(dir, 'slow', 'export default async () => { await new Promise((r) => setTimeout(r, 300)); return "done"; }');
+    const file = await manifestFile(
+      dir,
+      'slow',
+      'export default async () => { await new Promise((r) => setTimeout(r, 300)); return "done"; }',
+    );
     const add = await cli(['--home', home, 'tool', 'add', file], {}, dir).done;
     if (add.code !== 0) throw new Error(`tool add failed: ${add.stderr}`);
     const spawnedBy = [];
@@ -122,12 +147,21 @@ export async function killRunScenario({ runs = 12, seed = 1 } = {}) {
       if (res.code === 0) out.completed++;
       const pids = spyPids(log, 'spawn');
       out.orphans += (await survivors(pids)).length;
-      for (const p of pids) try { process.kill(-p, 'SIGKILL'); } catch { /* gone */ }
+      for (const p of pids)
+        try {
+          process.kill(-p, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       // A prestarted sandbox that never got the tool's source ran no tool code: only a loaded one needs its record.
       if (spyPids(log, 'load').length > 0) spawnedBy.push(run.child.pid);
     }
     out.spawned = spawnedBy.length;
-    const raw = existsSync(join(home, 'store', '.logs', 'audit')) ? readFileSync(join(home, 'store', '.logs', 'audit'), 'utf8').split('\n').filter(Boolean) : [];
+    const raw = existsSync(join(home, 'store', '.logs', 'audit'))
+      ? readFileSync(join(home, 'store', '.logs', 'audit'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+      : [];
     const hosts = new Set();
     for (const l of raw) {
       try {
@@ -161,7 +195,7 @@ export async function killToolAddScenario({ runs = 12, seed = 7 } = {}) {
   const t0 = Date.now();
   const out = { runs, finished: 0, lost: 0, corrupt: 0, ms: 0 };
   let rnd = seed;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   try {
     for (let i = 0; i < runs; i++) {
       const file = await manifestFile(dir, 'adder', `export default async () => ${i};`);
@@ -203,8 +237,13 @@ export async function diskFullScenario() {
   const t0 = Date.now();
   try {
     const child = join(ROOT, 'test', 'faults', 'disk-full-child.mjs');
-    const sh = 'set -e; mkdir -p "$1/mnt"; mount -t tmpfs -o size=64k tmpfs "$1/mnt"; exec "$2" "$3" "$1/mnt/store" "$1/mnt/filler"';
-    const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', sh, 'sh', dir, process.execPath, child], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 120_000 });
+    const sh =
+      'set -e; mkdir -p "$1/mnt"; mount -t tmpfs -o size=64k tmpfs "$1/mnt"; exec "$2" "$3" "$1/mnt/store" "$1/mnt/filler"';
+    const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', sh, 'sh', dir, process.execPath, child], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+      timeout: 120_000,
+    });
     return { ...JSON.parse(stdout.trim().split('\n').pop()), ms: Date.now() - t0 };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -216,8 +255,14 @@ export async function loadScenario({ calls = 10_000, tools = 4, maxQueued } = {}
   const dir = await scratch('load');
   try {
     const child = join(ROOT, 'test', 'faults', 'load-child.mjs');
-    const args = [join(dir, 'home'), String(calls), String(tools), ...(maxQueued ? [String(maxQueued)] : [])].map((a) => `'${a}'`).join(' ');
-    const { stdout } = await execFileP('/bin/sh', ['-c', `ulimit -n 1024 && exec '${process.execPath}' '${child}' ${args}`], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 300_000, maxBuffer: 1 << 20 });
+    const args = [join(dir, 'home'), String(calls), String(tools), ...(maxQueued ? [String(maxQueued)] : [])]
+      .map((a) => `'${a}'`)
+      .join(' ');
+    const { stdout } = await execFileP(
+      '/bin/sh',
+      ['-c', `ulimit -n 1024 && exec '${process.execPath}' '${child}' ${args}`],
+      { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 300_000, maxBuffer: 1 << 20 },
+    );
     return JSON.parse(stdout.trim().split('\n').pop());
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -234,7 +279,8 @@ export async function boundedWaitScenario({ reps = 3 } = {}) {
   try {
     const tools = {
       ok: 'export default async () => 1;',
-      closer: "export default async () => { const fs = await import('node:fs'); fs.closeSync(1); await new Promise(() => {}); };",
+      closer:
+        "export default async () => { const fs = await import('node:fs'); fs.closeSync(1); await new Promise(() => {}); };",
       loop: 'while (true) {}\nexport default async () => 1;',
     };
     for (const [name, src] of Object.entries(tools)) {
@@ -249,7 +295,11 @@ export async function boundedWaitScenario({ reps = 3 } = {}) {
     };
     const out = { ok: [], closer: [], loop: [], codes: { ok: new Set(), closer: new Set(), loop: new Set() } };
     for (let i = 0; i < reps; i++) {
-      for (const [name, timeout] of [['ok', 60_000], ['closer', 60_000], ['loop', 500]]) {
+      for (const [name, timeout] of [
+        ['ok', 60_000],
+        ['closer', 60_000],
+        ['loop', 500],
+      ]) {
         const r = await time(name, timeout);
         out[name].push(r.ms);
         out.codes[name].add(r.code);

@@ -1,4 +1,5 @@
-// Per-fetch cancellation end to end: a tool's own AbortSignal cancels the host request (cap-cancel), on Node and Deno sandboxes; test side.
+// Per-fetch cancellation end to end: a tool's own AbortSignal cancels the host request (cap-cancel), on Node and Deno
+// sandboxes; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate } from '../../core/exec/runtime.js';
@@ -71,7 +72,7 @@ export default async (args, ctx) => {
 const engines: ('node' | 'deno')[] = resolveDeno() ? ['node', 'deno'] : ['node'];
 
 describe.each(engines)('fetch cancellation from inside a %s sandbox', (engine) => {
-  it.each([false, true])('the tool\'s own AbortSignal closes the host connection (ctx.fetch: %s)', async (viaCtx) => {
+  it.each([false, true])("the tool's own AbortSignal closes the host connection (ctx.fetch: %s)", async (viaCtx) => {
     resetHang();
     const store = new Store(new MemoryStoreBackend());
     const registry = new ToolRegistry(store);
@@ -96,9 +97,18 @@ describe.each(engines)('fetch cancellation from inside a %s sandbox', (engine) =
       const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
       const out = (await inst.call(
         { url: server.origin, viaCtx },
-        { signal: new AbortController().signal, onCapability: handlerFor({ name: 'cancel', revision, manifest, principal: 'test' }), limits },
+        {
+          signal: new AbortController().signal,
+          onCapability: handlerFor({ name: 'cancel', revision, manifest, principal: 'test' }),
+          limits,
+        },
       )) as Record<string, unknown>;
-      expect(out.err).toEqual({ name: 'AbortError', code: 'E_ABORTED', isError: true, stack: 'Error: The operation was aborted.' });
+      expect(out.err).toEqual({
+        name: 'AbortError',
+        code: 'E_ABORTED',
+        isError: true,
+        stack: 'Error: The operation was aborted.',
+      });
       expect(out.closed).toEqual({ closed: true });
       // An already-aborted signal: refused in the sandbox, nothing reaches the server.
       expect(out.preErr).toEqual({ name: 'AbortError', code: 'E_ABORTED' });

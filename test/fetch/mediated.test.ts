@@ -13,7 +13,13 @@ import { revisionId } from '../../core/revisions/registry.js';
 import { createMediatedFetch, type CallerIdentity, type FetchLimits } from '../../core/capabilities/fetch/mediated.js';
 import { SecretBroker, SecretGrants, type SecretValues } from '../../core/capabilities/secrets.js';
 import { NodeFetchTransport } from '../../node/fetch.js';
-import { OTHER_TEST_HOST, TEST_HOST, startHttpsServer, streamBytes, type TestHttpsServer } from '../helpers/https-server.js';
+import {
+  OTHER_TEST_HOST,
+  TEST_HOST,
+  startHttpsServer,
+  streamBytes,
+  type TestHttpsServer,
+} from '../helpers/https-server.js';
 import { codeOf } from '../helpers/errors.js';
 
 const cases = JSON.parse(readFileSync(new URL('../fixtures/cases/fetch-targets.json', import.meta.url), 'utf8')) as {
@@ -60,7 +66,10 @@ function fakeGate(allow = true): { gate: Gate; calls: GateRequest[] } {
   };
 }
 
-async function identityFor(fetchCaps: NonNullable<ToolManifest['capabilities']>['fetch'], secrets: string[] = []): Promise<CallerIdentity> {
+async function identityFor(
+  fetchCaps: NonNullable<ToolManifest['capabilities']>['fetch'],
+  secrets: string[] = [],
+): Promise<CallerIdentity> {
   const manifest: ToolManifest = {
     name: 'fetcher',
     description: 'test tool',
@@ -113,17 +122,26 @@ describe('fetch-targets.json: refused before any connection, even with every ori
     expect(server.requests.length).toBe(reqsBefore);
   });
 
-  it.each(cases.allowed_when_rules_allow.map((c) => [c.kind, c.url]))('%s: %s passes the filter and reaches the gate', async (_k, url) => {
-    const { gate, calls } = fakeGate(false);
-    let transportCalls = 0;
-    const mf = createMediatedFetch({ gate, transport: { request: async () => (transportCalls++, { status: 200, statusText: '', headers: [], body: '', url }) } });
-    const id = await identityFor([{ origin: 'https://example.com', access: '*' }]);
-    // Not declared in the manifest: refused by the upper bound (told to the gate, requested: false, to be audited), still without a connection.
-    expect(await codeOf(mf(id, { url }, never))).toBe('E_CAPABILITY_DENIED');
-    expect(calls).toHaveLength(1);
-    expect(calls[0]?.requested).toBe(false);
-    expect(transportCalls).toBe(0);
-  });
+  it.each(cases.allowed_when_rules_allow.map((c) => [c.kind, c.url]))(
+    '%s: %s passes the filter and reaches the gate',
+    async (_k, url) => {
+      const { gate, calls } = fakeGate(false);
+      let transportCalls = 0;
+      const mf = createMediatedFetch({
+        gate,
+        transport: {
+          request: async () => (transportCalls++, { status: 200, statusText: '', headers: [], body: '', url }),
+        },
+      });
+      const id = await identityFor([{ origin: 'https://example.com', access: '*' }]);
+      // Not declared in the manifest: refused by the upper bound (told to the gate, requested: false, to be audited),
+      // still without a connection.
+      expect(await codeOf(mf(id, { url }, never))).toBe('E_CAPABILITY_DENIED');
+      expect(calls).toHaveLength(1);
+      expect(calls[0]?.requested).toBe(false);
+      expect(transportCalls).toBe(0);
+    },
+  );
 });
 
 describe('connect-time address check (Node)', () => {
@@ -146,18 +164,27 @@ describe('connect-time address check (Node)', () => {
     [['fe80::1%lo']],
   ])('refuses a name resolving to %j, without echoing the internal address', async (addrs) => {
     const before = server.connections();
-    const err = await strictTransport(addrs).request({ url: server.url('/'), method: 'GET', headers: [] }, { timeoutMs: 5000, maxBytes: 1024 }, never).catch((e: TyError) => e);
+    const err = await strictTransport(addrs)
+      .request({ url: server.url('/'), method: 'GET', headers: [] }, { timeoutMs: 5000, maxBytes: 1024 }, never)
+      .catch((e: TyError) => e);
     expect((err as TyError).code).toBe('E_FETCH_TARGET');
     for (const a of addrs) expect((err as TyError).message).not.toContain(a.split('%')[0]);
     expect(server.connections()).toBe(before);
   });
 
-  it.each(['127.1', '0x7f.1', '[::ffff:7f00:1]', '0.0.0.0', '[::]'])('the transport alone refuses literal %s on the server port', async (host) => {
-    const before = server.connections();
-    const url = `https://${host}:${server.port}/`;
-    expect(await codeOf(strictTransport().request({ url, method: 'GET', headers: [] }, { timeoutMs: 5000, maxBytes: 1024 }, never))).toBe('E_FETCH_TARGET');
-    expect(server.connections()).toBe(before);
-  });
+  it.each(['127.1', '0x7f.1', '[::ffff:7f00:1]', '0.0.0.0', '[::]'])(
+    'the transport alone refuses literal %s on the server port',
+    async (host) => {
+      const before = server.connections();
+      const url = `https://${host}:${server.port}/`;
+      expect(
+        await codeOf(
+          strictTransport().request({ url, method: 'GET', headers: [] }, { timeoutMs: 5000, maxBytes: 1024 }, never),
+        ),
+      ).toBe('E_FETCH_TARGET');
+      expect(server.connections()).toBe(before);
+    },
+  );
 });
 
 describe('authorization and access class', () => {
@@ -174,29 +201,52 @@ describe('authorization and access class', () => {
     expect(unb64(res.body)).toBe('hello');
     expect(res.headers).toContainEqual(['x-test', 'yes']);
     // the question's preview: the request line, fragment dropped
-    expect(calls).toEqual([{ principal: 'test:user', kind: 'fetch', toolName: 'fetcher', revision: id.revision, target: server.origin, access: 'read', requested: true, preview: `GET ${server.url('/hello')}` }]);
+    expect(calls).toEqual([
+      {
+        principal: 'test:user',
+        kind: 'fetch',
+        toolName: 'fetcher',
+        revision: id.revision,
+        target: server.origin,
+        access: 'read',
+        requested: true,
+        preview: `GET ${server.url('/hello')}`,
+      },
+    ]);
   });
 
-  it.each([['GET', 'read'], ['HEAD', 'read'], ['OPTIONS', 'read'], ['POST', 'write'], ['PUT', 'write'], ['DELETE', 'write'], ['PATCH', 'write'], ['PROPFIND', 'write']])(
-    '%s is %s access',
-    async (method, access) => {
-      const { gate, calls } = fakeGate(false);
-      const mf = createMediatedFetch({ gate, transport: testTransport() });
-      const id = await identityFor([{ origin: server.origin, access: '*' }]);
-      expect(await codeOf(mf(id, { url: server.url('/x'), method }, never))).toBe('E_CAPABILITY_DENIED');
-      expect(calls[0]?.access).toBe(access);
-    },
-  );
+  it.each([
+    ['GET', 'read'],
+    ['HEAD', 'read'],
+    ['OPTIONS', 'read'],
+    ['POST', 'write'],
+    ['PUT', 'write'],
+    ['DELETE', 'write'],
+    ['PATCH', 'write'],
+    ['PROPFIND', 'write'],
+  ])('%s is %s access', async (method, access) => {
+    const { gate, calls } = fakeGate(false);
+    const mf = createMediatedFetch({ gate, transport: testTransport() });
+    const id = await identityFor([{ origin: server.origin, access: '*' }]);
+    expect(await codeOf(mf(id, { url: server.url('/x'), method }, never))).toBe('E_CAPABILITY_DENIED');
+    expect(calls[0]?.access).toBe(access);
+  });
 
   it('the manifest is the upper bound: a write to a read-only origin is refused without asking', async () => {
     const { gate, calls } = fakeGate(true);
     const mf = createMediatedFetch({ gate, transport: testTransport() });
     const id = await identityFor([{ origin: server.origin, access: 'read' }]);
     const before = server.requests.length;
-    expect(await codeOf(mf(id, { url: server.url('/w'), method: 'POST', body: b64('x') }, never))).toBe('E_CAPABILITY_DENIED');
+    expect(await codeOf(mf(id, { url: server.url('/w'), method: 'POST', body: b64('x') }, never))).toBe(
+      'E_CAPABILITY_DENIED',
+    );
     expect(await codeOf(mf(id, { url: server.url('/w', OTHER_TEST_HOST) }, never))).toBe('E_CAPABILITY_DENIED');
-    // each refusal goes to the gate as requested: false (audited, never asked); even a gate that allows it cannot widen the manifest
-    expect(calls.map((c) => [c.access, c.requested, c.preview])).toEqual([['write', false, undefined], ['read', false, undefined]]);
+    // each refusal goes to the gate as requested: false (audited, never asked); even a gate that allows it cannot widen
+    // the manifest
+    expect(calls.map((c) => [c.access, c.requested, c.preview])).toEqual([
+      ['write', false, undefined],
+      ['read', false, undefined],
+    ]);
     expect(server.requests.length).toBe(before);
   });
 
@@ -214,7 +264,9 @@ describe('authorization and access class', () => {
     const mf = createMediatedFetch({ gate, transport: testTransport() });
     const id = await identityFor([{ origin: server.origin, access: '*' }]);
     expect(await codeOf(mf(id, { url: server.url('/'), method: 'TRACE' }, never))).toBe('E_FETCH_FAILED');
-    expect(await codeOf(mf(id, { url: server.url('/'), headers: [['x-a', 'b\r\nInjected: 1']] }, never))).toBe('E_FETCH_FAILED');
+    expect(await codeOf(mf(id, { url: server.url('/'), headers: [['x-a', 'b\r\nInjected: 1']] }, never))).toBe(
+      'E_FETCH_FAILED',
+    );
     expect(await codeOf(mf(id, { url: 42 }, never))).toBe('E_FETCH_FAILED');
     expect(await codeOf(mf(id, { url: '/relative' }, never))).toBe('E_FETCH_TARGET');
   });
@@ -223,7 +275,18 @@ describe('authorization and access class', () => {
     const { gate } = fakeGate(true);
     const mf = createMediatedFetch({ gate, transport: testTransport() });
     const id = await identityFor([{ origin: server.origin, access: '*' }]);
-    await mf(id, { url: server.url('/host'), headers: [['Host', 'metadata.google.internal'], ['Proxy-Authorization', 'x'], ['X-Ok', '1']] }, never);
+    await mf(
+      id,
+      {
+        url: server.url('/host'),
+        headers: [
+          ['Host', 'metadata.google.internal'],
+          ['Proxy-Authorization', 'x'],
+          ['X-Ok', '1'],
+        ],
+      },
+      never,
+    );
     const seen = server.requests.at(-1);
     expect(seen?.host).toBe(`${TEST_HOST}:${server.port}`);
     expect(seen?.headers['proxy-authorization']).toBeUndefined();
@@ -264,19 +327,22 @@ describe('responses: redirects, size cap, timeouts, cancellation', () => {
   it.each([
     ['absent (chunked)', undefined],
     ['declared larger than the cap', String(TOTAL)],
-  ])('Content-Length %s: the connection is closed at the cap, before the server finished writing', async (_k, length) => {
-    let outcome: Promise<{ finished: boolean; written: number }> | undefined;
-    server.route('/big', (_q, res) => {
-      res.writeHead(200, length ? { 'content-length': length } : {});
-      outcome = streamBytes(res, TOTAL);
-    });
-    const mf = createMediatedFetch({ gate: fakeGate(true).gate, transport: testTransport(), limits: capLimits });
-    const id = await identityFor([{ origin: server.origin, access: '*' }]);
-    expect(await codeOf(mf(id, { url: server.url('/big') }, never))).toBe('E_FETCH_TOO_LARGE');
-    const o = await outcome!;
-    expect(o.finished).toBe(false);
-    expect(o.written).toBeLessThan(TOTAL);
-  });
+  ])(
+    'Content-Length %s: the connection is closed at the cap, before the server finished writing',
+    async (_k, length) => {
+      let outcome: Promise<{ finished: boolean; written: number }> | undefined;
+      server.route('/big', (_q, res) => {
+        res.writeHead(200, length ? { 'content-length': length } : {});
+        outcome = streamBytes(res, TOTAL);
+      });
+      const mf = createMediatedFetch({ gate: fakeGate(true).gate, transport: testTransport(), limits: capLimits });
+      const id = await identityFor([{ origin: server.origin, access: '*' }]);
+      expect(await codeOf(mf(id, { url: server.url('/big') }, never))).toBe('E_FETCH_TOO_LARGE');
+      const o = await outcome!;
+      expect(o.finished).toBe(false);
+      expect(o.written).toBeLessThan(TOTAL);
+    },
+  );
 
   it('Content-Length that lies low: the client never reads past it and the server never finishes', async () => {
     let outcome: Promise<{ finished: boolean; written: number }> | undefined;
@@ -324,7 +390,11 @@ describe('responses: redirects, size cap, timeouts, cancellation', () => {
       timer = setInterval(() => res.write('x'), 100);
       res.on('close', () => clearInterval(timer));
     });
-    const mf = createMediatedFetch({ gate: fakeGate(true).gate, transport: testTransport(), limits: { timeoutMs: 600 } });
+    const mf = createMediatedFetch({
+      gate: fakeGate(true).gate,
+      transport: testTransport(),
+      limits: { timeoutMs: 600 },
+    });
     const id = await identityFor([{ origin: server.origin, access: '*' }]);
     expect(await codeOf(mf(id, { url: server.url('/drip') }, never))).toBe('E_TIMEOUT');
     await closed;
@@ -334,36 +404,52 @@ describe('responses: redirects, size cap, timeouts, cancellation', () => {
   it.each([
     ['cancelled', 'E_ABORTED', () => new TyError('E_ABORTED', 'cancelled')],
     ['timed out', 'E_TIMEOUT', () => new TyError('E_TIMEOUT', 'call timed out')],
-  ])('when the tool call is %s mid-request, the host request is aborted (server sees the close)', async (_k, code, reason) => {
-    let arrived!: () => void;
-    const arrivedP = new Promise<void>((r) => (arrived = r));
-    let closed: Promise<unknown> | undefined;
-    server.route('/hang', (q) => {
-      closed = once(q.socket, 'close');
-      arrived();
-    });
-    const mf = createMediatedFetch({ gate: fakeGate(true).gate, transport: testTransport() });
-    const id = await identityFor([{ origin: server.origin, access: '*' }]);
-    const call = new AbortController();
-    const p = codeOf(mf(id, { url: server.url('/hang') }, call.signal));
-    await arrivedP;
-    call.abort(reason());
-    expect(await p).toBe(code);
-    await closed;
-  });
+  ])(
+    'when the tool call is %s mid-request, the host request is aborted (server sees the close)',
+    async (_k, code, reason) => {
+      let arrived!: () => void;
+      const arrivedP = new Promise<void>((r) => (arrived = r));
+      let closed: Promise<unknown> | undefined;
+      server.route('/hang', (q) => {
+        closed = once(q.socket, 'close');
+        arrived();
+      });
+      const mf = createMediatedFetch({ gate: fakeGate(true).gate, transport: testTransport() });
+      const id = await identityFor([{ origin: server.origin, access: '*' }]);
+      const call = new AbortController();
+      const p = codeOf(mf(id, { url: server.url('/hang') }, call.signal));
+      await arrivedP;
+      call.abort(reason());
+      expect(await p).toBe(code);
+      await closed;
+    },
+  );
 });
 
 describe('secrets in header placeholders', () => {
   class MemValues implements SecretValues {
     m = new Map<string, string>();
-    async get(n: string) { return this.m.get(n); }
-    async set(n: string, v: string) { this.m.set(n, v); }
-    async delete(n: string) { return this.m.delete(n); }
-    async names() { return [...this.m.keys()]; }
+    async get(n: string) {
+      return this.m.get(n);
+    }
+    async set(n: string, v: string) {
+      this.m.set(n, v);
+    }
+    async delete(n: string) {
+      return this.m.delete(n);
+    }
+    async names() {
+      return [...this.m.keys()];
+    }
   }
   const VALUE = 'sk-test-5ecret-value-xyz';
 
-  async function setup(): Promise<{ mf: ReturnType<typeof createMediatedFetch>; id: CallerIdentity; other: CallerIdentity; broker: SecretBroker }> {
+  async function setup(): Promise<{
+    mf: ReturnType<typeof createMediatedFetch>;
+    id: CallerIdentity;
+    other: CallerIdentity;
+    broker: SecretBroker;
+  }> {
     server.route('/echo', (q, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(q.headers));
@@ -372,7 +458,10 @@ describe('secrets in header placeholders', () => {
     const values = new MemValues();
     await values.set('API_TOKEN', VALUE);
     const broker = new SecretBroker(grants, values);
-    const caps = [{ origin: server.origin, access: '*' as const }, { origin: `https://${OTHER_TEST_HOST}:${server.port}`, access: '*' as const }];
+    const caps = [
+      { origin: server.origin, access: '*' as const },
+      { origin: `https://${OTHER_TEST_HOST}:${server.port}`, access: '*' as const },
+    ];
     const id = await identityFor(caps, ['API_TOKEN']);
     await grants.grant('API_TOKEN', { tool: id.name, revision: id.revision, origins: [server.origin] });
     // Another revision under the same name (one more declared origin): no grants.
@@ -383,7 +472,11 @@ describe('secrets in header placeholders', () => {
 
   it('substitutes the value for the granted origin only; the sandbox never holds it', async () => {
     const { mf, id, broker } = await setup();
-    const res = await mf(id, { url: server.url('/echo'), headers: [['Authorization', 'Bearer {{secret:API_TOKEN}}']] }, never);
+    const res = await mf(
+      id,
+      { url: server.url('/echo'), headers: [['Authorization', 'Bearer {{secret:API_TOKEN}}']] },
+      never,
+    );
     expect(JSON.parse(unb64(res.body)).authorization).toBe(`Bearer ${VALUE}`);
     // Origin-restricted grant: getSecret is refused, so the value cannot be read into the sandbox.
     const e = await broker.getSecret(id, 'API_TOKEN').catch((x: TyError) => x);
@@ -394,7 +487,11 @@ describe('secrets in header placeholders', () => {
   it('refuses the request (nothing sent) when the placeholder targets another origin', async () => {
     const { mf, id } = await setup();
     const before = server.requests.length;
-    const err = await mf(id, { url: server.url('/echo', OTHER_TEST_HOST), headers: [['Authorization', 'Bearer {{secret:API_TOKEN}}']] }, never).catch((x: TyError) => x);
+    const err = await mf(
+      id,
+      { url: server.url('/echo', OTHER_TEST_HOST), headers: [['Authorization', 'Bearer {{secret:API_TOKEN}}']] },
+      never,
+    ).catch((x: TyError) => x);
     expect((err as TyError).code).toBe('E_SECRET_DENIED');
     expect((err as TyError).message).not.toContain(VALUE);
     expect(server.requests.length).toBe(before);
@@ -403,7 +500,11 @@ describe('secrets in header placeholders', () => {
   it('a revision without a grant cannot use the secret (new revision, same name)', async () => {
     const { mf, other, broker } = await setup();
     const before = server.requests.length;
-    expect(await codeOf(mf(other, { url: server.url('/echo'), headers: [['Authorization', '{{secret:API_TOKEN}}']] }, never))).toBe('E_SECRET_DENIED');
+    expect(
+      await codeOf(
+        mf(other, { url: server.url('/echo'), headers: [['Authorization', '{{secret:API_TOKEN}}']] }, never),
+      ),
+    ).toBe('E_SECRET_DENIED');
     expect(await codeOf(broker.getSecret(other, 'API_TOKEN'))).toBe('E_SECRET_DENIED');
     expect(server.requests.length).toBe(before);
   });
@@ -422,7 +523,8 @@ describe('no ambient credentials', () => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const port = (proxy.address() as { port: number }).port;
     for (const k of PROXY_VARS) saved[k] = process.env[k];
-    for (const k of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY']) process.env[k] = `http://127.0.0.1:${port}`;
+    for (const k of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY'])
+      process.env[k] = `http://127.0.0.1:${port}`;
     delete process.env.NO_PROXY;
     delete process.env.no_proxy;
   });
@@ -447,7 +549,10 @@ describe('no ambient credentials', () => {
     const id = await identityFor([{ origin: server.origin, access: '*' }]);
     const first = await mf(id, { url: server.url('/cookie') }, never);
     expect(first.headers).toContainEqual(['set-cookie', 'session=abc; Path=/; Secure']);
-    const echoed = JSON.parse(unb64((await mf(id, { url: server.url('/echo2') }, never)).body)) as Record<string, string>;
+    const echoed = JSON.parse(unb64((await mf(id, { url: server.url('/echo2') }, never)).body)) as Record<
+      string,
+      string
+    >;
     expect(echoed.cookie).toBeUndefined();
     expect(echoed['proxy-authorization']).toBeUndefined();
     expect(echoed.authorization).toBeUndefined();
@@ -460,7 +565,9 @@ describe('limits are host-set', () => {
     let seen: FetchLimits | undefined;
     const mf = createMediatedFetch({
       gate: fakeGate(true).gate,
-      transport: { request: async (r, l) => ((seen = l), { status: 200, statusText: 'OK', headers: [], body: '', url: r.url }) },
+      transport: {
+        request: async (r, l) => ((seen = l), { status: 200, statusText: 'OK', headers: [], body: '', url: r.url }),
+      },
     });
     const id = await identityFor([{ origin: 'https://api.example.com', access: '*' }]);
     await mf(id, { url: 'https://api.example.com/' }, never);

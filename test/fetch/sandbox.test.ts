@@ -1,4 +1,5 @@
-// Mediated capabilities reached from real sandboxed tool code (global fetch, ctx.fetch, ctx.storage, ctx.getSecret); test side.
+// Mediated capabilities reached from real sandboxed tool code (global fetch, ctx.fetch, ctx.storage, ctx.getSecret);
+// test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { Gate, GateRequest } from '../../core/exec/runtime.js';
@@ -28,7 +29,10 @@ beforeAll(async () => {
   });
   transport = new NodeFetchTransport({
     ca: server.ca,
-    unsafeTestHooks: { resolve: async (h) => (h === TEST_HOST || h === OTHER_TEST_HOST ? ['127.0.0.1'] : []), allowAddresses: ['127.0.0.1'] },
+    unsafeTestHooks: {
+      resolve: async (h) => (h === TEST_HOST || h === OTHER_TEST_HOST ? ['127.0.0.1'] : []),
+      allowAddresses: ['127.0.0.1'],
+    },
   });
 });
 afterAll(async () => {
@@ -38,10 +42,18 @@ afterAll(async () => {
 
 class MemValues implements SecretValues {
   m = new Map<string, string>([['TOKEN', 'tok-value-123']]);
-  async get(n: string) { return this.m.get(n); }
-  async set(n: string, v: string) { this.m.set(n, v); }
-  async delete(n: string) { return this.m.delete(n); }
-  async names() { return [...this.m.keys()]; }
+  async get(n: string) {
+    return this.m.get(n);
+  }
+  async set(n: string, v: string) {
+    this.m.set(n, v);
+  }
+  async delete(n: string) {
+    return this.m.delete(n);
+  }
+  async names() {
+    return [...this.m.keys()];
+  }
 }
 
 const SOURCE = `
@@ -68,7 +80,8 @@ describe('from inside a Node sandbox', () => {
     const gate: Gate = {
       async authorize(r) {
         calls.push(r);
-        if (r.kind === 'fetch' && r.target?.startsWith(`https://${OTHER_TEST_HOST}`)) throw new TyError('E_CAPABILITY_DENIED', 'not allowed');
+        if (r.kind === 'fetch' && r.target?.startsWith(`https://${OTHER_TEST_HOST}`))
+          throw new TyError('E_CAPABILITY_DENIED', 'not allowed');
       },
       async run() {
         throw new Error('unused');
@@ -79,7 +92,14 @@ describe('from inside a Node sandbox', () => {
       description: 'uses the network',
       parameters: { type: 'object' },
       execution: { kind: 'sandboxed-code', runtime: 'javascript', source: SOURCE },
-      capabilities: { fetch: [{ origin: server.origin, access: 'read' }, { origin: `https://${OTHER_TEST_HOST}:${server.port}`, access: 'read' }], storage: {}, secrets: ['TOKEN'] },
+      capabilities: {
+        fetch: [
+          { origin: server.origin, access: 'read' },
+          { origin: `https://${OTHER_TEST_HOST}:${server.port}`, access: 'read' },
+        ],
+        storage: {},
+        secrets: ['TOKEN'],
+      },
     };
     const { revision } = await registry.install(manifest);
     await new SecretGrants(store).grant('TOKEN', { tool: 'net', revision, origins: [server.origin] });
@@ -89,7 +109,11 @@ describe('from inside a Node sandbox', () => {
     try {
       const out = (await inst.call(
         { url: server.origin, host: `${TEST_HOST}:${server.port}`, other: `https://${OTHER_TEST_HOST}:${server.port}` },
-        { signal: new AbortController().signal, onCapability: handlerFor({ name: 'net', revision, manifest, principal: 'test' }), limits: DEFAULT_LIMITS },
+        {
+          signal: new AbortController().signal,
+          onCapability: handlerFor({ name: 'net', revision, manifest, principal: 'test' }),
+          limits: DEFAULT_LIMITS,
+        },
       )) as Record<string, unknown>;
       expect(out.global).toEqual({ status: 200, body: { auth: 'Bearer tok-value-123', method: 'GET' }, same: true });
       expect(out.redirect).toEqual({ status: 302, location: 'https://169.254.169.254/latest/meta-data/' });
@@ -100,7 +124,11 @@ describe('from inside a Node sandbox', () => {
       expect(out[`https://${OTHER_TEST_HOST}:${server.port}/echo`]).toBe('E_CAPABILITY_DENIED');
       expect(out.stored).toEqual({ v: 1 });
       expect(out.secret).toBe('E_SECRET_DENIED'); // origin-restricted grant: the value never enters the sandbox
-      expect(calls.filter((c) => c.kind === 'fetch').map((c) => c.target)).toEqual([server.origin, server.origin, `https://${OTHER_TEST_HOST}:${server.port}`]);
+      expect(calls.filter((c) => c.kind === 'fetch').map((c) => c.target)).toEqual([
+        server.origin,
+        server.origin,
+        `https://${OTHER_TEST_HOST}:${server.port}`,
+      ]);
     } finally {
       await inst.destroy('test done');
     }

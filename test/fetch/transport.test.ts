@@ -1,4 +1,5 @@
-// The Node fetch transport on its own (no mediated pipeline): waits that end before a connection exists, 1xx answers, body and header framing; test side.
+// The Node fetch transport on its own (no mediated pipeline): waits that end before a connection exists, 1xx answers,
+// body and header framing; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_FETCH_LIMITS, type FetchLimits } from '../../core/capabilities/fetch/mediated.js';
@@ -29,7 +30,7 @@ afterAll(async () => {
 });
 
 describe('NodeFetchTransport before a connection exists', () => {
-  it('a cancellation while the name is still resolving ends the request at once with the reason\'s code', async () => {
+  it("a cancellation while the name is still resolving ends the request at once with the reason's code", async () => {
     const t = transport(hangingDns);
     const ac = new AbortController();
     const p = codeOf(t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits(), ac.signal));
@@ -44,13 +45,17 @@ describe('NodeFetchTransport before a connection exists', () => {
     const ac = new AbortController();
     ac.abort();
     const before = server.requests.length;
-    expect(await codeOf(t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits(), ac.signal))).toBe('E_ABORTED');
+    expect(await codeOf(t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits(), ac.signal))).toBe(
+      'E_ABORTED',
+    );
     expect(server.requests.length).toBe(before);
   });
 
   it('its own timeout ends a request stuck before connecting (E_TIMEOUT), with no signal from the caller', async () => {
     const t = transport(hangingDns);
-    expect(await codeOf(t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits({ timeoutMs: 150 }), never))).toBe('E_TIMEOUT');
+    expect(
+      await codeOf(t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits({ timeoutMs: 150 }), never)),
+    ).toBe('E_TIMEOUT');
   });
 });
 
@@ -74,7 +79,11 @@ describe('NodeFetchTransport answers', () => {
     const want = Buffer.alloc(300 * 1024);
     for (let i = 0; i < want.length; i++) want[i] = (i * 7 + (i >> 10)) % 251;
     server.route('/many', (_q, res) => {
-      res.writeHead(200, [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['content-type', 'application/octet-stream']]);
+      res.writeHead(200, [
+        ['set-cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+        ['content-type', 'application/octet-stream'],
+      ]);
       let at = 0;
       // Separate writes a tick apart, so the client sees many chunks.
       const next = (): void => {
@@ -86,7 +95,10 @@ describe('NodeFetchTransport answers', () => {
       next();
     });
     const r = await transport().request({ url: server.url('/many'), method: 'GET', headers: [] }, limits(), never);
-    expect(r.headers.filter(([k]) => k === 'set-cookie')).toEqual([['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
+    expect(r.headers.filter(([k]) => k === 'set-cookie')).toEqual([
+      ['set-cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+    ]);
     expect(Buffer.from(r.body, 'base64').equals(want)).toBe(true);
   });
 
@@ -98,7 +110,16 @@ describe('NodeFetchTransport answers', () => {
       res.end(body);
     });
     const bytes = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
-    const r = await transport().request({ url: server.url('/echo'), method: 'POST', headers: [['content-type', 'application/octet-stream']], body: bytes.toString('base64') }, limits(), never);
+    const r = await transport().request(
+      {
+        url: server.url('/echo'),
+        method: 'POST',
+        headers: [['content-type', 'application/octet-stream']],
+        body: bytes.toString('base64'),
+      },
+      limits(),
+      never,
+    );
     expect(got?.equals(bytes)).toBe(true);
     expect(Buffer.from(r.body, 'base64').equals(bytes)).toBe(true);
   });
@@ -106,7 +127,8 @@ describe('NodeFetchTransport answers', () => {
   it('sequential GETs reuse kept-alive connections (20 requests, at most 2 connections)', async () => {
     const t = transport();
     const before = server.connections();
-    for (let i = 0; i < 20; i++) expect((await t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits(), never)).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await t.request({ url: server.url('/'), method: 'GET', headers: [] }, limits(), never)).status).toBe(200);
     expect(server.connections() - before).toBeLessThanOrEqual(2);
   });
 });

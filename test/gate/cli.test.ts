@@ -38,7 +38,11 @@ async function tycli(...argv: string[]): Promise<{ code: number; stdout: string;
   const chunks = { out: '', err: '' };
   stdout.on('data', (b) => (chunks.out += String(b)));
   stderr.on('data', (b) => (chunks.err += String(b)));
-  const code = await main(['--home', home, ...argv], { io: { stdout, stderr, stdin: new PassThrough(), interactive: false }, env: {}, cwd });
+  const code = await main(['--home', home, ...argv], {
+    io: { stdout, stderr, stdin: new PassThrough(), interactive: false },
+    env: {},
+    cwd,
+  });
   return { code, stdout: chunks.out, stderr: chunks.err };
 }
 
@@ -48,19 +52,37 @@ function fileStore(): Store {
 
 async function cliGate(flags: { allow?: string[]; deny?: string[]; mode?: string } = {}, asker?: Asker) {
   const settings = await loadSettings({ home, cwd, homeDir: root, flags });
-  const o: Parameters<typeof createNodeGate>[0] = { store: fileStore(), settings, cwd, withheld: () => [CANARY_SECRET] };
+  const o: Parameters<typeof createNodeGate>[0] = {
+    store: fileStore(),
+    settings,
+    cwd,
+    withheld: () => [CANARY_SECRET],
+  };
   if (asker) o.asker = asker;
   return createNodeGate(o);
 }
 
-const call = (over: Partial<GateRequest> = {}): GateRequest => ({ principal: 'cli:user', kind: 'tool', toolName: 'weather', revision: REV, hookPayload: { q: CANARY_ARG, k: CANARY_SECRET }, ...over });
+const call = (over: Partial<GateRequest> = {}): GateRequest => ({
+  principal: 'cli:user',
+  kind: 'tool',
+  toolName: 'weather',
+  revision: REV,
+  hookPayload: { q: CANARY_ARG, k: CANARY_SECRET },
+  ...over,
+});
 
 describe('tycli audit', () => {
   it('lists allowed and denied calls; --json, --since, --denied and --tool filter; no canaries anywhere', async () => {
     const gate = await cliGate({ deny: ['fetch(*:https://evil.example.com)'] });
     await gate.run(call(), async () => ({ echoed: CANARY_ARG }));
-    await expect(gate.authorize(call({ kind: 'fetch', target: 'https://evil.example.com', access: 'read', requested: true }))).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
-    await expect(gate.run(call({ toolName: 'other' }), async () => { throw new Error(`failed with ${CANARY_SECRET}`); })).rejects.toThrow();
+    await expect(
+      gate.authorize(call({ kind: 'fetch', target: 'https://evil.example.com', access: 'read', requested: true })),
+    ).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
+    await expect(
+      gate.run(call({ toolName: 'other' }), async () => {
+        throw new Error(`failed with ${CANARY_SECRET}`);
+      }),
+    ).rejects.toThrow();
 
     const all = await tycli('audit', '--json');
     expect(all.code).toBe(0);
@@ -70,7 +92,12 @@ describe('tycli audit', () => {
     const recs = envelope.records;
     expect(recs).toHaveLength(3);
     expect(recs[0]).toMatchObject({ decision: 'allow', outcome: 'ok', tool: 'weather', rule: 'mode standard' });
-    expect(recs[1]).toMatchObject({ decision: 'deny', kind: 'fetch', rule: 'fetch(*:https://evil.example.com)', scope: 'flags' });
+    expect(recs[1]).toMatchObject({
+      decision: 'deny',
+      kind: 'fetch',
+      rule: 'fetch(*:https://evil.example.com)',
+      scope: 'flags',
+    });
     expect(recs[2]).toMatchObject({ decision: 'allow', outcome: 'error', tool: 'other' });
 
     const denied = await tycli('audit', '--denied', '--json');
@@ -112,10 +139,15 @@ describe('tycli resume', () => {
   it('lists paused tools and resumes one; the pause held across processes (file store)', async () => {
     const settingsFile = tycliPaths(home).settingsFile;
     await mkdir(join(settingsFile, '..'), { recursive: true });
-    await writeFile(settingsFile, JSON.stringify({ pause: { maxRefusals: 2, windowMs: 60_000 }, permissions: { deny: ['tool(weather)'] } }));
+    await writeFile(
+      settingsFile,
+      JSON.stringify({ pause: { maxRefusals: 2, windowMs: 60_000 }, permissions: { deny: ['tool(weather)'] } }),
+    );
     const gate = await cliGate();
     await expect(gate.run(call(), async () => 1)).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
-    await expect(gate.run(call(), async () => 1)).rejects.toMatchObject({ message: expect.stringContaining('now paused') });
+    await expect(gate.run(call(), async () => 1)).rejects.toMatchObject({
+      message: expect.stringContaining('now paused'),
+    });
     await expect(gate.run(call(), async () => 1)).rejects.toMatchObject({ code: 'E_PAUSED' });
 
     const listed = await tycli('resume', '--json');

@@ -1,4 +1,5 @@
-// Regression tests for the gate/audit/settings fixes: untrusted settings files, inert audit output, audited secret uses, recorded outcome, question previews; trusted side.
+// Regression tests for the gate/audit/settings fixes: untrusted settings files, inert audit output, audited secret
+// uses, recorded outcome, question previews; trusted side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,14 +50,21 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function tycli(argv: string[], opts: { cwd?: string; stdin?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tycli(
+  argv: string[],
+  opts: { cwd?: string; stdin?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const chunks = { out: '', err: '' };
   stdout.on('data', (b) => (chunks.out += String(b)));
   stderr.on('data', (b) => (chunks.err += String(b)));
   const stdin = Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]);
-  const code = await main(['--home', home, ...argv], { io: { stdout, stderr, stdin, interactive: false }, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cwd: opts.cwd ?? proj });
+  const code = await main(['--home', home, ...argv], {
+    io: { stdout, stderr, stdin, interactive: false },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    cwd: opts.cwd ?? proj,
+  });
   return { code, stdout: chunks.out, stderr: chunks.err };
 }
 
@@ -76,49 +84,55 @@ describe('S1: settings files someone else controls are refused; weakening files 
     expect(untrustedReason({ uid: 0, mode: 0o100646 }, 1000)).toMatch(/writable by others/);
   });
 
-  it.skipIf(!isRoot)('the planted repro: a .tycli owned by nobody (folder 0777) is ignored with a warning and its hook never runs; owned by the user but writable by others it is refused; owned by the user it runs, with a warning', async () => {
-    const marker = join(root, 'HOOK_RAN');
-    const dir = join(proj, '.tycli');
-    const file = join(dir, 'settings.json');
-    await mkdir(dir);
-    await writeFile(file, JSON.stringify(PLANTED(marker)));
-    await chown(dir, NOBODY, NOBODY);
-    await chown(file, NOBODY, NOBODY);
-    await chmod(dir, 0o777);
-    const add = await tycli(['tool', 'add', join(ROOT, 'tools/text-stats/manifest.json')]);
-    expect(add.code).toBe(0);
+  it.skipIf(!isRoot)(
+    'the planted repro: a .tycli owned by nobody (folder 0777) is ignored with a warning and its ' +
+      'hook never runs; owned by the user but writable by others it is refused; owned by the user ' +
+      'it runs, with a warning',
+    async () => {
+      const marker = join(root, 'HOOK_RAN');
+      const dir = join(proj, '.tycli');
+      const file = join(dir, 'settings.json');
+      await mkdir(dir);
+      await writeFile(file, JSON.stringify(PLANTED(marker)));
+      await chown(dir, NOBODY, NOBODY);
+      await chown(file, NOBODY, NOBODY);
+      await chmod(dir, 0o777);
+      const add = await tycli(['tool', 'add', join(ROOT, 'tools/text-stats/manifest.json')]);
+      expect(add.code).toBe(0);
 
-    // Planted by another user: not ours, so never read, and it cannot block the run either.
-    const ignored = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
-    expect(ignored.code).toBe(0);
-    expect(ignored.stderr).toContain(`warning: ignoring project settings folder ${dir}`);
-    expect(ignored.stderr).toMatch(/owned by uid 65534/);
-    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+      // Planted by another user: not ours, so never read, and it cannot block the run either.
+      const ignored = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
+      expect(ignored.code).toBe(0);
+      expect(ignored.stderr).toContain(`warning: ignoring project settings folder ${dir}`);
+      expect(ignored.stderr).toMatch(/owned by uid 65534/);
+      await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
 
-    // Ours, but writable by others: refused, nothing runs.
-    await chown(dir, 0, 0);
-    const refused = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('error[E_INVALID_SETTINGS]');
-    expect(refused.stderr).toContain(dir);
-    expect(refused.stderr).toMatch(/writable by/);
-    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+      // Ours, but writable by others: refused, nothing runs.
+      await chown(dir, 0, 0);
+      const refused = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('error[E_INVALID_SETTINGS]');
+      expect(refused.stderr).toContain(dir);
+      expect(refused.stderr).toMatch(/writable by/);
+      await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
 
-    // The same file, owned by the current user and not writable by others: used, and announced once.
-    await chown(dir, 0, 0);
-    await chown(file, 0, 0);
-    await chmod(dir, 0o755);
-    await chmod(file, 0o644);
-    const used = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
-    expect(used.code).toBe(0);
-    expect(await readFile(marker, 'utf8')).toBe('ran\n');
-    const warnings = used.stderr.split('\n').filter((l) => l.startsWith('warning: project settings'));
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain(file);
-    expect(warnings[0]).toContain('sandbox "off"');
-    expect(warnings[0]).toContain('permissions.mode "unrestricted"');
-    expect(warnings[0]).toContain('hooks that run shell commands as you (preToolUse: 1)');
-  }, 60_000);
+      // The same file, owned by the current user and not writable by others: used, and announced once.
+      await chown(dir, 0, 0);
+      await chown(file, 0, 0);
+      await chmod(dir, 0o755);
+      await chmod(file, 0o644);
+      const used = await tycli(['run', 'text-stats', '--args', '{"text":"a b"}'], { cwd: join(proj, 'a', 'b') });
+      expect(used.code).toBe(0);
+      expect(await readFile(marker, 'utf8')).toBe('ran\n');
+      const warnings = used.stderr.split('\n').filter((l) => l.startsWith('warning: project settings'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(file);
+      expect(warnings[0]).toContain('sandbox "off"');
+      expect(warnings[0]).toContain('permissions.mode "unrestricted"');
+      expect(warnings[0]).toContain('hooks that run shell commands as you (preToolUse: 1)');
+    },
+    60_000,
+  );
 
   it('a .tycli folder writable by others, a group-writable project file and an others-writable user file are each refused, naming the path', async () => {
     const dir = join(proj, '.tycli');
@@ -170,17 +184,28 @@ describe('S1: settings files someone else controls are refused; weakening files 
     await writeFile(user, JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict' } }));
     const s = await loadSettings({ home, cwd: proj, homeDir: root });
     expect(s.warnings).toEqual([
-      `warning: project settings ${join(dir, 'settings.json')} sets permissions.mode "standard" (your user settings say "strict"), sandbox "auto" (your user settings say "required"); review it if you did not write it`,
+      `warning: project settings ${join(dir, 'settings.json')} sets permissions.mode "standard" (your ` +
+        `user settings say "strict"), sandbox "auto" (your user settings say "required"); review it ` +
+        `if you did not write it`,
     ]);
-    await writeFile(join(dir, 'settings.json'), JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict' } }));
+    await writeFile(
+      join(dir, 'settings.json'),
+      JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict' } }),
+    );
     expect((await loadSettings({ home, cwd: proj, homeDir: root })).warnings).toEqual([]);
   });
 
   it('warnings name each project/local file that weakens isolation or policy; the user file never warns', async () => {
     const dir = join(proj, '.tycli');
     await mkdir(dir);
-    await writeFile(join(dir, 'settings.json'), JSON.stringify({ sandbox: 'off', permissions: { allow: ['fetch(read:https://a.example.com)'] } }));
-    await writeFile(join(dir, 'settings.local.json'), JSON.stringify({ hooks: { postToolUse: [{ command: 'true' }, { command: 'true' }] } }));
+    await writeFile(
+      join(dir, 'settings.json'),
+      JSON.stringify({ sandbox: 'off', permissions: { allow: ['fetch(read:https://a.example.com)'] } }),
+    );
+    await writeFile(
+      join(dir, 'settings.local.json'),
+      JSON.stringify({ hooks: { postToolUse: [{ command: 'true' }, { command: 'true' }] } }),
+    );
     const user = tycliPaths(home).settingsFile;
     await mkdir(join(user, '..'), { recursive: true });
     await writeFile(user, JSON.stringify({ sandbox: 'off', permissions: { mode: 'unrestricted' } }));
@@ -193,7 +218,10 @@ describe('S1: settings files someone else controls are refused; weakening files 
     expect(shown.code).toBe(0);
     expect(shown.stderr.split('\n').filter((l) => l.startsWith('warning: '))).toEqual(s.warnings);
     expect(JSON.parse((await tycli(['--json', 'permissions', 'rules'])).stdout).warnings).toEqual(s.warnings);
-    await writeFile(join(dir, 'settings.json'), JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict', deny: ['fetch(*:*)'] } }));
+    await writeFile(
+      join(dir, 'settings.json'),
+      JSON.stringify({ sandbox: 'required', permissions: { mode: 'strict', deny: ['fetch(*:*)'] } }),
+    );
     await rm(join(dir, 'settings.local.json'));
     expect((await loadSettings({ home, cwd: proj, homeDir: root })).warnings).toEqual([]);
   });
@@ -209,8 +237,21 @@ const EVIL = {
 
 function evilRecord(): AuditRecord {
   return {
-    v: 1, time: '2026-01-01T00:00:00.000Z', principal: 'mcp:\u202ejoe', tool: EVIL.tool, revision: REV, kind: 'mcp', target: EVIL.target,
-    decision: 'deny', rule: 'mcp(\u001b[31mx)', list: 'deny', scope: 'user', channel: EVIL.channel, durationMs: 1, outcome: 'denied', code: 'E_CAPABILITY_DENIED',
+    v: 1,
+    time: '2026-01-01T00:00:00.000Z',
+    principal: 'mcp:\u202ejoe',
+    tool: EVIL.tool,
+    revision: REV,
+    kind: 'mcp',
+    target: EVIL.target,
+    decision: 'deny',
+    rule: 'mcp(\u001b[31mx)',
+    list: 'deny',
+    scope: 'user',
+    channel: EVIL.channel,
+    durationMs: 1,
+    outcome: 'denied',
+    code: 'E_CAPABILITY_DENIED',
   };
 }
 
@@ -224,7 +265,12 @@ describe('S4: tycli audit output is inert whatever stdout is', () => {
     const line = r.stdout.replace(/\n$/, '');
     expect(line).not.toContain('\n');
     expect(line).not.toMatch(RAW_HIDDEN);
-    for (const shown of ['\\x1b]8;;https://evil.example/\\x07click', '\\u202eexe.txt\\u2028line2\\x85\\x9b31m\\u200b\\u2066x\\u{e0041}\\x7f', 'mcp:\\u202ejoe', 'via term\\x1b[1A']) {
+    for (const shown of [
+      '\\x1b]8;;https://evil.example/\\x07click',
+      '\\u202eexe.txt\\u2028line2\\x85\\x9b31m\\u200b\\u2066x\\u{e0041}\\x7f',
+      'mcp:\\u202ejoe',
+      'via term\\x1b[1A',
+    ]) {
       expect(line).toContain(shown);
     }
   });
@@ -244,7 +290,10 @@ describe('S4: tycli audit output is inert whatever stdout is', () => {
   });
 
   it('inertJson escapes what JSON.stringify leaves raw and round-trips exactly', () => {
-    const v = { s: 'a\u202eb\u2028c\u2029d\u0085e\u200bf\u00adg\ufeffh\u{e0041}i\u007fj\u{f0000}k\u061cl', ok: 'plain ü é 漢字 😀' };
+    const v = {
+      s: 'a\u202eb\u2028c\u2029d\u0085e\u200bf\u00adg\ufeffh\u{e0041}i\u007fj\u{f0000}k\u061cl',
+      ok: 'plain ü é 漢字 😀',
+    };
     expect(JSON.stringify(v)).toMatch(RAW_HIDDEN); // the defect: plain JSON keeps them raw
     const text = inertJson(v);
     expect(text).not.toMatch(RAW_HIDDEN);
@@ -264,7 +313,10 @@ class FakeAsker implements Asker {
   }
 }
 
-function memGate(sets: RuleSet[], o: { asker?: Asker; hooks?: HookRunner; hookSpecs?: HookSpec[]; withheld?: string[] } = {}) {
+function memGate(
+  sets: RuleSet[],
+  o: { asker?: Asker; hooks?: HookRunner; hookSpecs?: HookSpec[]; withheld?: string[] } = {},
+) {
   const store = new Store(new MemoryStoreBackend());
   const withheld = o.withheld ?? [SECRET_VALUE];
   const audit = new StoreAuditLog(store, () => withheld);
@@ -302,8 +354,19 @@ const never = new AbortController().signal;
 
 describe('S6: every secret use is audited (name, decision, deciding grant or list; never the value) and grants never ask', () => {
   const manifest = (secrets: string[]): ToolManifest =>
-    ({ name: 'svc', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' }, capabilities: { secrets } }) as ToolManifest;
-  const id = (secrets = ['TOK', 'OTHER', 'HDR']): CallerIdentity => ({ name: 'svc', revision: REV, manifest: manifest(secrets), principal: 'cli:user' });
+    ({
+      name: 'svc',
+      description: 'd',
+      parameters: { type: 'object' },
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' },
+      capabilities: { secrets },
+    }) as ToolManifest;
+  const id = (secrets = ['TOK', 'OTHER', 'HDR']): CallerIdentity => ({
+    name: 'svc',
+    revision: REV,
+    manifest: manifest(secrets),
+    principal: 'cli:user',
+  });
 
   async function wired() {
     const asker = new FakeAsker();
@@ -316,7 +379,17 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     await grants.grant('TOK', { tool: 'svc', revision: REV, origins: [] });
     await grants.grant('HDR', { tool: 'svc', revision: REV, origins: ['https://api.example.com'] });
     const registry = new ToolRegistry(store);
-    const handlerFor = capabilityFactory({ store, registry, gate, transport: { fetch: async () => { throw new Error('no network in this test'); } } as never, secretValues: values });
+    const handlerFor = capabilityFactory({
+      store,
+      registry,
+      gate,
+      transport: {
+        fetch: async () => {
+          throw new Error('no network in this test');
+        },
+      } as never,
+      secretValues: values,
+    });
     return { asker, store, audit, handlerFor, grants, values };
   }
 
@@ -326,7 +399,16 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     expect(w.asker.questions).toEqual([]);
     const { entries } = await w.audit.read();
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ kind: 'secret', target: 'TOK', decision: 'allow', list: 'grant', rule: `secret grant TOK to svc@${REV}`, outcome: 'granted', tool: 'svc', revision: REV });
+    expect(entries[0]).toMatchObject({
+      kind: 'secret',
+      target: 'TOK',
+      decision: 'allow',
+      list: 'grant',
+      rule: `secret grant TOK to svc@${REV}`,
+      outcome: 'granted',
+      tool: 'svc',
+      revision: REV,
+    });
     expect((await w.store.backend.readLog('audit')).join('\n')).not.toContain(SECRET_VALUE);
     expect(formatAuditRecord(entries[0]!)).toContain(`secret:read TOK by grant: secret grant TOK to svc@${REV}`);
   });
@@ -344,7 +426,10 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
       [42, 'input', 'secret name is not a string'],
     ];
     for (const [name] of cases) expect((await rejection(h('getSecret', { name }, never))).code).toBe('E_SECRET_DENIED');
-    const notGranted = w.handlerFor({ ...id(), revision: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku' });
+    const notGranted = w.handlerFor({
+      ...id(),
+      revision: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku',
+    });
     expect((await rejection(notGranted('getSecret', 'TOK', never))).code).toBe('E_SECRET_DENIED');
     const { entries } = await w.audit.read();
     expect(entries.map((e) => [e.decision, e.list, e.rule, e.code, e.outcome])).toEqual([
@@ -363,8 +448,16 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     const grants = new SecretGrants(store);
     await grants.grant('HDR', { tool: 'svc', revision: REV, origins: ['https://api.example.com'] });
     const broker = new SecretBroker(grants, values, { audit });
-    expect(await broker.substitute(id(), 'https://api.example.com', [['authorization', 'Bearer {{secret:HDR}}']])).toEqual([['authorization', 'Bearer hdr-value-2']]);
-    expect((await rejection(broker.substitute(id(), 'https://evil.example.com', [['authorization', 'Bearer {{secret:HDR}}']]))).code).toBe('E_SECRET_DENIED');
+    expect(
+      await broker.substitute(id(), 'https://api.example.com', [['authorization', 'Bearer {{secret:HDR}}']]),
+    ).toEqual([['authorization', 'Bearer hdr-value-2']]);
+    expect(
+      (
+        await rejection(
+          broker.substitute(id(), 'https://evil.example.com', [['authorization', 'Bearer {{secret:HDR}}']]),
+        )
+      ).code,
+    ).toBe('E_SECRET_DENIED');
     const { entries } = await audit.read();
     expect(entries.map((e) => [e.target, e.decision, e.rule])).toEqual([
       ['HDR -> https://api.example.com', 'allow', `secret grant HDR to svc@${REV} for https://api.example.com`],
@@ -379,7 +472,11 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     await values.set('TOK', SECRET_VALUE);
     const grants = new SecretGrants(store);
     await grants.grant('TOK', { tool: 'svc', revision: REV, origins: [] });
-    const broken: AuditSink = { append: async () => { throw new Error('disk full'); } };
+    const broken: AuditSink = {
+      append: async () => {
+        throw new Error('disk full');
+      },
+    };
     const e = await rejection(new SecretBroker(grants, values, { audit: broken }).getSecret(id(), 'TOK'));
     expect(e.code).toBe('E_STORE');
     expect(e.message).not.toContain(SECRET_VALUE);
@@ -388,19 +485,38 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
   it('end to end: tycli secret grant, then tycli run reads it; tycli audit shows the secret use and no value', async () => {
     const dir = join(root, 'tool');
     await mkdir(dir);
-    await writeFile(join(dir, 'manifest.json'), JSON.stringify({
-      name: 'reads-secret', description: 'reads a secret', parameters: { type: 'object', additionalProperties: false },
-      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: "export default async (_a, ctx) => { const v = await ctx.getSecret('TOK'); let denied; try { await ctx.getSecret('NOPE'); } catch (e) { denied = e.code; } return { len: v.length, denied }; }" },
-      capabilities: { secrets: ['TOK', 'NOPE'] },
-    }));
+    await writeFile(
+      join(dir, 'manifest.json'),
+      JSON.stringify({
+        name: 'reads-secret',
+        description: 'reads a secret',
+        parameters: { type: 'object', additionalProperties: false },
+        execution: {
+          kind: 'sandboxed-code',
+          runtime: 'javascript',
+          source:
+            "export default async (_a, ctx) => { const v = await ctx.getSecret('TOK'); let denied; try { " +
+            "await ctx.getSecret('NOPE'); } catch (e) { denied = e.code; } return { len: v.length, denied " +
+            '}; }',
+        },
+        capabilities: { secrets: ['TOK', 'NOPE'] },
+      }),
+    );
     const rev = (await tycli(['tool', 'add', join(dir, 'manifest.json')])).stdout.trim();
     expect((await tycli(['secret', 'set', 'TOK'], { stdin: SECRET_VALUE })).code).toBe(0);
     expect((await tycli(['secret', 'grant', 'TOK', '--tool', `reads-secret@${rev}`])).code).toBe(0);
     const run = await tycli(['--json', 'run', 'reads-secret', '--args', '{}']);
-    expect(JSON.parse(run.stdout.trim())).toEqual({ ok: true, revision: rev, result: { len: SECRET_VALUE.length, denied: 'E_SECRET_DENIED' } });
+    expect(JSON.parse(run.stdout.trim())).toEqual({
+      ok: true,
+      revision: rev,
+      result: { len: SECRET_VALUE.length, denied: 'E_SECRET_DENIED' },
+    });
     const a = await tycli(['--json', 'audit']);
     const recs = (JSON.parse(a.stdout.trim()) as { records: AuditRecord[] }).records;
-    expect(recs.filter((r) => r.kind === 'secret').map((r) => [r.target, r.decision])).toEqual([['TOK', 'allow'], ['NOPE', 'deny']]);
+    expect(recs.filter((r) => r.kind === 'secret').map((r) => [r.target, r.decision])).toEqual([
+      ['TOK', 'allow'],
+      ['NOPE', 'deny'],
+    ]);
     expect(a.stdout).not.toContain(SECRET_VALUE);
   }, 60_000);
 });
@@ -408,13 +524,39 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
 // ---------- C2 ----------
 
 describe('C2: the audit records the outcome the caller gets; traces read once ("mode standard", never "mode mode standard")', () => {
-  const params = { type: 'object', properties: { x: { type: 'number' }, note: { type: 'string' } }, required: ['x'], additionalProperties: false };
-  const tool = (limits?: object) => ({ name: 'dbl', description: 'double', parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a) => a.x * 2' }, ...(limits ? { limits } : {}) });
+  const params = {
+    type: 'object',
+    properties: { x: { type: 'number' }, note: { type: 'string' } },
+    required: ['x'],
+    additionalProperties: false,
+  };
+  const tool = (limits?: object) => ({
+    name: 'dbl',
+    description: 'double',
+    parameters: params,
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async (a) => a.x * 2' },
+    ...(limits ? { limits } : {}),
+  });
 
   it.each([
-    ['E_SECRET_DENIED', () => { throw new TyError('E_SECRET_DENIED', 'secret "T" is not granted'); }],
-    ['E_CAPABILITY_DENIED', () => { throw new TyError('E_CAPABILITY_DENIED', 'fetch denied'); }],
-    ['E_FETCH_FAILED', () => { throw new TyError('E_FETCH_FAILED', 'connection reset'); }],
+    [
+      'E_SECRET_DENIED',
+      () => {
+        throw new TyError('E_SECRET_DENIED', 'secret "T" is not granted');
+      },
+    ],
+    [
+      'E_CAPABILITY_DENIED',
+      () => {
+        throw new TyError('E_CAPABILITY_DENIED', 'fetch denied');
+      },
+    ],
+    [
+      'E_FETCH_FAILED',
+      () => {
+        throw new TyError('E_FETCH_FAILED', 'connection reset');
+      },
+    ],
   ])('an uncaught host refusal %s: result and audit carry the same code', async (want, refuse) => {
     const { gate, store, audit } = memGate([{ scope: 'user', source: 't', mode: 'unrestricted' }]);
     const registry = new ToolRegistry(store);
@@ -448,23 +590,45 @@ describe('C2: the audit records the outcome the caller gets; traces read once ("
     const q = asker.questions[0]!;
     expect(q.details).toContain('asked because: mode strict (user)');
     const { entries } = await audit.read();
-    const lines = [formatAuditRecord(entries[0]!), formatAuditRecord({ ...entries[0]!, list: 'mode', rule: 'mode standard', scope: 'default', channel: undefined } as AuditRecord)];
+    const lines = [
+      formatAuditRecord(entries[0]!),
+      formatAuditRecord({
+        ...entries[0]!,
+        list: 'mode',
+        rule: 'mode standard',
+        scope: 'default',
+        channel: undefined,
+      } as AuditRecord),
+    ];
     for (const l of [...q.details, ...lines]) expect(l).not.toMatch(/\bmode mode\b/);
     expect(lines[1]).toContain('by mode standard [default]');
-    expect(formatAuditRecord({ ...entries[0]!, list: 'deny', rule: 'fetch(*:https://a.example)', scope: 'user' })).toContain('by deny rule fetch(*:https://a.example) [user]');
+    expect(
+      formatAuditRecord({ ...entries[0]!, list: 'deny', rule: 'fetch(*:https://a.example)', scope: 'user' }),
+    ).toContain('by deny rule fetch(*:https://a.example) [user]');
   });
 });
 
 // ---------- C8 ----------
 
-describe('C8: approval questions show the call\'s arguments (preview), never audited, never given to hooks', () => {
+describe("C8: approval questions show the call's arguments (preview), never audited, never given to hooks", () => {
   it('the invoker puts the arguments in the question; secret values are withheld; audit and hook input hold no preview', async () => {
     const asker = new FakeAsker();
     const inputs: string[] = [];
-    const hooks: HookRunner = { run: async (_h, input) => (inputs.push(input), { exitCode: 0, stdout: '', stderr: '', timedOut: false }) };
-    const { gate, store, audit } = memGate([{ scope: 'user', source: 't', mode: 'strict' }], { asker, hooks, hookSpecs: [{ event: 'preToolUse', matcher: '*', command: 'x', timeoutMs: 1000, scope: 'user', index: 0 }] });
+    const hooks: HookRunner = {
+      run: async (_h, input) => (inputs.push(input), { exitCode: 0, stdout: '', stderr: '', timedOut: false }),
+    };
+    const { gate, store, audit } = memGate([{ scope: 'user', source: 't', mode: 'strict' }], {
+      asker,
+      hooks,
+      hookSpecs: [{ event: 'preToolUse', matcher: '*', command: 'x', timeoutMs: 1000, scope: 'user', index: 0 }],
+    });
     const registry = new ToolRegistry(store);
-    await registry.install({ name: 'dbl', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' } });
+    await registry.install({
+      name: 'dbl',
+      description: 'd',
+      parameters: { type: 'object' },
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' },
+    });
     const inv = new Invoker({ registry, pool: { call: async () => 2 }, gate });
     const r = await inv.invoke('dbl', { city: 'Paris\u001b[2J', key: SECRET_VALUE, n: 3 });
     expect(r.ok).toBe(true);
@@ -485,8 +649,15 @@ describe('C8: approval questions show the call\'s arguments (preview), never aud
     const asker = new FakeAsker();
     const { gate, store } = memGate([{ scope: 'user', source: 't', mode: 'strict' }], { asker, withheld: [odd] });
     const registry = new ToolRegistry(store);
-    await registry.install({ name: 'dbl', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' } });
-    expect((await new Invoker({ registry, pool: { call: async () => 2 }, gate }).invoke('dbl', { k: odd })).ok).toBe(true);
+    await registry.install({
+      name: 'dbl',
+      description: 'd',
+      parameters: { type: 'object' },
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default () => 1' },
+    });
+    expect((await new Invoker({ registry, pool: { call: async () => 2 }, gate }).invoke('dbl', { k: odd })).ok).toBe(
+      true,
+    );
     const line = asker.questions[0]!.details.find((d) => d.startsWith('arguments: '));
     expect(line).toBe('arguments: {"k":"<withheld>"}');
   });
@@ -494,7 +665,13 @@ describe('C8: approval questions show the call\'s arguments (preview), never aud
   it('a long or many-line preview is cut: at most 6 lines, each line cut at 600 characters on display', async () => {
     const asker = new FakeAsker();
     const { gate } = memGate([{ scope: 'user', source: 't', mode: 'strict' }], { asker });
-    const req: GateRequest = { principal: 'p', kind: 'tool', toolName: 'weather', revision: REV, preview: [...Array.from({ length: 10 }, (_, i) => `line ${i}`), 'z'.repeat(5000)].join('\n') };
+    const req: GateRequest = {
+      principal: 'p',
+      kind: 'tool',
+      toolName: 'weather',
+      revision: REV,
+      preview: [...Array.from({ length: 10 }, (_, i) => `line ${i}`), 'z'.repeat(5000)].join('\n'),
+    };
     await gate.authorize(req);
     const q = asker.questions[0]!;
     const shown = q.details.filter((d) => d.startsWith('line ') || d.startsWith('… [cut'));

@@ -1,4 +1,5 @@
-// Pause and decision records kept in memory by the gate (Store.getJsonFresh) still see other processes' changes at the next call; trusted side.
+// Pause and decision records kept in memory by the gate (Store.getJsonFresh) still see other processes' changes at the
+// next call; trusted side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -67,7 +68,14 @@ const call = (): GateRequest => ({ principal: 'cli:user', kind: 'tool', toolName
 describe('gate records kept in memory, checked by their file stamp', () => {
   it('a permanent decision revoked by another process applies to the very next call', async () => {
     const { store, reads } = countingStore('decisions');
-    await new StoreDecisions(store).add({ kind: 'tool', revision: REV, toolName: 'weather', allow: true, scope: 'permanent', at: Date.now() });
+    await new StoreDecisions(store).add({
+      kind: 'tool',
+      revision: REV,
+      toolName: 'weather',
+      allow: true,
+      scope: 'permanent',
+      at: Date.now(),
+    });
     const settings = await loadSettings({ home, cwd, homeDir: root, flags: { mode: 'strict' } });
     const gate = createNodeGate({ store, settings, cwd });
     await expect(gate.run(call(), async () => 1)).resolves.toEqual({ value: 1 });

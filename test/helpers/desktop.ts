@@ -1,4 +1,5 @@
-// A private Xvfb display and xdotool for dialog tests: finds dialog processes and their windows, answers them; test side.
+// A private Xvfb display and xdotool for dialog tests: finds dialog processes and their windows, answers them; test
+// side.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
@@ -41,7 +42,11 @@ export async function startXvfb(): Promise<Xvfb> {
 }
 
 async function startOneXvfb(): Promise<Xvfb> {
-  const child: ChildProcess = spawn('/usr/bin/Xvfb', ['-displayfd', '1', '-nolisten', 'tcp', '-noreset', '-screen', '0', `${SCREEN.width}x${SCREEN.height}x24`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child: ChildProcess = spawn(
+    '/usr/bin/Xvfb',
+    ['-displayfd', '1', '-nolisten', 'tcp', '-noreset', '-screen', '0', `${SCREEN.width}x${SCREEN.height}x24`],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const display = await new Promise<string>((resolve, reject) => {
     let got = '';
     const timer = setTimeout(() => reject(new Error('Xvfb did not report a display within 15 s')), 15_000);
@@ -73,14 +78,22 @@ async function startOneXvfb(): Promise<Xvfb> {
 
 /** Run xdotool on `display`; resolves with stdout (rejects on a non-zero exit). */
 export async function xdotool(display: string, args: string[]): Promise<string> {
-  const { stdout } = await run('/usr/bin/xdotool', args, { env: { DISPLAY: display, PATH: '/usr/bin:/bin' }, timeout: 10_000 });
+  const { stdout } = await run('/usr/bin/xdotool', args, {
+    env: { DISPLAY: display, PATH: '/usr/bin:/bin' },
+    timeout: 10_000,
+  });
   return stdout;
 }
 
-/** Window ids whose title matches `name` (a regular expression, as xdotool takes it), mapped or not unless `visible`; none is []. */
+/**
+ * Window ids whose title matches `name` (a regular expression, as xdotool takes it), mapped or not unless `visible`;
+ * none is [].
+ */
 export async function windowsNamed(display: string, name: string, visible = false): Promise<string[]> {
   try {
-    return (await xdotool(display, ['search', ...(visible ? ['--onlyvisible'] : []), '--name', name])).split('\n').filter((l) => l.length > 0);
+    return (await xdotool(display, ['search', ...(visible ? ['--onlyvisible'] : []), '--name', name]))
+      .split('\n')
+      .filter((l) => l.length > 0);
   } catch {
     return []; // xdotool exits 1 when nothing matches
   }
@@ -143,7 +156,9 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** The dialog's logical lines back from its shown lines: each line starting with `continued` is joined to the one above. */
+/**
+ * The dialog's logical lines back from its shown lines: each line starting with `continued` is joined to the one above.
+ */
 export function joinContinued(lines: string[], continued: string): string[] {
   const out: string[] = [];
   for (const l of lines) {

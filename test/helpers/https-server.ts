@@ -115,7 +115,11 @@ export async function startHttpsServer(opts: { host?: string } = {}): Promise<Te
 }
 
 /** Write `total` bytes in `chunk`-sized pieces honouring backpressure; reports how it ended. */
-export function streamBytes(res: ServerResponse, total: number, chunk = 64 * 1024): Promise<{ finished: boolean; written: number }> {
+export function streamBytes(
+  res: ServerResponse,
+  total: number,
+  chunk = 64 * 1024,
+): Promise<{ finished: boolean; written: number }> {
   return new Promise((resolve) => {
     let written = 0;
     let done = false;

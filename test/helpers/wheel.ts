@@ -56,7 +56,11 @@ export function zip(files: Record<string, string | Uint8Array>): Buffer {
 }
 
 /** A pure-Python wheel `tinytext-1.0-py3-none-any.whl` whose module `tinytext` has `shout(s)` and `VERSION`. */
-export function tinyWheel(extra: Record<string, string | Uint8Array> = {}): { file: string; bytes: Buffer; sha256: string } {
+export function tinyWheel(extra: Record<string, string | Uint8Array> = {}): {
+  file: string;
+  bytes: Buffer;
+  sha256: string;
+} {
   const dist = 'tinytext-1.0.dist-info';
   const bytes = zip({
     'tinytext/__init__.py': 'VERSION = "1.0"\n\ndef shout(s):\n    return s.upper() + "!"\n',

@@ -1,4 +1,5 @@
-// The bridge's own rules, run against both hosts' upstream transports: the command line's (a child process over stdio) and the fetch-based Streamable HTTP one core gives every host; test side.
+// The bridge's own rules, run against both hosts' upstream transports: the command line's (a child process over stdio)
+// and the fetch-based Streamable HTTP one core gives every host; test side.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -54,7 +55,12 @@ async function freePort(): Promise<number> {
 /** A memory source, as a host without a settings folder keeps definitions. */
 function memorySource(defs: McpDefinition[]): McpDefinitionSource {
   const m = new Map(defs.map((d) => [d.name, d]));
-  return { list: async () => [...m.keys()].sort(), load: async (n) => m.get(n), loadSync: (n) => m.get(n), fingerprint: (d) => JSON.stringify([d.url ?? null, d.command ?? null, d.args, d.env]) };
+  return {
+    list: async () => [...m.keys()].sort(),
+    load: async (n) => m.get(n),
+    loadSync: (n) => m.get(n),
+    fingerprint: (d) => JSON.stringify([d.url ?? null, d.command ?? null, d.args, d.env]),
+  };
 }
 
 interface Harness {
@@ -80,13 +86,25 @@ const harnesses: Harness[] = [
   {
     name: 'any host: Streamable HTTP over fetch (core streamableHttpConnector)',
     async bridge(opts, allow) {
-      const def: McpDefinition = { v: 1, name: 'ev', url: httpUrl, args: [], env: { TYMCP_HEADER_1: 'X-Test: 1' }, allow, ask: 'default', shared: false, folder: '' };
+      const def: McpDefinition = {
+        v: 1,
+        name: 'ev',
+        url: httpUrl,
+        args: [],
+        env: { TYMCP_HEADER_1: 'X-Test: 1' },
+        allow,
+        ask: 'default',
+        shared: false,
+        folder: '',
+      };
       // the page's own fetch: every request is seen here (a browser host passes window.fetch)
       const seen: string[] = [];
-      const connect = streamableHttpConnector({ fetch: (input, init) => {
-        seen.push(String(input));
-        return fetch(input, init);
-      } });
+      const connect = streamableHttpConnector({
+        fetch: (input, init) => {
+          seen.push(String(input));
+          return fetch(input, init);
+        },
+      });
       const b = new CoreBridge({ ...opts, source: memorySource([def]), connect });
       (b as unknown as { seen: string[] }).seen = seen;
       return b;
@@ -96,10 +114,17 @@ const harnesses: Harness[] = [
 
 beforeAll(async () => {
   const port = await freePort();
-  httpPeer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: 'ignore', detached: true });
+  httpPeer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: 'ignore',
+    detached: true,
+  });
   httpUrl = `http://127.0.0.1:${port}/mcp`;
   for (let i = 0; i < 200; i++) {
-    const ok = await fetch(httpUrl, { method: 'GET' }).then(() => true, () => false);
+    const ok = await fetch(httpUrl, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -124,13 +149,19 @@ describe.each(harnesses)('the bridge over $name', (h) => {
     close = undefined;
   });
 
-  async function start(allow: string[], gate = new FakeGate(() => false)): Promise<{ client: Client; gate: FakeGate; logs: string[]; dropped: string[]; bridge: CoreBridge }> {
+  async function start(
+    allow: string[],
+    gate = new FakeGate(() => false),
+  ): Promise<{ client: Client; gate: FakeGate; logs: string[]; dropped: string[]; bridge: CoreBridge }> {
     const logs: string[] = [];
     const dropped: string[] = [];
     const bridge = await h.bridge({ sandbox: 't', gate, log: (l) => logs.push(l) }, allow);
     const pair = new LinePair((r) => dropped.push(r));
     const done = serveSession(bridge, pair.server);
-    const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {}, elicitation: {}, roots: {} } });
+    const client = new Client(
+      { name: 'test', version: '1' },
+      { capabilities: { sampling: {}, elicitation: {}, roots: {} } },
+    );
     await client.connect(pair);
     close = async () => {
       await client.close().catch(() => undefined);
@@ -154,7 +185,10 @@ describe.each(harnesses)('the bridge over $name', (h) => {
     expect(gate.asked.map((q) => q.target)).toEqual(['ev/get-env']);
     // one log line per request, never the arguments
     const calls = logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.method === 'tools/call');
-    expect(calls.map((l) => [l.name, l.outcome])).toEqual([['echo', 'ok'], ['get-env', 'refused:E_CAPABILITY_DENIED']]);
+    expect(calls.map((l) => [l.name, l.outcome])).toEqual([
+      ['echo', 'ok'],
+      ['get-env', 'refused:E_CAPABILITY_DENIED'],
+    ]);
     expect(logs.join('\n')).not.toContain('both hosts');
     // the fetch-based transport used the fetch it was given (a page's own)
     const seen = (bridge as unknown as { seen?: string[] }).seen;
@@ -177,14 +211,20 @@ describe.each(harnesses)('the bridge over $name', (h) => {
     const uri = list[0]!.uri;
     const read = await client.readResource({ uri });
     expect(read.contents[0]?.uri).toBe(uri);
-    expect(gate.requests.map((q) => [q.kind, q.preapproved?.rule])).toEqual([['mcp-resource', 'ev: --allow resources/read']]);
+    expect(gate.requests.map((q) => [q.kind, q.preapproved?.rule])).toEqual([
+      ['mcp-resource', 'ev: --allow resources/read'],
+    ]);
     await expect(client.readResource({ uri: 'demo://resource/static/document/x' })).rejects.toThrow(/tymcp/);
   }, 60_000);
 
   it('progress of a long call reaches the client before its result', async () => {
     const { client } = await start(['trigger-long-running-operation']);
     const seen: number[] = [];
-    const r = await client.callTool({ name: 'ev__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const r = await client.callTool(
+      { name: 'ev__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+      undefined,
+      { onprogress: (p) => seen.push(p.progress) },
+    );
     expect(r.isError).not.toBe(true);
     expect(seen).toEqual([1, 2, 3]);
   }, 60_000);

@@ -1,7 +1,18 @@
 // The MCP bridge against real peers (server-everything over stdio, a raw JSON-RPC fixture server); test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { EVERYTHING, FIXTURE, FakeGate, addNodeServer, connect, groupAlive, tempHome, toolError, type Connected, mcpRefusal } from './helpers.js';
+import {
+  EVERYTHING,
+  FIXTURE,
+  FakeGate,
+  addNodeServer,
+  connect,
+  groupAlive,
+  tempHome,
+  toolError,
+  type Connected,
+  mcpRefusal,
+} from './helpers.js';
 import { buildDefinition, saveDefinition, removeDefinition } from '../../node/mcp/definitions.js';
 
 let home: string;
@@ -24,17 +35,37 @@ const codeOf = mcpRefusal;
 
 describe('bridge with server-everything over stdio', () => {
   it('the server receives exactly the snapshot plus --env, and empty client capabilities', async () => {
-    await addNodeServer(home, 'everything', EVERYTHING, ['stdio'], { env: { MY_TOKEN: 'tok-123' }, allow: ['get-env'] });
+    await addNodeServer(home, 'everything', EVERYTHING, ['stdio'], {
+      env: { MY_TOKEN: 'tok-123' },
+      allow: ['get-env'],
+    });
     conn = await connect({ home, sandbox: 't' });
     const tools = (await conn.client.listTools()).tools.map((t) => t.name);
     expect(tools).toContain('everything__echo');
     expect(tools).toContain('everything__get-env');
-    // the client declared sampling/elicitation/roots; server-everything offers these tools only to clients that declare them
+    // the client declared sampling/elicitation/roots; server-everything offers these tools only to clients that declare
+    // them
     expect(tools.some((n) => n.includes('trigger-sampling-request'))).toBe(false);
     expect(tools.some((n) => n.includes('elicitation'))).toBe(false);
     expect(tools.some((n) => n.includes('get-roots-list'))).toBe(false);
-    const env = JSON.parse(text(await conn.client.callTool({ name: 'everything__get-env', arguments: {} }))) as Record<string, string>;
-    const allowed = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TMPDIR', 'SSH_AUTH_SOCK', 'DISPLAY', 'WAYLAND_DISPLAY', 'DBUS_SESSION_BUS_ADDRESS', 'MY_TOKEN']);
+    const env = JSON.parse(text(await conn.client.callTool({ name: 'everything__get-env', arguments: {} }))) as Record<
+      string,
+      string
+    >;
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'USER',
+      'LOGNAME',
+      'LANG',
+      'LANGUAGE',
+      'TMPDIR',
+      'SSH_AUTH_SOCK',
+      'DISPLAY',
+      'WAYLAND_DISPLAY',
+      'DBUS_SESSION_BUS_ADDRESS',
+      'MY_TOKEN',
+    ]);
     for (const k of Object.keys(env)) expect(allowed.has(k) || /^LC_/.test(k), `unexpected ${k}`).toBe(true);
     expect(env.MY_TOKEN).toBe('tok-123');
     expect(env.PATH).toBe(process.env.PATH);
@@ -51,7 +82,12 @@ describe('bridge with server-everything over stdio', () => {
     const r = await codeOf(conn.client.callTool({ name: 'everything__get-env', arguments: {} }));
     expect(r.stable).toBe('E_CAPABILITY_DENIED');
     expect(gate.requests).toHaveLength(1);
-    expect(gate.requests[0]).toMatchObject({ kind: 'mcp', target: 'everything/get-env', principal: 'mcp:t', hints: { readOnlyHint: true, destructiveHint: false } });
+    expect(gate.requests[0]).toMatchObject({
+      kind: 'mcp',
+      target: 'everything/get-env',
+      principal: 'mcp:t',
+      hints: { readOnlyHint: true, destructiveHint: false },
+    });
     gate.decide = () => true;
     const ok = await conn.client.callTool({ name: 'everything__echo', arguments: { message: 'hi' } });
     expect(text(ok)).toContain('hi');
@@ -61,14 +97,18 @@ describe('bridge with server-everything over stdio', () => {
   it('without a rule and without anyone to ask, a call is refused (E_APPROVAL_REQUIRED)', async () => {
     await addNodeServer(home, 'everything', EVERYTHING, ['stdio']);
     conn = await connect({ home, sandbox: 't' });
-    expect((await codeOf(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x' } }))).stable).toBe('E_APPROVAL_REQUIRED');
+    expect((await codeOf(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x' } }))).stable).toBe(
+      'E_APPROVAL_REQUIRED',
+    );
   });
 
   it('unlisted and missing arguments are tool execution errors (isError, E_INVALID_ARGS) before the gate is asked', async () => {
     await addNodeServer(home, 'everything', EVERYTHING, ['stdio']);
     const gate = new FakeGate(() => true);
     conn = await connect({ home, sandbox: 't', gate });
-    const a = await toolError(conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x', bogusProp: true } }));
+    const a = await toolError(
+      conn.client.callTool({ name: 'everything__echo', arguments: { message: 'x', bogusProp: true } }),
+    );
     expect(a.code).toBe('E_INVALID_ARGS');
     expect(a.text).toContain('bogusProp');
     const b = await toolError(conn.client.callTool({ name: 'everything__echo' } as never));
@@ -98,7 +138,11 @@ describe('bridge with server-everything over stdio', () => {
     await addNodeServer(home, 'everything', EVERYTHING, ['stdio'], { ask: 'none' });
     conn = await connect({ home, sandbox: 't' });
     const progress: number[] = [];
-    const r = await conn.client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
+    const r = await conn.client.callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } },
+      undefined,
+      { onprogress: (p) => void progress.push(p.progress) },
+    );
     expect(JSON.stringify(r)).toContain('completed');
     expect(progress).toEqual([1, 2]);
     const logs: unknown[] = [];
@@ -111,7 +155,10 @@ describe('bridge with server-everything over stdio', () => {
   it('stopping the session leaves no process of the server group behind', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     conn = await connect({ home, sandbox: 't' });
-    const info = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as { pgid: number; cwd: string };
+    const info = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as {
+      pgid: number;
+      cwd: string;
+    };
     expect(info.cwd).toBe('/');
     expect(groupAlive(info.pgid)).toBe(true);
     await conn.close();
@@ -128,17 +175,31 @@ describe('server-to-client rules with a raw peer', () => {
     conn.client.fallbackNotificationHandler = async (n) => {
       seen.push(n.method);
     };
-    const answers = JSON.parse(text(await conn.client.callTool({ name: 'fx__poke', arguments: {} }))) as { id: number; result?: unknown; error?: { code: number } }[];
+    const answers = JSON.parse(text(await conn.client.callTool({ name: 'fx__poke', arguments: {} }))) as {
+      id: number;
+      result?: unknown;
+      error?: { code: number };
+    }[];
     expect(answers.map((a) => a.id)).toEqual([90, 91, 92, 93]);
     for (const a of answers.slice(0, 3)) expect(a.error?.code).toBe(-32601);
     expect(answers[3]).toEqual({ jsonrpc: '2.0', id: 93, result: {} });
     await new Promise((r) => setTimeout(r, 100));
     // the client never saw a server request; it saw the list change and the log message, not the vendor notification
-    expect(conn.transport.raw.some((m) => (m as { method?: string }).method?.startsWith('sampling') || (m as { method?: string }).method === 'roots/list')).toBe(false);
-    expect(conn.transport.raw.some((m) => (m as { method?: string }).method === 'notifications/tools/list_changed')).toBe(true);
+    expect(
+      conn.transport.raw.some(
+        (m) =>
+          (m as { method?: string }).method?.startsWith('sampling') ||
+          (m as { method?: string }).method === 'roots/list',
+      ),
+    ).toBe(false);
+    expect(
+      conn.transport.raw.some((m) => (m as { method?: string }).method === 'notifications/tools/list_changed'),
+    ).toBe(true);
     expect(conn.transport.raw.some((m) => (m as { method?: string }).method === 'x-vendor/anything')).toBe(false);
     expect(conn.logs.some((l) => l.includes('x-vendor/anything') && l.includes('dropped'))).toBe(true);
-    const info = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as { initCaps: unknown };
+    const info = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as {
+      initCaps: unknown;
+    };
     expect(info.initCaps).toEqual({});
   });
 });
@@ -147,12 +208,16 @@ describe('definitions change under a live session', () => {
   it('re-adding with another environment ends the old session (told it is gone); removing refuses the next call', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     conn = await connect({ home, sandbox: 't' });
-    const first = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as { pgid: number };
+    const first = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as {
+      pgid: number;
+    };
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', env: { NEW_TOKEN: 'x' } });
     const gone = await codeOf(conn.client.callTool({ name: 'fx__received', arguments: {} }));
     expect(gone.message).toContain('gone');
     expect(groupAlive(first.pgid)).toBe(false);
-    const second = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as { pgid: number };
+    const second = JSON.parse(text(await conn.client.callTool({ name: 'fx__received', arguments: {} }))) as {
+      pgid: number;
+    };
     expect(second.pgid).not.toBe(first.pgid);
     expect(await removeDefinition(home, 'fx')).toBe(true);
     const removed = await codeOf(conn.client.callTool({ name: 'fx__received', arguments: {} }));
@@ -164,9 +229,17 @@ describe('definitions change under a live session', () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['search'] });
     conn = await connect({ home, sandbox: 't' });
     expect(text(await conn.client.callTool({ name: 'fx__search', arguments: { q: 'a' } }))).toBe('found a');
-    const def = buildDefinition({ name: 'fx', command: [process.execPath, FIXTURE], folder: (await import('./helpers.js')).ROOT, processEnv: process.env, allow: [] });
+    const def = buildDefinition({
+      name: 'fx',
+      command: [process.execPath, FIXTURE],
+      folder: (await import('./helpers.js')).ROOT,
+      processEnv: process.env,
+      allow: [],
+    });
     await saveDefinition(home, def);
-    expect((await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'a' } }))).stable).toBe('E_APPROVAL_REQUIRED');
+    expect((await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'a' } }))).stable).toBe(
+      'E_APPROVAL_REQUIRED',
+    );
   });
 });
 
@@ -184,13 +257,17 @@ describe('bridge with server-filesystem over stdio', () => {
       const names = (await conn.client.listTools()).tools.map((t) => t.name);
       expect(names).toContain('fs__write_file');
       // readOnlyHint does not skip asking: the gate is asked and says no
-      expect((await codeOf(conn.client.callTool({ name: 'fs__list_allowed_directories', arguments: {} }))).stable).toBe('E_CAPABILITY_DENIED');
+      expect((await codeOf(conn.client.callTool({ name: 'fs__list_allowed_directories', arguments: {} }))).stable).toBe(
+        'E_CAPABILITY_DENIED',
+      );
       expect(gate.requests[0]?.hints).toEqual({ readOnlyHint: true, openWorldHint: false });
       const file = join(dir, 'a.txt');
       await conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'written' } });
       expect(gate.requests[1]?.hints).toMatchObject({ destructiveHint: true, readOnlyHint: false });
       expect(await readFile(file, 'utf8')).toBe('written');
-      const bad = await toolError(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'x', mode: '777' } }));
+      const bad = await toolError(
+        conn.client.callTool({ name: 'fs__write_file', arguments: { path: file, content: 'x', mode: '777' } }),
+      );
       expect(bad.code).toBe('E_INVALID_ARGS');
       expect(bad.text).toContain('mode');
       const missing = await toolError(conn.client.callTool({ name: 'fs__write_file', arguments: { path: file } }));
@@ -204,21 +281,26 @@ describe('bridge with server-filesystem over stdio', () => {
 });
 
 describe('refusals count toward the pause', () => {
-  it('after maxRefusals of the bridge\'s own refusals the tool is paused, even for calls its rules allow', async () => {
+  it("after maxRefusals of the bridge's own refusals the tool is paused, even for calls its rules allow", async () => {
     const { PauseTracker } = await import('../../core/policy/pause.js');
     const { Store } = await import('../../core/store/contract.js');
     const { MemoryStoreBackend } = await import('../../core/store/memory.js');
     const pause = new PauseTracker(new Store(new MemoryStoreBackend()), { maxRefusals: 3, windowMs: 60_000 });
     await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['search'] });
     conn = await connect({ home, sandbox: 't', pause });
-    for (let i = 0; i < 3; i++) expect((await toolError(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x', bad: i } }))).code).toBe('E_INVALID_ARGS');
+    for (let i = 0; i < 3; i++)
+      expect((await toolError(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x', bad: i } }))).code).toBe(
+        'E_INVALID_ARGS',
+      );
     const paused = await codeOf(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
     expect(paused.stable).toBe('E_PAUSED');
     // named as the setting a person acts on, never as a command line (the client's user is not at tycli's)
     expect(paused.message).toContain('a person can resume fx__search');
     expect(paused.message).not.toMatch(/tycli |--allow/);
     // another tool of the same server is not paused
-    expect((await codeOf(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe('E_APPROVAL_REQUIRED');
+    expect((await codeOf(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe(
+      'E_APPROVAL_REQUIRED',
+    );
     await pause.resume('fx__search');
     expect(text(await conn.client.callTool({ name: 'fx__search', arguments: { q: 'y' } }))).toBe('found y');
   });
@@ -226,7 +308,16 @@ describe('refusals count toward the pause', () => {
 
 describe('a server that cannot start', () => {
   it('is refused with E_MCP naming no host path, and holds no place', async () => {
-    await saveDefinition(home, buildDefinition({ name: 'nope', command: ['/nonexistent/tymcp-server'], folder: '/', processEnv: { PATH: '/usr/bin' }, ask: 'none' }));
+    await saveDefinition(
+      home,
+      buildDefinition({
+        name: 'nope',
+        command: ['/nonexistent/tymcp-server'],
+        folder: '/',
+        processEnv: { PATH: '/usr/bin' },
+        ask: 'none',
+      }),
+    );
     conn = await connect({ home, sandbox: 't' });
     expect((await conn.client.listTools()).tools.filter((t) => t.name.startsWith('nope__'))).toEqual([]);
     const r = await codeOf(conn.client.callTool({ name: 'nope__x', arguments: {} }));

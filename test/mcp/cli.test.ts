@@ -36,13 +36,29 @@ async function tycli(args: string[], cwd = ROOT): Promise<{ code: number; stdout
   stdout.on('data', (c) => (o += c));
   stderr.on('data', (c) => (e += c));
   const io: CliIO = { stdout, stderr, stdin: new PassThrough(), interactive: false };
-  const code = await main(['--home', home, ...args], { io, env: { ...process.env, SECRET_IN_PARENT: 'parent-only' }, cwd });
+  const code = await main(['--home', home, ...args], {
+    io,
+    env: { ...process.env, SECRET_IN_PARENT: 'parent-only' },
+    cwd,
+  });
   return { code, stdout: o, stderr: e };
 }
 
 describe('tycli mcp definitions', () => {
   it('add writes a 0600 file, keeps --env values secret in show and list', async () => {
-    const r = await tycli(['mcp', 'add', 'ev', '--env', 'API_TOKEN=s3cret-value', '--allow', 'echo', '--', process.execPath, EVERYTHING, 'stdio']);
+    const r = await tycli([
+      'mcp',
+      'add',
+      'ev',
+      '--env',
+      'API_TOKEN=s3cret-value',
+      '--allow',
+      'echo',
+      '--',
+      process.execPath,
+      EVERYTHING,
+      'stdio',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const file = join(definitionsDir(home), 'ev.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -51,7 +67,12 @@ describe('tycli mcp definitions', () => {
     expect(saved.env.API_TOKEN).toBe('s3cret-value');
     expect(saved.env.SECRET_IN_PARENT).toBeUndefined();
     expect(saved.allow).toEqual(['echo']);
-    for (const args of [['mcp', 'show', 'ev'], ['mcp', 'list'], ['--json', 'mcp', 'show', 'ev'], ['--json', 'mcp', 'list']]) {
+    for (const args of [
+      ['mcp', 'show', 'ev'],
+      ['mcp', 'list'],
+      ['--json', 'mcp', 'show', 'ev'],
+      ['--json', 'mcp', 'list'],
+    ]) {
       const s = await tycli(args);
       expect(s.code).toBe(0);
       expect(s.stdout + s.stderr).not.toContain('s3cret-value');
@@ -75,10 +96,28 @@ describe('tycli mcp definitions', () => {
   });
 
   it('--env-from and --header-env take values from the environment, never the command line', async () => {
-    expect((await tycli(['mcp', 'add', 'ev2', '--env-from', 'SECRET_IN_PARENT', '--', process.execPath, EVERYTHING])).code).toBe(0);
-    expect(JSON.parse(await readFile(join(definitionsDir(home), 'ev2.json'), 'utf8')).env.SECRET_IN_PARENT).toBe('parent-only');
-    expect((await tycli(['mcp', 'add', 'web', '--url', 'https://mcp.example.com/mcp', '--header-env', 'Authorization=SECRET_IN_PARENT'])).code).toBe(0);
-    expect(JSON.parse(await readFile(join(definitionsDir(home), 'web.json'), 'utf8')).env.TYMCP_HEADER_1).toBe('Authorization: parent-only');
+    expect(
+      (await tycli(['mcp', 'add', 'ev2', '--env-from', 'SECRET_IN_PARENT', '--', process.execPath, EVERYTHING])).code,
+    ).toBe(0);
+    expect(JSON.parse(await readFile(join(definitionsDir(home), 'ev2.json'), 'utf8')).env.SECRET_IN_PARENT).toBe(
+      'parent-only',
+    );
+    expect(
+      (
+        await tycli([
+          'mcp',
+          'add',
+          'web',
+          '--url',
+          'https://mcp.example.com/mcp',
+          '--header-env',
+          'Authorization=SECRET_IN_PARENT',
+        ])
+      ).code,
+    ).toBe(0);
+    expect(JSON.parse(await readFile(join(definitionsDir(home), 'web.json'), 'utf8')).env.TYMCP_HEADER_1).toBe(
+      'Authorization: parent-only',
+    );
     const missing = await tycli(['mcp', 'add', 'ev3', '--env-from', 'NOT_SET_ANYWHERE', '--', process.execPath]);
     expect(missing.code).toBe(2);
   });
@@ -152,7 +191,18 @@ describe('tycli mcp definitions', () => {
     expect(same.code, same.stderr).toBe(0);
     expect(JSON.parse(same.stdout)).toMatchObject({ ok: true, replaced: false, unchanged: true });
     // a broader rule list and a new secret: refused without approval, the file untouched
-    const wider = ['mcp', 'add', 'fx', '--allow', 'received', '--env', 'TOKEN=t0p-secret', '--', process.execPath, FIXTURE];
+    const wider = [
+      'mcp',
+      'add',
+      'fx',
+      '--allow',
+      'received',
+      '--env',
+      'TOKEN=t0p-secret',
+      '--',
+      process.execPath,
+      FIXTURE,
+    ];
     const refused = await tycli(wider);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('E_APPROVAL_REQUIRED');
@@ -164,7 +214,10 @@ describe('tycli mcp definitions', () => {
     expect(approved.code, approved.stderr).toBe(0);
     expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, replaced: true, changed: ['allow', 'env'] });
     expect(approved.stdout).not.toContain('t0p-secret');
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ allow: ['received'], env: { TOKEN: 't0p-secret' } });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      allow: ['received'],
+      env: { TOKEN: 't0p-secret' },
+    });
   });
 
   it('remove deletes it; removing again is an error', async () => {
@@ -180,18 +233,35 @@ describe('the SDK Client connected to tycli mcp serve', () => {
     const { mkdir } = await import('node:fs/promises');
     const settingsFile = tycliPaths(home).settingsFile;
     await mkdir(join(settingsFile, '..'), { recursive: true });
-    await writeFile(settingsFile, JSON.stringify({ pause: { maxRefusals: 2, windowMs: 60_000 }, permissions: { deny: ['mcp(fx/search)'] } }));
+    await writeFile(
+      settingsFile,
+      JSON.stringify({ pause: { maxRefusals: 2, windowMs: 60_000 }, permissions: { deny: ['mcp(fx/search)'] } }),
+    );
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
-    const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve'], cwd: ROOT, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve'],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'sdk', version: '1' });
     await client.connect(transport);
     try {
-      const call = () => client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(() => 'resolved', (e: Error) => e.message);
+      const call = () =>
+        client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(
+          () => 'resolved',
+          (e: Error) => e.message,
+        );
       expect(await call()).toContain('denied by deny rule mcp(fx/search)');
-      expect(await call()).toContain('are now paused until a person resumes them; a person can resume it with: tycli resume fx__search');
+      expect(await call()).toContain(
+        'are now paused until a person resumes them; a person can resume it with: tycli resume fx__search',
+      );
       const paused = await call();
-      expect(paused).toContain('calls to "fx__search" are paused after 2 refusals within 60 s, until a person resumes them; a person can resume it with: tycli resume fx__search');
-      expect(paused.split('resume').length).toBe(4); // "resumes them", "resume it with", "tycli resume": no other repeat
+      expect(paused).toContain(
+        'calls to "fx__search" are paused after 2 refusals within 60 s, until a person resumes them; a person can resume it with: tycli resume fx__search',
+      );
+      // "resumes them", "resume it with", "tycli resume": no other repeat
+      expect(paused.split('resume').length).toBe(4);
     } finally {
       await client.close().catch(() => undefined);
     }
@@ -201,7 +271,19 @@ describe('the SDK Client connected to tycli mcp serve', () => {
     expect((await tycli(['mcp', 'add', 'fx', '--allow', 'received', '--', process.execPath, FIXTURE])).code).toBe(0);
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve', '--client', 'sdk', '--allow', 'mcp(fx/poke)'],
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'test/mcp/cli-entry.ts'),
+        '--home',
+        home,
+        'mcp',
+        'serve',
+        '--client',
+        'sdk',
+        '--allow',
+        'mcp(fx/poke)',
+      ],
       cwd: ROOT,
       stderr: 'pipe',
     });
@@ -211,13 +293,25 @@ describe('the SDK Client connected to tycli mcp serve', () => {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['fx__poke', 'fx__search', 'fx__received']));
       const r = await client.callTool({ name: 'fx__received', arguments: {} });
-      const info = JSON.parse((r.content as { text: string }[])[0]!.text) as { pgid: number; initCaps: unknown; cwd: string };
+      const info = JSON.parse((r.content as { text: string }[])[0]!.text) as {
+        pgid: number;
+        initCaps: unknown;
+        cwd: string;
+      };
       expect(info.initCaps).toEqual({});
       expect(info.cwd).toBe('/');
       // no rule and no one to ask (no terminal, no question watcher): refused by the real gate
-      const refused = String(await client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(() => 'resolved', (e: Error) => e.message));
-      // said once, naming the server and its tool; the definition's identity (mcp:fx:HASH:sha256-…) stays in data and audit
-      expect(refused).toContain('calling tool "search" of MCP server "fx" needs a person\'s approval, but nobody could be asked (');
+      const refused = String(
+        await client.callTool({ name: 'fx__search', arguments: { q: 'x' } }).then(
+          () => 'resolved',
+          (e: Error) => e.message,
+        ),
+      );
+      // said once, naming the server and its tool; the definition's identity (mcp:fx:HASH:sha256-…) stays in data and
+      // audit
+      expect(refused).toContain(
+        'calling tool "search" of MCP server "fx" needs a person\'s approval, but nobody could be asked (',
+      );
       expect(refused.split('nobody could be asked').length).toBe(2);
       expect(refused.split('questions (').length).toBe(2);
       expect(refused).not.toContain('mcp:fx:');
@@ -242,9 +336,16 @@ describe('the SDK Client connected to tycli mcp serve', () => {
 describe('tycli mcp namespace', () => {
   it('set validates and saves 0600; a broadcast mutation or a server name is refused; remove works', async () => {
     const dir = await scratchDir('tymcp-ns-');
-    const good = { v: 1, name: 'code', actions: [{ name: 'find', access: 'read', targets: [{ kind: 'a', server: 'fa', tool: 'find' }] }] };
+    const good = {
+      v: 1,
+      name: 'code',
+      actions: [{ name: 'find', access: 'read', targets: [{ kind: 'a', server: 'fa', tool: 'find' }] }],
+    };
     await writeFile(join(dir, 'good.json'), JSON.stringify(good));
-    await writeFile(join(dir, 'bad.json'), JSON.stringify({ ...good, actions: [{ ...good.actions[0], access: 'mutation', broadcast: true }] }));
+    await writeFile(
+      join(dir, 'bad.json'),
+      JSON.stringify({ ...good, actions: [{ ...good.actions[0], access: 'mutation', broadcast: true }] }),
+    );
     await writeFile(join(dir, 'clash.json'), JSON.stringify({ ...good, name: 'fx' }));
     expect((await tycli(['mcp', 'namespace', 'set', 'good.json'], dir)).code).toBe(0);
     expect((await stat(join(home, 'config', 'mcp-namespaces', 'code.json'))).mode & 0o777).toBe(0o600);
@@ -261,7 +362,17 @@ describe('tycli mcp namespace', () => {
 describe('registered tool revisions through tycli mcp serve', () => {
   it('an external-service revision bound to a bridged tool is offered and needs the same MCP approval as a bridged call', async () => {
     const dir = await scratchDir('tymcp-tool-');
-    const manifest = (name: string, tool: string) => ({ name, description: 'search via fx', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false }, execution: { kind: 'external-service', serviceId: 'fx', tool } });
+    const manifest = (name: string, tool: string) => ({
+      name,
+      description: 'search via fx',
+      parameters: {
+        type: 'object',
+        properties: { q: { type: 'string' } },
+        required: ['q'],
+        additionalProperties: false,
+      },
+      execution: { kind: 'external-service', serviceId: 'fx', tool },
+    });
     await writeFile(join(dir, 'a.json'), JSON.stringify(manifest('ext-search', 'search')));
     await writeFile(join(dir, 'b.json'), JSON.stringify(manifest('ext-other', 'find')));
     expect((await tycli(['tool', 'add', 'a.json'], dir)).code).toBe(0);
@@ -269,7 +380,17 @@ describe('registered tool revisions through tycli mcp serve', () => {
     expect((await tycli(['mcp', 'add', 'fx', '--', process.execPath, FIXTURE])).code).toBe(0);
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve', '--allow', 'mcp(fx/search)'],
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'test/mcp/cli-entry.ts'),
+        '--home',
+        home,
+        'mcp',
+        'serve',
+        '--allow',
+        'mcp(fx/search)',
+      ],
       cwd: ROOT,
       stderr: 'pipe',
     });
@@ -280,10 +401,17 @@ describe('registered tool revisions through tycli mcp serve', () => {
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['ext-search', 'ext-other', 'fx__search']));
       const r = await client.callTool({ name: 'ext-search', arguments: { q: 'reg' } });
       expect(JSON.stringify(r)).toContain('found reg');
-      const other = await client.callTool({ name: 'ext-other', arguments: { q: 'reg' } }).then((x) => JSON.stringify(x), (e: Error) => e.message);
+      const other = await client.callTool({ name: 'ext-other', arguments: { q: 'reg' } }).then(
+        (x) => JSON.stringify(x),
+        (e: Error) => e.message,
+      );
       expect(other).toMatch(/no-channel|approval/);
       // a registered tool's failure (here arguments its schema refuses) is a tool execution error, not a JSON-RPC error
-      const bad = (await client.callTool({ name: 'ext-search', arguments: { q: 'reg', extra: 1 } })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+      const bad = (await client.callTool({ name: 'ext-search', arguments: { q: 'reg', extra: 1 } })) as {
+        isError?: boolean;
+        content: { text: string }[];
+        _meta?: Record<string, unknown>;
+      };
       expect(bad.isError).toBe(true);
       expect(bad._meta?.['tysandbox/code']).toBe('E_INVALID_ARGS');
       expect(bad.content[0]?.text).toMatch(/extra/);
@@ -297,14 +425,40 @@ describe('tool failures reach an MCP client as tool execution errors', () => {
   it('a registered tool that throws, passes its output limit or gets arguments its schema refuses: CallToolResult isError, not a JSON-RPC error', async () => {
     const dir = await scratchDir('tymcp-fail-');
     const params = { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false };
-    const tool = (name: string, source: string, extra: Record<string, unknown> = {}) => ({ name, description: `test tool ${name}`, parameters: params, execution: { kind: 'sandboxed-code', runtime: 'javascript', source }, ...extra });
-    await writeFile(join(dir, 'boom.json'), JSON.stringify(tool('boom', 'export default async () => { throw new Error("boom inside") }')));
-    await writeFile(join(dir, 'huge.json'), JSON.stringify(tool('huge', 'export default async () => "x".repeat(5000)', { limits: { outputBytes: 1000 } })));
+    const tool = (name: string, source: string, extra: Record<string, unknown> = {}) => ({
+      name,
+      description: `test tool ${name}`,
+      parameters: params,
+      execution: { kind: 'sandboxed-code', runtime: 'javascript', source },
+      ...extra,
+    });
+    await writeFile(
+      join(dir, 'boom.json'),
+      JSON.stringify(tool('boom', 'export default async () => { throw new Error("boom inside") }')),
+    );
+    await writeFile(
+      join(dir, 'huge.json'),
+      JSON.stringify(tool('huge', 'export default async () => "x".repeat(5000)', { limits: { outputBytes: 1000 } })),
+    );
     expect((await tycli(['tool', 'add', 'boom.json'], dir)).code).toBe(0);
     expect((await tycli(['tool', 'add', 'huge.json'], dir)).code).toBe(0);
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, '--sandbox', 'off', 'mcp', 'serve', '--allow', 'tool(boom)', '--allow', 'tool(huge)'],
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'test/mcp/cli-entry.ts'),
+        '--home',
+        home,
+        '--sandbox',
+        'off',
+        'mcp',
+        'serve',
+        '--allow',
+        'tool(boom)',
+        '--allow',
+        'tool(huge)',
+      ],
       cwd: ROOT,
       stderr: 'pipe',
     });
@@ -312,7 +466,11 @@ describe('tool failures reach an MCP client as tool execution errors', () => {
     await client.connect(transport);
     try {
       const expectToolError = async (name: string, args: Record<string, unknown>, code: string, text: RegExp) => {
-        const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+        const r = (await client.callTool({ name, arguments: args })) as {
+          isError?: boolean;
+          content: { text: string }[];
+          _meta?: Record<string, unknown>;
+        };
         expect(r.isError, JSON.stringify(r)).toBe(true);
         expect(r._meta?.['tysandbox/code']).toBe(code);
         expect(r.content[0]?.text).toMatch(text);

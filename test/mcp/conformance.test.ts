@@ -1,10 +1,19 @@
-// The official MCP conformance suite (@modelcontextprotocol/conformance, on Node 22) against `tycli mcp proxy --http` in front of an SDK fixture server; test side.
+// The official MCP conformance suite (@modelcontextprotocol/conformance, on Node 22) against `tycli mcp proxy --http`
+// in front of an SDK fixture server; test side.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFORMANCE_DIR as DIR, NODE22, ROOT, addNodeServer, ensureConformanceFolder, startHttpProxy, tempHome } from './helpers.js';
+import {
+  CONFORMANCE_DIR as DIR,
+  NODE22,
+  ROOT,
+  addNodeServer,
+  ensureConformanceFolder,
+  startHttpProxy,
+  tempHome,
+} from './helpers.js';
 // @ts-expect-error: a plain ESM test harness without types
 import { authShim } from '../conformance/auth-shim.mjs';
 
@@ -51,7 +60,11 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
     const shim = (await authShim(p.url, p.token)) as { url: string; close(): Promise<void> };
     const out = await mkdtemp(join(tmpdir(), 'tymcp-conformance-'));
     try {
-      const run = spawn(NODE22, [SUITE, 'server', '--url', shim.url, '--expected-failures', join(DIR, 'expected-failures.yml'), '-o', out], { cwd: out, stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = spawn(
+        NODE22,
+        [SUITE, 'server', '--url', shim.url, '--expected-failures', join(DIR, 'expected-failures.yml'), '-o', out],
+        { cwd: out, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let text = '';
       run.stdout!.on('data', (c) => (text += String(c)));
       run.stderr!.on('data', (c) => (text += String(c)));
@@ -60,7 +73,12 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
       // exit 0: every scenario passed except the baseline's, and each baseline entry really failed
       expect(code, summary).toBe(0);
       const failed = [...summary.matchAll(/^✗ ([a-z0-9-]+):/gm)].map((m) => m[1]).sort();
-      expect(failed).toEqual(['elicitation-sep1034-defaults', 'elicitation-sep1330-enums', 'tools-call-elicitation', 'tools-call-sampling']);
+      expect(failed).toEqual([
+        'elicitation-sep1034-defaults',
+        'elicitation-sep1330-enums',
+        'tools-call-elicitation',
+        'tools-call-sampling',
+      ]);
       expect(summary).toMatch(/✓ dns-rebinding-protection: 2 passed, 0 failed/);
       expect([...summary.matchAll(/^✓ /gm)].length).toBeGreaterThanOrEqual(25);
     } finally {
@@ -69,7 +87,8 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
     }
   }, 300_000);
 
-  it('2026-07-28: runs the requirement set of that revision; every scenario passes except the baseline (tasks, multi-round-trip input, fixture gaps), header validation and stateless serving included', async () => {
+  it('2026-07-28: runs the requirement set of that revision; every scenario passes except the baseline ' +
+    '(tasks, multi-round-trip input, fixture gaps), header validation and stateless serving included', async () => {
     if (proxy === undefined) {
       await addNodeServer(home, 'conf', join(ROOT, 'test/mcp/peers/sdk-server.mjs'), [], { ask: 'none' });
       proxy = (await startHttpProxy(home, 'conf')).proc;
@@ -78,7 +97,20 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
     const shim = (await authShim(p.url, p.token)) as { url: string; close(): Promise<void> };
     const out = await mkdtemp(join(tmpdir(), 'tymcp-conformance-2026-'));
     try {
-      const { code, text } = await suite(SUITE_2026, ['--url', shim.url, '--requirements', '2026-07-28', '--expected-failures', join(DIR, 'expected-failures-2026-07-28.yml'), '-o', out], out);
+      const { code, text } = await suite(
+        SUITE_2026,
+        [
+          '--url',
+          shim.url,
+          '--requirements',
+          '2026-07-28',
+          '--expected-failures',
+          join(DIR, 'expected-failures-2026-07-28.yml'),
+          '-o',
+          out,
+        ],
+        out,
+      );
       const summary = text.slice(text.indexOf('=== SUMMARY ==='));
       expect(summary).toMatch(/✓ http-header-validation: \d+ passed, 0 failed/);
       expect(summary).toMatch(/✓ dns-rebinding-protection: \d+ passed, 0 failed/);
@@ -89,11 +121,17 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
       if (code !== 0) {
         // a scenario outside the baseline that failed in the full run (one after another on a loaded machine)
         // must pass when run again alone; the baseline's must all have failed
-        const unexpected = [...text.slice(text.indexOf('Unexpected failures')).matchAll(/^\s+✗ ([a-z0-9-]+)$/gm)].map((m) => m[1]!);
+        const unexpected = [...text.slice(text.indexOf('Unexpected failures')).matchAll(/^\s+✗ ([a-z0-9-]+)$/gm)].map(
+          (m) => m[1]!,
+        );
         expect(text, summary).not.toMatch(/now pass|Stale|stale/);
         expect(unexpected.length, summary).toBeGreaterThan(0);
         for (const scenario of unexpected) {
-          const again = await suite(SUITE_2026, ['--url', shim.url, '--spec-version', '2026-07-28', '--scenario', scenario, '-o', out], out);
+          const again = await suite(
+            SUITE_2026,
+            ['--url', shim.url, '--spec-version', '2026-07-28', '--scenario', scenario, '-o', out],
+            out,
+          );
           expect({ scenario, code: again.code }, again.text.slice(-1500)).toEqual({ scenario, code: 0 });
         }
       }
@@ -104,7 +142,9 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
     }
   }, 600_000);
 
-  it('2026-07-28: the multi-round-trip scenarios (input_required) pass through the bridge in front of a 2.x server offering their tools, under mcp-input rules; tampered state refused by the bridge', async () => {
+  it('2026-07-28: the multi-round-trip scenarios (input_required) pass through the bridge in front ' +
+    'of a 2.x server offering their tools, under mcp-input rules; tampered state refused by the ' +
+    'bridge', async () => {
     const mrtrHome = await tempHome();
     await addNodeServer(mrtrHome.home, 'mrtr', join(ROOT, 'test/mcp/peers/mrtr-server.mjs'), [], { ask: 'none' });
     const p = await startHttpProxy(mrtrHome.home, 'mrtr', ['--allow', 'mcp-input(mrtr/*)']);
@@ -114,7 +154,11 @@ describe('the MCP conformance suite against tycli mcp proxy', () => {
       const results: { scenario: string; code: number | null }[] = [];
       const tails: string[] = [];
       for (const scenario of MRTR_SCENARIOS) {
-        const r = await suite(SUITE_2026, ['--url', shim.url, '--spec-version', '2026-07-28', '--scenario', scenario, '-o', out], out);
+        const r = await suite(
+          SUITE_2026,
+          ['--url', shim.url, '--spec-version', '2026-07-28', '--scenario', scenario, '-o', out],
+          out,
+        );
         results.push({ scenario, code: r.code });
         if (r.code !== 0) tails.push(`${scenario}: ${r.text.slice(-800)}`);
       }

@@ -1,4 +1,5 @@
-// The bridge's direct tools/call path under 2026-07-28 (stateless envelope): the same answers as the SDK Server's path, the era of each request checked, odd envelopes left to the SDK; test side.
+// The bridge's direct tools/call path under 2026-07-28 (stateless envelope): the same answers as the SDK Server's path,
+// the era of each request checked, odd envelopes left to the SDK; test side.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
@@ -18,9 +19,19 @@ afterEach(async () => {
   await cleanup();
 });
 
-/** A 2.x SDK client (auto negotiation: server/discover, then every request enveloped) on an in-process bridge session. */
+/**
+ * A 2.x SDK client (auto negotiation: server/discover, then every request enveloped) on an in-process bridge session.
+ */
 async function modernSession(): Promise<Connected> {
-  const c = await connect({ home, sandbox: 'm' }, {}, (c1) => new Client({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: 'auto' } }) as unknown as typeof c1);
+  const c = await connect(
+    { home, sandbox: 'm' },
+    {},
+    (c1) =>
+      new Client(
+        { name: 'modern-client', version: '1' },
+        { versionNegotiation: { mode: 'auto' } },
+      ) as unknown as typeof c1,
+  );
   open.push(c);
   expect((c.client as unknown as Client).getNegotiatedProtocolVersion()).toBe('2026-07-28');
   return c;
@@ -60,15 +71,28 @@ const envelope = (extra: Record<string, unknown> = {}) => ({
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   ...extra,
 });
-const call = (id: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | null = envelope()) =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }) + '\n';
+const call = (
+  id: string,
+  name: string,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | null = envelope(),
+) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+  }) + '\n';
 
 describe('2026-07-28 tools/call on the direct path', () => {
   it('after the request that pins the era, calls skip the SDK Server and are answered exactly as it answers (resultType, serverInfo)', async () => {
     await addNodeServer(home, 'ev', EVERYTHING, ['stdio'], { allow: ['echo'] });
     await addNodeServer(home, 'modern', MODERN, [], { allow: ['echo'] });
     const taken = tookDirect();
-    for (const [server, args] of [['ev', { message: 'same' }], ['modern', { text: 'same' }]] as const) {
+    for (const [server, args] of [
+      ['ev', { message: 'same' }],
+      ['modern', { text: 'same' }],
+    ] as const) {
       // a connection of its own for each: its first call pins the era (the SDK Server answers it), the second is direct
       const c = await modernSession();
       const name = `${server}__echo`;
@@ -80,11 +104,25 @@ describe('2026-07-28 tools/call on the direct path', () => {
       expect((second.result as { resultType?: unknown }).resultType).toBe('complete');
       const r = await c.client.callTool({ name, arguments: args });
       expect(JSON.stringify(r.content)).toContain('same');
-      expect(c.logs.filter((l) => l.includes('"tools/call"'))).toEqual(Array(3).fill(JSON.stringify({ server, method: 'tools/call', name: 'echo', outcome: 'ok' })));
+      expect(c.logs.filter((l) => l.includes('"tools/call"'))).toEqual(
+        Array(3).fill(JSON.stringify({ server, method: 'tools/call', name: 'echo', outcome: 'ok' })),
+      );
     }
-    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual(['ev-1:false', 'ev-2:true', '0:true', 'modern-1:false', 'modern-2:true', '0:true']);
+    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual([
+      'ev-1:false',
+      'ev-2:true',
+      '0:true',
+      'modern-1:false',
+      'modern-2:true',
+      '0:true',
+    ]);
     // the SDK Server's answer names the bridge; a 2026-07-28 upstream's own identity is kept, as the SDK keeps it
-    const metaOf = (c: Connected, id: string) => (c.transport.raw.find((m) => (m as { id?: unknown }).id === id) as { result: { _meta?: Record<string, unknown> } }).result._meta?.['io.modelcontextprotocol/serverInfo'];
+    const metaOf = (c: Connected, id: string) =>
+      (
+        c.transport.raw.find((m) => (m as { id?: unknown }).id === id) as {
+          result: { _meta?: Record<string, unknown> };
+        }
+      ).result._meta?.['io.modelcontextprotocol/serverInfo'];
     expect(metaOf(open[0]!, 'ev-2')).toEqual({ name: 'tysandbox', version: '0.1.0' });
     expect(metaOf(open[1]!, 'modern-2')).toEqual({ name: 'modern-fixture', version: '1.0.0' });
   }, 60_000);
@@ -107,13 +145,22 @@ describe('2026-07-28 tools/call on the direct path', () => {
     const bad = (await answer(b, 'y')).result as { isError?: boolean; resultType?: string };
     expect([bad.isError, bad.resultType]).toEqual([true, 'complete']);
     const progress: number[] = [];
-    const r = await (b.client as unknown as Client).callTool({ name: 'ev__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, { onprogress: (p) => void progress.push(p.progress) });
+    const r = await (b.client as unknown as Client).callTool(
+      { name: 'ev__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } },
+      { onprogress: (p) => void progress.push(p.progress) },
+    );
     expect(progress).toEqual([1, 2]);
     expect(JSON.stringify(r.content)).toContain('completed');
     // pin (SDK), then unknown, bad argument and progress calls: all three direct (callBridged runs only for the
     // ones forwardAtOnce cannot take at once, the unknown tool and the refused argument)
     expect(viaSdk.mock.calls.map((x) => x[2])).toEqual(['echo', 'nope', 'echo']);
-    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual(['x:false', '0:false', 'x:true', 'y:true', '1:true']);
+    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual([
+      'x:false',
+      '0:false',
+      'x:true',
+      'y:true',
+      '1:true',
+    ]);
   }, 60_000);
 
   it('a 2026-07-28 server answering input_required gets the same answer on the direct path as on the SDK path', async () => {
@@ -141,15 +188,29 @@ describe('2026-07-28 tools/call on the direct path', () => {
     expect(bare.code).toBe(-32602);
     expect(bare.message).toMatch(/envelope/);
     // a client identity the SDK's schema refuses (name not a string): its own -32602
-    c.transport.writeRaw(call('odd', 'ev__echo', { message: 'm' }, envelope({ 'io.modelcontextprotocol/clientInfo': { name: 7, version: '1' } })));
+    c.transport.writeRaw(
+      call(
+        'odd',
+        'ev__echo',
+        { message: 'm' },
+        envelope({ 'io.modelcontextprotocol/clientInfo': { name: 7, version: '1' } }),
+      ),
+    );
     const odd = (await answer(c, 'odd')).error as { code: number; message: string };
     expect(odd.code).toBe(-32602);
     expect(viaSdk).not.toHaveBeenCalled();
     expect(c.logs.filter((l) => l.includes('"tools/call"'))).toHaveLength(1);
     // a version this connection was not pinned to: never the direct path (the SDK Server judges it)
-    c.transport.writeRaw(call('v', 'ev__echo', { message: 'm' }, envelope({ 'io.modelcontextprotocol/protocolVersion': '2025-11-25' })));
+    c.transport.writeRaw(
+      call('v', 'ev__echo', { message: 'm' }, envelope({ 'io.modelcontextprotocol/protocolVersion': '2025-11-25' })),
+    );
     await answer(c, 'v');
-    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual(['0:false', 'bare:false', 'odd:false', 'v:false']);
+    expect(taken.map(([id, took]) => `${String(id)}:${took}`)).toEqual([
+      '0:false',
+      'bare:false',
+      'odd:false',
+      'v:false',
+    ]);
   }, 60_000);
 
   it('a 2025-era connection never takes an enveloped request on the direct path', async () => {

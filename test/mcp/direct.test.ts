@@ -1,10 +1,18 @@
-// The bridge's direct tools/call path (raw JSON-RPC forwarding) and the per-call definition freshness check, against the fixture peer; test side.
+// The bridge's direct tools/call path (raw JSON-RPC forwarding) and the per-call definition freshness check, against
+// the fixture peer; test side.
 import { lstatSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, addNodeServer, connect, groupAlive, tempHome, type Connected, mcpRefusal } from './helpers.js';
-import { buildDefinition, definitionsDir, isRacy, loadDefinitionSync, sameStamp, saveDefinition } from '../../node/mcp/definitions.js';
+import {
+  buildDefinition,
+  definitionsDir,
+  isRacy,
+  loadDefinitionSync,
+  sameStamp,
+  saveDefinition,
+} from '../../node/mcp/definitions.js';
 import { UpstreamSession } from '../../node/mcp/upstream.js';
 
 let home: string;
@@ -49,7 +57,8 @@ describe('definition freshness (one lstat per call)', () => {
     expect(isRacy({ mtimeMs: now - 2_001, ctimeMs: now - 3_000 }, now)).toBe(false);
     const st = { dev: 1, ino: 2, size: 3, mtimeMs: 4, ctimeMs: 5, mode: 0o100600 };
     expect(sameStamp(st, { ...st })).toBe(true);
-    for (const k of Object.keys(st) as (keyof typeof st)[]) expect(sameStamp(st, { ...st, [k]: st[k] + 1 }), k).toBe(false);
+    for (const k of Object.keys(st) as (keyof typeof st)[])
+      expect(sameStamp(st, { ...st, [k]: st[k] + 1 }), k).toBe(false);
   });
 
   it('a same-size rewrite in place (same inode) is seen by the very next load, even right after the last one', async () => {
@@ -108,7 +117,16 @@ describe('direct tools/call path', () => {
     expect(groupAlive(first)).toBe(false);
     const second = (await received(conn)).pgid;
     expect(second).not.toBe(first);
-    await saveDefinition(home, buildDefinition({ name: 'fx', command: [process.execPath, FIXTURE, '--variant'], folder: '/tmp', processEnv: process.env, ask: 'none' }));
+    await saveDefinition(
+      home,
+      buildDefinition({
+        name: 'fx',
+        command: [process.execPath, FIXTURE, '--variant'],
+        folder: '/tmp',
+        processEnv: process.env,
+        ask: 'none',
+      }),
+    );
     expect((await refusal(received(conn))).message).toContain('gone');
     expect(groupAlive(second)).toBe(false);
     expect((await received(conn)).pgid).not.toBe(second);
@@ -120,13 +138,27 @@ describe('direct tools/call path', () => {
     expect(text(await conn.client.callTool({ name: 'fx__search', arguments: { q: 'z' } }))).toBe('found z');
     expect(conn.logs).toContain(JSON.stringify({ server: 'fx', method: 'tools/call', name: 'search', outcome: 'ok' }));
     // arguments that are not an object: the SDK Server's own -32602, nothing forwarded
-    conn.transport.writeRaw(JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'fx__search', arguments: 'q' } }) + '\n');
-    for (let i = 0; i < 100 && !conn.transport.raw.some((m) => (m as { id?: unknown }).id === 'raw-1'); i++) await sleep(10);
-    const reply = conn.transport.raw.find((m) => (m as { id?: unknown }).id === 'raw-1') as { error?: { code: number }; result?: unknown };
+    conn.transport.writeRaw(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'raw-1',
+        method: 'tools/call',
+        params: { name: 'fx__search', arguments: 'q' },
+      }) + '\n',
+    );
+    for (let i = 0; i < 100 && !conn.transport.raw.some((m) => (m as { id?: unknown }).id === 'raw-1'); i++)
+      await sleep(10);
+    const reply = conn.transport.raw.find((m) => (m as { id?: unknown }).id === 'raw-1') as {
+      error?: { code: number };
+      result?: unknown;
+    };
     // the SDK Server's own answer to a request its schema refuses (-32603 in SDK 1.x)
     expect(reply.result).toBeUndefined();
     expect(reply.error?.code).toBeLessThan(-32000);
-    expect((await received(conn)).received.filter((m) => m.method === 'tools/call').map((m) => m.name)).toEqual(['search', 'received']);
+    expect((await received(conn)).received.filter((m) => m.method === 'tools/call').map((m) => m.name)).toEqual([
+      'search',
+      'received',
+    ]);
   });
 
   it('a call the client cancels is cancelled on the server and gets no response; the session goes on', async () => {
@@ -147,13 +179,23 @@ describe('direct tools/call path', () => {
     await sleep(600); // the server's late answer has come and gone
     const after = await received(conn);
     expect(after.received.some((m) => m.method === 'notifications/cancelled')).toBe(true);
-    expect(conn.transport.raw.some((m) => (m as { id?: unknown; method?: unknown }).id === id && (m as { method?: unknown }).method === undefined)).toBe(false);
-    expect(conn.logs).toContain(JSON.stringify({ server: 'fx', method: 'tools/call', name: 'slow', outcome: 'failed' }));
+    expect(
+      conn.transport.raw.some(
+        (m) => (m as { id?: unknown; method?: unknown }).id === id && (m as { method?: unknown }).method === undefined,
+      ),
+    ).toBe(false);
+    expect(conn.logs).toContain(
+      JSON.stringify({ server: 'fx', method: 'tools/call', name: 'slow', outcome: 'failed' }),
+    );
   });
 
   it('a call past its time gets E_MCP_TIMEOUT (-32011, never the SDK timeout code) and its session and server end', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
-    conn = await connect({ home, sandbox: 't', startUpstream: (d, o, s) => UpstreamSession.start(d, { ...o, requestTimeoutMs: 300 }, s) });
+    conn = await connect({
+      home,
+      sandbox: 't',
+      startUpstream: (d, o, s) => UpstreamSession.start(d, { ...o, requestTimeoutMs: 300 }, s),
+    });
     const first = (await received(conn)).pgid;
     const r = await refusal(conn.client.callTool({ name: 'fx__slow', arguments: { ms: 5000 } }));
     expect([r.code, r.stable]).toEqual([-32011, 'E_MCP_TIMEOUT']);
@@ -173,7 +215,9 @@ describe('direct tools/call path', () => {
       expect(r.stable, how).toBe('E_MCP');
       expect(r.message).toContain('not MCP');
     }
-    expect((await conn.client.callTool({ name: 'fx__shaped', arguments: { n: 1 } })).structuredContent).toEqual({ n: 1 });
+    expect((await conn.client.callTool({ name: 'fx__shaped', arguments: { n: 1 } })).structuredContent).toEqual({
+      n: 1,
+    });
     const off = await refusal(conn.client.callTool({ name: 'fx__shaped', arguments: { n: 'x' } }));
     expect(off.code).toBe(-32602);
     expect(off.message).toContain('output schema');

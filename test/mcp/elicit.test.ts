@@ -1,4 +1,5 @@
-// Elicitation answered by a person: `tycli mcp proxy` in front of an SDK server that asks for input mid-call, answered with `tycli answer`; test side.
+// Elicitation answered by a person: `tycli mcp proxy` in front of an SDK server that asks for input mid-call, answered
+// with `tycli answer`; test side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,9 +45,15 @@ function run(...args: string[]): Promise<{ code: number | null; stdout: string; 
   });
 }
 
-/** `tycli --json questions --watch`: the store is live while it runs; resolves each waiting question's JSON as it comes. */
+/**
+ * `tycli --json questions --watch`: the store is live while it runs; resolves each waiting question's JSON as it comes.
+ */
 async function watcher(): Promise<{ next: () => Promise<Record<string, unknown>> }> {
-  const p = spawn(process.execPath, cli('--json', 'questions', '--watch'), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const p = spawn(process.execPath, cli('--json', 'questions', '--watch'), {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   children.push(p);
   const waiting: Record<string, unknown>[] = [];
   const wakers: (() => void)[] = [];
@@ -62,7 +69,8 @@ async function watcher(): Promise<{ next: () => Promise<Record<string, unknown>>
   });
   // ready once its lock socket is in the store's folder
   const dir = join(home, 'state', 'questions');
-  for (let i = 0; i < 400 && !(await readdir(dir).catch(() => [] as string[])).some((n) => n.startsWith('watch-')); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 400 && !(await readdir(dir).catch(() => [] as string[])).some((n) => n.startsWith('watch-')); i++)
+    await new Promise((r) => setTimeout(r, 50));
   return {
     next: async () => {
       while (waiting.length === 0) await new Promise<void>((r) => wakers.push(r));
@@ -78,16 +86,25 @@ async function proxy(...flags: string[]): Promise<Client> {
   client.setRequestHandler((await import('@modelcontextprotocol/sdk/types.js')).ElicitRequestSchema, async () => {
     throw new Error('the MCP client was asked');
   });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: cli(...flags, 'mcp', 'proxy', 'asker'), cwd: ROOT, stderr: 'pipe' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: cli(...flags, 'mcp', 'proxy', 'asker'),
+      cwd: ROOT,
+      stderr: 'pipe',
+    }),
+  );
   clients.push(client);
   return client;
 }
 
-const textOf = (r: unknown): string => ((r as { content: { text: string }[] }).content[0]?.text ?? '');
+const textOf = (r: unknown): string => (r as { content: { text: string }[] }).content[0]?.text ?? '';
 
 async function auditRecords(): Promise<Record<string, unknown>[]> {
   const r = await run('--json', 'audit');
-  return (JSON.parse(r.stdout) as { records: Record<string, unknown>[] }).records.filter((x) => x.kind === 'mcp-elicit');
+  return (JSON.parse(r.stdout) as { records: Record<string, unknown>[] }).records.filter(
+    (x) => x.kind === 'mcp-elicit',
+  );
 }
 
 describe('elicitation answered by a person through mcp proxy', () => {
@@ -109,15 +126,49 @@ describe('elicitation answered by a person through mcp proxy', () => {
     expect(shown.stdout).not.toMatch(/[\u001b\u202e]/);
     expect(shown.stdout).not.toContain('HIDDEN-');
     // (d) an answer that does not fit the form: refused with a clear error, the question still waits
-    const bad = await run('answer', String(q.id), 'yes', '--field', 'name=Ada', '--field', 'age=old', '--field', `api_token=${SECRET}`);
+    const bad = await run(
+      'answer',
+      String(q.id),
+      'yes',
+      '--field',
+      'name=Ada',
+      '--field',
+      'age=old',
+      '--field',
+      `api_token=${SECRET}`,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('age: expected a whole number');
-    const unknown = await run('answer', String(q.id), 'yes', '--field', 'name=Ada', '--field', 'age=36', '--field', `api_token=${SECRET}`, '--field', 'extra=1');
+    const unknown = await run(
+      'answer',
+      String(q.id),
+      'yes',
+      '--field',
+      'name=Ada',
+      '--field',
+      'age=36',
+      '--field',
+      `api_token=${SECRET}`,
+      '--field',
+      'extra=1',
+    );
     expect(unknown.stderr).toContain('the form has no field "extra"');
-    const good = await run('answer', String(q.id), 'yes', '--field', 'name=Ada', '--field', 'age=36', '--field', `api_token=${SECRET}`);
+    const good = await run(
+      'answer',
+      String(q.id),
+      'yes',
+      '--field',
+      'name=Ada',
+      '--field',
+      'age=36',
+      '--field',
+      `api_token=${SECRET}`,
+    );
     expect(good.code).toBe(0);
     const text = textOf(await call);
-    expect(text).toBe(`action=accept content=${JSON.stringify({ name: 'Ada', age: 36, subscribe: false, color: 'green', api_token: SECRET })} declared={"form":{}}`);
+    expect(text).toBe(
+      `action=accept content=${JSON.stringify({ name: 'Ada', age: 36, subscribe: false, color: 'green', api_token: SECRET })} declared={"form":{}}`,
+    );
 
     // declined by the person
     const second = client.callTool({ name: 'profile', arguments: {} }, undefined, { timeout: 90_000 });
@@ -127,10 +178,17 @@ describe('elicitation answered by a person through mcp proxy', () => {
 
     const recs = await auditRecords();
     expect(recs.map((r) => (r.elicit as { action: string }).action)).toEqual(['accept', 'decline']);
-    expect(recs[0]).toMatchObject({ tool: 'asker', target: 'asker', rule: 'mcp-elicit(asker)', channel: 'questions', elicit: { fields: ['name', 'age', 'subscribe', 'color', 'api_token'], secret: ['api_token'] } });
+    expect(recs[0]).toMatchObject({
+      tool: 'asker',
+      target: 'asker',
+      rule: 'mcp-elicit(asker)',
+      channel: 'questions',
+      elicit: { fields: ['name', 'age', 'subscribe', 'color', 'api_token'], secret: ['api_token'] },
+    });
     // the request log is written in batches: complete once the proxy has stopped
     await client.close();
-    const trail = JSON.stringify(await run('--json', 'audit')) + (await readFile(join(home, 'state', 'mcp-requests.log'), 'utf8'));
+    const trail =
+      JSON.stringify(await run('--json', 'audit')) + (await readFile(join(home, 'state', 'mcp-requests.log'), 'utf8'));
     expect(trail).not.toContain(SECRET);
     expect(trail).not.toContain('Ada');
   }, 120_000);
@@ -144,15 +202,26 @@ describe('elicitation answered by a person through mcp proxy', () => {
     expect(JSON.parse((await run('--json', 'questions')).stdout).questions).toEqual([]);
     const recs = await auditRecords();
     expect(recs).toHaveLength(1);
-    expect(recs[0]).toMatchObject({ decision: 'deny', outcome: 'denied', code: 'E_CAPABILITY_DENIED', elicit: { action: 'refused', fields: [] } });
+    expect(recs[0]).toMatchObject({
+      decision: 'deny',
+      outcome: 'denied',
+      code: 'E_CAPABILITY_DENIED',
+      elicit: { action: 'refused', fields: [] },
+    });
   }, 60_000);
 
   it('with the rule but nobody able to answer: declined at once; a schema that is not a flat form is refused; sampling stays refused', async () => {
     const client = await proxy('--allow', 'mcp-elicit(asker)');
-    expect(textOf(await client.callTool({ name: 'profile', arguments: {} }))).toMatch(/^action=decline content=null declared=\{"form":\{\}\}/);
+    expect(textOf(await client.callTool({ name: 'profile', arguments: {} }))).toMatch(
+      /^action=decline content=null declared=\{"form":\{\}\}/,
+    );
     const recs = await auditRecords();
     expect(recs[0]).toMatchObject({ decision: 'allow', elicit: { action: 'decline', reason: 'no-channel' } });
-    expect(textOf(await client.callTool({ name: 'nested', arguments: {} }))).toMatch(/^refused: MCP error -32602: .*field address/);
-    expect(textOf(await client.callTool({ name: 'sample', arguments: {} }))).toMatch(/^refused: MCP error -32601: the bridge refuses server-to-client requests \(sampling\/createMessage\)/);
+    expect(textOf(await client.callTool({ name: 'nested', arguments: {} }))).toMatch(
+      /^refused: MCP error -32602: .*field address/,
+    );
+    expect(textOf(await client.callTool({ name: 'sample', arguments: {} }))).toMatch(
+      /^refused: MCP error -32601: the bridge refuses server-to-client requests \(sampling\/createMessage\)/,
+    );
   }, 60_000);
 });

@@ -1,4 +1,5 @@
-// Both protocol eras on both sides of the bridge: 2026-07-28 (stateless envelope, server/discover) and 2025-11-25 (initialize), negotiated per peer and logged, with the 2.x and 1.x SDK clients; test side.
+// Both protocol eras on both sides of the bridge: 2026-07-28 (stateless envelope, server/discover) and 2025-11-25
+// (initialize), negotiated per peer and logged, with the 2.x and 1.x SDK clients; test side.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
@@ -18,7 +19,12 @@ afterEach(async () => {
   await cleanup();
 });
 
-const tycli = (...rest: string[]) => ({ command: process.execPath, args: ['--import', 'tsx', ENTRY, '--home', home, ...rest], cwd: ROOT, stderr: 'pipe' as const });
+const tycli = (...rest: string[]) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', ENTRY, '--home', home, ...rest],
+  cwd: ROOT,
+  stderr: 'pipe' as const,
+});
 const text = (r: unknown): string => JSON.stringify((r as { content?: unknown }).content);
 
 describe('server-facing: the era negotiated per upstream server', () => {
@@ -27,10 +33,15 @@ describe('server-facing: the era negotiated per upstream server', () => {
     await addNodeServer(home, 'ev', EVERYTHING, ['stdio'], { allow: ['echo'] });
     const conn = await connect({ home, sandbox: 'e', gate: new FakeGate() });
     try {
-      expect(text(await conn.client.callTool({ name: 'modern__echo', arguments: { text: 'a' } }))).toContain('echo a (protocol 2026-07-28)');
+      expect(text(await conn.client.callTool({ name: 'modern__echo', arguments: { text: 'a' } }))).toContain(
+        'echo a (protocol 2026-07-28)',
+      );
       expect(text(await conn.client.callTool({ name: 'ev__echo', arguments: { message: 'b' } }))).toContain('b');
       // both may start at once (the instructions relay at initialize): in whichever order they finish
-      const connects = conn.logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.method === 'connect').sort((a, b) => a.server!.localeCompare(b.server!));
+      const connects = conn.logs
+        .map((l) => JSON.parse(l) as Record<string, string>)
+        .filter((l) => l.method === 'connect')
+        .sort((a, b) => a.server!.localeCompare(b.server!));
       expect(connects).toEqual([
         { server: 'ev', method: 'connect', outcome: 'protocol:2025-11-25' },
         { server: 'modern', method: 'connect', outcome: 'protocol:2026-07-28' },
@@ -44,7 +55,9 @@ describe('server-facing: the era negotiated per upstream server', () => {
     await addNodeServer(home, 'modern', MODERN, [], { allow: ['echo'], env: { MODERN_ONLY: '1' } });
     const conn = await connect({ home, sandbox: 'e', gate: new FakeGate() });
     try {
-      expect(text(await conn.client.callTool({ name: 'modern__echo', arguments: { text: 'only' } }))).toContain('echo only (protocol 2026-07-28)');
+      expect(text(await conn.client.callTool({ name: 'modern__echo', arguments: { text: 'only' } }))).toContain(
+        'echo only (protocol 2026-07-28)',
+      );
     } finally {
       await conn.close();
     }
@@ -55,10 +68,20 @@ describe('client-facing: tycli mcp serve and mcp proxy speak both eras', () => {
   it('each client session logs the revision it speaks: 2026-07-28 from its envelope, 2025-11-25 from its handshake', async () => {
     await addNodeServer(home, 'ev', EVERYTHING, ['stdio'], { allow: ['echo'] });
     const legacy = await connect({ home, sandbox: 'e', gate: new FakeGate() });
-    const modern = await connect({ home, sandbox: 'e', gate: new FakeGate() }, {}, (c) => new Client({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: 'auto' } }) as unknown as typeof c);
+    const modern = await connect(
+      { home, sandbox: 'e', gate: new FakeGate() },
+      {},
+      (c) =>
+        new Client(
+          { name: 'modern-client', version: '1' },
+          { versionNegotiation: { mode: 'auto' } },
+        ) as unknown as typeof c,
+    );
     try {
-      for (const c of [legacy, modern]) expect(text(await c.client.callTool({ name: 'ev__echo', arguments: { message: 'm' } }))).toContain('m');
-      const session = (logs: string[]) => logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.server === 'client');
+      for (const c of [legacy, modern])
+        expect(text(await c.client.callTool({ name: 'ev__echo', arguments: { message: 'm' } }))).toContain('m');
+      const session = (logs: string[]) =>
+        logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.server === 'client');
       expect(session(legacy.logs)).toEqual([{ server: 'client', method: 'session', outcome: 'protocol:2025-11-25' }]);
       expect(session(modern.logs)).toEqual([{ server: 'client', method: 'session', outcome: 'protocol:2026-07-28' }]);
     } finally {
@@ -70,7 +93,10 @@ describe('client-facing: tycli mcp serve and mcp proxy speak both eras', () => {
   it('a 2026-07-28 client (2.x SDK, auto negotiation) is served in 2026-07-28 by mcp serve, a 2025-era server behind it included', async () => {
     await addNodeServer(home, 'ev', EVERYTHING, ['stdio'], { allow: ['echo'] });
     await addNodeServer(home, 'modern', MODERN, [], { allow: ['echo'] });
-    const client = new Client({ name: 'modern-client', version: '1' }, { capabilities: { sampling: {}, elicitation: {} }, versionNegotiation: { mode: 'auto' } });
+    const client = new Client(
+      { name: 'modern-client', version: '1' },
+      { capabilities: { sampling: {}, elicitation: {} }, versionNegotiation: { mode: 'auto' } },
+    );
     await client.connect(new StdioClientTransport(tycli('mcp', 'serve')));
     try {
       expect(client.getProtocolEra()).toBe('modern');
@@ -78,10 +104,16 @@ describe('client-facing: tycli mcp serve and mcp proxy speak both eras', () => {
       expect(client.getDiscoverResult()?.supportedVersions).toContain('2026-07-28');
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['ev__echo', 'modern__echo']));
-      expect(text(await client.callTool({ name: 'ev__echo', arguments: { message: 'behind a 2026 client' } }))).toContain('behind a 2026 client');
-      expect(text(await client.callTool({ name: 'modern__echo', arguments: { text: 'x' } }))).toContain('echo x (protocol 2026-07-28)');
+      expect(
+        text(await client.callTool({ name: 'ev__echo', arguments: { message: 'behind a 2026 client' } })),
+      ).toContain('behind a 2026 client');
+      expect(text(await client.callTool({ name: 'modern__echo', arguments: { text: 'x' } }))).toContain(
+        'echo x (protocol 2026-07-28)',
+      );
       // the gate still decides: a tool no rule allows is refused (nobody can be asked here)
-      await expect(client.callTool({ name: 'ev__get-env', arguments: {} })).rejects.toThrow(/approval|no-channel|refused/i);
+      await expect(client.callTool({ name: 'ev__get-env', arguments: {} })).rejects.toThrow(
+        /approval|no-channel|refused/i,
+      );
     } finally {
       await client.close();
     }
@@ -95,7 +127,9 @@ describe('client-facing: tycli mcp serve and mcp proxy speak both eras', () => {
     try {
       // the 1.x client speaks only the handshake era: it got an initialize result and goes on
       expect(client.getServerVersion()?.name).toBe('tysandbox');
-      expect(text(await client.callTool({ name: 'modern__echo', arguments: { text: 'y' } }))).toContain('echo y (protocol 2026-07-28)');
+      expect(text(await client.callTool({ name: 'modern__echo', arguments: { text: 'y' } }))).toContain(
+        'echo y (protocol 2026-07-28)',
+      );
     } finally {
       await client.close();
     }
@@ -107,14 +141,18 @@ describe('client-facing: tycli mcp serve and mcp proxy speak both eras', () => {
     await modern.connect(new StdioClientTransport(tycli('mcp', 'proxy', 'ev')));
     try {
       expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-      expect(text(await modern.callTool({ name: 'echo', arguments: { message: 'proxied 2026' } }))).toContain('proxied 2026');
+      expect(text(await modern.callTool({ name: 'echo', arguments: { message: 'proxied 2026' } }))).toContain(
+        'proxied 2026',
+      );
     } finally {
       await modern.close();
     }
     const legacy = new LegacyClient({ name: 'legacy-client', version: '1' });
     await legacy.connect(new LegacyStdio(tycli('mcp', 'proxy', 'ev')));
     try {
-      expect(text(await legacy.callTool({ name: 'echo', arguments: { message: 'proxied 2025' } }))).toContain('proxied 2025');
+      expect(text(await legacy.callTool({ name: 'echo', arguments: { message: 'proxied 2025' } }))).toContain(
+        'proxied 2025',
+      );
     } finally {
       await legacy.close();
     }

@@ -1,4 +1,5 @@
-// The bridge's error paths against a raw client and a real fixture server: bad params, a second initialize, an oversize server reply, schema regexes, local names with "__", a SIGKILLed serve; test side.
+// The bridge's error paths against a raw client and a real fixture server: bad params, a second initialize, an oversize
+// server reply, schema regexes, local names with "__", a SIGKILLed serve; test side.
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
@@ -29,8 +30,18 @@ class RawSession {
   readonly fromServer = new PassThrough();
   readonly bridge: McpBridge;
   readonly done: Promise<void>;
-  constructor(home: string, local?: LocalTools, readonly gate = new FakeGate(() => true)) {
-    this.bridge = new McpBridge({ home, sandbox: 'errors', gate, log: (l) => this.logs.push(l), ...(local ? { local } : {}) });
+  constructor(
+    home: string,
+    local?: LocalTools,
+    readonly gate = new FakeGate(() => true),
+  ) {
+    this.bridge = new McpBridge({
+      home,
+      sandbox: 'errors',
+      gate,
+      log: (l) => this.logs.push(l),
+      ...(local ? { local } : {}),
+    });
     this.done = serveStream(this.bridge, this.toServer, this.fromServer, (r) => this.logs.push(`dropped ${r}`));
     this.fromServer.on('data', (c: Buffer) => {
       this.buf += c.toString();
@@ -56,7 +67,11 @@ class RawSession {
     return this.reply(id);
   }
   async init(): Promise<void> {
-    const r = await this.request(0, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    const r = await this.request(0, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    });
     expect(r.result).toBeDefined();
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
@@ -76,7 +91,10 @@ describe('client request errors (C7)', () => {
     session = new RawSession(home);
     await session.init();
     const bad: [unknown, RegExp][] = [
-      [{ name: 'fx__search', arguments: ['q'] }, /^invalid params for tools\/call: params\.arguments: .*expected record/],
+      [
+        { name: 'fx__search', arguments: ['q'] },
+        /^invalid params for tools\/call: params\.arguments: .*expected record/,
+      ],
       [{ name: 42, arguments: {} }, /^invalid params for tools\/call: params\.name: .*expected string/],
       [{ arguments: {} }, /^invalid params for tools\/call: params\.name: /],
       [{ name: 'fx__search', arguments: 'q=1' }, /^invalid params for tools\/call: params\.arguments: /],
@@ -92,17 +110,28 @@ describe('client request errors (C7)', () => {
     }
     // other gated methods too
     const rr = errorOf(await session.request(++id, 'resources/read', { uri: 7 }));
-    expect([rr.code, rr.message]).toEqual([-32602, expect.stringMatching(/^invalid params for resources\/read: params\.uri: /)]);
+    expect([rr.code, rr.message]).toEqual([
+      -32602,
+      expect.stringMatching(/^invalid params for resources\/read: params\.uri: /),
+    ]);
     const pg = errorOf(await session.request(++id, 'prompts/get', { name: 'fx__p', arguments: [1] }));
     expect(pg.code).toBe(-32602);
     // a good call still works on the same session
-    expect(textOf(await session.request(++id, 'tools/call', { name: 'fx__search', arguments: { q: 'ok' } }))).toBe('found ok');
+    expect(textOf(await session.request(++id, 'tools/call', { name: 'fx__search', arguments: { q: 'ok' } }))).toBe(
+      'found ok',
+    );
   });
 
   it('a second initialize on the same session is refused with -32600', async () => {
     session = new RawSession(home);
     await session.init();
-    const again = errorOf(await session.request(5, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } }));
+    const again = errorOf(
+      await session.request(5, 'initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      }),
+    );
     expect(again.code).toBe(-32600);
     expect(again.message).toMatch(/already initialized/);
     // the session goes on
@@ -113,15 +142,21 @@ describe('client request errors (C7)', () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     session = new RawSession(home);
     await session.init();
-    const first = JSON.parse(textOf(await session.request(1, 'tools/call', { name: 'fx__received', arguments: {} }))) as { pgid: number };
+    const first = JSON.parse(
+      textOf(await session.request(1, 'tools/call', { name: 'fx__received', arguments: {} })),
+    ) as { pgid: number };
     const big = errorOf(await session.request(2, 'tools/call', { name: 'fx__big', arguments: { n: 9 * 1024 * 1024 } }));
     expect(big.data?.code).toBe('E_MCP');
     expect(big.message).toMatch(/over 8 MiB/);
     expect(big.message).not.toMatch(/Connection closed/);
     // the next call is answered by a new server process (a stuck session would hit the test timeout)
-    const next = JSON.parse(textOf(await session.request(3, 'tools/call', { name: 'fx__received', arguments: {} }))) as { pgid: number };
+    const next = JSON.parse(
+      textOf(await session.request(3, 'tools/call', { name: 'fx__received', arguments: {} })),
+    ) as { pgid: number };
     expect(next.pgid).not.toBe(first.pgid);
-    expect(textOf(await session.request(4, 'tools/call', { name: 'fx__search', arguments: { q: 'after' } }))).toBe('found after');
+    expect(textOf(await session.request(4, 'tools/call', { name: 'fx__search', arguments: { q: 'after' } }))).toBe(
+      'found after',
+    );
   }, 20_000);
 });
 
@@ -139,10 +174,14 @@ describe('server schemas with regexes (S2)', () => {
     expect(hidden.some((l) => l.includes('"name":"backref"') && l.includes('backreference'))).toBe(true);
     expect(hidden.some((l) => l.includes('"name":"lookout"'))).toBe(true);
     // 10 000 characters against (a+)+$: a backtracking engine would not finish within the test timeout
-    const evil = (await session.request(2, 'tools/call', { name: 'fx__redos', arguments: { s: 'a'.repeat(10_000) + '!' } })).result as { isError?: boolean; content: { text: string }[] };
+    const evil = (
+      await session.request(2, 'tools/call', { name: 'fx__redos', arguments: { s: 'a'.repeat(10_000) + '!' } })
+    ).result as { isError?: boolean; content: { text: string }[] };
     expect(evil.isError).toBe(true);
     expect(evil.content[0]?.text).toMatch(/pattern/);
-    expect(textOf(await session.request(3, 'tools/call', { name: 'fx__redos', arguments: { s: 'aaaa' } }))).toBe('got 4');
+    expect(textOf(await session.request(3, 'tools/call', { name: 'fx__redos', arguments: { s: 'aaaa' } }))).toBe(
+      'got 4',
+    );
     const refused = errorOf(await session.request(4, 'tools/call', { name: 'fx__backref', arguments: { s: 'aa' } }));
     expect(refused.code).toBe(-32602);
     expect(refused.message).toMatch(/not offered.*backreference/);
@@ -160,7 +199,9 @@ describe('server tool names and descriptions', () => {
     expect(names.some((n) => n.startsWith('fx__esc'))).toBe(false);
     const fine = tools.find((t) => t.name === 'fx__fine')!;
     expect(fine.description).toBe('desc \\x1b[2J with \\u202e bidi\nsecond line');
-    expect(session.logs.some((l) => l.includes('hidden:unsupported-schema') && l.includes('its name is not'))).toBe(true);
+    expect(session.logs.some((l) => l.includes('hidden:unsupported-schema') && l.includes('its name is not'))).toBe(
+      true,
+    );
   }, 20_000);
 });
 
@@ -188,7 +229,9 @@ describe('local tool names with the server separator (C6)', () => {
     expect(names).not.toContain('loc__x');
     expect(names).toContain('plain');
     expect(session.logs.filter((l) => l.includes('hidden:name-has-separator')).length).toBe(2);
-    expect(textOf(await session.request(2, 'tools/call', { name: 'fx__search', arguments: { q: 's' } }))).toBe('found s');
+    expect(textOf(await session.request(2, 'tools/call', { name: 'fx__search', arguments: { q: 's' } }))).toBe(
+      'found s',
+    );
     const e = errorOf(await session.request(3, 'tools/call', { name: 'loc__x', arguments: {} }));
     expect(e.code).toBe(-32602);
     expect(e.data?.code).toBe('E_UNKNOWN_TOOL');
@@ -204,8 +247,12 @@ describe('approval questions show what is approved', () => {
     const gate = new FakeGate(() => true);
     session = new RawSession(home, undefined, gate);
     await session.init();
-    expect(textOf(await session.request(1, 'tools/call', { name: 'fx__search', arguments: { q: 'rm -rf /' } }))).toBe('found rm -rf /');
-    expect(textOf(await session.request(2, 'tools/call', { name: 'fx__received', arguments: {} }))).toContain('received');
+    expect(textOf(await session.request(1, 'tools/call', { name: 'fx__search', arguments: { q: 'rm -rf /' } }))).toBe(
+      'found rm -rf /',
+    );
+    expect(textOf(await session.request(2, 'tools/call', { name: 'fx__received', arguments: {} }))).toContain(
+      'received',
+    );
     expect(gate.requests.map((r) => [r.target, r.preview])).toEqual([
       ['fx/search', 'arguments: {"q":"rm -rf /"}'],
       ['fx/received', undefined],
@@ -223,43 +270,57 @@ function alive(pid: number): boolean {
 }
 
 describe('a SIGKILLed tycli mcp serve (S5)', () => {
-  it.skipIf(process.platform !== 'linux')('takes its bridged server with it (setpriv --pdeathsig)', async () => {
-    // FX_KEEP: the server has a timer, so it would not exit on its own when its stdin closes
-    await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', env: { FX_KEEP: '1' } });
-    const serve = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
-    let serverPid: number | undefined;
-    try {
-      let buf = '';
-      const lines: Record<string, unknown>[] = [];
-      serve.stdout.on('data', (c: Buffer) => {
-        buf += c.toString();
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          lines.push(JSON.parse(buf.slice(0, i)));
-          buf = buf.slice(i + 1);
-        }
-      });
-      const request = async (id: number, method: string, params: unknown) => {
-        serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-        for (;;) {
-          const r = lines.find((m) => m.id === id);
-          if (r) return r;
-          await new Promise((res) => setTimeout(res, 20));
-        }
-      };
-      await request(0, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
-      serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-      const info = JSON.parse(textOf(await request(1, 'tools/call', { name: 'fx__received', arguments: {} }))) as { pgid: number };
-      serverPid = info.pgid;
-      expect(alive(serverPid)).toBe(true);
-      serve.kill('SIGKILL');
-      await new Promise((res) => serve.once('exit', res));
-      // the kernel delivers the death signal at once; up to 10 s allowed for the process to be reaped
-      for (let i = 0; i < 500 && alive(serverPid); i++) await new Promise((res) => setTimeout(res, 20));
-      expect(alive(serverPid)).toBe(false);
-    } finally {
-      if (serve.exitCode === null && serve.signalCode === null) serve.kill('SIGKILL');
-      if (serverPid !== undefined && alive(serverPid)) process.kill(-serverPid, 'SIGKILL');
-    }
-  }, 30_000);
+  it.skipIf(process.platform !== 'linux')(
+    'takes its bridged server with it (setpriv --pdeathsig)',
+    async () => {
+      // FX_KEEP: the server has a timer, so it would not exit on its own when its stdin closes
+      await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', env: { FX_KEEP: '1' } });
+      const serve = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'serve'],
+        { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] },
+      );
+      let serverPid: number | undefined;
+      try {
+        let buf = '';
+        const lines: Record<string, unknown>[] = [];
+        serve.stdout.on('data', (c: Buffer) => {
+          buf += c.toString();
+          let i: number;
+          while ((i = buf.indexOf('\n')) >= 0) {
+            lines.push(JSON.parse(buf.slice(0, i)));
+            buf = buf.slice(i + 1);
+          }
+        });
+        const request = async (id: number, method: string, params: unknown) => {
+          serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+          for (;;) {
+            const r = lines.find((m) => m.id === id);
+            if (r) return r;
+            await new Promise((res) => setTimeout(res, 20));
+          }
+        };
+        await request(0, 'initialize', {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        });
+        serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+        const info = JSON.parse(textOf(await request(1, 'tools/call', { name: 'fx__received', arguments: {} }))) as {
+          pgid: number;
+        };
+        serverPid = info.pgid;
+        expect(alive(serverPid)).toBe(true);
+        serve.kill('SIGKILL');
+        await new Promise((res) => serve.once('exit', res));
+        // the kernel delivers the death signal at once; up to 10 s allowed for the process to be reaped
+        for (let i = 0; i < 500 && alive(serverPid); i++) await new Promise((res) => setTimeout(res, 20));
+        expect(alive(serverPid)).toBe(false);
+      } finally {
+        if (serve.exitCode === null && serve.signalCode === null) serve.kill('SIGKILL');
+        if (serverPid !== undefined && alive(serverPid)) process.kill(-serverPid, 'SIGKILL');
+      }
+    },
+    30_000,
+  );
 });

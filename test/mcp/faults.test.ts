@@ -1,4 +1,5 @@
-// A hung, crashed or babbling server is replaced: distinct codes for timed out, crashed and redefined, the next call gets a fresh server; test side.
+// A hung, crashed or babbling server is replaced: distinct codes for timed out, crashed and redefined, the next call
+// gets a fresh server; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE, addNodeServer, groupAlive, mcpRefusal, openVia, tempHome } from './helpers.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -25,11 +26,13 @@ async function gone(pid: number): Promise<boolean> {
 }
 
 describe.each(['stdio', 'http'] as const)('frozen, crashed and babbling servers (%s)', (via) => {
-  it('a call past the definition\'s timeout: E_MCP_TIMEOUT (-32011), the server process ends, the next call gets a fresh one (stdio, SDK path too)', async () => {
+  it("a call past the definition's timeout: E_MCP_TIMEOUT (-32011), the server process ends, the next call gets a fresh one (stdio, SDK path too)", async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', timeoutMs: 400 });
     conn = await openVia(via, { home, sandbox: 'f' });
     const first = await pgid(conn);
-    const r = await mcpRefusal(conn.client.callTool({ name: 'fx__slow', arguments: { ms: 10_000 } }, undefined, { timeout: 20_000 }));
+    const r = await mcpRefusal(
+      conn.client.callTool({ name: 'fx__slow', arguments: { ms: 10_000 } }, undefined, { timeout: 20_000 }),
+    );
     expect([r.code, r.stable]).toEqual([-32011, 'E_MCP_TIMEOUT']);
     expect(r.code).not.toBe(-32001);
     expect(await gone(first)).toBe(true);

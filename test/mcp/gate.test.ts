@@ -1,6 +1,14 @@
-// Bridged MCP calls through the real PermissionGate: deny rules and the pause beat a server's own --allow/--ask none, hooks run, every call audited; test side.
+// Bridged MCP calls through the real PermissionGate: deny rules and the pause beat a server's own --allow/--ask none,
+// hooks run, every call audited; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PermissionGate, StoreDecisions, type GateConfig, type HookResult, type HookRunner, type HookSpec } from '../../core/policy/gate.js';
+import {
+  PermissionGate,
+  StoreDecisions,
+  type GateConfig,
+  type HookResult,
+  type HookRunner,
+  type HookSpec,
+} from '../../core/policy/gate.js';
 import { compilePolicy, type RuleSet } from '../../core/policy/permissions.js';
 import { StoreAuditLog, type AuditRecord } from '../../core/audit/trail.js';
 import { PauseTracker } from '../../core/policy/pause.js';
@@ -21,7 +29,14 @@ class Hooks implements HookRunner {
     return this.result(hook);
   }
 }
-const hook = (event: HookSpec['event'], matcher = '*'): HookSpec => ({ event, matcher, command: 'x', timeoutMs: 1000, scope: 'user', index: 0 });
+const hook = (event: HookSpec['event'], matcher = '*'): HookSpec => ({
+  event,
+  matcher,
+  command: 'x',
+  timeoutMs: 1000,
+  scope: 'user',
+  index: 0,
+});
 
 let home: string;
 let cleanup: () => Promise<void>;
@@ -38,14 +53,23 @@ afterEach(async () => {
   await cleanup();
 });
 
-/** A real gate over a memory store; no asker (a question is refused at once), as `tycli mcp serve` without a terminal. */
-function realGate(opts: { sets?: RuleSet[]; hooks?: GateConfig['hooks']; runner?: HookRunner; maxRefusals?: number } = {}) {
+/**
+ * A real gate over a memory store; no asker (a question is refused at once), as `tycli mcp serve` without a terminal.
+ */
+function realGate(
+  opts: { sets?: RuleSet[]; hooks?: GateConfig['hooks']; runner?: HookRunner; maxRefusals?: number } = {},
+) {
   const store = new Store(new MemoryStoreBackend());
   const audit = new StoreAuditLog(store);
   const pause = new PauseTracker(store, { maxRefusals: opts.maxRefusals ?? 10, windowMs: 60_000 });
   const config: GateConfig = { policy: compilePolicy(opts.sets ?? []) };
   if (opts.hooks) config.hooks = opts.hooks;
-  const deps: ConstructorParameters<typeof PermissionGate>[0] = { config: () => config, audit, pause, decisions: new StoreDecisions(store) };
+  const deps: ConstructorParameters<typeof PermissionGate>[0] = {
+    config: () => config,
+    audit,
+    pause,
+    decisions: new StoreDecisions(store),
+  };
   if (opts.runner) deps.hooks = opts.runner;
   return { gate: new PermissionGate(deps), audit, pause };
 }
@@ -66,7 +90,9 @@ async function refusal(p: Promise<unknown>): Promise<{ code: number; message: st
 
 /** Tool names the fixture server `fx` has seen called in this client session (its `received` tool). */
 async function seenByServer(c: Connected): Promise<string[]> {
-  const r = (await c.client.callTool({ name: 'fx__received', arguments: {} })) as { content: { type: string; text: string }[] };
+  const r = (await c.client.callTool({ name: 'fx__received', arguments: {} })) as {
+    content: { type: string; text: string }[];
+  };
   const got = JSON.parse(r.content[0]!.text) as { received: { method: string; name?: string }[] };
   return got.received.filter((m) => m.method === 'tools/call').map((m) => m.name ?? '');
 }
@@ -81,7 +107,15 @@ describe('bridged tools/call through gate.run', () => {
     expect(r.message).toContain('mcp(fx/search)');
     const denied = (await entries(audit)).filter((e) => e.tool === 'fx__search');
     expect(denied).toHaveLength(1);
-    expect(denied[0]).toMatchObject({ decision: 'deny', list: 'deny', rule: 'mcp(fx/search)', scope: 'user', outcome: 'denied', target: 'fx/search', principal: 'mcp:g' });
+    expect(denied[0]).toMatchObject({
+      decision: 'deny',
+      list: 'deny',
+      rule: 'mcp(fx/search)',
+      scope: 'user',
+      outcome: 'denied',
+      target: 'fx/search',
+      principal: 'mcp:g',
+    });
     expect(await seenByServer(conn)).not.toContain('search');
   });
 
@@ -89,8 +123,12 @@ describe('bridged tools/call through gate.run', () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { allow: ['search', 'received'] });
     const { gate, audit } = realGate({ sets: [{ scope: 'flags', deny: ['mcp(fx/*)'] }] });
     conn = await connect({ home, sandbox: 'g', gate });
-    expect((await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }))).stable).toBe('E_CAPABILITY_DENIED');
-    expect((await refusal(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe('E_CAPABILITY_DENIED');
+    expect((await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }))).stable).toBe(
+      'E_CAPABILITY_DENIED',
+    );
+    expect((await refusal(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe(
+      'E_CAPABILITY_DENIED',
+    );
     const recs = await entries(audit);
     expect(recs.map((e) => [e.tool, e.decision, e.rule, e.scope])).toEqual([
       ['fx__search', 'deny', 'mcp(fx/*)', 'flags'],
@@ -107,7 +145,9 @@ describe('bridged tools/call through gate.run', () => {
     expect(JSON.stringify(a)).toContain('found x');
     await conn.client.callTool({ name: 'fy__search', arguments: { q: 'y' } });
     // not covered by fx's --allow: asked, and with no one to ask, refused (also audited)
-    expect((await refusal(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe('E_CAPABILITY_DENIED');
+    expect((await refusal(conn.client.callTool({ name: 'fx__received', arguments: {} }))).stable).toBe(
+      'E_CAPABILITY_DENIED',
+    );
     const recs = await entries(audit);
     expect(recs.map((e) => [e.tool, e.decision, e.list, e.rule, e.scope, e.outcome])).toEqual([
       ['fx__search', 'allow', 'allow', 'fx: --allow search', SERVER_RULE_SCOPE, 'ok'],
@@ -129,19 +169,35 @@ describe('bridged tools/call through gate.run', () => {
   it('a preToolUse hook exiting 2 blocks the call with its reason; other exits fail closed; postToolUse adds feedback', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     let pre: HookResult = { exitCode: 2, stdout: '', stderr: 'no searching today', timedOut: false };
-    const runner = new Hooks((h) => (h.event === 'preToolUse' ? pre : { exitCode: 0, stdout: 'checked by post hook', stderr: '', timedOut: false }));
-    const { gate, audit } = realGate({ hooks: { preToolUse: [hook('preToolUse', 'mcp(fx/*)')], postToolUse: [hook('postToolUse', 'mcp(fx/*)')] }, runner });
+    const runner = new Hooks((h) =>
+      h.event === 'preToolUse' ? pre : { exitCode: 0, stdout: 'checked by post hook', stderr: '', timedOut: false },
+    );
+    const { gate, audit } = realGate({
+      hooks: { preToolUse: [hook('preToolUse', 'mcp(fx/*)')], postToolUse: [hook('postToolUse', 'mcp(fx/*)')] },
+      runner,
+    });
     conn = await connect({ home, sandbox: 'g', gate });
     const blocked = await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
     expect(blocked.stable).toBe('E_HOOK_BLOCKED');
     expect(blocked.message).toContain('no searching today');
     // the hook got the call's arguments
-    expect(JSON.parse(runner.inputs[0]!.input)).toMatchObject({ event: 'preToolUse', kind: 'mcp', target: 'fx/search', input: { arguments: { q: 'x' } } });
+    expect(JSON.parse(runner.inputs[0]!.input)).toMatchObject({
+      event: 'preToolUse',
+      kind: 'mcp',
+      target: 'fx/search',
+      input: { arguments: { q: 'x' } },
+    });
     pre = { exitCode: 1, stdout: '', stderr: '', timedOut: false };
-    expect((await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'y' } }))).stable).toBe('E_HOOK_FAILED');
+    expect((await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'y' } }))).stable).toBe(
+      'E_HOOK_FAILED',
+    );
     pre = { exitCode: 0, stdout: '', stderr: '', timedOut: false };
-    const ok = (await conn.client.callTool({ name: 'fx__search', arguments: { q: 'z' } })) as { content: { type: string; text: string }[] };
-    expect(ok.content.map((c) => c.text)).toEqual(expect.arrayContaining([expect.stringContaining('found z'), '[hook] checked by post hook']));
+    const ok = (await conn.client.callTool({ name: 'fx__search', arguments: { q: 'z' } })) as {
+      content: { type: string; text: string }[];
+    };
+    expect(ok.content.map((c) => c.text)).toEqual(
+      expect.arrayContaining([expect.stringContaining('found z'), '[hook] checked by post hook']),
+    );
     expect((await entries(audit)).map((e) => [e.outcome, e.code])).toEqual([
       ['blocked', 'E_HOOK_BLOCKED'],
       ['hook-failed', 'E_HOOK_FAILED'],
@@ -165,7 +221,21 @@ describe('bridged tools/call through gate.run', () => {
   it('namespace calls (the SDK path): a deny rule beats each provider’s --ask none, nothing is forwarded; a pre-hook blocks', async () => {
     await addNodeServer(home, 'fa', FIXTURE, [], { ask: 'none', env: { FX_VARIANT: 'a' } });
     await addNodeServer(home, 'fb', FIXTURE, [], { ask: 'none', env: { FX_VARIANT: 'b' } });
-    await saveNamespace(home, { v: 1, name: 'code', actions: [{ name: 'lookup', access: 'read', broadcast: true, targets: [{ kind: 'a', server: 'fa', tool: 'search' }, { kind: 'b', server: 'fb', tool: 'search' }] }] });
+    await saveNamespace(home, {
+      v: 1,
+      name: 'code',
+      actions: [
+        {
+          name: 'lookup',
+          access: 'read',
+          broadcast: true,
+          targets: [
+            { kind: 'a', server: 'fa', tool: 'search' },
+            { kind: 'b', server: 'fb', tool: 'search' },
+          ],
+        },
+      ],
+    });
     const { gate, audit } = realGate({ sets: [{ scope: 'user', deny: ['mcp(fb/search)'] }] });
     conn = await connect({ home, sandbox: 'g', gate });
     const r = await refusal(conn.client.callTool({ name: 'code__lookup', arguments: { q: 'x' } }));
@@ -173,7 +243,11 @@ describe('bridged tools/call through gate.run', () => {
     const recs = await entries(audit);
     expect(recs.find((e) => e.tool === 'fb__search')).toMatchObject({ decision: 'deny', rule: 'mcp(fb/search)' });
     // fa's step was allowed by its server rule but nothing ran: its record is an error, not ok
-    expect(recs.find((e) => e.tool === 'fa__search')).toMatchObject({ decision: 'allow', rule: 'fa: --ask none', outcome: 'error' });
+    expect(recs.find((e) => e.tool === 'fa__search')).toMatchObject({
+      decision: 'allow',
+      rule: 'fa: --ask none',
+      outcome: 'error',
+    });
 
     const runner = new Hooks(() => ({ exitCode: 2, stdout: '', stderr: 'namespace blocked', timedOut: false }));
     const g2 = realGate({ hooks: { preToolUse: [hook('preToolUse', 'mcp(fa/*)')] }, runner });
@@ -187,12 +261,25 @@ describe('bridged tools/call through gate.run', () => {
   it('external-service revisions: a deny rule beats the server’s --ask none and is audited', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     const registry = new ToolRegistry(new Store(new MemoryStoreBackend()));
-    await registry.install({ name: 'ext-search', description: 'search', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }, execution: { kind: 'external-service', serviceId: 'fx', tool: 'search' } });
+    await registry.install({
+      name: 'ext-search',
+      description: 'search',
+      parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      execution: { kind: 'external-service', serviceId: 'fx', tool: 'search' },
+    });
     const { gate, audit } = realGate({ sets: [{ scope: 'user', deny: ['mcp(fx/search)'] }] });
     external = createMcpExternal(home, { gate });
     const inv = new Invoker({ registry, gate, external });
-    expect(await inv.invoke('ext-search', { q: 'x' })).toMatchObject({ ok: false, error: { code: 'E_CAPABILITY_DENIED' } });
-    expect((await entries(audit)).find((e) => e.kind === 'mcp')).toMatchObject({ decision: 'deny', rule: 'mcp(fx/search)', target: 'fx/search', outcome: 'denied' });
+    expect(await inv.invoke('ext-search', { q: 'x' })).toMatchObject({
+      ok: false,
+      error: { code: 'E_CAPABILITY_DENIED' },
+    });
+    expect((await entries(audit)).find((e) => e.kind === 'mcp')).toMatchObject({
+      decision: 'deny',
+      rule: 'mcp(fx/search)',
+      target: 'fx/search',
+      outcome: 'denied',
+    });
   });
 });
 
@@ -200,7 +287,11 @@ describe('bridged resources/read and prompts/get through the gate', () => {
   it('a deny rule beats --ask none for resources and prompts; a pre-hook can block a read; both audited', async () => {
     await addNodeServer(home, 'everything', EVERYTHING, ['stdio'], { ask: 'none' });
     const runner = new Hooks(() => ({ exitCode: 2, stdout: '', stderr: 'no reading', timedOut: false }));
-    const { gate, audit } = realGate({ sets: [{ scope: 'user', deny: ['mcp-prompt(everything/*)'] }], hooks: { preToolUse: [hook('preToolUse', 'mcp-resource(*)')] }, runner });
+    const { gate, audit } = realGate({
+      sets: [{ scope: 'user', deny: ['mcp-prompt(everything/*)'] }],
+      hooks: { preToolUse: [hook('preToolUse', 'mcp-resource(*)')] },
+      runner,
+    });
     conn = await connect({ home, sandbox: 'g', gate });
     const res = (await conn.client.listResources()).resources[0];
     const prompt = (await conn.client.listPrompts()).prompts[0];

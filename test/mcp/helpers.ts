@@ -26,8 +26,30 @@ export async function tempHome(): Promise<{ home: string; cleanup: () => Promise
 }
 
 /** Save a definition running `node SCRIPT ARGS...`. */
-export async function addNodeServer(home: string, name: string, script: string, args: string[] = [], extra: { env?: Record<string, string>; allow?: string[]; ask?: 'none' | 'default'; shared?: boolean; timeoutMs?: number } = {}): Promise<McpDefinition> {
-  const def = buildDefinition({ name, command: [process.execPath, script, ...args], folder: ROOT, processEnv: process.env, env: extra.env ?? {}, allow: extra.allow ?? [], ask: extra.ask ?? 'default', shared: extra.shared ?? false, ...(extra.timeoutMs !== undefined ? { timeoutMs: extra.timeoutMs } : {}) });
+export async function addNodeServer(
+  home: string,
+  name: string,
+  script: string,
+  args: string[] = [],
+  extra: {
+    env?: Record<string, string>;
+    allow?: string[];
+    ask?: 'none' | 'default';
+    shared?: boolean;
+    timeoutMs?: number;
+  } = {},
+): Promise<McpDefinition> {
+  const def = buildDefinition({
+    name,
+    command: [process.execPath, script, ...args],
+    folder: ROOT,
+    processEnv: process.env,
+    env: extra.env ?? {},
+    allow: extra.allow ?? [],
+    ask: extra.ask ?? 'default',
+    shared: extra.shared ?? false,
+    ...(extra.timeoutMs !== undefined ? { timeoutMs: extra.timeoutMs } : {}),
+  });
   await saveDefinition(home, def);
   return def;
 }
@@ -60,7 +82,10 @@ export class PairTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(m: T) => void;
   raw: unknown[] = [];
   private buf = '';
-  constructor(readonly toServer: PassThrough, readonly fromServer: PassThrough) {}
+  constructor(
+    readonly toServer: PassThrough,
+    readonly fromServer: PassThrough,
+  ) {}
   async start(): Promise<void> {
     this.fromServer.on('data', (c: Buffer) => {
       this.buf += c.toString('utf8');
@@ -96,7 +121,11 @@ export interface Connected {
 }
 
 /** Start a bridge session over an in-process stream pair and connect an SDK Client to it. */
-export async function connect(opts: Omit<BridgeOptions, 'log'>, clientCaps: Record<string, unknown> = { sampling: {}, elicitation: {}, roots: {} }, makeClient?: (c: Client) => Client): Promise<Connected> {
+export async function connect(
+  opts: Omit<BridgeOptions, 'log'>,
+  clientCaps: Record<string, unknown> = { sampling: {}, elicitation: {}, roots: {} },
+  makeClient?: (c: Client) => Client,
+): Promise<Connected> {
   const logs: string[] = [];
   const bridge = new McpBridge({ ...opts, log: (l) => logs.push(l) });
   const toServer = new PassThrough();
@@ -137,7 +166,11 @@ export function groupAlive(pgid: number): boolean {
  * (`_meta["tysandbox/code"]`); throws when the call rejected or succeeded instead.
  */
 export async function toolError(p: Promise<unknown>): Promise<{ text: string; code: unknown }> {
-  const r = (await p) as { isError?: boolean; content?: { type: string; text?: string }[]; _meta?: Record<string, unknown> };
+  const r = (await p) as {
+    isError?: boolean;
+    content?: { type: string; text?: string }[];
+    _meta?: Record<string, unknown>;
+  };
   if (r.isError !== true) throw new Error(`expected isError, got ${JSON.stringify(r).slice(0, 200)}`);
   return { text: (r.content ?? []).map((c) => c.text ?? '').join('\n'), code: r._meta?.['tysandbox/code'] };
 }
@@ -147,15 +180,37 @@ export async function mcpRefusal(p: Promise<unknown>): Promise<{ code: number; s
   try {
     await p;
   } catch (e) {
-    if (e instanceof McpError) return { code: e.code, stable: (e.data as { code?: string } | undefined)?.code, message: e.message };
+    if (e instanceof McpError)
+      return { code: e.code, stable: (e.data as { code?: string } | undefined)?.code, message: e.message };
     throw e;
   }
   throw new Error('expected a refusal');
 }
 
 /** Start `tycli mcp proxy ... --http 0 --json` and read the URL and token it announces. */
-export async function startHttpProxy(h: string, name: string, extra: string[] = []): Promise<{ proc: ChildProcess; url: string; token: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', h, '--json', ...extra, 'mcp', 'proxy', name, '--http', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startHttpProxy(
+  h: string,
+  name: string,
+  extra: string[] = [],
+): Promise<{ proc: ChildProcess; url: string; token: string }> {
+  const proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'test/mcp/cli-entry.ts'),
+      '--home',
+      h,
+      '--json',
+      ...extra,
+      'mcp',
+      'proxy',
+      name,
+      '--http',
+      '0',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   const line = await new Promise<string>((resolve, reject) => {
     proc.stdout!.on('data', (c) => {
@@ -169,14 +224,18 @@ export async function startHttpProxy(h: string, name: string, extra: string[] = 
   return { proc, url: info.url, token: (await readFile(info.tokenFile, 'utf8')).trim() };
 }
 
-
 /** test/conformance: the conformance suite, the MCP Inspector and Node 22, apart from the project's packages. */
 export const CONFORMANCE_DIR = join(ROOT, 'test/conformance');
 export const NODE22 = join(CONFORMANCE_DIR, 'node_modules/.bin/node');
 
 /** Install test/conformance from its lockfile when a checkout lacks it (.ci/run installs it up front). */
 export function ensureConformanceFolder(): void {
-  const need = [NODE22, join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/conformance-2026-07-28/dist/index.js'), join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js')];
+  const need = [
+    NODE22,
+    join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
+    join(CONFORMANCE_DIR, 'node_modules/conformance-2026-07-28/dist/index.js'),
+    join(CONFORMANCE_DIR, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js'),
+  ];
   const ready = (): boolean => need.every((f) => existsSync(f));
   const lock = join(CONFORMANCE_DIR, '.install-lock');
   if (ready() && !existsSync(lock)) return;
@@ -190,11 +249,13 @@ export function ensureConformanceFolder(): void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     try {
-      if (Date.now() - statSync(lock).mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true }); // left by a killed run
+      // left by a killed run
+      if (Date.now() - statSync(lock).mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true });
     } catch {
       /* released meanwhile */
     }
-    if (Date.now() > until) throw new Error('could not install test/conformance: another install held its lock for 10 minutes');
+    if (Date.now() > until)
+      throw new Error('could not install test/conformance: another install held its lock for 10 minutes');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
   }
   try {
@@ -202,7 +263,12 @@ export function ensureConformanceFolder(): void {
     // from its own folder and without the npm_config_* of the npm or npx that started the tests, so the folder's own
     // package.json (allowScripts) governs its install, as it does for `npm ci --prefix test/conformance` in .ci/run
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
-    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: CONFORMANCE_DIR, env, stdio: 'inherit', timeout: 600_000 });
+    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+      cwd: CONFORMANCE_DIR,
+      env,
+      stdio: 'inherit',
+      timeout: 600_000,
+    });
     if (r.status !== 0) throw new Error('could not install test/conformance (npm ci --prefix test/conformance)');
   } finally {
     rmSync(lock, { recursive: true, force: true });
@@ -213,7 +279,10 @@ export function ensureConformanceFolder(): void {
  * A bridge session for one test over `via`: `stdio` (serveStream over a stream pair) or `http` (serveHttp on
  * 127.0.0.1:0 with the SDK's StreamableHTTPClientTransport and the bearer token). `close` ends everything.
  */
-export async function openVia(via: 'stdio' | 'http', opts: Omit<BridgeOptions, 'log'>): Promise<{ client: Client; logs: string[]; close: () => Promise<void> }> {
+export async function openVia(
+  via: 'stdio' | 'http',
+  opts: Omit<BridgeOptions, 'log'>,
+): Promise<{ client: Client; logs: string[]; close: () => Promise<void> }> {
   if (via === 'stdio') {
     const c = await connect(opts, {});
     return { client: c.client, logs: c.logs, close: c.close };
@@ -224,7 +293,11 @@ export async function openVia(via: 'stdio' | 'http', opts: Omit<BridgeOptions, '
   const bridge = new McpBridge({ ...opts, log: (l) => logs.push(l) });
   const h = await serveHttp(bridge, { port: 0 });
   const client = new Client({ name: 'sdk-http', version: '1' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(h.url), {
+      requestInit: { headers: { authorization: `Bearer ${h.token}` } },
+    }),
+  );
   return {
     client,
     logs,

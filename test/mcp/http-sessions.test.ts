@@ -1,4 +1,5 @@
-// HTTP client sessions of `mcp serve --http` end when idle and make room least-recently-used first, never one with a call in flight; test side.
+// HTTP client sessions of `mcp serve --http` end when idle and make room least-recently-used first, never one with a
+// call in flight; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -21,9 +22,18 @@ afterEach(async () => {
   await cleanup();
 });
 
-const init = (id: number) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+const init = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
 function post(body: unknown, sid?: string): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${h.token}` };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${h.token}`,
+  };
   if (sid !== undefined) headers['mcp-session-id'] = sid;
   return fetch(h.url, { method: 'POST', headers, body: JSON.stringify(body) });
 }
@@ -36,7 +46,11 @@ async function until(cond: () => boolean, ms = 10_000): Promise<void> {
 }
 const client = async (): Promise<Client> => {
   const c = new Client({ name: 'sdk', version: '1' }, { capabilities: {} });
-  await c.connect(new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } }));
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(h.url), {
+      requestInit: { headers: { authorization: `Bearer ${h.token}` } },
+    }),
+  );
   return c;
 };
 

@@ -1,4 +1,5 @@
-// The MCP bridge over streamable HTTP: a --url server (server-everything streamableHttp) and `mcp serve` over loopback HTTP; test side.
+// The MCP bridge over streamable HTTP: a --url server (server-everything streamableHttp) and `mcp serve` over loopback
+// HTTP; test side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect as netConnect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -48,9 +49,23 @@ async function waitListening(port: number): Promise<void> {
 describe('a --url server (server-everything over streamable HTTP)', () => {
   it('lists and calls through the bridge with the same rules', async () => {
     const port = await freePort();
-    peer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: 'ignore', detached: true });
+    peer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+      stdio: 'ignore',
+      detached: true,
+    });
     await waitListening(port);
-    await saveDefinition(home, buildDefinition({ name: 'web', url: `http://127.0.0.1:${port}/mcp`, headers: ['X-Api-Key: k-123'], folder: '/', processEnv: {}, allow: ['echo'] }));
+    await saveDefinition(
+      home,
+      buildDefinition({
+        name: 'web',
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: ['X-Api-Key: k-123'],
+        folder: '/',
+        processEnv: {},
+        allow: ['echo'],
+      }),
+    );
     const gate = new FakeGate(() => false);
     conn = await connect({ home, sandbox: 'h', gate });
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
@@ -63,14 +78,24 @@ describe('a --url server (server-everything over streamable HTTP)', () => {
   }, 30_000);
 
   it('headers live in the definition environment as TYMCP_HEADER_n', () => {
-    const def = buildDefinition({ name: 'web', url: 'https://mcp.example.com/mcp', headers: ['Authorization: Bearer t0k'], folder: '/', processEnv: {} });
+    const def = buildDefinition({
+      name: 'web',
+      url: 'https://mcp.example.com/mcp',
+      headers: ['Authorization: Bearer t0k'],
+      folder: '/',
+      processEnv: {},
+    });
     expect(def.env.TYMCP_HEADER_1).toBe('Authorization: Bearer t0k');
     expect(headersFromEnv(def.env)).toEqual({ Authorization: 'Bearer t0k' });
   });
 
   it('server-to-client rules apply to any upstream transport', async () => {
     const sent: unknown[] = [];
-    const inner: Transport = { start: async () => undefined, close: async () => undefined, send: async (m: JSONRPCMessage) => void sent.push(m) };
+    const inner: Transport = {
+      start: async () => undefined,
+      close: async () => undefined,
+      send: async (m: JSONRPCMessage) => void sent.push(m),
+    };
     const got: unknown[] = [];
     const t = new RuledTransport(inner);
     t.onmessage = (m) => void got.push(m);
@@ -80,9 +105,16 @@ describe('a --url server (server-everything over streamable HTTP)', () => {
       { jsonrpc: '2.0', method: 'x-vendor/anything' },
       { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
       { jsonrpc: '2.0', id: 1, result: {} },
-    ]) inner.onmessage?.(m as JSONRPCMessage);
-    expect(got).toEqual([{ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }, { jsonrpc: '2.0', id: 1, result: {} }]);
-    expect(sent).toEqual([expect.objectContaining({ id: 90, error: expect.objectContaining({ code: -32601 }) }), { jsonrpc: '2.0', id: 93, result: {} }]);
+    ])
+      inner.onmessage?.(m as JSONRPCMessage);
+    expect(got).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+      { jsonrpc: '2.0', id: 1, result: {} },
+    ]);
+    expect(sent).toEqual([
+      expect.objectContaining({ id: 90, error: expect.objectContaining({ code: -32601 }) }),
+      { jsonrpc: '2.0', id: 93, result: {} },
+    ]);
   });
 });
 
@@ -97,9 +129,27 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
     const bridge = new McpBridge({ home, sandbox: 'web' });
     const h = await serveHttp(bridge, { port: 0, maxSessions: 2, waitMs: 300 });
     try {
-      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { sampling: {} }, clientInfo: { name: 'raw', version: '1' } } };
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: { sampling: {} },
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      };
       const post = (body: unknown, headers: Record<string, string> = {}) =>
-        fetch(h.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${h.token}`, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+        fetch(h.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${h.token}`,
+            ...headers,
+          },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        });
       expect((await post(init, { authorization: '' })).status).toBe(401);
       expect((await post(init, { authorization: 'Bearer nope' })).status).toBe(401);
       expect((await post(init, { origin: 'https://evil.example' })).status).toBe(403);
@@ -107,10 +157,23 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
       const { request } = await import('node:http');
       const status = await new Promise<number>((resolve, reject) => {
         const u = new URL(h.url);
-        const rq = request({ host: '127.0.0.1', port: u.port, path: '/mcp', method: 'POST', headers: { host: `evil.example:${u.port}`, authorization: `Bearer ${h.token}`, 'content-type': 'application/json' } }, (rs) => {
-          rs.resume();
-          resolve(rs.statusCode ?? 0);
-        });
+        const rq = request(
+          {
+            host: '127.0.0.1',
+            port: u.port,
+            path: '/mcp',
+            method: 'POST',
+            headers: {
+              host: `evil.example:${u.port}`,
+              authorization: `Bearer ${h.token}`,
+              'content-type': 'application/json',
+            },
+          },
+          (rs) => {
+            rs.resume();
+            resolve(rs.statusCode ?? 0);
+          },
+        );
         rq.once('error', reject);
         rq.end(JSON.stringify(init));
       });
@@ -122,17 +185,27 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
       expect((await post({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'fx__received' } })).status).toBe(202);
       expect((await post('a'.repeat(8 * 1024 * 1024 + 10))).status).toBe(413);
       // params that do not fit MCP's schema: -32602 with a short message (C7), before any session is looked up
-      const badParams = (await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'fx__received', arguments: [1] } })).json()) as { error: { code: number; message: string } };
+      const badParams = (await (
+        await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'fx__received', arguments: [1] } })
+      ).json()) as { error: { code: number; message: string } };
       expect(badParams.error.code).toBe(-32602);
       expect(badParams.error.message).toMatch(/^invalid params for tools\/call: params\.arguments: /);
 
-      const mk = () => new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } });
+      const mk = () =>
+        new StreamableHTTPClientTransport(new URL(h.url), {
+          requestInit: { headers: { authorization: `Bearer ${h.token}` } },
+        });
       const c1 = new Client({ name: 'c1', version: '1' }, { capabilities: { sampling: {} } });
       await c1.connect(mk());
       const r = await c1.callTool({ name: 'fx__received', arguments: {} });
-      const info = JSON.parse((r.content as { text: string }[])[0]!.text) as { initCaps: unknown; received: { method: string; hasId: boolean; name?: string }[] };
+      const info = JSON.parse((r.content as { text: string }[])[0]!.text) as {
+        initCaps: unknown;
+        received: { method: string; hasId: boolean; name?: string }[];
+      };
       expect(info.initCaps).toEqual({});
-      expect(info.received.filter((m) => m.method === 'tools/call').every((m) => m.hasId && m.name === 'received')).toBe(true);
+      expect(
+        info.received.filter((m) => m.method === 'tools/call').every((m) => m.hasId && m.name === 'received'),
+      ).toBe(true);
       const c2 = new Client({ name: 'c2', version: '1' }, { capabilities: {} });
       await c2.connect(mk());
       expect(h.sessions).toBe(2);
@@ -146,7 +219,8 @@ describe('tycli mcp serve over streamable HTTP (loopback, bearer token, Origin c
       expect((await post({ ...init, id: 6 })).status).toBe(200);
       expect(h.sessions).toBe(2);
       await c2.close();
-      await c1.close();    } finally {
+      await c1.close();
+    } finally {
       await h.close();
       await bridge.close();
     }

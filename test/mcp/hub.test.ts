@@ -1,4 +1,5 @@
-// Shared MCP servers: one server for every session via a hub on a 0600 Unix socket, answers only to their asker, idle stop; test side.
+// Shared MCP servers: one server for every session via a hub on a 0600 Unix socket, answers only to their asker, idle
+// stop; test side.
 import { stat, readdir } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
@@ -25,7 +26,23 @@ afterEach(async () => {
 
 // the hub runs in /: the tsx loader is named by absolute URL
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const launcher = (idleMs: number): HubLauncher => (def) => ({ command: process.execPath, args: ['--import', TSX, join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'hub', def.name, '--idle-ms', String(idleMs)] });
+const launcher =
+  (idleMs: number): HubLauncher =>
+  (def) => ({
+    command: process.execPath,
+    args: [
+      '--import',
+      TSX,
+      join(ROOT, 'test/mcp/cli-entry.ts'),
+      '--home',
+      home,
+      'mcp',
+      'hub',
+      def.name,
+      '--idle-ms',
+      String(idleMs),
+    ],
+  });
 
 async function session(b: McpBridge): Promise<Client> {
   const toServer = new PassThrough();
@@ -55,13 +72,24 @@ describe('shared MCP servers (--shared)', () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none', shared: true, env: { FX_TOKEN: 'token-value-123' } });
     const b1 = new McpBridge({ home, sandbox: 'one', hubLauncher: launcher(500) });
     const b2 = new McpBridge({ home, sandbox: 'two', hubLauncher: launcher(500) });
-    ends.push(() => b1.close(), () => b2.close());
+    ends.push(
+      () => b1.close(),
+      () => b2.close(),
+    );
     const [c1, c2, c3] = [await session(b1), await session(b1), await session(b2)];
-    const infos = await Promise.all([c1, c2, c3].map(async (c) => JSON.parse(textOf(await c.callTool({ name: 'fx__received', arguments: {} }))) as { pgid: number }));
+    const infos = await Promise.all(
+      [c1, c2, c3].map(
+        async (c) => JSON.parse(textOf(await c.callTool({ name: 'fx__received', arguments: {} }))) as { pgid: number },
+      ),
+    );
     expect(new Set(infos.map((i) => i.pgid)).size).toBe(1);
     const pgid = infos[0]!.pgid;
     // concurrent calls from every session: each gets its own answer
-    const calls = [c1, c2, c3].flatMap((c, ci) => Array.from({ length: 15 }, (_, k) => c.callTool({ name: 'fx__search', arguments: { q: `s${ci}-${k}` } }).then((r) => [`s${ci}-${k}`, textOf(r)])));
+    const calls = [c1, c2, c3].flatMap((c, ci) =>
+      Array.from({ length: 15 }, (_, k) =>
+        c.callTool({ name: 'fx__search', arguments: { q: `s${ci}-${k}` } }).then((r) => [`s${ci}-${k}`, textOf(r)]),
+      ),
+    );
     for (const [q, t] of await Promise.all(calls)) expect(t).toBe(`found ${q}`);
     const def = (await loadDefinition(home, 'fx'))!;
     const { socket } = await hubPaths(home, def);
@@ -72,7 +100,13 @@ describe('shared MCP servers (--shared)', () => {
     // every session ends: the hub goes idle, stops, and its server's group is gone
     for (const e of ends.splice(0).reverse()) await e();
     await waitFor(() => !groupAlive(pgid));
-    await waitFor(async () => !(await stat(socket).then(() => true, () => false)));
+    await waitFor(
+      async () =>
+        !(await stat(socket).then(
+          () => true,
+          () => false,
+        )),
+    );
   }, 30_000);
 
   it('a session that stops reading is ended at 64 unread answers (or 1 MiB kept); others go on', async () => {
@@ -87,9 +121,22 @@ describe('shared MCP servers (--shared)', () => {
     raw.pause();
     let closed = false;
     raw.once('close', () => (closed = true));
-    const init = { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 'i',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     raw.write(JSON.stringify(init) + '\n');
-    for (let i = 0; i < 200; i++) raw.write(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'big', arguments: { n: 65536 } } }) + '\n');
+    for (let i = 0; i < 200; i++)
+      raw.write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'big', arguments: { n: 65536 } },
+        }) + '\n',
+      );
     // the other session is not held up
     expect(textOf(await good.callTool({ name: 'fx__search', arguments: { q: 'still' } }))).toBe('found still');
     // read what the slow session got: it was ended before all 200 answers

@@ -1,4 +1,5 @@
-// `tycli mcp serve` relays the instructions of every server behind it: each under its name, sanitized and capped; test side.
+// `tycli mcp serve` relays the instructions of every server behind it: each under its name, sanitized and capped; test
+// side.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_SERVER_INSTRUCTIONS } from '../../core/mcp/bridge/instructions.js';
@@ -20,7 +21,9 @@ afterEach(async () => {
 
 describe('instructions through mcp serve (several servers)', () => {
   it('names each server with its own instructions, hidden characters made visible, a long one cut; a server without any is left out', async () => {
-    await addNodeServer(home, 'alpha', SDK_FIXTURE, [], { env: { FX_INSTRUCTIONS: 'Alpha: call search first.\u001b[2J\u202e' } });
+    await addNodeServer(home, 'alpha', SDK_FIXTURE, [], {
+      env: { FX_INSTRUCTIONS: 'Alpha: call search first.\u001b[2J\u202e' },
+    });
     await addNodeServer(home, 'beta', SDK_FIXTURE, [], { env: { FX_INSTRUCTIONS: `Beta: ${'b'.repeat(5000)}` } });
     await addNodeServer(home, 'gamma', FIXTURE, []);
     conn = await connect({ home, sandbox: 'i' });

@@ -1,4 +1,5 @@
-// subscriptions/listen (MCP 2026-07-28): a 2026-07-28 server's list changes reach the bridge on its listen stream and are relayed to 2026-07-28 clients on theirs (stateless HTTP and stdio), the rug-pull rule kept; test side.
+// subscriptions/listen (MCP 2026-07-28): a 2026-07-28 server's list changes reach the bridge on its listen stream and
+// are relayed to 2026-07-28 clients on theirs (stateless HTTP and stdio), the rug-pull rule kept; test side.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -28,7 +29,13 @@ afterEach(async () => {
 function realGate() {
   const store = new Store(new MemoryStoreBackend());
   const person = new OnePerson();
-  const gate = new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: new StoreAuditLog(store), pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }), decisions: new StoreDecisions(store), asker: new AskRouter({ channels: [person], askWaitMs: 2000 }) });
+  const gate = new PermissionGate({
+    config: () => ({ policy: compilePolicy([]) }),
+    audit: new StoreAuditLog(store),
+    pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }),
+    decisions: new StoreDecisions(store),
+    asker: new AskRouter({ channels: [person], askWaitMs: 2000 }),
+  });
   return { gate, person, definitions: new StoreDefinitionMemory(store) };
 }
 
@@ -41,11 +48,16 @@ async function until(pred: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
-/** The rug pull through one client: approved once permanently, the server changes echo, the client hears of it on its listen stream, and the changed tool is asked about again. */
+/**
+ * The rug pull through one client: approved once permanently, the server changes echo, the client hears of it on its
+ * listen stream, and the changed tool is asked about again.
+ */
 async function rugPull(client: Client, person: OnePerson): Promise<void> {
   const changed: string[] = [];
   client.setNotificationHandler('notifications/tools/list_changed', () => void changed.push('tools'));
-  expect(JSON.stringify((await client.callTool({ name: 'modern__echo', arguments: { text: 'a' } })).content)).toContain('echo a');
+  expect(JSON.stringify((await client.callTool({ name: 'modern__echo', arguments: { text: 'a' } })).content)).toContain(
+    'echo a',
+  );
   expect(person.questions).toHaveLength(1);
   const sub = await client.listen({ toolsListChanged: true });
   expect(sub.honoredFilter).toEqual({ toolsListChanged: true });
@@ -75,7 +87,11 @@ describe('subscriptions/listen through the bridge', () => {
     const http: HttpServeHandle = await serveHttp(bridge, { port: 0 });
     const client = new Client({ name: 'modern', version: '1' }, { versionNegotiation: { mode: 'auto' } });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { authorization: `Bearer ${http.token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(http.url), {
+          requestInit: { headers: { authorization: `Bearer ${http.token}` } },
+        }),
+      );
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       await rugPull(client, person);
     } finally {
@@ -89,7 +105,11 @@ describe('subscriptions/listen through the bridge', () => {
     const { gate, person, definitions } = realGate();
     let conn: Connected | undefined;
     try {
-      conn = await connect({ home, sandbox: 'l2', gate, definitions }, {}, () => new Client({ name: 'modern', version: '1' }, { versionNegotiation: { mode: 'auto' } }) as never);
+      conn = await connect(
+        { home, sandbox: 'l2', gate, definitions },
+        {},
+        () => new Client({ name: 'modern', version: '1' }, { versionNegotiation: { mode: 'auto' } }) as never,
+      );
       const client = conn.client as unknown as Client;
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       await rugPull(client, person);

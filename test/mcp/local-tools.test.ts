@@ -3,13 +3,29 @@ import { describe, expect, it } from 'vitest';
 import { localTools } from '../../node/cli/commands/mcp.js';
 import { TyError } from '../../core/errors.js';
 
-const manifests: Record<string, { name: string; description: string; parameters: Record<string, unknown>; execution: { kind: string } }> = {
-  python: { name: 'python', description: 'native', parameters: { type: 'object' }, execution: { kind: 'trusted-native' } },
-  stats: { name: 'stats', description: 'sandboxed', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code' } },
+const manifests: Record<
+  string,
+  { name: string; description: string; parameters: Record<string, unknown>; execution: { kind: string } }
+> = {
+  python: {
+    name: 'python',
+    description: 'native',
+    parameters: { type: 'object' },
+    execution: { kind: 'trusted-native' },
+  },
+  stats: {
+    name: 'stats',
+    description: 'sandboxed',
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code' },
+  },
 };
 const registry = {
   async list() {
-    return [{ name: 'python', active: 'r1' }, { name: 'stats', active: 'r2' }];
+    return [
+      { name: 'python', active: 'r1' },
+      { name: 'stats', active: 'r2' },
+    ];
   },
   async resolve(ref: string) {
     const m = manifests[ref.split('@')[0]!];
@@ -35,7 +51,9 @@ describe('mcp serve local tools', () => {
     const err2 = await local.call('python@r1', {}, new AbortController().signal).catch((e: unknown) => e);
     expect((err2 as TyError).code).toBe('E_CAPABILITY_DENIED');
     expect(invoked).toEqual([]);
-    expect(await local.call('stats', {}, new AbortController().signal)).toEqual({ content: [{ type: 'text', text: 'ran' }] });
+    expect(await local.call('stats', {}, new AbortController().signal)).toEqual({
+      content: [{ type: 'text', text: 'ran' }],
+    });
     expect(invoked).toEqual(['stats']);
   });
 });

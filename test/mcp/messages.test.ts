@@ -1,4 +1,5 @@
-// Every case of /work/shared/cases/mcp-messages.json (and variants of the same kind) against the bridge and a raw peer; test side.
+// Every case of /work/shared/cases/mcp-messages.json (and variants of the same kind) against the bridge and a raw peer;
+// test side.
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +12,10 @@ interface Case {
   message: unknown;
   expect: string;
 }
-const cases = JSON.parse(readFileSync('/work/shared/cases/mcp-messages.json', 'utf8')) as { from_client: Case[]; from_server: Case[] };
+const cases = JSON.parse(readFileSync('/work/shared/cases/mcp-messages.json', 'utf8')) as {
+  from_client: Case[];
+  from_server: Case[];
+};
 
 /** A raw client session: write lines, collect every line the bridge writes back. */
 class RawSession {
@@ -22,7 +26,10 @@ class RawSession {
   readonly fromServer = new PassThrough();
   readonly bridge: McpBridge;
   readonly done: Promise<void>;
-  constructor(home: string, readonly gate: FakeGate) {
+  constructor(
+    home: string,
+    readonly gate: FakeGate,
+  ) {
     this.bridge = new McpBridge({ home, sandbox: 'cases', gate, log: (l) => this.logs.push(l) });
     this.done = serveStream(this.bridge, this.toServer, this.fromServer, (r) => this.logs.push(`dropped ${r}`));
     this.fromServer.on('data', (c: Buffer) => {
@@ -46,11 +53,18 @@ class RawSession {
     throw new Error(`no reply for id ${String(id)}`);
   }
   async call(id: number, name: string, args?: unknown): Promise<Record<string, unknown>> {
-    this.send({ jsonrpc: '2.0', id, method: 'tools/call', params: args === undefined ? { name } : { name, arguments: args } });
+    this.send({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: args === undefined ? { name } : { name, arguments: args },
+    });
     return this.reply(id);
   }
   /** What reached the fixture server so far. */
-  async received(id: number): Promise<{ received: { method: string; hasId: boolean; name?: string }[]; initCaps: unknown }> {
+  async received(
+    id: number,
+  ): Promise<{ received: { method: string; hasId: boolean; name?: string }[]; initCaps: unknown }> {
     const r = await this.call(id, 'fx__received', {});
     return JSON.parse((r.result as { content: { text: string }[] }).content[0]!.text);
   }
@@ -95,7 +109,14 @@ describe('from_client cases', () => {
   });
 
   it('batches (with a call inside, empty, or mixed) are refused with -32600 and nothing is forwarded', async () => {
-    const variants = [cases.from_client[0]!.message, cases.from_client[1]!.message, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fx__search', arguments: { q: 'x' } } }]];
+    const variants = [
+      cases.from_client[0]!.message,
+      cases.from_client[1]!.message,
+      [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fx__search', arguments: { q: 'x' } } },
+      ],
+    ];
     for (const v of variants) {
       const before = s.out.length;
       s.send(v);
@@ -173,7 +194,8 @@ describe('from_server cases', () => {
     for (const c of cases.from_server) {
       const m = c.message as { id?: number; method: string };
       const rule = serverMessageRule(classify(c.message));
-      if (m.method === 'ping') expect(rule).toEqual({ action: 'answer', reply: { jsonrpc: '2.0', id: 93, result: {} } });
+      if (m.method === 'ping')
+        expect(rule).toEqual({ action: 'answer', reply: { jsonrpc: '2.0', id: 93, result: {} } });
       else if (m.id !== undefined) expect(rule.action === 'answer' && 'error' in rule.reply).toBe(true);
       else if (m.method.startsWith('notifications/')) expect(rule.action).toBe('pass');
       else expect(rule.action).toBe('drop');
@@ -183,12 +205,23 @@ describe('from_server cases', () => {
   it('end to end: the peer gets its answers and the client sees only MCP notifications', async () => {
     s.gate.decide = () => true;
     const r = await s.call(20, 'fx__poke', {});
-    const answers = JSON.parse((r.result as { content: { text: string }[] }).content[0]!.text) as { id: number; error?: { code: number }; result?: unknown }[];
-    expect(answers.map((a) => [a.id, a.error?.code ?? a.result])).toEqual([[90, -32601], [91, -32601], [92, -32601], [93, {}]]);
+    const answers = JSON.parse((r.result as { content: { text: string }[] }).content[0]!.text) as {
+      id: number;
+      error?: { code: number };
+      result?: unknown;
+    }[];
+    expect(answers.map((a) => [a.id, a.error?.code ?? a.result])).toEqual([
+      [90, -32601],
+      [91, -32601],
+      [92, -32601],
+      [93, {}],
+    ]);
     await s.received(105);
     const methods = s.out.map((m) => m.method).filter(Boolean);
     expect(methods).toContain('notifications/tools/list_changed');
     expect(methods).not.toContain('x-vendor/anything');
-    expect(methods.some((m) => ['sampling/createMessage', 'elicitation/create', 'roots/list', 'ping'].includes(m as string))).toBe(false);
+    expect(
+      methods.some((m) => ['sampling/createMessage', 'elicitation/create', 'roots/list', 'ping'].includes(m as string)),
+    ).toBe(false);
   });
 });

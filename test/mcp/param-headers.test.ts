@@ -1,4 +1,6 @@
-// Mcp-Param-* headers (MCP 2026-07-28, SEP-2243): a tool argument its schema mirrors in a header (x-mcp-header) must agree with the header, else HTTP 400 / -32020 before anything is asked or run; invalid declarations hide the tool; test side.
+// Mcp-Param-* headers (MCP 2026-07-28, SEP-2243): a tool argument its schema mirrors in a header (x-mcp-header) must
+// agree with the header, else HTTP 400 / -32020 before anything is asked or run; invalid declarations hide the tool;
+// test side.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkParamHeaders, paramHeaders } from '../../core/mcp/wire/http-headers.js';
@@ -6,7 +8,11 @@ import { McpBridge } from '../../node/mcp/bridge.js';
 import { serveHttp, type HttpServeHandle } from '../../node/mcp/serve-http.js';
 import { FakeGate, ROOT, addNodeServer, tempHome } from './helpers.js';
 
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 let home: string;
 let cleanup: () => Promise<void>;
 let bridge: McpBridge;
@@ -25,11 +31,27 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function call(args: Record<string, unknown>, extra: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  args: Record<string, unknown>,
+  extra: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(http.url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx__test_custom_header', ...extra },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'fx__test_custom_header', arguments: args, _meta: ENVELOPE } }),
+    headers: {
+      authorization: `Bearer ${http.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'fx__test_custom_header',
+      ...extra,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'fx__test_custom_header', arguments: args, _meta: ENVELOPE },
+    }),
   });
   const text = await res.text();
   const data = text.split('\n').find((l) => l.startsWith('data: '));
@@ -50,7 +72,11 @@ describe('Mcp-Param-* headers through mcp serve --http', () => {
       [{ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVs!!!bG8=?=' }],
     ] as [Record<string, unknown>, Record<string, string>][]) {
       const r = await call(args, headers);
-      expect({ status: r.status, code: (r.body.error as { code?: number } | undefined)?.code, stable: (r.body.error as { data?: { code?: string } } | undefined)?.data?.code }).toEqual({ status: 400, code: -32020, stable: 'E_MCP_HEADER_MISMATCH' });
+      expect({
+        status: r.status,
+        code: (r.body.error as { code?: number } | undefined)?.code,
+        stable: (r.body.error as { data?: { code?: string } } | undefined)?.data?.code,
+      }).toEqual({ status: 400, code: -32020, stable: 'E_MCP_HEADER_MISMATCH' });
     }
     expect(gate.requests.length).toBe(ran);
   }, 60_000);
@@ -58,11 +84,34 @@ describe('Mcp-Param-* headers through mcp serve --http', () => {
 
 describe('x-mcp-header declarations (core)', () => {
   it('are found through properties only, must be RFC 9110 tokens on primitive properties, unique regardless of case', () => {
-    expect(paramHeaders({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'A' }, o: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } } } })).toEqual({ ok: true, headers: [{ path: ['a'], header: 'A', type: 'string' }, { path: ['o', 'n'], header: 'N', type: 'integer' }] });
+    expect(
+      paramHeaders({
+        type: 'object',
+        properties: {
+          a: { type: 'string', 'x-mcp-header': 'A' },
+          o: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } },
+        },
+      }),
+    ).toEqual({
+      ok: true,
+      headers: [
+        { path: ['a'], header: 'A', type: 'string' },
+        { path: ['o', 'n'], header: 'N', type: 'integer' },
+      ],
+    });
     expect(paramHeaders({ type: 'object', properties: { a: { type: 'array', 'x-mcp-header': 'A' } } }).ok).toBe(false);
-    expect(paramHeaders({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'bad name' } } }).ok).toBe(false);
-    expect(paramHeaders({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'X' }, b: { type: 'string', 'x-mcp-header': 'x' } } }).ok).toBe(false);
-    expect(paramHeaders({ type: 'object', anyOf: [{ properties: { a: { type: 'string', 'x-mcp-header': 'A' } } }] }).ok).toBe(false);
+    expect(paramHeaders({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'bad name' } } }).ok).toBe(
+      false,
+    );
+    expect(
+      paramHeaders({
+        type: 'object',
+        properties: { a: { type: 'string', 'x-mcp-header': 'X' }, b: { type: 'string', 'x-mcp-header': 'x' } },
+      }).ok,
+    ).toBe(false);
+    expect(
+      paramHeaders({ type: 'object', anyOf: [{ properties: { a: { type: 'string', 'x-mcp-header': 'A' } } }] }).ok,
+    ).toBe(false);
     const d = [{ path: ['n'], header: 'N', type: 'number' }];
     const h = (v: string | undefined) => () => v;
     expect(checkParamHeaders(d, { n: 1.5 }, h('1.50'), 1)).toBeUndefined();

@@ -1,4 +1,5 @@
-// The Python `mcp` SDK client (an implementation no one here wrote) against `tycli mcp proxy` over stdio and `tycli mcp serve --http`; test side.
+// The Python `mcp` SDK client (an implementation no one here wrote) against `tycli mcp proxy` over stdio and `tycli mcp
+// serve --http`; test side.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +19,12 @@ beforeAll(async () => {
   if (!existsSync(PY) || spawnSync(PY, ['-c', 'import mcp'], { stdio: 'ignore' }).status !== 0) {
     const mk = spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit', timeout: 120_000 });
     if (mk.status !== 0) throw new Error('python3 -m venv failed (Debian: apt-get install python3-venv)');
-    const pip = spawnSync(join(VENV, 'bin/pip'), ['install', '--quiet', '--retries', '1', 'mcp==2.3.0'], { stdio: 'inherit', timeout: 600_000 });
-    if (pip.status !== 0) throw new Error('pip could not install the Python mcp SDK (mcp==2.3.0): no package index reachable');
+    const pip = spawnSync(join(VENV, 'bin/pip'), ['install', '--quiet', '--retries', '1', 'mcp==2.3.0'], {
+      stdio: 'inherit',
+      timeout: 600_000,
+    });
+    if (pip.status !== 0)
+      throw new Error('pip could not install the Python mcp SDK (mcp==2.3.0): no package index reachable');
   }
   ({ home, cleanup } = await tempHome());
   await addNodeServer(home, 'sdk', join(ROOT, 'test/mcp/peers/sdk-server.mjs'), [], { ask: 'none' });
@@ -35,7 +40,11 @@ function python(args: string[]): Promise<Record<string, unknown>> {
     let err = '';
     p.stdout.on('data', (c) => (out += String(c)));
     p.stderr.on('data', (c) => (err += String(c)));
-    p.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>) : reject(new Error(`python client exited ${code}: ${err.slice(-2000)}`))));
+    p.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>)
+        : reject(new Error(`python client exited ${code}: ${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -50,7 +59,19 @@ const expected = (prefix: string) => ({
 
 describe('the Python mcp SDK client', () => {
   it('drives tycli mcp proxy over stdio: own names, instructions, tool errors as isError, templates, prompts', async () => {
-    const seen = await python(['stdio', '', process.execPath, '--import', 'tsx', join(ROOT, 'test/mcp/cli-entry.ts'), '--home', home, 'mcp', 'proxy', 'sdk']);
+    const seen = await python([
+      'stdio',
+      '',
+      process.execPath,
+      '--import',
+      'tsx',
+      join(ROOT, 'test/mcp/cli-entry.ts'),
+      '--home',
+      home,
+      'mcp',
+      'proxy',
+      'sdk',
+    ]);
     expect(seen).toMatchObject(expected(''));
     expect(seen.instructions).toBe('Fixture server: call test_simple_text first.\\x1b[2J');
   }, 120_000);

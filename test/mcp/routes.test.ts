@@ -1,10 +1,17 @@
-// What a client sees through `mcp serve` in front of an SDK server, over stdio and HTTP: URIs rewritten everywhere, pages merged, completion, subscriptions, list_changed, logging, duplicates; test side.
+// What a client sees through `mcp serve` in front of an SDK server, over stdio and HTTP: URIs rewritten everywhere,
+// pages merged, completion, subscriptions, list_changed, logging, duplicates; test side.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, ROOT, addNodeServer, connect, tempHome } from './helpers.js';
 import { McpBridge } from '../../node/mcp/bridge.js';
 import { definitionsDir } from '../../node/mcp/definitions.js';
@@ -35,7 +42,11 @@ const transports: Record<string, (caps?: Record<string, unknown>) => Promise<Ope
     const bridge = new McpBridge({ home, sandbox: 'r', log: (l) => logs.push(l) });
     const h = await serveHttp(bridge, { port: 0 });
     const client = new Client({ name: 'sdk', version: '1' }, { capabilities: {} });
-    await client.connect(new StreamableHTTPClientTransport(new URL(h.url), { requestInit: { headers: { authorization: `Bearer ${h.token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(h.url), {
+        requestInit: { headers: { authorization: `Bearer ${h.token}` } },
+      }),
+    );
     closeAll = async () => {
       await client.close().catch(() => undefined);
       await h.close();
@@ -63,24 +74,49 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     const { client } = await open();
     // every page of each list, the upstream paged one entry at a time
     const resources = (await client.listResources()).resources;
-    expect(resources.map((r) => r.uri)).toEqual(['tymcp://sdk/test://static-text', 'tymcp://sdk/test://static-binary', 'tymcp://sdk/test://watched-resource']);
-    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['sdk__test_simple_prompt', 'sdk__test_prompt_with_arguments', 'sdk__test_prompt_with_embedded_resource', 'sdk__test_prompt_with_image']);
+    expect(resources.map((r) => r.uri)).toEqual([
+      'tymcp://sdk/test://static-text',
+      'tymcp://sdk/test://static-binary',
+      'tymcp://sdk/test://watched-resource',
+    ]);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual([
+      'sdk__test_simple_prompt',
+      'sdk__test_prompt_with_arguments',
+      'sdk__test_prompt_with_embedded_resource',
+      'sdk__test_prompt_with_image',
+    ]);
     const templates = (await client.listResourceTemplates()).resourceTemplates;
-    expect(templates.map((t) => t.uriTemplate)).toEqual(['tymcp://sdk/test://template/{id}/data', 'tymcp://sdk/test://other/{name}']);
+    expect(templates.map((t) => t.uriTemplate)).toEqual([
+      'tymcp://sdk/test://template/{id}/data',
+      'tymcp://sdk/test://other/{name}',
+    ]);
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
     // a template filled in by the client reads back and reaches the server
     const filled = templates[0]!.uriTemplate.replace('{id}', '42');
     const read = await client.readResource({ uri: filled });
     expect(read.contents[0]).toMatchObject({ uri: filled, text: expect.stringContaining('Data for ID: 42') });
     // resource links and embedded resources in a tool result carry bridged URIs, each readable
-    const linked = (await client.callTool({ name: 'sdk__link', arguments: {} })).content as { type: string; uri?: string; resource?: { uri: string } }[];
+    const linked = (await client.callTool({ name: 'sdk__link', arguments: {} })).content as {
+      type: string;
+      uri?: string;
+      resource?: { uri: string };
+    }[];
     expect(linked[0]).toMatchObject({ type: 'resource_link', uri: 'tymcp://sdk/test://static-text' });
     expect(linked[1]?.resource?.uri).toBe('tymcp://sdk/test://template/7/data');
-    expect((await client.readResource({ uri: linked[0]!.uri! })).contents[0]).toMatchObject({ text: 'This is the content of the static text resource.' });
-    expect((await client.readResource({ uri: linked[1]!.resource!.uri })).contents[0]).toMatchObject({ text: expect.stringContaining('Data for ID: 7') });
+    expect((await client.readResource({ uri: linked[0]!.uri! })).contents[0]).toMatchObject({
+      text: 'This is the content of the static text resource.',
+    });
+    expect((await client.readResource({ uri: linked[1]!.resource!.uri })).contents[0]).toMatchObject({
+      text: expect.stringContaining('Data for ID: 7'),
+    });
     // embedded resources in a prompt result too
-    const prompt = await client.getPrompt({ name: 'sdk__test_prompt_with_embedded_resource', arguments: { resourceUri: 'test://static-text' } });
-    expect((prompt.messages[0]!.content as { resource: { uri: string } }).resource.uri).toBe('tymcp://sdk/test://static-text');
+    const prompt = await client.getPrompt({
+      name: 'sdk__test_prompt_with_embedded_resource',
+      arguments: { resourceUri: 'test://static-text' },
+    });
+    expect((prompt.messages[0]!.content as { resource: { uri: string } }).resource.uri).toBe(
+      'tymcp://sdk/test://static-text',
+    );
   }, 30_000);
 
   it('completion/complete is routed by the prompt or template reference; subscriptions reach the owning server and updates come back bridged', async () => {
@@ -88,9 +124,15 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     const { client } = await open();
     expect(client.getServerCapabilities()?.completions).toEqual({});
     expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true);
-    const byPrompt = await client.complete({ ref: { type: 'ref/prompt', name: 'sdk__test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'al' } });
+    const byPrompt = await client.complete({
+      ref: { type: 'ref/prompt', name: 'sdk__test_prompt_with_arguments' },
+      argument: { name: 'arg1', value: 'al' },
+    });
     expect(byPrompt.completion.values).toEqual(['alpha']);
-    const byTemplate = await client.complete({ ref: { type: 'ref/resource', uri: 'tymcp://sdk/test://template/{id}/data' }, argument: { name: 'id', value: '' } });
+    const byTemplate = await client.complete({
+      ref: { type: 'ref/resource', uri: 'tymcp://sdk/test://template/{id}/data' },
+      argument: { name: 'id', value: '' },
+    });
     expect(byTemplate.completion.values).toEqual(['1', '2', '42']);
     const updates: string[] = [];
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
@@ -135,13 +177,19 @@ describe.each(Object.keys(transports))('mcp serve over %s in front of an SDK ser
     expect(names).not.toContain('sdk__test_simple_text');
   }, 30_000);
 
-  it('arguments a tool\'s schema refuses and a tool that reports an error are CallToolResults with isError, not JSON-RPC errors', async () => {
+  it("arguments a tool's schema refuses and a tool that reports an error are CallToolResults with isError, not JSON-RPC errors", async () => {
     await addNodeServer(home, 'sdk', SDK_FIXTURE, [], { ask: 'none' });
     const { client } = await open();
-    const bad = (await client.callTool({ name: 'sdk__json_schema_2020_12_tool', arguments: { nope: 1 } })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+    const bad = (await client.callTool({ name: 'sdk__json_schema_2020_12_tool', arguments: { nope: 1 } })) as {
+      isError?: boolean;
+      content: { text: string }[];
+      _meta?: Record<string, unknown>;
+    };
     expect([bad.isError, bad._meta?.['tysandbox/code']]).toEqual([true, 'E_INVALID_ARGS']);
     expect(bad.content[0]?.text).toContain('"nope"');
-    const failed = (await client.callTool({ name: 'sdk__test_error_handling', arguments: {} })) as { isError?: boolean };
+    const failed = (await client.callTool({ name: 'sdk__test_error_handling', arguments: {} })) as {
+      isError?: boolean;
+    };
     expect(failed.isError).toBe(true);
     await expect(client.callTool({ name: 'sdk__no_such_tool', arguments: {} })).rejects.toThrow(/no tool/);
   }, 30_000);

@@ -1,4 +1,5 @@
-// Session limits of the MCP bridge with real server processes: 9th session, 3rd concurrent start, idle end, no orphans; test side.
+// Session limits of the MCP bridge with real server processes: 9th session, 3rd concurrent start, idle end, no orphans;
+// test side.
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,4 +1,5 @@
-// A call waiting for a person's answer sends progress on its token, so a client that resets its timeout on progress keeps waiting; test side.
+// A call waiting for a person's answer sends progress on its token, so a client that resets its timeout on progress
+// keeps waiting; test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PermissionGate, StoreDecisions } from '../../core/policy/gate.js';
 import { compilePolicy } from '../../core/policy/permissions.js';
@@ -42,17 +43,32 @@ class SlowPerson implements AskChannel {
 
 function gateWith(person: AskChannel): PermissionGate {
   const store = new Store(new MemoryStoreBackend());
-  return new PermissionGate({ config: () => ({ policy: compilePolicy([]) }), audit: new StoreAuditLog(store), pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }), decisions: new StoreDecisions(store), asker: new AskRouter({ channels: [person], askWaitMs: 30_000 }) });
+  return new PermissionGate({
+    config: () => ({ policy: compilePolicy([]) }),
+    audit: new StoreAuditLog(store),
+    pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }),
+    decisions: new StoreDecisions(store),
+    asker: new AskRouter({ channels: [person], askWaitMs: 30_000 }),
+  });
 }
 
 describe('progress while a question waits', () => {
   it('over HTTP too: a client whose timeout resets on progress keeps waiting through the question', async () => {
     await addNodeServer(home, 'fx', FIXTURE, []);
     const person = new SlowPerson(7000);
-    const c = await openVia('http', { home, sandbox: 'w', gate: gateWith(person), waitingProgress: { firstMs: 200, everyMs: 500 } });
+    const c = await openVia('http', {
+      home,
+      sandbox: 'w',
+      gate: gateWith(person),
+      waitingProgress: { firstMs: 200, everyMs: 500 },
+    });
     try {
       const seen: string[] = [];
-      const r = await c.client.callTool({ name: 'fx__search', arguments: { q: 'http' } }, undefined, { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => void seen.push(p.message ?? '') });
+      const r = await c.client.callTool({ name: 'fx__search', arguments: { q: 'http' } }, undefined, {
+        timeout: 3000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => void seen.push(p.message ?? ''),
+      });
       expect(JSON.stringify(r)).toContain('found http');
       expect(seen.length).toBeGreaterThanOrEqual(2);
       expect(new Set(seen)).toEqual(new Set(['waiting for approval of fx/search']));
@@ -64,9 +80,18 @@ describe('progress while a question waits', () => {
   it('a client whose timeout (3 s) resets on progress keeps waiting through a 7 s question; without progress the same call times out', async () => {
     await addNodeServer(home, 'fx', FIXTURE, []);
     const person = new SlowPerson(7000);
-    conn = await connect({ home, sandbox: 'w', gate: gateWith(person), waitingProgress: { firstMs: 200, everyMs: 500 } });
+    conn = await connect({
+      home,
+      sandbox: 'w',
+      gate: gateWith(person),
+      waitingProgress: { firstMs: 200, everyMs: 500 },
+    });
     const seen: { progress: number; message?: string }[] = [];
-    const r = await conn.client.callTool({ name: 'fx__search', arguments: { q: 'waited' } }, undefined, { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => void seen.push(p) });
+    const r = await conn.client.callTool({ name: 'fx__search', arguments: { q: 'waited' } }, undefined, {
+      timeout: 3000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => void seen.push(p),
+    });
     expect(JSON.stringify(r)).toContain('found waited');
     expect(person.asked).toHaveLength(1);
     expect(seen.length).toBeGreaterThanOrEqual(5);
@@ -76,7 +101,9 @@ describe('progress while a question waits', () => {
     const slow = new SlowPerson(7000);
     await conn.close();
     conn = await connect({ home, sandbox: 'w', gate: gateWith(slow), waitingProgress: { firstMs: 200, everyMs: 300 } });
-    const t = await mcpRefusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }, undefined, { timeout: 3000 }));
+    const t = await mcpRefusal(
+      conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }, undefined, { timeout: 3000 }),
+    );
     expect(t.code).toBe(-32001); // the SDK client's own RequestTimeout
     expect(conn.transport.raw.some((m) => (m as { method?: string }).method === 'notifications/progress')).toBe(false);
   }, 60_000);

@@ -1,4 +1,5 @@
-// `tycli sandbox status` and `tycli diagnostics` through the real command table (exit codes, JSON, filter, fail-closed); Node host, trusted side.
+// `tycli sandbox status` and `tycli diagnostics` through the real command table (exit codes, JSON, filter,
+// fail-closed); Node host, trusted side.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,11 @@ async function tycli(...argv: string[]) {
   let err = '';
   stdout.on('data', (c) => (out += String(c)));
   stderr.on('data', (c) => (err += String(c)));
-  const code = await main(['--home', home, ...argv], { io: { stdout, stderr, stdin: new PassThrough(), interactive: false }, env: { TYCLI_HOME: home }, cwd });
+  const code = await main(['--home', home, ...argv], {
+    io: { stdout, stderr, stdin: new PassThrough(), interactive: false },
+    env: { TYCLI_HOME: home },
+    cwd,
+  });
   return { code, out, err };
 }
 
@@ -31,7 +36,14 @@ describe('tycli sandbox status', () => {
     const r = await tycli('sandbox', 'status', '--json');
     expect(r.code).toBe(0);
     const s = JSON.parse(r.out) as Record<string, any>;
-    expect(s).toMatchObject({ posture: 'auto', postureSource: 'default', backend: 'bwrap', available: true, enforced: true, notEnforced: [] });
+    expect(s).toMatchObject({
+      posture: 'auto',
+      postureSource: 'default',
+      backend: 'bwrap',
+      available: true,
+      enforced: true,
+      notEnforced: [],
+    });
     expect(s.version).toMatch(/^bubblewrap /);
     expect(s.runtimes.node.version).toBe(process.versions.node);
     expect(s.runtimes.deno.version).toMatch(/^\d+\.\d+\.\d+/);
@@ -43,7 +55,9 @@ describe('tycli sandbox status', () => {
     expect(s.pyodide).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/), verified: true });
     expect(s.pyodide.path).toMatch(/node_modules\/pyodide$/);
     const text = await tycli('sandbox', 'status');
-    expect(text.out).toMatch(/^pyodide: +\d+\.\d+\.\d+ \(.*\): files match core\/pyodide-manifest\.json; Python revisions run sandboxed/m);
+    expect(text.out).toMatch(
+      /^pyodide: +\d+\.\d+\.\d+ \(.*\): files match core\/pyodide-manifest\.json; Python revisions run sandboxed/m,
+    );
   });
 
   it('text form names the posture and its source', async () => {
@@ -75,7 +89,14 @@ describe('tycli diagnostics', () => {
   it('--list names the contracts; --filter is case-insensitive', async () => {
     const all = await tycli('diagnostics', '--list');
     expect(all.code).toBe(0);
-    for (const n of ['tool_security_contracts', 'os_isolation', 'os_resource_limits', 'python_escapes', 'sandbox_posture']) expect(all.out).toContain(n);
+    for (const n of [
+      'tool_security_contracts',
+      'os_isolation',
+      'os_resource_limits',
+      'python_escapes',
+      'sandbox_posture',
+    ])
+      expect(all.out).toContain(n);
     const some = await tycli('diagnostics', '--list', '--filter', 'ISOLATION', '--json');
     expect(JSON.parse(some.out).contracts.map((c: { name: string }) => c.name)).toEqual(['os_isolation']);
   });
@@ -89,7 +110,11 @@ describe('tycli diagnostics', () => {
 
   it('runs the Python escape contract and reports the verified Pyodide files', async () => {
     const r = await tycli('diagnostics', '--filter', 'python_escapes', '--json');
-    const res = JSON.parse(r.out) as { ok: boolean; pyodide: { verified: boolean; version: string }; contracts: { name: string; ok: boolean; detail: string }[] };
+    const res = JSON.parse(r.out) as {
+      ok: boolean;
+      pyodide: { verified: boolean; version: string };
+      contracts: { name: string; ok: boolean; detail: string }[];
+    };
     expect(res.contracts.map((c) => [c.name, c.ok])).toEqual([['python_escapes', true]]);
     expect(res.contracts[0]!.detail).toMatch(/PASS node\/python /);
     expect(res.contracts[0]!.detail).toMatch(/PASS deno\/python /);

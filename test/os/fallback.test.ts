@@ -1,4 +1,5 @@
-// The no-backend paths (simulated with the test-only probe override): auto warns once and shows its documented limits, required fails closed, off is explicit; Node host, trusted side.
+// The no-backend paths (simulated with the test-only probe override): auto warns once and shows its documented limits,
+// required fails closed, off is explicit; Node host, trusted side.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CliContractHost, type RunToolResult } from '../../node/diagnostics/cli-host.js';
 import { ProbeFixture } from '../../node/diagnostics/contracts.js';
@@ -11,7 +12,12 @@ function obsOf(res: RunToolResult): Observations {
   return res.value as Observations;
 }
 
-const NONE: SandboxProbe = { platform: 'linux', backend: 'bwrap', available: false, reason: 'simulated: bubblewrap (bwrap) is not installed' };
+const NONE: SandboxProbe = {
+  platform: 'linux',
+  backend: 'bwrap',
+  available: false,
+  reason: 'simulated: bubblewrap (bwrap) is not installed',
+};
 
 describe('no OS sandbox backend (simulated)', () => {
   let f: ProbeFixture;
@@ -32,7 +38,9 @@ describe('no OS sandbox backend (simulated)', () => {
   });
 
   it('posture required fails closed with E_SANDBOX_UNAVAILABLE before anything is spawned', async () => {
-    await expect(CliContractHost.create({ posture: 'required' })).rejects.toMatchObject({ code: 'E_SANDBOX_UNAVAILABLE' });
+    await expect(CliContractHost.create({ posture: 'required' })).rejects.toMatchObject({
+      code: 'E_SANDBOX_UNAVAILABLE',
+    });
   });
 
   it('posture auto warns once, plainly, naming what is not enforced', async () => {
@@ -54,7 +62,13 @@ describe('no OS sandbox backend (simulated)', () => {
     const res = await host.runTool({
       engine: 'node',
       source: PROBE_TOOL_SOURCE,
-      args: { probes: ['tcp_connect', 'read_file', 'env_canary', 'spawn_background'], canary: f.canary, readPaths: [f.canaryFile], port: f.port, marker: f.marker },
+      args: {
+        probes: ['tcp_connect', 'read_file', 'env_canary', 'spawn_background'],
+        canary: f.canary,
+        readPaths: [f.canaryFile],
+        port: f.port,
+        marker: f.marker,
+      },
     });
     expect(res.ok).toBe(true);
     const o = obsOf(res);
@@ -70,7 +84,11 @@ describe('no OS sandbox backend (simulated)', () => {
 
   it('posture auto, Deno: its own permission checks still refuse the network', async () => {
     const host = await CliContractHost.create({ posture: 'auto' });
-    const res = await host.runTool({ engine: 'deno', source: PROBE_TOOL_SOURCE, args: { probes: ['tcp_connect'], port: f.port } });
+    const res = await host.runTool({
+      engine: 'deno',
+      source: PROBE_TOOL_SOURCE,
+      args: { probes: ['tcp_connect'], port: f.port },
+    });
     expect(res.ok).toBe(true);
     expect(obsOf(res).tcp_connect?.detail).toBe('NotCapable');
     expect(f.connections).toBe(0);
@@ -78,7 +96,12 @@ describe('no OS sandbox backend (simulated)', () => {
 
   it('the OS-only layer is never run without an OS sandbox', async () => {
     const host = await CliContractHost.create({ posture: 'auto' });
-    const res = await host.runTool({ engine: 'node', layers: 'os-only', source: PROBE_TOOL_SOURCE, args: { probes: ['tcp_connect'], port: f.port } });
+    const res = await host.runTool({
+      engine: 'node',
+      layers: 'os-only',
+      source: PROBE_TOOL_SOURCE,
+      args: { probes: ['tcp_connect'], port: f.port },
+    });
     expect(res).toMatchObject({ ok: false, code: 'E_SANDBOX_UNAVAILABLE' });
     expect(f.connections).toBe(0);
   });

@@ -1,4 +1,5 @@
-// Helper run under a pseudo-terminal by test/os/pty.test.ts: the "CLI" side holding a controlling tty, probing /dev/tty and TIOCSTI from inside the sandbox; Node host, trusted side.
+// Helper run under a pseudo-terminal by test/os/pty.test.ts: the "CLI" side holding a controlling tty, probing /dev/tty
+// and TIOCSTI from inside the sandbox; Node host, trusted side.
 import { spawnSync } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { CliContractHost } from '../../node/diagnostics/cli-host.js';
@@ -30,10 +31,30 @@ const code = [
   'print(json.dumps(r))',
 ].join('\n');
 const p = await probeSandbox();
-const wrap = createBwrapWrapper({ bwrapPath: p.path as string, libraries: 'system', ...(p.dropTo ? { dropTo: p.dropTo } : {}) });
-const w = wrap({ command: py, args: ['-I', '-c', code], env: { LANG: 'C.UTF-8' }, readOnlyPaths: [], writablePaths: [] });
-const inSandbox = spawnSync(w.command, w.args, { env: w.env, stdio: ['inherit', 'pipe', 'pipe'], encoding: 'utf8', timeout: 30_000 });
+const wrap = createBwrapWrapper({
+  bwrapPath: p.path as string,
+  libraries: 'system',
+  ...(p.dropTo ? { dropTo: p.dropTo } : {}),
+});
+const w = wrap({
+  command: py,
+  args: ['-I', '-c', code],
+  env: { LANG: 'C.UTF-8' },
+  readOnlyPaths: [],
+  writablePaths: [],
+});
+const inSandbox = spawnSync(w.command, w.args, {
+  env: w.env,
+  stdio: ['inherit', 'pipe', 'pipe'],
+  encoding: 'utf8',
+  timeout: 30_000,
+});
 out.pythonSandboxed = inSandbox.stdout.trim() || inSandbox.stderr.trim();
-const bare = spawnSync(py, ['-I', '-c', code], { env: { LANG: 'C.UTF-8' }, stdio: ['inherit', 'pipe', 'pipe'], encoding: 'utf8', timeout: 30_000 });
+const bare = spawnSync(py, ['-I', '-c', code], {
+  env: { LANG: 'C.UTF-8' },
+  stdio: ['inherit', 'pipe', 'pipe'],
+  encoding: 'utf8',
+  timeout: 30_000,
+});
 out.pythonUnsandboxed = bare.stdout.trim() || bare.stderr.trim();
 process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);

@@ -1,4 +1,5 @@
-// The native Python tool under the same OS wrapper (bubblewrap, system libraries): host files, home, network, environment and processes out of reach; Node host, trusted side.
+// The native Python tool under the same OS wrapper (bubblewrap, system libraries): host files, home, network,
+// environment and processes out of reach; Node host, trusted side.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectPython, PythonTool } from '../../node/python/native-tool.js';
@@ -18,7 +19,13 @@ describe.skipIf(!python)('native Python inside bubblewrap', () => {
     f = await ProbeFixture.create();
     const probe = await probeSandbox();
     const plan = planIsolation('required', probe, { libraries: 'system', runtimes: ['python'] });
-    const opts = { python: python!, preapproved: true, wrap: plan.wrap!, timeoutMs: 10_000, ...(probe.dropTo ? { sandboxOwner: { uid: probe.dropTo.uid, gid: probe.dropTo.gid } } : {}) };
+    const opts = {
+      python: python!,
+      preapproved: true,
+      wrap: plan.wrap!,
+      timeoutMs: 10_000,
+      ...(probe.dropTo ? { sandboxOwner: { uid: probe.dropTo.uid, gid: probe.dropTo.gid } } : {}),
+    };
     tool = new PythonTool(opts);
     quick = new PythonTool({ ...opts, timeoutMs: 3000 });
     process.env.TYSANDBOX_PY_CANARY = f.canary;
@@ -29,7 +36,9 @@ describe.skipIf(!python)('native Python inside bubblewrap', () => {
   });
 
   it('runs code and writes in its own working folder', async () => {
-    const r = await tool.run({ code: 'import os\nopen("out.txt","w").write("x")\nprint(sorted(os.listdir("/")), os.getcwd() == os.environ["HOME"])' });
+    const r = await tool.run({
+      code: 'import os\nopen("out.txt","w").write("x")\nprint(sorted(os.listdir("/")), os.getcwd() == os.environ["HOME"])',
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).not.toContain("'etc'");
     expect(r.stdout).not.toContain("'home'");
@@ -61,7 +70,9 @@ describe.skipIf(!python)('native Python inside bubblewrap', () => {
 
   it('cannot write under home or the project folder; nothing appears on the host', async () => {
     const targets = f.writeTargets();
-    const code = `import json\nr=[]\nfor p in ${JSON.stringify(targets)}:\n  try:\n    open(p,"w").write("x"); r.append("written")\n  except OSError as e:\n    r.append(e.__class__.__name__)\nprint(json.dumps(r))`;
+    const code =
+      `import json\nr=[]\nfor p in ${JSON.stringify(targets)}:\n  try:\n    open(p,"w").write("x"); ` +
+      `r.append("written")\n  except OSError as e:\n    r.append(e.__class__.__name__)\nprint(json.dumps(r))`;
     const r = await tool.run({ code });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(f.writtenOnHost()).toEqual([]);
@@ -92,7 +103,8 @@ describe.skipIf(!python)('native Python inside bubblewrap', () => {
   });
 
   it('a fork bomb stops at the process limit and the host stays responsive', async () => {
-    const code = 'import os\nn = 0\ntry:\n  while n < 2000:\n    if os.fork() == 0:\n      import time; time.sleep(30); os._exit(0)\n    n += 1\nexcept OSError as e:\n  print(n, e.__class__.__name__)';
+    const code =
+      'import os\nn = 0\ntry:\n  while n < 2000:\n    if os.fork() == 0:\n      import time; time.sleep(30); os._exit(0)\n    n += 1\nexcept OSError as e:\n  print(n, e.__class__.__name__)';
     const r = await tool.run({ code });
     expect(r.stdout).toMatch(/^\d+ BlockingIOError/);
     expect(Number(r.stdout.split(' ')[0])).toBeLessThan(128);

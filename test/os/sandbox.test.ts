@@ -1,9 +1,17 @@
-// Every case of cases/os-sandbox.json under Node and Deno, with all layers and with the engine's own checks off (OS layer alone); Node host, trusted side.
+// Every case of cases/os-sandbox.json under Node and Deno, with all layers and with the engine's own checks off (OS
+// layer alone); Node host, trusted side.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliContractHost, type RunToolResult, type Engine, type Layers } from '../../node/diagnostics/cli-host.js';
 import { ProbeFixture } from '../../node/diagnostics/contracts.js';
-import { PROBE_TOOL_SOURCE, processesWithMarker, waitNoMarker, type Observations, type ProbeArgs, type ProbeName } from '../../node/diagnostics/probes.js';
+import {
+  PROBE_TOOL_SOURCE,
+  processesWithMarker,
+  waitNoMarker,
+  type Observations,
+  type ProbeArgs,
+  type ProbeName,
+} from '../../node/diagnostics/probes.js';
 
 function obsOf(res: RunToolResult): Observations {
   if (!res.ok) throw new Error(`probe tool failed: ${res.code}: ${res.message}`);
@@ -12,7 +20,19 @@ function obsOf(res: RunToolResult): Observations {
 
 const CANARY_ENV = 'TYSANDBOX_TEST_CANARY';
 const DENIED = /^(ENOENT|EACCES|EROFS|EPERM|ERR_ACCESS_DENIED|NotCapable|PermissionDenied|NotFound)$/;
-const ALL: ProbeName[] = ['env_canary', 'read_file', 'read_shadow', 'write_files', 'symlink_etc', 'proc_root_hostname', 'tcp_connect', 'unix_connect', 'dns_lookup', 'dev_tty', 'spawn_background'];
+const ALL: ProbeName[] = [
+  'env_canary',
+  'read_file',
+  'read_shadow',
+  'write_files',
+  'symlink_etc',
+  'proc_root_hostname',
+  'tcp_connect',
+  'unix_connect',
+  'dns_lookup',
+  'dev_tty',
+  'spawn_background',
+];
 
 let host: CliContractHost;
 beforeAll(async () => {
@@ -20,8 +40,24 @@ beforeAll(async () => {
   host = await CliContractHost.create({ posture: 'required' });
 });
 
-async function run(engine: Engine, layers: Layers, f: ProbeFixture, probes: ProbeName[], extra: Partial<ProbeArgs> = {}, timeoutMs = 30_000) {
-  const args: ProbeArgs = { probes, canary: f.canary, readPaths: [f.canaryFile], writePaths: f.writeTargets(), port: f.port, unixSocket: f.unixSocket, marker: f.marker, ...extra };
+async function run(
+  engine: Engine,
+  layers: Layers,
+  f: ProbeFixture,
+  probes: ProbeName[],
+  extra: Partial<ProbeArgs> = {},
+  timeoutMs = 30_000,
+) {
+  const args: ProbeArgs = {
+    probes,
+    canary: f.canary,
+    readPaths: [f.canaryFile],
+    writePaths: f.writeTargets(),
+    port: f.port,
+    unixSocket: f.unixSocket,
+    marker: f.marker,
+    ...extra,
+  };
   process.env[CANARY_ENV] = f.canary;
   try {
     return await host.runTool({ engine, layers, source: PROBE_TOOL_SOURCE, args, limits: { timeoutMs } });
@@ -30,7 +66,12 @@ async function run(engine: Engine, layers: Layers, f: ProbeFixture, probes: Prob
   }
 }
 
-const matrix: [Engine, Layers][] = [['node', 'full'], ['node', 'os-only'], ['deno', 'full'], ['deno', 'os-only']];
+const matrix: [Engine, Layers][] = [
+  ['node', 'full'],
+  ['node', 'os-only'],
+  ['deno', 'full'],
+  ['deno', 'os-only'],
+];
 
 describe.each(matrix)('%s sandbox, layers: %s', (engine, layers) => {
   let f: ProbeFixture;
@@ -86,7 +127,8 @@ describe.each(matrix)('%s sandbox, layers: %s', (engine, layers) => {
 
   it('a spawned background process is refused, or confined and gone after the call', () => {
     if (layers === 'full') expect(obs.spawn_background?.ok).toBe(false);
-    else expect(obs.spawn_background?.ok).toBe(true); // the OS layer alone: allowed inside, so the kill below is what is tested
+    // the OS layer alone: allowed inside, so the kill below is what is tested
+    else expect(obs.spawn_background?.ok).toBe(true);
     expect(survivors).toEqual([]);
   });
 });
@@ -124,7 +166,12 @@ describe.each(['node', 'deno'] as Engine[])('%s sandbox, OS layer alone: limits'
     const res = await host.runTool({
       engine,
       layers: 'os-only',
-      source: `export default async (a) => { const cp = await import('node:child_process'); const d = typeof Deno !== 'undefined'; const exe = d ? Deno.execPath() : process.execPath; const args = d ? ['eval', 'setInterval(()=>{},1000)//' + a.m] : ['-e', 'setInterval(()=>{},1000)//' + a.m]; cp.spawn(exe, args, { detached: true, stdio: 'ignore' }).unref(); cp.spawn(exe, args, { stdio: 'ignore' }); await new Promise((r) => setTimeout(r, 1500)); for (;;) {} }`,
+      source:
+        `export default async (a) => { const cp = await import('node:child_process'); const d = typeof ` +
+        `Deno !== 'undefined'; const exe = d ? Deno.execPath() : process.execPath; const args = d ? ` +
+        `['eval', 'setInterval(()=>{},1000)//' + a.m] : ['-e', 'setInterval(()=>{},1000)//' + a.m]; ` +
+        `cp.spawn(exe, args, { detached: true, stdio: 'ignore' }).unref(); cp.spawn(exe, args, { stdio: ` +
+        `'ignore' }); await new Promise((r) => setTimeout(r, 1500)); for (;;) {} }`,
       args: { m: f.marker },
       limits: { timeoutMs: 5000 },
     });
@@ -135,7 +182,12 @@ describe.each(['node', 'deno'] as Engine[])('%s sandbox, OS layer alone: limits'
 
 describe('all layers: memory', () => {
   it.each(['node', 'deno'] as Engine[])('%s: growing the heap past its cap ends in E_MEMORY_LIMIT', async (engine) => {
-    const res = await host.runTool({ engine, source: 'export default async () => { const a = []; for (;;) a.push({ x: Math.random(), y: [1, 2, 3] }); }', args: {}, limits: { memoryMb: 64, timeoutMs: 30_000 } });
+    const res = await host.runTool({
+      engine,
+      source: 'export default async () => { const a = []; for (;;) a.push({ x: Math.random(), y: [1, 2, 3] }); }',
+      args: {},
+      limits: { memoryMb: 64, timeoutMs: 30_000 },
+    });
     expect(res).toMatchObject({ ok: false, code: 'E_MEMORY_LIMIT' });
   });
   it('node: a huge ArrayBuffer allocation (outside the V8 heap) is stopped by RLIMIT_DATA', async () => {
@@ -163,26 +215,44 @@ describe('grants', () => {
     }
   });
 
-  it.each(['node', 'deno'] as Engine[])('%s: a folder granted read-only is readable (positive control) and stays read-only; its siblings stay hidden', async (engine) => {
-    const f = await ProbeFixture.create();
-    try {
-      const args: ProbeArgs = { probes: ['read_file', 'write_files'], canary: f.canary, readPaths: [f.canaryFile, `${f.cwd}/../project`], writePaths: [`${f.home}/.ssh/new.txt`, `${f.cwd}/x.txt`] };
-      const res = await host.runTool({ engine, source: PROBE_TOOL_SOURCE, args, folders: [{ path: f.home, access: 'read' }] });
-      expect(res.ok).toBe(true);
-      const o = obsOf(res);
-      expect(o.read_file?.value).toEqual([`${f.canaryFile} (canary)`]);
-      expect(o.write_files?.ok).toBe(false);
-      expect(f.writtenOnHost()).toEqual([]);
-    } finally {
-      await f.close();
-    }
-  });
+  it.each(['node', 'deno'] as Engine[])(
+    '%s: a folder granted read-only is readable (positive control) and stays read-only; its siblings stay hidden',
+    async (engine) => {
+      const f = await ProbeFixture.create();
+      try {
+        const args: ProbeArgs = {
+          probes: ['read_file', 'write_files'],
+          canary: f.canary,
+          readPaths: [f.canaryFile, `${f.cwd}/../project`],
+          writePaths: [`${f.home}/.ssh/new.txt`, `${f.cwd}/x.txt`],
+        };
+        const res = await host.runTool({
+          engine,
+          source: PROBE_TOOL_SOURCE,
+          args,
+          folders: [{ path: f.home, access: 'read' }],
+        });
+        expect(res.ok).toBe(true);
+        const o = obsOf(res);
+        expect(o.read_file?.value).toEqual([`${f.canaryFile} (canary)`]);
+        expect(o.write_files?.ok).toBe(false);
+        expect(f.writtenOnHost()).toEqual([]);
+      } finally {
+        await f.close();
+      }
+    },
+  );
 
   it('node: a folder granted for writing receives the write on the host', async () => {
     const f = await ProbeFixture.create();
     try {
       const target = `${f.cwd}/granted.txt`;
-      const res = await host.runTool({ engine: 'node', source: PROBE_TOOL_SOURCE, args: { probes: ['write_files'], canary: f.canary, writePaths: [target] }, folders: [{ path: f.cwd, access: 'write' }] });
+      const res = await host.runTool({
+        engine: 'node',
+        source: PROBE_TOOL_SOURCE,
+        args: { probes: ['write_files'], canary: f.canary, writePaths: [target] },
+        folders: [{ path: f.cwd, access: 'write' }],
+      });
       expect(res.ok).toBe(true);
       expect(obsOf(res).write_files?.detail).toBe(`${target}: written`);
       expect(spawnSync('cat', [target], { encoding: 'utf8' }).stdout).toContain(f.canary);

@@ -26,7 +26,13 @@ describe('layer boundaries', () => {
       const list = files(dir);
       expect(list.length).toBeGreaterThan(2);
       const offences = list.flatMap((f) =>
-        FORBIDDEN.filter(([re]) => re.test(readFileSync(join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, ''))).map(([, why]) => `${f}: ${why}`),
+        FORBIDDEN.filter(([re]) =>
+          re.test(
+            readFileSync(join(root, f), 'utf8')
+              .replace(/\/\*[\s\S]*?\*\//g, '')
+              .replace(/^\s*\/\/.*$/gm, ''),
+          ),
+        ).map(([, why]) => `${f}: ${why}`),
       );
       expect(offences).toEqual([]);
     });

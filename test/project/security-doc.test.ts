@@ -18,12 +18,20 @@ function proofs(cell: string): [string, string | undefined][] {
 }
 function text(path: string): string {
   const p = join(root, path);
-  if (statSync(p).isDirectory()) return readdirSync(p).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(p, f), 'utf8')).join('\n');
+  if (statSync(p).isDirectory())
+    return readdirSync(p)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => readFileSync(join(p, f), 'utf8'))
+      .join('\n');
   return readFileSync(p, 'utf8');
 }
 /** The first words of a test name as the test file spells them (placeholders and quotes vary). */
 function probe(name: string): string {
-  const first = name.split(/\s*>\s*/).pop()!.split(/[%…"'`(]/)[0]!.trim();
+  const first = name
+    .split(/\s*>\s*/)
+    .pop()!
+    .split(/[%…"'`(]/)[0]!
+    .trim();
   return first.slice(0, 24).trim();
 }
 

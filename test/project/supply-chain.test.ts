@@ -1,4 +1,5 @@
-// The supply-chain settings hold as npm itself reads them: release-age floor, install-script policy, pinned CI Node, audits, SBOM; test side.
+// The supply-chain settings hold as npm itself reads them: release-age floor, install-script policy, pinned CI Node,
+// audits, SBOM; test side.
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -7,12 +8,21 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines?: { node?: string }; allowScripts?: Record<string, boolean>; scripts: Record<string, string> };
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { name?: string; hasInstallScript?: boolean }> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  engines?: { node?: string };
+  allowScripts?: Record<string, boolean>;
+  scripts: Record<string, string>;
+};
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { name?: string; hasInstallScript?: boolean }>;
+};
 
 /** The value npm itself uses in the project folder (project .npmrc over user and global config). */
 async function npmConfig(key: string): Promise<string> {
-  const { stdout } = await run('npm', ['config', 'get', key], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? ROOT } });
+  const { stdout } = await run('npm', ['config', 'get', key], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? ROOT },
+  });
   return stdout.trim();
 }
 
@@ -27,7 +37,8 @@ describe('supply chain', () => {
       .filter(([k, v]) => k !== '' && v.hasInstallScript)
       .map(([k, v]) => v.name ?? k.replace(/^.*node_modules\//, ''));
     expect(withScripts.length).toBeGreaterThan(0);
-    for (const name of withScripts) expect(pkg.allowScripts?.[name], `${name} has install scripts: review it in allowScripts`).toBeTypeOf('boolean');
+    for (const name of withScripts)
+      expect(pkg.allowScripts?.[name], `${name} has install scripts: review it in allowScripts`).toBeTypeOf('boolean');
     // None is needed: deno's binary comes in @deno/<platform>, esbuild's in @esbuild/<platform>.
     expect(Object.values(pkg.allowScripts ?? {}).filter((v) => v)).toEqual([]);
   });
@@ -55,14 +66,24 @@ describe('supply chain', () => {
     expect(pkg.scripts.build).toContain('npm run -s sbom');
     const file = join(ROOT, 'dist', 'sbom.cdx.json');
     expect(existsSync(file), 'run npm run build first').toBe(true);
-    const sbom = JSON.parse(readFileSync(file, 'utf8')) as { bomFormat: string; components: { name: string; version: string; properties?: { name: string; value: string }[] }[] };
+    const sbom = JSON.parse(readFileSync(file, 'utf8')) as {
+      bomFormat: string;
+      components: { name: string; version: string; properties?: { name: string; value: string }[] }[];
+    };
     expect(sbom.bomFormat).toBe('CycloneDX');
     // the version the project itself depends on: a development dependency may bring another version of the same package
     const deps = (pkg as { dependencies?: Record<string, string> }).dependencies ?? {};
-    const dev = (name: string) => sbom.components.find((c) => c.name === name && (deps[name] === undefined || c.version === deps[name]))?.properties?.some((p) => p.name === 'cdx:npm:package:development' && p.value === 'true');
+    const dev = (name: string) =>
+      sbom.components
+        .find((c) => c.name === name && (deps[name] === undefined || c.version === deps[name]))
+        ?.properties?.some((p) => p.name === 'cdx:npm:package:development' && p.value === 'true');
     for (const prod of ['zod', 'multiformats', '@modelcontextprotocol/sdk']) expect(dev(prod), prod).toBe(false);
     expect(dev('vitest')).toBe(true);
-    const locked = new Set(Object.entries(lock.packages).filter(([k]) => k !== '').map(([k, v]) => `${v.name ?? k.replace(/^.*node_modules\//, '')}`));
+    const locked = new Set(
+      Object.entries(lock.packages)
+        .filter(([k]) => k !== '')
+        .map(([k, v]) => `${v.name ?? k.replace(/^.*node_modules\//, '')}`),
+    );
     for (const c of sbom.components) expect(locked.has(c.name), c.name).toBe(true);
   });
 });

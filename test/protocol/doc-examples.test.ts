@@ -13,7 +13,11 @@ const quoted = (m: string): string => `"message":${JSON.stringify(m)}`;
 describe('docs/protocol.md examples match tycli serve', () => {
   it('every quoted refusal is the message the server sends, code for code', async () => {
     const home = await tempHome('doc');
-    const child = spawn('setsid', [process.execPath, BIN, '--home', home, 'serve'], { env: cleanEnv(home), cwd: home, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn('setsid', [process.execPath, BIN, '--home', home, 'serve'], {
+      env: cleanEnv(home),
+      cwd: home,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     const lines: Record<string, any>[] = [];
     let buf = '';
     child.stdout.on('data', (d) => {
@@ -23,9 +27,14 @@ describe('docs/protocol.md examples match tycli serve', () => {
         buf = buf.slice(nl + 1);
       }
     });
-    const send = (id: unknown, method: string, params: unknown) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    const send = (id: unknown, method: string, params: unknown) =>
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
     const answer = async (id: unknown) => {
-      await until(() => lines.some((l) => l.id === id && ('result' in l || 'error' in l)), `the answer to ${String(id)}`, 60_000);
+      await until(
+        () => lines.some((l) => l.id === id && ('result' in l || 'error' in l)),
+        `the answer to ${String(id)}`,
+        60_000,
+      );
       return lines.find((l) => l.id === id && ('result' in l || 'error' in l))!;
     };
     try {
@@ -48,7 +57,14 @@ describe('docs/protocol.md examples match tycli serve', () => {
       expect(DOC).toContain(quoted(big.message));
 
       // trusted-native without `entry`: the documented execution.kind refusal, not a schema complaint about entry
-      send(5, 'tool/add', { manifest: { name: 'nat', description: 'n', parameters: { type: 'object' }, execution: { kind: 'trusted-native' } } });
+      send(5, 'tool/add', {
+        manifest: {
+          name: 'nat',
+          description: 'n',
+          parameters: { type: 'object' },
+          execution: { kind: 'trusted-native' },
+        },
+      });
       const native = (await answer(5)).error;
       expect(native).toMatchObject({ code: -32000, data: { code: 'E_INVALID_MANIFEST', path: 'execution.kind' } });
       expect(DOC).toContain(quoted(native.message));
@@ -59,7 +75,8 @@ describe('docs/protocol.md examples match tycli serve', () => {
       expect(show.error.message).not.toContain('no tool named');
       expect(DOC).toContain(JSON.stringify(show).replace('"id":6', '"id":51'));
 
-      for (const id of ['x'.repeat(257), {}, 1.5]) child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tool/list', params: {} }) + '\n');
+      for (const id of ['x'.repeat(257), {}, 1.5])
+        child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tool/list', params: {} }) + '\n');
       send(7, 'tool/run', { ref: 'double', arguments: { x: 1 }, timeoutMs: 99_999_999 });
       const tooLong = await answer(7);
       expect(tooLong.error).toMatchObject({ code: -32602, data: { code: 'E_USAGE', path: 'timeoutMs' } });
@@ -84,7 +101,11 @@ describe('docs/protocol.md examples match tycli serve', () => {
 
       // $/cancel of a run in flight
       send(11, 'tool/run', { ref: 'double', arguments: { x: 1, wait: 30_000 } });
-      await until(() => lines.some((l) => l.method === '$/log' && l.params.id === 11), 'run 11 to log (its sandbox is running)', 60_000);
+      await until(
+        () => lines.some((l) => l.method === '$/log' && l.params.id === 11),
+        'run 11 to log (its sandbox is running)',
+        60_000,
+      );
       child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: '$/cancel', params: { id: 11 } }) + '\n');
       const cancelled = (await answer(11)).error;
       expect(cancelled).toMatchObject({ code: -32000, data: { code: 'E_ABORTED' } });

@@ -1,4 +1,5 @@
-// Shared helpers of the registration-protocol tests: temp homes, manifests, `tycli serve` over stdio and HTTP; test side.
+// Shared helpers of the registration-protocol tests: temp homes, manifests, `tycli serve` over stdio and HTTP; test
+// side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,15 +23,29 @@ export function doubler(name = 'double', k = 2, extra: Record<string, unknown> =
   return {
     name,
     description: `multiplies x by ${k}`,
-    parameters: { type: 'object', properties: { x: { type: 'number' }, wait: { type: 'number' } }, required: ['x'], additionalProperties: false },
-    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: `export default async (a) => { console.log('x is', a.x); if (a.wait) await new Promise((r) => setTimeout(r, a.wait)); return a.x * ${k}; };` },
+    parameters: {
+      type: 'object',
+      properties: { x: { type: 'number' }, wait: { type: 'number' } },
+      required: ['x'],
+      additionalProperties: false,
+    },
+    execution: {
+      kind: 'sandboxed-code',
+      runtime: 'javascript',
+      source: `export default async (a) => { console.log('x is', a.x); if (a.wait) await new Promise((r) => setTimeout(r, a.wait)); return a.x * ${k}; };`,
+    },
     ...extra,
   };
 }
 
 /** `tycli serve` over stdio through the typed client (no controlling terminal). */
 export function stdioClient(home: string, args: string[] = [], name = 'tests'): Promise<ProtocolClient> {
-  return connectStdio(['setsid', process.execPath, BIN, '--home', home, 'serve', ...args], { env: cleanEnv(home), cwd: home, name, version: '1.0.0' });
+  return connectStdio(['setsid', process.execPath, BIN, '--home', home, 'serve', ...args], {
+    env: cleanEnv(home),
+    cwd: home,
+    name,
+    version: '1.0.0',
+  });
 }
 
 export interface HttpServer {
@@ -42,7 +57,11 @@ export interface HttpServer {
 
 /** Start `tycli serve --http 0` and read its URL and token (from the 0600 token file). */
 export async function startHttp(home: string, args: string[] = []): Promise<HttpServer> {
-  const child = spawn('setsid', [process.execPath, BIN, '--home', home, '--json', 'serve', '--http', '0', ...args], { env: cleanEnv(home), cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('setsid', [process.execPath, BIN, '--home', home, '--json', 'serve', '--http', '0', ...args], {
+    env: cleanEnv(home),
+    cwd: home,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += String(d)));

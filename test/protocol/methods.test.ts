@@ -1,4 +1,5 @@
-// Every method and refusal of tysandbox/1 through the typed client, over `tycli serve` (stdio) and `tycli serve --http`; test side.
+// Every method and refusal of tysandbox/1 through the typed client, over `tycli serve` (stdio) and `tycli serve
+// --http`; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,13 +8,26 @@ import { revisionId } from '../../core/revisions/registry.js';
 import { parseManifest } from '../../core/manifest/parse.js';
 import { REGISTRATION_METHODS, type ProtocolClient } from '../../node/client.js';
 import { runProcess } from '../e2e/helpers.js';
-import { BIN, ROOT, cleanEnv, codeOf, doubler, httpClient, startHttp, stdioClient, tempHome, until, type HttpServer } from './helpers.js';
+import {
+  BIN,
+  ROOT,
+  cleanEnv,
+  codeOf,
+  doubler,
+  httpClient,
+  startHttp,
+  stdioClient,
+  tempHome,
+  until,
+  type HttpServer,
+} from './helpers.js';
 
 type Transport = 'stdio' | 'http';
 const servers: HttpServer[] = [];
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` first');
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
@@ -39,12 +53,27 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
     try {
       expect(c.info).toMatchObject({ protocolVersion: 'tysandbox/1', principal: 'protocol:tests' });
       expect(c.info!.methods).toEqual([...REGISTRATION_METHODS, '$/cancel']);
-      expect(c.info!.limits).toMatchObject({ maxMessageBytes: 8 * 1024 * 1024, registrationsPerWindow: 60, registrationWindowMs: 60_000 });
-      expect(await codeOf(c.request('initialize', { protocolVersion: 'tysandbox/1', client: { name: 'again', version: '1' } }))).toBe('E_PROTOCOL');
+      expect(c.info!.limits).toMatchObject({
+        maxMessageBytes: 8 * 1024 * 1024,
+        registrationsPerWindow: 60,
+        registrationWindowMs: 60_000,
+      });
+      expect(
+        await codeOf(
+          c.request('initialize', { protocolVersion: 'tysandbox/1', client: { name: 'again', version: '1' } }),
+        ),
+      ).toBe('E_PROTOCOL');
       await expect(c.request('tool/frobnicate', {})).rejects.toMatchObject({ rpcCode: -32601, code: 'E_PROTOCOL' });
       // $/cancel is listed by initialize, as a notification: sent as a request it is told so
-      await expect(c.request('$/cancel', { id: 99 })).rejects.toMatchObject({ rpcCode: -32600, code: 'E_PROTOCOL', message: expect.stringContaining('is a notification: send it without an id') });
-      await expect(c.request('tool/show', { ref: 'x', extra: 1 })).rejects.toMatchObject({ rpcCode: -32602, code: 'E_USAGE' });
+      await expect(c.request('$/cancel', { id: 99 })).rejects.toMatchObject({
+        rpcCode: -32600,
+        code: 'E_PROTOCOL',
+        message: expect.stringContaining('is a notification: send it without an id'),
+      });
+      await expect(c.request('tool/show', { ref: 'x', extra: 1 })).rejects.toMatchObject({
+        rpcCode: -32602,
+        code: 'E_USAGE',
+      });
     } finally {
       await c.close();
     }
@@ -65,7 +94,12 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       expect(entry.active).toBe(rev1);
       expect(entry.revisions.map((r) => r.revision)).toEqual([rev1, r2.revision]);
       for (const r of entry.revisions) expect(Number.isNaN(Date.parse(r.addedAt!))).toBe(false);
-      expect(await c.tool.show('double')).toMatchObject({ name: 'double', revision: rev1, active: true, manifest: { name: 'double' } });
+      expect(await c.tool.show('double')).toMatchObject({
+        name: 'double',
+        revision: rev1,
+        active: true,
+        manifest: { name: 'double' },
+      });
       expect(await c.tool.show(`double@${r2.revision}`)).toMatchObject({ revision: r2.revision, active: false });
       let i = 0;
       while (rev1[i] === r2.revision[i]) i++;
@@ -75,7 +109,11 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
 
       const progress: unknown[] = [];
       const logs: unknown[] = [];
-      const ran = await c.tool.run('double', { x: 21 }, { onProgress: (p) => progress.push(p), onLog: (l) => logs.push(l) });
+      const ran = await c.tool.run(
+        'double',
+        { x: 21 },
+        { onProgress: (p) => progress.push(p), onLog: (l) => logs.push(l) },
+      );
       expect(ran).toEqual({ revision: rev1, result: 42 });
       expect(await c.tool.run(`double@${r2.revision}`, { x: 2 })).toEqual({ revision: r2.revision, result: 6 });
       expect(progress).toEqual([
@@ -89,10 +127,20 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       await c.close();
     }
     const records = await audit(home);
-    expect(records.some((r) => r.kind === 'registry' && r.target === 'add' && r.principal === 'protocol:tests' && r.tool === 'double')).toBe(true);
-    expect(records.some((r) => r.kind === 'registry' && r.target === 'read' && r.principal === 'protocol:tests')).toBe(true);
-    expect(records.some((r) => r.kind === 'registry' && r.target === 'connect' && r.principal === 'protocol:tests')).toBe(true);
-    expect(records.filter((r) => r.kind === 'tool' && r.principal === 'protocol:tests' && r.outcome === 'ok')).toHaveLength(2);
+    expect(
+      records.some(
+        (r) => r.kind === 'registry' && r.target === 'add' && r.principal === 'protocol:tests' && r.tool === 'double',
+      ),
+    ).toBe(true);
+    expect(records.some((r) => r.kind === 'registry' && r.target === 'read' && r.principal === 'protocol:tests')).toBe(
+      true,
+    );
+    expect(
+      records.some((r) => r.kind === 'registry' && r.target === 'connect' && r.principal === 'protocol:tests'),
+    ).toBe(true);
+    expect(
+      records.filter((r) => r.kind === 'tool' && r.principal === 'protocol:tests' && r.outcome === 'ok'),
+    ).toHaveLength(2);
   });
 
   it('bad manifests and a wrong expectRevision are refused and nothing is stored', async () => {
@@ -101,7 +149,9 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       const bad = doubler('double');
       delete bad.parameters;
       await expect(c.tool.add(bad)).rejects.toMatchObject({ code: 'E_INVALID_MANIFEST', data: { path: 'parameters' } });
-      await expect(c.tool.add({ ...doubler('double'), parameters: { type: 'wat' } })).rejects.toMatchObject({ code: 'E_INVALID_MANIFEST' });
+      await expect(c.tool.add({ ...doubler('double'), parameters: { type: 'wat' } })).rejects.toMatchObject({
+        code: 'E_INVALID_MANIFEST',
+      });
       const other = await revisionId(parseManifest(doubler('double', 9)));
       await expect(c.tool.add(doubler('double'), other)).rejects.toMatchObject({ code: 'E_INTEGRITY' });
       expect((await c.tool.list()).filter((e) => e.name === 'double')).toEqual([]);
@@ -116,14 +166,20 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       await c.tool.add(doubler('slow'));
       const ac = new AbortController();
       let resolved = false;
-      const p = c.tool.run('slow', { x: 1, wait: 30_000 }, { signal: ac.signal, onProgress: (e) => void (e.stage === 'resolved' && (resolved = true)) });
+      const p = c.tool.run(
+        'slow',
+        { x: 1, wait: 30_000 },
+        { signal: ac.signal, onProgress: (e) => void (e.stage === 'resolved' && (resolved = true)) },
+      );
       await until(() => resolved, 'the run to start');
       ac.abort();
       await expect(p).rejects.toMatchObject({ code: 'E_ABORTED' });
       expect((await c.tool.run('slow', { x: 2 })).result).toBe(4);
       // an already aborted signal: refused at once, nothing runs (no $/progress, no audit record of a run)
       const seen: string[] = [];
-      await expect(c.tool.run('slow', { x: 3 }, { signal: AbortSignal.abort(), onProgress: (e) => void seen.push(e.stage) })).rejects.toMatchObject({ code: 'E_ABORTED', message: expect.stringContaining('before it was sent') });
+      await expect(
+        c.tool.run('slow', { x: 3 }, { signal: AbortSignal.abort(), onProgress: (e) => void seen.push(e.stage) }),
+      ).rejects.toMatchObject({ code: 'E_ABORTED', message: expect.stringContaining('before it was sent') });
       expect(seen).toEqual([]);
       expect((await c.tool.run('slow', { x: 5 })).result).toBe(10);
     } finally {
@@ -138,11 +194,18 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
     try {
       const a = await c.tool.add(doubler('double', 2));
       const b = await c.tool.add(doubler('double', 3));
-      await expect(c.tool.activate('double', b.revision)).rejects.toMatchObject({ code: 'E_APPROVAL_REQUIRED', data: { rule: 'registry(activate:protocol:tests)' } });
+      await expect(c.tool.activate('double', b.revision)).rejects.toMatchObject({
+        code: 'E_APPROVAL_REQUIRED',
+        data: { rule: 'registry(activate:protocol:tests)' },
+      });
       expect((await c.tool.show('double')).revision).toBe(a.revision);
       await expect(c.tool.remove('double')).rejects.toMatchObject({ code: 'E_APPROVAL_REQUIRED' });
       // re-activating the active revision changes nothing and asks nobody
-      expect(await c.tool.activate('double', a.revision)).toEqual({ name: 'double', revision: a.revision, previous: a.revision });
+      expect(await c.tool.activate('double', a.revision)).toEqual({
+        name: 'double',
+        revision: a.revision,
+        previous: a.revision,
+      });
 
       const lock = await store.holdWatchLock();
       try {
@@ -168,13 +231,22 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       await c.close();
     }
     const records = await audit(home);
-    expect(records.some((r) => r.kind === 'registry' && r.target === 'activate' && r.decision === 'allow' && r.list === 'person')).toBe(true);
+    expect(
+      records.some(
+        (r) => r.kind === 'registry' && r.target === 'activate' && r.decision === 'allow' && r.list === 'person',
+      ),
+    ).toBe(true);
     expect(records.some((r) => r.kind === 'registry' && r.target === 'activate' && r.decision === 'deny')).toBe(true);
   });
 
   it('registry rules per principal: an allow lets tool/remove through; a deny refuses tool/add and stores nothing', async () => {
     const home = await tempHome(`rules-${t}`);
-    const c = await open(t, home, ['--allow', 'registry(remove:protocol:tests)', '--deny', 'registry(add:protocol:tests)']);
+    const c = await open(t, home, [
+      '--allow',
+      'registry(remove:protocol:tests)',
+      '--deny',
+      'registry(add:protocol:tests)',
+    ]);
     const other = await open(t, home, ['--allow', 'registry(remove:protocol:tests)'], 'other');
     try {
       await expect(c.tool.add(doubler('double'))).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });

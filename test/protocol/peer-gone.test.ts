@@ -1,10 +1,12 @@
-// tycli serve over stdio when its client goes away: runs in flight are cancelled and nothing is left running; test side.
+// tycli serve over stdio when its client goes away: runs in flight are cancelled and nothing is left running; test
+// side.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { BIN, cleanEnv, doubler, tempHome, until } from './helpers.js';
 
-const line = (id: number | string, method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+const line = (id: number | string, method: string, params: unknown) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
 const init = line(1, 'initialize', { protocolVersion: 'tysandbox/1', client: { name: 'gone', version: '1' } });
 
 /** Pids of live processes whose command line mentions `text` (the test's own home path). */
@@ -25,7 +27,11 @@ function processesMentioning(text: string): number[] {
 
 /** Run a client program (node -e) under setsid; resolve with its stdout once it exits. */
 function client(home: string, program: string): Promise<string> {
-  const c = spawn('setsid', [process.execPath, '-e', program], { env: { ...cleanEnv(home), BIN, HOME_DIR: home, EXEC: process.execPath }, cwd: home, stdio: ['ignore', 'pipe', 'inherit'] });
+  const c = spawn('setsid', [process.execPath, '-e', program], {
+    env: { ...cleanEnv(home), BIN, HOME_DIR: home, EXEC: process.execPath },
+    cwd: home,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   c.stdout.on('data', (d) => (out += String(d)));
   return new Promise((r) => c.once('exit', () => r(out)));
@@ -36,7 +42,11 @@ const quietSleeper = {
   name: 'slow',
   description: 'sleeps a minute',
   parameters: { type: 'object', properties: {}, additionalProperties: false },
-  execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => { await new Promise((r) => setTimeout(r, 60_000)); return 1; };' },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'javascript',
+    source: 'export default async () => { await new Promise((r) => setTimeout(r, 60_000)); return 1; };',
+  },
 };
 
 describe('tycli serve: a client that goes away', () => {
@@ -64,12 +74,18 @@ describe('tycli serve: a client that goes away', () => {
   }
 
   it('killed mid-run (kill -9): serve cancels the run, destroys its sandbox and exits; no process is left', async () => {
-    await killedMidRun('peer-gone', "spawn(process.env.EXEC, [process.env.BIN, '--home', process.env.HOME_DIR, 'serve'], { stdio: ['pipe', 'pipe', 'ignore'] })");
+    await killedMidRun(
+      'peer-gone',
+      "spawn(process.env.EXEC, [process.env.BIN, '--home', process.env.HOME_DIR, 'serve'], { stdio: ['pipe', 'pipe', 'ignore'] })",
+    );
   });
 
   it('killed mid-run behind a wrapper that passes its pipes through (sh -c, as npx and launchers do): serve still notices and exits', async () => {
     // `; true` keeps sh alive as serve's parent (no exec), so the parent check alone would not see the client go
-    await killedMidRun('peer-gone-sh', `spawn('/bin/sh', ['-c', '"$0" "$1" --home "$2" serve; true', process.env.EXEC, process.env.BIN, process.env.HOME_DIR], { stdio: ['pipe', 'pipe', 'ignore'] })`);
+    await killedMidRun(
+      'peer-gone-sh',
+      `spawn('/bin/sh', ['-c', '"$0" "$1" --home "$2" serve; true', process.env.EXEC, process.env.BIN, process.env.HOME_DIR], { stdio: ['pipe', 'pipe', 'ignore'] })`,
+    );
   });
 
   it('a client that writes its requests and closes its end still gets every answer (serve < requests)', async () => {
@@ -84,7 +100,10 @@ describe('tycli serve: a client that goes away', () => {
     `;
     const { code, buf } = JSON.parse(await client(home, program)) as { code: number; buf: string };
     expect(code).toBe(0);
-    const answers = buf.trim().split('\n').map((l) => JSON.parse(l) as { id?: unknown; result?: unknown });
+    const answers = buf
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id?: unknown; result?: unknown });
     expect(answers.find((a) => a.id === 'run')?.result).toMatchObject({ result: 42 });
   });
 });

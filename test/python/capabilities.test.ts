@@ -1,4 +1,5 @@
-// Every capability from a sandboxed Python revision on the command line, through the real host (gate, mediated fetch, store, secrets) under bubblewrap; test side.
+// Every capability from a sandboxed Python revision on the command line, through the real host (gate, mediated fetch,
+// store, secrets) under bubblewrap; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { createServer, type Server } from 'node:net';
@@ -69,7 +70,13 @@ const TOOL = [
 ].join('\n');
 
 function manifest(name: string, source: string, capabilities: ToolManifest['capabilities']): ToolManifest {
-  return { name, description: `python ${name}`, parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'python', source }, capabilities };
+  return {
+    name,
+    description: `python ${name}`,
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'python', source },
+    capabilities,
+  };
 }
 
 function io(): CliIO {
@@ -84,10 +91,23 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
   port = (listener.address() as { port: number }).port;
-  host = await createNodeHost({ home: join(tmp, 'home'), globals: { sandbox: 'required', allow: [], deny: [] }, io: io(), python: false, cwd: tmp, env: {} });
+  host = await createNodeHost({
+    home: join(tmp, 'home'),
+    globals: { sandbox: 'required', allow: [], deny: [] },
+    io: io(),
+    python: false,
+    cwd: tmp,
+    env: {},
+  });
   await host.registry.install(manifest('pytarget', 'def main(args, ctx):\n    return 1', undefined));
   const r = await host.registry.install(
-    manifest('pycaps', TOOL, { storage: {}, secrets: ['TOKEN', 'OTHER'], subtasks: true, resolveInvocation: ['pytarget'], fetch: [{ origin: `https://127.0.0.1:${port}`, access: 'read' }] }),
+    manifest('pycaps', TOOL, {
+      storage: {},
+      secrets: ['TOKEN', 'OTHER'],
+      subtasks: true,
+      resolveInvocation: ['pytarget'],
+      fetch: [{ origin: `https://127.0.0.1:${port}`, access: 'read' }],
+    }),
   );
   const values = new SecretsFile(host.paths.secretsFile, (fn) => host.store.backend.withLock('secrets-file', fn));
   await values.set('TOKEN', SECRET);
@@ -105,16 +125,25 @@ const call = async (args: unknown) => host.invoker.invoke('pycaps', args);
 describe('capabilities from Python on the command line (Pyodide in the Node sandbox, bubblewrap)', () => {
   it('storage: a value set in one call is read, deleted and gone in the next (per-revision store)', async () => {
     expect(await call({ op: 'put', n: 7 })).toMatchObject({ ok: true, result: { keys: ['visits'] } });
-    expect(await call({ op: 'get' })).toMatchObject({ ok: true, result: { got: { n: 7, tags: ['a', null] }, after: null } });
+    expect(await call({ op: 'get' })).toMatchObject({
+      ok: true,
+      result: { got: { n: 7, tags: ['a', null] }, after: null },
+    });
   }, 180_000);
 
   it('get_secret returns a granted secret; an ungranted one raises CapabilityError E_SECRET_DENIED', async () => {
-    expect(await call({ op: 'secret' })).toMatchObject({ ok: true, result: { value: SECRET, other: 'E_SECRET_DENIED' } });
+    expect(await call({ op: 'secret' })).toMatchObject({
+      ok: true,
+      result: { value: SECRET, other: 'E_SECRET_DENIED' },
+    });
   }, 180_000);
 
-  it('resolve_invocation gives the listed tool\'s revision ids; an unlisted name is E_CAPABILITY_DENIED', async () => {
+  it("resolve_invocation gives the listed tool's revision ids; an unlisted name is E_CAPABILITY_DENIED", async () => {
     const target = (await host.registry.resolve('pytarget')).revision;
-    expect(await call({ op: 'resolve' })).toMatchObject({ ok: true, result: { target: { toolRevision: target }, unlisted: 'E_CAPABILITY_DENIED' } });
+    expect(await call({ op: 'resolve' })).toMatchObject({
+      ok: true,
+      result: { target: { toolRevision: target }, unlisted: 'E_CAPABILITY_DENIED' },
+    });
   }, 180_000);
 
   it('create_subtasks_result compiles drafts into hashed tasks pinned to the active revision', async () => {

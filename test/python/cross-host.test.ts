@@ -1,4 +1,5 @@
-// One Python manifest, two hosts: the same revision id and the same results from tycli's host (Pyodide in the Node sandbox, bubblewrap) and from the browser host in Chromium; test side.
+// One Python manifest, two hosts: the same revision id and the same results from tycli's host (Pyodide in the Node
+// sandbox, bubblewrap) and from the browser host in Chromium; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
@@ -9,12 +10,23 @@ import { revisionId } from '../../core/revisions/registry.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { PYTHON_PACKAGES_NS } from '../../node/python/sandbox.js';
 import { tinyWheel } from '../helpers/wheel.js';
-import { CHROMIUM_PATH, buildBrowserApp, launchChromium, openDiagnostics, serveDir } from '../../node/diagnostics/browser-driver.mjs';
+import {
+  CHROMIUM_PATH,
+  buildBrowserApp,
+  launchChromium,
+  openDiagnostics,
+  serveDir,
+} from '../../node/diagnostics/browser-driver.mjs';
 
 const MANIFEST: ToolManifest = {
   name: 'pywords',
   description: 'Counts words, hashes the text and remembers the previous text (sandboxed Python).',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { text: { type: 'string' } },
+    required: ['text'],
+    additionalProperties: false,
+  },
   execution: {
     kind: 'sandboxed-code',
     runtime: 'python',
@@ -36,7 +48,9 @@ const MANIFEST: ToolManifest = {
       '    except CapabilityError as e:',
       '        fetched = e.code',
       '    words = Counter(text.lower().split())',
-      '    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "top": words.most_common(2), "previous": previous, "secret": secret, "fetch": fetched, "python": sys.version.split()[0], "json": json.dumps({"b": 1, "a": [1.5, None]})}',
+      '    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "top": words.most_common(2), ' +
+        '"previous": previous, "secret": secret, "fetch": fetched, "python": sys.version.split()[0], ' +
+        '"json": json.dumps({"b": 1, "a": [1.5, None]})}',
     ].join('\n'),
   },
   capabilities: { storage: {}, secrets: ['NOT_GRANTED'] },
@@ -50,7 +64,12 @@ const WHEEL_MANIFEST: ToolManifest = {
   name: 'pyshout',
   description: 'Uses a wheel.',
   parameters: { type: 'object' },
-  execution: { kind: 'sandboxed-code', runtime: 'python', source: 'import tinytext, sys\ndef main(args, ctx):\n    return {"out": tinytext.shout(args["s"]), "where": tinytext.__file__.startswith(sys.prefix)}' },
+  execution: {
+    kind: 'sandboxed-code',
+    runtime: 'python',
+    source:
+      'import tinytext, sys\ndef main(args, ctx):\n    return {"out": tinytext.shout(args["s"]), "where": tinytext.__file__.startswith(sys.prefix)}',
+  },
   python: { packages: [{ file: WHEEL.file, sha256: WHEEL.sha256 }] },
 };
 const WHEEL_CALLS = [{ s: 'wheels' }];
@@ -80,7 +99,8 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
     writeFileSync(join(project, WHEEL.file), WHEEL.bytes, { mode: 0o644 });
     const runAll = async (m: ToolManifest, calls: unknown[]) => {
       const { revision } = await host.registry.install(m);
-      if (m.python) await host.store.putJson(PYTHON_PACKAGES_NS, revision, { dir: project }); // what tycli tool add records
+      // what tycli tool add records
+      if (m.python) await host.store.putJson(PYTHON_PACKAGES_NS, revision, { dir: project });
       const results: unknown[] = [];
       for (const args of calls) results.push(await host.invoker.invoke(m.name, args));
       return { revision, results };
@@ -103,23 +123,57 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
     try {
       const { page } = await openDiagnostics(browser, server.origin);
       web = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [MANIFEST, CALLS] as const)) as typeof web;
-      webWheel = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [WHEEL_MANIFEST, WHEEL_CALLS] as const)) as typeof web;
-      const bad: ToolManifest = { ...WHEEL_MANIFEST, name: 'pyshoutbad', python: { packages: [{ file: WHEEL.file, sha256: '0'.repeat(64) }] } };
-      webBad = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [bad, WHEEL_CALLS] as const)) as typeof web;
+      webWheel = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [
+        WHEEL_MANIFEST,
+        WHEEL_CALLS,
+      ] as const)) as typeof web;
+      const bad: ToolManifest = {
+        ...WHEEL_MANIFEST,
+        name: 'pyshoutbad',
+        python: { packages: [{ file: WHEEL.file, sha256: '0'.repeat(64) }] },
+      };
+      webBad = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [
+        bad,
+        WHEEL_CALLS,
+      ] as const)) as typeof web;
     } finally {
       await browser.close();
       await server.close();
     }
     expect(cli.revision).toBe(await revisionId(MANIFEST));
     expect(web.revision).toBe(cli.revision);
-    expect(cli.results[0]).toMatchObject({ ok: true, revision: cli.revision, result: { previous: null, secret: 'E_SECRET_DENIED', fetch: 'E_FETCH_SCHEME', top: [['the', 2], ['cat', 1]] } });
-    expect(cli.results[1]).toMatchObject({ ok: true, result: { previous: { text: 'the cat and the hat' }, top: [['a', 2], ['b', 1]] } });
+    expect(cli.results[0]).toMatchObject({
+      ok: true,
+      revision: cli.revision,
+      result: {
+        previous: null,
+        secret: 'E_SECRET_DENIED',
+        fetch: 'E_FETCH_SCHEME',
+        top: [
+          ['the', 2],
+          ['cat', 1],
+        ],
+      },
+    });
+    expect(cli.results[1]).toMatchObject({
+      ok: true,
+      result: {
+        previous: { text: 'the cat and the hat' },
+        top: [
+          ['a', 2],
+          ['b', 1],
+        ],
+      },
+    });
     expect(web.results).toEqual(cli.results);
     // The wheel: same revision, loaded and verified on both hosts, same result.
     expect(webWheel.revision).toBe(cliWheel.revision);
     expect(cliWheel.results[0]).toMatchObject({ ok: true, result: { out: 'WHEELS!', where: true } });
     expect(webWheel.results).toEqual(cliWheel.results);
     // A wheel in the asset folder that does not match the declared digest is refused before the worker gets it.
-    expect(webBad.results[0]).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY', message: expect.stringContaining(WHEEL.file) } });
+    expect(webBad.results[0]).toMatchObject({
+      ok: false,
+      error: { code: 'E_INTEGRITY', message: expect.stringContaining(WHEEL.file) },
+    });
   }, 300_000);
 });

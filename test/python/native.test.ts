@@ -1,9 +1,28 @@
-// Tests for the native Python tool (node/python/native-tool.ts): detection, session approval, limits, environment; test code, trusted side.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+// Tests for the native Python tool (node/python/native-tool.ts): detection, session approval, limits, environment; test
+// code, trusted side.
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PYTHON_NATIVE_ENTRY, PythonTool, createPythonNative, registerPythonTool, detectPython, pythonApprovalQuestion, pythonToolManifest, type PythonSpawnRequest } from '../../node/python/native-tool.js';
+import {
+  PYTHON_NATIVE_ENTRY,
+  PythonTool,
+  createPythonNative,
+  registerPythonTool,
+  detectPython,
+  pythonApprovalQuestion,
+  pythonToolManifest,
+  type PythonSpawnRequest,
+} from '../../node/python/native-tool.js';
 import type { AskOutcome, Asker } from '../../core/ask/router.js';
 import type { Question } from '../../core/exec/runtime.js';
 import { ToolManifestSchema } from '../../protocol/manifest.js';
@@ -42,7 +61,7 @@ describe('detection', () => {
     expect(python!.prefixes.length).toBeGreaterThan(0);
   });
 
-  it('the manifest is a valid trusted-native manifest that says it runs with the user\'s authority', () => {
+  it("the manifest is a valid trusted-native manifest that says it runs with the user's authority", () => {
     const m = ToolManifestSchema.parse(pythonToolManifest());
     expect(m.execution).toEqual({ kind: 'trusted-native', entry: PYTHON_NATIVE_ENTRY });
     expect(m.description).toContain("user's own authority");
@@ -60,7 +79,7 @@ describe('detection', () => {
 });
 
 describe.skipIf(!python)('session approval', () => {
-  it('asks once before the first run, saying plainly it runs with the user\'s authority', async () => {
+  it("asks once before the first run, saying plainly it runs with the user's authority", async () => {
     const asker = yes();
     const tool = new PythonTool({ python: python!, asker });
     const [a, b] = await Promise.all([tool.run({ code: 'print(1)' }), tool.run({ code: 'print(2)' })]);
@@ -79,12 +98,17 @@ describe.skipIf(!python)('session approval', () => {
     const code = `open(${JSON.stringify(marker)}, 'w').write('x')`;
     const no = new CountingAsker({ allow: false, reason: 'refused', channel: 'terminal', suggestedRule: 'python(*)' });
     const tool = new PythonTool({ python: python!, asker: no });
-    await expect(tool.run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED', message: expect.stringContaining('the rule that allows it without asking: python(*)') });
+    await expect(tool.run({ code })).rejects.toMatchObject({
+      code: 'E_CAPABILITY_DENIED',
+      message: expect.stringContaining('the rule that allows it without asking: python(*)'),
+    });
     expect(existsSync(marker)).toBe(false);
     // A refusal is not remembered as approval: the next call asks again.
     await expect(tool.run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
     expect(no.asked).toHaveLength(2);
-    await expect(new PythonTool({ python: python! }).run({ code })).rejects.toMatchObject({ code: 'E_CAPABILITY_DENIED' });
+    await expect(new PythonTool({ python: python! }).run({ code })).rejects.toMatchObject({
+      code: 'E_CAPABILITY_DENIED',
+    });
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -103,7 +127,14 @@ describe.skipIf(!python)('session approval', () => {
   it('bad arguments are refused before anyone is asked', async () => {
     const asker = yes();
     const tool = new PythonTool({ python: python!, asker });
-    for (const bad of [null, 'print(1)', { code: 1 }, { code: 'x', extra: 1 }, { code: 'x', stdin: 5 }, { code: 'x'.repeat(1024 * 1024 + 1) }]) {
+    for (const bad of [
+      null,
+      'print(1)',
+      { code: 1 },
+      { code: 'x', extra: 1 },
+      { code: 'x', stdin: 5 },
+      { code: 'x'.repeat(1024 * 1024 + 1) },
+    ]) {
       await expect(tool.run(bad)).rejects.toMatchObject({ code: 'E_INVALID_ARGS' });
     }
     expect(asker.asked).toHaveLength(0);
@@ -119,18 +150,25 @@ describe.skipIf(!python)('session approval', () => {
 describe.skipIf(!python)('running', () => {
   it('returns exit code, stdout and stderr, and passes stdin', async () => {
     const tool = new PythonTool({ python: python!, preapproved: true });
-    const r = await tool.run({ code: 'import sys\ndata = sys.stdin.read()\nprint(data.upper())\nprint("warn", file=sys.stderr)\nsys.exit(3)', stdin: 'hello' });
+    const r = await tool.run({
+      code: 'import sys\ndata = sys.stdin.read()\nprint(data.upper())\nprint("warn", file=sys.stderr)\nsys.exit(3)',
+      stdin: 'hello',
+    });
     expect(r).toEqual({ exitCode: 3, signal: null, stdout: 'HELLO\n', stderr: 'warn\n' });
   });
 
-  it('gets an almost empty environment, never the CLI\'s own', async () => {
+  it("gets an almost empty environment, never the CLI's own", async () => {
     process.env.TY_PY_TEST_SECRET = 'sekrit-value';
     try {
       const tool = new PythonTool({ python: python!, preapproved: true });
-      const r = await tool.run({ code: 'import os, json\nprint(json.dumps(sorted(os.environ.keys())))\nprint(os.getcwd() == os.environ["HOME"])' });
+      const r = await tool.run({
+        code: 'import os, json\nprint(json.dumps(sorted(os.environ.keys())))\nprint(os.getcwd() == os.environ["HOME"])',
+      });
       const [keysLine, cwdIsHome] = r.stdout.trim().split('\n');
       const keys = JSON.parse(keysLine!) as string[];
-      expect(keys.filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k))).toEqual([]);
+      expect(
+        keys.filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k)),
+      ).toEqual([]);
       expect(r.stdout).not.toContain('sekrit-value');
       expect(cwdIsHome).toBe('True');
     } finally {
@@ -173,7 +211,9 @@ describe.skipIf(!python)('running', () => {
 
   it('more output than the cap is stopped with E_OUTPUT_LIMIT', async () => {
     const tool = new PythonTool({ python: python!, preapproved: true, outputBytes: 10_000 });
-    await expect(tool.run({ code: 'import sys\nwhile True: sys.stdout.write("x" * 4096)' })).rejects.toMatchObject({ code: 'E_OUTPUT_LIMIT' });
+    await expect(tool.run({ code: 'import sys\nwhile True: sys.stdout.write("x" * 4096)' })).rejects.toMatchObject({
+      code: 'E_OUTPUT_LIMIT',
+    });
   });
 
   it('an abort stops the run with E_ABORTED', async () => {
@@ -191,7 +231,11 @@ describe.skipIf(!python)('running', () => {
       preapproved: true,
       wrap: (s) => {
         seen.push(s);
-        return { command: '/bin/sh', args: ['-c', 'echo WRAPPED; exec "$0" "$@"', s.command, ...s.args], env: { ...s.env, WRAPPED_BY: 'test' } };
+        return {
+          command: '/bin/sh',
+          args: ['-c', 'echo WRAPPED; exec "$0" "$@"', s.command, ...s.args],
+          env: { ...s.env, WRAPPED_BY: 'test' },
+        };
       },
     });
     const r = await tool.run({ code: 'import os\nprint(os.environ.get("WRAPPED_BY"))' });
@@ -208,7 +252,10 @@ describe.skipIf(!python)('running', () => {
     const asker = yes();
     const fn = createPythonNative({ python: python!, asker });
     expect(fn).toBeDefined();
-    expect(await fn!({ code: 'print(6*7)' }, { signal: new AbortController().signal })).toMatchObject({ exitCode: 0, stdout: '42\n' });
+    expect(await fn!({ code: 'print(6*7)' }, { signal: new AbortController().signal })).toMatchObject({
+      exitCode: 0,
+      stdout: '42\n',
+    });
     expect(asker.asked).toHaveLength(1);
   });
 });
@@ -223,7 +270,9 @@ describe.skipIf(!python)('registering on a host', () => {
     expect(resolved.revision).toBe(r!.revision);
     expect(resolved.manifest.execution.kind).toBe('trusted-native');
     const fn = registry.getNative(r!.revision);
-    expect(await fn!({ code: 'print("hi")' }, { signal: new AbortController().signal })).toMatchObject({ stdout: 'hi\n' });
+    expect(await fn!({ code: 'print("hi")' }, { signal: new AbortController().signal })).toMatchObject({
+      stdout: 'hi\n',
+    });
     expect(asker.asked).toHaveLength(1);
   });
 

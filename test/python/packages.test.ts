@@ -1,4 +1,5 @@
-// Python wheels by sha-256 (`python.packages`) on the command line: a wheel the test builds, next to the manifest, through tycli; test side.
+// Python wheels by sha-256 (`python.packages`) on the command line: a wheel the test builds, next to the manifest,
+// through tycli; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,16 +16,31 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const tycli = (args: string[]) => runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, tmp, 180_000);
-const SOURCE = 'import tinytext\ndef main(args, ctx):\n    return {"out": tinytext.shout(args["s"]), "version": tinytext.VERSION}';
+const tycli = (args: string[]) =>
+  runProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp }, tmp, 180_000);
+const SOURCE =
+  'import tinytext\ndef main(args, ctx):\n    return {"out": tinytext.shout(args["s"]), "version": tinytext.VERSION}';
 
-function project(name: string, wheel: { file: string; bytes: Buffer }, declared: { file: string; sha256: string }): string {
+function project(
+  name: string,
+  wheel: { file: string; bytes: Buffer },
+  declared: { file: string; sha256: string },
+): string {
   const dir = join(tmp, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { mode: 0o755 });
   writeFileSync(join(dir, wheel.file), wheel.bytes, { mode: 0o644 });
   const m = join(dir, 'manifest.json');
-  writeFileSync(m, JSON.stringify({ name, description: 'uses a wheel', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'python', source: SOURCE }, python: { packages: [declared] } }));
+  writeFileSync(
+    m,
+    JSON.stringify({
+      name,
+      description: 'uses a wheel',
+      parameters: { type: 'object' },
+      execution: { kind: 'sandboxed-code', runtime: 'python', source: SOURCE },
+      python: { packages: [declared] },
+    }),
+  );
   return m;
 }
 
@@ -35,7 +51,17 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     const home = join(tmp, 'home-ok');
     const add = await tycli(['--home', home, '--json', 'tool', 'add', m]);
     expect(oneLine(add)).toMatchObject({ ok: true, name: 'pywheel' });
-    const r = await tycli(['--home', home, '--json', '--sandbox', 'required', 'run', 'pywheel', '--args', '{"s":"hi"}']);
+    const r = await tycli([
+      '--home',
+      home,
+      '--json',
+      '--sandbox',
+      'required',
+      'run',
+      'pywheel',
+      '--args',
+      '{"s":"hi"}',
+    ]);
     expect(oneLine(r)).toMatchObject({ ok: true, result: { out: 'HI!', version: '1.0' } });
   }, 240_000);
 
@@ -45,14 +71,27 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     const home = join(tmp, 'home-bad');
     const add = await tycli(['--home', home, '--json', 'tool', 'add', m]);
     expect(add.code).not.toBe(0);
-    expect(oneLine(add)).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY', message: expect.stringContaining(w.file) } });
+    expect(oneLine(add)).toMatchObject({
+      ok: false,
+      error: { code: 'E_INTEGRITY', message: expect.stringContaining(w.file) },
+    });
     expect((await tycli(['--home', home, '--json', 'tool', 'list'])).stdout).not.toContain('pybadwheel');
     // Added intact, then the file changes: the run refuses before the wheel is used.
     const m2 = project('pychanged', w, { file: w.file, sha256: w.sha256 });
     const home2 = join(tmp, 'home-changed');
     expect(oneLine(await tycli(['--home', home2, '--json', 'tool', 'add', m2]))).toMatchObject({ ok: true });
     writeFileSync(join(tmp, 'pychanged', w.file), tinyWheel({ 'tinytext/evil.py': 'x = 1\n' }).bytes);
-    const r = await tycli(['--home', home2, '--json', '--sandbox', 'required', 'run', 'pychanged', '--args', '{"s":"hi"}']);
+    const r = await tycli([
+      '--home',
+      home2,
+      '--json',
+      '--sandbox',
+      'required',
+      'run',
+      'pychanged',
+      '--args',
+      '{"s":"hi"}',
+    ]);
     expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY' } });
   }, 240_000);
 
@@ -61,12 +100,28 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     const plat = { file: 'tinytext-1.0-cp314-cp314-linux_x86_64.whl', bytes: w.bytes };
     const m = project('pyplatform', plat, { file: plat.file, sha256: w.sha256 });
     const add = await tycli(['--home', join(tmp, 'home-plat'), '--json', 'tool', 'add', m]);
-    expect(oneLine(add)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') } });
+    expect(oneLine(add)).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
+    });
     const native = tinyWheel({ 'tinytext/_speed.cpython-314-wasm32-emscripten.so': new Uint8Array([0, 97, 115, 109]) });
     const m2 = project('pynative', native, { file: native.file, sha256: native.sha256 });
     const home = join(tmp, 'home-native');
     expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m2]))).toMatchObject({ ok: true });
-    const r = await tycli(['--home', home, '--json', '--sandbox', 'required', 'run', 'pynative', '--args', '{"s":"hi"}']);
-    expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') } });
+    const r = await tycli([
+      '--home',
+      home,
+      '--json',
+      '--sandbox',
+      'required',
+      'run',
+      'pynative',
+      '--args',
+      '{"s":"hi"}',
+    ]);
+    expect(oneLine(r)).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
+    });
   }, 240_000);
 });

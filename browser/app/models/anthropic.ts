@@ -2,7 +2,10 @@
 import { parseSse } from './sse.js';
 import { ModelError, joinEndpoint, postJson, type ChatToolCall, type ModelReply, type ModelRequest } from './types.js';
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
 function parseInput(args: string): unknown {
   try {
@@ -19,7 +22,11 @@ function parseInput(args: string): unknown {
  * user message; consecutive messages of one role merged (the API wants them alternating).
  */
 export function anthropicBody(req: ModelRequest): Record<string, unknown> {
-  const system = req.messages.filter((m) => m.role === 'system').map((m) => (m as { text: string }).text).filter(Boolean).join('\n\n');
+  const system = req.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => (m as { text: string }).text)
+    .filter(Boolean)
+    .join('\n\n');
   const out: { role: 'user' | 'assistant'; content: Block[] }[] = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
     if (blocks.length === 0) return;
@@ -29,12 +36,30 @@ export function anthropicBody(req: ModelRequest): Record<string, unknown> {
   };
   for (const m of req.messages) {
     if (m.role === 'user') push('user', [{ type: 'text', text: m.text }]);
-    else if (m.role === 'assistant') push('assistant', [...(m.text ? [{ type: 'text' as const, text: m.text }] : []), ...m.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: parseInput(c.arguments) }))]);
-    else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: m.callId, content: m.content, ...(m.isError ? { is_error: true } : {}) }]);
+    else if (m.role === 'assistant')
+      push('assistant', [
+        ...(m.text ? [{ type: 'text' as const, text: m.text }] : []),
+        ...m.toolCalls.map((c) => ({
+          type: 'tool_use' as const,
+          id: c.id,
+          name: c.name,
+          input: parseInput(c.arguments),
+        })),
+      ]);
+    else if (m.role === 'tool')
+      push('user', [
+        { type: 'tool_result', tool_use_id: m.callId, content: m.content, ...(m.isError ? { is_error: true } : {}) },
+      ]);
   }
-  const body: Record<string, unknown> = { model: req.model, max_tokens: req.maxTokens ?? 4096, messages: out, stream: true };
+  const body: Record<string, unknown> = {
+    model: req.model,
+    max_tokens: req.maxTokens ?? 4096,
+    messages: out,
+    stream: true,
+  };
   if (system) body.system = system;
-  if (req.tools.length > 0) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  if (req.tools.length > 0)
+    body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   return body;
 }
 
@@ -47,11 +72,27 @@ export class AnthropicAccumulator {
 
   /** Apply one event's data; returns the text delta. @throws ModelError E_MODEL_PROTOCOL for an `error` event */
   push(type: string, data: unknown): string {
-    const d = data as { index?: number; content_block?: { type?: string; id?: string; name?: string; text?: string }; delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string }; error?: { message?: string } };
-    if (type === 'error') throw new ModelError(`the model stream reported an error: ${String(d?.error?.message ?? 'unknown').slice(0, 600)}`, 200, 'E_MODEL_PROTOCOL');
+    const d = data as {
+      index?: number;
+      content_block?: { type?: string; id?: string; name?: string; text?: string };
+      delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string };
+      error?: { message?: string };
+    };
+    if (type === 'error')
+      throw new ModelError(
+        `the model stream reported an error: ${String(d?.error?.message ?? 'unknown').slice(0, 600)}`,
+        200,
+        'E_MODEL_PROTOCOL',
+      );
     if (type === 'content_block_start' && typeof d.index === 'number') {
       const b = d.content_block ?? {};
-      if (b.type === 'tool_use') this.#blocks.set(d.index, { kind: 'tool', id: String(b.id ?? `toolu_${d.index}`), name: String(b.name ?? ''), json: '' });
+      if (b.type === 'tool_use')
+        this.#blocks.set(d.index, {
+          kind: 'tool',
+          id: String(b.id ?? `toolu_${d.index}`),
+          name: String(b.name ?? ''),
+          json: '',
+        });
       else this.#blocks.set(d.index, { kind: 'text' });
       this.#order.push(d.index);
       if (b.type === 'text' && typeof b.text === 'string' && b.text) {
@@ -66,7 +107,8 @@ export class AnthropicAccumulator {
         this.text += d.delta.text;
         return d.delta.text;
       }
-      if (d.delta?.type === 'input_json_delta' && b?.kind === 'tool' && typeof d.delta.partial_json === 'string') b.json += d.delta.partial_json;
+      if (d.delta?.type === 'input_json_delta' && b?.kind === 'tool' && typeof d.delta.partial_json === 'string')
+        b.json += d.delta.partial_json;
       return '';
     }
     if (type === 'message_delta' && typeof d.delta?.stop_reason === 'string') this.stopReason = d.delta.stop_reason;
@@ -90,7 +132,11 @@ export class AnthropicAccumulator {
  * @throws ModelError
  */
 export async function anthropicComplete(req: ModelRequest): Promise<ModelReply> {
-  const headers: Record<string, string> = { accept: 'text/event-stream', 'anthropic-version': '2023-06-01', 'anthropic-dangerous-direct-browser-access': 'true' };
+  const headers: Record<string, string> = {
+    accept: 'text/event-stream',
+    'anthropic-version': '2023-06-01',
+    'anthropic-dangerous-direct-browser-access': 'true',
+  };
   if (req.apiKey) headers['x-api-key'] = req.apiKey;
   const base = req.endpoint.trim().replace(/\/+$/, '');
   const url = base.endsWith('/messages') ? base : joinEndpoint(base.endsWith('/v1') ? base : `${base}/v1`, '/messages');
@@ -103,7 +149,11 @@ export async function anthropicComplete(req: ModelRequest): Promise<ModelReply> 
       try {
         data = JSON.parse(ev.data);
       } catch {
-        throw new ModelError(`the model stream sent an event that is not JSON: ${ev.data.slice(0, 200)}`, res.status, 'E_MODEL_PROTOCOL');
+        throw new ModelError(
+          `the model stream sent an event that is not JSON: ${ev.data.slice(0, 200)}`,
+          res.status,
+          'E_MODEL_PROTOCOL',
+        );
       }
       const type = ev.event !== 'message' ? ev.event : String((data as { type?: unknown })?.type ?? '');
       const delta = acc.push(type, data);

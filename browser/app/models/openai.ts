@@ -1,6 +1,14 @@
 // OpenAI Chat Completions client (streaming SSE with tool_calls deltas, and non-streaming); browser app, trusted side.
 import { parseSse } from './sse.js';
-import { ModelError, joinEndpoint, postJson, type ChatMessage, type ChatToolCall, type ModelReply, type ModelRequest } from './types.js';
+import {
+  ModelError,
+  joinEndpoint,
+  postJson,
+  type ChatMessage,
+  type ChatToolCall,
+  type ModelReply,
+  type ModelRequest,
+} from './types.js';
 
 /** The request body of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create). */
 export function openaiBody(req: ModelRequest): Record<string, unknown> {
@@ -11,14 +19,26 @@ export function openaiBody(req: ModelRequest): Record<string, unknown> {
         return { role: m.role, content: m.text };
       case 'assistant':
         return m.toolCalls.length > 0
-          ? { role: 'assistant', content: m.text || null, tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+              role: 'assistant',
+              content: m.text || null,
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
           : { role: 'assistant', content: m.text };
       case 'tool':
         return { role: 'tool', tool_call_id: m.callId, content: m.content };
     }
   });
   const body: Record<string, unknown> = { model: req.model, messages, stream: req.stream };
-  if (req.tools.length > 0) body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  if (req.tools.length > 0)
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
   if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
   return body;
 }
@@ -42,8 +62,16 @@ export class OpenAiAccumulator {
 
   /** Apply one chunk; returns the text delta (may be empty). @throws ModelError E_MODEL_PROTOCOL for an error chunk */
   push(chunk: unknown): string {
-    const c = chunk as { error?: { message?: string }; choices?: { delta?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[] };
-    if (c && typeof c === 'object' && c.error) throw new ModelError(`the model stream reported an error: ${String(c.error.message ?? 'unknown').slice(0, 600)}`, 200, 'E_MODEL_PROTOCOL');
+    const c = chunk as {
+      error?: { message?: string };
+      choices?: { delta?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[];
+    };
+    if (c && typeof c === 'object' && c.error)
+      throw new ModelError(
+        `the model stream reported an error: ${String(c.error.message ?? 'unknown').slice(0, 600)}`,
+        200,
+        'E_MODEL_PROTOCOL',
+      );
     const choice = Array.isArray(c?.choices) ? c.choices[0] : undefined;
     if (!choice) return '';
     if (typeof choice.finish_reason === 'string') this.stopReason = choice.finish_reason;
@@ -90,11 +118,21 @@ export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
   const acc = new OpenAiAccumulator();
   try {
     if (!req.stream) {
-      const j = (await res.json()) as { choices?: { message?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[] };
+      const j = (await res.json()) as {
+        choices?: { message?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[];
+      };
       const choice = j.choices?.[0];
-      if (!choice?.message) throw new ModelError('the model reply has no choices[0].message', res.status, 'E_MODEL_PROTOCOL');
+      if (!choice?.message)
+        throw new ModelError('the model reply has no choices[0].message', res.status, 'E_MODEL_PROTOCOL');
       const calls = (choice.message.tool_calls ?? []).map((t, index) => ({ ...(t as object), index }));
-      acc.push({ choices: [{ delta: { content: choice.message.content ?? undefined, tool_calls: calls }, finish_reason: choice.finish_reason }] });
+      acc.push({
+        choices: [
+          {
+            delta: { content: choice.message.content ?? undefined, tool_calls: calls },
+            finish_reason: choice.finish_reason,
+          },
+        ],
+      });
       if (acc.text) req.onText?.(acc.text);
       return acc.reply();
     }
@@ -105,7 +143,11 @@ export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
       try {
         chunk = JSON.parse(ev.data);
       } catch {
-        throw new ModelError(`the model stream sent an event that is not JSON: ${ev.data.slice(0, 200)}`, res.status, 'E_MODEL_PROTOCOL');
+        throw new ModelError(
+          `the model stream sent an event that is not JSON: ${ev.data.slice(0, 200)}`,
+          res.status,
+          'E_MODEL_PROTOCOL',
+        );
       }
       const delta = acc.push(chunk);
       if (delta) req.onText?.(delta);

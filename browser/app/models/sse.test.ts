@@ -33,9 +33,13 @@ describe('parseSse (WHATWG HTML §9.2.6)', () => {
   });
   it('decodes UTF-8 split inside a code point, drops an unterminated last event and events without data', async () => {
     const bytes = new TextEncoder().encode('data: é€\n\n');
-    expect(await all([bytes.slice(0, 7), bytes.slice(7), 'event: x\n\n', 'data: partial'])).toEqual([{ event: 'message', data: 'é€' }]);
+    expect(await all([bytes.slice(0, 7), bytes.slice(7), 'event: x\n\n', 'data: partial'])).toEqual([
+      { event: 'message', data: 'é€' },
+    ]);
   });
   it('refuses an event larger than the bound', async () => {
-    await expect(all([`data: ${'x'.repeat(100)}\n`, `data: ${'x'.repeat(100)}\n\n`], { maxEventBytes: 150 })).rejects.toThrow(/larger than 150 bytes/);
+    await expect(
+      all([`data: ${'x'.repeat(100)}\n`, `data: ${'x'.repeat(100)}\n\n`], { maxEventBytes: 150 }),
+    ).rejects.toThrow(/larger than 150 bytes/);
   });
 });

@@ -16,7 +16,10 @@ export interface SseEvent {
  * event, so a peer cannot grow memory without end.
  * @throws Error when one event exceeds maxEventBytes.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>, opts: { maxEventBytes?: number } = {}): AsyncGenerator<SseEvent> {
+export async function* parseSse(
+  body: ReadableStream<Uint8Array>,
+  opts: { maxEventBytes?: number } = {},
+): AsyncGenerator<SseEvent> {
   const max = opts.maxEventBytes ?? 8 * 1024 * 1024;
   const reader = body.getReader();
   const decoder = new TextDecoder('utf-8');
@@ -28,7 +31,10 @@ export async function* parseSse(body: ReadableStream<Uint8Array>, opts: { maxEve
   let id: string | undefined;
   const line = (l: string): SseEvent | undefined => {
     if (l === '') {
-      const out = data.length > 0 ? { event: event || 'message', data: data.join('\n'), ...(id !== undefined ? { id } : {}) } : undefined;
+      const out =
+        data.length > 0
+          ? { event: event || 'message', data: data.join('\n'), ...(id !== undefined ? { id } : {}) }
+          : undefined;
       data = [];
       size = 0;
       event = '';

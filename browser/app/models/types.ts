@@ -1,4 +1,5 @@
-// Provider-neutral chat shapes the model clients speak (OpenAI Chat Completions, Anthropic Messages); browser app, trusted side.
+// Provider-neutral chat shapes the model clients speak (OpenAI Chat Completions, Anthropic Messages); browser app,
+// trusted side.
 import type { ToolSignature } from '../../../protocol/task.js';
 
 /** One tool call the model made: `arguments` is the raw JSON text the model produced (parsed later). */
@@ -53,13 +54,31 @@ export class ModelError extends Error {
 }
 
 /** POST JSON with no cookies and no referrer; maps failures to ModelError. */
-export async function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Response> {
+export async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal, credentials: 'omit', referrerPolicy: 'no-referrer', cache: 'no-store', mode: 'cors' });
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal,
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+      cache: 'no-store',
+      mode: 'cors',
+    });
   } catch (e) {
     if (signal.aborted) throw new ModelError('stopped', 0, 'E_ABORTED');
-    throw new ModelError(`cannot reach ${url}: network error, or the server does not allow this app's origin (CORS)`, 0, 'E_MODEL_NETWORK');
+    throw new ModelError(
+      `cannot reach ${url}: network error, or the server does not allow this app's origin (CORS)`,
+      0,
+      'E_MODEL_NETWORK',
+    );
   }
   if (!res.ok) {
     let detail = '';

@@ -1,10 +1,21 @@
-// Inline approvals: the host's approval questions (host.approvals) rendered in the conversation at the call that asked; browser app, trusted side.
+// Inline approvals: the host's approval questions (host.approvals) rendered in the conversation at the call that asked;
+// browser app, trusted side.
 import type { ApprovalChannel, ApprovalChoice, ApprovalQuestion } from '../../ask/app.js';
 import { sanitizeInline } from '../../../core/ask/text.js';
 import { h, shortId } from '../dom.js';
 
-const LABELS: Record<ApprovalChoice, string> = { deny: 'Deny', once: 'Allow once', session: 'Allow for this session', always: 'Always allow' };
-const DONE: Record<ApprovalChoice, string> = { deny: 'Denied.', once: 'Allowed once.', session: 'Allowed for this session.', always: 'Always allowed (for this revision).' };
+const LABELS: Record<ApprovalChoice, string> = {
+  deny: 'Deny',
+  once: 'Allow once',
+  session: 'Allow for this session',
+  always: 'Always allow',
+};
+const DONE: Record<ApprovalChoice, string> = {
+  deny: 'Denied.',
+  once: 'Allowed once.',
+  session: 'Allowed for this session.',
+  always: 'Always allowed (for this revision).',
+};
 
 /**
  * Render each question of the host's asynchronous approval channel (browser/ask/app.ts) as a card inside the
@@ -15,7 +26,10 @@ const DONE: Record<ApprovalChoice, string> = { deny: 'Denied.', once: 'Allowed o
  * (Stop, no answer in time, answered elsewhere) the card says so. What an answer means for later uses (session
  * and permanent grants per revision) is the host gate's rule. Returns the unsubscribe function.
  */
-export function mountInlineApprovals(channel: ApprovalChannel, placeFor: (revision: string | undefined, tool?: string) => HTMLElement): () => void {
+export function mountInlineApprovals(
+  channel: ApprovalChannel,
+  placeFor: (revision: string | undefined, tool?: string) => HTMLElement,
+): () => void {
   const render = (q: ApprovalQuestion) => {
     const status = h('p', { class: 'approval-status', role: 'status' });
     const buttons = h('div', { class: 'approval-buttons' });
@@ -25,7 +39,11 @@ export function mountInlineApprovals(channel: ApprovalChannel, placeFor: (revisi
       { class: 'approval', role: 'group', 'aria-label': 'Approval needed', 'data-question': q.id },
       h('h3', {}, sanitizeInline(q.title)),
       h('pre', { class: 'approval-details' }, lines.join('\n')),
-      h('p', { class: 'approval-facts' }, `Revision @${sanitizeInline(shortId(q.revision))} (a new revision of this tool starts with no grants)`),
+      h(
+        'p',
+        { class: 'approval-facts' },
+        `Revision @${sanitizeInline(shortId(q.revision))} (a new revision of this tool starts with no grants)`,
+      ),
       buttons,
       status,
     );

@@ -1,4 +1,5 @@
-// The conversation view: messages, tool-call cards with their results and approvals, branch navigation; browser app, trusted side.
+// The conversation view: messages, tool-call cards with their results and approvals, branch navigation; browser app,
+// trusted side.
 import type { Task } from '../../../protocol/task.js';
 import { h, replaceChildren, shortId } from '../dom.js';
 import { failedCall, type CallOutcome } from '../convert.js';
@@ -20,7 +21,7 @@ const MAX_SHOWN = 20_000;
 function pretty(v: unknown): string {
   let s: string;
   try {
-    s = typeof v === 'string' ? v : JSON.stringify(v, null, 2) ?? 'null';
+    s = typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? 'null');
   } catch {
     s = String(v);
   }
@@ -43,14 +44,21 @@ export class ConversationView {
     this.#list = h('ol', { class: 'messages', 'aria-label': 'Messages' });
     this.#live = h('div', { class: 'msg assistant streaming', 'aria-live': 'polite', hidden: true });
     this.#notices = h('div', { class: 'notices', role: 'log', 'aria-label': 'Notices' });
-    this.root = h('section', { class: 'conversation', 'aria-label': 'Conversation' }, this.#list, this.#live, this.#notices);
+    this.root = h(
+      'section',
+      { class: 'conversation', 'aria-label': 'Conversation' },
+      this.#list,
+      this.#live,
+      this.#notices,
+    );
   }
 
   /** Where a question of `revision` goes: the running call card of that revision, else the end of the conversation. */
   placeFor(revision: string | undefined, tool?: string): HTMLElement {
     for (const id of this.#running) {
       const el = this.#els.get(id);
-      if (el && (!revision || el.dataset.revision === revision)) return el.querySelector<HTMLElement>('.approvals') ?? el;
+      if (el && (!revision || el.dataset.revision === revision))
+        return el.querySelector<HTMLElement>('.approvals') ?? el;
     }
     // a remote MCP tool's question carries the server tool's own identity: its running call is found by name
     for (const id of tool !== undefined ? this.#running : []) {
@@ -62,7 +70,8 @@ export class ConversationView {
 
   setRunning(ids: Set<string>): void {
     this.#running = ids;
-    for (const [id, el] of this.#els) if (el.classList.contains('call')) this.#status(el, ids.has(id) ? 'running' : el.dataset.outcome ?? 'queued');
+    for (const [id, el] of this.#els)
+      if (el.classList.contains('call')) this.#status(el, ids.has(id) ? 'running' : (el.dataset.outcome ?? 'queued'));
   }
 
   streamText(delta: string): void {
@@ -112,14 +121,43 @@ export class ConversationView {
     switch (c.type) {
       case 'message':
         if (t.role === 'user') {
-          return h('article', { class: 'msg user', 'aria-label': 'You', 'data-task': t.id }, h('div', { class: 'text' }, c.text), h('div', { class: 'msg-tools' }, h('button', { type: 'button', class: 'edit', onclick: () => this.actions.edit(t) }, 'Edit'), h('span', { class: 'branch-nav' })));
+          return h(
+            'article',
+            { class: 'msg user', 'aria-label': 'You', 'data-task': t.id },
+            h('div', { class: 'text' }, c.text),
+            h(
+              'div',
+              { class: 'msg-tools' },
+              h('button', { type: 'button', class: 'edit', onclick: () => this.actions.edit(t) }, 'Edit'),
+              h('span', { class: 'branch-nav' }),
+            ),
+          );
         }
-        return h('article', { class: `msg ${t.role}`, 'aria-label': t.role === 'assistant' ? 'Assistant' : 'System', 'data-task': t.id }, h('div', { class: 'text' }, c.text));
+        return h(
+          'article',
+          { class: `msg ${t.role}`, 'aria-label': t.role === 'assistant' ? 'Assistant' : 'System', 'data-task': t.id },
+          h('div', { class: 'text' }, c.text),
+        );
       case 'functioncall': {
         const el = h(
           'article',
-          { class: 'call', 'aria-label': `Tool call ${c.name}`, 'data-task': t.id, 'data-revision': c.toolRevision ?? '', 'data-tool': c.name, 'data-status': 'queued' },
-          h('header', {}, h('span', { class: 'tool-name' }, c.name), ' ', h('code', { class: 'rev', title: c.toolRevision ?? '' }, `@${shortId(c.toolRevision)}`), ' ', h('span', { class: 'call-status', role: 'status' }, 'queued')),
+          {
+            class: 'call',
+            'aria-label': `Tool call ${c.name}`,
+            'data-task': t.id,
+            'data-revision': c.toolRevision ?? '',
+            'data-tool': c.name,
+            'data-status': 'queued',
+          },
+          h(
+            'header',
+            {},
+            h('span', { class: 'tool-name' }, c.name),
+            ' ',
+            h('code', { class: 'rev', title: c.toolRevision ?? '' }, `@${shortId(c.toolRevision)}`),
+            ' ',
+            h('span', { class: 'call-status', role: 'status' }, 'queued'),
+          ),
           h('details', {}, h('summary', {}, 'Arguments'), h('pre', {}, pretty(c.arguments))),
           h('div', { class: 'approvals' }),
           h('div', { class: 'result' }),
@@ -129,12 +167,38 @@ export class ConversationView {
       case 'tooldefinition': {
         const d = c.definition;
         const name = 'manifest' in d ? d.manifest.name : d.binding.name;
-        return h('article', { class: 'tooldef', 'aria-label': `Tool defined in this conversation: ${name}`, 'data-task': t.id }, h('p', {}, 'Tool defined in this conversation: ', h('span', { class: 'tool-name' }, name), '. Only the messages after this point in this branch can call it.'));
+        return h(
+          'article',
+          { class: 'tooldef', 'aria-label': `Tool defined in this conversation: ${name}`, 'data-task': t.id },
+          h(
+            'p',
+            {},
+            'Tool defined in this conversation: ',
+            h('span', { class: 'tool-name' }, name),
+            '. Only the messages after this point in this branch can call it.',
+          ),
+        );
       }
       case 'error': {
         const call = failedCall(t);
         if (call) {
-          const el = h('article', { class: 'call failed', 'aria-label': `Tool call ${call.name}`, 'data-task': t.id, 'data-outcome': 'error' }, h('header', {}, h('span', { class: 'tool-name' }, call.name), ' ', h('span', { class: 'call-status', role: 'status' }, 'error')), h('div', { class: 'result error' }, `${String(c.error.code)}: ${c.error.message}`));
+          const el = h(
+            'article',
+            {
+              class: 'call failed',
+              'aria-label': `Tool call ${call.name}`,
+              'data-task': t.id,
+              'data-outcome': 'error',
+            },
+            h(
+              'header',
+              {},
+              h('span', { class: 'tool-name' }, call.name),
+              ' ',
+              h('span', { class: 'call-status', role: 'status' }, 'error'),
+            ),
+            h('div', { class: 'result error' }, `${String(c.error.code)}: ${c.error.message}`),
+          );
           return el;
         }
         return h('article', { class: 'msg error', 'data-task': t.id }, `${String(c.error.code)}: ${c.error.message}`);
@@ -158,7 +222,12 @@ export class ConversationView {
     const box = el.querySelector<HTMLElement>('.result');
     if (!box) return;
     box.classList.toggle('error', !o.ok);
-    replaceChildren(box, o.ok ? h('pre', { 'aria-label': 'Result' }, pretty(o.value)) : h('p', { 'aria-label': 'Error' }, `${o.error.code}: ${o.error.message}`));
+    replaceChildren(
+      box,
+      o.ok
+        ? h('pre', { 'aria-label': 'Result' }, pretty(o.value))
+        : h('p', { 'aria-label': 'Error' }, `${o.error.code}: ${o.error.message}`),
+    );
   }
 
   #branchNav(el: HTMLElement, t: Task, info: BranchInfo | undefined): void {
@@ -170,9 +239,27 @@ export class ConversationView {
     }
     replaceChildren(
       nav,
-      h('button', { type: 'button', 'aria-label': 'Previous branch', disabled: info.index === 0, onclick: () => this.actions.switchBranch(t, -1) }, '‹'),
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': 'Previous branch',
+          disabled: info.index === 0,
+          onclick: () => this.actions.switchBranch(t, -1),
+        },
+        '‹',
+      ),
       h('span', { class: 'branch-pos' }, `${info.index + 1} / ${info.count}`),
-      h('button', { type: 'button', 'aria-label': 'Next branch', disabled: info.index === info.count - 1, onclick: () => this.actions.switchBranch(t, 1) }, '›'),
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': 'Next branch',
+          disabled: info.index === info.count - 1,
+          onclick: () => this.actions.switchBranch(t, 1),
+        },
+        '›',
+      ),
     );
   }
 }

@@ -1,4 +1,5 @@
-// A line diff (longest common subsequence) for showing a new revision's source against the active one; browser app, trusted side.
+// A line diff (longest common subsequence) for showing a new revision's source against the active one; browser app,
+// trusted side.
 
 export type DiffLine = { op: ' ' | '+' | '-'; text: string };
 
@@ -23,7 +24,9 @@ export function lineDiff(a: string, b: string, maxCells = 4_000_000): DiffLine[]
     const n = xs.length;
     const m = ys.length;
     const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i]![j] = xs[i] === ys[j] ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
+    for (let i = n - 1; i >= 0; i--)
+      for (let j = m - 1; j >= 0; j--)
+        L[i]![j] = xs[i] === ys[j] ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
     let i = 0;
     let j = 0;
     while (i < n && j < m) {

@@ -1,4 +1,5 @@
-// The settings entry for remote MCP servers: add one by URL (name, optional header kept as a secret), remove it, see its tools and connection state; the list persisted in the app database; browser app, trusted side.
+// The settings entry for remote MCP servers: add one by URL (name, optional header kept as a secret), remove it, see
+// its tools and connection state; the list persisted in the app database; browser app, trusted side.
 import { h, replaceChildren } from '../dom.js';
 import type { AppDb } from '../app-db.js';
 import type { BrowserMcp, McpServerInfo } from '../../mcp/servers.js';
@@ -17,7 +18,11 @@ const KEY = 'mcpServers';
 export async function restoreMcpServers(db: AppDb, mcp: BrowserMcp): Promise<void> {
   for (const s of (await db.getValue<StoredMcpServer[]>(KEY)) ?? []) {
     try {
-      await mcp.add({ name: s.name, url: s.url, headers: Object.fromEntries(s.headers.map((x) => [x.name, { secret: x.secret }])) });
+      await mcp.add({
+        name: s.name,
+        url: s.url,
+        headers: Object.fromEntries(s.headers.map((x) => [x.name, { secret: x.secret }])),
+      });
     } catch {
       /* a record this version cannot use is skipped */
     }
@@ -30,10 +35,21 @@ async function persist(db: AppDb, mcp: BrowserMcp): Promise<void> {
 }
 
 function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
-  return h('label', { class: 'field' }, h('span', { class: 'label' }, label), control, hint ? h('small', {}, hint) : null);
+  return h(
+    'label',
+    { class: 'field' },
+    h('span', { class: 'label' }, label),
+    control,
+    hint ? h('small', {}, hint) : null,
+  );
 }
 
-const STATE_TEXT: Record<McpServerInfo['state'], string> = { idle: 'not connected', connecting: 'connecting…', connected: 'connected', failed: 'failed' };
+const STATE_TEXT: Record<McpServerInfo['state'], string> = {
+  idle: 'not connected',
+  connecting: 'connecting…',
+  connected: 'connected',
+  failed: 'failed',
+};
 
 /**
  * The "MCP servers" section. Each server shows its URL, its connection state (a status region: connected with the
@@ -44,10 +60,26 @@ const STATE_TEXT: Record<McpServerInfo['state'], string> = { idle: 'not connecte
 export function mcpSettingsSection(db: AppDb, mcp: BrowserMcp, onChange: () => void = () => {}): HTMLElement {
   const list = h('ul', { class: 'mcp-list', 'aria-label': 'MCP servers' });
   const name = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'files' });
-  const url = h('input', { type: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://mcp.example.com/mcp' });
+  const url = h('input', {
+    type: 'url',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'https://mcp.example.com/mcp',
+  });
   url.setAttribute('role', 'textbox');
-  const headerName = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'Authorization' });
-  const headerValue = h('input', { type: 'text', class: 'masked', autocomplete: 'off', spellcheck: 'false', 'data-lpignore': 'true' });
+  const headerName = h('input', {
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'Authorization',
+  });
+  const headerValue = h('input', {
+    type: 'text',
+    class: 'masked',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'data-lpignore': 'true',
+  });
   const status = h('p', { role: 'status', class: 'mcp-status' });
   const tools = new Map<string, string[]>();
 
@@ -63,15 +95,39 @@ export function mcpSettingsSection(db: AppDb, mcp: BrowserMcp, onChange: () => v
           h(
             'p',
             { role: 'status', 'aria-label': `Connection state of ${s.name}`, class: 'mcp-state' },
-            s.state === 'connected' ? `connected${s.protocolVersion ? ` (MCP ${s.protocolVersion})` : ''}` : STATE_TEXT[s.state],
+            s.state === 'connected'
+              ? `connected${s.protocolVersion ? ` (MCP ${s.protocolVersion})` : ''}`
+              : STATE_TEXT[s.state],
             s.error ? h('span', { class: 'mcp-error' }, ` ${s.error.code}: ${s.error.message}`) : null,
           ),
-          s.headers.length ? h('p', { class: 'mcp-headers' }, `Headers: ${s.headers.map((x) => `${x.name} (secret ${x.secret})`).join(', ')}`) : null,
-          tools.has(s.name) ? h('ul', { class: 'mcp-tools', 'aria-label': `Tools of ${s.name}` }, ...(tools.get(s.name)!.length ? tools.get(s.name)!.map((t) => h('li', {}, h('code', {}, t))) : [h('li', {}, 'no tools')])) : null,
+          s.headers.length
+            ? h(
+                'p',
+                { class: 'mcp-headers' },
+                `Headers: ${s.headers.map((x) => `${x.name} (secret ${x.secret})`).join(', ')}`,
+              )
+            : null,
+          tools.has(s.name)
+            ? h(
+                'ul',
+                { class: 'mcp-tools', 'aria-label': `Tools of ${s.name}` },
+                ...(tools.get(s.name)!.length
+                  ? tools.get(s.name)!.map((t) => h('li', {}, h('code', {}, t)))
+                  : [h('li', {}, 'no tools')]),
+              )
+            : null,
           h(
             'div',
             { class: 'mcp-buttons' },
-            h('button', { type: 'button', 'aria-label': `Connect to MCP server ${s.name}`, onclick: () => void refreshTools(s.name) }, s.state === 'connected' ? 'Refresh' : 'Connect'),
+            h(
+              'button',
+              {
+                type: 'button',
+                'aria-label': `Connect to MCP server ${s.name}`,
+                onclick: () => void refreshTools(s.name),
+              },
+              s.state === 'connected' ? 'Refresh' : 'Connect',
+            ),
             h(
               'button',
               {
@@ -96,7 +152,10 @@ export function mcpSettingsSection(db: AppDb, mcp: BrowserMcp, onChange: () => v
 
   const refreshTools = async (server: string): Promise<void> => {
     try {
-      tools.set(server, (await mcp.listTools(server)).map((t) => t.name));
+      tools.set(
+        server,
+        (await mcp.listTools(server)).map((t) => t.name),
+      );
     } catch {
       tools.delete(server);
     }
@@ -147,12 +206,26 @@ export function mcpSettingsSection(db: AppDb, mcp: BrowserMcp, onChange: () => v
     'section',
     { class: 'mcp', 'aria-label': 'MCP servers' },
     h('h3', {}, 'MCP servers'),
-    h('p', {}, 'Remote MCP servers (Streamable HTTP). Their tools are offered to the model as SERVER__TOOL; every call goes through the same approval and audit as the sandboxed tools. The server must allow this page\'s origin (CORS).'),
+    h(
+      'p',
+      {},
+      'Remote MCP servers (Streamable HTTP). Their tools are offered to the model as SERVER__TOOL; ' +
+        'every call goes through the same approval and audit as the sandboxed tools. The server must ' +
+        "allow this page's origin (CORS).",
+    ),
     list,
     field('Server name', name),
-    field('Server URL', url, `The server's Streamable HTTP endpoint (https, or http on this computer). It must allow ${location.origin} through CORS.`),
+    field(
+      'Server URL',
+      url,
+      `The server's Streamable HTTP endpoint (https, or http on this computer). It must allow ${location.origin} through CORS.`,
+    ),
     field('Header name', headerName, 'Optional, e.g. Authorization.'),
-    field('Header value', headerValue, 'Kept as a secret in this browser; sent only to this server, never shown again, never given to tools.'),
+    field(
+      'Header value',
+      headerValue,
+      'Kept as a secret in this browser; sent only to this server, never shown again, never given to tools.',
+    ),
     add,
     status,
   );

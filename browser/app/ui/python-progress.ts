@@ -19,7 +19,14 @@ const mb = (n: number) => (n / 1_000_000).toFixed(1);
 export class PythonProgressBar {
   readonly bar = h('progress', { 'aria-label': 'Loading Python (Pyodide)', max: 1, value: 0 });
   readonly text = h('span', { class: 'py-progress-text' });
-  readonly element = h('div', { class: 'py-progress', role: 'status', hidden: true }, h('span', {}, 'Python: '), this.bar, ' ', this.text);
+  readonly element = h(
+    'div',
+    { class: 'py-progress', role: 'status', hidden: true },
+    h('span', {}, 'Python: '),
+    this.bar,
+    ' ',
+    this.text,
+  );
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   update(p: PythonLoad): void {
@@ -28,7 +35,10 @@ export class PythonProgressBar {
     if (p.phase === 'fetch' || p.phase === 'verify') {
       this.bar.max = Math.max(1, p.total);
       this.bar.value = Math.min(p.loaded, p.total);
-      this.text.textContent = p.phase === 'fetch' ? `downloading ${mb(p.loaded)} of ${mb(p.total)} MB` : 'checking the files against their digests';
+      this.text.textContent =
+        p.phase === 'fetch'
+          ? `downloading ${mb(p.loaded)} of ${mb(p.total)} MB`
+          : 'checking the files against their digests';
     } else if (p.phase === 'ready') {
       this.bar.max = 1;
       this.bar.value = 1;

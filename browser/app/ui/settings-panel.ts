@@ -1,10 +1,17 @@
-// The settings panel: API, endpoint, model, API key (IndexedDB only), streaming, embedding origins; browser app, trusted side.
+// The settings panel: API, endpoint, model, API key (IndexedDB only), streaming, embedding origins; browser app,
+// trusted side.
 import { h } from '../dom.js';
 import type { AppDb, AppSettings } from '../app-db.js';
 
 /** One labelled field: a <label> wrapping its text and control gives the control its accessible name. */
 function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
-  return h('label', { class: 'field' }, h('span', { class: 'label' }, label), control, hint ? h('small', {}, hint) : null);
+  return h(
+    'label',
+    { class: 'field' },
+    h('span', { class: 'label' }, label),
+    control,
+    hint ? h('small', {}, hint) : null,
+  );
 }
 
 /** Origins, one per line: only `http(s)://host[:port]` values are kept (no paths, no wildcards). */
@@ -15,7 +22,12 @@ export function parseOrigins(text: string): string[] {
     if (!v) continue;
     try {
       const u = new URL(v);
-      if ((u.protocol === 'https:' || u.protocol === 'http:') && u.origin === v.replace(/\/$/, '') && !out.includes(u.origin)) out.push(u.origin);
+      if (
+        (u.protocol === 'https:' || u.protocol === 'http:') &&
+        u.origin === v.replace(/\/$/, '') &&
+        !out.includes(u.origin)
+      )
+        out.push(u.origin);
     } catch {
       /* not an origin: dropped */
     }
@@ -37,7 +49,28 @@ function secretsSection(db: AppDb): HTMLElement {
   const status = h('p', { role: 'status', class: 'secret-status' });
   const refresh = async () => {
     const names = await secrets.names();
-    list.replaceChildren(...names.map((n) => h('li', {}, h('code', {}, n), ' ', h('button', { type: 'button', 'aria-label': `Remove secret ${n}`, onclick: async () => { await secrets.delete(n); await refresh(); } }, 'Remove'))));
+    list.replaceChildren(
+      ...names.map((n) =>
+        h(
+          'li',
+          {},
+          h('code', {}, n),
+          ' ',
+          h(
+            'button',
+            {
+              type: 'button',
+              'aria-label': `Remove secret ${n}`,
+              onclick: async () => {
+                await secrets.delete(n);
+                await refresh();
+              },
+            },
+            'Remove',
+          ),
+        ),
+      ),
+    );
     if (names.length === 0) list.append(h('li', {}, 'none'));
   };
   const save = h('button', { type: 'button' }, 'Save secret');
@@ -54,16 +87,57 @@ function secretsSection(db: AppDb): HTMLElement {
     await refresh();
   });
   void refresh();
-  return h('section', { class: 'secrets', 'aria-label': 'Tool secrets' }, h('h3', {}, 'Tool secrets'), h('p', {}, 'Values tools may ask for (ctx.getSecret, or a header placeholder). Each use by a tool revision is asked about.'), list, field('Secret name', name), field('Secret value', value), save, status);
+  return h(
+    'section',
+    { class: 'secrets', 'aria-label': 'Tool secrets' },
+    h('h3', {}, 'Tool secrets'),
+    h(
+      'p',
+      {},
+      'Values tools may ask for (ctx.getSecret, or a header placeholder). Each use by a tool revision is asked about.',
+    ),
+    list,
+    field('Secret name', name),
+    field('Secret value', value),
+    save,
+    status,
+  );
 }
 
 export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => void): HTMLElement {
-  const api = h('select', { name: 'api' }, h('option', { value: 'openai' }, 'openai'), h('option', { value: 'anthropic' }, 'anthropic'));
+  const api = h(
+    'select',
+    { name: 'api' },
+    h('option', { value: 'openai' }, 'openai'),
+    h('option', { value: 'anthropic' }, 'anthropic'),
+  );
   api.value = settings.api;
-  const endpoint = h('input', { type: 'url', name: 'endpoint', autocomplete: 'off', spellcheck: 'false', placeholder: 'http://127.0.0.1:11434/v1', value: settings.endpoint });
-  // A text input (role textbox) masked with CSS, not type=password: browsers would offer to store it in their password manager.
-  const key = h('input', { type: 'text', name: 'api-key', class: 'masked', autocomplete: 'off', spellcheck: 'false', 'data-lpignore': 'true' });
-  const model = h('input', { type: 'text', name: 'model', autocomplete: 'off', spellcheck: 'false', placeholder: 'llama3.2', value: settings.model });
+  const endpoint = h('input', {
+    type: 'url',
+    name: 'endpoint',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'http://127.0.0.1:11434/v1',
+    value: settings.endpoint,
+  });
+  // A text input (role textbox) masked with CSS, not type=password: browsers would offer to store it in their password
+  // manager.
+  const key = h('input', {
+    type: 'text',
+    name: 'api-key',
+    class: 'masked',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'data-lpignore': 'true',
+  });
+  const model = h('input', {
+    type: 'text',
+    name: 'model',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'llama3.2',
+    value: settings.model,
+  });
   const stream = h('input', { type: 'checkbox', name: 'stream' });
   stream.checked = settings.stream;
   const origins = h('textarea', { name: 'embedding-origins', rows: 2, placeholder: 'https://example.org' });
@@ -94,12 +168,20 @@ export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => 
     { class: 'panel settings', 'aria-label': 'Settings' },
     h('h2', {}, 'Settings'),
     field('API', api),
-    field('Endpoint URL', endpoint, 'OpenAI-compatible: the base URL ending in /v1 (OpenAI, Ollama, llama.cpp, vLLM, LM Studio). Anthropic: https://api.anthropic.com'),
+    field(
+      'Endpoint URL',
+      endpoint,
+      'OpenAI-compatible: the base URL ending in /v1 (OpenAI, Ollama, llama.cpp, vLLM, LM Studio). Anthropic: https://api.anthropic.com',
+    ),
     field('Model', model),
     field('API key', key, 'Kept in this browser (IndexedDB) and sent only to the endpoint above.'),
     h('label', { class: 'check' }, show, ' Show key'),
     h('label', { class: 'check' }, stream, ' Stream responses'),
-    field('Allowed embedding origins', origins, 'Pages (one origin per line) that may embed this app and register tools with it. Empty: none.'),
+    field(
+      'Allowed embedding origins',
+      origins,
+      'Pages (one origin per line) that may embed this app and register tools with it. Empty: none.',
+    ),
     secretsSection(db),
   );
 }

@@ -1,4 +1,5 @@
-// The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate, remove, settings; browser app, trusted side.
+// The tools panel: installed tools, add from a manifest, edit source into a new revision (with a diff), activate,
+// remove, settings; browser app, trusted side.
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import { parseManifest } from '../../../core/manifest/parse.js';
 import { isTyError, type TyError } from '../../../core/errors.js';
@@ -36,9 +37,14 @@ export function capabilitySummary(m: ToolManifest): string {
 
 function errorText(e: unknown): string {
   // a source with imports: the app adds one module as it is and cannot bundle files or packages
-  const imported = isTyError(e) && e.code === 'E_INVALID_MANIFEST' && typeof e.data?.import === 'string' ? e.data.import : undefined;
+  const imported =
+    isTyError(e) && e.code === 'E_INVALID_MANIFEST' && typeof e.data?.import === 'string' ? e.data.import : undefined;
   if (imported !== undefined) {
-    return `${(e as TyError).code}: the source imports "${imported.slice(0, 80)}"; this app adds a tool as one module and cannot bundle its files or packages. Bundle it with \`tycli tool add FOLDER\`, then paste the "manifest" that \`tycli --json tool show NAME\` prints into the box above.`;
+    return (
+      `${(e as TyError).code}: the source imports "${imported.slice(0, 80)}"; this app adds a tool ` +
+      `as one module and cannot bundle its files or packages. Bundle it with \`tycli tool add FOLDER\`, ` +
+      `then paste the "manifest" that \`tycli --json tool show NAME\` prints into the box above.`
+    );
   }
   return isTyError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 }
@@ -55,7 +61,8 @@ export function manifestFromInput(text: string, files: Map<string, string> = new
   if (m && typeof m === 'object' && m.execution && typeof m.execution.sourceFile === 'string') {
     const name = m.execution.sourceFile.split('/').pop()!;
     const src = files.get(name);
-    if (src === undefined) throw new Error(`the manifest names the source file "${name}"; select it together with the manifest`);
+    if (src === undefined)
+      throw new Error(`the manifest names the source file "${name}"; select it together with the manifest`);
     const { sourceFile: _f, ...rest } = m.execution;
     void _f;
     return { ...(raw as object), execution: { ...rest, source: src } };
@@ -69,7 +76,12 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
   const status = h('p', { role: 'status', class: 'tools-status' });
   const say = (t: string) => (status.textContent = t);
 
-  const manifestBox = h('textarea', { rows: 6, spellcheck: 'false', placeholder: '{"name": "...", "description": "...", "parameters": {...}, "execution": {"kind": "sandboxed-code", "runtime": "javascript", "source": "export default async (args) => ..."}}' });
+  const manifestBox = h('textarea', {
+    rows: 6,
+    spellcheck: 'false',
+    placeholder:
+      '{"name": "...", "description": "...", "parameters": {...}, "execution": {"kind": "sandboxed-code", "runtime": "javascript", "source": "export default async (args) => ..."}}',
+  });
   const files = h('input', { type: 'file', multiple: true, accept: '.json,.mjs,.js,.py' });
   const readFiles = async (): Promise<{ text: string; files: Map<string, string> } | undefined> => {
     const list = Array.from(files.files ?? []);
@@ -86,7 +98,11 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
   add.addEventListener('click', async () => {
     try {
       const r = await d.registry.install(await input());
-      say(r.activated ? `Added ${r.manifest.name} @${shortId(r.revision)}.` : `Stored ${r.manifest.name} @${shortId(r.revision)}; the name is bound to another revision: activate it below.`);
+      say(
+        r.activated
+          ? `Added ${r.manifest.name} @${shortId(r.revision)}.`
+          : `Stored ${r.manifest.name} @${shortId(r.revision)}; the name is bound to another revision: activate it below.`,
+      );
       manifestBox.value = '';
       files.value = '';
       await refresh();
@@ -135,14 +151,24 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
             return;
           }
           const diff = h('pre', { class: 'diff', 'aria-label': `Changes in ${name} @${shortId(r.revision)}` });
-          for (const l of lineDiff(exec.source, src.value)) if (l.op !== ' ') diff.append(h('span', { class: l.op === '+' ? 'add' : 'del' }, `${l.op} ${l.text}\n`));
+          for (const l of lineDiff(exec.source, src.value))
+            if (l.op !== ' ') diff.append(h('span', { class: l.op === '+' ? 'add' : 'del' }, `${l.op} ${l.text}\n`));
           const activate = h('button', { type: 'button', class: 'primary' }, 'Activate');
           activate.addEventListener('click', async () => {
             await d.registry.activate(name, r.revision, { approveReplacement: true });
             await refresh();
             say(`${name} now runs revision @${shortId(r.revision)}; it starts with no grants and no settings.`);
           });
-          replaceChildren(out, h('p', {}, `New revision @${shortId(r.revision)} stored, not active. Calls by name still run @${shortId(active)} until you activate it; a new revision starts with no grants.`), diff, activate);
+          replaceChildren(
+            out,
+            h(
+              'p',
+              {},
+              `New revision @${shortId(r.revision)} stored, not active. Calls by name still run @${shortId(active)} until you activate it; a new revision starts with no grants.`,
+            ),
+            diff,
+            activate,
+          );
         } catch (e) {
           replaceChildren(out, h('p', { role: 'alert' }, `Not saved: ${errorText(e)}`));
         }
@@ -153,7 +179,15 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     remove.addEventListener('click', () => {
       const confirm = h('button', { type: 'button', class: 'deny' }, `Remove ${name}`);
       const cancel = h('button', { type: 'button' }, 'Cancel');
-      const box = h('p', { role: 'group', 'aria-label': `Confirm removing ${name}` }, `Remove ${name}? The model will no longer see it; its revisions stay stored, so conversations that called it keep their pinned code.`, ' ', confirm, ' ', cancel);
+      const box = h(
+        'p',
+        { role: 'group', 'aria-label': `Confirm removing ${name}` },
+        `Remove ${name}? The model will no longer see it; its revisions stay stored, so conversations that called it keep their pinned code.`,
+        ' ',
+        confirm,
+        ' ',
+        cancel,
+      );
       cancel.addEventListener('click', () => box.remove());
       confirm.addEventListener('click', async () => {
         try {
@@ -170,12 +204,20 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     const secretRows = await Promise.all(
       (manifest.capabilities?.secrets ?? []).map(async (secret) => {
         const granted = (await d.grants.grantsOf(secret)).some((g) => g.revision === active && g.origins.length === 0);
-        const b = h('button', { type: 'button', 'aria-label': `${granted ? 'Revoke' : 'Grant'} secret ${secret} to ${name}` }, granted ? `Revoke ${secret}` : `Grant ${secret}`);
+        const b = h(
+          'button',
+          { type: 'button', 'aria-label': `${granted ? 'Revoke' : 'Grant'} secret ${secret} to ${name}` },
+          granted ? `Revoke ${secret}` : `Grant ${secret}`,
+        );
         b.addEventListener('click', async () => {
           if (granted) await d.grants.revoke(secret, name, active);
           else await d.grants.grant(secret, { tool: name, revision: active, origins: [] });
           await refresh();
-          say(granted ? `${name} @${shortId(active)} can no longer read ${secret}.` : `${name} @${shortId(active)} may read ${secret} (this revision only).`);
+          say(
+            granted
+              ? `${name} @${shortId(active)} can no longer read ${secret}.`
+              : `${name} @${shortId(active)} may read ${secret} (this revision only).`,
+          );
         });
         return h('li', {}, h('code', {}, secret), granted ? ' granted to this revision ' : ' not granted ', b);
       }),
@@ -185,14 +227,51 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     const card = h(
       'article',
       { class: 'tool', 'aria-label': name },
-      h('h3', {}, name, ' ', h('code', { title: active }, `@${shortId(active)}`), exec.kind === 'sandboxed-code' ? ` · ${exec.runtime}` : ` · ${exec.kind}`),
+      h(
+        'h3',
+        {},
+        name,
+        ' ',
+        h('code', { title: active }, `@${shortId(active)}`),
+        exec.kind === 'sandboxed-code' ? ` · ${exec.runtime}` : ` · ${exec.kind}`,
+      ),
       h('p', {}, manifest.description.length > 240 ? `${manifest.description.slice(0, 240)}…` : manifest.description),
       h('p', { class: 'caps' }, capabilitySummary(manifest)),
       secretRows.length ? h('ul', { class: 'secret-grants', 'aria-label': `Secrets of ${name}` }, ...secretRows) : null,
       settings,
       h('label', { class: 'check' }, offer, ` Offer ${name} to the model`),
       h('div', { class: 'tool-buttons' }, editBtn, ' ', remove),
-      others.length ? h('details', {}, h('summary', {}, `Other revisions (${others.length})`), h('ul', {}, ...others.map((rev) => h('li', {}, h('code', { title: rev }, `@${shortId(rev)}`), ' ', h('button', { type: 'button', 'aria-label': `Activate ${name} @${shortId(rev)}`, onclick: async () => { await d.registry.activate(name, rev, { approveReplacement: true }); await refresh(); } }, 'Activate'))))) : null,
+      others.length
+        ? h(
+            'details',
+            {},
+            h('summary', {}, `Other revisions (${others.length})`),
+            h(
+              'ul',
+              {},
+              ...others.map((rev) =>
+                h(
+                  'li',
+                  {},
+                  h('code', { title: rev }, `@${shortId(rev)}`),
+                  ' ',
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      'aria-label': `Activate ${name} @${shortId(rev)}`,
+                      onclick: async () => {
+                        await d.registry.activate(name, rev, { approveReplacement: true });
+                        await refresh();
+                      },
+                    },
+                    'Activate',
+                  ),
+                ),
+              ),
+            ),
+          )
+        : null,
       editor,
     );
     return card;
@@ -219,7 +298,13 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     list,
     h('h3', {}, 'Add a tool'),
     h('label', { class: 'field' }, h('span', { class: 'label' }, 'Tool manifest (JSON)'), manifestBox),
-    h('label', { class: 'field' }, h('span', { class: 'label' }, 'Manifest files'), files, h('small', {}, 'A manifest.json and the source file it names (execution.sourceFile).')),
+    h(
+      'label',
+      { class: 'field' },
+      h('span', { class: 'label' }, 'Manifest files'),
+      files,
+      h('small', {}, 'A manifest.json and the source file it names (execution.sourceFile).'),
+    ),
     h('div', {}, add, ' ', define),
   );
 }

@@ -42,7 +42,17 @@ export const METADATA_HOSTNAMES: readonly string[] = [
  * Special-use and local-only DNS suffixes (RFC 6761 localhost, RFC 6762 local, RFC 8375 home.arpa,
  * ICANN's internal, and common router suffixes); a name equal to or under one is refused.
  */
-export const LOCAL_SUFFIXES: readonly string[] = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain', 'lan', 'intranet', 'corp', 'arpa'];
+export const LOCAL_SUFFIXES: readonly string[] = [
+  'localhost',
+  'local',
+  'internal',
+  'home.arpa',
+  'localdomain',
+  'lan',
+  'intranet',
+  'corp',
+  'arpa',
+];
 
 const metadataSet = new Set(METADATA_ADDRESSES.map((a) => ipaddr.parse(a).toNormalizedString()));
 
@@ -52,7 +62,7 @@ function judgeV4(a: IPv4): TargetVerdict {
   const range = a.range();
   // Allow-list: only ordinary unicast. Everything ipaddr.js classifies otherwise (loopback, private,
   // linkLocal, carrierGradeNat, multicast, broadcast, unspecified, reserved, benchmarking, as112, amt) is refused.
-  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? "an" : "a"} ${range} address`);
+  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? 'an' : 'a'} ${range} address`);
   return OK;
 }
 
@@ -68,7 +78,8 @@ function judgeV6(a: IPv6): TargetVerdict {
   if (a.isIPv4MappedAddress()) return refuse(`${text} is an IPv4-mapped IPv6 address`);
   const range = a.range();
   if (range === 'rfc6145') return refuse(`${text} is an IPv4-translated IPv6 address`);
-  if (bytes.slice(0, 12).every((b) => b === 0)) return refuse(`${text} is an unspecified, loopback or IPv4-compatible IPv6 address`);
+  if (bytes.slice(0, 12).every((b) => b === 0))
+    return refuse(`${text} is an unspecified, loopback or IPv4-compatible IPv6 address`);
   if (range === '6to4') {
     // 2002:AABB:CCDD::/48 embeds the IPv4 address AA.BB.CC.DD (RFC 3056).
     const inner = judgeV4(embeddedV4(bytes, 2));
@@ -82,7 +93,7 @@ function judgeV6(a: IPv6): TargetVerdict {
     const inner = judgeV4(embeddedV4(bytes, 12));
     return inner.ok ? OK : refuse(`${text} is a NAT64 address embedding a refused IPv4 target (${inner.message})`);
   }
-  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? "an" : "a"} ${range} address`);
+  if (range !== 'unicast') return refuse(`${text} is ${/^[aeiou]/.test(range) ? 'an' : 'a'} ${range} address`);
   // Allow-list: global unicast 2000::/3 only (refuses the deprecated site-local fec0::/10 and unassigned space).
   if (((bytes[0] ?? 0) & 0xe0) !== 0x20) return refuse(`${text} is outside global unicast space (2000::/3)`);
   return OK;
@@ -144,7 +155,8 @@ export function isIpLiteral(host: string): boolean {
  * @returns TargetVerdict (never throws)
  */
 export function judgeHostname(hostname: string, opts: { fromUrl?: boolean } = {}): TargetVerdict {
-  if (typeof hostname !== 'string' || hostname.length === 0 || hostname.length > 253 + 2) return refuse('missing or overlong host');
+  if (typeof hostname !== 'string' || hostname.length === 0 || hostname.length > 253 + 2)
+    return refuse('missing or overlong host');
   let host = hostname;
   if (!host.startsWith('[') && !opts.fromUrl) {
     // Normalize through the URL parser so raw inputs get the same treatment as parsed URLs.

@@ -1,9 +1,19 @@
-// Unit tests for the mediated fetch pipeline with fake transports (order of checks, bounds, limits); core, trusted side.
+// Unit tests for the mediated fetch pipeline with fake transports (order of checks, bounds, limits); core, trusted
+// side.
 import { describe, expect, it } from 'vitest';
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import type { Gate, GateRequest } from '../../exec/runtime.js';
 import { TyError } from '../../errors.js';
-import { accessOf, createMediatedFetch, manifestAllowsFetch, originMatches, parseFetchRequest, type CallerIdentity, type FetchTransport, type TransportRequest } from './mediated.js';
+import {
+  accessOf,
+  createMediatedFetch,
+  manifestAllowsFetch,
+  originMatches,
+  parseFetchRequest,
+  type CallerIdentity,
+  type FetchTransport,
+  type TransportRequest,
+} from './mediated.js';
 import { codeOf } from '../../../test/helpers/errors.js';
 import { OriginPatternSchema } from '../../../protocol/manifest.js';
 import { FetchRequestSchema } from '../../../protocol/wire.js';
@@ -65,15 +75,31 @@ describe('origin patterns', () => {
   it('a manifest may request an IPv6 literal origin, and nothing looser', () => {
     expect(OriginPatternSchema.safeParse('https://[2606:4700::1111]').success).toBe(true);
     expect(OriginPatternSchema.safeParse('https://[2606:4700::1111]:8443').success).toBe(true);
-    for (const bad of ['https://[2606:4700::1111', 'https://*.[::1]', 'https://[::1]/x', 'http://[::1]', 'https://[zz::1]']) {
+    for (const bad of [
+      'https://[2606:4700::1111',
+      'https://*.[::1]',
+      'https://[::1]/x',
+      'http://[::1]',
+      'https://[zz::1]',
+    ]) {
       expect(OriginPatternSchema.safeParse(bad).success, bad).toBe(false);
     }
   });
   it('access classes', () => {
     expect(['GET', 'HEAD', 'OPTIONS'].map(accessOf)).toEqual(['read', 'read', 'read']);
-    expect(['POST', 'PUT', 'PATCH', 'DELETE', 'MKCOL'].map(accessOf)).toEqual(['write', 'write', 'write', 'write', 'write']);
-    expect(manifestAllowsFetch(id([{ origin: 'https://a.example', access: '*' }]).manifest, 'https://a.example', 'write')).toBe(true);
-    expect(manifestAllowsFetch(id([{ origin: 'https://a.example', access: 'read' }]).manifest, 'https://a.example', 'write')).toBe(false);
+    expect(['POST', 'PUT', 'PATCH', 'DELETE', 'MKCOL'].map(accessOf)).toEqual([
+      'write',
+      'write',
+      'write',
+      'write',
+      'write',
+    ]);
+    expect(
+      manifestAllowsFetch(id([{ origin: 'https://a.example', access: '*' }]).manifest, 'https://a.example', 'write'),
+    ).toBe(true);
+    expect(
+      manifestAllowsFetch(id([{ origin: 'https://a.example', access: 'read' }]).manifest, 'https://a.example', 'write'),
+    ).toBe(false);
   });
   it('parsed patterns are cached by their text: the manifest as it is at each request decides, through the pipeline too', async () => {
     const caller = id([{ origin: 'https://a.example', access: 'read' }]);
@@ -122,21 +148,46 @@ describe('pipeline order', () => {
     expect(r.seen).toHaveLength(0);
   });
 
-  it('drops host-owned headers, keeps the tool\'s own, strips the fragment, sends no body on GET', async () => {
+  it("drops host-owned headers, keeps the tool's own, strips the fragment, sends no body on GET", async () => {
     const r = recorder();
     const mf = createMediatedFetch({ gate: allowAll(), transport: r.transport });
     await mf(
       id([{ origin: 'https://example.com', access: '*' }]),
-      { url: 'https://example.com/p?q=1#frag', headers: [['Host', 'evil'], ['Transfer-Encoding', 'chunked'], ['Proxy-X', '1'], ['Authorization', 'Bearer own'], ['X-A', 'b']], body: 'AAAA' },
+      {
+        url: 'https://example.com/p?q=1#frag',
+        headers: [
+          ['Host', 'evil'],
+          ['Transfer-Encoding', 'chunked'],
+          ['Proxy-X', '1'],
+          ['Authorization', 'Bearer own'],
+          ['X-A', 'b'],
+        ],
+        body: 'AAAA',
+      },
       never,
     );
-    expect(r.seen[0]).toEqual({ url: 'https://example.com/p?q=1', method: 'GET', headers: [['Authorization', 'Bearer own'], ['X-A', 'b']] });
+    expect(r.seen[0]).toEqual({
+      url: 'https://example.com/p?q=1',
+      method: 'GET',
+      headers: [
+        ['Authorization', 'Bearer own'],
+        ['X-A', 'b'],
+      ],
+    });
   });
 
   it('refuses placeholders when the host has no secrets service', async () => {
     const r = recorder();
     const mf = createMediatedFetch({ gate: allowAll(), transport: r.transport });
-    expect(await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/', headers: [['A', '{{secret:X}}']] }, never))).toBe('E_SECRET_DENIED');
+    expect(
+      await codeOf(
+        mf(
+          id([{ origin: 'https://example.com', access: '*' }]),
+          { url: 'https://example.com/', headers: [['A', '{{secret:X}}']] },
+          never,
+        ),
+      ),
+    ).toBe('E_SECRET_DENIED');
     expect(r.seen).toHaveLength(0);
   });
 });
@@ -145,21 +196,33 @@ describe('limits without transport cooperation', () => {
   const hung: FetchTransport = { request: () => new Promise(() => {}) };
   it('the core timeout ends a request even if the transport ignores its signal', async () => {
     const mf = createMediatedFetch({ gate: allowAll(), transport: hung, limits: { timeoutMs: 50 } });
-    expect(await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, never))).toBe('E_TIMEOUT');
+    expect(
+      await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, never)),
+    ).toBe('E_TIMEOUT');
   });
   it('cancellation ends it too, and the transport signal is aborted', async () => {
     let got: AbortSignal | undefined;
-    const mf = createMediatedFetch({ gate: allowAll(), transport: { request: (_r, _l, s) => ((got = s), new Promise(() => {})) } });
+    const mf = createMediatedFetch({
+      gate: allowAll(),
+      transport: { request: (_r, _l, s) => ((got = s), new Promise(() => {})) },
+    });
     const ac = new AbortController();
-    const p = codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, ac.signal));
+    const p = codeOf(
+      mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, ac.signal),
+    );
     await new Promise((r) => setTimeout(r, 10));
     ac.abort();
     expect(await p).toBe('E_ABORTED');
     expect(got?.aborted).toBe(true);
   });
   it('a malformed transport answer is E_FETCH_FAILED', async () => {
-    const mf = createMediatedFetch({ gate: allowAll(), transport: { request: async () => ({ status: 'x' }) as never } });
-    expect(await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, never))).toBe('E_FETCH_FAILED');
+    const mf = createMediatedFetch({
+      gate: allowAll(),
+      transport: { request: async () => ({ status: 'x' }) as never },
+    });
+    expect(
+      await codeOf(mf(id([{ origin: 'https://example.com', access: '*' }]), { url: 'https://example.com/' }, never)),
+    ).toBe('E_FETCH_FAILED');
   });
 });
 
@@ -168,14 +231,41 @@ describe('fetch request parsing', () => {
     const long = (n: number) => 'a'.repeat(n);
     const inputs: unknown[] = [
       { url: 'https://a.example/x' },
-      { url: 'https://a.example/x', method: 'post', headers: [['x-a', '1'], ['x-b', '']], body: 'AAEC' },
-      { url: long(8192) }, { url: long(8193) },
-      { url: 'https://a.example', method: 'GE T' }, { url: 'https://a.example', method: long(16) }, { url: 'https://a.example', method: long(17) }, { url: 'https://a.example', method: '' },
-      { url: 'https://a.example', headers: [['a', 'b', 'c']] }, { url: 'https://a.example', headers: [['a']] }, { url: 'https://a.example', headers: [[1, 'b']] },
-      { url: 'https://a.example', headers: [[long(256), long(16384)]] }, { url: 'https://a.example', headers: [[long(257), 'v']] }, { url: 'https://a.example', headers: [['n', long(16385)]] },
-      { url: 'https://a.example', headers: Array.from({ length: 128 }, () => ['a', 'b']) }, { url: 'https://a.example', headers: Array.from({ length: 129 }, () => ['a', 'b']) },
-      { url: 'https://a.example', headers: {} }, { url: 'https://a.example', body: 5 }, { url: 'https://a.example', extra: 1 }, { url: 'https://a.example', body: undefined },
-      { url: 1 }, {}, null, [], 'https://a.example', 7, { url: 'https://a.example', method: 1 }, { url: 'https://a.example', headers: null },
+      {
+        url: 'https://a.example/x',
+        method: 'post',
+        headers: [
+          ['x-a', '1'],
+          ['x-b', ''],
+        ],
+        body: 'AAEC',
+      },
+      { url: long(8192) },
+      { url: long(8193) },
+      { url: 'https://a.example', method: 'GE T' },
+      { url: 'https://a.example', method: long(16) },
+      { url: 'https://a.example', method: long(17) },
+      { url: 'https://a.example', method: '' },
+      { url: 'https://a.example', headers: [['a', 'b', 'c']] },
+      { url: 'https://a.example', headers: [['a']] },
+      { url: 'https://a.example', headers: [[1, 'b']] },
+      { url: 'https://a.example', headers: [[long(256), long(16384)]] },
+      { url: 'https://a.example', headers: [[long(257), 'v']] },
+      { url: 'https://a.example', headers: [['n', long(16385)]] },
+      { url: 'https://a.example', headers: Array.from({ length: 128 }, () => ['a', 'b']) },
+      { url: 'https://a.example', headers: Array.from({ length: 129 }, () => ['a', 'b']) },
+      { url: 'https://a.example', headers: {} },
+      { url: 'https://a.example', body: 5 },
+      { url: 'https://a.example', extra: 1 },
+      { url: 'https://a.example', body: undefined },
+      { url: 1 },
+      {},
+      null,
+      [],
+      'https://a.example',
+      7,
+      { url: 'https://a.example', method: 1 },
+      { url: 'https://a.example', headers: null },
     ];
     for (const raw of inputs) {
       const a = await parseFetchRequest(raw);

@@ -1,4 +1,5 @@
-// The mediated fetch pipeline (validate, scheme, credentials, target, access class, gate, secrets, transport); core, trusted side.
+// The mediated fetch pipeline (validate, scheme, credentials, target, access class, gate, secrets, transport); core,
+// trusted side.
 import type { FetchRequest, FetchResponse } from '../../../protocol/wire.js';
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import type { Gate, Principal } from '../../exec/runtime.js';
@@ -44,7 +45,10 @@ export interface CallerIdentity {
   principal: Principal;
 }
 
-/** Substitutes `{{secret:NAME}}` header placeholders for one origin (core/capabilities/secrets.ts SecretBroker implements it). */
+/**
+ * Substitutes `{{secret:NAME}}` header placeholders for one origin (core/capabilities/secrets.ts SecretBroker
+ * implements it).
+ */
 export interface HeaderSecrets {
   /** @throws TyError E_SECRET_DENIED when a named secret is not granted to this revision for this origin. */
   substitute(identity: CallerIdentity, origin: string, headers: [string, string][]): Promise<[string, string][]>;
@@ -81,8 +85,19 @@ const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
  * the tool's own values, never ambient ones).
  */
 const HOST_OWNED_HEADERS = new Set([
-  'host', 'connection', 'content-length', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'keep-alive', 'expect',
-  'proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'http2-settings',
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'keep-alive',
+  'expect',
+  'proxy-authorization',
+  'proxy-connection',
+  'proxy-authenticate',
+  'http2-settings',
 ]);
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
@@ -105,7 +120,11 @@ function compilePattern(pattern: string): OriginPattern | null {
   try {
     const p = new URL(pattern.replace('*.', 'wildcard-label.'));
     if (p.protocol === 'https:') {
-      c = { port: p.port, hostname: p.hostname, wildcardBase: pattern.includes('://*.') ? p.hostname.slice('wildcard-label.'.length) : undefined };
+      c = {
+        port: p.port,
+        hostname: p.hostname,
+        wildcardBase: pattern.includes('://*.') ? p.hostname.slice('wildcard-label.'.length) : undefined,
+      };
     }
   } catch {
     /* not a URL: matches nothing */
@@ -152,13 +171,21 @@ function manifestAllowsUrl(manifest: ToolManifest, url: URL, access: 'read' | 'w
   return false;
 }
 
-/** The error for a call cancelled from outside: the reason's code when it is a TyError (E_TIMEOUT for a call timeout), else E_ABORTED. */
+/**
+ * The error for a call cancelled from outside: the reason's code when it is a TyError (E_TIMEOUT for a call timeout),
+ * else E_ABORTED.
+ */
 function callAborted(signal: AbortSignal): TyError {
   const r: unknown = signal.reason;
-  return r instanceof TyError ? new TyError(r.code, r.message.slice(0, 300)) : new TyError('E_ABORTED', 'the call was cancelled');
+  return r instanceof TyError
+    ? new TyError(r.code, r.message.slice(0, 300))
+    : new TyError('E_ABORTED', 'the call was cancelled');
 }
 
-function fail(code: 'E_FETCH_FAILED' | 'E_FETCH_SCHEME' | 'E_FETCH_CREDENTIALS' | 'E_FETCH_TARGET' | 'E_CAPABILITY_DENIED', message: string): never {
+function fail(
+  code: 'E_FETCH_FAILED' | 'E_FETCH_SCHEME' | 'E_FETCH_CREDENTIALS' | 'E_FETCH_TARGET' | 'E_CAPABILITY_DENIED',
+  message: string,
+): never {
   throw new TyError(code, message);
 }
 
@@ -170,9 +197,12 @@ const METHOD_RE = /^[A-Za-z]{1,16}$/;
  * (url at most 8192 characters, method letters only, at most 128 headers of [name <= 256, value <= 16384],
  * body at most 24 MiB of base64 text, no other member) and defaults (GET, no headers). Anything it does not
  * accept goes to the schema (protocol/wire.ts and zod load only then), which accepts or refuses it with its
- * message (zod's prettified issues); core/capabilities/fetch/mediated.test.ts checks the two agree. Exported for that test.
+ * message (zod's prettified issues); core/capabilities/fetch/mediated.test.ts checks the two agree. Exported for that
+ * test.
  */
-export async function parseFetchRequest(raw: unknown): Promise<{ success: true; data: FetchRequest } | { success: false; message: string }> {
+export async function parseFetchRequest(
+  raw: unknown,
+): Promise<{ success: true; data: FetchRequest } | { success: false; message: string }> {
   const plain = plainFetchRequest(raw);
   if (plain) return { success: true, data: plain };
   const [{ FetchRequestSchema }, { z }] = await Promise.all([import('../../../protocol/wire.js'), import('zod')]);
@@ -206,8 +236,13 @@ function plainFetchRequest(raw: unknown): FetchRequest | undefined {
   return undefined;
 }
 
-/** The checks that come before authorization: parse, scheme, credentials, target. Exported for tests and the browser host. */
-export async function preflight(raw: unknown): Promise<{ req: FetchRequest; url: URL; origin: string; method: string; access: 'read' | 'write' }> {
+/**
+ * The checks that come before authorization: parse, scheme, credentials, target. Exported for tests and the browser
+ * host.
+ */
+export async function preflight(
+  raw: unknown,
+): Promise<{ req: FetchRequest; url: URL; origin: string; method: string; access: 'read' | 'write' }> {
   const parsed = await parseFetchRequest(raw);
   if (!parsed.success) fail('E_FETCH_FAILED', `invalid fetch request: ${parsed.message.slice(0, 300)}`);
   const req = parsed.data;
@@ -217,8 +252,10 @@ export async function preflight(raw: unknown): Promise<{ req: FetchRequest; url:
   } catch {
     fail('E_FETCH_TARGET', 'fetch needs an absolute https:// URL');
   }
-  if (url.protocol !== 'https:') fail('E_FETCH_SCHEME', `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`);
-  if (url.username !== '' || url.password !== '') fail('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header');
+  if (url.protocol !== 'https:')
+    fail('E_FETCH_SCHEME', `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`);
+  if (url.username !== '' || url.password !== '')
+    fail('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header');
   const verdict = judgeHostname(url.hostname, { fromUrl: true });
   if (!verdict.ok) fail('E_FETCH_TARGET', `refused target: ${verdict.message}`);
   if (url.hash !== '') url.hash = ''; // (assigning re-serializes the URL: only when there is one)
@@ -232,9 +269,15 @@ function isFetchResponse(r: unknown): r is FetchResponse {
   if (r === null || typeof r !== 'object') return false;
   const o = r as Record<string, unknown>;
   return (
-    typeof o.status === 'number' && Number.isInteger(o.status) && o.status >= 100 && o.status <= 999 &&
-    typeof o.statusText === 'string' && typeof o.body === 'string' && typeof o.url === 'string' &&
-    Array.isArray(o.headers) && o.headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')
+    typeof o.status === 'number' &&
+    Number.isInteger(o.status) &&
+    o.status >= 100 &&
+    o.status <= 999 &&
+    typeof o.statusText === 'string' &&
+    typeof o.body === 'string' &&
+    typeof o.url === 'string' &&
+    Array.isArray(o.headers) &&
+    o.headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')
   );
 }
 
@@ -270,14 +313,30 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     if (!manifestAllowsUrl(identity.manifest, url, access)) {
       await refuseUndeclared(
         opts.gate,
-        { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access },
+        {
+          principal: identity.principal,
+          kind: 'fetch',
+          toolName: identity.name,
+          revision: identity.revision,
+          target: origin,
+          access,
+        },
         `${identity.name} does not declare fetch(${access}:${origin}) in its manifest`,
         signal,
       );
     }
     await opts.gate.authorize(
       // the question shows the request line (the gate withholds known secret values from it)
-      { principal: identity.principal, kind: 'fetch', toolName: identity.name, revision: identity.revision, target: origin, access, requested: true, preview: `${method} ${url.href}` },
+      {
+        principal: identity.principal,
+        kind: 'fetch',
+        toolName: identity.name,
+        revision: identity.revision,
+        target: origin,
+        access,
+        requested: true,
+        preview: `${method} ${url.href}`,
+      },
       signal,
     );
     // Secrets only after authorization, only for this origin.

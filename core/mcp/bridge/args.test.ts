@@ -2,11 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import { checkStructuredContent, checkToolArguments, checkToolSchema, validateLinear } from './args.js';
 
-const schema = { type: 'object', properties: { q: { type: 'string' }, opts: { type: 'object', properties: { n: { type: 'number' } } } }, required: ['q'] };
+const schema = {
+  type: 'object',
+  properties: { q: { type: 'string' }, opts: { type: 'object', properties: { n: { type: 'number' } } } },
+  required: ['q'],
+};
 
 describe('checkToolArguments', () => {
   it('accepts listed fields', () => {
-    expect(checkToolArguments(schema, { q: 'x', opts: { n: 1 } })).toEqual({ ok: true, args: { q: 'x', opts: { n: 1 } } });
+    expect(checkToolArguments(schema, { q: 'x', opts: { n: 1 } })).toEqual({
+      ok: true,
+      args: { q: 'x', opts: { n: 1 } },
+    });
   });
   it('names an unlisted field, top-level and nested', () => {
     const a = checkToolArguments(schema, { q: 'x', bogusProp: true });
@@ -33,7 +40,9 @@ describe('checkToolArguments', () => {
     expect(checkToolArguments(schema, { q: 3 }).ok).toBe(false);
   });
   it('a schema allowing extras by an explicit schema lets them through', () => {
-    expect(checkToolArguments({ type: 'object', additionalProperties: { type: 'string' } }, { any: 's' }).ok).toBe(true);
+    expect(checkToolArguments({ type: 'object', additionalProperties: { type: 'string' } }, { any: 's' }).ok).toBe(
+      true,
+    );
   });
 });
 
@@ -45,7 +54,9 @@ describe('checkStructuredContent', () => {
     expect(checkStructuredContent('t', undefined, {})).toBeUndefined();
   });
   it('refuses content off the schema, and a missing one unless the result is an error', () => {
-    expect(checkStructuredContent('t', out, { structuredContent: { n: 'x' } })).toContain("does not match the tool's output schema");
+    expect(checkStructuredContent('t', out, { structuredContent: { n: 'x' } })).toContain(
+      "does not match the tool's output schema",
+    );
     expect(checkStructuredContent('t', out, { structuredContent: {} })).toContain('does not match');
     expect(checkStructuredContent('t', out, {})).toContain('did not return structured content');
     expect(checkStructuredContent('t', out, { isError: true })).toBeUndefined();
@@ -72,14 +83,23 @@ describe('server schemas with regexes (S2)', () => {
     expect(checkStructuredContent('t', out, { structuredContent: { s: 'ab cd' } })).toBeUndefined();
   });
   it('checkToolSchema refuses backreferences and lookaround and accepts ordinary patterns', () => {
-    expect(checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } })).toContain('backreference');
+    expect(checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } })).toContain(
+      'backreference',
+    );
     expect(checkToolSchema({ type: 'object', patternProperties: { '^(?=x)': {} } })).toContain('construct');
-    expect(checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^\\p{L}+$' } } })).toBeUndefined();
+    expect(
+      checkToolSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^\\p{L}+$' } } }),
+    ).toBeUndefined();
     expect(checkToolSchema(undefined)).toBeUndefined();
-    expect(checkToolArguments({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } }, { s: 'aa' }).ok).toBe(false);
+    expect(
+      checkToolArguments({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } }, { s: 'aa' })
+        .ok,
+    ).toBe(false);
   });
   it('validateLinear (the SDK Client validator) reports instead of throwing', () => {
-    expect(validateLinear({ type: 'object', properties: { s: { type: 'string', pattern: '(a+)+$' } } }, { s: evil }).valid).toBe(false);
+    expect(
+      validateLinear({ type: 'object', properties: { s: { type: 'string', pattern: '(a+)+$' } } }, { s: evil }).valid,
+    ).toBe(false);
     expect(validateLinear({ type: 'object', properties: { s: { pattern: '(?=a)' } } }, {}).valid).toBe(false);
     expect(validateLinear({ type: 'object' }, {}).valid).toBe(true);
   });
@@ -89,7 +109,10 @@ describe('formats in a server schema', () => {
   it('are validated (uri, date-time) without an "unknown format" warning', async () => {
     const { vi } = await import('vitest');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const schema = { type: 'object', properties: { link: { type: 'string', format: 'uri' }, at: { type: 'string', format: 'date-time' } } };
+    const schema = {
+      type: 'object',
+      properties: { link: { type: 'string', format: 'uri' }, at: { type: 'string', format: 'date-time' } },
+    };
     expect(checkToolArguments(schema, { link: 'https://a.example/x', at: '2026-01-01T00:00:00Z' }).ok).toBe(true);
     expect(checkToolArguments(schema, { link: 'not a uri' }).ok).toBe(false);
     expect(warn.mock.calls.filter((c) => String(c[0]).includes('unknown format'))).toEqual([]);

@@ -1,11 +1,21 @@
-// Checks a bridged tool call's arguments against the tool's own input schema before approval or forwarding; core, trusted side.
+// Checks a bridged tool call's arguments against the tool's own input schema before approval or forwarding; core,
+// trusted side.
 import type { SchemaDraft } from '@cfworker/json-schema';
-import { compileSchema, linearRegExp, schemaCompileMessage, UnsupportedPatternError, type SchemaCheck } from '../../schema/validate.js';
+import {
+  compileSchema,
+  linearRegExp,
+  schemaCompileMessage,
+  UnsupportedPatternError,
+  type SchemaCheck,
+} from '../../schema/validate.js';
 
-export type ArgsDecision = { ok: true; args: Record<string, unknown> } | { ok: false; code: 'E_INVALID_ARGS'; message: string };
+export type ArgsDecision =
+  | { ok: true; args: Record<string, unknown> }
+  | { ok: false; code: 'E_INVALID_ARGS'; message: string };
 
 // Every schema regex runs on the linear-time engine (a server's schema may carry a catastrophic pattern); the
-// validator generates no code (core/schema/validate.ts compileSchema). Not strict: a server's schema may use any keyword.
+// validator generates no code (core/schema/validate.ts compileSchema). Not strict: a server's schema may use any
+// keyword.
 const cache = new WeakMap<object, SchemaCheck>();
 
 /** The draft a server's schema declares in `$schema` (default 2020-12, MCP's default dialect). */
@@ -79,13 +89,16 @@ export function checkToolSchema(schema: unknown): string | undefined {
     cache.set(schema, compileSchema(schema, draftOf(schema)));
     return undefined;
   } catch (e) {
-    return e instanceof UnsupportedPatternError ? e.message : `the schema cannot be compiled: ${schemaCompileMessage(e).slice(0, 200)}`;
+    return e instanceof UnsupportedPatternError
+      ? e.message
+      : `the schema cannot be compiled: ${schemaCompileMessage(e).slice(0, 200)}`;
   }
 }
 
 /**
  * Check `args` (missing means `{}`) against a tool's JSON Schema: unlisted fields (including `__proto__`)
- * are refused, then the schema is applied (core/schema/validate.ts compileSchema). Never mutates `args` (no defaults applied).
+ * are refused, then the schema is applied (core/schema/validate.ts compileSchema). Never mutates `args` (no defaults
+ * applied).
  * @returns a decision; `E_INVALID_ARGS` names the first offending field.
  */
 export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDecision {
@@ -93,9 +106,19 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
   if (!isObj(value)) return { ok: false, code: 'E_INVALID_ARGS', message: 'arguments must be an object' };
   const schema = isObj(inputSchema) ? inputSchema : { type: 'object', properties: {} };
   const unlisted = findUnlisted(schema, value);
-  if (unlisted !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `unlisted field "${unlisted.slice(0, 200)}" is not in the tool's schema` };
+  if (unlisted !== undefined)
+    return {
+      ok: false,
+      code: 'E_INVALID_ARGS',
+      message: `unlisted field "${unlisted.slice(0, 200)}" is not in the tool's schema`,
+    };
   const problem = checkToolSchema(schema);
-  if (problem !== undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `the tool's input schema cannot be used: ${problem.slice(0, 300)}` };
+  if (problem !== undefined)
+    return {
+      ok: false,
+      code: 'E_INVALID_ARGS',
+      message: `the tool's input schema cannot be used: ${problem.slice(0, 300)}`,
+    };
   const err = (cache.get(schema) as SchemaCheck)(value);
   if (err) return { ok: false, code: 'E_INVALID_ARGS', message: say(err, '(arguments)') };
   return { ok: true, args: value };
@@ -107,9 +130,16 @@ export function checkToolArguments(inputSchema: unknown, args: unknown): ArgsDec
  * must match. No output schema: nothing to check.
  * @returns undefined when it passes, else the reason (the SDK's wording).
  */
-export function checkStructuredContent(toolName: string, outputSchema: unknown, result: { structuredContent?: unknown; isError?: unknown }): string | undefined {
+export function checkStructuredContent(
+  toolName: string,
+  outputSchema: unknown,
+  result: { structuredContent?: unknown; isError?: unknown },
+): string | undefined {
   if (!isObj(outputSchema)) return undefined;
-  if (result.structuredContent === undefined) return result.isError === true ? undefined : `Tool ${toolName} has an output schema but did not return structured content`;
+  if (result.structuredContent === undefined)
+    return result.isError === true
+      ? undefined
+      : `Tool ${toolName} has an output schema but did not return structured content`;
   const problem = checkToolSchema(outputSchema);
   if (problem !== undefined) return `Failed to validate structured content: ${problem.slice(0, 300)}`;
   const err = (cache.get(outputSchema) as SchemaCheck)(result.structuredContent);
@@ -117,10 +147,14 @@ export function checkStructuredContent(toolName: string, outputSchema: unknown, 
 }
 
 /**
- * Check `value` against `schema` without code generation, regexes on the linear-time engine (compiled lazily, cached by schema object).
+ * Check `value` against `schema` without code generation, regexes on the linear-time engine (compiled lazily, cached by
+ * schema object).
  * Shape of the MCP SDK's `JsonSchemaValidator` result; a schema that cannot be compiled never validates.
  */
-export function validateLinear<T>(schema: unknown, value: unknown): { valid: true; data: T; errorMessage: undefined } | { valid: false; data: undefined; errorMessage: string } {
+export function validateLinear<T>(
+  schema: unknown,
+  value: unknown,
+): { valid: true; data: T; errorMessage: undefined } | { valid: false; data: undefined; errorMessage: string } {
   const problem = checkToolSchema(schema);
   if (problem !== undefined) return { valid: false, data: undefined, errorMessage: problem };
   const check = cache.get(schema as object);

@@ -1,10 +1,17 @@
-// The MCP bridge's foundation: options, the pool of upstream sessions, notification relay, request log and the gate step every bridged request takes; core, trusted side.
+// The MCP bridge's foundation: options, the pool of upstream sessions, notification relay, request log and the gate
+// step every bridged request takes; core, trusted side.
 import type { Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Gate, GateRequest, Question } from '../../exec/runtime.js';
 import { TyError } from '../../errors.js';
 import { NAME_SEP, prefixedNaming, type Naming } from './naming.js';
-import { definitionHash, definitionSnapshot, describeChange, type DefinitionKind, type DefinitionMemory } from './definitions.js';
+import {
+  definitionHash,
+  definitionSnapshot,
+  describeChange,
+  type DefinitionKind,
+  type DefinitionMemory,
+} from './definitions.js';
 import { requestLogLine, type RpcId } from '../wire/messages.js';
 import { SessionPool, type PoolLimits } from '../upstream/pool.js';
 import type { McpDefinition, McpDefinitionSource, UpstreamConnector } from '../server-definition.js';
@@ -12,7 +19,15 @@ import { UpstreamSession, type UpstreamOptions } from '../upstream/session.js';
 import type { Elicitor } from '../input/elicit.js';
 import { elicitOptions } from '../input/elicit-hook.js';
 import type { Suspension } from '../input/suspend.js';
-import { PREVIEW_CHARS, SERVER_RULE_SCOPE, definitionRevision, serverRule, toMcpError, type CallAbort, type LocalTools } from './util.js';
+import {
+  PREVIEW_CHARS,
+  SERVER_RULE_SCOPE,
+  definitionRevision,
+  serverRule,
+  toMcpError,
+  type CallAbort,
+  type LocalTools,
+} from './util.js';
 import type { ClientHint } from './results.js';
 
 /** The publish side of a serving entry's `subscriptions/listen` streams (the SDK's ServerNotifier). */
@@ -118,20 +133,43 @@ export class BridgeBase {
   }
 
   /** The live upstream session (for tests and diagnostics). */
-  protected async withUpstream<T>(sessionId: string, def: McpDefinition, fn: (u: UpstreamSession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  protected async withUpstream<T>(
+    sessionId: string,
+    def: McpDefinition,
+    fn: (u: UpstreamSession) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const key = `${sessionId}\0${def.name}`;
     const server = this.servers.get(sessionId);
     const start = async (sig: AbortSignal): Promise<UpstreamSession> => {
       const uopts: UpstreamOptions = {
         onNotification: (method, params) => void this.forwardNotification(server, def.name, method, params, sessionId),
-        onFiltered: (w) => this.log(def.name, w.method ?? '(message)', undefined, w.action === 'answer' ? 'refused-server-request' : 'dropped'),
+        onFiltered: (w) =>
+          this.log(
+            def.name,
+            w.method ?? '(message)',
+            undefined,
+            w.action === 'answer' ? 'refused-server-request' : 'dropped',
+          ),
         onClose: () => void this.pool.end(key),
         onToolRefused: (tool, reason) => {
-          const line = JSON.parse(requestLogLine({ server: def.name, method: 'tools/list', name: tool, outcome: 'hidden:unsupported-schema' })) as Record<string, string>;
+          const line = JSON.parse(
+            requestLogLine({
+              server: def.name,
+              method: 'tools/list',
+              name: tool,
+              outcome: 'hidden:unsupported-schema',
+            }),
+          ) as Record<string, string>;
           this.opts.log?.(JSON.stringify({ ...line, reason: reason.slice(0, 300) }));
         },
         ...(this.opts.connect ? { connect: this.opts.connect } : {}),
-        ...(this.opts.legacyFallback ? { legacyFallback: true, onLegacyFallback: (code: string) => this.log(def.name, 'connect', undefined, `fallback:${code}`) } : {}),
+        ...(this.opts.legacyFallback
+          ? {
+              legacyFallback: true,
+              onLegacyFallback: (code: string) => this.log(def.name, 'connect', undefined, `fallback:${code}`),
+            }
+          : {}),
         ...(await elicitOptions(this.opts.elicit, def, (o) => this.log(def.name, 'elicitation/create', undefined, o))),
       };
       const u = await (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
@@ -144,14 +182,21 @@ export class BridgeBase {
 
   /**
    * Where a stateless (2026-07-28 over HTTP) client session's change notifications go: the serving entry's
-   * `subscriptions/listen` streams (the SDK handler's `notify`), as its per-request Servers have no channel of their own.
+   * `subscriptions/listen` streams (the SDK handler's `notify`), as its per-request Servers have no channel of their
+   * own.
    */
   setListenNotifier(sessionId: string, notify: ListenNotifier): void {
     this.notifiers.set(sessionId, notify);
   }
   protected readonly notifiers = new Map<string, ListenNotifier>();
 
-  protected async forwardNotification(server: Server | undefined, name: string, method: string, params: unknown, sessionId?: string): Promise<void> {
+  protected async forwardNotification(
+    server: Server | undefined,
+    name: string,
+    method: string,
+    params: unknown,
+    sessionId?: string,
+  ): Promise<void> {
     const p = (params ?? {}) as Record<string, unknown>;
     const notify = sessionId === undefined ? undefined : this.notifiers.get(sessionId);
     if (notify !== undefined) {
@@ -159,7 +204,8 @@ export class BridgeBase {
       if (method === 'notifications/tools/list_changed') notify.toolsChanged();
       else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
       else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
-      else if (method === 'notifications/resources/updated' && typeof p.uri === 'string') notify.resourceUpdated(this.naming.uri(name, p.uri));
+      else if (method === 'notifications/resources/updated' && typeof p.uri === 'string')
+        notify.resourceUpdated(this.naming.uri(name, p.uri));
       return;
     }
     if (!server) return;
@@ -178,7 +224,14 @@ export class BridgeBase {
           // the server's own logger name is kept (under the server's name when several are offered)
           const own = typeof p.logger === 'string' ? p.logger.slice(0, 200) : undefined;
           const logger = this.naming.single !== undefined ? own : own !== undefined ? `${name}/${own}` : name;
-          await server.notification({ method: 'notifications/message', params: { level: typeof p.level === 'string' ? p.level : 'info', ...(logger !== undefined ? { logger } : {}), data: p.data } });
+          await server.notification({
+            method: 'notifications/message',
+            params: {
+              level: typeof p.level === 'string' ? p.level : 'info',
+              ...(logger !== undefined ? { logger } : {}),
+              data: p.data,
+            },
+          });
           return;
         }
         default:
@@ -197,14 +250,18 @@ export class BridgeBase {
     const def = await this.opts.source.load(server);
     if (def === undefined) {
       await this.pool.end(`${sessionId}\0${server}`);
-      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${server.slice(0, 40)}" is defined (it may have been removed)`);
+      throw new TyError(
+        'E_UNKNOWN_TOOL',
+        `no MCP server "${server.slice(0, 40)}" is defined (it may have been removed)`,
+      );
     }
     return def;
   }
 
   /** Count one of the bridge's own refusals toward the pause (never a busy server, a pause or a cancelled call). */
   protected async countRefusal(tool: string, code: string): Promise<void> {
-    if (!this.opts.pause || code === 'E_PAUSED' || code === 'E_BUSY' || code === 'E_ABORTED' || code === 'E_MCP') return;
+    if (!this.opts.pause || code === 'E_PAUSED' || code === 'E_BUSY' || code === 'E_ABORTED' || code === 'E_MCP')
+      return;
     await this.opts.pause.recordRefusal(tool).catch(() => undefined);
   }
 
@@ -227,11 +284,30 @@ export class BridgeBase {
    * @throws TyError E_APPROVAL_REQUIRED (no rule and no gate), or the gate's codes (E_CAPABILITY_DENIED,
    *   E_PAUSED, E_HOOK_BLOCKED, E_HOOK_FAILED, E_ABORTED), or what `execute` throws.
    */
-  protected async gated<T>(def: McpDefinition, kind: 'mcp' | 'mcp-resource' | 'mcp-prompt', name: string, what: { hints?: Question['hints']; preview?: string; input?: unknown; definition?: Record<string, unknown>; onWaiting?: (n: number) => void }, signal: AbortSignal, execute: () => Promise<T>): Promise<{ value: T; feedback?: string[] }> {
+  protected async gated<T>(
+    def: McpDefinition,
+    kind: 'mcp' | 'mcp-resource' | 'mcp-prompt',
+    name: string,
+    what: {
+      hints?: Question['hints'];
+      preview?: string;
+      input?: unknown;
+      definition?: Record<string, unknown>;
+      onWaiting?: (n: number) => void;
+    },
+    signal: AbortSignal,
+    execute: () => Promise<T>,
+  ): Promise<{ value: T; feedback?: string[] }> {
     const rule = serverRule(def, kind, name);
     const gate = this.opts.gate;
     if (!gate) {
-      if (rule === undefined) throw new TyError('E_APPROVAL_REQUIRED', `no rule lets ${def.name}/${name} through and no one can be asked; the server definition's allow list ("${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}") or a permission rule would`);
+      if (rule === undefined)
+        throw new TyError(
+          'E_APPROVAL_REQUIRED',
+          `no rule lets ${def.name}/${name} through and no one can be asked; the server definition's allow ` +
+            `list ("${kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : 'prompts/get'}") ` +
+            `or a permission rule would`,
+        );
       return { value: await execute() };
     }
     // the identity a decision is stored under covers what the person approved: the server definition and
@@ -252,12 +328,18 @@ export class BridgeBase {
     let changed: string[] = [];
     if (memory !== undefined) {
       const prev = await memory.get(dkind, target).catch(() => undefined);
-      if (prev !== undefined && prev.hash !== hash) changed = describeChange(dkind, prev.snapshot, definitionSnapshot(dkind, body), { before: prev.hash, after: hash });
+      if (prev !== undefined && prev.hash !== hash)
+        changed = describeChange(dkind, prev.snapshot, definitionSnapshot(dkind, body), {
+          before: prev.hash,
+          after: hash,
+        });
       // remembered once per new hash (the snapshot is built only then, not on every call)
       if (prev?.hash !== hash) {
         const run = execute;
         execute = async () => {
-          await memory.put({ target, kind: dkind, hash, snapshot: definitionSnapshot(dkind, body), at: Date.now() }).catch(() => undefined);
+          await memory
+            .put({ target, kind: dkind, hash, snapshot: definitionSnapshot(dkind, body), at: Date.now() })
+            .catch(() => undefined);
           return run();
         };
       }
@@ -266,7 +348,10 @@ export class BridgeBase {
     if (what.hints !== undefined) req.hints = what.hints;
     if (what.input !== undefined) req.hookPayload = what.input;
     // what the person approves: the gate sanitizes it, withholds known secrets and cuts it for display
-    const preview = [...changed, ...(what.preview !== undefined && what.preview.length > 0 ? [what.preview.slice(0, PREVIEW_CHARS)] : [])].join('\n');
+    const preview = [
+      ...changed,
+      ...(what.preview !== undefined && what.preview.length > 0 ? [what.preview.slice(0, PREVIEW_CHARS)] : []),
+    ].join('\n');
     if (preview.length > 0) req.preview = preview;
     // progress while the gate decides (a question may wait minutes); it stops once the call is forwarded
     let timer: ReturnType<typeof setTimeout> | undefined;

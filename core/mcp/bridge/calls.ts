@@ -1,4 +1,5 @@
-// The MCP bridge's gated calls: one bridged tools/call and one namespace call (target choice, every target's own schema, each approved, then forwarded); core, trusted side.
+// The MCP bridge's gated calls: one bridged tools/call and one namespace call (target choice, every target's own
+// schema, each approved, then forwarded); core, trusted side.
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Question } from '../../exec/runtime.js';
 import { TyError, toTyError } from '../../errors.js';
@@ -23,9 +24,35 @@ export class BridgeCalls extends BridgeBase {
    * One bridged tools/call: definition reloaded, tool looked up, arguments checked (before approval and
    * before forwarding), approved, then forwarded.
    */
-  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition): Promise<CallToolResult>;
-  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress: ((p: { progress: number; total?: number; message?: string }) => void) | undefined, loaded: McpDefinition | undefined, round: CallRound | undefined): Promise<CallToolResult | RelayedInput>;
-  async callBridged(sessionId: string, server: string, tool: string, args: unknown, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void, loaded?: McpDefinition, round?: CallRound): Promise<CallToolResult | RelayedInput> {
+  async callBridged(
+    sessionId: string,
+    server: string,
+    tool: string,
+    args: unknown,
+    signal: AbortSignal,
+    onprogress?: (p: { progress: number; total?: number; message?: string }) => void,
+    loaded?: McpDefinition,
+  ): Promise<CallToolResult>;
+  async callBridged(
+    sessionId: string,
+    server: string,
+    tool: string,
+    args: unknown,
+    signal: AbortSignal,
+    onprogress: ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
+    loaded: McpDefinition | undefined,
+    round: CallRound | undefined,
+  ): Promise<CallToolResult | RelayedInput>;
+  async callBridged(
+    sessionId: string,
+    server: string,
+    tool: string,
+    args: unknown,
+    signal: AbortSignal,
+    onprogress?: (p: { progress: number; total?: number; message?: string }) => void,
+    loaded?: McpDefinition,
+    round?: CallRound,
+  ): Promise<CallToolResult | RelayedInput> {
     let outcome = 'refused';
     let byGate = false;
     const offered = `${server}${NAME_SEP}${tool}`;
@@ -40,7 +67,8 @@ export class BridgeCalls extends BridgeBase {
           const t = (await u.tools(signal)).get(tool);
           if (t === undefined) {
             const why = u.refusedTool(tool);
-            if (why !== undefined) throw new TyError('E_INVALID_ARGS', `${offered} is not offered: its schema ${why.slice(0, 300)}`);
+            if (why !== undefined)
+              throw new TyError('E_INVALID_ARGS', `${offered} is not offered: its schema ${why.slice(0, 300)}`);
             throw new TyError('E_UNKNOWN_TOOL', `server "${server}" has no tool "${tool.slice(0, 80)}"`);
           }
           const checked = checkToolArguments(t.inputSchema, args);
@@ -52,21 +80,46 @@ export class BridgeCalls extends BridgeBase {
             return toolErrorResult(code, `${this.naming.name(server, tool)}: ${checked.message}`);
           }
           byGate = this.opts.gate !== undefined;
-          const onWaiting = onprogress === undefined ? undefined : (n: number) => onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
-          const r = await this.gated(def, 'mcp', tool, { hints: hintsOf(t), preview: previewOf(checked.args), input: { arguments: checked.args }, definition: t as Record<string, unknown>, ...(onWaiting ? { onWaiting } : {}) }, signal, async (): Promise<CallToolResult | RelayedInput> => {
-            outcome = 'forwarded';
-            // a 2025-era server's elicitation during the call, relayed to a 2026-07-28 client as input_required
-            if (u.era !== 'modern' && round?.clientCapabilities?.elicitation !== undefined && this.opts.elicit?.inputRule !== undefined) {
-              const suspend = await this.suspendable(sessionId, def, u, tool, checked.args, signal, onprogress);
-              if (suspend !== undefined) return suspend;
-            }
-            // a 2026-07-28 server may answer input_required: relayed, answered by a person or refused (bridge-input.ts)
-            if (u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)) {
-              const send = (input: CallInput) => u.callTool(tool, checked.args, onprogress ? { signal, onprogress, input } : { signal, input });
-              return callTakingInput(this.opts.elicit, server, round, signal, send, (o) => this.log(server, 'tools/call', tool, o)) as Promise<CallToolResult | RelayedInput>;
-            }
-            return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
-          });
+          const onWaiting =
+            onprogress === undefined
+              ? undefined
+              : (n: number) =>
+                  onprogress({ progress: n, message: `waiting for approval of ${server}/${tool.slice(0, 80)}` });
+          const r = await this.gated(
+            def,
+            'mcp',
+            tool,
+            {
+              hints: hintsOf(t),
+              preview: previewOf(checked.args),
+              input: { arguments: checked.args },
+              definition: t as Record<string, unknown>,
+              ...(onWaiting ? { onWaiting } : {}),
+            },
+            signal,
+            async (): Promise<CallToolResult | RelayedInput> => {
+              outcome = 'forwarded';
+              // a 2025-era server's elicitation during the call, relayed to a 2026-07-28 client as input_required
+              if (
+                u.era !== 'modern' &&
+                round?.clientCapabilities?.elicitation !== undefined &&
+                this.opts.elicit?.inputRule !== undefined
+              ) {
+                const suspend = await this.suspendable(sessionId, def, u, tool, checked.args, signal, onprogress);
+                if (suspend !== undefined) return suspend;
+              }
+              // a 2026-07-28 server may answer input_required: relayed, answered by a person or refused
+              // (bridge-input.ts)
+              if (u.era === 'modern' && (round !== undefined || this.opts.elicit !== undefined)) {
+                const send = (input: CallInput) =>
+                  u.callTool(tool, checked.args, onprogress ? { signal, onprogress, input } : { signal, input });
+                return callTakingInput(this.opts.elicit, server, round, signal, send, (o) =>
+                  this.log(server, 'tools/call', tool, o),
+                ) as Promise<CallToolResult | RelayedInput>;
+              }
+              return u.callTool(tool, checked.args, onprogress ? { signal, onprogress } : { signal });
+            },
+          );
           if (isRelayed(r.value)) return r.value;
           return mapToolResult(withFeedback(r.value, r.feedback), server, this.naming);
         },
@@ -89,7 +142,15 @@ export class BridgeCalls extends BridgeBase {
    * session held busy) until it ends. Undefined when an `mcp-input(SERVER/elicitation)` rule does not allow it now
    * (checked again here, as the rules may change) or the session is not ready to hold.
    */
-  private async suspendable(sessionId: string, def: McpDefinition, u: UpstreamSession, tool: string, args: Record<string, unknown>, signal: AbortSignal, onprogress?: (p: { progress: number; total?: number; message?: string }) => void): Promise<CallToolResult | RelayedInput | undefined> {
+  private async suspendable(
+    sessionId: string,
+    def: McpDefinition,
+    u: UpstreamSession,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onprogress?: (p: { progress: number; total?: number; message?: string }) => void,
+  ): Promise<CallToolResult | RelayedInput | undefined> {
     const rule = await this.opts.elicit?.inputRule?.(def.name, 'elicitation');
     if (rule === undefined) return undefined;
     const held = this.pool.tryHold(`${sessionId}\0${def.name}`, this.opts.source.fingerprint(def));
@@ -103,11 +164,21 @@ export class BridgeCalls extends BridgeBase {
     // the client cancelling its first request before the server asked cancels the call
     const onAbort = (): void => sus.controller.abort();
     signal.addEventListener('abort', onAbort, { once: true });
-    const call = u.callTool(tool, args, { signal: sus.controller.signal, ...(onprogress ? { onprogress } : {}), onInput: (m, p, s) => sus.ask(m, p, s) });
+    const call = u.callTool(tool, args, {
+      signal: sus.controller.signal,
+      ...(onprogress ? { onprogress } : {}),
+      onInput: (m, p, s) => sus.ask(m, p, s),
+    });
     try {
       const r = await sus.start(call);
       if (!isRelayed(r)) return r;
-      await this.opts.elicit?.auditInput?.(def.name, 'elicitation', { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
+      await this.opts.elicit?.auditInput?.(def.name, 'elicitation', {
+        decision: 'allow',
+        rule: rule.rule,
+        list: 'allow',
+        scope: rule.scope,
+        outcome: 'ok',
+      });
       this.log(def.name, 'tools/call', tool, 'input-required:elicitation');
       return { ...r, suspension: id };
     } finally {
@@ -121,7 +192,13 @@ export class BridgeCalls extends BridgeBase {
    * against each chosen target's own schema before any approval or forwarding; each target is approved by
    * its own server's rules or the gate; a broadcast's results are joined under each kind.
    */
-  async callNamespace(sessionId: string, nsName: string, actionName: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+  async callNamespace(
+    sessionId: string,
+    nsName: string,
+    actionName: string,
+    args: unknown,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
     let outcome = 'refused';
     let byGate = false;
     const offered = `${nsName}${NAME_SEP}${actionName}`;
@@ -130,7 +207,8 @@ export class BridgeCalls extends BridgeBase {
       const ns = await (this.opts.source.loadNamespace?.(nsName) ?? Promise.resolve(undefined));
       if (ns === undefined) throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${nsName}"`);
       const action = ns.actions.find((a) => a.name === actionName);
-      if (action === undefined) throw new TyError('E_UNKNOWN_TOOL', `namespace "${nsName}" has no action "${actionName.slice(0, 80)}"`);
+      if (action === undefined)
+        throw new TyError('E_UNKNOWN_TOOL', `namespace "${nsName}" has no action "${actionName.slice(0, 80)}"`);
       const choice = chooseTargets(action, args);
       if (!choice.ok) {
         outcome = 'refused:E_INVALID_ARGS';
@@ -138,19 +216,41 @@ export class BridgeCalls extends BridgeBase {
         return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName}: ${choice.message}`);
       }
       // 1. every chosen provider exists and the arguments fit each one's own schema: nothing asked or sent yet
-      const plans: { kind: string; def: McpDefinition; tool: string; args: Record<string, unknown>; hints: Question['hints']; definition: Record<string, unknown> }[] = [];
+      const plans: {
+        kind: string;
+        def: McpDefinition;
+        tool: string;
+        args: Record<string, unknown>;
+        hints: Question['hints'];
+        definition: Record<string, unknown>;
+      }[] = [];
       for (const t of choice.targets) {
         const def = await this.opts.source.load(t.server);
-        if (def === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" of ${nsName}${NAME_SEP}${actionName} (kind ${t.kind}) was removed`);
+        if (def === undefined)
+          throw new TyError(
+            'E_UNKNOWN_TOOL',
+            `provider "${t.server}" of ${nsName}${NAME_SEP}${actionName} (kind ${t.kind}) was removed`,
+          );
         const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal);
-        if (tool === undefined) throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" has no tool "${t.tool}" (kind ${t.kind})`);
+        if (tool === undefined)
+          throw new TyError('E_UNKNOWN_TOOL', `provider "${t.server}" has no tool "${t.tool}" (kind ${t.kind})`);
         const checked = checkToolArguments(tool.inputSchema, choice.args);
         if (!checked.ok) {
           outcome = 'refused:E_INVALID_ARGS';
           await this.countRefusal(offered, 'E_INVALID_ARGS');
-          return toolErrorResult('E_INVALID_ARGS', `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`);
+          return toolErrorResult(
+            'E_INVALID_ARGS',
+            `${nsName}${NAME_SEP}${actionName} (kind ${t.kind}): ${checked.message}`,
+          );
         }
-        plans.push({ kind: t.kind, def, tool: t.tool, args: checked.args, hints: hintsOf(tool), definition: tool as Record<string, unknown> });
+        plans.push({
+          kind: t.kind,
+          def,
+          tool: t.tool,
+          args: checked.args,
+          hints: hintsOf(tool),
+          definition: tool as Record<string, unknown>,
+        });
       }
       // 2. each target through the gate (its own server's rule, else a person; pre-hooks) and only when every
       // one passed, 3. forward them all: target i's gated step runs the steps of targets i+1.. inside it
@@ -160,13 +260,24 @@ export class BridgeCalls extends BridgeBase {
         const p = plans[i];
         if (p === undefined) {
           outcome = 'forwarded';
-          for (const q of plans) results.push({ kind: q.kind, result: await this.withUpstream(sessionId, q.def, (u) => u.callTool(q.tool, q.args, { signal }), signal) });
+          for (const q of plans)
+            results.push({
+              kind: q.kind,
+              result: await this.withUpstream(sessionId, q.def, (u) => u.callTool(q.tool, q.args, { signal }), signal),
+            });
           return;
         }
-        const r = await this.gated(p.def, 'mcp', p.tool, { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args }, definition: p.definition }, signal, async () => {
-          await step(i + 1);
-          return results[i]!.result;
-        });
+        const r = await this.gated(
+          p.def,
+          'mcp',
+          p.tool,
+          { hints: p.hints, preview: previewOf(p.args), input: { arguments: p.args }, definition: p.definition },
+          signal,
+          async () => {
+            await step(i + 1);
+            return results[i]!.result;
+          },
+        );
         if (r.feedback) feedback.push(...r.feedback);
       };
       byGate = this.opts.gate !== undefined;
@@ -178,9 +289,19 @@ export class BridgeCalls extends BridgeBase {
       for (const r of results) {
         content.push({ type: 'text', text: `[${r.kind}]` });
         content.push(...r.result.content);
-        structured[r.kind] = r.result.structuredContent ?? { content: r.result.content, isError: r.result.isError === true };
+        structured[r.kind] = r.result.structuredContent ?? {
+          content: r.result.content,
+          isError: r.result.isError === true,
+        };
       }
-      return withFeedback({ content, structuredContent: { results: structured }, isError: results.every((r) => r.result.isError === true) }, feedback);
+      return withFeedback(
+        {
+          content,
+          structuredContent: { results: structured },
+          isError: results.every((r) => r.result.isError === true),
+        },
+        feedback,
+      );
     } catch (e) {
       outcome = await this.failedOutcome(e, outcome, byGate, offered);
       throw e;
@@ -224,7 +345,12 @@ export class BridgeCalls extends BridgeBase {
     for (const t of a.targets) {
       const def = await this.opts.source.load(t.server).catch(() => undefined);
       if (!def) continue;
-      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(t.tool), signal).catch(() => undefined);
+      const tool = await this.withUpstream(
+        sessionId,
+        def,
+        async (u) => (await u.tools(signal)).get(t.tool),
+        signal,
+      ).catch(() => undefined);
       if (tool) schemas.set(t.kind, tool.inputSchema);
     }
     const kinds = a.targets.map((t) => `${t.kind} (${t.server}/${t.tool})`).join(', ');
@@ -239,54 +365,130 @@ export class BridgeCalls extends BridgeBase {
   /**
    * What one tools/call brings for input requests (MCP 2026-07-28): undefined for a 2025-era request (it cannot take
    * any); else the capabilities the client declared and, on a retry, its answers checked against the input requests
-   * the bridge relayed and the server's own state, taken from the bridge's requestState (bound to this call, used once).
+   * the bridge relayed and the server's own state, taken from the bridge's requestState (bound to this call, used
+   * once).
    * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (a state tampered with, expired, replayed, for another call, or
    *   answers without one; audited), -32602 E_INVALID_ARGS (an answer missing or not the result its request needs).
    */
-  protected async inputRound(sessionId: string, server: string, tool: string, args: unknown, req: { _meta?: unknown; envelope?: unknown; inputResponses?: Record<string, unknown>; droppedInputResponseKeys?: string[]; requestState: () => unknown }): Promise<CallRound | undefined> {
+  protected async inputRound(
+    sessionId: string,
+    server: string,
+    tool: string,
+    args: unknown,
+    req: {
+      _meta?: unknown;
+      envelope?: unknown;
+      inputResponses?: Record<string, unknown>;
+      droppedInputResponseKeys?: string[];
+      requestState: () => unknown;
+    },
+  ): Promise<CallRound | undefined> {
     const state = req.requestState();
-    const retry = state !== undefined || req.inputResponses !== undefined || (req.droppedInputResponseKeys?.length ?? 0) > 0;
+    const retry =
+      state !== undefined || req.inputResponses !== undefined || (req.droppedInputResponseKeys?.length ?? 0) > 0;
     if (req.envelope === undefined && !retry) return undefined;
     const clientCapabilities = declaredCapabilities(req._meta) ?? {};
     if (!retry) return { clientCapabilities };
     const refuse = async (reason: string, message: string): Promise<never> => {
       this.log(server, 'tools/call', tool, `refused:E_MCP_REQUEST_STATE:${reason}`);
-      await this.opts.elicit?.auditInput?.(server, 'state', { decision: 'deny', rule: `requestState ${reason}`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_MCP_REQUEST_STATE' }).catch(() => undefined);
+      await this.opts.elicit
+        ?.auditInput?.(server, 'state', {
+          decision: 'deny',
+          rule: `requestState ${reason}`,
+          list: 'mode',
+          scope: 'default',
+          outcome: 'denied',
+          code: 'E_MCP_REQUEST_STATE',
+        })
+        .catch(() => undefined);
       throw new RpcFailure(RPC.INVALID_PARAMS, message, { code: 'E_MCP_REQUEST_STATE', reason } as { code: string });
     };
-    if (req.envelope === undefined) return refuse('no-envelope', 'inputResponses and requestState are part of protocol revision 2026-07-28; this request is not one');
-    if (state === undefined) return refuse('missing', 'inputResponses answer input requests the bridge relayed and need the requestState it issued with them; call again without inputResponses');
-    const opened = await this.states.open(state, { principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} });
-    if (!opened.ok) return refuse(opened.reason, `requestState refused (${opened.reason}): it is not one the bridge issued for this call, or it was used already or expired; call again without inputResponses and requestState`);
+    if (req.envelope === undefined)
+      return refuse(
+        'no-envelope',
+        'inputResponses and requestState are part of protocol revision 2026-07-28; this request is not one',
+      );
+    if (state === undefined)
+      return refuse(
+        'missing',
+        'inputResponses answer input requests the bridge relayed and need the requestState it issued with them; call again without inputResponses',
+      );
+    const opened = await this.states.open(state, {
+      principal: `${this.opts.sandbox}\0${sessionId}`,
+      server,
+      tool,
+      args: args ?? {},
+    });
+    if (!opened.ok)
+      return refuse(
+        opened.reason,
+        `requestState refused (${opened.reason}): it is not one the bridge issued for this call, or it was used already or expired; call again without inputResponses and requestState`,
+      );
     let responses: Record<string, unknown>;
     try {
       responses = checkedResponses(opened.keys, req.inputResponses);
     } catch (e) {
       throw this.mcpError(e);
     }
-    return { clientCapabilities, responses, ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}), ...(opened.suspension !== undefined ? { suspension: opened.suspension } : {}) };
+    return {
+      clientCapabilities,
+      responses,
+      ...(opened.upstreamState !== undefined ? { upstreamState: opened.upstreamState } : {}),
+      ...(opened.suspension !== undefined ? { suspension: opened.suspension } : {}),
+    };
   }
   protected readonly states = new RequestStates();
 
   /**
    * A retry answering a 2025-era server's call the bridge holds open: the client's answer goes to the server (the
-   * `mcp-input(SERVER/elicitation)` rule checked again: gone, the server gets `cancel` and the retry E_CAPABILITY_DENIED),
+   * `mcp-input(SERVER/elicitation)` rule checked again: gone, the server gets `cancel` and the retry
+   * E_CAPABILITY_DENIED),
    * then the call's result (mapped as any bridged result) or the server's next request, relayed again.
    * @throws RpcFailure -32602 E_MCP_REQUEST_STATE (the held call has ended), E_CAPABILITY_DENIED.
    */
-  protected async resumeSuspended(server: string, tool: string, round: CallRound): Promise<CallToolResult | RelayedInput> {
+  protected async resumeSuspended(
+    server: string,
+    tool: string,
+    round: CallRound,
+  ): Promise<CallToolResult | RelayedInput> {
     const sus = this.suspensions.get(round.suspension!);
     const waiting = sus?.waitingKey;
-    if (sus === undefined || waiting === undefined) throw new RpcFailure(RPC.INVALID_PARAMS, 'requestState refused (expired): the server call it answered has ended; call again without inputResponses and requestState', { code: 'E_MCP_REQUEST_STATE', reason: 'expired' } as { code: string });
+    if (sus === undefined || waiting === undefined)
+      throw new RpcFailure(
+        RPC.INVALID_PARAMS,
+        'requestState refused (expired): the server call it answered has ended; call again without inputResponses and requestState',
+        { code: 'E_MCP_REQUEST_STATE', reason: 'expired' } as { code: string },
+      );
     const rule = await this.opts.elicit?.inputRule?.(server, 'elicitation');
     if (rule === undefined) {
       sus.end();
-      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'deny', rule: `no allow rule mcp-input(${server}/elicitation)`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_CAPABILITY_DENIED' }).catch(() => undefined);
-      throw this.mcpError(new TyError('E_CAPABILITY_DENIED', `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`, { suggestedRule: `mcp-input(${server}/elicitation)` }));
+      await this.opts.elicit
+        ?.auditInput?.(server, 'elicitation', {
+          decision: 'deny',
+          rule: `no allow rule mcp-input(${server}/elicitation)`,
+          list: 'mode',
+          scope: 'default',
+          outcome: 'denied',
+          code: 'E_CAPABILITY_DENIED',
+        })
+        .catch(() => undefined);
+      throw this.mcpError(
+        new TyError(
+          'E_CAPABILITY_DENIED',
+          `the rule that relayed ${server}'s request is gone; the server was told the request was cancelled`,
+          { suggestedRule: `mcp-input(${server}/elicitation)` },
+        ),
+      );
     }
     const r = await sus.resume(round.responses?.[waiting.key]);
     if (isRelayed(r)) {
-      await this.opts.elicit?.auditInput?.(server, 'elicitation', { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
+      await this.opts.elicit?.auditInput?.(server, 'elicitation', {
+        decision: 'allow',
+        rule: rule.rule,
+        list: 'allow',
+        scope: rule.scope,
+        outcome: 'ok',
+      });
       this.log(server, 'tools/call', tool, 'input-required:elicitation');
       return { ...r, suspension: sus.id };
     }
@@ -305,7 +507,12 @@ export class BridgeCalls extends BridgeBase {
     try {
       const def = await this.opts.source.load(split.server);
       if (def === undefined) return [];
-      const tool = await this.withUpstream(sessionId, def, async (u) => (await u.tools(signal)).get(split.rest), signal);
+      const tool = await this.withUpstream(
+        sessionId,
+        def,
+        async (u) => (await u.tools(signal)).get(split.rest),
+        signal,
+      );
       const h = tool === undefined ? undefined : paramHeaders(tool.inputSchema);
       return h?.ok === true ? h.headers : [];
     } catch {
@@ -313,10 +520,24 @@ export class BridgeCalls extends BridgeBase {
     }
   }
 
-  /** The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own state for this call. */
-  protected async relayedAnswer(sessionId: string, server: string, tool: string, args: unknown, r: RelayedInput): Promise<Record<string, unknown>> {
+  /**
+   * The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own
+   * state for this call.
+   */
+  protected async relayedAnswer(
+    sessionId: string,
+    server: string,
+    tool: string,
+    args: unknown,
+    r: RelayedInput,
+  ): Promise<Record<string, unknown>> {
     const keys = Object.fromEntries(Object.entries(r.inputRequests).map(([k, q]) => [k, q.method]));
-    const requestState = await this.states.mint({ principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} }, keys, r.upstreamState, r.suspension);
+    const requestState = await this.states.mint(
+      { principal: `${this.opts.sandbox}\0${sessionId}`, server, tool, args: args ?? {} },
+      keys,
+      r.upstreamState,
+      r.suspension,
+    );
     return { resultType: 'input_required', inputRequests: r.inputRequests, requestState };
   }
 }

@@ -4,13 +4,32 @@ import { definitionHash, describeChange, definitionSnapshot } from './definition
 
 describe('definitionHash', () => {
   it('is independent of key order and changes with every covered field of a tool or prompt', async () => {
-    const tool = { name: 't', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, annotations: { readOnlyHint: true } };
+    const tool = {
+      name: 't',
+      description: 'd',
+      inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+      annotations: { readOnlyHint: true },
+    };
     const h = await definitionHash('tool', tool);
     expect(h).toMatch(/^[0-9a-f]{64}$/);
-    expect(await definitionHash('tool', { annotations: { readOnlyHint: true }, inputSchema: { properties: { a: { type: 'string' } }, type: 'object' }, description: 'd', name: 't' })).toBe(h);
+    expect(
+      await definitionHash('tool', {
+        annotations: { readOnlyHint: true },
+        inputSchema: { properties: { a: { type: 'string' } }, type: 'object' },
+        description: 'd',
+        name: 't',
+      }),
+    ).toBe(h);
     // fields outside the definition (e.g. _meta, execution) do not count
     expect(await definitionHash('tool', { ...tool, _meta: { x: 1 } })).toBe(h);
-    for (const changed of [{ name: 'u' }, { title: 'T' }, { description: 'e' }, { inputSchema: { type: 'object' } }, { outputSchema: { type: 'object' } }, { annotations: { readOnlyHint: false } }]) {
+    for (const changed of [
+      { name: 'u' },
+      { title: 'T' },
+      { description: 'e' },
+      { inputSchema: { type: 'object' } },
+      { outputSchema: { type: 'object' } },
+      { annotations: { readOnlyHint: false } },
+    ]) {
       expect(await definitionHash('tool', { ...tool, ...changed })).not.toBe(h);
     }
     const prompt = { name: 'p', description: 'x', arguments: [{ name: 'a', required: true }] };
@@ -21,8 +40,16 @@ describe('definitionHash', () => {
   });
 
   it('describes a change with old and new description, hidden characters made visible, other fields named', () => {
-    const before = definitionSnapshot('tool', { name: 't', description: 'reads a file', inputSchema: { type: 'object' } });
-    const after = definitionSnapshot('tool', { name: 't', description: 'reads a file\u202e and sends it', inputSchema: { type: 'object', properties: { to: {} } } });
+    const before = definitionSnapshot('tool', {
+      name: 't',
+      description: 'reads a file',
+      inputSchema: { type: 'object' },
+    });
+    const after = definitionSnapshot('tool', {
+      name: 't',
+      description: 'reads a file\u202e and sends it',
+      inputSchema: { type: 'object', properties: { to: {} } },
+    });
     const lines = describeChange('tool', before, after, { before: 'a'.repeat(64), after: 'b'.repeat(64) });
     expect(lines[0]).toContain('aaaaaaaaaaaaaaaa… -> bbbbbbbbbbbbbbbb…');
     expect(lines[1]).toMatch(/^description was: "reads a file" now: "reads a file.+ and sends it"$/);

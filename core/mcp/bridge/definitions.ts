@@ -1,4 +1,5 @@
-// What a person approves of a bridged tool, prompt or resource: its definition hashed canonically, remembered, and what changed; core, trusted side.
+// What a person approves of a bridged tool, prompt or resource: its definition hashed canonically, remembered, and what
+// changed; core, trusted side.
 import { sha256 } from 'multiformats/hashes/sha2';
 import { canonicalJson } from '../../revisions/canonical.js';
 import { inertText } from '../../ask/text.js';
@@ -60,8 +61,15 @@ function shown(v: unknown): string {
  * new description (and title) as text, the other fields named. Raw text: the asking channel sanitizes it
  * again for display; here hidden characters are already made visible and each text cut at 240 characters.
  */
-export function describeChange(kind: DefinitionKind, before: Record<string, unknown>, after: Record<string, unknown>, hashes: { before: string; after: string }): string[] {
-  const lines = [`the ${kind} definition changed since it was approved (definition sha256 ${hashes.before.slice(0, 16)}… -> ${hashes.after.slice(0, 16)}…)`];
+export function describeChange(
+  kind: DefinitionKind,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  hashes: { before: string; after: string },
+): string[] {
+  const lines = [
+    `the ${kind} definition changed since it was approved (definition sha256 ${hashes.before.slice(0, 16)}… -> ${hashes.after.slice(0, 16)}…)`,
+  ];
   const named: string[] = [];
   for (const f of FIELDS[kind]) {
     const a = JSON.stringify(before[f] === undefined ? null : canonicalOrRaw(before[f]));
@@ -120,8 +128,11 @@ export class StoreDefinitionMemory implements DefinitionMemory {
   async get(kind: DefinitionKind, target: string): Promise<ApprovedDefinition | undefined> {
     const c = this.cache.get(`${kind} ${target}`);
     if (c !== undefined) return c ?? undefined;
-    const rec = await this.store.getJson<ApprovedDefinition>(StoreDefinitionMemory.NS, await this.key(kind, target)).catch(() => undefined);
-    const ok = rec !== undefined && rec.target === target && rec.kind === kind && typeof rec.hash === 'string' ? rec : undefined;
+    const rec = await this.store
+      .getJson<ApprovedDefinition>(StoreDefinitionMemory.NS, await this.key(kind, target))
+      .catch(() => undefined);
+    const ok =
+      rec !== undefined && rec.target === target && rec.kind === kind && typeof rec.hash === 'string' ? rec : undefined;
     this.cache.set(`${kind} ${target}`, ok ?? null);
     return ok;
   }

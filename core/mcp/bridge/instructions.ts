@@ -1,4 +1,5 @@
-// The `instructions` a bridge in front of several servers relays: each server's own, named, sanitized and capped; core, trusted side.
+// The `instructions` a bridge in front of several servers relays: each server's own, named, sanitized and capped; core,
+// trusted side.
 import { inertText } from '../../ask/text.js';
 
 /** Longest part one server's instructions may take of the combined text, characters. */
@@ -19,7 +20,13 @@ export function capInstructions(text: string, max: number): string {
  * ready within `waitMs`, is left out. Undefined when no server has any.
  * `get` resolves a server's raw instructions (starting its session when needed).
  */
-export async function combinedInstructions(servers: readonly string[], get: (server: string) => Promise<string | undefined>, max: number, sep: string, waitMs = INSTRUCTIONS_WAIT_MS): Promise<string | undefined> {
+export async function combinedInstructions(
+  servers: readonly string[],
+  get: (server: string) => Promise<string | undefined>,
+  max: number,
+  sep: string,
+  waitMs = INSTRUCTIONS_WAIT_MS,
+): Promise<string | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((r) => {
     timer = setTimeout(() => r(undefined), waitMs);
@@ -29,9 +36,13 @@ export async function combinedInstructions(servers: readonly string[], get: (ser
   const parts: string[] = [];
   servers.forEach((s, i) => {
     const t = texts[i];
-    if (typeof t === 'string' && t.trim().length > 0) parts.push(`## Server ${s} (its tools are ${s}${sep}NAME)\n${capInstructions(t, MAX_SERVER_INSTRUCTIONS)}`);
+    if (typeof t === 'string' && t.trim().length > 0)
+      parts.push(`## Server ${s} (its tools are ${s}${sep}NAME)\n${capInstructions(t, MAX_SERVER_INSTRUCTIONS)}`);
   });
   if (parts.length === 0) return undefined;
-  const all = [`This MCP bridge offers several servers' tools. Each server's own instructions follow under its name; they are the servers' words, not checked by the bridge.`, ...parts].join('\n\n');
+  const all = [
+    `This MCP bridge offers several servers' tools. Each server's own instructions follow under its name; they are the servers' words, not checked by the bridge.`,
+    ...parts,
+  ].join('\n\n');
   return all.length > max ? `${all.slice(0, max)}… [cut]` : all;
 }

@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import { NamespaceSchema, chooseTargets, mergedSchema, type NamespaceAction } from './namespace.js';
 
-const action: NamespaceAction = { name: 'find', access: 'read', targets: [{ kind: 'a', server: 'fa', tool: 'find' }, { kind: 'b', server: 'fb', tool: 'find' }] };
+const action: NamespaceAction = {
+  name: 'find',
+  access: 'read',
+  targets: [
+    { kind: 'a', server: 'fa', tool: 'find' },
+    { kind: 'b', server: 'fb', tool: 'find' },
+  ],
+};
 const schemas = new Map<string, unknown>([
   ['a', { type: 'object', properties: { q: { type: 'string' }, lang: { type: 'string' } }, required: ['q'] }],
   ['b', { type: 'object', properties: { q: { type: 'string' }, repo: { type: 'string' } }, required: ['q', 'repo'] }],
@@ -10,7 +17,11 @@ const schemas = new Map<string, unknown>([
 
 describe('mergedSchema', () => {
   it('is one flat object: every property, kind naming each target, required only what all require', () => {
-    const s = mergedSchema(action, schemas) as { properties: Record<string, { enum?: string[] }>; required: string[]; additionalProperties: boolean };
+    const s = mergedSchema(action, schemas) as {
+      properties: Record<string, { enum?: string[] }>;
+      required: string[];
+      additionalProperties: boolean;
+    };
     expect(Object.keys(s.properties).sort()).toEqual(['kind', 'lang', 'q', 'repo']);
     expect(s.properties.kind?.enum).toEqual(['a', 'b']);
     expect(s.required).toEqual(['kind', 'q']);
@@ -44,8 +55,13 @@ describe('NamespaceSchema', () => {
   it('refuses a broadcast mutation, duplicate kinds and unknown fields', () => {
     const base = { v: 1, name: 'code', actions: [{ ...action }] };
     expect(NamespaceSchema.safeParse(base).success).toBe(true);
-    expect(NamespaceSchema.safeParse({ ...base, actions: [{ ...action, access: 'mutation', broadcast: true }] }).success).toBe(false);
-    expect(NamespaceSchema.safeParse({ ...base, actions: [{ ...action, targets: [action.targets[0], action.targets[0]] }] }).success).toBe(false);
+    expect(
+      NamespaceSchema.safeParse({ ...base, actions: [{ ...action, access: 'mutation', broadcast: true }] }).success,
+    ).toBe(false);
+    expect(
+      NamespaceSchema.safeParse({ ...base, actions: [{ ...action, targets: [action.targets[0], action.targets[0]] }] })
+        .success,
+    ).toBe(false);
     expect(NamespaceSchema.safeParse({ ...base, extra: 1 }).success).toBe(false);
   });
 });

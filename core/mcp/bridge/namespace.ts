@@ -1,4 +1,5 @@
-// MCP namespaces: several servers' tools merged into actions with a `kind` selector (offered schema, target choice); core, trusted side.
+// MCP namespaces: several servers' tools merged into actions with a `kind` selector (offered schema, target choice);
+// core, trusted side.
 import { z } from 'zod';
 
 /** One target of an action: the `kind` value that selects it, and the server tool it forwards to (name kept). */
@@ -18,7 +19,9 @@ export const NamespaceActionSchema = z
     targets: z.array(NamespaceTargetSchema).min(1).max(16),
   })
   .refine((a) => !(a.broadcast && a.access !== 'read'), { message: 'only read actions may be broadcast' })
-  .refine((a) => new Set(a.targets.map((t) => t.kind)).size === a.targets.length, { message: 'each target needs its own kind' });
+  .refine((a) => new Set(a.targets.map((t) => t.kind)).size === a.targets.length, {
+    message: 'each target needs its own kind',
+  });
 export const NamespaceSchema = z.strictObject({
   v: z.literal(1),
   name: z.string().regex(/^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/),
@@ -46,13 +49,21 @@ export function mergedSchema(action: NamespaceAction, schemas: ReadonlyMap<strin
     const s = schemas.get(t.kind);
     const props = isObj(s) && isObj(s.properties) ? s.properties : {};
     for (const [k, v] of Object.entries(props)) if (k !== 'kind' && !(k in properties)) properties[k] = v;
-    const req = isObj(s) && Array.isArray(s.required) ? s.required.filter((x): x is string => typeof x === 'string') : [];
+    const req =
+      isObj(s) && Array.isArray(s.required) ? s.required.filter((x): x is string => typeof x === 'string') : [];
     required = required === undefined ? req : required.filter((r) => req.includes(r));
   }
   const kinds = action.targets.map((t) => t.kind);
   const out: Schema = {
     type: 'object',
-    properties: { kind: { type: 'string', enum: kinds, description: `which provider: ${kinds.join(', ')}${action.broadcast ? ' (omit to ask all)' : ''}` }, ...properties },
+    properties: {
+      kind: {
+        type: 'string',
+        enum: kinds,
+        description: `which provider: ${kinds.join(', ')}${action.broadcast ? ' (omit to ask all)' : ''}`,
+      },
+      ...properties,
+    },
     additionalProperties: false,
   };
   const req = [...(action.broadcast ? [] : ['kind']), ...(required ?? [])];
@@ -60,7 +71,9 @@ export function mergedSchema(action: NamespaceAction, schemas: ReadonlyMap<strin
   return out;
 }
 
-export type TargetChoice = { ok: true; targets: NamespaceTarget[]; args: Record<string, unknown> } | { ok: false; code: 'E_INVALID_ARGS'; message: string };
+export type TargetChoice =
+  | { ok: true; targets: NamespaceTarget[]; args: Record<string, unknown> }
+  | { ok: false; code: 'E_INVALID_ARGS'; message: string };
 
 /**
  * Pick the target(s) for a call from its `kind` and strip `kind` from the arguments (a new object; the
@@ -71,13 +84,16 @@ export function chooseTargets(action: NamespaceAction, args: unknown): TargetCho
   if (!isObj(a)) return { ok: false, code: 'E_INVALID_ARGS', message: 'arguments must be an object' };
   const kinds = action.targets.map((t) => t.kind);
   const rest: Record<string, unknown> = {};
-  for (const k of Object.keys(a)) if (k !== 'kind') Object.defineProperty(rest, k, { value: a[k], enumerable: true, writable: true, configurable: true });
+  for (const k of Object.keys(a))
+    if (k !== 'kind')
+      Object.defineProperty(rest, k, { value: a[k], enumerable: true, writable: true, configurable: true });
   const kind = a.kind;
   if (kind === undefined) {
     if (action.broadcast) return { ok: true, targets: [...action.targets], args: rest };
     return { ok: false, code: 'E_INVALID_ARGS', message: `"kind" is required: one of ${kinds.join(', ')}` };
   }
   const t = typeof kind === 'string' ? action.targets.find((x) => x.kind === kind) : undefined;
-  if (t === undefined) return { ok: false, code: 'E_INVALID_ARGS', message: `"kind" must be one of ${kinds.join(', ')}` };
+  if (t === undefined)
+    return { ok: false, code: 'E_INVALID_ARGS', message: `"kind" must be one of ${kinds.join(', ')}` };
   return { ok: true, targets: [t], args: rest };
 }

@@ -1,8 +1,12 @@
-// How bridged names and resource URIs appear to a client (SERVER__NAME and tymcp://SERVER/URI, or a single server's own), and rewriting them inside results; core, trusted side.
+// How bridged names and resource URIs appear to a client (SERVER__NAME and tymcp://SERVER/URI, or a single server's
+// own), and rewriting them inside results; core, trusted side.
 
 /** Separator between server and tool names in offered names: `SERVER__TOOL`. */
 export const NAME_SEP = '__';
-/** Scheme of bridged resource URIs: `tymcp://SERVER/UPSTREAM-URI` (the upstream URI as is, so templates expand in place). */
+/**
+ * Scheme of bridged resource URIs: `tymcp://SERVER/UPSTREAM-URI` (the upstream URI as is, so templates expand in
+ * place).
+ */
 export const RES_PREFIX = 'tymcp://';
 /** The first form (`tymcp:SERVER/ENCODED-URI`), still read back. */
 const OLD_SCHEME = 'tymcp:';
@@ -92,7 +96,9 @@ export function mapPromptResult<T extends { messages?: unknown }>(result: T, ser
     messages: result.messages.map((m) => {
       if (typeof m !== 'object' || m === null) return m;
       const msg = m as Json;
-      const content = Array.isArray(msg.content) ? msg.content.map((c) => mapBlock(c, (u) => naming.uri(server, u))) : mapBlock(msg.content, (u) => naming.uri(server, u));
+      const content = Array.isArray(msg.content)
+        ? msg.content.map((c) => mapBlock(c, (u) => naming.uri(server, u)))
+        : mapBlock(msg.content, (u) => naming.uri(server, u));
       return { ...msg, content };
     }),
   };

@@ -7,7 +7,13 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
  * Handling") says these are reported in the result with `isError: true` so a model can see them and correct
  * itself; JSON-RPC errors are kept for protocol faults (unknown method or tool, malformed request).
  */
-export const TOOL_EXECUTION_CODES: ReadonlySet<string> = new Set(['E_TOOL_FAILED', 'E_OUTPUT_LIMIT', 'E_INVALID_ARGS', 'E_TIMEOUT', 'E_MEMORY_LIMIT']);
+export const TOOL_EXECUTION_CODES: ReadonlySet<string> = new Set([
+  'E_TOOL_FAILED',
+  'E_OUTPUT_LIMIT',
+  'E_INVALID_ARGS',
+  'E_TIMEOUT',
+  'E_MEMORY_LIMIT',
+]);
 
 /** Longest error text put into a result, characters. */
 const MAX_TEXT = 4096;
@@ -36,7 +42,12 @@ export function mcpHint(code: string, data: Record<string, unknown> | undefined)
   if (str(d.allowRule)) parts.push('a person can add that rule under permissions.allow in settings');
   if (str(d.revoke)) parts.push(`a person can revoke that remembered answer for ${str(d.revoke)}`);
   if (str(d.paused)) parts.push(`a person can resume ${str(d.paused)}`);
-  if (code === 'E_SECRET_DENIED' && str(d.secret)) parts.push(str(d.grantTo) ? `a person can grant the secret ${str(d.secret)} to ${str(d.grantTo)}` : `a person can set the secret ${str(d.secret)}`);
+  if (code === 'E_SECRET_DENIED' && str(d.secret))
+    parts.push(
+      str(d.grantTo)
+        ? `a person can grant the secret ${str(d.secret)} to ${str(d.grantTo)}`
+        : `a person can set the secret ${str(d.secret)}`,
+    );
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
@@ -44,7 +55,10 @@ export function mcpHint(code: string, data: Record<string, unknown> | undefined)
 export type ClientHint = (code: string, data: Record<string, unknown> | undefined) => string | undefined;
 
 /** `message` with the MCP client's hint for the error's facts appended (`hint`: the host's, default mcpHint). */
-export function clientMessage(e: { code: string; message: string; data?: Record<string, unknown> | undefined }, hint: ClientHint = mcpHint): string {
+export function clientMessage(
+  e: { code: string; message: string; data?: Record<string, unknown> | undefined },
+  hint: ClientHint = mcpHint,
+): string {
   const text = hint(e.code, e.data);
   return text ? `${e.message}; ${text}` : e.message;
 }

@@ -1,4 +1,5 @@
-// The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`; core, trusted side.
+// The bridge's routed requests (completion, resource subscriptions, logging level) and the relayed `instructions`;
+// core, trusted side.
 import type { DiscoverResult, InitializeResult, Server } from '@modelcontextprotocol/server';
 import { TyError, toTyError } from '../../errors.js';
 import type { Naming } from './naming.js';
@@ -47,10 +48,18 @@ export function relayInstructions(server: Server, ctx: RouteContext): void {
     if (ctx.naming.single !== undefined) return single();
     const defs = await ctx.defs().catch(() => []);
     const byName = new Map(defs.map((d) => [d.name, d]));
-    return combinedInstructions([...byName.keys()], (n) => ctx.withUpstream(byName.get(n)!, async (u) => u.instructions()), MAX_INSTRUCTIONS, NAME_SEP);
+    return combinedInstructions(
+      [...byName.keys()],
+      (n) => ctx.withUpstream(byName.get(n)!, async (u) => u.instructions()),
+      MAX_INSTRUCTIONS,
+      NAME_SEP,
+    );
   };
   // 2025-11-25: in the initialize result; 2026-07-28: in the server/discover result
-  const internals = server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult>; _ondiscover(): DiscoverResult | Promise<DiscoverResult> };
+  const internals = server as unknown as {
+    _oninitialize(r: unknown): Promise<InitializeResult>;
+    _ondiscover(): DiscoverResult | Promise<DiscoverResult>;
+  };
   const ownInit = internals._oninitialize.bind(server);
   server.setRequestHandler('initialize', async (req) => {
     const result = await ownInit(req);
@@ -74,19 +83,35 @@ export function relayInstructions(server: Server, ctx: RouteContext): void {
 export function installRouted(server: Server, ctx: RouteContext): void {
   server.setRequestHandler('completion/complete', async (req, ctx2) => {
     const ref = req.params.ref as { type: string; name?: string; uri?: string };
-    const target = ref.type === 'ref/prompt' && typeof ref.name === 'string' ? ctx.naming.parseName(ref.name) : ref.type === 'ref/resource' && typeof ref.uri === 'string' ? (() => {
-      const w = ctx.naming.parseUri(ref.uri);
-      return w && { server: w.server, rest: w.uri };
-    })() : undefined;
-    if (target === undefined) throw ctx.toMcpError(new TyError('E_UNKNOWN_TOOL', 'completion/complete names no bridged prompt or resource template'));
+    const target =
+      ref.type === 'ref/prompt' && typeof ref.name === 'string'
+        ? ctx.naming.parseName(ref.name)
+        : ref.type === 'ref/resource' && typeof ref.uri === 'string'
+          ? (() => {
+              const w = ctx.naming.parseUri(ref.uri);
+              return w && { server: w.server, rest: w.uri };
+            })()
+          : undefined;
+    if (target === undefined)
+      throw ctx.toMcpError(
+        new TyError('E_UNKNOWN_TOOL', 'completion/complete names no bridged prompt or resource template'),
+      );
     let outcome = 'refused';
     try {
       const def = await ctx.definition(target.server);
-      const own = ref.type === 'ref/prompt' ? { type: 'ref/prompt', name: target.rest } : { type: 'ref/resource', uri: target.rest };
-      const r = await ctx.withUpstream(def, (u) => {
-        if (!u.capabilities().completions) throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" offers no completions`);
-        return u.complete({ ...req.params, ref: own }, ctx2.mcpReq.signal);
-      }, ctx2.mcpReq.signal);
+      const own =
+        ref.type === 'ref/prompt'
+          ? { type: 'ref/prompt', name: target.rest }
+          : { type: 'ref/resource', uri: target.rest };
+      const r = await ctx.withUpstream(
+        def,
+        (u) => {
+          if (!u.capabilities().completions)
+            throw new TyError('E_UNKNOWN_TOOL', `server "${def.name}" offers no completions`);
+          return u.complete({ ...req.params, ref: own }, ctx2.mcpReq.signal);
+        },
+        ctx2.mcpReq.signal,
+      );
       outcome = 'ok';
       return r;
     } catch (e) {
@@ -99,7 +124,8 @@ export function installRouted(server: Server, ctx: RouteContext): void {
 
   const subscription = (on: boolean) => async (req: { params: { uri: string } }, extra: { signal: AbortSignal }) => {
     const w = ctx.naming.parseUri(req.params.uri);
-    if (w === undefined) throw ctx.toMcpError(new TyError('E_UNKNOWN_TOOL', 'resource URIs are the ones the bridge listed'));
+    if (w === undefined)
+      throw ctx.toMcpError(new TyError('E_UNKNOWN_TOOL', 'resource URIs are the ones the bridge listed'));
     let outcome = 'refused';
     try {
       const def = await ctx.definition(w.server);

@@ -1,4 +1,5 @@
-// The MCP bridge's small rules shared by its parts: argument previews, a definition's own rule, hints, the revision identity, JSON-RPC error mapping, a cheap abort switch; core, trusted side.
+// The MCP bridge's small rules shared by its parts: argument previews, a definition's own rule, hints, the revision
+// identity, JSON-RPC error mapping, a cheap abort switch; core, trusted side.
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import type { GateRequest, Question } from '../../exec/runtime.js';
@@ -11,7 +12,9 @@ import type { McpDefinition } from '../server-definition.js';
 export { BRIDGE_PROTOCOL_VERSIONS } from '../server-definition.js';
 import type { CancelSignal } from '../upstream/session.js';
 
-/** Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/exec/invoke.ts). */
+/**
+ * Registered tool revisions offered next to bridged tools (wired by the CLI from the registry and core/exec/invoke.ts).
+ */
 export interface LocalTools {
   list(): Promise<Tool[]>;
   /** Run one call through the registry's gate, argument checks and audit; returns MCP content. */
@@ -84,14 +87,24 @@ export const SERVER_RULE_SCOPE = 'server definition';
  */
 export function serverRule(def: McpDefinition, kind: GateRequest['kind'], name: string): string | undefined {
   if (def.ask === 'none') return `${def.name}: --ask none`;
-  const allow = kind === 'mcp' ? name : kind === 'mcp-resource' ? 'resources/read' : kind === 'mcp-prompt' ? 'prompts/get' : undefined;
+  const allow =
+    kind === 'mcp'
+      ? name
+      : kind === 'mcp-resource'
+        ? 'resources/read'
+        : kind === 'mcp-prompt'
+          ? 'prompts/get'
+          : undefined;
   return allow !== undefined && def.allow.includes(allow) ? `${def.name}: --allow ${allow}` : undefined;
 }
 
 /** A tools/call result with postToolUse feedback appended as text content (`[hook] ...`); as is without any. */
 export function withFeedback(r: CallToolResult, feedback: readonly string[] | undefined): CallToolResult {
   if (!feedback?.length) return r;
-  return { ...r, content: [...(r.content ?? []), ...feedback.map((f) => ({ type: 'text' as const, text: `[hook] ${f}` }))] };
+  return {
+    ...r,
+    content: [...(r.content ?? []), ...feedback.map((f) => ({ type: 'text' as const, text: `[hook] ${f}` }))],
+  };
 }
 
 /**
@@ -107,7 +120,11 @@ export { NAME_SEP };
 
 /** A JSON-RPC error as the SDK Server sends it (`code`, `message` as is, `data`). */
 export class RpcFailure extends Error {
-  constructor(readonly code: number, message: string, readonly data: { code: string }) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: { code: string },
+  ) {
     super(message);
   }
 }
@@ -117,16 +134,24 @@ export class RpcFailure extends Error {
  * each distinct, and none the SDK's RequestTimeout (-32001) or ConnectionClosed (-32000): a server that
  * did not answer within its call timeout, one whose process exited, a session ended by a redefinition.
  */
-export const SERVER_FAULT_CODES: Readonly<Record<string, number>> = { E_MCP_TIMEOUT: -32011, E_MCP_CRASHED: -32012, E_MCP_REDEFINED: -32013 };
+export const SERVER_FAULT_CODES: Readonly<Record<string, number>> = {
+  E_MCP_TIMEOUT: -32011,
+  E_MCP_CRASHED: -32012,
+  E_MCP_REDEFINED: -32013,
+};
 
 /**
  * Map a refusal to the JSON-RPC error the client sees: -32602 for bad arguments or an unknown tool,
- * -32003 for E_BUSY, SERVER_FAULT_CODES for a server's faults, -32001 otherwise; `data.code` keeps the stable code. Errors from a server pass as they are.
+ * -32003 for E_BUSY, SERVER_FAULT_CODES for a server's faults, -32001 otherwise; `data.code` keeps the stable code.
+ * Errors from a server pass as they are.
  */
 export function toMcpError(e: unknown, hint?: ClientHint): Error {
   if (e instanceof McpError || e instanceof ProtocolError || e instanceof RpcFailure) return e;
   const t = toTyError(e, 'E_MCP');
-  const num = t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL' ? RPC.INVALID_PARAMS : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
+  const num =
+    t.code === 'E_INVALID_ARGS' || t.code === 'E_UNKNOWN_TOOL'
+      ? RPC.INVALID_PARAMS
+      : (SERVER_FAULT_CODES[t.code] ?? (t.code === 'E_BUSY' ? -32003 : -32001));
   // core's messages are host-neutral; an MCP client's hint names the rule or setting, never a command line
   return new RpcFailure(num, clientMessage(t, hint), { code: t.code });
 }

@@ -1,4 +1,5 @@
-// The bridge's side of multi-round-trip input requests (MCP 2026-07-28 `input_required`): which of a server's input requests reach the client, which a person answers, which are refused; core, trusted side.
+// The bridge's side of multi-round-trip input requests (MCP 2026-07-28 `input_required`): which of a server's input
+// requests reach the client, which a person answers, which are refused; core, trusted side.
 //
 // The rules (SECURITY.md, docs/mcp.md): a server's request for input reaches the MCP client only where an allow rule
 // `mcp-input(SERVER/KIND)` says so and the client declared that capability on the request; elicitation is answered by
@@ -9,9 +10,15 @@ import type { BridgeOptions } from '../bridge/base.js';
 import { INPUT_METHODS, MAX_ROUNDS, inputResponseProblem, type InputKind, type InputRequest } from './required.js';
 import type { CallInput, InputRequiredAnswer } from '../upstream/session.js';
 
-/** What a call of a client that can take input brings: what it declared, and (a retry) its answers with the server's state. */
+/**
+ * What a call of a client that can take input brings: what it declared, and (a retry) its answers with the server's
+ * state.
+ */
 export interface CallRound {
-  /** The client's capabilities as it declared them on this request (a 2026-07-28 client); undefined: it cannot take input. */
+  /**
+   * The client's capabilities as it declared them on this request (a 2026-07-28 client); undefined: it cannot take
+   * input.
+   */
   clientCapabilities?: Record<string, unknown>;
   responses?: Record<string, unknown>;
   upstreamState?: string;
@@ -28,7 +35,8 @@ export interface RelayedInput {
   suspension?: string;
 }
 
-export const isRelayed = (v: unknown): v is RelayedInput => typeof v === 'object' && v !== null && (v as { resultType?: unknown }).resultType === 'input_required';
+export const isRelayed = (v: unknown): v is RelayedInput =>
+  typeof v === 'object' && v !== null && (v as { resultType?: unknown }).resultType === 'input_required';
 
 const KINDS: readonly InputKind[] = ['elicitation', 'sampling', 'roots'];
 
@@ -39,9 +47,17 @@ const KINDS: readonly InputKind[] = ['elicitation', 'sampling', 'roots'];
  * request in it may be (returned as a RelayedInput, audited per request); else, when every one is an elicitation
  * and `mcp-elicit(SERVER)` lets a person answer, the person answers (the Elicitor asks and audits) and the call is
  * sent again, at most MAX_ROUNDS times; else it is refused.
- * @throws TyError E_CAPABILITY_DENIED (an input request no rule lets through; audited), the Elicitor's codes, what `call` throws.
+ * @throws TyError E_CAPABILITY_DENIED (an input request no rule lets through; audited), the Elicitor's codes, what
+ *   `call` throws.
  */
-export async function callTakingInput(elicit: BridgeOptions['elicit'], server: string, round: CallRound | undefined, signal: AbortSignal, call: (input: CallInput) => Promise<unknown>, log: (outcome: string) => void): Promise<unknown> {
+export async function callTakingInput(
+  elicit: BridgeOptions['elicit'],
+  server: string,
+  round: CallRound | undefined,
+  signal: AbortSignal,
+  call: (input: CallInput) => Promise<unknown>,
+  log: (outcome: string) => void,
+): Promise<unknown> {
   const declared = round?.clientCapabilities;
   const relay = new Map<InputKind, { rule: string; scope: string }>();
   if (declared !== undefined && elicit?.inputRule !== undefined) {
@@ -58,7 +74,11 @@ export async function callTakingInput(elicit: BridgeOptions['elicit'], server: s
   let responses = round?.responses;
   let requestState = round?.upstreamState;
   for (let n = 0; ; n++) {
-    const r = await call({ capabilities, ...(responses !== undefined ? { responses } : {}), ...(requestState !== undefined ? { requestState } : {}) });
+    const r = await call({
+      capabilities,
+      ...(responses !== undefined ? { responses } : {}),
+      ...(requestState !== undefined ? { requestState } : {}),
+    });
     if (!isRelayed(r)) return r;
     const answer = r as InputRequiredAnswer;
     const entries = Object.entries(answer.inputRequests);
@@ -66,10 +86,20 @@ export async function callTakingInput(elicit: BridgeOptions['elicit'], server: s
     if (declared !== undefined && kinds.every((k) => relay.has(k))) {
       for (const k of new Set(kinds)) {
         const rule = relay.get(k)!;
-        await elicit!.auditInput?.(server, k, { decision: 'allow', rule: rule.rule, list: 'allow', scope: rule.scope, outcome: 'ok' });
+        await elicit!.auditInput?.(server, k, {
+          decision: 'allow',
+          rule: rule.rule,
+          list: 'allow',
+          scope: rule.scope,
+          outcome: 'ok',
+        });
       }
       log(`input-required:${[...new Set(kinds)].join('+') || 'state'}`);
-      return { resultType: 'input_required', inputRequests: answer.inputRequests, ...(answer.requestState !== undefined ? { upstreamState: answer.requestState } : {}) } satisfies RelayedInput;
+      return {
+        resultType: 'input_required',
+        inputRequests: answer.inputRequests,
+        ...(answer.requestState !== undefined ? { upstreamState: answer.requestState } : {}),
+      } satisfies RelayedInput;
     }
     // requestState only (the server sheds load): sent again with its state
     if (declared === undefined && entries.length === 0 && n < MAX_ROUNDS) {
@@ -84,13 +114,32 @@ export async function callTakingInput(elicit: BridgeOptions['elicit'], server: s
       requestState = answer.requestState;
       continue;
     }
-    const refused = entries.length === 0 ? undefined : (kinds.find((k) => !relay.has(k) && !(person && k === 'elicitation')) ?? kinds[0]);
+    const refused =
+      entries.length === 0
+        ? undefined
+        : (kinds.find((k) => !relay.has(k) && !(person && k === 'elicitation')) ?? kinds[0]);
     const kind = refused ?? 'elicitation';
     const suggested = `mcp-input(${server}/${kind})`;
-    await elicit?.auditInput?.(server, kind, { decision: 'deny', rule: `no allow rule ${suggested}`, list: 'mode', scope: 'default', outcome: 'denied', code: 'E_CAPABILITY_DENIED' });
+    await elicit?.auditInput?.(server, kind, {
+      decision: 'deny',
+      rule: `no allow rule ${suggested}`,
+      list: 'mode',
+      scope: 'default',
+      outcome: 'denied',
+      code: 'E_CAPABILITY_DENIED',
+    });
     log(`refused-input:${kind}`);
-    const why = n >= MAX_ROUNDS ? `it asked for input more than ${MAX_ROUNDS} times` : declared === undefined ? 'this client cannot take input requests (a 2025-era session) and no person may answer them' : `no rule lets its ${kind} request reach the MCP client${declared[kind] === undefined ? ' (nor did the client declare that capability)' : ''}`;
-    throw new TyError('E_CAPABILITY_DENIED', `server "${server}" asked for input (${kind}) and was refused: ${why}; the rule that would relay it: ${suggested}`, { suggestedRule: suggested });
+    const why =
+      n >= MAX_ROUNDS
+        ? `it asked for input more than ${MAX_ROUNDS} times`
+        : declared === undefined
+          ? 'this client cannot take input requests (a 2025-era session) and no person may answer them'
+          : `no rule lets its ${kind} request reach the MCP client${declared[kind] === undefined ? ' (nor did the client declare that capability)' : ''}`;
+    throw new TyError(
+      'E_CAPABILITY_DENIED',
+      `server "${server}" asked for input (${kind}) and was refused: ${why}; the rule that would relay it: ${suggested}`,
+      { suggestedRule: suggested },
+    );
   }
 }
 
@@ -99,7 +148,10 @@ export async function callTakingInput(elicit: BridgeOptions['elicit'], server: s
  * and be the bare result its method defines (core/mcp/input/required.ts inputResponseProblem); keys the bridge did not
  * relay are dropped. @throws TyError E_INVALID_ARGS naming the key and what is wrong.
  */
-export function checkedResponses(keys: Record<string, string>, given: Record<string, unknown> | undefined): Record<string, unknown> {
+export function checkedResponses(
+  keys: Record<string, string>,
+  given: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, method] of Object.entries(keys)) {
     const v = given !== undefined && Object.prototype.hasOwnProperty.call(given, k) ? given[k] : undefined;

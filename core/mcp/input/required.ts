@@ -1,4 +1,5 @@
-// Multi-round-trip input requests (MCP 2026-07-28 `input_required`) through the bridge: the shape checks of a server's input requests and a client's answers, and the bridge's own request state bound to one call; core, trusted side.
+// Multi-round-trip input requests (MCP 2026-07-28 `input_required`) through the bridge: the shape checks of a server's
+// input requests and a client's answers, and the bridge's own request state bound to one call; core, trusted side.
 //
 // Source: MCP 2026-07-28 "Multi round-trip requests" (SEP-2322) and the TypeScript SDK 2.x (`inputRequired`,
 // `partitionInputResponses`, `createRequestStateCodec`): a server answers tools/call with `resultType:
@@ -9,11 +10,14 @@
 import { canonicalJson } from '../../revisions/canonical.js';
 
 /** The kinds of input a server may ask for, by request method. */
-export const INPUT_METHODS: Readonly<Record<string, InputKind>> = Object.assign(Object.create(null) as Record<string, InputKind>, {
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-});
+export const INPUT_METHODS: Readonly<Record<string, InputKind>> = Object.assign(
+  Object.create(null) as Record<string, InputKind>,
+  {
+    'elicitation/create': 'elicitation',
+    'sampling/createMessage': 'sampling',
+    'roots/list': 'roots',
+  },
+);
 export type InputKind = 'elicitation' | 'sampling' | 'roots';
 
 /** Most input requests one answer may carry. */
@@ -44,7 +48,9 @@ export interface InputRequired {
  * are 1-128 of A-Z a-z 0-9 _ . : - and whose methods are elicitation/create, sampling/createMessage or roots/list
  * (params an object), `requestState` a string of at most MAX_STATE_CHARS; at least one of the two.
  */
-export function parseInputRequired(result: unknown): { ok: true; value: InputRequired } | { ok: false; message: string } {
+export function parseInputRequired(
+  result: unknown,
+): { ok: true; value: InputRequired } | { ok: false; message: string } {
   if (!isObj(result)) return { ok: false, message: 'the result is not an object' };
   const raw = result.inputRequests ?? {};
   if (!isObj(raw)) return { ok: false, message: '"inputRequests" is not an object' };
@@ -54,12 +60,18 @@ export function parseInputRequired(result: unknown): { ok: true; value: InputReq
   for (const k of keys) {
     if (!KEY_RE.test(k)) return { ok: false, message: 'an input request key is not 1-128 of A-Z a-z 0-9 _ . : -' };
     const r = raw[k];
-    if (!isObj(r) || typeof r.method !== 'string' || INPUT_METHODS[r.method] === undefined) return { ok: false, message: `input request "${k}" is not elicitation/create, sampling/createMessage or roots/list` };
-    if (r.params !== undefined && !isObj(r.params)) return { ok: false, message: `input request "${k}" has params that are not an object` };
+    if (!isObj(r) || typeof r.method !== 'string' || INPUT_METHODS[r.method] === undefined)
+      return {
+        ok: false,
+        message: `input request "${k}" is not elicitation/create, sampling/createMessage or roots/list`,
+      };
+    if (r.params !== undefined && !isObj(r.params))
+      return { ok: false, message: `input request "${k}" has params that are not an object` };
     inputRequests[k] = { method: r.method, params: (r.params as Record<string, unknown> | undefined) ?? {} };
   }
   const state = result.requestState;
-  if (state !== undefined && (typeof state !== 'string' || state.length > MAX_STATE_CHARS)) return { ok: false, message: `"requestState" is not a string of at most ${MAX_STATE_CHARS} characters` };
+  if (state !== undefined && (typeof state !== 'string' || state.length > MAX_STATE_CHARS))
+    return { ok: false, message: `"requestState" is not a string of at most ${MAX_STATE_CHARS} characters` };
   if (keys.length === 0 && state === undefined) return { ok: false, message: 'neither inputRequests nor requestState' };
   return { ok: true, value: { inputRequests, ...(state !== undefined ? { requestState: state } : {}) } };
 }
@@ -76,10 +88,20 @@ export function inputResponseProblem(method: string, v: unknown): string | undef
   if (!isObj(v) || 'method' in v || 'result' in v) return 'is not a bare result object';
   switch (INPUT_METHODS[method]) {
     case 'elicitation':
-      if (v.action !== 'accept' && v.action !== 'decline' && v.action !== 'cancel') return 'has no action accept, decline or cancel';
+      if (v.action !== 'accept' && v.action !== 'decline' && v.action !== 'cancel')
+        return 'has no action accept, decline or cancel';
       if (v.content === undefined) return undefined;
       if (!isObj(v.content)) return 'has content that is not an object';
-      for (const x of Object.values(v.content)) if (!(typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x)) || isStrArr(x))) return 'has content values other than strings, numbers, booleans or string arrays';
+      for (const x of Object.values(v.content))
+        if (
+          !(
+            typeof x === 'string' ||
+            typeof x === 'boolean' ||
+            (typeof x === 'number' && Number.isFinite(x)) ||
+            isStrArr(x)
+          )
+        )
+          return 'has content values other than strings, numbers, booleans or string arrays';
       return undefined;
     case 'sampling':
       if (v.role !== 'assistant' && v.role !== 'user') return 'has no role assistant or user';
@@ -88,7 +110,14 @@ export function inputResponseProblem(method: string, v: unknown): string | undef
       return undefined;
     case 'roots':
       if (!Array.isArray(v.roots) || v.roots.length > 1000) return 'has no roots array';
-      for (const r of v.roots) if (!isObj(r) || typeof r.uri !== 'string' || !r.uri.startsWith('file://') || (r.name !== undefined && typeof r.name !== 'string')) return 'has a root that is not { uri: "file://...", name? }';
+      for (const r of v.roots)
+        if (
+          !isObj(r) ||
+          typeof r.uri !== 'string' ||
+          !r.uri.startsWith('file://') ||
+          (r.name !== undefined && typeof r.name !== 'string')
+        )
+          return 'has a root that is not { uri: "file://...", name? }';
       return undefined;
     default:
       return 'answers an unknown kind of request';
@@ -115,7 +144,11 @@ interface StatePayload {
 /** Why a requestState was refused. */
 export type StateRefusal = 'malformed' | 'mac' | 'expired' | 'bind' | 'replayed';
 
-const b64u = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64u = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const unb64u = (s: string): Uint8Array<ArrayBuffer> | undefined => {
   if (!/^[A-Za-z0-9_-]*$/.test(s)) return undefined;
   try {
@@ -144,10 +177,19 @@ export class RequestStates {
   /** Nonces taken, with their expiry (swept as they pass). */
   private readonly taken = new Map<string, number>();
 
-  constructor(private readonly clock: () => number = () => Date.now(), private readonly ttlMs = STATE_TTL_MS) {}
+  constructor(
+    private readonly clock: () => number = () => Date.now(),
+    private readonly ttlMs = STATE_TTL_MS,
+  ) {}
 
   private hmacKey(): Promise<CryptoKey> {
-    this.key ??= globalThis.crypto.subtle.importKey('raw', globalThis.crypto.getRandomValues(new Uint8Array(32)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    this.key ??= globalThis.crypto.subtle.importKey(
+      'raw',
+      globalThis.crypto.getRandomValues(new Uint8Array(32)),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    );
     return this.key;
   }
 
@@ -157,10 +199,25 @@ export class RequestStates {
   }
 
   /** Seal a state for the input requests `keys` (key -> method) of one call, carrying the server's own state. */
-  async mint(binding: CallBinding, keys: Record<string, string>, upstreamState: string | undefined, suspension?: string): Promise<string> {
-    const payload: StatePayload = { v: 1, b: await RequestStates.bind(binding), k: keys, n: b64u(globalThis.crypto.getRandomValues(new Uint8Array(16))), e: this.clock() + this.ttlMs, ...(upstreamState !== undefined ? { u: upstreamState } : {}), ...(suspension !== undefined ? { s: suspension } : {}) };
+  async mint(
+    binding: CallBinding,
+    keys: Record<string, string>,
+    upstreamState: string | undefined,
+    suspension?: string,
+  ): Promise<string> {
+    const payload: StatePayload = {
+      v: 1,
+      b: await RequestStates.bind(binding),
+      k: keys,
+      n: b64u(globalThis.crypto.getRandomValues(new Uint8Array(16))),
+      e: this.clock() + this.ttlMs,
+      ...(upstreamState !== undefined ? { u: upstreamState } : {}),
+      ...(suspension !== undefined ? { s: suspension } : {}),
+    };
     const body = b64u(new TextEncoder().encode(JSON.stringify(payload)));
-    const mac = new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', await this.hmacKey(), new TextEncoder().encode(`v1.${body}`)));
+    const mac = new Uint8Array(
+      await globalThis.crypto.subtle.sign('HMAC', await this.hmacKey(), new TextEncoder().encode(`v1.${body}`)),
+    );
     return `v1.${body}.${b64u(mac)}`;
   }
 
@@ -168,14 +225,25 @@ export class RequestStates {
    * Open a state a client echoed for `binding`: its MAC checked (constant time, WebCrypto verify), then expiry,
    * binding and single use. The nonce is taken only when every check passed.
    */
-  async open(state: unknown, binding: CallBinding): Promise<{ ok: true; keys: Record<string, string>; upstreamState?: string; suspension?: string } | { ok: false; reason: StateRefusal }> {
+  async open(
+    state: unknown,
+    binding: CallBinding,
+  ): Promise<
+    | { ok: true; keys: Record<string, string>; upstreamState?: string; suspension?: string }
+    | { ok: false; reason: StateRefusal }
+  > {
     if (typeof state !== 'string' || state.length > MAX_STATE_CHARS * 2) return { ok: false, reason: 'malformed' };
     const parts = state.split('.');
     if (parts.length !== 3 || parts[0] !== 'v1') return { ok: false, reason: 'malformed' };
     const mac = unb64u(parts[2]!);
     const body = unb64u(parts[1]!);
     if (mac === undefined || body === undefined) return { ok: false, reason: 'malformed' };
-    const good = await globalThis.crypto.subtle.verify('HMAC', await this.hmacKey(), mac, new TextEncoder().encode(`v1.${parts[1]}`));
+    const good = await globalThis.crypto.subtle.verify(
+      'HMAC',
+      await this.hmacKey(),
+      mac,
+      new TextEncoder().encode(`v1.${parts[1]}`),
+    );
     if (!good) return { ok: false, reason: 'mac' };
     let p: StatePayload;
     try {
@@ -189,6 +257,11 @@ export class RequestStates {
     for (const [n, e] of this.taken) if (e <= now) this.taken.delete(n);
     if (this.taken.has(p.n)) return { ok: false, reason: 'replayed' };
     this.taken.set(p.n, p.e);
-    return { ok: true, keys: p.k, ...(typeof p.u === 'string' ? { upstreamState: p.u } : {}), ...(typeof p.s === 'string' ? { suspension: p.s } : {}) };
+    return {
+      ok: true,
+      keys: p.k,
+      ...(typeof p.u === 'string' ? { upstreamState: p.u } : {}),
+      ...(typeof p.s === 'string' ? { suspension: p.s } : {}),
+    };
   }
 }

@@ -1,4 +1,5 @@
-// A 2025-era server's call held open while its elicitation requests are relayed to a 2026-07-28 client as input_required results and answered on the client's retries; core, trusted side.
+// A 2025-era server's call held open while its elicitation requests are relayed to a 2026-07-28 client as
+// input_required results and answered on the client's retries; core, trusted side.
 //
 // A 2025-era server asks during a call (`elicitation/create`, a server-to-client request) and waits; a 2026-07-28
 // client is stateless and can only be asked through the call's result. The bridge keeps the server's call in flight,
@@ -30,13 +31,25 @@ export class Suspension {
   private done = false;
   private call: Promise<CallToolResult> | undefined;
 
-  constructor(readonly id: string, private readonly onEnd: () => void, private readonly ttlMs = STATE_TTL_MS) {}
+  constructor(
+    readonly id: string,
+    private readonly onEnd: () => void,
+    private readonly ttlMs = STATE_TTL_MS,
+  ) {}
 
   /** The server's request for input (PendingCall.input): answered when the client's retry brings the answer. */
   ask(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
     return new Promise((answer, fail) => {
-      const a: Ask = { key: `${method === 'elicitation/create' ? 'elicitation' : 'input'}-${++this.seq}`, method, params, answer, fail };
-      signal.addEventListener('abort', () => fail(new TyError('E_ABORTED', 'the server cancelled its request')), { once: true });
+      const a: Ask = {
+        key: `${method === 'elicitation/create' ? 'elicitation' : 'input'}-${++this.seq}`,
+        method,
+        params,
+        answer,
+        fail,
+      };
+      signal.addEventListener('abort', () => fail(new TyError('E_ABORTED', 'the server cancelled its request')), {
+        once: true,
+      });
       const w = this.waiting;
       this.waiting = undefined;
       if (w !== undefined) w(a);
@@ -63,7 +76,10 @@ export class Suspension {
     }
     this.pending = first.a;
     this.arm();
-    return { resultType: 'input_required', inputRequests: { [first.a.key]: { method: first.a.method, params: first.a.params } } };
+    return {
+      resultType: 'input_required',
+      inputRequests: { [first.a.key]: { method: first.a.method, params: first.a.params } },
+    };
   }
 
   /** The keys of the request waiting for the client's answer. */

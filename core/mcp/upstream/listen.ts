@@ -1,4 +1,5 @@
-// A bridge-side session's subscriptions/listen stream to a 2026-07-28 server, for the list changes it declares; core, trusted side.
+// A bridge-side session's subscriptions/listen stream to a 2026-07-28 server, for the list changes it declares; core,
+// trusted side.
 import type { Client } from '@modelcontextprotocol/client';
 
 /**
@@ -8,7 +9,10 @@ import type { Client } from '@modelcontextprotocol/client';
  * anew at the next call. A server that refuses it is listed again only on the next list request.
  * @returns the subscription (undefined when nothing is declared or the server refused); closed at once if `ended()`.
  */
-export function listenForChanges(client: Client, ended: () => boolean): Promise<{ close(): Promise<void> } | undefined> | undefined {
+export function listenForChanges(
+  client: Client,
+  ended: () => boolean,
+): Promise<{ close(): Promise<void> } | undefined> | undefined {
   const caps = client.getServerCapabilities() ?? {};
   const filter: { toolsListChanged?: true; promptsListChanged?: true; resourcesListChanged?: true } = {};
   if (caps.tools?.listChanged === true) filter.toolsListChanged = true;

@@ -18,7 +18,10 @@ export interface UpstreamOptions {
   onFiltered?: (what: { action: 'drop' | 'answer'; method?: string | undefined }) => void;
   /** The session ended on the server's side (exit, oversize message). */
   onClose?: () => void;
-  /** A listed tool hidden because its input or output schema cannot be used (e.g. a pattern the linear-time engine refuses). */
+  /**
+   * A listed tool hidden because its input or output schema cannot be used (e.g. a pattern the linear-time engine
+   * refuses).
+   */
   onToolRefused?: (tool: string, reason: string) => void;
   /**
    * Per-request timeout, ms (default: the definition's timeoutMs, else 60 000; reset by progress). A request
@@ -86,8 +89,10 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 /** Id prefix of the session's own `tools/call` requests (the SDK Client's ids are numbers, so they never meet). */
 export const CALL_ID = 'tyc-';
 
-
-/** What a call that may take input sends: the capabilities declared for it, and a retry's answers and the server's state. */
+/**
+ * What a call that may take input sends: the capabilities declared for it, and a retry's answers and the server's
+ * state.
+ */
 export interface CallInput {
   capabilities?: Record<string, unknown>;
   responses?: Record<string, unknown>;
@@ -96,4 +101,3 @@ export interface CallInput {
 
 /** A server's `input_required` answer to a call that may take input (core/mcp/input/required.ts checked it). */
 export type InputRequiredAnswer = { resultType: 'input_required' } & InputRequired;
-

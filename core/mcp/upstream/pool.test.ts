@@ -43,7 +43,12 @@ describe('SessionPool', () => {
     };
     const a = pool.use('a', 'fp', slow, async () => 'a');
     const b = pool.use('b', 'fp', slow, async () => 'b');
-    const c = pool.use('c', 'fp', async () => new Fake(), async () => 'c');
+    const c = pool.use(
+      'c',
+      'fp',
+      async () => new Fake(),
+      async () => 'c',
+    );
     await expect(c).rejects.toMatchObject({ code: 'E_BUSY' });
     expect(startsSeen).toBe(2);
     gates[0]?.resolve();
@@ -51,16 +56,38 @@ describe('SessionPool', () => {
     expect(await a).toBe('a');
     expect(await b).toBe('b');
     // now a third may start
-    expect(await pool.use('c', 'fp', async () => new Fake(), async () => 'c')).toBe('c');
+    expect(
+      await pool.use(
+        'c',
+        'fp',
+        async () => new Fake(),
+        async () => 'c',
+      ),
+    ).toBe('c');
     await pool.closeAll();
   });
 
   it('a waiting 3rd start proceeds once a slot frees', async () => {
     const pool = new SessionPool<Fake>({ waitMs: 5_000 });
     const g = deferred<void>();
-    const a = pool.use('a', 'fp', async () => (await g.promise, new Fake()), async () => 'a');
-    const b = pool.use('b', 'fp', async () => (await g.promise, new Fake()), async () => 'b');
-    const c = pool.use('c', 'fp', async () => new Fake(), async () => 'c');
+    const a = pool.use(
+      'a',
+      'fp',
+      async () => (await g.promise, new Fake()),
+      async () => 'a',
+    );
+    const b = pool.use(
+      'b',
+      'fp',
+      async () => (await g.promise, new Fake()),
+      async () => 'b',
+    );
+    const c = pool.use(
+      'c',
+      'fp',
+      async () => new Fake(),
+      async () => 'c',
+    );
     g.resolve();
     expect(await Promise.all([a, b, c])).toEqual(['a', 'b', 'c']);
     await pool.closeAll();
@@ -69,7 +96,12 @@ describe('SessionPool', () => {
   it('ends an idle session with its server', async () => {
     const pool = new SessionPool<Fake>({ idleMs: 30 });
     const f = new Fake();
-    await pool.use('a', 'fp', async () => f, async () => 1);
+    await pool.use(
+      'a',
+      'fp',
+      async () => f,
+      async () => 1,
+    );
     await new Promise((r) => setTimeout(r, 80));
     expect(f.closed).toBe(true);
     expect(pool.size).toBe(0);
@@ -78,7 +110,12 @@ describe('SessionPool', () => {
   it('does not idle out a session while a call runs', async () => {
     const pool = new SessionPool<Fake>({ idleMs: 20 });
     const f = new Fake();
-    await pool.use('a', 'fp', async () => f, async () => new Promise((r) => setTimeout(r, 80)));
+    await pool.use(
+      'a',
+      'fp',
+      async () => f,
+      async () => new Promise((r) => setTimeout(r, 80)),
+    );
     expect(f.closed).toBe(false);
     await pool.closeAll();
   });
@@ -88,7 +125,13 @@ describe('SessionPool', () => {
     const g = deferred<void>();
     const f = new Fake();
     const ctl = new AbortController();
-    const p = pool.use('a', 'fp', async () => (await g.promise, f), async () => 1, ctl.signal);
+    const p = pool.use(
+      'a',
+      'fp',
+      async () => (await g.promise, f),
+      async () => 1,
+      ctl.signal,
+    );
     expect(pool.size).toBe(1);
     ctl.abort();
     await pool.cancel('a');
@@ -117,10 +160,29 @@ describe('SessionPool', () => {
   it('a changed definition ends the older session: its next request is told it is gone', async () => {
     const pool = new SessionPool<Fake>({});
     const old = new Fake();
-    await pool.use('a', 'v1', async () => old, async () => 1);
-    await expect(pool.use('a', 'v2', async () => new Fake(), async () => 1)).rejects.toMatchObject({ code: 'E_MCP_REDEFINED', message: expect.stringContaining('gone') });
+    await pool.use(
+      'a',
+      'v1',
+      async () => old,
+      async () => 1,
+    );
+    await expect(
+      pool.use(
+        'a',
+        'v2',
+        async () => new Fake(),
+        async () => 1,
+      ),
+    ).rejects.toMatchObject({ code: 'E_MCP_REDEFINED', message: expect.stringContaining('gone') });
     expect(old.closed).toBe(true);
-    expect(await pool.use('a', 'v2', async () => new Fake(), async () => 3)).toBe(3);
+    expect(
+      await pool.use(
+        'a',
+        'v2',
+        async () => new Fake(),
+        async () => 3,
+      ),
+    ).toBe(3);
     await pool.closeAll();
   });
 
@@ -128,7 +190,12 @@ describe('SessionPool', () => {
     const pool = new SessionPool<Fake>({ idleMs: 30 });
     const g = deferred<void>();
     const f = new Fake();
-    const starting = pool.use('a', 'v1', async () => (await g.promise, f), async () => 1);
+    const starting = pool.use(
+      'a',
+      'v1',
+      async () => (await g.promise, f),
+      async () => 1,
+    );
     expect(pool.tryHold('a', 'v1')).toBeUndefined(); // still starting
     g.resolve();
     await starting;
@@ -151,10 +218,20 @@ describe('SessionPool', () => {
     // gaps well inside the idle time, adding up to more than it
     const pool = new SessionPool<Fake>({ idleMs: 250 });
     const f = new Fake();
-    await pool.use('a', 'fp', async () => f, async () => 1);
+    await pool.use(
+      'a',
+      'fp',
+      async () => f,
+      async () => 1,
+    );
     for (let i = 0; i < 4; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      await pool.use('a', 'fp', async () => new Fake(), async () => 1);
+      await pool.use(
+        'a',
+        'fp',
+        async () => new Fake(),
+        async () => 1,
+      );
     }
     expect(f.closed).toBe(false);
     await new Promise((r) => setTimeout(r, 600));

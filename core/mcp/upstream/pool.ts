@@ -72,7 +72,13 @@ export class SessionPool<S extends Closable> {
    * @throws TyError E_BUSY (no place or start slot within waitMs), E_MCP (session gone after a definition
    *   change, or the start failed), E_ABORTED (signal).
    */
-  async use<T>(key: string, fingerprint: string, start: (signal: AbortSignal) => Promise<S>, fn: (s: S) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async use<T>(
+    key: string,
+    fingerprint: string,
+    start: (signal: AbortSignal) => Promise<S>,
+    fn: (s: S) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const s = await this.acquire(key, fingerprint, start, signal);
     const e = this.entries.get(key);
     if (e !== undefined) this.busy(e, +1);
@@ -91,7 +97,14 @@ export class SessionPool<S extends Closable> {
    */
   tryHold(key: string, fingerprint: string): { session: S; release: () => void } | undefined {
     const e = this.entries.get(key);
-    if (this.closed || e === undefined || e.state !== 'ready' || e.session === undefined || e.fingerprint !== fingerprint) return undefined;
+    if (
+      this.closed ||
+      e === undefined ||
+      e.state !== 'ready' ||
+      e.session === undefined ||
+      e.fingerprint !== fingerprint
+    )
+      return undefined;
     this.busy(e, +1);
     let released = false;
     return {
@@ -104,12 +117,20 @@ export class SessionPool<S extends Closable> {
     };
   }
 
-  private async acquire(key: string, fingerprint: string, start: (signal: AbortSignal) => Promise<S>, signal?: AbortSignal): Promise<S> {
+  private async acquire(
+    key: string,
+    fingerprint: string,
+    start: (signal: AbortSignal) => Promise<S>,
+    signal?: AbortSignal,
+  ): Promise<S> {
     if (this.closed) throw new TyError('E_MCP', 'the bridge is closing');
     let e = this.entries.get(key);
     if (e !== undefined && e.fingerprint !== fingerprint) {
       await this.end(key);
-      throw new TyError('E_MCP_REDEFINED', 'this session is gone: its server was defined again; the next request starts a new one');
+      throw new TyError(
+        'E_MCP_REDEFINED',
+        'this session is gone: its server was defined again; the next request starts a new one',
+      );
     }
     // a ready session needs no wait (and no abort listener): the common case of every call after the first
     if (e !== undefined && e.state === 'ready' && e.session !== undefined) {
@@ -120,7 +141,12 @@ export class SessionPool<S extends Closable> {
     return await waitWithSignal(e.ready, signal);
   }
 
-  private async create(key: string, fingerprint: string, start: (signal: AbortSignal) => Promise<S>, signal?: AbortSignal): Promise<Entry<S>> {
+  private async create(
+    key: string,
+    fingerprint: string,
+    start: (signal: AbortSignal) => Promise<S>,
+    signal?: AbortSignal,
+  ): Promise<Entry<S>> {
     // wait for a place and a start slot, in order
     while (this.entries.size >= this.limits.maxSessions || this.starting >= this.limits.maxStarting) {
       await this.waitTurn(signal);
@@ -129,7 +155,15 @@ export class SessionPool<S extends Closable> {
     }
     const abort = new AbortController();
     this.starting++;
-    const entry: Entry<S> = { key, fingerprint, state: 'starting', ready: Promise.resolve(undefined as unknown as S), abort, inFlight: 0, lastUsed: Date.now() };
+    const entry: Entry<S> = {
+      key,
+      fingerprint,
+      state: 'starting',
+      ready: Promise.resolve(undefined as unknown as S),
+      abort,
+      inFlight: 0,
+      lastUsed: Date.now(),
+    };
     entry.ready = (async () => {
       try {
         const s = await start(abort.signal);
@@ -223,7 +257,12 @@ export class SessionPool<S extends Closable> {
         reject,
         timer: setTimeout(() => {
           this.drop(w);
-          reject(new TyError('E_BUSY', `no MCP session place free within ${Math.round(this.limits.waitMs / 1000)} s (at most ${this.limits.maxSessions} sessions, ${this.limits.maxStarting} starting at once); try again later`));
+          reject(
+            new TyError(
+              'E_BUSY',
+              `no MCP session place free within ${Math.round(this.limits.waitMs / 1000)} s (at most ${this.limits.maxSessions} sessions, ${this.limits.maxStarting} starting at once); try again later`,
+            ),
+          );
         }, this.limits.waitMs),
       };
       if (signal !== undefined) {

@@ -1,18 +1,53 @@
-// One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the handshake, cached lists and the bridge's own tools/call path; core, trusted side.
-import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
+// One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the
+// handshake, cached lists and the bridge's own tools/call path; core, trusted side.
+import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type Tool,
+} from '@modelcontextprotocol/client';
 import { TyError } from '../../errors.js';
 import { inertText } from '../../ask/text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from '../bridge/args.js';
 import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from '../wire/messages.js';
-import { BRIDGE_PROTOCOL_VERSIONS, DEFAULT_CALL_TIMEOUT_MS, type McpDefinition, type UpstreamTransport } from '../server-definition.js';
+import {
+  BRIDGE_PROTOCOL_VERSIONS,
+  DEFAULT_CALL_TIMEOUT_MS,
+  type McpDefinition,
+  type UpstreamTransport,
+} from '../server-definition.js';
 import { streamableHttpConnector } from './transport.js';
 import { parseInputRequired } from '../input/required.js';
 import { listenForChanges } from './listen.js';
 import { paramHeaders } from '../wire/http-headers.js';
 import { answerElicitation } from './elicit.js';
-import { CALL_ID, CLIENT_INFO, type CallInput, type InputRequiredAnswer, DEFAULT_PROBE_TIMEOUT_MS, ELICIT_REQUESTS, MAX_LISTED, TOOL_NAME_RE, type CancelSignal, type PendingCall, type UpstreamOptions, type UpstreamTool } from './options.js';
+import {
+  CALL_ID,
+  CLIENT_INFO,
+  type CallInput,
+  type InputRequiredAnswer,
+  DEFAULT_PROBE_TIMEOUT_MS,
+  ELICIT_REQUESTS,
+  MAX_LISTED,
+  TOOL_NAME_RE,
+  type CancelSignal,
+  type PendingCall,
+  type UpstreamOptions,
+  type UpstreamTool,
+} from './options.js';
 
-export { DEFAULT_PROBE_TIMEOUT_MS, type CallInput, type CancelSignal, type InputRequiredAnswer, type UpstreamOptions, type UpstreamTool } from './options.js';
+export {
+  DEFAULT_PROBE_TIMEOUT_MS,
+  type CallInput,
+  type CancelSignal,
+  type InputRequiredAnswer,
+  type UpstreamOptions,
+  type UpstreamTool,
+} from './options.js';
 
 /** The `_meta` key of a 2026-07-28 envelope naming the client. */
 const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
@@ -36,7 +71,12 @@ export class UpstreamSession {
   /** Elicitations of the server in flight, by its request id. */
   private readonly elicits = new Map<unknown, AbortController>();
 
-  private constructor(readonly server: string, private readonly client: Client, private readonly transport: UpstreamTransport, private readonly timeoutMs: number) {}
+  private constructor(
+    readonly server: string,
+    private readonly client: Client,
+    private readonly transport: UpstreamTransport,
+    private readonly timeoutMs: number,
+  ) {}
 
   /** The protocol revision negotiated with this server (e.g. `2026-07-28`, `2025-11-25`). */
   get protocolVersion(): string | undefined {
@@ -67,15 +107,31 @@ export class UpstreamSession {
     } catch (e) {
       // a server that cannot be spoken to in 2026-07-28 (over HTTP in a page: its CORS policy may refuse the
       // 2026-07-28 headers, which reads as a network failure) is opened again with the 2025 handshake
-      if (opts.legacyFallback !== true || def.url === undefined || signal?.aborted || (e instanceof TyError && e.code === 'E_ABORTED')) throw e;
+      if (
+        opts.legacyFallback !== true ||
+        def.url === undefined ||
+        signal?.aborted ||
+        (e instanceof TyError && e.code === 'E_ABORTED')
+      )
+        throw e;
       opts.onLegacyFallback?.(e instanceof TyError ? e.code : 'E_MCP');
       return UpstreamSession.startOnce(def, opts, signal, 'legacy');
     }
   }
 
-  private static async startOnce(def: McpDefinition, opts: UpstreamOptions, signal: AbortSignal | undefined, negotiation?: 'legacy'): Promise<UpstreamSession> {
+  private static async startOnce(
+    def: McpDefinition,
+    opts: UpstreamOptions,
+    signal: AbortSignal | undefined,
+    negotiation?: 'legacy',
+  ): Promise<UpstreamSession> {
     const elicit = opts.elicit !== undefined && !def.shared ? opts.elicit : undefined;
-    const transport = await (opts.connect ?? streamableHttpConnector())(def, { ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}), ...(signal ? { signal } : {}), ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}), ...(negotiation ? { negotiation } : {}) });
+    const transport = await (opts.connect ?? streamableHttpConnector())(def, {
+      ...(opts.onFiltered ? { onFiltered: opts.onFiltered } : {}),
+      ...(signal ? { signal } : {}),
+      ...(elicit ? { passRequests: ELICIT_REQUESTS } : {}),
+      ...(negotiation ? { negotiation } : {}),
+    });
     // the bridge's own client: it declares no capabilities, so no server may ask it for sampling, elicitation or roots
     // its output-schema validators (compiled at listTools) use the linear-time regex engine, never a backtracking one
     // with an elicit handler that a rule enables for this server, it declares form-mode elicitation only (a
@@ -86,9 +142,17 @@ export class UpstreamSession {
       capabilities: elicit && opts.declareElicitation === true ? { elicitation: { form: {} } } : {},
       jsonSchemaValidator: { getValidator: (schema) => (input) => validateLinear(schema, input) },
       supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS],
-      versionNegotiation: transport.negotiation === 'legacy' ? { mode: 'legacy' } : { mode: 'auto', probe: { timeoutMs: opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
+      versionNegotiation:
+        transport.negotiation === 'legacy'
+          ? { mode: 'legacy' }
+          : { mode: 'auto', probe: { timeoutMs: opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
     });
-    const s = new UpstreamSession(def.name, client, transport, opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const s = new UpstreamSession(
+      def.name,
+      client,
+      transport,
+      opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    );
     s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
@@ -114,7 +178,10 @@ export class UpstreamSession {
       // after responses, so a call's last progress would otherwise be lost behind its result
       const deliver = transport.onmessage;
       transport.onmessage = (m) => {
-        const n = m as { method?: string; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
+        const n = m as {
+          method?: string;
+          params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+        };
         if (n.method === 'notifications/progress' && typeof n.params?.progressToken === 'string') {
           const cb = s.progress.get(n.params.progressToken);
           if (cb && typeof n.params.progress === 'number') {
@@ -127,7 +194,12 @@ export class UpstreamSession {
         }
         // responses to the session's own tools/call requests never reach the SDK Client
         const id = (m as { id?: unknown }).id;
-        if (elicit && (n.method === 'elicitation/create' || n.method === 'notifications/cancelled') && s.elicitation(m as Record<string, unknown>, elicit)) return;
+        if (
+          elicit &&
+          (n.method === 'elicitation/create' || n.method === 'notifications/cancelled') &&
+          s.elicitation(m as Record<string, unknown>, elicit)
+        )
+          return;
         if (n.method === undefined && typeof id === 'string' && id.startsWith(CALL_ID)) {
           s.calls.get(id)?.settle(m as Record<string, unknown>);
           return;
@@ -139,7 +211,10 @@ export class UpstreamSession {
     } catch (e) {
       await transport.close().catch(() => undefined);
       if (e instanceof TyError) throw e;
-      throw new TyError('E_MCP', `server "${def.name}" did not complete the MCP handshake: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
+      throw new TyError(
+        'E_MCP',
+        `server "${def.name}" did not complete the MCP handshake: ${String((e as Error)?.message ?? e).slice(0, 200)}`,
+      );
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -148,7 +223,12 @@ export class UpstreamSession {
 
   /** An `elicitation/create` of the server or a notifications/cancelled naming one (upstream-elicit.ts). */
   private elicitation(m: Record<string, unknown>, elicit: NonNullable<UpstreamOptions['elicit']>): boolean {
-    return answerElicitation(m, elicit, { elicits: this.elicits, calls: this.calls, send: (msg) => this.transport.send(msg as JSONRPCMessage), timeoutMs: this.timeoutMs });
+    return answerElicitation(m, elicit, {
+      elicits: this.elicits,
+      calls: this.calls,
+      send: (msg) => this.transport.send(msg as JSONRPCMessage),
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   /** The session's `subscriptions/listen` stream (2026-07-28; upstream-listen.ts). */
@@ -171,7 +251,10 @@ export class UpstreamSession {
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
-      const r = await this.sdk(this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'tools/list');
+      const r = await this.sdk(
+        this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
+        'tools/list',
+      );
       for (const t of r.tools) {
         // a name listed twice: neither is offered (which one a call would reach is not knowable)
         if (seen.has(t.name)) {
@@ -184,16 +267,21 @@ export class UpstreamSession {
         }
         seen.add(t.name);
         // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
-        const badName = TOOL_NAME_RE.test(t.name) ? undefined : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
+        const badName = TOOL_NAME_RE.test(t.name)
+          ? undefined
+          : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
         const headers = paramHeaders(t.inputSchema);
-        const problem = badName ?? checkToolSchema(t.inputSchema) ?? checkToolSchema(t.outputSchema) ?? (headers.ok ? undefined : `its x-mcp-header declarations are invalid: ${headers.message}`);
+        const problem =
+          badName ??
+          checkToolSchema(t.inputSchema) ??
+          checkToolSchema(t.outputSchema) ??
+          (headers.ok ? undefined : `its x-mcp-header declarations are invalid: ${headers.message}`);
         if (problem === undefined) {
           // Descriptions and titles pass on as text, with hidden and control characters made visible.
           if (typeof t.description === 'string') t.description = inertText(t.description);
           if (typeof t.title === 'string') t.title = inertText(t.title);
           map.set(t.name, t);
-        }
-        else {
+        } else {
           refused.set(t.name, problem);
           this.onToolRefused?.(t.name, problem);
         }
@@ -220,13 +308,40 @@ export class UpstreamSession {
    * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,
    *   TyError E_MCP (malformed result, session ended), E_ABORTED (signal).
    */
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; onInput?: PendingCall['input'] }): Promise<CallToolResult>;
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    opts: {
+      signal?: CancelSignal;
+      onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+      onInput?: PendingCall['input'];
+    },
+  ): Promise<CallToolResult>;
   async callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input: CallInput }): Promise<CallToolResult | InputRequiredAnswer>;
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal?: CancelSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; input?: CallInput; onInput?: PendingCall['input']; method?: 'prompts/get' } = {}): Promise<CallToolResult | InputRequiredAnswer> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    opts: {
+      signal?: CancelSignal;
+      onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+      input: CallInput;
+    },
+  ): Promise<CallToolResult | InputRequiredAnswer>;
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    opts: {
+      signal?: CancelSignal;
+      onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+      input?: CallInput;
+      onInput?: PendingCall['input'];
+      method?: 'prompts/get';
+    } = {},
+  ): Promise<CallToolResult | InputRequiredAnswer> {
     const method = opts.method ?? 'tools/call';
     const tool = method === 'tools/call' ? this.toolCache?.get(name) : undefined;
-    if (tool?.execution?.taskSupport === 'required') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
+    if (tool?.execution?.taskSupport === 'required')
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
     if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
     const signal = opts.signal;
     if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
@@ -235,7 +350,14 @@ export class UpstreamSession {
     const input = opts.input;
     // 2026-07-28: every request carries its version and the client's capabilities in `_meta`: none, or (a call
     // that may take input) the kinds of input the bridge can answer or relay for this call
-    const meta: Record<string, unknown> | undefined = this.era === 'modern' ? { [ENVELOPE_VERSION_KEY]: this.protocolVersion, [ENVELOPE_CAPABILITIES_KEY]: input?.capabilities ?? {}, [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO } : undefined;
+    const meta: Record<string, unknown> | undefined =
+      this.era === 'modern'
+        ? {
+            [ENVELOPE_VERSION_KEY]: this.protocolVersion,
+            [ENVELOPE_CAPABILITIES_KEY]: input?.capabilities ?? {},
+            [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO,
+          }
+        : undefined;
     if (this.era === 'modern' && input?.responses !== undefined) params.inputResponses = input.responses;
     if (this.era === 'modern' && input?.requestState !== undefined) params.requestState = input.requestState;
     if (meta !== undefined) params._meta = meta;
@@ -248,7 +370,14 @@ export class UpstreamSession {
           this.progress.delete(id);
           resolve(m);
         },
-        cancel: (reason) => void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage).catch(() => undefined),
+        cancel: (reason) =>
+          void this.transport
+            .send({
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId: id, reason },
+            } as JSONRPCMessage)
+            .catch(() => undefined),
         ...(opts.onInput !== undefined ? { input: opts.onInput } : {}),
       };
       const onAbort = (): void => {
@@ -265,7 +394,9 @@ export class UpstreamSession {
         });
       }
       // sent first, the bookkeeping after: nothing can answer before this synchronous code returns
-      this.transport.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
+      this.transport
+        .send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage)
+        .catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
       if (!this.calls.has(id)) return;
       signal?.addEventListener('abort', onAbort, { once: true });
       call.deadline = Date.now() + this.timeoutMs;
@@ -273,31 +404,58 @@ export class UpstreamSession {
     });
     if (msg instanceof Error) throw msg;
     if (msg.error !== undefined) {
-      const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as { code?: unknown; message?: unknown; data?: unknown };
-      throw new ProtocolError(typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ProtocolErrorCode.InternalError, typeof e.message === 'string' ? e.message : 'the server sent an error', e.data);
+      const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as {
+        code?: unknown;
+        message?: unknown;
+        data?: unknown;
+      };
+      throw new ProtocolError(
+        typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ProtocolErrorCode.InternalError,
+        typeof e.message === 'string' ? e.message : 'the server sent an error',
+        e.data,
+      );
     }
     // 2026-07-28 results say what they are: a complete one is a result; `input_required` (the server asks for
     // input) is handed back, checked, to a caller that can take input, and refused for any other
     const rt = (msg.result as { resultType?: unknown } | undefined)?.resultType;
     if (rt === 'input_required' && input !== undefined && this.era === 'modern') {
       const parsed = parseInputRequired(msg.result);
-      if (!parsed.ok) throw new TyError('E_MCP', `server "${this.server}" sent an input_required result that is not MCP's: ${parsed.message}`);
+      if (!parsed.ok)
+        throw new TyError(
+          'E_MCP',
+          `server "${this.server}" sent an input_required result that is not MCP's: ${parsed.message}`,
+        );
       return { resultType: 'input_required', ...parsed.value };
     }
-    if (rt !== undefined && rt !== 'complete') throw new TyError('E_MCP', `server "${this.server}" answered tools/call with resultType "${String(rt).slice(0, 40)}"; the bridge takes only complete results (it answers no server-to-client request)`);
+    if (rt !== undefined && rt !== 'complete')
+      throw new TyError(
+        'E_MCP',
+        `server "${this.server}" answered tools/call with resultType "${String(rt).slice(0, 40)}"; the bridge takes only complete results (it answers no server-to-client request)`,
+      );
     if (rt !== undefined) {
       const { resultType: _drop, ...rest } = msg.result as Record<string, unknown>;
       msg.result = rest;
     }
     if (method === 'prompts/get') {
       const r = msg.result as { messages?: unknown } | undefined;
-      if (typeof r !== 'object' || r === null || !Array.isArray(r.messages)) throw new TyError('E_MCP', `server "${this.server}" sent a prompts/get result without messages`);
+      if (typeof r !== 'object' || r === null || !Array.isArray(r.messages))
+        throw new TyError('E_MCP', `server "${this.server}" sent a prompts/get result without messages`);
       return r as unknown as CallToolResult;
     }
     const checked = checkToolResult(msg.result);
-    if (!checked.ok) throw new TyError('E_MCP', `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`);
+    if (!checked.ok)
+      throw new TyError(
+        'E_MCP',
+        `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`,
+      );
     const problem = checkStructuredContent(name, tool?.outputSchema, checked.result);
-    if (problem !== undefined) throw new ProtocolError(checked.result.structuredContent === undefined ? ProtocolErrorCode.InvalidRequest : ProtocolErrorCode.InvalidParams, problem);
+    if (problem !== undefined)
+      throw new ProtocolError(
+        checked.result.structuredContent === undefined
+          ? ProtocolErrorCode.InvalidRequest
+          : ProtocolErrorCode.InvalidParams,
+        problem,
+      );
     return checked.result as CallToolResult;
   }
 
@@ -306,8 +464,17 @@ export class UpstreamSession {
    * the same deadlines and cancellation): the prompt's result (only its `messages` checked here; the bridge maps it) or
    * the server's checked input requests.
    */
-  async getPromptTakingInput(name: string, args: Record<string, string> | undefined, input: CallInput, signal?: CancelSignal): Promise<Record<string, unknown> | InputRequiredAnswer> {
-    const send = this.callTool as unknown as (n: string, a: Record<string, unknown>, o: { signal?: CancelSignal; input: CallInput; method: 'prompts/get' }) => Promise<Record<string, unknown> | InputRequiredAnswer>;
+  async getPromptTakingInput(
+    name: string,
+    args: Record<string, string> | undefined,
+    input: CallInput,
+    signal?: CancelSignal,
+  ): Promise<Record<string, unknown> | InputRequiredAnswer> {
+    const send = this.callTool as unknown as (
+      n: string,
+      a: Record<string, unknown>,
+      o: { signal?: CancelSignal; input: CallInput; method: 'prompts/get' },
+    ) => Promise<Record<string, unknown> | InputRequiredAnswer>;
     return send.call(this, name, args ?? {}, { ...(signal ? { signal } : {}), input, method: 'prompts/get' });
   }
 
@@ -317,22 +484,25 @@ export class UpstreamSession {
    * armed again for the earliest deadline left.
    */
   private armSweep(ms: number): void {
-    this.sweepTimer = setTimeout(() => {
-      this.sweepTimer = undefined;
-      const now = Date.now();
-      let next = Infinity;
-      let late = false;
-      for (const c of [...this.calls.values()]) {
-        if (c.deadline <= now && this.elicits.size === 0) {
-          c.cancel('timed out');
-          c.settle(this.timedOut('tools/call'));
-          late = true;
-        } else next = Math.min(next, Math.max(c.deadline, now + 1000));
-      }
-      // a server that did not answer in time is taken as hung: its session (and process) ends
-      if (late) void this.close(this.timedOut('tools/call'));
-      else if (next !== Infinity && !this.ended) this.armSweep(next - now);
-    }, Math.max(1, ms));
+    this.sweepTimer = setTimeout(
+      () => {
+        this.sweepTimer = undefined;
+        const now = Date.now();
+        let next = Infinity;
+        let late = false;
+        for (const c of [...this.calls.values()]) {
+          if (c.deadline <= now && this.elicits.size === 0) {
+            c.cancel('timed out');
+            c.settle(this.timedOut('tools/call'));
+            late = true;
+          } else next = Math.min(next, Math.max(c.deadline, now + 1000));
+        }
+        // a server that did not answer in time is taken as hung: its session (and process) ends
+        if (late) void this.close(this.timedOut('tools/call'));
+        else if (next !== Infinity && !this.ended) this.armSweep(next - now);
+      },
+      Math.max(1, ms),
+    );
     (this.sweepTimer as { unref?: () => void }).unref?.();
   }
 
@@ -351,7 +521,10 @@ export class UpstreamSession {
 
   /** The error of a request the server did not answer within the timeout (never the SDK's own timeout code). */
   private timedOut(method: string): TyError {
-    return new TyError('E_MCP_TIMEOUT', `server "${this.server}" did not answer ${method} within ${Math.round(this.timeoutMs / 100) / 10} s (its call timeout); its session was ended and the next call starts a new one`);
+    return new TyError(
+      'E_MCP_TIMEOUT',
+      `server "${this.server}" did not answer ${method} within ${Math.round(this.timeoutMs / 100) / 10} s (its call timeout); its session was ended and the next call starts a new one`,
+    );
   }
 
   /**
@@ -420,7 +593,10 @@ export class UpstreamSession {
     if (!this.capabilities().resources) return [];
     this.templateCache ??= this.allPages(async (cursor) => {
       const r = await this.listResourceTemplates(cursor, signal);
-      return { items: r.resourceTemplates.map((x) => [x.uriTemplate, x as Record<string, unknown>] as const), next: r.nextCursor };
+      return {
+        items: r.resourceTemplates.map((x) => [x.uriTemplate, x as Record<string, unknown>] as const),
+        next: r.nextCursor,
+      };
     }).catch((e: unknown) => {
       this.templateCache = undefined;
       throw e;
@@ -435,28 +611,47 @@ export class UpstreamSession {
 
   /** `completion/complete` with the server's own reference. */
   complete(params: Record<string, unknown>, signal?: AbortSignal) {
-    return this.sdk(this.client.complete(params as Parameters<Client['complete']>[0], { signal, timeout: this.timeoutMs }), 'completion/complete');
+    return this.sdk(
+      this.client.complete(params as Parameters<Client['complete']>[0], { signal, timeout: this.timeoutMs }),
+      'completion/complete',
+    );
   }
 
   /** `resources/subscribe` / `resources/unsubscribe` for the server's own URI. */
   subscribe(uri: string, on: boolean, signal?: AbortSignal) {
-    return this.sdk(on ? this.client.subscribeResource({ uri }, { signal, timeout: this.timeoutMs }) : this.client.unsubscribeResource({ uri }, { signal, timeout: this.timeoutMs }), on ? 'resources/subscribe' : 'resources/unsubscribe');
+    return this.sdk(
+      on
+        ? this.client.subscribeResource({ uri }, { signal, timeout: this.timeoutMs })
+        : this.client.unsubscribeResource({ uri }, { signal, timeout: this.timeoutMs }),
+      on ? 'resources/subscribe' : 'resources/unsubscribe',
+    );
   }
 
   /** `logging/setLevel`, sent only to a server that declares logging. */
   async setLoggingLevel(level: string, signal?: AbortSignal): Promise<void> {
     if (!this.capabilities().logging) return;
-    await this.sdk(this.client.setLoggingLevel(level as Parameters<Client['setLoggingLevel']>[0], { signal, timeout: this.timeoutMs }), 'logging/setLevel');
+    await this.sdk(
+      this.client.setLoggingLevel(level as Parameters<Client['setLoggingLevel']>[0], {
+        signal,
+        timeout: this.timeoutMs,
+      }),
+      'logging/setLevel',
+    );
   }
 
   /** Pages of a listing, at most 50 pages and MAX_LISTED items (more: E_MCP, never a silent cut). */
-  private async allPages(page: (cursor: string | undefined) => Promise<{ items: (readonly [string, Record<string, unknown>])[]; next?: string | undefined }>): Promise<Map<string, Record<string, unknown>>> {
+  private async allPages(
+    page: (
+      cursor: string | undefined,
+    ) => Promise<{ items: (readonly [string, Record<string, unknown>])[]; next?: string | undefined }>,
+  ): Promise<Map<string, Record<string, unknown>>> {
     const out = new Map<string, Record<string, unknown>>();
     let cursor: string | undefined;
     for (let i = 0; i < 50; i++) {
       const r = await page(cursor);
       for (const [k, v] of r.items) out.set(k, v);
-      if (out.size > MAX_LISTED) throw new TyError('E_MCP', `server "${this.server}" lists more than ${MAX_LISTED} entries; refused`);
+      if (out.size > MAX_LISTED)
+        throw new TyError('E_MCP', `server "${this.server}" lists more than ${MAX_LISTED} entries; refused`);
       cursor = r.next;
       if (!cursor) break;
     }
@@ -465,16 +660,28 @@ export class UpstreamSession {
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */
   listPrompts(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'prompts/list');
+    return this.sdk(
+      this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
+      'prompts/list',
+    );
   }
   getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }), 'prompts/get');
+    return this.sdk(
+      this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }),
+      'prompts/get',
+    );
   }
   listResources(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'resources/list');
+    return this.sdk(
+      this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
+      'resources/list',
+    );
   }
   listResourceTemplates(cursor: string | undefined, signal?: AbortSignal) {
-    return this.sdk(this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }), 'resources/templates/list');
+    return this.sdk(
+      this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
+      'resources/templates/list',
+    );
   }
   readResource(uri: string, signal?: AbortSignal) {
     return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }), 'resources/read');
@@ -484,7 +691,9 @@ export class UpstreamSession {
     return this.client.getServerCapabilities() ?? {};
   }
 
-  /** End the session: the server and its whole process group stop; calls still waiting fail with `reason`. Idempotent. */
+  /**
+   * End the session: the server and its whole process group stop; calls still waiting fail with `reason`. Idempotent.
+   */
   async close(reason?: TyError): Promise<void> {
     this.ended = true;
     void this.subscription?.then((sub) => sub?.close()).catch(() => undefined);

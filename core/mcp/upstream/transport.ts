@@ -1,8 +1,19 @@
-// Transports toward an upstream MCP server usable on every host: the server-message rules over any SDK transport, a size-capped fetch, the fetch-based Streamable HTTP connector; core, trusted side.
-import { StreamableHTTPClientTransport, type JSONRPCMessage, type Transport, type TransportSendOptions } from '@modelcontextprotocol/client';
+// Transports toward an upstream MCP server usable on every host: the server-message rules over any SDK transport, a
+// size-capped fetch, the fetch-based Streamable HTTP connector; core, trusted side.
+import {
+  StreamableHTTPClientTransport,
+  type JSONRPCMessage,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/client';
 import { TyError } from '../../errors.js';
 import { MAX_MESSAGE_BYTES, classify, serverMessageRule } from '../wire/messages.js';
-import { headersFromEnv, type ConnectContext, type UpstreamConnector, type UpstreamTransport } from '../server-definition.js';
+import {
+  headersFromEnv,
+  type ConnectContext,
+  type UpstreamConnector,
+  type UpstreamTransport,
+} from '../server-definition.js';
 
 /**
  * Applies the server-message rules to any SDK transport (used for streamable HTTP; the process
@@ -12,7 +23,11 @@ export class RuledTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: Transport['onmessage'];
-  constructor(private readonly inner: Transport, private readonly onFiltered?: ConnectContext['onFiltered'], pass?: ReadonlySet<string>) {
+  constructor(
+    private readonly inner: Transport,
+    private readonly onFiltered?: ConnectContext['onFiltered'],
+    pass?: ReadonlySet<string>,
+  ) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (e) => this.onerror?.(e);
     inner.onmessage = (msg, extra) => {
@@ -82,7 +97,11 @@ export function cappedFetch(max: number = MAX_MESSAGE_BYTES, base: typeof fetch 
         ctl.enqueue(chunk);
       },
     });
-    return new Response(res.body.pipeThrough(cap), { status: res.status, statusText: res.statusText, headers: res.headers });
+    return new Response(res.body.pipeThrough(cap), {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
   }) as typeof fetch;
 }
 
@@ -95,7 +114,9 @@ export interface StreamableHttpConnectorOptions {
   headers?: (def: { name: string }) => Record<string, string> | Promise<Record<string, string>>;
   /** Largest message taken from the server, bytes (default MAX_MESSAGE_BYTES, 8 MiB). */
   maxBytes?: number;
-  /** How the era is chosen (UpstreamTransport.negotiation): `auto` (default) or `legacy` (the 2025 handshake at once). */
+  /**
+   * How the era is chosen (UpstreamTransport.negotiation): `auto` (default) or `legacy` (the 2025 handshake at once).
+   */
   negotiation?: 'auto' | 'legacy';
 }
 
@@ -136,20 +157,35 @@ function watchedFetch(capped: typeof fetch, onOversize: (e: TyError) => void): t
  */
 export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {}): UpstreamConnector {
   return async (def, ctx) => {
-    if (def.url === undefined) throw new TyError('E_MCP', `server "${def.name}" is started by a command, which this host cannot do; only url servers are reached here`);
+    if (def.url === undefined)
+      throw new TyError(
+        'E_MCP',
+        `server "${def.name}" is started by a command, which this host cannot do; only url servers are reached here`,
+      );
     const headers = { ...headersFromEnv(def.env), ...((await opts.headers?.(def)) ?? {}) };
     const max = opts.maxBytes ?? MAX_MESSAGE_BYTES;
     let endReason: TyError | undefined;
     let ruled: RuledTransport | undefined;
-    const base = opts.fetchFor?.(def) ?? opts.fetch ?? ((i: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => globalThis.fetch(i, init));
+    const base =
+      opts.fetchFor?.(def) ??
+      opts.fetch ??
+      ((i: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => globalThis.fetch(i, init));
     const fetchFn = watchedFetch(cappedFetch(max, base), () => {
       if (endReason !== undefined) return;
-      endReason = new TyError('E_MCP', `server "${def.name}" sent a message over ${Math.round(max / 1048576)} MiB (the message limit); refused, nothing of it was delivered, and its session was ended`);
+      endReason = new TyError(
+        'E_MCP',
+        `server "${def.name}" sent a message over ${Math.round(max / 1048576)} MiB (the message limit); refused, nothing of it was delivered, and its session was ended`,
+      );
       void ruled?.close().catch(() => undefined);
     });
-    const inner = new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers, redirect: 'error' }, fetch: fetchFn });
+    const inner = new StreamableHTTPClientTransport(new URL(def.url), {
+      requestInit: { headers, redirect: 'error' },
+      fetch: fetchFn,
+    });
     ruled = new RuledTransport(inner, ctx.onFiltered, ctx.passRequests);
     Object.defineProperty(ruled, 'endReason', { get: () => endReason });
-    return Object.defineProperty(ruled, 'negotiation', { value: ctx.negotiation ?? opts.negotiation ?? 'auto' }) as UpstreamTransport;
+    return Object.defineProperty(ruled, 'negotiation', {
+      value: ctx.negotiation ?? opts.negotiation ?? 'auto',
+    }) as UpstreamTransport;
   };
 }

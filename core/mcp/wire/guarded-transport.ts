@@ -1,6 +1,16 @@
-// The client-facing guarded transport over newline-delimited JSON-RPC bytes: the client-message rules before the bridge's SDK Server sees anything; core, trusted side.
+// The client-facing guarded transport over newline-delimited JSON-RPC bytes: the client-message rules before the
+// bridge's SDK Server sees anything; core, trusted side.
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, clientMessageRule, envelopeVersion, frame, parseMessage, rpcError } from './messages.js';
+import {
+  LineFramer,
+  MAX_MESSAGE_BYTES,
+  RPC,
+  clientMessageRule,
+  envelopeVersion,
+  frame,
+  parseMessage,
+  rpcError,
+} from './messages.js';
 import { ClientLifecycle, checkRequestParams } from './params.js';
 import type { DirectPath } from '../bridge/util.js';
 
@@ -45,7 +55,14 @@ export class GuardedLineTransport implements Transport {
   receive(chunk: Uint8Array): void {
     for (const ev of this.framer.push(chunk)) {
       if (ev.type === 'oversize') {
-        this.write(rpcError(null, RPC.INVALID_REQUEST, `message over ${Math.round(this.maxBytes / 1048576)} MiB refused`, 'E_MCP'));
+        this.write(
+          rpcError(
+            null,
+            RPC.INVALID_REQUEST,
+            `message over ${Math.round(this.maxBytes / 1048576)} MiB refused`,
+            'E_MCP',
+          ),
+        );
         this.onDropped?.('oversize');
         continue;
       }

@@ -1,4 +1,5 @@
-// The 2026-07-28 Streamable HTTP standard request headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name) checked against the JSON-RPC body before anything is served; core, trusted side.
+// The 2026-07-28 Streamable HTTP standard request headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name) checked against
+// the JSON-RPC body before anything is served; core, trusted side.
 //
 // Source: MCP 2026-07-28 "Transports" (Streamable HTTP, standard request headers, SEP-2243) and the
 // TypeScript SDK 2.x reference (validateStandardRequestHeaders): an intermediary routes and authorizes by
@@ -35,11 +36,15 @@ export function decodeHeaderValue(raw: string): string | undefined {
   }
 }
 
-/** The protocol version a 2026-07-28 message names in its envelope or its MCP-Protocol-Version header (undefined: a 2025-era one). */
+/**
+ * The protocol version a 2026-07-28 message names in its envelope or its MCP-Protocol-Version header (undefined: a
+ * 2025-era one).
+ */
 export function modernVersion(message: { params?: unknown }, versionHeader: string | undefined): string | undefined {
   const params = message.params;
   const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
-  const claimed = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[ENVELOPE_VERSION_KEY] : undefined;
+  const claimed =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[ENVELOPE_VERSION_KEY] : undefined;
   if (typeof claimed === 'string') return claimed;
   return versionHeader !== undefined && versionHeader >= '2026-07-28' ? versionHeader : undefined;
 }
@@ -51,20 +56,27 @@ export function modernVersion(message: { params?: unknown }, versionHeader: stri
  * `header(name)` returns a header's value (case-insensitive) or undefined.
  * @returns undefined when they agree, else the -32020 error to send with HTTP 400 (nothing is served).
  */
-export function checkStandardHeaders(header: (name: string) => string | undefined, message: { id?: unknown; method?: unknown; params?: unknown }): RpcErrorResponse | undefined {
+export function checkStandardHeaders(
+  header: (name: string) => string | undefined,
+  message: { id?: unknown; method?: unknown; params?: unknown },
+): RpcErrorResponse | undefined {
   const id: RpcId | null = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
   const method = typeof message.method === 'string' ? message.method : undefined;
   if (method === undefined) return undefined;
-  const refuse = (why: string): RpcErrorResponse => rpcError(id, HEADER_MISMATCH, `header mismatch: ${why}`, 'E_MCP_HEADER_MISMATCH');
+  const refuse = (why: string): RpcErrorResponse =>
+    rpcError(id, HEADER_MISMATCH, `header mismatch: ${why}`, 'E_MCP_HEADER_MISMATCH');
   const version = header('mcp-protocol-version');
   const params = message.params;
   const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
-  const claimed = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[ENVELOPE_VERSION_KEY] : undefined;
+  const claimed =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[ENVELOPE_VERSION_KEY] : undefined;
   if (version === undefined) return refuse('the MCP-Protocol-Version header is required');
-  if (typeof claimed === 'string' && decodeHeaderValue(version) !== claimed) return refuse(`MCP-Protocol-Version says ${version.slice(0, 20)} but the body's envelope ${claimed.slice(0, 20)}`);
+  if (typeof claimed === 'string' && decodeHeaderValue(version) !== claimed)
+    return refuse(`MCP-Protocol-Version says ${version.slice(0, 20)} but the body's envelope ${claimed.slice(0, 20)}`);
   const mcpMethod = header('mcp-method');
   if (mcpMethod === undefined) return refuse('the Mcp-Method header is required');
-  if (decodeHeaderValue(mcpMethod) !== method) return refuse(`Mcp-Method names ${mcpMethod.slice(0, 64)} but the body ${method.slice(0, 64)}`);
+  if (decodeHeaderValue(mcpMethod) !== method)
+    return refuse(`Mcp-Method names ${mcpMethod.slice(0, 64)} but the body ${method.slice(0, 64)}`);
   const field = Object.prototype.hasOwnProperty.call(NAME_SOURCE, method) ? NAME_SOURCE[method] : undefined;
   if (field === undefined) return undefined;
   const raw = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)[field] : undefined;
@@ -73,7 +85,8 @@ export function checkStandardHeaders(header: (name: string) => string | undefine
   if (name === undefined) return refuse(`the Mcp-Name header is required for ${method} (params.${field})`);
   const decoded = decodeHeaderValue(name);
   if (decoded === undefined) return refuse('the Mcp-Name header carries an invalid base64 sentinel');
-  if (decoded !== raw) return refuse(`Mcp-Name names "${decoded.slice(0, 80)}" but params.${field} is "${raw.slice(0, 80)}"`);
+  if (decoded !== raw)
+    return refuse(`Mcp-Name names "${decoded.slice(0, 80)}" but params.${field} is "${raw.slice(0, 80)}"`);
   return undefined;
 }
 
@@ -82,7 +95,23 @@ export const X_MCP_HEADER = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_TYPES: ReadonlySet<unknown> = new Set(['string', 'integer', 'boolean', 'number']);
 /** Subschema keywords under which an `x-mcp-header` is not statically reachable (the SDK's scan refuses those). */
-const UNREACHABLE = ['items', 'prefixItems', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$defs', 'definitions', 'dependentSchemas', 'contains'];
+const UNREACHABLE = [
+  'items',
+  'prefixItems',
+  'additionalProperties',
+  'patternProperties',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'contains',
+];
 
 /** One argument mirrored in a header: where it is in `arguments` and the header's name suffix. */
 export interface ParamHeader {
@@ -106,9 +135,11 @@ export function paramHeaders(schema: unknown): { ok: true; headers: ParamHeader[
     if (Object.prototype.hasOwnProperty.call(s, X_MCP_HEADER)) {
       const where = path.join('.') || '(root)';
       const raw = s[X_MCP_HEADER];
-      if (!reachable || path.length === 0) return `${where}: x-mcp-header is only allowed on properties reached through "properties"`;
+      if (!reachable || path.length === 0)
+        return `${where}: x-mcp-header is only allowed on properties reached through "properties"`;
       if (typeof raw !== 'string' || !TOKEN.test(raw)) return `${where}: x-mcp-header must be an RFC 9110 token`;
-      if (!HEADER_TYPES.has(s.type)) return `${where}: x-mcp-header is only allowed on string, integer, number or boolean properties`;
+      if (!HEADER_TYPES.has(s.type))
+        return `${where}: x-mcp-header is only allowed on string, integer, number or boolean properties`;
       if (seen.has(raw.toLowerCase())) return `x-mcp-header "${raw}" is declared twice`;
       seen.add(raw.toLowerCase());
       out.push({ path, header: raw, type: s.type as string });
@@ -122,7 +153,13 @@ export function paramHeaders(schema: unknown): { ok: true; headers: ParamHeader[
     for (const k of UNREACHABLE) {
       const sub = s[k];
       if (sub === undefined) continue;
-      const branches = Array.isArray(sub) ? sub : typeof sub === 'object' && sub !== null && (k === '$defs' || k === 'definitions' || k === 'patternProperties' || k === 'dependentSchemas') ? Object.values(sub) : [sub];
+      const branches = Array.isArray(sub)
+        ? sub
+        : typeof sub === 'object' &&
+            sub !== null &&
+            (k === '$defs' || k === 'definitions' || k === 'patternProperties' || k === 'dependentSchemas')
+          ? Object.values(sub)
+          : [sub];
       for (const b of branches) {
         const f = visit(b, [...path, `<${k}>`], false, depth + 1);
         if (f !== undefined) return f;
@@ -136,7 +173,10 @@ export function paramHeaders(schema: unknown): { ok: true; headers: ParamHeader[
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** An `Mcp-Param-*` value as sent: a `=?base64?...?=` sentinel decoded (strict padding and alphabet), anything else literal; undefined: a bad sentinel. */
+/**
+ * An `Mcp-Param-*` value as sent: a `=?base64?...?=` sentinel decoded (strict padding and alphabet), anything else
+ * literal; undefined: a bad sentinel.
+ */
 function paramValue(raw: string): string | undefined {
   const v = raw.replace(/^[ \t]+|[ \t]+$/g, '');
   if (!(v.startsWith('=?base64?') && v.endsWith('?='))) return v;
@@ -149,7 +189,14 @@ function paramValue(raw: string): string | undefined {
   }
 }
 
-const primitiveText = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'boolean' ? String(v) : typeof v === 'number' && Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v)) ? String(v) : undefined);
+const primitiveText = (v: unknown): string | undefined =>
+  typeof v === 'string'
+    ? v
+    : typeof v === 'boolean'
+      ? String(v)
+      : typeof v === 'number' && Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v))
+        ? String(v)
+        : undefined;
 
 /**
  * Check a tools/call's `Mcp-Param-*` headers against its arguments (MCP 2026-07-28, SEP-2243; the SDK's
@@ -157,16 +204,24 @@ const primitiveText = (v: unknown): string | undefined => (typeof v === 'string'
  * same (a base64 sentinel decoded; numbers compared as numbers).
  * @returns undefined when they agree, else the -32020 error to send with HTTP 400 (nothing is served).
  */
-export function checkParamHeaders(declared: readonly ParamHeader[], args: unknown, header: (name: string) => string | undefined, id: RpcId | null): RpcErrorResponse | undefined {
+export function checkParamHeaders(
+  declared: readonly ParamHeader[],
+  args: unknown,
+  header: (name: string) => string | undefined,
+  id: RpcId | null,
+): RpcErrorResponse | undefined {
   for (const d of declared) {
     let node: unknown = args;
-    for (const k of d.path) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[k] : undefined;
+    for (const k of d.path)
+      node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[k] : undefined;
     const body = primitiveText(node);
     if (body === undefined) continue;
     const name = `mcp-param-${d.header.toLowerCase()}`;
     const raw = header(name);
-    const refuse = (why: string): RpcErrorResponse => rpcError(id, HEADER_MISMATCH, `header mismatch: ${why}`, 'E_MCP_HEADER_MISMATCH');
-    if (raw === undefined) return refuse(`the body carries ${d.path.join('.')} but the Mcp-Param-${d.header} header is absent`);
+    const refuse = (why: string): RpcErrorResponse =>
+      rpcError(id, HEADER_MISMATCH, `header mismatch: ${why}`, 'E_MCP_HEADER_MISMATCH');
+    if (raw === undefined)
+      return refuse(`the body carries ${d.path.join('.')} but the Mcp-Param-${d.header} header is absent`);
     const v = paramValue(raw);
     if (v === undefined) return refuse(`the Mcp-Param-${d.header} header carries an invalid base64 sentinel`);
     const same = typeof node === 'number' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) === node : v === body;

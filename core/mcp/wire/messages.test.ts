@@ -1,6 +1,22 @@
 // Unit tests for the MCP bridge message rules; core, trusted side.
 import { describe, expect, it } from 'vitest';
-import { LineFramer, MAX_MESSAGE_BYTES, RPC, checkToolResult, classify, clientMessageRule, clientRequestRule, findProtoKey, parseMessage, requestLogLine, serverMessageRule, stripClientCapabilities, toolCallParams, envelopeVersion, encodeModernToolResult } from './messages.js';
+import {
+  LineFramer,
+  MAX_MESSAGE_BYTES,
+  RPC,
+  checkToolResult,
+  classify,
+  clientMessageRule,
+  clientRequestRule,
+  findProtoKey,
+  parseMessage,
+  requestLogLine,
+  serverMessageRule,
+  stripClientCapabilities,
+  toolCallParams,
+  envelopeVersion,
+  encodeModernToolResult,
+} from './messages.js';
 
 const enc = new TextEncoder();
 
@@ -51,16 +67,34 @@ describe('client request rules', () => {
     }
   });
   it('strips every client capability from initialize without changing the input', () => {
-    const msg = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { sampling: {}, elicitation: {}, roots: {} }, clientInfo: { name: 'c', version: '1' } } };
+    const msg = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { sampling: {}, elicitation: {}, roots: {} },
+        clientInfo: { name: 'c', version: '1' },
+      },
+    };
     const out = stripClientCapabilities(msg) as { params: { capabilities: object; clientInfo: object } };
     expect(out.params.capabilities).toEqual({});
     expect(out.params.clientInfo).toEqual({ name: 'c', version: '1' });
     expect(msg.params.capabilities).toEqual({ sampling: {}, elicitation: {}, roots: {} });
   });
   it('2026-07-28: strips the client capabilities from every request envelope (version and client info kept), and lets server/discover and subscriptions/listen through', () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: {} } };
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: {} },
+    };
     for (const method of ['tools/call', 'tools/list', 'server/discover', 'subscriptions/listen', 'resources/read']) {
-      const msg = { jsonrpc: '2.0', id: 3, method, params: { name: 't', uri: 'x://y', _meta: { ...envelope, progressToken: 'p' } } };
+      const msg = {
+        jsonrpc: '2.0',
+        id: 3,
+        method,
+        params: { name: 't', uri: 'x://y', _meta: { ...envelope, progressToken: 'p' } },
+      };
       const rule = clientMessageRule(classify(msg));
       expect(rule.action).toBe('pass');
       if (rule.action !== 'pass') continue;
@@ -69,13 +103,21 @@ describe('client request rules', () => {
       expect(meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
       expect(meta['io.modelcontextprotocol/clientInfo']).toEqual({ name: 'c', version: '1' });
       expect(meta.progressToken).toBe('p');
-      expect(msg.params._meta['io.modelcontextprotocol/clientCapabilities']).toEqual({ sampling: {}, elicitation: {}, roots: {} });
+      expect(msg.params._meta['io.modelcontextprotocol/clientCapabilities']).toEqual({
+        sampling: {},
+        elicitation: {},
+        roots: {},
+      });
     }
     expect(envelopeVersion({ _meta: envelope })).toBe('2026-07-28');
     expect(envelopeVersion({ _meta: {} })).toBeUndefined();
     // an envelope whose capabilities the rules have not emptied is left to the SDK Server
     expect(toolCallParams({ name: 't', arguments: {}, _meta: envelope })).toBeUndefined();
-    expect(toolCallParams({ name: 't', arguments: {}, _meta: { progressToken: 1 } })).toEqual({ name: 't', arguments: {}, progressToken: 1 });
+    expect(toolCallParams({ name: 't', arguments: {}, _meta: { progressToken: 1 } })).toEqual({
+      name: 't',
+      arguments: {},
+      progressToken: 1,
+    });
   });
 });
 
@@ -93,7 +135,9 @@ describe('server message rules', () => {
     }
   });
   it('passes only MCP notifications', () => {
-    expect(serverMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).action).toBe('pass');
+    expect(serverMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).action).toBe(
+      'pass',
+    );
     expect(serverMessageRule(classify({ jsonrpc: '2.0', method: 'x-vendor/anything' })).action).toBe('drop');
     expect(serverMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/initialized' })).action).toBe('drop');
   });
@@ -125,13 +169,17 @@ describe('LineFramer', () => {
 
 describe('requestLogLine', () => {
   it('holds server, method, name and outcome only', () => {
-    expect(JSON.parse(requestLogLine({ server: 's', method: 'tools/call', name: 'echo', outcome: 'allowed' }))).toEqual({ server: 's', method: 'tools/call', name: 'echo', outcome: 'allowed' });
+    expect(JSON.parse(requestLogLine({ server: 's', method: 'tools/call', name: 'echo', outcome: 'allowed' }))).toEqual(
+      { server: 's', method: 'tools/call', name: 'echo', outcome: 'allowed' },
+    );
   });
 });
 
 describe('clientMessageRule', () => {
   it('refuses a __proto__ key at any depth before anything parses it further', () => {
-    const m = parseMessage('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"s","arguments":{"a":[{"__proto__":{"x":1}}]}}}');
+    const m = parseMessage(
+      '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"s","arguments":{"a":[{"__proto__":{"x":1}}]}}}',
+    );
     const r = clientMessageRule(m);
     expect(r.action).toBe('reply');
     if (r.action === 'reply') {
@@ -145,9 +193,16 @@ describe('clientMessageRule', () => {
     expect(findProtoKey(v)).toContain('too deep');
   });
   it('drops id-less requests and non-MCP notifications, passes MCP ones, strips initialize', () => {
-    expect(clientMessageRule(classify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'x' } })).action).toBe('drop');
-    expect(clientMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })).action).toBe('pass');
-    const init = clientMessageRule(classify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: { sampling: {} } } }));
+    expect(clientMessageRule(classify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'x' } })).action).toBe(
+      'drop',
+    );
+    expect(
+      clientMessageRule(classify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }))
+        .action,
+    ).toBe('pass');
+    const init = clientMessageRule(
+      classify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: { sampling: {} } } }),
+    );
     expect(init.action === 'pass' && (init.message.params as { capabilities: object }).capabilities).toEqual({});
   });
 });
@@ -156,21 +211,49 @@ describe('toolCallParams (what the direct path takes)', () => {
   it('takes a name, object arguments and a string or integer progress token', () => {
     expect(toolCallParams({ name: 'a__b', arguments: { q: 1 } })).toEqual({ name: 'a__b', arguments: { q: 1 } });
     expect(toolCallParams({ name: 'a__b' })).toEqual({ name: 'a__b', arguments: undefined });
-    expect(toolCallParams({ name: 'a__b', _meta: { progressToken: 'p' } })).toEqual({ name: 'a__b', arguments: undefined, progressToken: 'p' });
+    expect(toolCallParams({ name: 'a__b', _meta: { progressToken: 'p' } })).toEqual({
+      name: 'a__b',
+      arguments: undefined,
+      progressToken: 'p',
+    });
     expect(toolCallParams({ name: 'a__b', _meta: { progressToken: 7 } })?.progressToken).toBe(7);
     expect(toolCallParams({ name: 'a__b', _meta: {} })).toEqual({ name: 'a__b', arguments: undefined });
   });
   it('declines anything else, so the SDK path answers it', () => {
-    for (const p of [undefined, null, [], 'x', {}, { name: 1 }, { name: 'a__b', arguments: 'x' }, { name: 'a__b', arguments: [] }, { name: 'a__b', arguments: null }, { name: 'a__b', _meta: 'm' }, { name: 'a__b', _meta: { progressToken: {} } }, { name: 'a__b', _meta: { progressToken: 1.5 } }, { name: 'a__b', task: {} }]) {
+    for (const p of [
+      undefined,
+      null,
+      [],
+      'x',
+      {},
+      { name: 1 },
+      { name: 'a__b', arguments: 'x' },
+      { name: 'a__b', arguments: [] },
+      { name: 'a__b', arguments: null },
+      { name: 'a__b', _meta: 'm' },
+      { name: 'a__b', _meta: { progressToken: {} } },
+      { name: 'a__b', _meta: { progressToken: 1.5 } },
+      { name: 'a__b', task: {} },
+    ]) {
       expect(toolCallParams(p), JSON.stringify(p)).toBeUndefined();
     }
   });
 });
 
 describe('toolCallParams and encodeModernToolResult under 2026-07-28', () => {
-  const env = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1', title: 'C' } };
+  const env = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1', title: 'C' },
+  };
   it('takes a plain envelope (version named) and declines every envelope or retry the SDK must judge', () => {
-    expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: { ...env, progressToken: 3, 'io.modelcontextprotocol/logLevel': 'info', 'x.example/k': 1 } })).toEqual({ name: 'a__b', arguments: {}, progressToken: 3, envelope: '2026-07-28' });
+    expect(
+      toolCallParams({
+        name: 'a__b',
+        arguments: {},
+        _meta: { ...env, progressToken: 3, 'io.modelcontextprotocol/logLevel': 'info', 'x.example/k': 1 },
+      }),
+    ).toEqual({ name: 'a__b', arguments: {}, progressToken: 3, envelope: '2026-07-28' });
     const odd = [
       { ...env, 'io.modelcontextprotocol/protocolVersion': 7 },
       { ...env, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } },
@@ -181,17 +264,35 @@ describe('toolCallParams and encodeModernToolResult under 2026-07-28', () => {
       { ...env, 'io.modelcontextprotocol/logLevel': 'loud' },
       { ...env, 'io.modelcontextprotocol/other': 1 },
     ];
-    for (const meta of odd) expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: meta }), JSON.stringify(meta)).toBeUndefined();
+    for (const meta of odd)
+      expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: meta }), JSON.stringify(meta)).toBeUndefined();
     expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: env, inputResponses: {} })).toBeUndefined();
     expect(toolCallParams({ name: 'a__b', arguments: {}, _meta: env, requestState: 's' })).toBeUndefined();
   });
   it('encodes a result as the SDK Server does: resultType complete unless named, the server identity unless _meta has one', () => {
     const me = { name: 'tysandbox', version: '0.1.0' };
     const key = 'io.modelcontextprotocol/serverInfo';
-    expect(encodeModernToolResult({ content: [] }, me)).toEqual({ content: [], resultType: 'complete', _meta: { [key]: me } });
-    expect(encodeModernToolResult({ content: [], _meta: { k: 1 } }, me)).toEqual({ content: [], resultType: 'complete', _meta: { k: 1, [key]: me } });
-    expect(encodeModernToolResult({ content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } }, me)).toEqual({ content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } });
-    expect(encodeModernToolResult({ content: [], _meta: 'odd' }, me)).toEqual({ content: [], resultType: 'complete', _meta: 'odd' });
+    expect(encodeModernToolResult({ content: [] }, me)).toEqual({
+      content: [],
+      resultType: 'complete',
+      _meta: { [key]: me },
+    });
+    expect(encodeModernToolResult({ content: [], _meta: { k: 1 } }, me)).toEqual({
+      content: [],
+      resultType: 'complete',
+      _meta: { k: 1, [key]: me },
+    });
+    expect(
+      encodeModernToolResult(
+        { content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } },
+        me,
+      ),
+    ).toEqual({ content: [], resultType: 'complete', _meta: { [key]: { name: 'up', version: '2' } } });
+    expect(encodeModernToolResult({ content: [], _meta: 'odd' }, me)).toEqual({
+      content: [],
+      resultType: 'complete',
+      _meta: 'odd',
+    });
   });
 });
 
@@ -212,7 +313,21 @@ describe('checkToolResult', () => {
     expect(empty).toEqual({ isError: true }); // input unchanged
   });
   it('refuses a result that is not an object, or a malformed field or block', () => {
-    for (const v of [42, null, [], 'x', { content: 'x' }, { content: [1] }, { content: [{ type: 'text' }] }, { content: [{ type: 'image', data: 'x' }] }, { content: [{ type: 'resource', resource: { uri: 'u' } }] }, { content: [{ type: 'nope' }] }, { content: [], isError: 'yes' }, { content: [], structuredContent: [1] }, { content: [], _meta: 1 }]) {
+    for (const v of [
+      42,
+      null,
+      [],
+      'x',
+      { content: 'x' },
+      { content: [1] },
+      { content: [{ type: 'text' }] },
+      { content: [{ type: 'image', data: 'x' }] },
+      { content: [{ type: 'resource', resource: { uri: 'u' } }] },
+      { content: [{ type: 'nope' }] },
+      { content: [], isError: 'yes' },
+      { content: [], structuredContent: [1] },
+      { content: [], _meta: 1 },
+    ]) {
       expect(checkToolResult(v).ok, JSON.stringify(v)).toBe(false);
     }
   });
@@ -226,12 +341,19 @@ describe('LineFramer: whole lines in one chunk and lines split over chunks give 
     const f = new LineFramer(1024);
     const split: unknown[] = [];
     for (let i = 0; i < bytes.length; i += 3) split.push(...f.push(bytes.subarray(i, i + 3)));
-    expect(whole).toEqual([{ type: 'line', text: '{"a":1}' }, { type: 'line', text: '{"b":"\u00e9\u4e2d"}' }, { type: 'line', text: '{"c":3}' }]);
+    expect(whole).toEqual([
+      { type: 'line', text: '{"a":1}' },
+      { type: 'line', text: '{"b":"\u00e9\u4e2d"}' },
+      { type: 'line', text: '{"c":3}' },
+    ]);
     expect(split).toEqual(whole);
     expect(f.buffered).toBe(0);
   });
   it('a whole line over the cap inside one chunk is still refused', () => {
     const f = new LineFramer(8);
-    expect(f.push(enc.encode('{"a":"123456"}\n{"b":1}\n'))).toEqual([{ type: 'oversize', bytes: 14 }, { type: 'line', text: '{"b":1}' }]);
+    expect(f.push(enc.encode('{"a":"123456"}\n{"b":1}\n'))).toEqual([
+      { type: 'oversize', bytes: 14 },
+      { type: 'line', text: '{"b":1}' },
+    ]);
   });
 });

@@ -60,19 +60,50 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * A request whose id is null or of a wrong type is `invalid` (-32600): it never runs.
  */
 export function classify(value: unknown): Classified {
-  if (Array.isArray(value)) return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'batches are not accepted: send one JSON-RPC message per request', 'E_MCP') };
-  if (!isPlainObject(value) || value.jsonrpc !== '2.0') return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'not a JSON-RPC 2.0 message', 'E_MCP') };
+  if (Array.isArray(value))
+    return {
+      kind: 'invalid',
+      reply: rpcError(
+        null,
+        RPC.INVALID_REQUEST,
+        'batches are not accepted: send one JSON-RPC message per request',
+        'E_MCP',
+      ),
+    };
+  if (!isPlainObject(value) || value.jsonrpc !== '2.0')
+    return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'not a JSON-RPC 2.0 message', 'E_MCP') };
   const has = (k: string): boolean => Object.prototype.hasOwnProperty.call(value, k);
   if (has('method')) {
     const method = value.method;
-    if (typeof method !== 'string' || method.length === 0 || method.length > 256) return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'method must be a non-empty string', 'E_MCP') };
-    if (has('params') && !isPlainObject(value.params) && !Array.isArray(value.params)) return { kind: 'invalid', reply: rpcError(isId(value.id) ? value.id : null, RPC.INVALID_REQUEST, 'params must be an object', 'E_MCP') };
+    if (typeof method !== 'string' || method.length === 0 || method.length > 256)
+      return {
+        kind: 'invalid',
+        reply: rpcError(null, RPC.INVALID_REQUEST, 'method must be a non-empty string', 'E_MCP'),
+      };
+    if (has('params') && !isPlainObject(value.params) && !Array.isArray(value.params))
+      return {
+        kind: 'invalid',
+        reply: rpcError(isId(value.id) ? value.id : null, RPC.INVALID_REQUEST, 'params must be an object', 'E_MCP'),
+      };
     if (!has('id')) return { kind: 'notification', method, params: value.params, message: value };
-    if (!isId(value.id)) return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'a request needs a string or number id (null is refused); it was not run', 'E_MCP') };
+    if (!isId(value.id))
+      return {
+        kind: 'invalid',
+        reply: rpcError(
+          null,
+          RPC.INVALID_REQUEST,
+          'a request needs a string or number id (null is refused); it was not run',
+          'E_MCP',
+        ),
+      };
     return { kind: 'request', id: value.id, method, params: value.params, message: value };
   }
-  if (has('id') && isId(value.id) && (has('result') !== has('error'))) return { kind: 'response', id: value.id, message: value };
-  return { kind: 'invalid', reply: rpcError(null, RPC.INVALID_REQUEST, 'neither a request, a notification nor a response', 'E_MCP') };
+  if (has('id') && isId(value.id) && has('result') !== has('error'))
+    return { kind: 'response', id: value.id, message: value };
+  return {
+    kind: 'invalid',
+    reply: rpcError(null, RPC.INVALID_REQUEST, 'neither a request, a notification nor a response', 'E_MCP'),
+  };
 }
 
 /** Parse one framed message (text). Bad JSON is `invalid` with -32700. */
@@ -113,35 +144,48 @@ export type ClientRequestRule =
   | { action: 'gated'; kind: 'mcp' | 'mcp-resource' | 'mcp-prompt' }
   | { action: 'refuse'; reply: RpcErrorResponse };
 
-const CLIENT_REQUESTS: Readonly<Record<string, ClientRequestRule>> = Object.assign(Object.create(null) as Record<string, ClientRequestRule>, {
-  initialize: { action: 'local' },
-  // 2026-07-28 (stateless): what a server offers and which versions, answered by the bridge itself
-  'server/discover': { action: 'local' },
-  // 2026-07-28: the stream list_changed and resource updates travel on, answered by the bridge itself
-  'subscriptions/listen': { action: 'local' },
-  ping: { action: 'local' },
-  'logging/setLevel': { action: 'local' },
-  'tools/list': { action: 'pass' },
-  'prompts/list': { action: 'pass' },
-  'resources/list': { action: 'pass' },
-  'resources/templates/list': { action: 'pass' },
-  // argument completion and update subscriptions reach only the server the reference or URI names
-  'completion/complete': { action: 'pass' },
-  'resources/subscribe': { action: 'pass' },
-  'resources/unsubscribe': { action: 'pass' },
-  'tools/call': { action: 'gated', kind: 'mcp' },
-  'resources/read': { action: 'gated', kind: 'mcp-resource' },
-  'prompts/get': { action: 'gated', kind: 'mcp-prompt' },
-  // returns a tool's output: same rule as tools/call
-  'tasks/result': { action: 'gated', kind: 'mcp' },
-});
+const CLIENT_REQUESTS: Readonly<Record<string, ClientRequestRule>> = Object.assign(
+  Object.create(null) as Record<string, ClientRequestRule>,
+  {
+    initialize: { action: 'local' },
+    // 2026-07-28 (stateless): what a server offers and which versions, answered by the bridge itself
+    'server/discover': { action: 'local' },
+    // 2026-07-28: the stream list_changed and resource updates travel on, answered by the bridge itself
+    'subscriptions/listen': { action: 'local' },
+    ping: { action: 'local' },
+    'logging/setLevel': { action: 'local' },
+    'tools/list': { action: 'pass' },
+    'prompts/list': { action: 'pass' },
+    'resources/list': { action: 'pass' },
+    'resources/templates/list': { action: 'pass' },
+    // argument completion and update subscriptions reach only the server the reference or URI names
+    'completion/complete': { action: 'pass' },
+    'resources/subscribe': { action: 'pass' },
+    'resources/unsubscribe': { action: 'pass' },
+    'tools/call': { action: 'gated', kind: 'mcp' },
+    'resources/read': { action: 'gated', kind: 'mcp-resource' },
+    'prompts/get': { action: 'gated', kind: 'mcp-prompt' },
+    // returns a tool's output: same rule as tools/call
+    'tasks/result': { action: 'gated', kind: 'mcp' },
+  },
+);
 
 /**
  * The rule for a client request method (null-prototype table; unknown methods fail closed with -32601).
  */
 export function clientRequestRule(id: RpcId, method: string): ClientRequestRule {
   const rule = Object.prototype.hasOwnProperty.call(CLIENT_REQUESTS, method) ? CLIENT_REQUESTS[method] : undefined;
-  return rule ?? { action: 'refuse', reply: rpcError(id, RPC.METHOD_NOT_FOUND, `method "${method.slice(0, 80)}" is not offered through the bridge`, 'E_MCP') };
+  return (
+    rule ?? {
+      action: 'refuse',
+      reply: rpcError(
+        id,
+        RPC.METHOD_NOT_FOUND,
+        `method "${method.slice(0, 80)}" is not offered through the bridge`,
+        'E_MCP',
+      ),
+    }
+  );
 }
 
 /** The `_meta` key of a 2026-07-28 request's envelope naming its protocol version (MCP 2026-07-28 "Versioning"). */
@@ -170,12 +214,19 @@ export function stripClientCapabilities(message: Record<string, unknown>): Recor
   }
   const params = out.params;
   const meta = isPlainObject(params) ? params._meta : undefined;
-  if (isPlainObject(params) && isPlainObject(meta) && (Object.prototype.hasOwnProperty.call(meta, ENVELOPE_CAPABILITIES_KEY) || Object.prototype.hasOwnProperty.call(meta, DECLARED_CAPABILITIES_KEY))) {
+  if (
+    isPlainObject(params) &&
+    isPlainObject(meta) &&
+    (Object.prototype.hasOwnProperty.call(meta, ENVELOPE_CAPABILITIES_KEY) ||
+      Object.prototype.hasOwnProperty.call(meta, DECLARED_CAPABILITIES_KEY))
+  ) {
     // what the client declared stays with the bridge (DECLARED_CAPABILITIES_KEY, never set by a client: a value
     // the client sent there is replaced) to decide which input requests may be relayed to it
     const { [DECLARED_CAPABILITIES_KEY]: _forged, ...rest } = meta;
     const declared = rest[ENVELOPE_CAPABILITIES_KEY];
-    const next: Record<string, unknown> = Object.prototype.hasOwnProperty.call(rest, ENVELOPE_CAPABILITIES_KEY) ? { ...rest, [ENVELOPE_CAPABILITIES_KEY]: {} } : rest;
+    const next: Record<string, unknown> = Object.prototype.hasOwnProperty.call(rest, ENVELOPE_CAPABILITIES_KEY)
+      ? { ...rest, [ENVELOPE_CAPABILITIES_KEY]: {} }
+      : rest;
     if (message.method !== 'initialize' && isPlainObject(declared)) next[DECLARED_CAPABILITIES_KEY] = declared;
     out = { ...out, params: { ...params, _meta: next } };
   }
@@ -213,9 +264,19 @@ export function serverMessageRule(m: Classified, pass?: ReadonlySet<string>): Se
       if (m.method === 'ping') return { action: 'answer', reply: { jsonrpc: '2.0', id: m.id, result: {} } };
       // `pass`: requests the session itself answers (elicitation/create for a person, when a rule allows it)
       if (pass?.has(m.method) === true) return { action: 'pass' };
-      return { action: 'answer', reply: rpcError(m.id, RPC.METHOD_NOT_FOUND, `the bridge refuses server-to-client requests (${m.method.slice(0, 80)})`, 'E_MCP') };
+      return {
+        action: 'answer',
+        reply: rpcError(
+          m.id,
+          RPC.METHOD_NOT_FOUND,
+          `the bridge refuses server-to-client requests (${m.method.slice(0, 80)})`,
+          'E_MCP',
+        ),
+      };
     case 'notification':
-      return SERVER_NOTIFICATIONS.has(m.method) ? { action: 'pass' } : { action: 'drop', reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own` };
+      return SERVER_NOTIFICATIONS.has(m.method)
+        ? { action: 'pass' }
+        : { action: 'drop', reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own` };
     case 'response':
       return { action: 'pass' };
     case 'invalid':
@@ -224,7 +285,12 @@ export function serverMessageRule(m: Classified, pass?: ReadonlySet<string>): Se
 }
 
 /** One audit/log line for one request: server, method and tool name only, never arguments or answers. */
-export function requestLogLine(entry: { server: string; method: string; name?: string | undefined; outcome: string }): string {
+export function requestLogLine(entry: {
+  server: string;
+  method: string;
+  name?: string | undefined;
+  outcome: string;
+}): string {
   const o: Record<string, string> = { server: entry.server.slice(0, 64), method: entry.method.slice(0, 64) };
   if (entry.name !== undefined) o.name = entry.name.slice(0, 256);
   o.outcome = entry.outcome.slice(0, 64);
@@ -354,11 +420,20 @@ export function clientMessageRule(m: Classified): ClientMessageRule {
       const rule = clientRequestRule(m.id, m.method);
       if (rule.action === 'refuse') return { action: 'reply', reply: rule.reply };
       const proto = findProtoKey(m.params);
-      if (proto !== undefined) return { action: 'reply', reply: rpcError(m.id, RPC.INVALID_PARAMS, `unlisted field "${proto}" refused`, 'E_INVALID_ARGS') };
+      if (proto !== undefined)
+        return {
+          action: 'reply',
+          reply: rpcError(m.id, RPC.INVALID_PARAMS, `unlisted field "${proto}" refused`, 'E_INVALID_ARGS'),
+        };
       return { action: 'pass', message: stripClientCapabilities(m.message) };
     }
     case 'notification':
-      return CLIENT_NOTIFICATIONS.has(m.method) ? { action: 'pass', message: m.message } : { action: 'drop', reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own; a request needs an id` };
+      return CLIENT_NOTIFICATIONS.has(m.method)
+        ? { action: 'pass', message: m.message }
+        : {
+            action: 'drop',
+            reason: `notification "${m.method.slice(0, 80)}" is not one of MCP's own; a request needs an id`,
+          };
     case 'response':
       return { action: 'pass', message: m.message };
   }
@@ -377,10 +452,27 @@ export interface ToolCallParams {
 export const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 /** `_meta` key of a 2026-07-28 envelope's per-request log level (SDK LOG_LEVEL_META_KEY). */
 export const ENVELOPE_LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
-/** `_meta` key under which a 2026-07-28 result names the server that produced it (SDK SERVER_INFO_META_KEY, spec PR #3002). */
+/**
+ * `_meta` key under which a 2026-07-28 result names the server that produced it (SDK SERVER_INFO_META_KEY, spec PR
+ * #3002).
+ */
 export const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
-const LOG_LEVELS: ReadonlySet<unknown> = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
-const ENVELOPE_KEYS: ReadonlySet<string> = new Set([ENVELOPE_VERSION_KEY, ENVELOPE_CAPABILITIES_KEY, ENVELOPE_CLIENT_INFO_KEY, ENVELOPE_LOG_LEVEL_KEY]);
+const LOG_LEVELS: ReadonlySet<unknown> = new Set([
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]);
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
+  ENVELOPE_VERSION_KEY,
+  ENVELOPE_CAPABILITIES_KEY,
+  ENVELOPE_CLIENT_INFO_KEY,
+  ENVELOPE_LOG_LEVEL_KEY,
+]);
 const optStr = (o: Record<string, unknown>, k: string): boolean => o[k] === undefined || typeof o[k] === 'string';
 
 /**
@@ -397,10 +489,17 @@ function plainEnvelope(meta: Record<string, unknown>): boolean {
   const info = meta[ENVELOPE_CLIENT_INFO_KEY];
   if (info !== undefined) {
     if (!isPlainObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string') return false;
-    if (!optStr(info, 'title') || !optStr(info, 'description') || !optStr(info, 'websiteUrl') || info.icons !== undefined) return false;
+    if (
+      !optStr(info, 'title') ||
+      !optStr(info, 'description') ||
+      !optStr(info, 'websiteUrl') ||
+      info.icons !== undefined
+    )
+      return false;
   }
   if (meta[ENVELOPE_LOG_LEVEL_KEY] !== undefined && !LOG_LEVELS.has(meta[ENVELOPE_LOG_LEVEL_KEY])) return false;
-  for (const k of Object.keys(meta)) if (k.startsWith('io.modelcontextprotocol/') && !ENVELOPE_KEYS.has(k)) return false;
+  for (const k of Object.keys(meta))
+    if (k.startsWith('io.modelcontextprotocol/') && !ENVELOPE_KEYS.has(k)) return false;
   return true;
 }
 
@@ -437,11 +536,16 @@ export function toolCallParams(params: unknown): ToolCallParams | undefined {
  * (encodeResult: `resultType: "complete"` unless the result names one, the server's identity under
  * `_meta["io.modelcontextprotocol/serverInfo"]` unless `_meta` already names one or is not an object).
  */
-export function encodeModernToolResult(result: Record<string, unknown>, serverInfo: { name: string; version: string }): Record<string, unknown> {
-  const out: Record<string, unknown> = result.resultType === undefined ? { ...result, resultType: 'complete' } : { ...result };
+export function encodeModernToolResult(
+  result: Record<string, unknown>,
+  serverInfo: { name: string; version: string },
+): Record<string, unknown> {
+  const out: Record<string, unknown> =
+    result.resultType === undefined ? { ...result, resultType: 'complete' } : { ...result };
   const meta = out._meta;
   if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
-  else if (isPlainObject(meta) && meta[SERVER_INFO_META_KEY] === undefined) out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
+  else if (isPlainObject(meta) && meta[SERVER_INFO_META_KEY] === undefined)
+    out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
   return out;
 }
 
@@ -474,11 +578,16 @@ function contentBlockProblem(b: unknown): string | undefined {
  * boolean, `structuredContent` and `_meta` objects; other fields pass as they are, as in the SDK).
  * A missing `content` becomes `[]` (the SDK's default). Never mutates its input.
  */
-export function checkToolResult(value: unknown): { ok: true; result: Record<string, unknown> } | { ok: false; message: string } {
+export function checkToolResult(
+  value: unknown,
+): { ok: true; result: Record<string, unknown> } | { ok: false; message: string } {
   if (!isPlainObject(value)) return { ok: false, message: 'the result is not an object' };
-  if (value.isError !== undefined && typeof value.isError !== 'boolean') return { ok: false, message: '"isError" is not a boolean' };
-  if (value.structuredContent !== undefined && !isPlainObject(value.structuredContent)) return { ok: false, message: '"structuredContent" is not an object' };
-  if (value._meta !== undefined && !isPlainObject(value._meta)) return { ok: false, message: '"_meta" is not an object' };
+  if (value.isError !== undefined && typeof value.isError !== 'boolean')
+    return { ok: false, message: '"isError" is not a boolean' };
+  if (value.structuredContent !== undefined && !isPlainObject(value.structuredContent))
+    return { ok: false, message: '"structuredContent" is not an object' };
+  if (value._meta !== undefined && !isPlainObject(value._meta))
+    return { ok: false, message: '"_meta" is not an object' };
   if (value.content === undefined) return { ok: true, result: { ...value, content: [] } };
   if (!Array.isArray(value.content)) return { ok: false, message: '"content" is not an array' };
   for (let i = 0; i < value.content.length; i++) {

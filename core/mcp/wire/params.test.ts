@@ -16,7 +16,9 @@ describe('checkRequestParams', () => {
     expect(r?.id).toBe(7);
     expect(r?.error.code).toBe(-32602);
     expect(r?.error.data).toEqual({ code: 'E_INVALID_ARGS' });
-    expect(r?.error.message).toMatch(/^invalid params for tools\/call: params\.arguments: .*expected record, received array$/);
+    expect(r?.error.message).toMatch(
+      /^invalid params for tools\/call: params\.arguments: .*expected record, received array$/,
+    );
     expect(r?.error.message).not.toContain('secret-value');
     expect(checkRequestParams(1, 'tools/call', 'str')?.error.message).toMatch(/: params: /);
     expect(checkRequestParams(1, 'prompts/get', { name: 'p', arguments: { a: 1 } })?.error.code).toBe(-32602);
@@ -27,7 +29,10 @@ describe('checkRequestParams', () => {
 
 describe('checkRequestParams on tools/call (the structural pass before the schema)', () => {
   it('answers exactly as CallToolRequestSchema does for every shape of params', () => {
-    const env = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const env = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     const cases: unknown[] = [
       { name: 'a__b', arguments: { q: 1 } },
       { name: 'a__b', arguments: undefined },
@@ -52,8 +57,12 @@ describe('checkRequestParams on tools/call (the structural pass before the schem
       undefined,
     ];
     for (const params of cases) {
-      const schemaOk = CallToolRequestSchema.safeParse(params === undefined ? { method: 'tools/call' } : { method: 'tools/call', params }).success;
-      expect(checkRequestParams(1, 'tools/call', params) === undefined, JSON.stringify(params) ?? 'undefined').toBe(schemaOk);
+      const schemaOk = CallToolRequestSchema.safeParse(
+        params === undefined ? { method: 'tools/call' } : { method: 'tools/call', params },
+      ).success;
+      expect(checkRequestParams(1, 'tools/call', params) === undefined, JSON.stringify(params) ?? 'undefined').toBe(
+        schemaOk,
+      );
     }
   });
 });

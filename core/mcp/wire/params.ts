@@ -1,4 +1,5 @@
-// Client request params checked against MCP's own request schemas, and the session lifecycle (initialize once), before the bridge's SDK Server sees a request; core, trusted side.
+// Client request params checked against MCP's own request schemas, and the session lifecycle (initialize once), before
+// the bridge's SDK Server sees a request; core, trusted side.
 //
 // Schemas: the MCP SDK's (the MCP specification's `schema.ts`), so a malformed request gets JSON-RPC
 // -32602 with a short message here instead of the SDK Server's -32603 with a raw zod issue dump.
@@ -28,25 +29,32 @@ function hasRelatedTask(params: unknown): boolean {
 }
 
 interface RequestSchema {
-  safeParse(v: unknown): { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(
+    v: unknown,
+  ):
+    | { success: true }
+    | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
-const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(Object.create(null) as Record<string, RequestSchema>, {
-  initialize: InitializeRequestSchema,
-  ping: PingRequestSchema,
-  'logging/setLevel': SetLevelRequestSchema,
-  'tools/list': ListToolsRequestSchema,
-  'tools/call': CallToolRequestSchema,
-  'prompts/list': ListPromptsRequestSchema,
-  'prompts/get': GetPromptRequestSchema,
-  'resources/list': ListResourcesRequestSchema,
-  'resources/templates/list': ListResourceTemplatesRequestSchema,
-  'resources/read': ReadResourceRequestSchema,
-  'tasks/result': GetTaskPayloadRequestSchema,
-  'completion/complete': CompleteRequestSchema,
-  'resources/subscribe': SubscribeRequestSchema,
-  'resources/unsubscribe': UnsubscribeRequestSchema,
-});
+const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(
+  Object.create(null) as Record<string, RequestSchema>,
+  {
+    initialize: InitializeRequestSchema,
+    ping: PingRequestSchema,
+    'logging/setLevel': SetLevelRequestSchema,
+    'tools/list': ListToolsRequestSchema,
+    'tools/call': CallToolRequestSchema,
+    'prompts/list': ListPromptsRequestSchema,
+    'prompts/get': GetPromptRequestSchema,
+    'resources/list': ListResourcesRequestSchema,
+    'resources/templates/list': ListResourceTemplatesRequestSchema,
+    'resources/read': ReadResourceRequestSchema,
+    'tasks/result': GetTaskPayloadRequestSchema,
+    'completion/complete': CompleteRequestSchema,
+    'resources/subscribe': SubscribeRequestSchema,
+    'resources/unsubscribe': UnsubscribeRequestSchema,
+  },
+);
 
 /**
  * Check a client request's params against MCP's schema for its method (methods without one pass: the
@@ -64,9 +72,15 @@ export function checkRequestParams(id: RpcId, method: string, params: unknown): 
   if (r.success) return undefined;
   const issue = r.error.issues[0];
   // paths are in the request (`params.arguments`); an empty one is the request itself: `params` is what is wrong
-  const where = issue === undefined || issue.path.length === 0 ? 'params' : issue.path.map((p) => String(p).slice(0, 40)).join('.');
+  const where =
+    issue === undefined || issue.path.length === 0 ? 'params' : issue.path.map((p) => String(p).slice(0, 40)).join('.');
   const what = (issue?.message ?? 'invalid').replace(/\s+/g, ' ').slice(0, 120);
-  return rpcError(id, RPC.INVALID_PARAMS, `invalid params for ${method}: ${where.slice(0, 80)}: ${what}`, 'E_INVALID_ARGS');
+  return rpcError(
+    id,
+    RPC.INVALID_PARAMS,
+    `invalid params for ${method}: ${where.slice(0, 80)}: ${what}`,
+    'E_INVALID_ARGS',
+  );
 }
 
 /**
@@ -75,10 +89,18 @@ export function checkRequestParams(id: RpcId, method: string, params: unknown): 
  */
 export class ClientLifecycle {
   private initialized = false;
-  /** Call for every client request that passed the message rules; a reply means: answer it with this, do not pass it on. */
+  /**
+   * Call for every client request that passed the message rules; a reply means: answer it with this, do not pass it on.
+   */
   check(id: RpcId, method: string): RpcErrorResponse | undefined {
     if (method !== 'initialize') return undefined;
-    if (this.initialized) return rpcError(id, RPC.INVALID_REQUEST, 'the session is already initialized; initialize is sent once per session (start a new session to initialize again)', 'E_MCP');
+    if (this.initialized)
+      return rpcError(
+        id,
+        RPC.INVALID_REQUEST,
+        'the session is already initialized; initialize is sent once per session (start a new session to initialize again)',
+        'E_MCP',
+      );
     this.initialized = true;
     return undefined;
   }

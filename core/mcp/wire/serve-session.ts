@@ -1,4 +1,5 @@
-// "Serve this client session": one MCP client session of the bridge over a guarded server transport, until it closes; core, trusted side.
+// "Serve this client session": one MCP client session of the bridge over a guarded server transport, until it closes;
+// core, trusted side.
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { McpBridge } from '../bridge/bridge.js';
 import type { DirectPath } from '../bridge/util.js';
@@ -9,10 +10,15 @@ import type { DirectPath } from '../bridge/util.js';
  * tools/call path unless `opts.direct` is false), then, when the transport closes, every server session of it stops.
  * Resolves when the session is over.
  */
-export async function serveSession(bridge: McpBridge, transport: Transport & { direct?: DirectPath }, opts: { direct?: boolean } = {}): Promise<void> {
+export async function serveSession(
+  bridge: McpBridge,
+  transport: Transport & { direct?: DirectPath },
+  opts: { direct?: boolean } = {},
+): Promise<void> {
   const sessionId = bridge.newSessionId();
   const server = bridge.createServer(sessionId);
-  if (opts.direct !== false) transport.direct = bridge.directPath(sessionId, (m) => void transport.send(m as JSONRPCMessage));
+  if (opts.direct !== false)
+    transport.direct = bridge.directPath(sessionId, (m) => void transport.send(m as JSONRPCMessage));
   const done = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

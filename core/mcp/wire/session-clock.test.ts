@@ -1,4 +1,5 @@
-// SessionClock: idle expiry and least-recently-used eviction that never picks a session with a request in flight; core unit test.
+// SessionClock: idle expiry and least-recently-used eviction that never picks a session with a request in flight; core
+// unit test.
 import { describe, expect, it } from 'vitest';
 import { SessionClock } from './session-clock.js';
 

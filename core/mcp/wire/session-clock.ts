@@ -1,4 +1,5 @@
-// Idle expiry and least-recently-used eviction of client sessions (the policy; the host owns timers and transports); core, trusted side.
+// Idle expiry and least-recently-used eviction of client sessions (the policy; the host owns timers and transports);
+// core, trusted side.
 
 /** A client session as the clock sees it. */
 interface Tracked<T> {
@@ -21,7 +22,10 @@ export const DEFAULT_SESSION_IDLE_MS = 300_000;
  */
 export class SessionClock<T> {
   private readonly sessions = new Map<string, Tracked<T>>();
-  constructor(readonly idleMs: number = DEFAULT_SESSION_IDLE_MS, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly idleMs: number = DEFAULT_SESSION_IDLE_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get size(): number {
     return this.sessions.size;
@@ -68,16 +72,21 @@ export class SessionClock<T> {
   /** The least recently used session with nothing in flight (the one to end to make room), if any. */
   evictable(): string | undefined {
     let best: [string, Tracked<T>] | undefined;
-    for (const e of this.sessions) if (e[1].inFlight === 0 && (best === undefined || e[1].lastActive < best[1].lastActive)) best = e;
+    for (const e of this.sessions)
+      if (e[1].inFlight === 0 && (best === undefined || e[1].lastActive < best[1].lastActive)) best = e;
     return best?.[0];
   }
 
-  /** ms until the earliest idle session may expire (undefined: none tracked); busy sessions are checked again after idleMs. */
+  /**
+   * ms until the earliest idle session may expire (undefined: none tracked); busy sessions are checked again after
+   * idleMs.
+   */
   nextCheckMs(): number | undefined {
     if (this.sessions.size === 0) return undefined;
     const t = this.now();
     let next = this.idleMs;
-    for (const s of this.sessions.values()) if (s.inFlight === 0) next = Math.min(next, Math.max(0, s.lastActive + this.idleMs - t));
+    for (const s of this.sessions.values())
+      if (s.inFlight === 0) next = Math.min(next, Math.max(0, s.lastActive + this.idleMs - t));
     return next;
   }
 }

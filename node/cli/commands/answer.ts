@@ -1,4 +1,5 @@
-// tycli answer ID yes|no [--field NAME=VALUE]: answer a waiting question (or fill in its form); the first answer is final; Node host, trusted side.
+// tycli answer ID yes|no [--field NAME=VALUE]: answer a waiting question (or fill in its form); the first answer is
+// final; Node host, trusted side.
 import type { CliCommand } from '../types.js';
 import { fail, out, outJson, usage } from '../output.js';
 
@@ -47,10 +48,20 @@ history: for a field marked "looks secret" prefer the terminal, which does not e
     const q = await store.get(id);
     // a form question answered yes with no --field: its defaults (and a clear error when a required field has none)
     if (q?.form !== undefined && verdict === 'yes') given ??= {};
-    const r = await store.answer(id, { allow: verdict === 'yes', scope: scope as 'once' | 'session' | 'permanent', by: 'tycli answer', ...(given ? { values: given } : {}) });
+    const r = await store.answer(id, {
+      allow: verdict === 'yes',
+      scope: scope as 'once' | 'session' | 'permanent',
+      by: 'tycli answer',
+      ...(given ? { values: given } : {}),
+    });
     if (!r.ok) return fail(ctx, r.code, r.message);
-    if (ctx.globals.json) outJson(ctx, { ok: true, id, allow: verdict === 'yes', scope: verdict === 'yes' ? scope : 'once' });
-    else if (q?.form !== undefined) out(ctx, verdict === 'yes' ? `question ${id}: answered (the values go to the server)` : `question ${id}: declined`);
+    if (ctx.globals.json)
+      outJson(ctx, { ok: true, id, allow: verdict === 'yes', scope: verdict === 'yes' ? scope : 'once' });
+    else if (q?.form !== undefined)
+      out(
+        ctx,
+        verdict === 'yes' ? `question ${id}: answered (the values go to the server)` : `question ${id}: declined`,
+      );
     else out(ctx, verdict === 'yes' ? `question ${id}: allowed (${scope})` : `question ${id}: refused`);
     return 0;
   },

@@ -5,7 +5,12 @@ import { note, out, outJson, usage } from '../output.js';
 
 /** Open `url` in the person's browser (xdg-open, open or start); failures are reported, never fatal. */
 function openBrowser(url: string, onError: (m: string) => void): void {
-  const [cmd, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   try {
     const child = spawn(cmd, args as string[], { stdio: 'ignore', detached: true });
     child.on('error', (e) => onError(`could not open a browser (${cmd}): ${e.message}`));
@@ -36,7 +41,8 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
     let port: number | undefined;
     if (values.port !== undefined) {
       const p = String(values.port);
-      if (!/^\d{1,5}$/.test(p) || Number(p) > 65535) usage(`--port must be a number from 0 to 65535 (got "${p.slice(0, 20)}")`);
+      if (!/^\d{1,5}$/.test(p) || Number(p) > 65535)
+        usage(`--port must be a number from 0 to 65535 (got "${p.slice(0, 20)}")`);
       port = Number(p);
     }
     const embed = (values['embed-origin'] as string[] | undefined) ?? [];
@@ -48,10 +54,16 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
       } catch {
         ok = false;
       }
-      if (!ok) usage(`--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`);
+      if (!ok)
+        usage(
+          `--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`,
+        );
     }
     const { startAppServer } = await import('../../http/app-server.js');
-    const server = await startAppServer({ ...(port === undefined ? {} : { port }), ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}) });
+    const server = await startAppServer({
+      ...(port === undefined ? {} : { port }),
+      ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}),
+    });
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });
     else out(ctx, server.url);
     if (values.open === true) openBrowser(server.url, (m) => note(ctx, m));

@@ -5,7 +5,13 @@ import { note, out, usage } from '../output.js';
 async function openAudit(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
   const { StoreAuditLog } = await import('../../../core/audit/trail.js');
-  const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
+  const host = await createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    startSandboxes: false,
+  });
   return { host, log: new StoreAuditLog(host.store) };
 }
 
@@ -30,12 +36,18 @@ as visible escapes, also when piped.`,
     const { formatAuditRecord, parseSince } = await import('../../../core/audit/trail.js');
     const { inertJson } = await import('../../../core/ask/text.js');
     const since = typeof values.since === 'string' ? parseSince(values.since, Date.now()) : undefined;
-    if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === '')) usage('--tool needs a tool name');
+    if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === ''))
+      usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);
     try {
       const { hostIdentityAlive } = await import('../../process/identity.js');
-      const { entries, corrupt } = await log.read(since === undefined ? { hostAlive: hostIdentityAlive } : { since, hostAlive: hostIdentityAlive });
-      const shown = entries.filter((r) => (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'));
+      const { entries, corrupt } = await log.read(
+        since === undefined ? { hostAlive: hostIdentityAlive } : { since, hostAlive: hostIdentityAlive },
+      );
+      const shown = entries.filter(
+        (r) =>
+          (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'),
+      );
       // Both forms are inert whatever stdout is (a pipe into `less -R` replays escapes): the text line
       // escapes every hidden code point, the JSON line writes them as \u escapes.
       if (ctx.globals.json) {

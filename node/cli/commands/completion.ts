@@ -4,7 +4,10 @@ import { out, outJson, usage } from '../output.js';
 
 /** Command paths and their options (`--name`), from the table the dispatcher uses, so completion never drifts. */
 function table(commands: readonly CliCommand[], globals: readonly string[]): { path: string; options: string[] }[] {
-  return commands.map((c) => ({ path: c.path.join(' '), options: [...Object.keys(c.options ?? {}).map((k) => `--${k}`), ...globals].sort() }));
+  return commands.map((c) => ({
+    path: c.path.join(' '),
+    options: [...Object.keys(c.options ?? {}).map((k) => `--${k}`), ...globals].sort(),
+  }));
 }
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -50,7 +53,8 @@ function fish(rows: ReturnType<typeof table>): string {
   lines.push(`complete -c tycli -n '__fish_use_subcommand' -a ${q(firsts.join(' '))}`);
   for (const first of firsts) {
     const seconds = [...new Set(rows.filter((r) => r.path.startsWith(`${first} `)).map((r) => r.path.split(' ')[1]!))];
-    if (seconds.length) lines.push(`complete -c tycli -n '__fish_seen_subcommand_from ${first}' -a ${q(seconds.join(' '))}`);
+    if (seconds.length)
+      lines.push(`complete -c tycli -n '__fish_seen_subcommand_from ${first}' -a ${q(seconds.join(' '))}`);
   }
   for (const r of rows) {
     const words = r.path.split(' ');
@@ -73,9 +77,13 @@ export function completionCommand(all: () => readonly CliCommand[]): CliCommand 
 
 Completes command words and each command's options. With --json: {"ok":true,"shell","script"}.`,
     async run(ctx, _v, pos) {
-      if (pos.length !== 1 || !['bash', 'zsh', 'fish'].includes(pos[0]!)) usage('tycli completion takes one shell: bash, zsh or fish');
+      if (pos.length !== 1 || !['bash', 'zsh', 'fish'].includes(pos[0]!))
+        usage('tycli completion takes one shell: bash, zsh or fish');
       const { GLOBAL_OPTIONS } = await import('../main.js');
-      const rows = table(all(), Object.keys(GLOBAL_OPTIONS).map((g) => `--${g}`));
+      const rows = table(
+        all(),
+        Object.keys(GLOBAL_OPTIONS).map((g) => `--${g}`),
+      );
       const script = pos[0] === 'bash' ? bash(rows) : pos[0] === 'zsh' ? zsh(rows) : fish(rows);
       if (ctx.globals.json) outJson(ctx, { ok: true, shell: pos[0], script });
       else out(ctx, script);

@@ -20,7 +20,14 @@ export function clipLine(line: string, max = DETAIL_CHARS): string {
 /** The envelope's `error` when a contract failed (`{"ok":false,"error":{...},...}` like every other --json failure). */
 function failed(rows: readonly { ok: boolean; name: string }[]): { error?: { code: string; message: string } } {
   const bad = rows.filter((r) => !r.ok).map((r) => r.name);
-  return bad.length === 0 ? {} : { error: { code: 'E_SANDBOX_FAILED', message: `${bad.length} of ${rows.length} security contracts failed: ${bad.slice(0, 20).join(', ')}` } };
+  return bad.length === 0
+    ? {}
+    : {
+        error: {
+          code: 'E_SANDBOX_FAILED',
+          message: `${bad.length} of ${rows.length} security contracts failed: ${bad.slice(0, 20).join(', ')}`,
+        },
+      };
 }
 
 const diagnostics: CliCommand = {
@@ -44,22 +51,39 @@ fails, 2 when the filter matches nothing. Long detail lines are cut for the term
 "…"); --json carries them whole. With --json: one line {ok, host, isolation, contracts:[...]};
 with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name, check?, ok, detail}]}.`,
   allowPositionals: false,
-  options: { list: { type: 'boolean' }, filter: { type: 'string' }, verbose: { type: 'boolean' }, browser: { type: 'boolean' } },
+  options: {
+    list: { type: 'boolean' },
+    filter: { type: 'string' },
+    verbose: { type: 'boolean' },
+    browser: { type: 'boolean' },
+  },
   async run(ctx, values) {
     try {
       const { selectContracts, runContracts } = await import('../../diagnostics/contracts.js');
       const filter = typeof values.filter === 'string' ? values.filter : undefined;
-      if (filter !== undefined && filter.trim() === '') return fail(ctx, 'E_USAGE', '--filter needs TEXT: an empty filter would select every contract (leave --filter out to run them all)');
+      if (filter !== undefined && filter.trim() === '')
+        return fail(
+          ctx,
+          'E_USAGE',
+          '--filter needs TEXT: an empty filter would select every contract (leave --filter out to run them all)',
+        );
       const chosen = selectContracts('cli', filter);
       if (values.browser === true) return await bothHosts(ctx, chosen, filter, values);
-      if (chosen.length === 0) return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list)`);
+      if (chosen.length === 0)
+        return fail(ctx, 'E_USAGE', `no contract name contains "${filter ?? ''}" (tycli diagnostics --list)`);
       if (values.list === true) {
-        if (ctx.globals.json) outJson(ctx, { contracts: chosen.map((c) => ({ name: c.name, requirement: c.requirement, hosts: c.hosts })) });
+        if (ctx.globals.json)
+          outJson(ctx, {
+            contracts: chosen.map((c) => ({ name: c.name, requirement: c.requirement, hosts: c.hosts })),
+          });
         else for (const c of chosen) out(ctx, `${c.name.padEnd(26)} ${c.requirement}`);
         return 0;
       }
       const { resolvePosture } = await import('../../os-sandbox/posture.js');
-      const posture = resolvePosture(ctx.globals.sandbox, ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined);
+      const posture = resolvePosture(
+        ctx.globals.sandbox,
+        ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined,
+      );
       const { CliContractHost } = await import('../../diagnostics/cli-host.js');
       const bar = progress(ctx);
       bar.status('starting the CLI contract host...');
@@ -69,9 +93,13 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const ok = results.every((r) => r.ok);
       const { pyodideStatus } = await import('../../python/sandbox.js');
       const pyodide = pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot());
-      if (ctx.globals.json) outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
+      if (ctx.globals.json)
+        outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
       else {
-        out(ctx, `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`);
+        out(
+          ctx,
+          `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`,
+        );
         for (const r of results) {
           out(ctx, `${r.ok ? 'PASS' : 'FAIL'}  ${r.name}`);
           const lines = r.detail.split('\n').filter((l) => values.verbose === true || !l.startsWith('PASS'));
@@ -92,16 +120,33 @@ async function cliPosture(ctx: CliContext) {
 }
 
 /** `--browser`: the CLI contracts and the browser contracts, one table (or one JSON line) for both hosts. */
-async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | undefined, values: Record<string, unknown>): Promise<number> {
-  const { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, runBrowserHostContracts, selectedBrowserChecks } = await import('../../diagnostics/browser.js');
+async function bothHosts(
+  ctx: CliContext,
+  chosen: Contract[],
+  filter: string | undefined,
+  values: Record<string, unknown>,
+): Promise<number> {
+  const { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, runBrowserHostContracts, selectedBrowserChecks } =
+    await import('../../diagnostics/browser.js');
   const titles = browserCheckTitles();
   // undefined: the titles cannot be read here (no checkout); the browser run then says what is missing
   const checks = titles === undefined ? undefined : selectedBrowserChecks(titles, filter);
   const none = `no contract name or browser check title contains "${terminalSafe(ctx, filter ?? '', ctx.io.stderr)}" (tycli diagnostics --list --browser)`;
   if (values.list === true) {
     const f = filter?.toLowerCase();
-    const groups = BROWSER_GROUPS.map((g) => ({ ...g, checks: (checks ?? []).filter((t) => browserGroupOf(t) === g.name) })).filter((g) => g.checks.length > 0 || (checks === undefined && (!f || g.name.toLowerCase().includes(f))));
-    const rows: { host: string; name: string; requirement: string; checks?: string[] }[] = [...chosen.map((c) => ({ host: 'cli', name: c.name, requirement: c.requirement })), ...groups.map((g) => ({ host: 'browser', name: g.name, requirement: g.requirement, ...(checks !== undefined ? { checks: g.checks } : {}) }))];
+    const groups = BROWSER_GROUPS.map((g) => ({
+      ...g,
+      checks: (checks ?? []).filter((t) => browserGroupOf(t) === g.name),
+    })).filter((g) => g.checks.length > 0 || (checks === undefined && (!f || g.name.toLowerCase().includes(f))));
+    const rows: { host: string; name: string; requirement: string; checks?: string[] }[] = [
+      ...chosen.map((c) => ({ host: 'cli', name: c.name, requirement: c.requirement })),
+      ...groups.map((g) => ({
+        host: 'browser',
+        name: g.name,
+        requirement: g.requirement,
+        ...(checks !== undefined ? { checks: g.checks } : {}),
+      })),
+    ];
     if (rows.length === 0) return fail(ctx, 'E_USAGE', none);
     if (ctx.globals.json) outJson(ctx, { contracts: rows });
     else
@@ -117,10 +162,14 @@ async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | u
   const rows: HostContractRow[] = [];
   let isolation = 'not run';
   if (chosen.length > 0) {
-    const [{ runContracts }, { CliContractHost }] = await Promise.all([import('../../diagnostics/contracts.js'), import('../../diagnostics/cli-host.js')]);
+    const [{ runContracts }, { CliContractHost }] = await Promise.all([
+      import('../../diagnostics/contracts.js'),
+      import('../../diagnostics/cli-host.js'),
+    ]);
     const host = await CliContractHost.create({ posture });
     isolation = host.describe();
-    for (const r of await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`))) rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
+    for (const r of await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`)))
+      rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
   }
   // no browser check matches: Chromium is not started (nothing would run in it)
   const browserRun = checks === undefined || checks.length > 0;
@@ -131,18 +180,36 @@ async function bothHosts(ctx: CliContext, chosen: Contract[], filter: string | u
   if (rows.length === 0) return fail(ctx, 'E_USAGE', none);
   const ok = rows.every((r) => r.ok);
   if (ctx.globals.json) {
-    outJson(ctx, { ok, ...failed(rows), hosts: ['cli', 'browser'], isolation, ...(browserRun ? {} : { browser: 'not started: no browser check matches the filter' }), contracts: rows });
+    outJson(ctx, {
+      ok,
+      ...failed(rows),
+      hosts: ['cli', 'browser'],
+      isolation,
+      ...(browserRun ? {} : { browser: 'not started: no browser check matches the filter' }),
+      contracts: rows,
+    });
     return ok ? 0 : 1;
   }
-  out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserRun ? 'Chromium (headless, loopback server)' : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`}`);
+  out(
+    ctx,
+    `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserRun ? 'Chromium (headless, loopback server)' : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`}`,
+  );
   const nw = Math.max(8, ...rows.map((r) => r.name.length));
   out(ctx, `${'RESULT'}  ${'HOST'.padEnd(7)}  ${'CONTRACT'.padEnd(nw)}  CHECK`);
   for (const r of rows) {
-    out(ctx, terminalSafe(ctx, `${r.ok ? 'PASS  ' : 'FAIL  '}  ${r.host.padEnd(7)}  ${r.name.padEnd(nw)}  ${r.check ?? '-'}`));
-    const lines = r.detail.split('\n').filter((l) => (values.verbose === true || !r.ok) && !(r.host === 'cli' && !values.verbose && l.startsWith('PASS')));
+    out(
+      ctx,
+      terminalSafe(ctx, `${r.ok ? 'PASS  ' : 'FAIL  '}  ${r.host.padEnd(7)}  ${r.name.padEnd(nw)}  ${r.check ?? '-'}`),
+    );
+    const lines = r.detail
+      .split('\n')
+      .filter(
+        (l) => (values.verbose === true || !r.ok) && !(r.host === 'cli' && !values.verbose && l.startsWith('PASS')),
+      );
     for (const l of lines) out(ctx, terminalSafe(ctx, `        ${clipLine(l)}`));
   }
-  const per = (h: string) => `${h} ${rows.filter((r) => r.host === h && r.ok).length}/${rows.filter((r) => r.host === h).length}`;
+  const per = (h: string) =>
+    `${h} ${rows.filter((r) => r.host === h && r.ok).length}/${rows.filter((r) => r.host === h).length}`;
   out(ctx, `${rows.filter((r) => r.ok).length}/${rows.length} passed (${per('cli')}, ${per('browser')})`);
   return ok ? 0 : 1;
 }

@@ -1,4 +1,5 @@
-// tycli mcp add|list|show|remove|namespace|hub: MCP server definitions, namespaces and the shared-server hub (serve and proxy in mcp-serve.ts); Node host, trusted side.
+// tycli mcp add|list|show|remove|namespace|hub: MCP server definitions, namespaces and the shared-server hub (serve and
+// proxy in mcp-serve.ts); Node host, trusted side.
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
@@ -20,10 +21,16 @@ function changedFields(a: object, b: object): string[] {
 }
 
 /** `changedFields` for a message: the environment's differing variable names (never values), and the verb agreeing. */
-function describeChange(a: { env: Record<string, string> }, b: { env: Record<string, string> }, changed: string[]): string {
+function describeChange(
+  a: { env: Record<string, string> },
+  b: { env: Record<string, string> },
+  changed: string[],
+): string {
   const names = changed.map((k) => {
     if (k !== 'env') return k;
-    const vars = [...new Set([...Object.keys(a.env), ...Object.keys(b.env)])].filter((v) => a.env[v] !== b.env[v]).sort();
+    const vars = [...new Set([...Object.keys(a.env), ...Object.keys(b.env)])]
+      .filter((v) => a.env[v] !== b.env[v])
+      .sort();
     return `env (${vars.slice(0, 6).join(', ')}${vars.length > 6 ? `, ${vars.length - 6} more` : ''})`;
   });
   return `${names.join(', ')} ${names.length === 1 ? 'differs' : 'differ'}`;
@@ -66,7 +73,8 @@ definition again changes nothing.`,
     const { buildDefinition, describeDefinition, loadDefinition, parseEnvPairs, saveDefinition } = await defs();
     const [name, ...command] = pos;
     if (name === undefined) usage('give a server name: tycli mcp add NAME -- COMMAND ARGS...');
-    if (v.shared === true && v.url !== undefined) throw new TyError('E_USAGE', '--shared is for command servers, not --url');
+    if (v.shared === true && v.url !== undefined)
+      throw new TyError('E_USAGE', '--shared is for command servers, not --url');
     const ask = v.ask as string | undefined;
     if (ask !== undefined && ask !== 'none' && ask !== 'default') usage('--ask takes none (or default)');
     const fromEnv = (name: string): string => {
@@ -75,7 +83,8 @@ definition again changes nothing.`,
       return val;
     };
     const env = parseEnvPairs((v.env as string[] | undefined) ?? []);
-    for (const k of (v['env-from'] as string[] | undefined) ?? []) Object.assign(env, parseEnvPairs([`${k}=${fromEnv(k)}`]));
+    for (const k of (v['env-from'] as string[] | undefined) ?? [])
+      Object.assign(env, parseEnvPairs([`${k}=${fromEnv(k)}`]));
     const headers = [...((v.header as string[] | undefined) ?? [])];
     for (const h of (v['header-env'] as string[] | undefined) ?? []) {
       const i = h.indexOf('=');
@@ -97,25 +106,45 @@ definition again changes nothing.`,
       processEnv: ctx.env,
     });
     const { listNamespaces } = await import('../../mcp/namespaces.js');
-    if ((await listNamespaces(ctx.globals.home)).includes(def.name)) throw new TyError('E_USAGE', `"${def.name}" is already an MCP namespace name`);
+    if ((await listNamespaces(ctx.globals.home)).includes(def.name))
+      throw new TyError('E_USAGE', `"${def.name}" is already an MCP namespace name`);
     // an unreadable earlier file (refused by loadDefinition) may be replaced: that is its repair
     const prev = await loadDefinition(ctx.globals.home, def.name).catch(() => undefined);
     const changed = prev === undefined ? [] : changedFields(prev, def);
     if (prev !== undefined && changed.length === 0) {
-      if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: false, unchanged: true });
+      if (ctx.globals.json)
+        outJson(ctx, { ok: true, server: describeDefinition(def), replaced: false, unchanged: true });
       else out(ctx, `unchanged: MCP server ${def.name} is defined exactly so already`);
       return 0;
     }
     if (prev !== undefined && v['approve-replacement'] !== true) {
-      throw new TyError('E_APPROVAL_REQUIRED', `MCP server "${def.name}" is defined already; replacing it (${describeChange(prev, def, changed)}) ends its running sessions and needs --approve-replacement`, { name: def.name, approval: 'replacement', kind: 'mcp-server', changed });
+      throw new TyError(
+        'E_APPROVAL_REQUIRED',
+        `MCP server "${def.name}" is defined already; replacing it (${describeChange(prev, def, changed)}) ends its running sessions and needs --approve-replacement`,
+        { name: def.name, approval: 'replacement', kind: 'mcp-server', changed },
+      );
     }
     await saveDefinition(ctx.globals.home, def);
-    if (ctx.globals.json) outJson(ctx, { ok: true, server: describeDefinition(def), replaced: prev !== undefined, ...(prev !== undefined ? { changed } : {}) });
-    else out(ctx, `${prev !== undefined ? `replaced (${changed.join(', ')})` : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`);
+    if (ctx.globals.json)
+      outJson(ctx, {
+        ok: true,
+        server: describeDefinition(def),
+        replaced: prev !== undefined,
+        ...(prev !== undefined ? { changed } : {}),
+      });
+    else
+      out(
+        ctx,
+        `${prev !== undefined ? `replaced (${changed.join(', ')})` : 'added'} MCP server ${def.name} (${Object.keys(def.env).length} environment values kept, not shown)`,
+      );
     // an absolute path argument that names nothing (a script not built yet, a typo): the server cannot start as it is
     const { existsSync } = await import('node:fs');
     for (const a of [def.command ?? '', ...command.slice(1)]) {
-      if (a.startsWith('/') && !existsSync(a)) note(ctx, `note: ${terminalSafe(ctx, a.slice(0, 200), ctx.io.stderr)} does not exist; the server will not start until it does`);
+      if (a.startsWith('/') && !existsSync(a))
+        note(
+          ctx,
+          `note: ${terminalSafe(ctx, a.slice(0, 200), ctx.io.stderr)} does not exist; the server will not start until it does`,
+        );
     }
     return 0;
   },
@@ -140,9 +169,17 @@ const list: CliCommand = {
     const { listNamespaces } = await import('../../mcp/namespaces.js');
     const namespaces = await listNamespaces(ctx.globals.home);
     if (ctx.globals.json) outJson(ctx, { ok: true, servers: rows, namespaces });
-    else if (rows.length === 0 && namespaces.length === 0) note(ctx, "no MCP servers; add one with 'tycli mcp add NAME -- COMMAND ARGS...'");
+    else if (rows.length === 0 && namespaces.length === 0)
+      note(ctx, "no MCP servers; add one with 'tycli mcp add NAME -- COMMAND ARGS...'");
     else {
-      for (const r of rows) out(ctx, terminalSafe(ctx, `${String(r.name)}  ${r.error ? `refused: ${String(r.error)}` : r.url ? String(r.url) : (r.command as string[]).join(' ')}${r.shared ? '  (shared)' : ''}`));
+      for (const r of rows)
+        out(
+          ctx,
+          terminalSafe(
+            ctx,
+            `${String(r.name)}  ${r.error ? `refused: ${String(r.error)}` : r.url ? String(r.url) : (r.command as string[]).join(' ')}${r.shared ? '  (shared)' : ''}`,
+          ),
+        );
       for (const n of namespaces) out(ctx, `${n}  (namespace)`);
     }
     return 0;
@@ -172,7 +209,8 @@ const remove: CliCommand = {
   async run(ctx, _v, pos) {
     const { removeDefinition } = await defs();
     if (pos.length !== 1) usage('give one server name');
-    if (!(await removeDefinition(ctx.globals.home, pos[0]!))) throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${pos[0]!.slice(0, 40)}"`);
+    if (!(await removeDefinition(ctx.globals.home, pos[0]!)))
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP server "${pos[0]!.slice(0, 40)}"`);
     if (ctx.globals.json) outJson(ctx, { ok: true, removed: pos[0] });
     else out(ctx, `removed MCP server ${pos[0]}`);
     return 0;
@@ -200,7 +238,8 @@ file in the settings folder; clients see NAME__ACTION with a kind selector.`,
       throw new TyError('E_USAGE', `cannot read ${pos[0]!.slice(0, 200)} as JSON`);
     }
     const ns = parseNamespace(raw, pos[0]!.slice(0, 200));
-    if ((await listDefinitions(ctx.globals.home)).includes(ns.name)) throw new TyError('E_USAGE', `"${ns.name}" is already an MCP server name`);
+    if ((await listDefinitions(ctx.globals.home)).includes(ns.name))
+      throw new TyError('E_USAGE', `"${ns.name}" is already an MCP server name`);
     await saveNamespace(ctx.globals.home, ns);
     if (ctx.globals.json) outJson(ctx, { ok: true, namespace: ns.name, actions: ns.actions.map((a) => a.name) });
     else out(ctx, `saved MCP namespace ${ns.name} (${ns.actions.length} actions)`);
@@ -215,7 +254,8 @@ const nsRemove: CliCommand = {
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('give one namespace name');
     const { removeNamespace } = await import('../../mcp/namespaces.js');
-    if (!(await removeNamespace(ctx.globals.home, pos[0]!))) throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${pos[0]!.slice(0, 40)}"`);
+    if (!(await removeNamespace(ctx.globals.home, pos[0]!)))
+      throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${pos[0]!.slice(0, 40)}"`);
     if (ctx.globals.json) outJson(ctx, { ok: true, removed: pos[0] });
     else out(ctx, `removed MCP namespace ${pos[0]}`);
     return 0;

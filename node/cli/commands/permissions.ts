@@ -2,13 +2,25 @@
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, terminalSafe, usage } from '../output.js';
 
-/** core/policy/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks it). */
+/**
+ * core/policy/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks
+ * it).
+ */
 export const RULE_SCOPES_TEXT = 'flags, session, local, project, user';
 
 async function openDecisions(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
-  const [{ StoreDecisions }, { suggestRule }] = await Promise.all([import('../../../core/policy/gate.js'), import('../../../core/policy/permissions.js')]);
-  const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
+  const [{ StoreDecisions }, { suggestRule }] = await Promise.all([
+    import('../../../core/policy/gate.js'),
+    import('../../../core/policy/permissions.js'),
+  ]);
+  const host = await createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    startSandboxes: false,
+  });
   return { host, decisions: new StoreDecisions(host.store), suggestRule };
 }
 
@@ -24,9 +36,28 @@ Session answers live only in the process that asked. With --json: {"ok":true,"de
     const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
       const all = (await decisions.list()).filter((d) => pos.length === 0 || d.toolName === pos[0]);
-      if (ctx.globals.json) outJson(ctx, { ok: true, decisions: all.map((d) => ({ tool: d.toolName, revision: d.revision, rule: suggestRule(d), allow: d.allow, channel: d.channel, at: d.at !== undefined ? new Date(d.at).toISOString() : undefined })) });
+      if (ctx.globals.json)
+        outJson(ctx, {
+          ok: true,
+          decisions: all.map((d) => ({
+            tool: d.toolName,
+            revision: d.revision,
+            rule: suggestRule(d),
+            allow: d.allow,
+            channel: d.channel,
+            at: d.at !== undefined ? new Date(d.at).toISOString() : undefined,
+          })),
+        });
       else if (all.length === 0) note(ctx, 'no permanent decisions');
-      else for (const d of all) out(ctx, terminalSafe(ctx, `${d.toolName}@${d.revision}  ${d.allow ? 'allow' : 'deny '}  ${suggestRule(d)}${d.channel ? `  (via ${d.channel}${d.at !== undefined ? `, ${new Date(d.at).toISOString()}` : ''})` : ''}`));
+      else
+        for (const d of all)
+          out(
+            ctx,
+            terminalSafe(
+              ctx,
+              `${d.toolName}@${d.revision}  ${d.allow ? 'allow' : 'deny '}  ${suggestRule(d)}${d.channel ? `  (via ${d.channel}${d.at !== undefined ? `, ${new Date(d.at).toISOString()}` : ''})` : ''}`,
+            ),
+          );
       return 0;
     } finally {
       await host.close();
@@ -43,7 +74,8 @@ const revoke: CliCommand = {
 
 Rules in settings files are not touched; edit those files to change them.`,
   async run(ctx, _v, pos) {
-    if (pos.length < 1 || pos.length > 2) usage('tycli permissions revoke needs NAME or NAME@REV, and optionally one RULE');
+    if (pos.length < 1 || pos.length > 2)
+      usage('tycli permissions revoke needs NAME or NAME@REV, and optionally one RULE');
     const { parseRef } = await import('../../../core/revisions/registry.js');
     const ref = parseRef(pos[0]!);
     const { host, decisions, suggestRule } = await openDecisions(ctx);
@@ -52,9 +84,15 @@ Rules in settings files are not touched; edit those files to change them.`,
       if (ref.revision !== undefined) which.revision = ref.revision;
       if (pos[1] !== undefined) which.rule = pos[1];
       const removed = await decisions.revoke(which);
-      if (ctx.globals.json) outJson(ctx, { ok: true, revoked: removed.map((d) => ({ tool: d.toolName, revision: d.revision, rule: suggestRule(d) })) });
+      if (ctx.globals.json)
+        outJson(ctx, {
+          ok: true,
+          revoked: removed.map((d) => ({ tool: d.toolName, revision: d.revision, rule: suggestRule(d) })),
+        });
       else if (removed.length === 0) note(ctx, 'no matching permanent decision');
-      else for (const d of removed) note(ctx, terminalSafe(ctx, `revoked ${d.toolName}@${d.revision} ${suggestRule(d)}`, ctx.io.stderr));
+      else
+        for (const d of removed)
+          note(ctx, terminalSafe(ctx, `revoked ${d.toolName}@${d.revision} ${suggestRule(d)}`, ctx.io.stderr));
       return 0;
     } finally {
       await host.close();
@@ -74,17 +112,37 @@ With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source
   allowPositionals: false,
   async run(ctx) {
     const { loadSettings } = await import('../../settings/load.js');
-    const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd, flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode } });
-    const rows = (['deny', 'alwaysAsk', 'allow', 'ask'] as const).flatMap((l) => s.policy.rules[l].map((c) => ({ list: l, rule: c.rule.text, scope: c.scope, source: c.source })));
+    const s = await loadSettings({
+      home: ctx.globals.home,
+      cwd: ctx.cwd,
+      flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode },
+    });
+    const rows = (['deny', 'alwaysAsk', 'allow', 'ask'] as const).flatMap((l) =>
+      s.policy.rules[l].map((c) => ({ list: l, rule: c.rule.text, scope: c.scope, source: c.source })),
+    );
     if (ctx.globals.json) {
-      outJson(ctx, { mode: s.policy.mode, modeScope: s.policy.modeScope, files: s.files, rules: rows, warnings: s.warnings });
+      outJson(ctx, {
+        mode: s.policy.mode,
+        modeScope: s.policy.modeScope,
+        files: s.files,
+        rules: rows,
+        warnings: s.warnings,
+      });
       return 0;
     }
     const { sanitizeInline } = await import('../../../core/ask/text.js');
     for (const w of s.warnings) ctx.io.stderr.write(`${sanitizeInline(w)}\n`);
     out(ctx, `mode: ${s.policy.mode} (${s.policy.modeScope})`);
-    for (const f of s.files) out(ctx, terminalSafe(ctx, `${f.scope} settings: ${f.path}${f.present ? '' : ' (absent)'}`));
-    for (const r of rows) out(ctx, terminalSafe(ctx, `${r.list.padEnd(9)} ${r.rule}  [${r.scope}${r.source && r.scope !== 'flags' ? ` ${r.source}` : ''}]`));
+    for (const f of s.files)
+      out(ctx, terminalSafe(ctx, `${f.scope} settings: ${f.path}${f.present ? '' : ' (absent)'}`));
+    for (const r of rows)
+      out(
+        ctx,
+        terminalSafe(
+          ctx,
+          `${r.list.padEnd(9)} ${r.rule}  [${r.scope}${r.source && r.scope !== 'flags' ? ` ${r.source}` : ''}]`,
+        ),
+      );
     return 0;
   },
 };

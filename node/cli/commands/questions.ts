@@ -1,4 +1,5 @@
-// tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host, trusted side.
+// tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host,
+// trusted side.
 import { watch, type FSWatcher } from 'node:fs';
 import { cliQuestionLines } from '../hints.js';
 import type { QuestionStore, StoredQuestion } from '../../ask/store.js';
@@ -8,13 +9,34 @@ import { out, outJson, note } from '../output.js';
 /** The display lines of one stored question (every field sanitized by renderQuestion). */
 export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   const waited = Math.max(0, Math.round((now - q.createdAt) / 1000));
-  const rendered = cliQuestionLines({ id: q.id, title: q.title, details: q.details, ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}), ...(q.hints ? { hints: q.hints } : {}), ...(q.scopes ? { scopes: q.scopes } : {}) });
-  const scopes = q.scopes && q.scopes.length > 1 ? ` (add --scope ${q.scopes.filter((s) => s !== 'once').join('|')} to allow for longer)` : '';
+  const rendered = cliQuestionLines({
+    id: q.id,
+    title: q.title,
+    details: q.details,
+    ...(q.suggestedRule !== undefined ? { suggestedRule: q.suggestedRule } : {}),
+    ...(q.hints ? { hints: q.hints } : {}),
+    ...(q.scopes ? { scopes: q.scopes } : {}),
+  });
+  const scopes =
+    q.scopes && q.scopes.length > 1
+      ? ` (add --scope ${q.scopes.filter((s) => s !== 'once').join('|')} to allow for longer)`
+      : '';
   if (q.form !== undefined) {
-    const example = q.form.fields.map((f) => ` --field ${f.name}=…`).join('').slice(0, 300);
-    return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.filter((l) => !l.trimStart().startsWith('Allow for:')).map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${example}  |  tycli answer ${q.id} no (decline)`];
+    const example = q.form.fields
+      .map((f) => ` --field ${f.name}=…`)
+      .join('')
+      .slice(0, 300);
+    return [
+      `question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`,
+      ...rendered.filter((l) => !l.trimStart().startsWith('Allow for:')).map((l) => `  ${l}`),
+      `  answer: tycli answer ${q.id} yes${example}  |  tycli answer ${q.id} no (decline)`,
+    ];
   }
-  return [`question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`, ...rendered.map((l) => `  ${l}`), `  answer: tycli answer ${q.id} yes${scopes}  |  tycli answer ${q.id} no`];
+  return [
+    `question ${q.id}  (waiting ${waited}s, asked by process ${q.pid})`,
+    ...rendered.map((l) => `  ${l}`),
+    `  answer: tycli answer ${q.id} yes${scopes}  |  tycli answer ${q.id} no`,
+  ];
 }
 
 /** A stored question as structured fields for --json (raw text; outJson escapes every hidden character). */
@@ -43,7 +65,12 @@ function show(ctx: CliContext, q: StoredQuestion): void {
  * question as it arrives and each that goes away, until `signal` aborts. Releases the lock on return.
  * @throws TyError E_STORE when the folder is unusable or the lock cannot be held.
  */
-export async function watchQuestions(ctx: CliContext, store: QuestionStore, signal: AbortSignal, pollMs = 1000): Promise<void> {
+export async function watchQuestions(
+  ctx: CliContext,
+  store: QuestionStore,
+  signal: AbortSignal,
+  pollMs = 1000,
+): Promise<void> {
   const lock = await store.holdWatchLock();
   const seen = new Set<string>();
   let fsw: FSWatcher | undefined;

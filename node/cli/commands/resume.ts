@@ -5,7 +5,13 @@ import { note, out, outJson, terminalSafe, usage } from '../output.js';
 async function openPause(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
   const { PauseTracker } = await import('../../../core/policy/pause.js');
-  const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
+  const host = await createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    startSandboxes: false,
+  });
   return { host, pause: new PauseTracker(host.store) };
 }
 
@@ -24,14 +30,32 @@ With --json: {"ok":true,"tool","resumed"}, or without NAME {"ok":true,"paused":[
     try {
       if (pos.length === 0) {
         const list = await pause.list();
-        if (ctx.globals.json) outJson(ctx, { ok: true, paused: list.map((p) => ({ tool: p.tool, pausedAt: new Date(p.at).toISOString(), refusals: p.count, windowMs: p.windowMs })) });
+        if (ctx.globals.json)
+          outJson(ctx, {
+            ok: true,
+            paused: list.map((p) => ({
+              tool: p.tool,
+              pausedAt: new Date(p.at).toISOString(),
+              refusals: p.count,
+              windowMs: p.windowMs,
+            })),
+          });
         else if (list.length === 0) note(ctx, 'no tool is paused');
-        else for (const p of list) out(ctx, terminalSafe(ctx, `${p.tool}  paused ${new Date(p.at).toISOString()} after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s`));
+        else
+          for (const p of list)
+            out(
+              ctx,
+              terminalSafe(
+                ctx,
+                `${p.tool}  paused ${new Date(p.at).toISOString()} after ${p.count} refusals within ${Math.round(p.windowMs / 1000)} s`,
+              ),
+            );
         return 0;
       }
       const name = pos[0]!;
       const { ToolNameSchema } = await import('../../../protocol/manifest.js');
-      if (!ToolNameSchema.safeParse(name).success && !(await pause.paused(name))) usage(`"${name.slice(0, 80)}" is not a tool name`);
+      if (!ToolNameSchema.safeParse(name).success && !(await pause.paused(name)))
+        usage(`"${name.slice(0, 80)}" is not a tool name`);
       const was = await pause.resume(name);
       if (ctx.globals.json) outJson(ctx, { ok: true, tool: name, resumed: was });
       else note(ctx, was ? `resumed ${name}; its calls run again` : `${name} was not paused`);

@@ -20,7 +20,8 @@ async function readArgFile(ctx: CliContext, path: string, flag: string): Promise
     usage(`${flag}: cannot read ${path}: no such file`);
   }
   if (!st.isFile()) usage(`${flag}: ${path} is not a file`);
-  if (st.size > MAX_ARG_FILE_BYTES) throw new TyError('E_INVALID_ARGS', `${flag}: ${path} is larger than ${MAX_ARG_FILE_BYTES} bytes`);
+  if (st.size > MAX_ARG_FILE_BYTES)
+    throw new TyError('E_INVALID_ARGS', `${flag}: ${path} is larger than ${MAX_ARG_FILE_BYTES} bytes`);
   return readFile(full, 'utf8');
 }
 
@@ -31,7 +32,8 @@ async function readStdin(ctx: CliContext): Promise<string> {
   for await (const chunk of ctx.io.stdin) {
     const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     total += b.length;
-    if (total > MAX_ARG_FILE_BYTES) throw new TyError('E_INVALID_ARGS', `--args @-: stdin is larger than ${MAX_ARG_FILE_BYTES} bytes`);
+    if (total > MAX_ARG_FILE_BYTES)
+      throw new TyError('E_INVALID_ARGS', `--args @-: stdin is larger than ${MAX_ARG_FILE_BYTES} bytes`);
     chunks.push(b);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -46,20 +48,33 @@ async function readStdin(ctx: CliContext): Promise<string> {
 export async function buildArgs(ctx: CliContext, argsOpt: string | undefined, argFiles: string[]): Promise<unknown> {
   let args: unknown = {};
   if (argsOpt !== undefined) {
-    const text = argsOpt === '@-' ? await readStdin(ctx) : argsOpt.startsWith('@') ? await readArgFile(ctx, argsOpt.slice(1), '--args') : argsOpt;
+    const text =
+      argsOpt === '@-'
+        ? await readStdin(ctx)
+        : argsOpt.startsWith('@')
+          ? await readArgFile(ctx, argsOpt.slice(1), '--args')
+          : argsOpt;
     try {
       args = JSON.parse(text);
     } catch (e) {
-      throw new TyError('E_INVALID_ARGS', `--args is not valid JSON (${(e as Error).message}); pass a JSON object like '{"text":"hi"}' or @file.json`);
+      throw new TyError(
+        'E_INVALID_ARGS',
+        `--args is not valid JSON (${(e as Error).message}); pass a JSON object like '{"text":"hi"}' or @file.json`,
+      );
     }
   }
   for (const spec of argFiles) {
     const eq = spec.indexOf('=');
     if (eq <= 0 || eq === spec.length - 1) usage(`--arg-file takes NAME=PATH (got "${spec.slice(0, 80)}")`);
     const name = spec.slice(0, eq);
-    if (name === '__proto__' || name === 'constructor' || name === 'prototype') usage(`--arg-file: "${name}" is not a usable field name`);
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new TyError('E_INVALID_ARGS', '--arg-file needs the arguments to be a JSON object');
-    if (Object.prototype.hasOwnProperty.call(args, name)) usage(`--arg-file sets "${name.slice(0, 80)}", which --args or another --arg-file already sets; give each field once`);
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype')
+      usage(`--arg-file: "${name}" is not a usable field name`);
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      throw new TyError('E_INVALID_ARGS', '--arg-file needs the arguments to be a JSON object');
+    if (Object.prototype.hasOwnProperty.call(args, name))
+      usage(
+        `--arg-file sets "${name.slice(0, 80)}", which --args or another --arg-file already sets; give each field once`,
+      );
     (args as Record<string, unknown>)[name] = await readArgFile(ctx, spec.slice(eq + 1), '--arg-file');
   }
   return args;
@@ -95,16 +110,30 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     let timeoutMs: number | undefined;
     if (v.timeout !== undefined) {
       const t = String(v.timeout);
-      if (!/^[1-9][0-9]{0,15}$/.test(t)) usage(`--timeout takes a whole number of milliseconds (got "${t.slice(0, 40)}")`);
+      if (!/^[1-9][0-9]{0,15}$/.test(t))
+        usage(`--timeout takes a whole number of milliseconds (got "${t.slice(0, 40)}")`);
       timeoutMs = Number(t);
     }
     const args = await buildArgs(ctx, v.args as string | undefined, (v['arg-file'] as string[] | undefined) ?? []);
     const { createNodeHost } = await import('../../host/host.js');
     const { sanitizeInline } = await import('../../../core/ask/text.js');
-    const onToolLog = (_rev: string, level: string, text: string): void => void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
+    const onToolLog = (_rev: string, level: string, text: string): void =>
+      void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
     // On a terminal (not with --json), a progress line while a Python revision's sandbox starts Pyodide.
-    const progress = ctx.globals.json || (ctx.io.stderr as { isTTY?: boolean }).isTTY !== true ? undefined : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
-    const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, ...(v.logs === true ? { onToolLog } : {}), ...(progress ? { onStartProgress: progress } : {}), prestart: timeoutMs !== undefined ? { tool: pos[0]!, timeoutMs } : { tool: pos[0]! } });
+    const progress =
+      ctx.globals.json || (ctx.io.stderr as { isTTY?: boolean }).isTTY !== true
+        ? undefined
+        : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
+    const host = await createNodeHost({
+      home: ctx.globals.home,
+      globals: ctx.globals,
+      io: ctx.io,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      ...(v.logs === true ? { onToolLog } : {}),
+      ...(progress ? { onStartProgress: progress } : {}),
+      prestart: timeoutMs !== undefined ? { tool: pos[0]!, timeoutMs } : { tool: pos[0]! },
+    });
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     if (ctx.signal?.aborted) ac.abort();
@@ -114,15 +143,32 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       process.once('SIGTERM', onSignal);
     }
     try {
-      const r = await host.invoker.invoke(pos[0]!, args, { signal: ac.signal, disposable: v.disposable === true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+      const r = await host.invoker.invoke(pos[0]!, args, {
+        signal: ac.signal,
+        disposable: v.disposable === true,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      });
       if (!r.ok) {
         if (r.error.code === 'E_UNKNOWN_TOOL') r.error.data = await suggestTool(r.error.data, ctx.globals.home);
         const hint = cliHintFor(r.error.code, r.error.data);
-        return fail(ctx, r.error.code, hint ? `${r.error.message}; ${hint}` : r.error.message, r.error.frames ? { frames: r.error.frames } : undefined);
+        return fail(
+          ctx,
+          r.error.code,
+          hint ? `${r.error.message}; ${hint}` : r.error.message,
+          r.error.frames ? { frames: r.error.frames } : undefined,
+        );
       }
-      if (ctx.globals.json) outJson(ctx, { ok: true, revision: r.revision, ...(r.settingsRevision ? { settingsRevision: r.settingsRevision } : {}), result: r.result, ...(r.feedback ? { feedback: r.feedback } : {}) });
+      if (ctx.globals.json)
+        outJson(ctx, {
+          ok: true,
+          revision: r.revision,
+          ...(r.settingsRevision ? { settingsRevision: r.settingsRevision } : {}),
+          result: r.result,
+          ...(r.feedback ? { feedback: r.feedback } : {}),
+        });
       else {
-        out(ctx, typeof r.result === 'string' ? terminalSafe(ctx, r.result) : inertJson(r.result, 2)); // JSON: hidden characters as \u escapes, piped too
+        // JSON: hidden characters as \u escapes, piped too
+        out(ctx, typeof r.result === 'string' ? terminalSafe(ctx, r.result) : inertJson(r.result, 2));
         for (const f of r.feedback ?? []) ctx.io.stderr.write(`note: ${terminalSafe(ctx, f, ctx.io.stderr)}\n`);
       }
       return 0;

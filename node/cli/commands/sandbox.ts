@@ -17,8 +17,15 @@ export interface SandboxStatus {
   version?: string;
   reason?: string;
   limits: { prlimit: boolean; sandboxUid?: number; sandboxUids?: { first: number; last: number } };
-  runtimes: { node: { path: string; version: string }; deno?: { path: string; version: string }; python?: { path: string; version: string; onPath?: string; unusable?: string } };
-  /** Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the manifest. */
+  runtimes: {
+    node: { path: string; version: string };
+    deno?: { path: string; version: string };
+    python?: { path: string; version: string; onPath?: string; unusable?: string };
+  };
+  /**
+   * Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the
+   * manifest.
+   */
   pyodide: import('../../python/sandbox.js').PyodideStatus;
   /** What is not enforced under this posture (empty when enforced). */
   notEnforced: string[];
@@ -32,8 +39,15 @@ function denoVersion(path: string): string | undefined {
 }
 
 /** Collect the status for a posture (flag, else settings, else auto). The probe is injectable for tests. */
-export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; probe?: SandboxProbe }): Promise<SandboxStatus> {
-  const [{ probeSandbox }, { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND }] = await Promise.all([import('../../os-sandbox/probe.js'), import('../../os-sandbox/posture.js')]);
+export async function sandboxStatus(opts: {
+  flag?: unknown;
+  setting?: unknown;
+  probe?: SandboxProbe;
+}): Promise<SandboxStatus> {
+  const [{ probeSandbox }, { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND }] = await Promise.all([
+    import('../../os-sandbox/probe.js'),
+    import('../../os-sandbox/posture.js'),
+  ]);
   const posture = resolvePosture(opts.flag, opts.setting);
   const postureSource = opts.flag !== undefined ? 'flag' : opts.setting !== undefined ? 'settings' : 'default';
   const probe = opts.probe ?? (await probeSandbox());
@@ -43,9 +57,23 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
     backend: probe.backend,
     available: probe.available,
     enforced: false,
-    limits: { prlimit: probe.prlimit !== undefined, ...(probe.dropTo ? (probe.dropTo.pool ? { sandboxUids: { first: probe.dropTo.pool.base, last: probe.dropTo.pool.base + probe.dropTo.pool.count - 1 } } : { sandboxUid: probe.dropTo.uid }) : {}) },
+    limits: {
+      prlimit: probe.prlimit !== undefined,
+      ...(probe.dropTo
+        ? probe.dropTo.pool
+          ? {
+              sandboxUids: {
+                first: probe.dropTo.pool.base,
+                last: probe.dropTo.pool.base + probe.dropTo.pool.count - 1,
+              },
+            }
+          : { sandboxUid: probe.dropTo.uid }
+        : {}),
+    },
     runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
-    pyodide: await import('../../python/sandbox.js').then(async (m) => m.pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot())),
+    pyodide: await import('../../python/sandbox.js').then(async (m) =>
+      m.pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot()),
+    ),
     notEnforced: [],
   };
   if (probe.path) status.path = probe.path;
@@ -67,10 +95,15 @@ export async function sandboxStatus(opts: { flag?: unknown; setting?: unknown; p
       // The interpreter the built-in python tool will really run: under an enforced sandbox that drops to another
       // uid (root CLI), the one that uid can reach (node/host/host.ts does the same choice).
       const { planIsolation: plan } = await import('../../os-sandbox/posture.js');
-      if (probe.dropTo && posture !== 'off' && plan(posture, probe, { libraries: 'system', runtimes: ['python'] }).enforced) {
+      if (
+        probe.dropTo &&
+        posture !== 'off' &&
+        plan(posture, probe, { libraries: 'system', runtimes: ['python'] }).enforced
+      ) {
         try {
           const chosen = pythonForSandbox(py, { uid: probe.dropTo.uid, gid: probe.dropTo.gid });
-          if (chosen.python.path !== py.path) status.runtimes.python = { path: chosen.python.path, version: chosen.python.version, onPath: py.path };
+          if (chosen.python.path !== py.path)
+            status.runtimes.python = { path: chosen.python.path, version: chosen.python.version, onPath: py.path };
         } catch (e) {
           status.runtimes.python = { path: py.path, version: py.version, unusable: (e as Error).message };
         }
@@ -118,21 +151,43 @@ required cannot be met.`,
   allowPositionals: false,
   async run(ctx) {
     try {
-      const s = await sandboxStatus({ flag: ctx.globals.sandbox, setting: ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined });
+      const s = await sandboxStatus({
+        flag: ctx.globals.sandbox,
+        setting: ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined,
+      });
       if (ctx.globals.json) outJson(ctx, s);
       else {
         out(ctx, `posture:   ${s.posture} (${s.postureSource})`);
-        out(ctx, `backend:   ${s.backend}${s.version ? ` (${s.version})` : ''}${s.path ? ` at ${s.path}` : ''}: ${s.available ? 'available' : `unavailable: ${s.reason ?? ''}`}`);
-        out(ctx, `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`);
+        out(
+          ctx,
+          `backend:   ${s.backend}${s.version ? ` (${s.version})` : ''}${s.path ? ` at ${s.path}` : ''}: ${s.available ? 'available' : `unavailable: ${s.reason ?? ''}`}`,
+        );
+        out(
+          ctx,
+          `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`,
+        );
         if (s.backend === 'bwrap' && s.available) {
-          out(ctx, `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUids ? `; each sandbox runs as its own uid from ${s.limits.sandboxUids.first}-${s.limits.sandboxUids.last} (the CLI runs as root)` : s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`);
+          out(
+            ctx,
+            `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUids ? `; each sandbox runs as its own uid from ${s.limits.sandboxUids.first}-${s.limits.sandboxUids.last} (the CLI runs as root)` : s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`,
+          );
         }
         out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
-        out(ctx, `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`);
+        out(
+          ctx,
+          `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`,
+        );
         const py = s.runtimes.python;
-        out(ctx, `python:    ${py ? `${py.version} (${py.path})${py.onPath ? `, used instead of ${py.onPath} on PATH, which the sandbox user cannot reach` : ''}${py.unusable ? `; unusable in the sandbox: ${py.unusable}` : ''}` : 'not found'} (native, the built-in python tool)`);
+        out(
+          ctx,
+          `python:    ${py ? `${py.version} (${py.path})${py.onPath ? `, used instead of ${py.onPath} on PATH, which the sandbox user cannot reach` : ''}${py.unusable ? `; unusable in the sandbox: ${py.unusable}` : ''}` : 'not found'} ` + `` +
+            `(native, the built-in python tool)`,
+        );
         const p = s.pyodide;
-        out(ctx, `pyodide:   ${p.verified ? `${p.version} (${p.path}): files match core/pyodide-manifest.json; Python revisions run sandboxed in the node/deno sandboxes` : `unavailable: ${p.reason ?? ''}`}`);
+        out(
+          ctx,
+          `pyodide:   ${p.verified ? `${p.version} (${p.path}): files match core/pyodide-manifest.json; Python revisions run sandboxed in the node/deno sandboxes` : `unavailable: ${p.reason ?? ''}`}`,
+        );
         if (s.notEnforced.length) {
           out(ctx, 'not enforced now:');
           for (const l of s.notEnforced) out(ctx, `  - ${l}`);

@@ -1,4 +1,5 @@
-// tycli secret set|grant|revoke|list|delete: secret values (0600 file) and their per-revision grants; Node host, trusted side.
+// tycli secret set|grant|revoke|list|delete: secret values (0600 file) and their per-revision grants; Node host,
+// trusted side.
 import { TyError } from '../../../core/errors.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, out, outJson, usage } from '../output.js';
@@ -6,8 +7,17 @@ import { shortId } from '../../../core/revisions/refs.js';
 
 async function openSecrets(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
-  const [{ SecretGrants }, { SecretsFile }] = await Promise.all([import('../../../core/capabilities/secrets.js'), import('../../store/secrets.js')]);
-  const host = await createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, startSandboxes: false });
+  const [{ SecretGrants }, { SecretsFile }] = await Promise.all([
+    import('../../../core/capabilities/secrets.js'),
+    import('../../store/secrets.js'),
+  ]);
+  const host = await createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    startSandboxes: false,
+  });
   const values = new SecretsFile(host.paths.secretsFile, (fn) => host.store.backend.withLock('secrets-file', fn));
   return { host, values, grants: new SecretGrants(host.store) };
 }
@@ -23,13 +33,16 @@ async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
     if (total > MAX_SECRET_BYTES + 2) usage(`a secret value must be at most ${MAX_SECRET_BYTES} bytes`);
     chunks.push(b);
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** Prompt on the terminal without echo (raw mode); Enter ends, Ctrl-C / Ctrl-D cancels. */
 function readHidden(ctx: CliContext, prompt: string): Promise<string> {
   const input = ctx.io.stdin as NodeJS.ReadStream;
-  if (typeof input.setRawMode !== 'function') usage('no terminal to prompt on; pipe the value on stdin: printf %s "$VALUE" | tycli secret set NAME');
+  if (typeof input.setRawMode !== 'function')
+    usage('no terminal to prompt on; pipe the value on stdin: printf %s "$VALUE" | tycli secret set NAME');
   ctx.io.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let value = '';
@@ -56,7 +69,10 @@ function readHidden(ctx: CliContext, prompt: string): Promise<string> {
 }
 
 /** `NAME` (the active revision now) or `NAME@REV`. */
-async function resolveTool(host: Awaited<ReturnType<typeof openSecrets>>['host'], ref: unknown): Promise<{ name: string; revision: string; requested: string[] }> {
+async function resolveTool(
+  host: Awaited<ReturnType<typeof openSecrets>>['host'],
+  ref: unknown,
+): Promise<{ name: string; revision: string; requested: string[] }> {
   if (typeof ref !== 'string' || ref === '') usage('--tool NAME[@REV] is required');
   const t = await host.registry.resolve(ref);
   return { name: t.name, revision: t.revision, requested: t.manifest.capabilities?.secrets ?? [] };
@@ -70,7 +86,12 @@ const set: CliCommand = {
 The value is kept in <home>/config/secrets.json (mode 0600) and is never printed or logged.
 Setting a value grants it to no tool; use 'tycli secret grant'.`,
   async run(ctx, _v, pos) {
-    if (pos.length !== 1) usage(pos.length > 1 ? 'tycli secret set takes only NAME; never pass a secret value as an argument (it would land in shell history and the process list); pipe it on stdin' : 'tycli secret set needs NAME');
+    if (pos.length !== 1)
+      usage(
+        pos.length > 1
+          ? 'tycli secret set takes only NAME; never pass a secret value as an argument (it would land in shell history and the process list); pipe it on stdin'
+          : 'tycli secret set needs NAME',
+      );
     const name = pos[0]!;
     (await import('../../../core/capabilities/secrets.js')).checkSecretName(name);
     const tty = (ctx.io.stdin as NodeJS.ReadStream).isTTY === true;
@@ -82,7 +103,11 @@ Setting a value grants it to no tool; use 'tycli secret grant'.`,
       await host.close();
     }
     if (ctx.globals.json) outJson(ctx, { ok: true, name });
-    else note(ctx, `stored secret ${name}; grant it with: tycli secret grant ${name} --tool TOOL[@REV] [--origin https://...]`);
+    else
+      note(
+        ctx,
+        `stored secret ${name}; grant it with: tycli secret grant ${name} --tool TOOL[@REV] [--origin https://...]`,
+      );
     return 0;
   },
 };
@@ -109,13 +134,21 @@ name starts with no grants. NAME must be one the revision's manifest requests (c
       // the manifest is the upper bound: a grant of a secret it does not request could never be used
       const requested = tool.requested;
       if (!requested.includes(name)) {
-        usage(`${tool.name}@${shortId(tool.revision)} does not request the secret ${name} in its manifest (capabilities.secrets: ${requested.length ? requested.join(', ') : 'none'}); a grant could never be used`);
+        usage(
+          `${tool.name}@${shortId(tool.revision)} does not request the secret ${name} in its manifest ` +
+            `(capabilities.secrets: ${requested.length ? requested.join(', ') : 'none'}); a grant could ` +
+            `never be used`,
+        );
       }
       await grants.grant(name, { tool: tool.name, revision: tool.revision, origins });
       const hasValue = (await values.get(name)) !== undefined;
-      if (ctx.globals.json) outJson(ctx, { ok: true, name, tool: tool.name, revision: tool.revision, origins, hasValue });
+      if (ctx.globals.json)
+        outJson(ctx, { ok: true, name, tool: tool.name, revision: tool.revision, origins, hasValue });
       else {
-        out(ctx, `granted ${name} to ${tool.name}@${tool.revision}${origins.length ? ` for headers to ${origins.join(', ')}` : ' (readable with ctx.getSecret)'}`);
+        out(
+          ctx,
+          `granted ${name} to ${tool.name}@${tool.revision}${origins.length ? ` for headers to ${origins.join(', ')}` : ' (readable with ctx.getSecret)'}`,
+        );
         if (!hasValue) note(ctx, `note: ${name} has no value yet; set it with: tycli secret set ${name}`);
       }
       return 0;
@@ -152,7 +185,8 @@ const revoke: CliCommand = {
 const list: CliCommand = {
   path: ['secret', 'list'],
   summary: 'list secret names and their grants (never values)',
-  usage: 'Usage: tycli secret list\n\nWith --json: {"ok":true,"secrets":[{"name","hasValue","grants":[{"tool","revision","origins"}]}]}.',
+  usage:
+    'Usage: tycli secret list\n\nWith --json: {"ok":true,"secrets":[{"name","hasValue","grants":[{"tool","revision","origins"}]}]}.',
   allowPositionals: false,
   async run(ctx) {
     const { host, values, grants } = await openSecrets(ctx);
@@ -160,7 +194,9 @@ const list: CliCommand = {
       const names = new Set(await values.names());
       const all = await grants.list();
       for (const g of all) names.add(g.name);
-      const rows = [...names].sort().map((n) => ({ name: n, hasValue: false, grants: all.find((g) => g.name === n)?.grants ?? [] }));
+      const rows = [...names]
+        .sort()
+        .map((n) => ({ name: n, hasValue: false, grants: all.find((g) => g.name === n)?.grants ?? [] }));
       const withValues = new Set(await values.names());
       for (const r of rows) r.hasValue = withValues.has(r.name);
       if (ctx.globals.json) outJson(ctx, { ok: true, secrets: rows });
@@ -169,7 +205,11 @@ const list: CliCommand = {
         for (const r of rows) {
           out(ctx, `${r.name}${r.hasValue ? '' : ' (no value set)'}`);
           if (r.grants.length === 0) out(ctx, '  no grants');
-          for (const g of r.grants) out(ctx, `  ${g.tool}@${g.revision}  ${g.origins.length ? `headers to ${g.origins.join(', ')}` : 'ctx.getSecret'}`);
+          for (const g of r.grants)
+            out(
+              ctx,
+              `  ${g.tool}@${g.revision}  ${g.origins.length ? `headers to ${g.origins.join(', ')}` : 'ctx.getSecret'}`,
+            );
         }
       }
       return 0;

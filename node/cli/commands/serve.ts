@@ -1,4 +1,5 @@
-// tycli serve [--http PORT]: the registration protocol (tysandbox/1) for programs, over stdio or loopback HTTP; Node host, trusted side.
+// tycli serve [--http PORT]: the registration protocol (tysandbox/1) for programs, over stdio or loopback HTTP; Node
+// host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
 import { note, outJson, usage } from '../output.js';
 import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
@@ -25,7 +26,8 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
   async run(ctx: CliContext, v) {
     const httpPort = httpPortOption(v.http);
     const rate = v.rate === undefined ? undefined : Number(v.rate);
-    if (rate !== undefined && (!/^[1-9][0-9]{0,6}$/.test(String(v.rate)))) usage('--rate takes a whole number of registration requests per minute (1 or more)');
+    if (rate !== undefined && !/^[1-9][0-9]{0,6}$/.test(String(v.rate)))
+      usage('--rate takes a whole number of registration requests per minute (1 or more)');
     const { createNodeHost } = await import('../../host/host.js');
     const { protocolServerFor, serveProtocolStream } = await import('../../registration/stdio.js');
     let server: import('../../../core/registration/server.js').RegistrationServer | undefined;
@@ -38,12 +40,18 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
       principal: 'protocol:unknown',
       onToolLog: (rev, level, text) => server?.toolLog(rev, level, text),
     });
-    server = protocolServerFor(host, rate === undefined ? undefined : { registrationsPerWindow: rate, registrationWindowMs: 60_000 });
+    server = protocolServerFor(
+      host,
+      rate === undefined ? undefined : { registrationsPerWindow: rate, registrationWindowMs: 60_000 },
+    );
     let stopHttp: (() => Promise<void>) | undefined;
     const stopped = untilStopSignal(ctx, httpPort === undefined);
     try {
       if (httpPort === undefined) {
-        await Promise.race([serveProtocolStream(server, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream), stopped]);
+        await Promise.race([
+          serveProtocolStream(server, ctx.io.stdin as NodeJS.ReadStream, ctx.io.stdout as NodeJS.WriteStream),
+          stopped,
+        ]);
       } else {
         const { serveProtocolHttp } = await import('../../registration/http.js');
         const h = await serveProtocolHttp(server, { port: httpPort });

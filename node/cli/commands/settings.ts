@@ -35,12 +35,22 @@ With --json: {"ok":true,"user","project","local","movedTo"} (absent scopes are n
   async run(ctx) {
     const w = await where(ctx);
     if (ctx.globals.json) {
-      outJson(ctx, { ok: true, user: w.user, project: w.project ?? null, local: w.local ?? null, movedTo: w.movedTo ?? null });
+      outJson(ctx, {
+        ok: true,
+        user: w.user,
+        project: w.project ?? null,
+        local: w.local ?? null,
+        movedTo: w.movedTo ?? null,
+      });
       return 0;
     }
     out(ctx, w.user);
     if (w.movedTo) note(ctx, `(the old location, still read; move it to ${w.movedTo})`);
-    for (const [scope, p] of [['project', w.project], ['local', w.local]] as const) if (p) note(ctx, `${scope}: ${p}${(await present(p)) === undefined ? ' (not present)' : ''}`);
+    for (const [scope, p] of [
+      ['project', w.project],
+      ['local', w.local],
+    ] as const)
+      if (p) note(ctx, `${scope}: ${p}${(await present(p)) === undefined ? ' (not present)' : ''}`);
     return 0;
   },
 };
@@ -97,9 +107,15 @@ is kept as written, so you can fix it).
   allowPositionals: false,
   async run(ctx, v) {
     const w = await where(ctx);
-    const target = v.project ? w.project : v.local ? w.local : w.movedTo ?? w.user;
+    const target = v.project ? w.project : v.local ? w.local : (w.movedTo ?? w.user);
     if (!target) usage('no project folder here: create a .tycli folder in the project root first');
-    if (w.movedTo && !v.project && !v.local && (await present(w.user)) !== undefined && (await present(w.movedTo)) === undefined) {
+    if (
+      w.movedTo &&
+      !v.project &&
+      !v.local &&
+      (await present(w.user)) !== undefined &&
+      (await present(w.movedTo)) === undefined
+    ) {
       // Editing moves the file to the new location; the old one stays as it was (remove it when done).
       await mkdir(dirname(w.movedTo), { recursive: true, mode: 0o700 });
       await writeFile(w.movedTo, (await present(w.user))!, { mode: 0o600, flag: 'wx' });

@@ -8,7 +8,14 @@ import { note, out, outJson, paint, terminalSafe, usage } from '../output.js';
 
 async function openHost(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
-  return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
+  return createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    startSandboxes: false,
+  });
 }
 
 const remove: CliCommand = {
@@ -29,7 +36,11 @@ With --json: {"ok":true,"name","removed":REV}.`,
     try {
       const b = await host.registry.remove(name, { approveRemoval: v['approve-removal'] === true });
       if (ctx.globals.json) outJson(ctx, { ok: true, name, removed: b.active });
-      else note(ctx, `removed ${name} (was ${shortId(b.active!)}); its ${b.revisions.length} revision(s) stay until 'tycli tool gc'`);
+      else
+        note(
+          ctx,
+          `removed ${name} (was ${shortId(b.active!)}); its ${b.revisions.length} revision(s) stay until 'tycli tool gc'`,
+        );
       return 0;
     } finally {
       await host.close();
@@ -72,9 +83,18 @@ With --json: {"ok":true,"dryRun","removed":[{"name","revision"}],"kept":[{"name"
 /** The manifest without its code, as pretty JSON lines (keys sorted, so a moved key is no change). */
 function manifestText(m: ToolManifest): string {
   const sorted = (x: unknown): unknown =>
-    Array.isArray(x) ? x.map(sorted) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted((x as Record<string, unknown>)[k])])) : x;
+    Array.isArray(x)
+      ? x.map(sorted)
+      : x && typeof x === 'object'
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, sorted((x as Record<string, unknown>)[k])]),
+          )
+        : x;
   const copy = structuredClone(m) as Record<string, unknown> & { execution: Record<string, unknown> };
-  if ('source' in copy.execution) copy.execution.source = `(${String(copy.execution.source).length} characters, compared below)`;
+  if ('source' in copy.execution)
+    copy.execution.source = `(${String(copy.execution.source).length} characters, compared below)`;
   return `${JSON.stringify(sorted(copy), null, 2)}\n`;
 }
 
@@ -122,15 +142,41 @@ With --json: {"ok":true,"a":{"name","revision"},"b":{...},"same":BOOL,"patch":TE
       const add = (p: string) => {
         if (p.split('\n').some((l) => /^[-+@]/.test(l) && !/^(---|\+\+\+) /.test(l))) parts.push(p);
       };
-      add(createTwoFilesPatch(`${la}/manifest.json`, `${lb}/manifest.json`, manifestText(a.manifest), manifestText(b.manifest), '', '', { context: 3 }));
+      add(
+        createTwoFilesPatch(
+          `${la}/manifest.json`,
+          `${lb}/manifest.json`,
+          manifestText(a.manifest),
+          manifestText(b.manifest),
+          '',
+          '',
+          { context: 3 },
+        ),
+      );
       const fa = codeFiles(a);
       const fb = codeFiles(b);
       for (const f of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
-        add(createTwoFilesPatch(fa.has(f) ? `${la}/${f}` : '/dev/null', fb.has(f) ? `${lb}/${f}` : '/dev/null', fa.get(f) ?? '', fb.get(f) ?? '', '', '', { context: 3 }));
+        add(
+          createTwoFilesPatch(
+            fa.has(f) ? `${la}/${f}` : '/dev/null',
+            fb.has(f) ? `${lb}/${f}` : '/dev/null',
+            fa.get(f) ?? '',
+            fb.get(f) ?? '',
+            '',
+            '',
+            { context: 3 },
+          ),
+        );
       }
       const patch = parts.map((p) => p.replace(/^=+\n/, '')).join('');
       if (ctx.globals.json) {
-        outJson(ctx, { ok: true, a: { name: a.name, revision: a.revision }, b: { name: b.name, revision: b.revision }, same: parts.length === 0, patch });
+        outJson(ctx, {
+          ok: true,
+          a: { name: a.name, revision: a.revision },
+          b: { name: b.name, revision: b.revision },
+          same: parts.length === 0,
+          patch,
+        });
         return 0;
       }
       if (parts.length === 0) {
@@ -139,7 +185,17 @@ With --json: {"ok":true,"a":{"name","revision"},"b":{...},"same":BOOL,"patch":TE
       }
       const colored = terminalSafe(ctx, patch)
         .split('\n')
-        .map((l) => (/^(\+\+\+|---) /.test(l) ? paint(ctx, 'bold', l) : l.startsWith('+') ? paint(ctx, 'green', l) : l.startsWith('-') ? paint(ctx, 'red', l) : l.startsWith('@@') ? paint(ctx, 'cyan', l) : l))
+        .map((l) =>
+          /^(\+\+\+|---) /.test(l)
+            ? paint(ctx, 'bold', l)
+            : l.startsWith('+')
+              ? paint(ctx, 'green', l)
+              : l.startsWith('-')
+                ? paint(ctx, 'red', l)
+                : l.startsWith('@@')
+                  ? paint(ctx, 'cyan', l)
+                  : l,
+        )
         .join('\n');
       out(ctx, colored);
       return 0;

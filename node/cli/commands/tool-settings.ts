@@ -6,7 +6,14 @@ import { out, outJson, terminalSafe, usage } from '../output.js';
 
 async function openHost(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
-  return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
+  return createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    startSandboxes: false,
+  });
 }
 
 /** A revision argument as REV, PREFIX or NAME@REV; a NAME@ of another tool is refused. */
@@ -51,7 +58,11 @@ that tool revision; its id is printed. Calls and tasks from now on run with it (
 Settings are keyed by the tool revision: a new revision starts with none until --from carries
 them over. Secrets are never settings: use 'tycli secret set'. Every change is audited.
 With --json: {"ok":true,"name","revision","settingsRevision","values","effective",...}.`,
-  options: { set: { type: 'string', multiple: true }, unset: { type: 'string', multiple: true }, from: { type: 'string' } },
+  options: {
+    set: { type: 'string', multiple: true },
+    unset: { type: 'string', multiple: true },
+    from: { type: 'string' },
+  },
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('tycli tool settings takes exactly one NAME or NAME@REV');
     const sets = (v.set as string[] | undefined) ?? [];
@@ -61,19 +72,36 @@ With --json: {"ok":true,"name","revision","settingsRevision","values","effective
     try {
       const tool = await host.registry.resolve(pos[0]!);
       const schema = tool.manifest.settings;
-      if (!schema) throw new TyError('E_INVALID_SETTINGS', `${tool.name} declares no settings (its manifest has no "settings" schema)`, { tool: tool.name });
+      if (!schema)
+        throw new TyError(
+          'E_INVALID_SETTINGS',
+          `${tool.name} declares no settings (its manifest has no "settings" schema)`,
+          { tool: tool.name },
+        );
       if (sets.length === 0 && unsets.length === 0 && from === undefined) {
         const cur = await host.settings.current(tool);
         if (ctx.globals.json) {
-          outJson(ctx, { ok: true, name: tool.name, revision: tool.revision, settingsRevision: cur.settingsRevision ?? null, values: cur.values, effective: cur.effective, schema });
+          outJson(ctx, {
+            ok: true,
+            name: tool.name,
+            revision: tool.revision,
+            settingsRevision: cur.settingsRevision ?? null,
+            values: cur.values,
+            effective: cur.effective,
+            schema,
+          });
           return 0;
         }
-        const lines = [`${tool.name}@${shortId(tool.revision)}: ${cur.settingsRevision ? `settings revision ${cur.settingsRevision}` : 'no settings revision (schema defaults only)'}`];
+        const lines = [
+          `${tool.name}@${shortId(tool.revision)}: ${cur.settingsRevision ? `settings revision ${cur.settingsRevision}` : 'no settings revision (schema defaults only)'}`,
+        ];
         const props = Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {});
         for (const k of [...new Set([...props, ...Object.keys(cur.effective)])].sort()) {
           const set = Object.prototype.hasOwnProperty.call(cur.values, k);
           const has = Object.prototype.hasOwnProperty.call(cur.effective, k);
-          lines.push(`  ${k}: ${has ? JSON.stringify(cur.effective[k]) : '(not set)'}${has && !set ? ' (default)' : ''}`);
+          lines.push(
+            `  ${k}: ${has ? JSON.stringify(cur.effective[k]) : '(not set)'}${has && !set ? ' (default)' : ''}`,
+          );
         }
         out(ctx, terminalSafe(ctx, lines.join('\n')));
         return 0;
@@ -85,17 +113,38 @@ With --json: {"ok":true,"name","revision","settingsRevision","values","effective
         const key = spec.slice(0, eq);
         set[key] = settingValue(schema, key, spec.slice(eq + 1));
       }
-      for (const k of unsets) if (Object.prototype.hasOwnProperty.call(set, k)) usage(`--set and --unset both name "${k.slice(0, 64)}"`);
+      for (const k of unsets)
+        if (Object.prototype.hasOwnProperty.call(set, k)) usage(`--set and --unset both name "${k.slice(0, 64)}"`);
       if (from !== undefined && from === tool.name) {
-        usage(`--from takes a revision of ${tool.name} (a revision id, a unique prefix of at least 8 characters, or ${tool.name}@REV), not the tool name; list them with: tycli tool list --revisions`);
+        usage(
+          `--from takes a revision of ${tool.name} (a revision id, a unique prefix of at least 8 characters, or ${tool.name}@REV), not the tool name; list them with: tycli tool list --revisions`,
+        );
       }
-      const fromTool = from === undefined ? undefined : await host.registry.resolve(`${tool.name}@${revisionArg(tool.name, from, '--from')}`);
+      const fromTool =
+        from === undefined
+          ? undefined
+          : await host.registry.resolve(`${tool.name}@${revisionArg(tool.name, from, '--from')}`);
       if (fromTool && fromTool.revision === tool.revision) {
-        usage(`--from ${shortId(fromTool.revision)} is the revision being changed (${tool.name}@${shortId(tool.revision)}); --from copies the settings of another revision of ${tool.name}`);
+        usage(
+          `--from ${shortId(fromTool.revision)} is the revision being changed (${tool.name}@${shortId(tool.revision)}); --from copies the settings of another revision of ${tool.name}`,
+        );
       }
-      const r = await host.settings.update(tool, { set, unset: unsets, ...(fromTool ? { from: fromTool } : {}) }, { principal: 'cli:user', via: 'tycli tool settings' });
+      const r = await host.settings.update(
+        tool,
+        { set, unset: unsets, ...(fromTool ? { from: fromTool } : {}) },
+        { principal: 'cli:user', via: 'tycli tool settings' },
+      );
       if (ctx.globals.json) {
-        outJson(ctx, { ok: true, name: tool.name, revision: tool.revision, settingsRevision: r.settingsRevision, previous: r.previous ?? null, changed: r.changed, values: r.values, effective: r.effective });
+        outJson(ctx, {
+          ok: true,
+          name: tool.name,
+          revision: tool.revision,
+          settingsRevision: r.settingsRevision,
+          previous: r.previous ?? null,
+          changed: r.changed,
+          values: r.values,
+          effective: r.effective,
+        });
       } else out(ctx, r.settingsRevision);
       return 0;
     } finally {

@@ -1,4 +1,5 @@
-// tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node host, trusted side.
+// tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node
+// host, trusted side.
 import { join, resolve } from 'node:path';
 import { revisionArg, toolSettingsCommands } from './tool-settings.js';
 import type { CliCommand, CliContext } from '../types.js';
@@ -10,7 +11,14 @@ import { lifecycleCommands } from './tool-lifecycle.js';
 
 async function openHost(ctx: CliContext) {
   const { createNodeHost } = await import('../../host/host.js');
-  return createNodeHost({ home: ctx.globals.home, globals: ctx.globals, io: ctx.io, env: ctx.env, cwd: ctx.cwd, startSandboxes: false });
+  return createNodeHost({
+    home: ctx.globals.home,
+    globals: ctx.globals,
+    io: ctx.io,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    startSandboxes: false,
+  });
 }
 
 /** `path`, or `path/manifest.json` when `path` is a folder holding one (a folder without one: usage error). */
@@ -19,7 +27,8 @@ async function manifestPath(path: string): Promise<string> {
   const st = await stat(path).catch(() => undefined);
   if (!st?.isDirectory()) return path;
   const inside = join(path, 'manifest.json');
-  if (!(await stat(inside).catch(() => undefined))?.isFile()) usage(`${path} is a folder without a manifest.json; give the manifest file`);
+  if (!(await stat(inside).catch(() => undefined))?.isFile())
+    usage(`${path} is a folder without a manifest.json; give the manifest file`);
   return inside;
 }
 
@@ -49,13 +58,32 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
         const { PYTHON_PACKAGES_NS } = await import('../../python/sandbox.js');
         await host.store.putJson(PYTHON_PACKAGES_NS, r.revision, { dir: wheels.dir });
       }
-      if (ctx.globals.json) outJson(ctx, { ok: true, name: r.manifest.name, revision: r.revision, created: r.created, activated: r.activated, repaired: r.repaired });
+      if (ctx.globals.json)
+        outJson(ctx, {
+          ok: true,
+          name: r.manifest.name,
+          revision: r.revision,
+          created: r.created,
+          activated: r.activated,
+          repaired: r.repaired,
+        });
       else {
         out(ctx, r.revision);
         const binding = (await host.registry.resolve(r.manifest.name)).revision;
-        // MCP tool names SERVER__TOOL split at the first "__": a registered name holding it would read as a server's tool
-        if (r.manifest.name.includes('__')) note(ctx, `note: "${r.manifest.name}" contains "__", which MCP tool names reserve for SERVER__TOOL, so tycli mcp serve does not offer it to MCP clients (tycli run, tycli serve and the app do); a name without "__" is offered`);
-        note(ctx, `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`);
+        // MCP tool names SERVER__TOOL split at the first "__": a registered name holding it would read as a server's
+        // tool
+        if (r.manifest.name.includes('__'))
+          note(
+            ctx,
+            `note: "${r.manifest.name}" contains "__", which MCP tool names reserve for SERVER__TOOL, so ` +
+              `tycli mcp serve does not offer it to MCP clients (tycli run, tycli serve and the app do); a ` +
+              `name without "__" is offered`,
+          );
+        note(
+          ctx,
+          `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ` +
+            `${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`,
+        );
       }
       return 0;
     } finally {
@@ -97,7 +125,11 @@ With --json: {"ok":true,"tools":[{"name","active","revisions"[,"builtin":true]}]
         const w = Math.max(4, ...tools.map((t) => t.name.length));
         const rw = Math.max(15, ...tools.map((t) => short(t.active!).length));
         out(ctx, `${'NAME'.padEnd(w)}  ${'ACTIVE REVISION'.padEnd(rw)}  REVISIONS`);
-        for (const t of tools) out(ctx, `${t.name.padEnd(w)}  ${short(t.active!).padEnd(rw)}  ${t.builtin ? 'built-in' : t.revisions.length}`);
+        for (const t of tools)
+          out(
+            ctx,
+            `${t.name.padEnd(w)}  ${short(t.active!).padEnd(rw)}  ${t.builtin ? 'built-in' : t.revisions.length}`,
+          );
       }
       return 0;
     } finally {
@@ -112,10 +144,22 @@ export function abbreviator(ids: string[]): (id: string) => string {
   return (id) => m.get(id) ?? shortId(id);
 }
 
-async function listRevisions(ctx: CliContext, registry: { revisions(): Promise<StoredRevision[]> }, full: boolean): Promise<number> {
+async function listRevisions(
+  ctx: CliContext,
+  registry: { revisions(): Promise<StoredRevision[]> },
+  full: boolean,
+): Promise<number> {
   const rows = await registry.revisions();
   if (ctx.globals.json) {
-    outJson(ctx, { ok: true, revisions: rows.map((r) => ({ name: r.name, revision: r.revision, addedAt: r.addedAt ?? null, status: r.status })) });
+    outJson(ctx, {
+      ok: true,
+      revisions: rows.map((r) => ({
+        name: r.name,
+        revision: r.revision,
+        addedAt: r.addedAt ?? null,
+        status: r.status,
+      })),
+    });
     return 0;
   }
   if (rows.length === 0) {
@@ -136,7 +180,11 @@ async function listRevisions(ctx: CliContext, registry: { revisions(): Promise<S
 const show: CliCommand = {
   path: ['tool', 'show'],
   summary: 'show one revision: NAME (the active one) or NAME@REV',
-  usage: 'Usage: tycli tool show NAME|NAME@REV [--source] [--full]\n\n  --source   also print the code\n  --full     print the whole revision id (default: a short id; REV may be any unique prefix of 8+ characters)\n\nWith --json: {"ok":true,"name","revision","active","manifest"} (the whole id).',
+  usage:
+    'Usage: tycli tool show NAME|NAME@REV [--source] [--full]\n\n  --source   also print the code\n ' +
+    ' --full     print the whole revision id (default: a short id; REV may be any unique prefix ' +
+    'of 8+ characters)\n\nWith --json: {"ok":true,"name","revision","active","manifest"} (the whole ' +
+    'id).',
   options: { source: { type: 'boolean' }, full: { type: 'boolean' } },
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('tycli tool show takes exactly one NAME or NAME@REV');

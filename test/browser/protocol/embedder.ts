@@ -1,4 +1,5 @@
-// Test embedding page: frames the app (or the test frame) and drives tysandbox/1 through `tysandbox/client` connectWindow; test code, runs in the page.
+// Test embedding page: frames the app (or the test frame) and drives tysandbox/1 through `tysandbox/client`
+// connectWindow; test code, runs in the page.
 import { connectWindow, type ProtocolClient } from '../../../node/client.js';
 import type {} from './api.js';
 

@@ -1,4 +1,5 @@
-// Test framed page: a browser host serving tysandbox/1 to its parent through browser/registration/window.ts, allowed origins from ?allow=; test code, trusted side of the page.
+// Test framed page: a browser host serving tysandbox/1 to its parent through browser/registration/window.ts, allowed
+// origins from ?allow=; test code, trusted side of the page.
 import { createBrowserHost } from '../../../browser/host.js';
 import { serveProtocolWindow } from '../../../browser/registration/window.js';
 
