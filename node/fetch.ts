@@ -168,7 +168,7 @@ export class NodeFetchTransport implements FetchTransport {
           total = 0;
           if (reason !== undefined) c.abort(reason);
         },
-        onResponseStart(c, statusCode, h, statusMessage) {
+        onResponseStart(_c, statusCode, h, statusMessage) {
           if (statusCode < 200) return; // 1xx informational: the final answer follows
           const declared = Number(h['content-length']);
           if (Number.isFinite(declared) && declared > limits.maxBytes) {

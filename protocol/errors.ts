@@ -15,5 +15,5 @@ export type WireError = z.infer<typeof WireErrorSchema>;
 
 /** The decision-object convention: core returns these instead of throwing across layers. */
 export type Decision<T = undefined> =
-  | ({ ok: true } & (T extends undefined ? {} : { value: T }))
-  | { ok: false; code: ErrorCode; message: string };
+  // biome-ignore lint/complexity/noBannedTypes: {} is the empty intersection member when there is no value
+  ({ ok: true } & (T extends undefined ? {} : { value: T })) | { ok: false; code: ErrorCode; message: string };

@@ -3,10 +3,10 @@
 import { createBrowserHost } from '../host.js';
 import { revisionId } from '../../core/revisions/registry.js';
 import { parseManifest } from '../../core/manifest/parse.js';
-import BUNDLED from '../../test/fixtures/multi-file-bundled.json' with { type: 'json' };
+import BUNDLED from './multi-file-bundled.json' with { type: 'json' };
 
 /**
- * Installs test/fixtures/multi-file-bundled.json (what `tycli tool add tools/examples/multi-file` makes;
+ * Installs browser/diagnostics/multi-file-bundled.json (what `tycli tool add tools/examples/multi-file` makes;
  * node/manifest/bundle.test.ts keeps them equal).
  */
 export const bundledContract = {

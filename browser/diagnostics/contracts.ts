@@ -135,11 +135,17 @@ const WORKER_PROBES = `
   await tryIt('WebSocket', () => new Promise((res, rej) => { const w = new WebSocket(B('ws').replace('http', 'ws')); w.onopen = () => res('open'); w.onerror = () => rej(new Error('ws error')); }));
   await tryIt('importScripts', () => { importScripts(B('importScripts')); return 'loaded'; });
   await tryIt('EventSource', () => new Promise((res, rej) => { const s = new EventSource(B('es')); s.onopen = () => res('open'); s.onerror = () => { s.close(); rej(new Error('es error')); }; }));
-  await tryIt('Worker', () => new Promise((res, rej) => { const u = URL.createObjectURL(new Blob(['fetch(' + JSON.stringify(B('nested-worker')) + ').then(() => postMessage("fetched"), (e) => postMessage("blocked:" + e.name))'], { type: 'text/javascript' })); const w = new Worker(u); w.onmessage = (m) => (String(m.data).startsWith('blocked') ? rej(new Error(m.data)) : res(m.data)); w.onerror = () => rej(new Error('worker error')); }));
+  await tryIt('Worker', () => new Promise((res, rej) => {
+    const u = URL.createObjectURL(new Blob(['fetch(' + JSON.stringify(B('nested-worker')) + ').then(() => postMessage("fetched"), (e) => postMessage("blocked:" + e.name))'], {
+    type: 'text/javascript' })); const w = new Worker(u);
+    w.onmessage = (m) => (String(m.data).startsWith('blocked') ? rej(new Error(m.data)) : res(m.data));
+    w.onerror = () => rej(new Error('worker error')); }));
   await tryIt('SharedWorker', () => { new SharedWorker(URL.createObjectURL(new Blob([''], { type: 'text/javascript' }))); return 'made'; });
   await tryIt('indexedDB', () => new Promise((res, rej) => { const r = indexedDB.open('x'); r.onsuccess = () => res('opened'); r.onerror = () => rej(new Error('idb error')); }));
   await tryIt('caches', () => caches.open('x').then(() => 'opened'));
-  await tryIt('XMLHttpRequest', () => new Promise((res, rej) => { const x = new XMLHttpRequest(); x.open('GET', B('xhr')); x.onload = () => res(x.status); x.onerror = () => rej(new Error('xhr error')); x.send(); }));
+  await tryIt('XMLHttpRequest', () => new Promise((res, rej) => { const x = new XMLHttpRequest();
+    x.open('GET', B('xhr')); x.onload = () => res(x.status); x.onerror = () => rej(new Error('xhr error'));
+    x.send(); }));
   await tryIt('dynamic import', () => import(B('import.js')).then(() => 'imported'));
   await tryIt('open', () => self.open('https://example.org/'));
 `;
@@ -334,7 +340,9 @@ const contracts: Contract[] = [
       // every protocol message with a forged result; the real sandbox must still answer.
       const forger = `
         const forge = () => { const ch = new MessageChannel();
-          ch.port1.onmessage = (ev) => { const m = ev.data; if (m && m.type === 'call') ch.port1.postMessage({ v: 1, type: 'result', id: m.id, ok: true, json: '"forged"' }); if (m && m.type === 'load') ch.port1.postMessage({ v: 1, type: 'loaded', ok: true }); };
+          ch.port1.onmessage = (ev) => { const m = ev.data; if (m && m.type === 'call') ch.port1.postMessage({
+            v: 1, type: 'result', id: m.id, ok: true, json: '"forged"' });
+            if (m && m.type === 'load') ch.port1.postMessage({ v: 1, type: 'loaded', ok: true }); };
           ch.port1.postMessage({ v: 1, type: 'ready', runtime: 'forged' });
           parent.postMessage({ type: 'tysandbox-hello', token: 'guess' }, '*', [ch.port2]); };
         for (let i = 0; i < 50; i++) setTimeout(forge, i * 10);`;
@@ -961,6 +969,7 @@ const contracts: Contract[] = [
   {
     name: 'fetch transport: no cookies or referrer sent, redirects refused, the size cap is enforced while streaming',
     async run() {
+      // biome-ignore lint/suspicious/noDocumentCookie: an ambient cookie no sandboxed request may carry
       document.cookie = 'tyambient=secret-cookie; path=/; SameSite=Lax';
       const t = new BrowserFetchTransport();
       const signal = new AbortController().signal;
@@ -983,6 +992,7 @@ const contracts: Contract[] = [
         t.request({ url: `${location.origin}/fixture/echo`, method: 'GET', headers: [] }, lim, ac.signal),
         'E_ABORTED',
       );
+      // biome-ignore lint/suspicious/noDocumentCookie: an ambient cookie no sandboxed request may carry
       document.cookie = 'tyambient=; path=/; max-age=0';
       return 'no cookie/referrer; redirect -> E_FETCH_FAILED; 9 MB over a 1 MiB cap -> E_FETCH_TOO_LARGE; abort -> E_ABORTED';
     },
@@ -1097,7 +1107,7 @@ async function storeRows(filter?: (name: string) => boolean): Promise<ContractRo
     );
     return rows.map((r) => ({ ...r, name: `store (IndexedDB): ${r.name}`, host: 'browser' as const }));
   } finally {
-    opened.forEach((b) => b.close());
+    for (const b of opened) b.close();
   }
 }
 

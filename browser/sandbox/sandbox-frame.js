@@ -46,7 +46,7 @@
     try {
       w = new Worker(url, { name: 'tysandbox' });
     } catch (e) {
-      report({ type: 'boot-failed', directive: 'worker-src', message: String(e && e.message).slice(0, 300) });
+      report({ type: 'boot-failed', directive: 'worker-src', message: String(e?.message).slice(0, 300) });
       return;
     } finally {
       URL.revokeObjectURL(url);

@@ -182,13 +182,13 @@ function onPortMessage(ev) {
 // ---- handshake: the frame hands over exactly one port, once ----------------------------------------------
 const onFirst = (ev) => {
   if (port !== undefined) return;
-  const p = ev.ports && ev.ports[0];
+  const p = ev.ports?.[0];
   if (!p) return;
   port = p;
   EventTargetRemoveEventListener(G, 'message', onFirst);
   port.onmessage = onPortMessage;
   PortStart(port);
-  const ua = nav && nav.userAgent;
+  const ua = nav?.userAgent;
   PortPostMessage(port, {
     v: 1,
     type: 'ready',

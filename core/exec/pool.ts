@@ -4,7 +4,6 @@ import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import {
   NEVER_ABORTED,
-  type CallLimits,
   type CallOptions,
   type CapabilityHandler,
   type SandboxInstance,
@@ -292,7 +291,7 @@ export class SandboxPool {
     text: ArgsText,
   ): Promise<unknown> {
     const deadline = Date.now() + spec.limits.timeoutMs;
-    if (!e.instance || !e.instance.alive) {
+    if (!e.instance?.alive) {
       e.instance = undefined;
       await this.#fitBudget(e, e.chargeMb);
       await this.#fitCount(e, 1);

@@ -22,7 +22,7 @@ export function parseManifest(input: unknown): ToolManifest {
   const r = ToolManifestSchema.safeParse(input);
   if (!r.success) {
     const issue = r.error.issues[0];
-    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+    const at = issue?.path.length ? issue.path.join('.') : '(root)';
     const name =
       at === 'name' && typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
     const given = typeof name === 'string' ? ` (got ${quoteText(name)})` : '';

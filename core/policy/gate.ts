@@ -488,8 +488,7 @@ export class PermissionGate implements Gate {
             trace: { list: 'person', rule: `no answer (${reason})`, scope: 'none' },
             message:
               reason === 'no-channel'
-                ? `${describe(req)} needs a person's approval, but nobody could be asked (${'channels' in out && out.channels ? describeChannels(out.channels) : 'no channel could present the question'}); ` + `` +
-                  `${how}`
+                ? `${describe(req)} needs a person's approval, but nobody could be asked (${whyNobody(out)}); ${how}`
                 : `${describe(req)} needs a person's approval and got none (${reason}); ${how}`,
           };
     if (channel !== undefined) v.channel = channel;
@@ -620,4 +619,11 @@ export class PermissionGate implements Gate {
     }
     return feedback;
   }
+}
+
+/** Why no channel could ask: each channel and its reason, or a plain sentence when none was named. */
+function whyNobody(out: object): string {
+  return 'channels' in out && out.channels
+    ? describeChannels(out.channels as Parameters<typeof describeChannels>[0])
+    : 'no channel could present the question';
 }

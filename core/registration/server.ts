@@ -1,6 +1,6 @@
 // The registration protocol's handler (tysandbox/1): one session per connection, every method gated and audited under
 // the client's principal; core, trusted side.
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   CANCEL_METHOD,
   CancelParamsSchema,
@@ -297,7 +297,7 @@ export class ProtocolSession {
     const parsed = schema.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      const at = issue && issue.path.length ? issue.path.join('.') : '(params)';
+      const at = issue?.path.length ? issue.path.join('.') : '(params)';
       return rpcFailure(
         id,
         RPC_CODES.INVALID_PARAMS,
@@ -361,6 +361,7 @@ export class ProtocolSession {
   async #dispatch(
     id: RpcId,
     method: Exclude<RegistrationMethod, 'initialize'>,
+    // biome-ignore lint/suspicious/noExplicitAny: each method's case parses its own params before any use
     p: any,
     sink: MessageSink,
     started: () => void,

@@ -46,6 +46,7 @@ const KEYWORDS: Record<string, Shape> = {
   oneOf: 'schemaList',
   not: 'schema',
   if: 'schema',
+  // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword (draft 2020-12 if/then/else)
   then: 'schema',
   else: 'schema',
   dependentSchemas: 'schemaMap',

@@ -3,7 +3,7 @@
 import { Validator, type OutputUnit, type SchemaDraft } from '@cfworker/json-schema';
 import { RE2JS } from 're2js';
 import { TyError } from '../errors.js';
-import { DRAFT_2020_12, schemaProblem } from './check.js';
+import { schemaProblem } from './check.js';
 import { simpleObjectCheck } from './simple.js';
 
 export { DRAFT_2020_12 } from './check.js';

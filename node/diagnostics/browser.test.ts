@@ -16,8 +16,10 @@ import { bundledContract } from '../../browser/diagnostics/bundled-contract.js';
 import { clipLine } from '../cli/commands/diagnostics.js';
 
 // The browser contract titles as written in the harness (contract entries are indented four spaces).
-const harness = readFileSync(join(import.meta.dirname, '..', '..', 'browser', 'diagnostics', 'contracts.ts'), 'utf8');
-const titles = [...harness.matchAll(/^ {4}name: '(.+)',$/gm)].map((m) => m[1]!.replace(/\\'/g, "'"));
+const source = readFileSync(join(import.meta.dirname, '..', '..', 'browser', 'diagnostics', 'contracts.ts'), 'utf8');
+const start = source.indexOf('const contracts: Contract[] = [');
+const harness = source.slice(start, source.indexOf('\n];', start));
+const titles = [...harness.matchAll(/^ {4}name: (['"])(.+)\1,$/gm)].map((m) => m[2]!.replace(/\\(['"])/g, '$1'));
 
 describe('cross-host contract names', () => {
   it('every browser contract in the harness belongs to a named group', () => {

@@ -100,7 +100,10 @@ const STORE_PREFIX = 'store (IndexedDB): ';
 
 /** The `name: '…'` literals at `indent` spaces in `text` (quotes unescaped). */
 function titlesIn(text: string, indent: number): string[] {
-  return [...text.matchAll(new RegExp(`^ {${indent}}name: '(.+)',$`, 'gm'))].map((m) => m[1]!.replace(/\\'/g, "'"));
+  // Biome writes a title with an apostrophe in double quotes, any other in single quotes.
+  return [...text.matchAll(new RegExp(`^ {${indent}}name: (['"])(.+)\\1,$`, 'gm'))].map((m) =>
+    m[2]!.replace(/\\(['"])/g, '$1'),
+  );
 }
 
 /**

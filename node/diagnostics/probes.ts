@@ -67,7 +67,9 @@ export default async (args) => {
   const withTimeout = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(() => r({ ok: false, detail: 'timeout' }), ms))]);
   await probe('env_canary', () => {
     const found = [];
-    try { const env = (globalThis.process && process.env) || {}; for (const k of Object.keys(env)) if (String(env[k]).includes(args.canary)) found.push('process.env'); } catch (e) { found.push('env:' + code(e)); }
+    try { const env = (globalThis.process && process.env) || {};
+      for (const k of Object.keys(env)) if (String(env[k]).includes(args.canary)) found.push('process.env');
+      } catch (e) { found.push('env:' + code(e)); }
     let scanned = 0;
     try {
       for (const d of fs.readdirSync('/proc')) {

@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 describe('bundleTool', () => {
   it('the example multi-file tool bundles to exactly the committed fixture (the browser contracts install that fixture)', async () => {
     const made = await loadManifestFile(join(ROOT, 'tools/examples/multi-file/manifest.json'));
-    const fixture = JSON.parse(await readFile(join(ROOT, 'test/fixtures/multi-file-bundled.json'), 'utf8'));
+    const fixture = JSON.parse(await readFile(join(ROOT, 'browser/diagnostics/multi-file-bundled.json'), 'utf8'));
     expect(made).toEqual(fixture);
     expect(await revisionId(parseManifest(made))).toBe(await revisionId(parseManifest(fixture)));
     expect(JSON.stringify(made)).not.toContain(ROOT);

@@ -291,7 +291,7 @@ export function loadDefinitionSync(home: string, name: string): McpDefinition | 
     const r = McpDefinitionSchema.safeParse(raw);
     if (!r.success) {
       const issue = r.error.issues[0];
-      const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+      const at = issue?.path.length ? issue.path.join('.') : '(root)';
       throw new TyError(
         'E_INVALID_SETTINGS',
         `MCP definition "${name}" is refused at ${at}: ${issue?.message ?? 'invalid'}`,

@@ -18,7 +18,7 @@ export function parseNamespace(raw: unknown, label: string): Namespace {
   const r = NamespaceSchema.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
-    const at = issue && issue.path.length ? issue.path.join('.') : '(root)';
+    const at = issue?.path.length ? issue.path.join('.') : '(root)';
     throw new TyError(
       'E_INVALID_SETTINGS',
       `MCP namespace ${label} is refused at ${at}: ${issue?.message ?? 'invalid'}`,

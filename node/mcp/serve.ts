@@ -17,7 +17,7 @@ export class GuardedStreamTransport extends GuardedLineTransport {
 
   constructor(
     private readonly input: Readable,
-    private readonly output: Writable,
+    output: Writable,
     onDropped?: (reason: string) => void,
     maxBytes: number = MAX_MESSAGE_BYTES,
   ) {

@@ -215,8 +215,11 @@ describe.runIf(process.platform === 'linux')('plain bwrap runs of folder grants'
     }
     writeFileSync(join(ro, 'in.txt'), 'hello', { mode: 0o644 });
     const r = runNode(
-      `const fs=require('fs');fs.writeFileSync(${JSON.stringify(join(rw, 'out.txt'))},'w');let e='none';try{fs.writeFileSync(${JSON.stringify(join(ro, 'x.txt'))},'x')}catch(x){e=x.code}console.log(fs.readFileSync(${JSON.stringify(join(ro, 'in.txt'))},'utf8')+' ` + `` +
-        `'+e)`,
+      [
+        `const fs=require('fs');fs.writeFileSync(${JSON.stringify(join(rw, 'out.txt'))},'w');let e='none';`,
+        `try{fs.writeFileSync(${JSON.stringify(join(ro, 'x.txt'))},'x')}catch(x){e=x.code}`,
+        `console.log(fs.readFileSync(${JSON.stringify(join(ro, 'in.txt'))},'utf8')+' '+e)`,
+      ].join(''),
       { readOnlyPaths: [ro], writablePaths: [rw] },
     );
     expect(r.status, r.stderr).toBe(0);

@@ -116,8 +116,8 @@ export function seatbeltArgv(req: SpawnRequest, opts: SeatbeltOptions = {}): str
     '-D',
     `RUNTIME=${runtime}`,
   );
-  reads.forEach((p, i) => argv.push('-D', `READ_${i}=${p}`));
-  writes.forEach((p, i) => argv.push('-D', `WRITE_${i}=${p}`));
+  for (const [i, p] of reads.entries()) argv.push('-D', `READ_${i}=${p}`);
+  for (const [i, p] of writes.entries()) argv.push('-D', `WRITE_${i}=${p}`);
   argv.push('--', req.command, ...req.args);
   return argv;
 }

@@ -82,9 +82,7 @@ export function detectPython(
           ...new Set([prefix, basePrefix].filter((p): p is string => typeof p === 'string' && isAbsolute(p))),
         ];
         return { path: exe, version, prefixes };
-      } catch {
-        continue;
-      }
+      } catch {}
     }
   }
   return undefined;

@@ -54,7 +54,7 @@ function cacheParts(cache) {
 /** V8's data from `cache` when it was made from exactly `runner` and `core` (Buffers), else undefined. */
 function cachedDataFor(cache, runner, core) {
   const p = cacheParts(cache);
-  return p !== undefined && p.runner.equals(runner) && p.core.equals(core) ? p.data : undefined;
+  return p?.runner.equals(runner) && p.core.equals(core) ? p.data : undefined;
 }
 
 /** A file's bytes, or undefined where this process may not read it (not granted, not bound into the sandbox). */
@@ -82,22 +82,41 @@ function compileRunner(withCache = true) {
   let cachedData;
   if (parts !== undefined) {
     if (runner === undefined && core === undefined) ({ runner, core } = parts);
-    if (runner !== undefined && core !== undefined && parts.runner.equals(runner) && parts.core.equals(core)) cachedData = parts.data;
+    if (runner !== undefined && core !== undefined && parts.runner.equals(runner) && parts.core.equals(core))
+      cachedData = parts.data;
   }
   if (runner === undefined || core === undefined) throw new Error('the sandbox runner files cannot be read');
-  const script = new vm.Script(runnerSource(runner.utf8Slice(), core.utf8Slice()), { filename: RUNNER, ...(cachedData ? { cachedData } : {}) });
+  const script = new vm.Script(runnerSource(runner.utf8Slice(), core.utf8Slice()), {
+    filename: RUNNER,
+    ...(cachedData ? { cachedData } : {}),
+  });
   return { script, runner, core, cacheUsed: cachedData !== undefined && script.cachedDataRejected !== true };
 }
 
 /** The bytes of a cache file for `compiled` (compileRunner's result, after the script ran). */
 function cacheFileBytes(compiled) {
   const { script, runner, core } = compiled;
-  return Buffer.concat([Buffer.from(`${MAGIC} ${runner.length} ${core.length}\n`, 'latin1'), runner, core, script.createCachedData()]);
+  return Buffer.concat([
+    Buffer.from(`${MAGIC} ${runner.length} ${core.length}\n`, 'latin1'),
+    runner,
+    core,
+    script.createCachedData(),
+  ]);
 }
 
 if (require.main !== module) {
   // Loaded by the cache builder (node/runner/build-code-cache.mjs) or a test, not run as a sandbox.
-  module.exports = { RUNNER, CORE, CACHE, MAGIC, runnerSource, cacheParts, cachedDataFor, compileRunner, cacheFileBytes };
-  return;
+  module.exports = {
+    RUNNER,
+    CORE,
+    CACHE,
+    MAGIC,
+    runnerSource,
+    cacheParts,
+    cachedDataFor,
+    compileRunner,
+    cacheFileBytes,
+  };
+} else {
+  compileRunner().script.runInThisContext()(require, __dirname, (url) => import(url));
 }
-compileRunner().script.runInThisContext()(require, __dirname, (url) => import(url));

@@ -122,7 +122,7 @@ function writeLine(line) {
     try {
       off += fsWriteSync(1, buf, off, buf.length - off);
     } catch (e) {
-      if (!e || e.code !== 'EAGAIN') throw e;
+      if (e?.code !== 'EAGAIN') throw e;
       const s = realStdout();
       const write = ReflectGetPrototypeOf(s).write; // the stream's own write, not the guest-facing one below
       fallback = (chunk) => ReflectApply(write, s, [chunk]);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DENO_NO_CACHE_DIR,
   NodeSandboxRuntime,
-  NodeSandboxInstance,
+  type NodeSandboxInstance,
   resolveDeno,
   runnerFiles,
   runnerPath,
@@ -480,7 +480,9 @@ describe('host exit', () => {
       file,
       `import { NodeSandboxRuntime } from ${JSON.stringify(sandboxTs)};
 const rt = new NodeSandboxRuntime({ engine: ${JSON.stringify(engine)} });
-const inst = await rt.start({ revision: 'bhost', manifest: { name: 't', description: '', parameters: {}, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 1' } }, limits: { timeoutMs: 60000, outputBytes: 1000, memoryMb: 64 } });
+const inst = await rt.start({ revision: 'bhost', manifest: {
+  name: 't', description: '', parameters: {}, execution: {
+  kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => 1' } }, limits: { timeoutMs: 60000, outputBytes: 1000, memoryMb: 64 } });
 process.stdout.write(inst.pid + '\\n');
 ${mode === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
 `,

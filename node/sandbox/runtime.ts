@@ -18,7 +18,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mapStackText } from '../../core/exec/stack.js';
 import { constants as osConstants, tmpdir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 import type { HostMessage } from '../../protocol/wire.js';
 import { SandboxChannel } from '../../core/exec/channel.js';
 import { TyError } from '../../core/errors.js';
@@ -161,7 +161,6 @@ export class NodeSandboxInstance implements SandboxInstance {
   readonly revision: string;
   readonly pid: number;
   readonly engine: 'node' | 'deno';
-  #child: ChildProcessWithoutNullStreams;
   #channel: SandboxChannel;
   #stderr = '';
   #exited: Promise<void>;
@@ -180,7 +179,6 @@ export class NodeSandboxInstance implements SandboxInstance {
     this.revision = revision;
     this.#wrapped = wrapped;
     this.engine = engine;
-    this.#child = child;
     if (child.pid === undefined) throw new TyError('E_SANDBOX_UNAVAILABLE', `could not start the ${engine} sandbox`);
     this.pid = child.pid;
     trackGroup(this.pid);

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProjectRoot, gateConfigOf, loadSettings, readSettingsFile } from './load.js';
 import { decide } from '../../core/policy/permissions.js';
-import { TyError } from '../../core/errors.js';
 import { rejection } from '../../test/helpers/errors.js';
 
 let root: string;

@@ -357,7 +357,7 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     }
     if (s.permissions) sets.push({ scope, source: path, ...s.permissions });
     for (const event of ['preToolUse', 'postToolUse', 'permissionRequest'] as const) {
-      (s.hooks?.[event] ?? []).forEach((h, index) =>
+      for (const [index, h] of (s.hooks?.[event] ?? []).entries()) {
         hooks[event].push({
           event,
           matcher: h.matcher,
@@ -366,8 +366,8 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
           scope,
           source: path,
           index,
-        }),
-      );
+        });
+      }
     }
     if (s.ask_wait !== undefined) askWaitMs = s.ask_wait;
     if (s.session_idle !== undefined) sessionIdleMs = s.session_idle;

@@ -50,7 +50,7 @@ export class SecretsFile implements SecretValues {
       throw new TyError('E_STORE', `the secrets file ${this.path} is not valid JSON; fix or remove it`);
     }
     const d = doc as Partial<SecretsDoc>;
-    if (!d || d.v !== 1 || typeof d.secrets !== 'object' || d.secrets === null)
+    if (d?.v !== 1 || typeof d.secrets !== 'object' || d.secrets === null)
       throw new TyError('E_STORE', `the secrets file ${this.path} has an unknown format`);
     const secrets: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [k, v] of Object.entries(d.secrets)) if (typeof v === 'string') secrets[k] = v;

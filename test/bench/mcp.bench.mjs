@@ -79,7 +79,8 @@ class PairTransport {
 const HOP_PROXY = `
 const { spawn } = require('node:child_process');
 const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ['pipe', 'pipe', 'ignore'] });
-const lines = (from, to) => { let buf = ''; from.on('data', (c) => { buf += c.toString('utf8'); let i; while ((i = buf.indexOf('\\n')) >= 0) { to.write(buf.slice(0, i + 1)); buf = buf.slice(i + 1); } }); };
+const lines = (from, to) => { let buf = ''; from.on('data', (c) => { buf += c.toString('utf8'); let i;
+  while ((i = buf.indexOf('\\n')) >= 0) { to.write(buf.slice(0, i + 1)); buf = buf.slice(i + 1); } }); };
 lines(process.stdin, child.stdin); lines(child.stdout, process.stdout);
 process.stdin.on('end', () => child.kill()); child.on('exit', () => process.exit(0));
 `;
@@ -229,7 +230,12 @@ function processVerdict(era, lat) {
     `checked against the path, then the fdatasync and a close); and the scheduling of its hand-overs: ` +
     `each of the three processes (client, serve, server) wakes the next, and one that needs more ` +
     `CPU per wake-up waits longer for a core on a machine whose 2 cores other work shares (the bare ` +
-    `proxy process, which needs almost none, shows the hop alone). ${floor > 1.3 * direct ? 'The floor alone is above the target: meeting it would mean dropping the separate process or the durable audit, both security layers.' : 'The floor is within the target: what keeps these paths above it is that per-call work and the wake-ups, not yet cut enough.'}`
+    `proxy process, which needs almost none, shows the hop alone). ` +
+    (floor > 1.3 * direct
+      ? 'The floor alone is above the target: meeting it would mean dropping the separate process or the durable ' +
+        'audit, both security layers.'
+      : 'The floor is within the target: what keeps these paths above it is that per-call work and the wake-ups, ' +
+        'not yet cut enough.')
   );
 }
 

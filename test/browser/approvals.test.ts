@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH } from '../../node/diagnostics/browser-driver.mjs';
 import { openApp, useAppBrowser } from './app-page.js';
 

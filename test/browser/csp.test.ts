@@ -2,7 +2,6 @@
 // clear errors naming the directive that forbids it; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH } from '../../node/diagnostics/browser-driver.mjs';
 import { openApp, useAppBrowser, STRICT_CSP } from './app-page.js';
 

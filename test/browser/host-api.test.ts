@@ -2,7 +2,6 @@
 // and tool), audit and decisions, pause and resume, Python prewarm and load progress; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH } from '../../node/diagnostics/browser-driver.mjs';
 import { openApp, useAppBrowser } from './app-page.js';
 

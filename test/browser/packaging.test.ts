@@ -33,7 +33,12 @@ export async function start(root: HTMLElement): Promise<string> {
     root.append(b);
   });
   const off = host.on('call-end', (e: HostEventMap['call-end']) => console.log(e.callId, e.ok, e.durationMs));
-  await host.registry.install({ name: 'hi', description: 'd', parameters: { type: 'object' }, execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => "hi from the sandbox"' } });
+  await host.registry.install({
+    name: 'hi',
+    description: 'd',
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => "hi from the sandbox"' },
+  });
   const r = await host.invoke('hi', {});
   off();
   const paused: { tool: string; until?: number }[] = await host.paused();

@@ -2,7 +2,6 @@
 // E_SANDBOX_FAILED and sibling tools keep working with fresh sandboxes; test code, trusted side.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../node/diagnostics/browser-driver.mjs';
 import { openApp, useAppBrowser } from './app-page.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TyError } from '../../core/errors.js';
+import type { TyError } from '../../core/errors.js';
 import { SecretsFile } from '../../node/store/secrets.js';
 import { main } from '../../node/cli/main.js';
 import { createNodeHost } from '../../node/host/host.js';

@@ -142,7 +142,10 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
     const s = spec(`let hits = 0;
     export default async (args, ctx) => {
       const seen = [];
-      Error.prepareStackTrace = (e, frames) => { hits++; for (const f of frames) { const t = f.getThis(); seen.push({ t: t === undefined ? 'undefined' : t === globalThis ? 'global' : typeof t, fn: typeof f.getFunction(), file: String(f.getFileName()) }); } return 'custom'; };
+      Error.prepareStackTrace = (e, frames) => { hits++; for (const f of frames) { const t = f.getThis();
+        seen.push({
+        t: t === undefined ? 'undefined' : t === globalThis ? 'global' : typeof t, fn: typeof f.getFunction(), file: String(f.getFileName()) });
+        } return 'custom'; };
       let bridgeErr;
       const before = hits;
       try { await ctx.storage.get('k'); } catch (e) { bridgeErr = e; }
@@ -208,7 +211,10 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
     const s = spec(`let trapRan = false;
     // 'then' is looked up by the sandbox's own promise machinery when an async function returns; every other trap
     // marks.
-    const h = { get(t, k) { if (k === 'then') return undefined; trapRan = true; console.log('TRAP'); throw new Error('trap'); }, ownKeys() { trapRan = true; throw 1; }, getOwnPropertyDescriptor() { trapRan = true; throw 1; }, getPrototypeOf() { trapRan = true; return Object.prototype; }, has() { trapRan = true; throw 1; } };
+    const h = { get(t, k) { if (k === 'then') return undefined; trapRan = true; console.log('TRAP');
+      throw new Error('trap'); }, ownKeys() { trapRan = true; throw 1; }, getOwnPropertyDescriptor() {
+      trapRan = true; throw 1; }, getPrototypeOf() { trapRan = true; return Object.prototype; }, has() {
+      trapRan = true; throw 1; } };
     export default async (mode) => {
       if (mode === 'hostile') return new Proxy({}, { get() { throw new Error('trap'); }, ownKeys() { throw 1; } });
       if (mode === 'top') return new Proxy({}, h);

@@ -29,7 +29,9 @@ async function loadedModules(
     `import { register, createRequire, syncBuiltinESMExports } from 'node:module'; import fs, { appendFileSync } from 'node:fs';
      register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});
      const req = createRequire(import.meta.url);
-     for (const k of ['openSync', 'readFileSync']) { const orig = fs[k]; fs[k] = function (p, ...r) { if (typeof p === 'string') appendFileSync(${JSON.stringify(log)}, 'open:' + p + '\\n'); return orig.call(this, p, ...r); }; }
+     for (const k of ['openSync', 'readFileSync']) { const orig = fs[k]; fs[k] = function (p, ...r) {
+       if (typeof p === 'string') appendFileSync(${JSON.stringify(log)}, 'open:' + p + '\\n');
+       return orig.call(this, p, ...r); }; }
      syncBuiltinESMExports();
      process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(req.cache).map((f) => 'cjs:' + f).join('\\n') + '\\n'));`,
   );

@@ -234,8 +234,8 @@ describe('lifecycle', () => {
     expect(d.stdout).toContain(`--- mul@${r1.slice(9, 21)}/manifest.json`);
     expect(d.stdout).toMatch(/^-\s+"description": "multiplies x by 2",$/m);
     expect(d.stdout).toMatch(/^\+\s+"description": "triples x",$/m);
-    expect(d.stdout).toMatch(/^-  const f = 2;$/m);
-    expect(d.stdout).toMatch(/^\+  const f = 3;$/m);
+    expect(d.stdout).toMatch(/^- {2}const f = 2;$/m);
+    expect(d.stdout).toMatch(/^\+ {2}const f = 3;$/m);
     expect(d.stdout).not.toContain('\u001b['); // piped: no colour
     const forced = await tycli(['--home', h, 'tool', 'diff', `mul@${r1.slice(9, 21)}`, `mul@${r2.slice(9, 21)}`], {
       FORCE_COLOR: '1',

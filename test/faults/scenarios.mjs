@@ -3,7 +3,7 @@
 // Each drives the built CLI (bin/tycli.mjs, dist/) in child processes and returns counts: nothing here asserts.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,7 +35,12 @@ export async function scratch(prefix) {
 // synchronously, so a SIGKILL of tycli cannot lose the line.
 const SPY = `import cp from 'node:child_process'; import { appendFileSync } from 'node:fs'; import { syncBuiltinESMExports } from 'node:module';
 const orig = cp.spawn; const log = process.env.TY_SPAWN_LOG;
-cp.spawn = function (...a) { const c = orig.apply(this, a); if (log && JSON.stringify(a[1] ?? []).includes('sandbox-runner')) { appendFileSync(log, 'spawn ' + c.pid + '\\n'); const w = c.stdin.write; let loaded = false; c.stdin.write = function (chunk, ...r) { if (!loaded && String(chunk).includes('"type":"load"')) { loaded = true; appendFileSync(log, 'load ' + c.pid + '\\n'); } return w.call(this, chunk, ...r); }; } return c; };
+cp.spawn = function (...a) { const c = orig.apply(this, a);
+  if (log && JSON.stringify(a[1] ?? []).includes('sandbox-runner')) {
+  appendFileSync(log, 'spawn ' + c.pid + '\\n'); const w = c.stdin.write; let loaded = false;
+  c.stdin.write = function (chunk, ...r) { if (!loaded && String(chunk).includes('"type":"load"')) {
+  loaded = true; appendFileSync(log, 'load ' + c.pid + '\\n'); } return w.call(this, chunk, ...r); };
+  } return c; };
 syncBuiltinESMExports();`;
 
 /** The pids a spy log names with `kind` (`spawn` or `load`). */

@@ -1,6 +1,5 @@
 // The MCP bridge against real peers (server-everything over stdio, a raw JSON-RPC fixture server); test side.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   EVERYTHING,
   FIXTURE,

@@ -3,7 +3,6 @@
 import { lstatSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, addNodeServer, connect, groupAlive, tempHome, type Connected, mcpRefusal } from './helpers.js';
 import {
   buildDefinition,

@@ -16,7 +16,7 @@ const FORBIDDEN: [RegExp, string][] = [
   [/require\(/, 'uses require'],
   [/from\s+['"](fs|path|child_process|net|os|crypto|http|https|worker_threads|url)['"]/, 'imports a Node built-in'],
   [/\bprocess\.(env|exit|argv|cwd|pid|platform|on)\b/, 'touches process'],
-  [/\b(document|window|localStorage|sessionStorage|indexedDB)\s*[.(\[]/, 'touches a DOM global'],
+  [/\b(document|window|localStorage|sessionStorage|indexedDB)\s*[.([]/, 'touches a DOM global'],
   [/\bnew\s+(Worker|SharedWorker|WebSocket|XMLHttpRequest)\b/, 'constructs a host global'],
 ];
 

@@ -31,6 +31,8 @@ export function openaiBody(req: ModelRequest): Record<string, unknown> {
           : { role: 'assistant', content: m.text };
       case 'tool':
         return { role: 'tool', tool_call_id: m.callId, content: m.content };
+      default:
+        throw new Error(`unknown message role ${(m as { role: string }).role}`);
     }
   });
   const body: Record<string, unknown> = { model: req.model, messages, stream: req.stream };

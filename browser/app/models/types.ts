@@ -72,7 +72,7 @@ export async function postJson(
       cache: 'no-store',
       mode: 'cors',
     });
-  } catch (e) {
+  } catch {
     if (signal.aborted) throw new ModelError('stopped', 0, 'E_ABORTED');
     throw new ModelError(
       `cannot reach ${url}: network error, or the server does not allow this app's origin (CORS)`,

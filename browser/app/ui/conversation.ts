@@ -90,7 +90,7 @@ export class ConversationView {
   }
 
   clearNotices(): void {
-    this.#notices.querySelectorAll('.notice').forEach((n) => n.remove());
+    for (const n of this.#notices.querySelectorAll('.notice')) n.remove();
   }
 
   /** Render `path` (root first); `branches` gives sibling positions of tasks that have siblings. */

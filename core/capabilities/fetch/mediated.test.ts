@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolManifest } from '../../../protocol/manifest.js';
 import type { Gate, GateRequest } from '../../exec/runtime.js';
-import { TyError } from '../../errors.js';
 import {
   accessOf,
   createMediatedFetch,

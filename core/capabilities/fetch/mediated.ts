@@ -212,6 +212,7 @@ export async function parseFetchRequest(
 
 /** The plain-shape parse of parseFetchRequest, or undefined for any other shape. */
 function plainFetchRequest(raw: unknown): FetchRequest | undefined {
+  // biome-ignore lint/suspicious/noConfusingLabels: one labelled block is the fast path's early exit
   fast: if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
     for (const k in o) if (!FETCH_REQUEST_KEYS.has(k)) break fast;

@@ -1,7 +1,6 @@
 // The MCP bridge's foundation: options, the pool of upstream sessions, notification relay, request log and the gate
 // step every bridged request takes; core, trusted side.
 import type { Server } from '@modelcontextprotocol/server';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Gate, GateRequest, Question } from '../../exec/runtime.js';
 import { TyError } from '../../errors.js';
 import { NAME_SEP, prefixedNaming, type Naming } from './naming.js';

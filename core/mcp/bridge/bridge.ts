@@ -19,11 +19,10 @@ import {
   declaredCapabilities,
   encodeModernToolResult,
   toolCallParams,
-  type RpcId,
 } from '../wire/messages.js';
 import { callTakingInput, isRelayed, relayedCapabilities, type CallRound, type RelayedInput } from '../input/relay.js';
 import type { McpDefinition } from '../server-definition.js';
-import type { CancelSignal, UpstreamSession } from '../upstream/session.js';
+import type { UpstreamSession } from '../upstream/session.js';
 import { installRouted, relayInstructions, type RouteContext } from './routes.js';
 import { BridgeCalls } from './calls.js';
 

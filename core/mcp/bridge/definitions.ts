@@ -33,7 +33,7 @@ const enc = new TextEncoder();
  */
 export async function definitionHash(kind: DefinitionKind, def: Record<string, unknown>): Promise<string> {
   const cached = hashes.get(def);
-  if (cached !== undefined && cached.startsWith(`${kind}:`)) return cached.slice(kind.length + 1);
+  if (cached?.startsWith(`${kind}:`)) return cached.slice(kind.length + 1);
   let text: string;
   try {
     text = canonicalJson({ kind, definition: definitionSnapshot(kind, def) });

@@ -4,7 +4,7 @@ import type { UpstreamConnector } from '../server-definition.js';
 import type { InputRequired } from '../input/required.js';
 
 /** Tool names the bridge offers (the MCP specification's recommended character set and length). */
-export const TOOL_NAME_RE = /^[A-Za-z0-9_.\/-]{1,128}$/;
+export const TOOL_NAME_RE = /^[A-Za-z0-9_./-]{1,128}$/;
 
 /** A tool as the server lists it (name, description, inputSchema, annotations). */
 export type UpstreamTool = Tool;

@@ -8,7 +8,6 @@ import {
   SdkErrorCode,
   type CallToolResult,
   type JSONRPCMessage,
-  type Tool,
 } from '@modelcontextprotocol/client';
 import { TyError } from '../../errors.js';
 import { inertText } from '../../ask/text.js';

@@ -1,7 +1,6 @@
 // tycli diagnostics: runs the named security contracts against this command-line host; Node host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
 import { fail, failWith, out, outJson, terminalSafe, progress } from '../output.js';
-import { TyError } from '../../../core/errors.js';
 import type { Contract } from '../../diagnostics/contracts.js';
 import type { HostContractRow } from '../../diagnostics/browser.js';
 import { settingPosture } from './sandbox.js';
@@ -190,10 +189,10 @@ async function bothHosts(
     });
     return ok ? 0 : 1;
   }
-  out(
-    ctx,
-    `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserRun ? 'Chromium (headless, loopback server)' : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`}`,
-  );
+  const browserLine = browserRun
+    ? 'Chromium (headless, loopback server)'
+    : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`;
+  out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserLine}`);
   const nw = Math.max(8, ...rows.map((r) => r.name.length));
   out(ctx, `${'RESULT'}  ${'HOST'.padEnd(7)}  ${'CONTRACT'.padEnd(nw)}  CHECK`);
   for (const r of rows) {

@@ -55,7 +55,10 @@ Session answers live only in the process that asked. With --json: {"ok":true,"de
             ctx,
             terminalSafe(
               ctx,
-              `${d.toolName}@${d.revision}  ${d.allow ? 'allow' : 'deny '}  ${suggestRule(d)}${d.channel ? `  (via ${d.channel}${d.at !== undefined ? `, ${new Date(d.at).toISOString()}` : ''})` : ''}`,
+              `${d.toolName}@${d.revision}  ${d.allow ? 'allow' : 'deny '}  ${suggestRule(d)}` +
+                (d.channel
+                  ? `  (via ${d.channel}${d.at !== undefined ? `, ${new Date(d.at).toISOString()}` : ''})`
+                  : ''),
             ),
           );
       return 0;

@@ -167,10 +167,16 @@ required cannot be met.`,
           `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`,
         );
         if (s.backend === 'bwrap' && s.available) {
-          out(
-            ctx,
-            `limits:    ${s.limits.prlimit ? 'process count, CPU, data and file size (prlimit)' : 'none (prlimit missing)'}${s.limits.sandboxUids ? `; each sandbox runs as its own uid from ${s.limits.sandboxUids.first}-${s.limits.sandboxUids.last} (the CLI runs as root)` : s.limits.sandboxUid !== undefined ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)` : ''}`,
-          );
+          const kinds = s.limits.prlimit
+            ? 'process count, CPU, data and file size (prlimit)'
+            : 'none (prlimit missing)';
+          const uids = s.limits.sandboxUids;
+          const who = uids
+            ? `; each sandbox runs as its own uid from ${uids.first}-${uids.last} (the CLI runs as root)`
+            : s.limits.sandboxUid !== undefined
+              ? `; sandboxes run as uid ${s.limits.sandboxUid} (the CLI runs as root)`
+              : '';
+          out(ctx, `limits:    ${kinds}${who}`);
         }
         out(ctx, `node:      ${s.runtimes.node.version} (${s.runtimes.node.path})`);
         out(
@@ -178,11 +184,12 @@ required cannot be met.`,
           `deno:      ${s.runtimes.deno ? `${s.runtimes.deno.version} (${s.runtimes.deno.path})` : 'not found'}`,
         );
         const py = s.runtimes.python;
-        out(
-          ctx,
-          `python:    ${py ? `${py.version} (${py.path})${py.onPath ? `, used instead of ${py.onPath} on PATH, which the sandbox user cannot reach` : ''}${py.unusable ? `; unusable in the sandbox: ${py.unusable}` : ''}` : 'not found'} ` + `` +
-            `(native, the built-in python tool)`,
-        );
+        const pyFound = py
+          ? `${py.version} (${py.path})` +
+            (py.onPath ? `, used instead of ${py.onPath} on PATH, which the sandbox user cannot reach` : '') +
+            (py.unusable ? `; unusable in the sandbox: ${py.unusable}` : '')
+          : 'not found';
+        out(ctx, `python:    ${pyFound} (native, the built-in python tool)`);
         const p = s.pyodide;
         out(
           ctx,

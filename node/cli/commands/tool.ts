@@ -7,6 +7,7 @@ import { inert, note, out, outJson, terminalSafe, usage } from '../output.js';
 import { inertJson } from '../../../core/ask/text.js';
 import { shortId, uniqueShortIds } from '../../../core/revisions/refs.js';
 import type { StoredRevision } from '../../../core/revisions/registry.js';
+import type { ToolManifest } from '../../../protocol/manifest.js';
 import { lifecycleCommands } from './tool-lifecycle.js';
 
 async function openHost(ctx: CliContext) {
@@ -82,7 +83,11 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
         note(
           ctx,
           `${r.created ? 'added' : r.repaired ? 'repaired (the stored copy had been altered):' : 'already installed:'} ` +
-            `${r.manifest.name}@${r.revision}${binding === r.revision ? ' (active)' : `\n  not active; "${r.manifest.name}" runs ${binding}. Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`}`,
+            `${r.manifest.name}@${r.revision}` +
+            (binding === r.revision
+              ? ' (active)'
+              : `\n  not active; "${r.manifest.name}" runs ${binding}. ` +
+                `Switch with: tycli tool activate ${r.manifest.name} ${r.revision} --approve-replacement`),
         );
       }
       return 0;
@@ -201,7 +206,7 @@ const show: CliCommand = {
         `name:         ${t.name}`,
         `revision:     ${v.full ? t.revision : shortId(t.revision)}${t.active ? ' (active)' : ' (not active)'}`,
         `description:  ${m.description.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')}`,
-        `execution:    ${ex.kind}${ex.kind === 'sandboxed-code' ? ` ${ex.runtime}${ex.engine ? ` (${ex.engine})` : ''}, ${ex.source.length} characters of source` : ex.kind === 'trusted-native' ? ` entry ${ex.entry}` : ` service ${ex.serviceId}${ex.tool ? ` tool ${ex.tool}` : ''}`}`,
+        `execution:    ${ex.kind}${executionDetail(ex)}`,
         `capabilities: ${m.capabilities ? inertJson(m.capabilities) : 'none requested'}`,
         `limits:       ${m.limits ? inertJson(m.limits) : 'host defaults'}`,
         `parameters:   ${inertJson(m.parameters, 2).replace(/\n/g, '\n              ')}`,
@@ -245,3 +250,11 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
 };
 
 export const toolCommands: CliCommand[] = [add, list, show, activate, ...lifecycleCommands, ...toolSettingsCommands];
+
+/** What follows the execution kind in `tool show`: runtime, engine and source size, native entry, or service. */
+function executionDetail(ex: ToolManifest['execution']): string {
+  if (ex.kind === 'sandboxed-code')
+    return ` ${ex.runtime}${ex.engine ? ` (${ex.engine})` : ''}, ${ex.source.length} characters of source`;
+  if (ex.kind === 'trusted-native') return ` entry ${ex.entry}`;
+  return ` service ${ex.serviceId}${ex.tool ? ` tool ${ex.tool}` : ''}`;
+}
