@@ -1,5 +1,6 @@
 // `npm run lint` (Biome, dependency-cruiser, line width) holds on this tree and fails on each kind of planted defect:
-// an import cycle, node:fs in core/, innerHTML in browser/, eval on the trusted side, a 200-column line; test side.
+// an import cycle, node:fs or a host global in core/, protocol/ importing core/, innerHTML in browser/, eval on the
+// trusted side, a 200-column line; test side.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,6 +77,22 @@ describe('npm run lint', () => {
     expect(r.status).not.toBe(0);
     expect(r.out).toContain('core-and-protocol-never-import-node-builtins');
     expect(r.out).toContain('noRestrictedImports');
+  });
+
+  it('fails on a host global in core/', () => {
+    const r = withPlanted({
+      'core/planted-global.ts': '// planted; core.\nexport const home = (): unknown => process.env.HOME;\n',
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.out).toContain('noRestrictedGlobals');
+  });
+
+  it('fails on a protocol/ import of anything but zod and itself', () => {
+    const r = withPlanted({
+      'protocol/planted-core.ts': "// planted; protocol.\nexport { TyError } from '../core/errors.js';\n",
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.out).toContain('protocol-is-pure-data');
   });
 
   it('fails on innerHTML in browser/', () => {
