@@ -147,7 +147,7 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
     expect(r.sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
     // The stored manifest, the sandbox's messages and the audit records are checked by hand (core/manifest/check.ts,
-    // core/exec/wire-check.ts, core/audit/trail.ts plainAuditRecord), each held to its zod schema by its own test.
+    // core/exec/wire-check.ts, core/audit/record.ts isAuditRecord), each held to its zod schema by its own test.
     // in the bundle, for commands that parse with it
     expect(r.bundled.some((s) => s.includes('/node_modules/zod/'))).toBe(true);
     expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
