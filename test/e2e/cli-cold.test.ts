@@ -124,7 +124,7 @@ afterAll(async () => {
 const RUN = ['run', 'csv-stats', '--args', '{"csv":"a,b\\n1,2\\n"}'];
 /** Modules whose only purpose is zod schemas (they load when a command parses with them, never on a plain run). */
 const SCHEMA_ONLY =
-  /\/(protocol\/(errors|wire|manifest|task|registration)|core\/(audit-schema|manifest-parse)|node\/(settings-schema|ask-schemas))\.(js|ts)$/;
+  /\/(protocol\/(errors|wire|manifest|task|registration)|core\/(audit\/schema|manifest\/parse)|node\/(settings\/schema|ask\/schemas))\.(js|ts)$/;
 
 describe('tycli run loads only what the call needs', () => {
   it('runs the bundled command line (dist/cli/tycli.cjs with its code cache), not the hundreds of compiled modules', async () => {
