@@ -1,10 +1,17 @@
-// Public surface of core/ (package export "./core"): host-agnostic logic every host builds on; trusted side.
+// Public API of `tysandbox/core` (package export "./core"): the host-agnostic logic every host builds on; core, trusted
+// side.
+//
+// This file is the complete public surface of the entry: named exports only, no wildcards. Each member is used outside
+// core/ (by a host, the chat app, a test or a docs example), or is a type a listed member takes or returns. Anything
+// added here becomes public API; what nothing outside uses stays internal. The MCP bridge has its own entry,
+// `tysandbox/core/mcp` (core/mcp/index.ts).
+
+// Errors: local errors with a stable code
 export { TyError, isTyError, toTyError } from './errors.js';
+
+// Revisions: content ids, canonical JSON, the registry of tools, manifests and their sources
 export { canonicalJson } from './revisions/canonical.js';
-export { inlineSourceFile, sourceFileRecord } from './manifest/source-file.js';
-export { DOMAINS, contentId, cidOfBytes, documentBytes, isContentId, type Domain } from './revisions/cid.js';
-export { Store, checkKey, KEY_RE, type StoreBackend } from './store/contract.js';
-export { MemoryStoreBackend } from './store/memory.js';
+export { cidOfBytes } from './revisions/cid.js';
 export {
   ToolRegistry,
   parseRef,
@@ -14,16 +21,14 @@ export {
   type ResolvedTool,
 } from './revisions/registry.js';
 export { parseManifest } from './manifest/parse.js';
-export {
-  compileDrafts,
-  checkPersistable,
-  persistTask,
-  taskId,
-  visibleToolSignatures,
-  modelMessages,
-  type CompileOptions,
-} from './revisions/tasks.js';
-export { ArgValidator, checkSchema } from './schema/validate.js';
+export { inlineSourceFile, sourceFileRecord } from './manifest/source-file.js';
+export { compileDrafts, persistTask, taskId, visibleToolSignatures, type CompileOptions } from './revisions/tasks.js';
+
+// Stores: the contract both hosts implement, and the in-memory one
+export { Store, checkKey, type StoreBackend } from './store/contract.js';
+export { MemoryStoreBackend } from './store/memory.js';
+
+// Running a call: the invoker, the sandbox channel and pool, the interfaces a host implements
 export {
   Invoker,
   effectiveLimits,
@@ -50,6 +55,8 @@ export type {
   SandboxSpec,
 } from './exec/runtime.js';
 export { DEFAULT_LIMITS } from './exec/runtime.js';
+
+// Capabilities: the handler, mediated fetch and its address policy, secrets, storage
 export {
   createCapabilityHandler,
   capabilityFactory,
@@ -58,16 +65,16 @@ export {
 } from './capabilities/handler.js';
 export {
   createMediatedFetch,
-  accessOf,
-  preflight,
   DEFAULT_FETCH_LIMITS,
   type FetchTransport,
   type MediatedFetch,
   type FetchLimits,
 } from './capabilities/fetch/mediated.js';
-export { judgeAddress, judgeHostname, isIpLiteral, type TargetVerdict } from './capabilities/fetch/address.js';
+export { judgeAddress, type TargetVerdict } from './capabilities/fetch/address.js';
 export { SecretBroker, SecretGrants, type SecretValues, type SecretGrant } from './capabilities/secrets.js';
 export { ToolStorage, DEFAULT_STORAGE_QUOTA } from './capabilities/storage.js';
+
+// Permissions, the gate, its audit trail and pauses
 export {
   compilePolicy,
   decide,
@@ -80,24 +87,23 @@ export {
   type Rule,
 } from './policy/permissions.js';
 export { PermissionGate, StoreDecisions, type GateDeps, type HookRunner } from './policy/gate.js';
-export { StoreAuditLog, AUDIT_LOG, WITHHELD, type AuditRecord, type AuditSink } from './audit/trail.js';
+export { StoreAuditLog, type AuditRecord, type AuditSink } from './audit/trail.js';
 export { PauseTracker, DEFAULT_PAUSE, type PauseConfig } from './policy/pause.js';
+
+// Asking a person, and showing untrusted text
 export { AskRouter, askRefusalError, DEFAULT_ASK_WAIT_MS, type Asker, type AskOutcome } from './ask/router.js';
-export { sanitizeForDisplay, sanitizeInline, renderQuestion, MAX_LINE_CHARS } from './ask/text.js';
-export {
-  clientMessageRule,
-  serverMessageRule,
-  stripClientCapabilities,
-  LineFramer,
-  MAX_MESSAGE_BYTES,
-} from './mcp/wire/messages.js';
+export { sanitizeForDisplay, sanitizeInline, renderQuestion } from './ask/text.js';
+
+// MCP pieces the Node host's bridge wiring uses (the bridge itself: tysandbox/core/mcp)
+export { clientMessageRule, serverMessageRule, LineFramer, MAX_MESSAGE_BYTES } from './mcp/wire/messages.js';
 export { checkToolArguments } from './mcp/bridge/args.js';
-export { SessionPool, DEFAULT_POOL_LIMITS } from './mcp/upstream/pool.js';
-export { mergedSchema, chooseTargets, NamespaceSchema, type Namespace } from './mcp/bridge/namespace.js';
+export { SessionPool } from './mcp/upstream/pool.js';
+export { NamespaceSchema, type Namespace } from './mcp/bridge/namespace.js';
+
+// The registration protocol: its server, its client, its JSON-RPC framing
 export {
   RegistrationServer,
   ProtocolSession,
-  DEFAULT_PROTOCOL_LIMITS,
   type RegistrationServerOptions,
   type SessionOptions,
   type ProtocolRunner,
@@ -111,5 +117,4 @@ export {
   type ClientOptions,
   type RunOptions,
 } from './registration/client.js';
-export { classifyInbound, rpcFailure, RPC_CODES, MAX_PROTOCOL_MESSAGE_BYTES } from './registration/rpc.js';
-export { RegistrationRate } from './registration/limits.js';
+export { classifyInbound, rpcFailure, RPC_CODES } from './registration/rpc.js';

@@ -1,5 +1,9 @@
-// The typed client `tysandbox/client`: connectStdio (Node), connectHttp and connectWindow (Node and the browser); runs
-// on the client's side.
+// Public API of `tysandbox/client` (package export "./client"): the typed client of the registration protocol,
+// connectStdio (Node), connectHttp and connectWindow (Node and the browser); runs on the client's side.
+//
+// This file is the complete public surface of the entry: named exports only, no wildcards. Besides the three connect
+// functions and their option types: the client they return, its error, and the types its methods take and return.
+// Anything added here becomes public API.
 import {
   ProtocolClient,
   ProtocolError,
@@ -9,15 +13,25 @@ import {
 } from '../core/registration/client.js';
 import { LineFramer } from '../core/mcp/wire/messages.js';
 
+// The connected client, its error, its options
 export {
   ProtocolClient,
   ProtocolError,
-  httpTransport,
   type ClientOptions,
   type ClientTransport,
   type RunOptions,
 } from '../core/registration/client.js';
-export * from '../protocol/registration.js';
+// The protocol's methods, and what they take and return
+export {
+  REGISTRATION_METHODS,
+  type RegistrationMethod,
+  type RegistrationResults,
+  type InitializeResult,
+  type ToolRunResult,
+  type ProgressParams,
+  type LogParams,
+  type ParentCallParams,
+} from '../protocol/registration.js';
 
 const defaults = (o: Partial<ClientOptions> | undefined): ClientOptions => ({ name: 'client', ...o });
 

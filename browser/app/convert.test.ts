@@ -1,12 +1,11 @@
-// Unit tests: task paths become chat messages (calls grouped, results answering their call ids, failed calls), and the
-// line diff; test code.
+// Unit tests: task paths become chat messages (calls grouped, results answering their call ids, failed calls); test
+// code.
 import { describe, expect, it } from 'vitest';
 import { compileDrafts } from '../../core/revisions/tasks.js';
 import { ToolRegistry } from '../../core/revisions/registry.js';
 import { Store } from '../../core/store/contract.js';
 import { MemoryStoreBackend } from '../../core/store/memory.js';
 import { callIdOf, toChatMessages } from './convert.js';
-import { lineDiff } from './ui/diff.js';
 
 describe('toChatMessages', () => {
   it('groups an assistant message with its calls, answers each call id, turns a failed call into a call plus an error, and leaves definitions out', async () => {
@@ -72,26 +71,5 @@ describe('toChatMessages', () => {
       },
       { role: 'tool', callId: callIdOf(tasks[3]!.id), name: 'add', content: '1', isError: false },
     ]);
-  });
-});
-
-describe('lineDiff', () => {
-  it('keeps common lines and marks removed and added ones', () => {
-    expect(lineDiff('a\nb\nc', 'a\nB\nc\nd')).toEqual([
-      { op: ' ', text: 'a' },
-      { op: '-', text: 'b' },
-      { op: '+', text: 'B' },
-      { op: ' ', text: 'c' },
-      { op: '+', text: 'd' },
-    ]);
-    expect(lineDiff('x\ny', 'x\ny')).toEqual([
-      { op: ' ', text: 'x' },
-      { op: ' ', text: 'y' },
-    ]);
-    expect(
-      lineDiff('p\n1\n2\ns', 'p\n3\ns', 0)
-        .map((l) => l.op)
-        .join(''),
-    ).toBe(' --+ ');
   });
 });

@@ -1,10 +1,9 @@
 // The audit record's zod schema (one JSON Lines entry of log `audit`); core, trusted side.
-// core/audit/trail.ts checks the common records by hand (plainAuditRecord, held to this schema by
-// core/audit/trail.test.ts) and loads
-// this module for any other record and for reading the log.
+// core/audit/trail.ts checks each record by hand (core/audit/record.ts isAuditRecord, held to this schema by
+// core/audit/record.test.ts) and loads this module for a record the hand check refuses and for reading the log.
 import { z } from 'zod';
 import { ErrorCodeSchema } from '../../protocol/errors.js';
-import { AUDIT_FIELD_MAX, AUDIT_OUTCOMES } from './trail.js';
+import { AUDIT_FIELD_MAX, AUDIT_OUTCOMES } from './record.js';
 
 /**
  * One audit line (JSON Lines, log `audit`). Holds who, what (tool, revision, capability and its target),
@@ -59,4 +58,3 @@ export const AuditRecordSchema = z.strictObject({
     })
     .optional(),
 });
-export type AuditRecord = z.infer<typeof AuditRecordSchema>;

@@ -1,31 +1,13 @@
 // Append-only audit trail of every gate decision (never arguments, results or secret values); core, trusted side.
-import { ERROR_CODES } from '../../protocol/names.js';
-import type { AuditRecord } from './schema.js';
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
 import { sanitizeInline } from '../ask/text.js';
 import { traceText, type Trace } from '../policy/permissions.js';
 import { shortId } from '../revisions/refs.js';
+import { AUDIT_LOG, WITHHELD, isAuditRecord, type AuditRecord } from './record.js';
 
-export const AUDIT_LOG = 'audit';
-export const WITHHELD = '<withheld>';
-/** Longest name, target or rule kept in a record (characters); the gate cuts longer ones with a marker. */
-export const AUDIT_FIELD_MAX = 2048;
-
-/** Every outcome a record may carry (AuditRecordSchema's `outcome`). */
-export const AUDIT_OUTCOMES = [
-  'ok',
-  'error',
-  'granted',
-  'denied',
-  'blocked',
-  'hook-failed',
-  'paused',
-  'started',
-  'interrupted',
-] as const;
-export type { AuditRecord } from './schema.js';
-/** core/audit/schema.ts (zod): loaded for a record of an unusual shape and for reading the log, not for every call. */
+export { AUDIT_FIELD_MAX, AUDIT_LOG, AUDIT_OUTCOMES, WITHHELD, type AuditRecord } from './record.js';
+/** core/audit/schema.ts (zod): loaded for a record the hand check refuses and to read the log, not on every call. */
 const schemaModule = () => import('./schema.js');
 
 /** Where the gate writes audit records. */
@@ -38,65 +20,6 @@ export interface AuditSink {
    */
   stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
 }
-
-const OUTCOMES: ReadonlySet<unknown> = new Set(AUDIT_OUTCOMES);
-const CODES: ReadonlySet<unknown> = new Set(ERROR_CODES);
-const str = (v: unknown, max: number): boolean => typeof v === 'string' && v.length <= max;
-const optStr = (v: unknown, max: number): boolean => v === undefined || str(v, max);
-
-/**
- * True for the common record shape (a gate's allow/deny record of a call or capability, with or without an error
- * `code`, without `elicit`) when it matches AuditRecordSchema: a check per record without a schema parse (nor zod
- * loaded). Anything else (an unknown key, an elicit summary, a value out of range) returns false and goes through
- * the schema, so this accepts only what the schema accepts.
- */
-export function plainAuditRecord(r: Record<string, unknown>): boolean {
-  for (const k in r) if (!PLAIN_KEYS.has(k)) return false;
-  const d = r.durationMs;
-  return (
-    r.v === 1 &&
-    typeof r.time === 'string' &&
-    str(r.principal, AUDIT_FIELD_MAX) &&
-    str(r.tool, AUDIT_FIELD_MAX) &&
-    str(r.revision, AUDIT_FIELD_MAX) &&
-    str(r.kind, 32) &&
-    (r.decision === 'allow' || r.decision === 'deny') &&
-    str(r.rule, AUDIT_FIELD_MAX) &&
-    str(r.list, 32) &&
-    str(r.scope, 64) &&
-    typeof d === 'number' &&
-    Number.isFinite(d) &&
-    d >= 0 &&
-    OUTCOMES.has(r.outcome) &&
-    optStr(r.target, AUDIT_FIELD_MAX) &&
-    (r.access === undefined || r.access === 'read' || r.access === 'write') &&
-    optStr(r.channel, AUDIT_FIELD_MAX) &&
-    optStr(r.call, 64) &&
-    optStr(r.host, 128) &&
-    (r.code === undefined || CODES.has(r.code)) &&
-    Object.getPrototypeOf(r) === Object.prototype
-  );
-}
-const PLAIN_KEYS: ReadonlySet<string> = new Set([
-  'v',
-  'time',
-  'principal',
-  'tool',
-  'revision',
-  'kind',
-  'decision',
-  'rule',
-  'list',
-  'scope',
-  'durationMs',
-  'outcome',
-  'target',
-  'access',
-  'channel',
-  'call',
-  'host',
-  'code',
-]);
 
 /**
  * Replace every occurrence of each known secret value in `text` with `<withheld>`.
@@ -132,13 +55,13 @@ export class StoreAuditLog implements AuditSink {
 
   async append(rec: AuditRecord): Promise<void> {
     const clean = this.#clean(rec);
-    await this.store.appendJsonl(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
+    await this.store.appendJsonl(AUDIT_LOG, isAuditRecord(clean) ? clean : await checked(clean));
   }
 
   /** See AuditSink.stage; on a store without stages, durable at once. */
   async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
     const clean = this.#clean(rec);
-    return this.store.appendJsonlStaged(AUDIT_LOG, plainAuditRecord(clean) ? clean : await checked(clean));
+    return this.store.appendJsonlStaged(AUDIT_LOG, isAuditRecord(clean) ? clean : await checked(clean));
   }
 
   #clean(rec: AuditRecord): AuditRecord {
@@ -170,7 +93,7 @@ export class StoreAuditLog implements AuditSink {
   }
 }
 
-/** A record of another shape than plainAuditRecord's, checked by AuditRecordSchema. @throws TyError E_STORE */
+/** A record isAuditRecord refuses, checked by AuditRecordSchema (its message). @throws TyError E_STORE */
 async function checked(rec: AuditRecord): Promise<AuditRecord> {
   const { AuditRecordSchema } = await schemaModule();
   const parsed = AuditRecordSchema.safeParse(rec);

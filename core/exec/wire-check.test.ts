@@ -1,5 +1,5 @@
-// The hand check of sandbox messages gives SandboxMessageSchema's verdict on every message type, key and odd value;
-// trusted side.
+// The hand parse of sandbox messages gives SandboxMessageSchema's verdict and output on every message type, key and odd
+// value a transport can deliver, and is never wider on the rest; trusted side.
 import { describe, expect, it } from 'vitest';
 import { SandboxMessageSchema } from '../../protocol/wire.js';
 import { WireErrorSchema } from '../../protocol/errors.js';
@@ -114,24 +114,80 @@ function variants(): unknown[] {
   return out;
 }
 
-describe('sandboxMessage (hand check of SandboxMessageSchema)', () => {
+/**
+ * The forms `v` reaches the host in: a JSON line read with JSON.parse (the Node host) and a structured clone (the
+ * browser's postMessage). A symbol or a function reaches it in neither; a class instance, a null prototype or an
+ * inherited key arrives as a plain object (own enumerable keys only).
+ */
+function received(v: unknown): unknown[] {
+  const out: unknown[] = [];
+  try {
+    const text = JSON.stringify(v);
+    if (text !== undefined) out.push(JSON.parse(text));
+  } catch {
+    /* not JSON: a bigint */
+  }
+  try {
+    out.push(structuredClone(v));
+  } catch {
+    /* not cloneable: a symbol, a function */
+  }
+  return out;
+}
+
+/** Same keys in the same order, same values (the parse rebuilds objects in the schema's key order, as zod does). */
+function expectSameOutput(hand: unknown, schema: unknown, label: string): void {
+  expect(hand, label).toEqual(schema);
+  expect(Object.keys(hand as object), label).toEqual(Object.keys(schema as object));
+}
+
+describe('sandboxMessage (hand parse of SandboxMessageSchema)', () => {
   it("gives the schema's verdict on every variant, and returns the message with the schema's values", () => {
     let accepted = 0;
+    let compared = 0;
     for (const v of variants()) {
-      const schema = SandboxMessageSchema.safeParse(v);
-      const hand = sandboxMessage(v);
-      const label = labelOf(v);
-      expect(hand !== undefined, label).toBe(schema.success);
-      if (schema.success) {
-        accepted++;
-        for (const [k, x] of Object.entries(schema.data))
-          expect((hand as Record<string, unknown>)[k], `${label} ${k}`).toEqual(x);
+      for (const r of received(v)) {
+        compared++;
+        const schema = SandboxMessageSchema.safeParse(r);
+        const hand = sandboxMessage(r);
+        const label = labelOf(r);
+        expect(hand !== undefined, label).toBe(schema.success);
+        if (schema.success) {
+          accepted++;
+          expectSameOutput(hand, schema.data, label);
+        }
       }
     }
+    expect(compared).toBeGreaterThan(1000);
     expect(accepted).toBeGreaterThan(100); // the accepting side is exercised, not only refusals
   });
 
+  it('is never wider than the schema on values no transport delivers (another prototype: narrower there, by design)', () => {
+    for (const v of variants()) {
+      const hand = sandboxMessage(v);
+      if (hand === undefined) continue;
+      const schema = SandboxMessageSchema.safeParse(v);
+      expect(schema.success, labelOf(v)).toBe(true);
+      if (schema.success) expectSameOutput(hand, schema.data, labelOf(v));
+    }
+    // Deliberately narrower: zod takes any object, the hand parse only Object.prototype ones (what JSON.parse and a
+    // structured clone make). Such a message could only come from code in the host's own process.
+    class Msg {
+      constructor() {
+        Object.assign(this, good[0]);
+      }
+    }
+    for (const v of [Object.assign(Object.create(null), good[0]), new Msg()]) {
+      expect(SandboxMessageSchema.safeParse(v).success).toBe(true);
+      expect(sandboxMessage(v)).toBeUndefined();
+    }
+  });
+
   it("isWireError gives WireErrorSchema's verdict", () => {
-    for (const v of odd) expect(isWireError(v), labelOf(v)).toBe(WireErrorSchema.safeParse(v).success);
+    for (const v of odd) {
+      for (const r of received(v)) expect(isWireError(r), labelOf(r)).toBe(WireErrorSchema.safeParse(r).success);
+      if (isWireError(v)) expect(WireErrorSchema.safeParse(v).success, labelOf(v)).toBe(true);
+    }
+    expect(isWireError({ code: 'E_TOOL_FAILED', message: 'm', data: undefined })).toBe(true);
   });
 });

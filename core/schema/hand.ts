@@ -1,12 +1,20 @@
 // Small parsers that mirror a zod schema's checks and output for plain JSON data, so a per-call path needs no zod;
 // core, trusted side.
 // Each parser returns the value zod's parse would return (objects rebuilt in the schema's key order, present keys only)
-// or NO when it cannot vouch for the value; a caller falls back to the zod schema on NO, so a parser built from these
-// may be narrower than its schema, never wider (each use is held to its schema by a test).
+// or NO when it cannot vouch for the value: never wider than its schema. Objects of another prototype than JSON.parse
+// and a structured clone make (a null prototype, a class, inherited keys) get NO where zod may accept them. A caller
+// falls back to the schema on NO, or, without zod on its path (the sandbox channel), refuses: its parser then answers
+// as the schema does on every value its transport delivers. Each use is held to its schema by a test.
 
-/** The answer "not vouched for": the caller asks the zod schema. */
+/** The answer "not vouched for": the caller asks the zod schema, or refuses the value. */
 export const NO: unique symbol = Symbol('no');
 export type Parse<T = unknown> = (v: unknown) => T | typeof NO;
+
+/** The boolean verdict of `parse` (for a caller that keeps the value as given): true when it is not NO. */
+export const accepts =
+  <T>(parse: Parse<T>) =>
+  (v: unknown): v is T =>
+    parse(v) !== NO;
 
 /** A plain JSON object: prototype Object.prototype, no own `__proto__` key (zod treats that key specially). */
 const isPlain = (v: unknown): v is Record<string, unknown> =>
@@ -60,6 +68,16 @@ export const arr =
     }
     return out;
   };
+/** z.union(options): the output of the first option that accepts the value (zod tries them in order). */
+export const either =
+  <T>(...options: Parse<T>[]): Parse<T> =>
+  (v) => {
+    for (const o of options) {
+      const x = o(v);
+      if (x !== NO) return x;
+    }
+    return NO;
+  };
 /** z.record(z.string(), z.unknown()): a copy with the same keys in the same order. */
 export const record: Parse<Record<string, unknown>> = (v) => (isPlain(v) ? { ...v } : NO);
 
@@ -77,20 +95,27 @@ export const refine =
     return x;
   };
 
-/** A field of strictObject: required, optional (absent or undefined), or with a default (`.default(value)`). */
+/**
+ * A field of strictObject: required, optional (absent or undefined), with a default (`.default(value)`), or present
+ * with any value (a required z.unknown()).
+ */
 export interface Field {
   parse: Parse;
   optional: boolean;
+  /** The key must be present; its value may be anything, undefined too (zod's required z.unknown()). */
+  present?: boolean;
   /** The value an absent or undefined field takes (zod's `.default`): present in the output. */
   fallback?: { value: unknown };
 }
 export const req = (parse: Parse): Field => ({ parse, optional: false });
 export const opt = (parse: Parse): Field => ({ parse, optional: true });
 export const withDefault = (parse: Parse, value: unknown): Field => ({ parse, optional: true, fallback: { value } });
+/** z.unknown() as a required field: the key present, any value (undefined included), kept as is. */
+export const present: Field = { parse: unknown, optional: false, present: true };
 
 /**
  * z.strictObject(shape): no key beyond the shape; a new object with the present keys in the shape's order (zod's
- * output order), an optional key present as undefined kept as undefined, a defaulted key always present.
+ * output order), an optional or `present` key present as undefined kept as undefined, a defaulted key always present.
  */
 export function strictObject<T = Record<string, unknown>>(shape: Record<string, Field>): Parse<T> {
   const keys = Object.keys(shape);
@@ -100,10 +125,11 @@ export function strictObject<T = Record<string, unknown>>(shape: Record<string, 
     const out: Record<string, unknown> = {};
     for (const k of keys) {
       const f = shape[k]!;
-      if (!Object.prototype.hasOwnProperty.call(v, k) || v[k] === undefined) {
-        if (!f.optional) return NO;
+      const has = Object.prototype.hasOwnProperty.call(v, k);
+      if (!has || v[k] === undefined) {
+        if (!f.optional && !(f.present && has)) return NO;
         if (f.fallback) out[k] = f.fallback.value;
-        else if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = undefined;
+        else if (has) out[k] = undefined;
         continue;
       }
       const x = f.parse(v[k]);

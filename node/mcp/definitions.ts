@@ -14,9 +14,9 @@ import {
 } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/revisions/canonical.js';
+import { writeFileAtomic } from '../store/atomic.js';
 import { tycliPaths } from '../store/paths.js';
 import {
   McpDefinitionSchema,

@@ -2,9 +2,9 @@
 // side.
 import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
 import { NamespaceSchema, type Namespace } from '../../core/mcp/bridge/namespace.js';
+import { writeFileAtomic } from '../store/atomic.js';
 import { tycliPaths } from '../store/paths.js';
 import { SERVER_NAME_RE, ServerNameSchema, loadSettingsFile } from './definitions.js';
 

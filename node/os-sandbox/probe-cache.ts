@@ -3,9 +3,10 @@
 // Only a passing bubblewrap probe is kept, so a stale or forged file can never turn isolation off: at worst a sandbox
 // is tried with a bwrap that no longer works, its start fails closed, and the file is dropped (forgetProbe).
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname } from 'node:path';
+import { writeFileAtomicSync } from '../store/atomic.js';
 import { listedSharedLibraries, seedSharedLibraries } from './bwrap.js';
 import {
   BWRAP_CANDIDATES,
@@ -87,20 +88,16 @@ function load(file: string): CacheFile {
   return { v: PROBE_CACHE_VERSION };
 }
 
-/** Write the whole file atomically (a temporary file in the same folder, renamed over it), mode 0600. Never throws. */
+/**
+ * Write the whole file atomically (node/store/atomic.ts, synchronously: forgetProbe and keepLibraryLists run on exit
+ * paths; no fsync, a lost cache only means a full probe), mode 0600. Never throws.
+ */
 function save(file: string, update: (c: CacheFile) => void): void {
   try {
     const c = load(file);
     update(c);
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(c)}\n`, { mode: 0o600 });
-    try {
-      renameSync(tmp, file);
-    } catch (e) {
-      rmSync(tmp, { force: true });
-      throw e;
-    }
+    writeFileAtomicSync(file, `${JSON.stringify(c)}\n`, { mode: 0o600, durable: false });
   } catch {
     /* a read-only home: the next process probes again */
   }

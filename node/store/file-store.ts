@@ -1,11 +1,11 @@
 // File-system StoreBackend for the CLI: atomic files, append-only logs, cross-process locks; Node host, trusted side.
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants as FS, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { checkKey, type StoreBackend } from '../../core/store/contract.js';
 import { GroupAppender, appendLine } from './append.js';
+import { sweepTempFiles, writeFileAtomic } from './atomic.js';
 import { DirLocks } from './lock.js';
 
 /**
@@ -89,20 +89,11 @@ function isErrno(e: unknown, code: string): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return !isErrno(e, 'ESRCH');
-  }
-}
-
 /**
  * The CLI's store: `<root>/<ns>/<key>` files (0600) in folders (0700).
- * - put: write a temp file in `<root>/.tmp` (named `<pid>.<random>`), fsync, rename over the target, fsync
- *   the folder (POSIX rename is atomic: readers see the old bytes or the new ones). Temp files of dead
- *   writers are swept on a process's first write.
+ * - put: node/store/atomic.ts writeFileAtomic with its temp file in `<root>/.tmp` (named `<pid>.<random>`): fsync,
+ *   rename over the target, fsync the folder (readers see the old bytes or the new ones). Temp files of dead writers
+ *   are swept on a process's first write.
  * - append: lines up to PIPE_BUF are group-committed (node/store/append.ts GroupAppender): the lines appended while
  *   an fsync is in flight go out in whole-line `write`s of at most PIPE_BUF bytes on an O_APPEND descriptor
  *   and share the next fsync; each append resolves only once its line is durable. Longer lines take the log's
@@ -202,45 +193,17 @@ export class FileStoreBackend implements StoreBackend {
     await this.#io(() => this.#atomicWrite(dir, tmpDir, key, bytes));
   }
 
-  /** Once per process: remove temp files left by writers that died mid-write (their pid is gone). */
-  async #sweepTmp(tmpDir: string): Promise<void> {
-    if (this.#swept) return;
-    this.#swept = true;
-    for (const n of await readdir(tmpDir).catch(() => [] as string[])) {
-      const pid = Number(n.split('.')[0]);
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid))
-        await unlink(join(tmpDir, n)).catch(() => {});
-    }
-  }
-
-  /** Runs inside one #io slot (it holds at most two descriptors at a time, one after the other). */
+  /** Runs inside one #io slot (it holds at most one descriptor at a time). */
   async #atomicWrite(dir: string, tmpDir: string, name: string, bytes: Uint8Array): Promise<void> {
-    await this.#sweepTmp(tmpDir);
-    const tmp = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}`);
-    let fh;
-    try {
-      fh = await open(tmp, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL, 0o600);
-      await fh.writeFile(bytes);
-      await fh.sync();
-      await fh.close();
-      fh = undefined;
-      await rename(tmp, join(dir, name));
-      await this.#syncDir(dir);
-    } catch (e) {
-      await fh?.close().catch(() => {});
-      await unlink(tmp).catch(() => {});
-      throw new TyError('E_STORE', `cannot write store entry ${name}: ${(e as Error).message}`);
+    // Once per process: remove temp files left by writers that died mid-write (their pid is gone).
+    if (!this.#swept) {
+      this.#swept = true;
+      await sweepTempFiles(tmpDir);
     }
-  }
-
-  async #syncDir(dir: string): Promise<void> {
-    const d = await open(dir, 'r');
     try {
-      await d.sync();
-    } catch {
-      /* some file systems refuse fsync on folders; the rename is still atomic */
-    } finally {
-      await d.close();
+      await writeFileAtomic(join(dir, name), bytes, { tmpDir });
+    } catch (e) {
+      throw new TyError('E_STORE', `cannot write store entry ${name}: ${(e as Error).message}`);
     }
   }
 

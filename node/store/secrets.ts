@@ -2,9 +2,9 @@
 // side.
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { TyError } from '../../core/errors.js';
 import { checkSecretName, type SecretValues } from '../../core/capabilities/secrets.js';
+import { writeFileAtomic } from './atomic.js';
 import { ensurePrivateDir } from './paths.js';
 
 interface SecretsDoc {
@@ -17,8 +17,8 @@ export const MAX_SECRET_BYTES = 64 * 1024;
 
 /**
  * SecretValues backed by a file: `{"v":1,"secrets":{NAME: VALUE}}`, mode 0600 in a 0700 folder, replaced
- * atomically (write-file-atomic: temp file + fsync + rename). Reading refuses a file that group or others
- * may read, or that another user owns (E_STORE with the chmod to run). Values are never logged and never
+ * atomically (node/store/atomic.ts: temp file, fsync, rename, folder fsync). Reading refuses a file that group or
+ * others may read, or that another user owns (E_STORE with the chmod to run). Values are never logged and never
  * appear in error messages. Not encrypted: protection is the file mode (see SECURITY.md).
  */
 export class SecretsFile implements SecretValues {
@@ -59,7 +59,7 @@ export class SecretsFile implements SecretValues {
 
   async #write(doc: SecretsDoc): Promise<void> {
     await ensurePrivateDir(dirname(this.path));
-    await writeFileAtomic(this.path, `${JSON.stringify(doc)}\n`, { mode: 0o600, fsync: true });
+    await writeFileAtomic(this.path, `${JSON.stringify(doc)}\n`, { mode: 0o600 });
   }
 
   async get(name: string): Promise<string | undefined> {

@@ -124,7 +124,7 @@ afterAll(async () => {
 const RUN = ['run', 'csv-stats', '--args', '{"csv":"a,b\\n1,2\\n"}'];
 /** Modules whose only purpose is zod schemas (they load when a command parses with them, never on a plain run). */
 const SCHEMA_ONLY =
-  /\/(protocol\/(errors|wire|manifest|task|registration)|core\/(audit-schema|manifest-parse)|node\/(settings-schema|ask-schemas))\.(js|ts)$/;
+  /\/(protocol\/(errors|wire|manifest|task|registration)|core\/(audit\/schema|manifest\/parse)|node\/(settings\/schema|ask\/schemas))\.(js|ts)$/;
 
 describe('tycli run loads only what the call needs', () => {
   it('runs the bundled command line (dist/cli/tycli.cjs with its code cache), not the hundreds of compiled modules', async () => {
@@ -147,7 +147,7 @@ describe('tycli run loads only what the call needs', () => {
     expect(r.sources.filter((s) => s.includes('/node_modules/undici/'))).toEqual([]);
     expect(r.sources.filter((s) => s.includes('/node_modules/acorn/'))).toEqual([]);
     // The stored manifest, the sandbox's messages and the audit records are checked by hand (core/manifest/check.ts,
-    // core/exec/wire-check.ts, core/audit/trail.ts plainAuditRecord), each held to its zod schema by its own test.
+    // core/exec/wire-check.ts, core/audit/record.ts isAuditRecord), each held to its zod schema by its own test.
     // in the bundle, for commands that parse with it
     expect(r.bundled.some((s) => s.includes('/node_modules/zod/'))).toBe(true);
     expect(r.sources.filter((s) => s.includes('/node_modules/zod/'))).toEqual([]);
