@@ -140,6 +140,8 @@ function zodUsedMembers() {
       } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
         const text = readFileSync(p, 'utf8');
         if (!/from ['"]zod['"]/.test(text)) continue;
+        // `import type { z }` brings no value: only `import { z }` and its `z.NAME` uses count
+        if (/import type \{ z \} from ['"]zod['"]/.test(text)) continue;
         if (!/import \{ z \} from ['"]zod['"]/.test(text)) bare = true;
         for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
         const rest = text

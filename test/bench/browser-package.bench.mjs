@@ -12,7 +12,7 @@ export const MAIN_CHUNK_BUDGET = 1280 * 1024;
 export const MAIN_CHUNK_GZIP_BUDGET = 320 * 1024;
 
 /** index.js and the closure of its static imports (dynamic imports are loaded on demand, not counted). */
-function mainChunk(out) {
+export function mainChunk(out) {
   const seen = new Set();
   const walk = (file) => {
     if (seen.has(file)) return;
