@@ -31,13 +31,15 @@ export const PROBE_CACHE_FILE = 'sandbox-probe.json';
  */
 async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: string): Promise<WrapFactory> {
   if (posture === 'off') return () => undefined;
-  const { probeSandbox } = await import('../os-sandbox/probe.js');
-  const p = await probeSandbox({ cacheFile });
+  const [{ probeSandbox }, { probeWithCache, seedLibraryLists }] = await Promise.all([
+    import('../os-sandbox/probe.js'),
+    import('../os-sandbox/probe-cache.js'),
+  ]);
+  const p = await probeSandbox({ kept: (sys) => probeWithCache(cacheFile, sys) });
   if (p.available && p.backend === 'bwrap' && p.path) {
-    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([
+    const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([
       import('../os-sandbox/bwrap.js'),
       import('../os-sandbox/limits.js'),
-      import('../os-sandbox/probe-cache.js'),
     ]);
     seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
     const bwrapPath = p.path;
