@@ -1,7 +1,7 @@
 // tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host,
 // trusted side.
 import { watch, type FSWatcher } from 'node:fs';
-import { cliQuestionLines } from '../hints.js';
+import { wordQuestion } from '../../ask/wording.js';
 import type { QuestionStore, StoredQuestion } from '../../ask/store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { out, outJson, note } from '../output.js';
@@ -9,7 +9,7 @@ import { out, outJson, note } from '../output.js';
 /** The display lines of one stored question (every field sanitized by renderQuestion). */
 export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   const waited = Math.max(0, Math.round((now - q.createdAt) / 1000));
-  const rendered = cliQuestionLines({
+  const rendered = wordQuestion({
     id: q.id,
     title: q.title,
     details: q.details,
