@@ -1,32 +1,12 @@
 // tycli entry: global options, dispatch over the longest matching command path, help, exit codes; Node host, trusted
 // side.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { commands as defaultCommands } from './commands/index.js';
 import { fail, failWith } from './output.js';
 import { TyError } from '../../core/errors.js';
 import { distance, nearest, suggestTool } from './suggest.js';
 import type { CliCommand, CliContext, CliIO, GlobalOptions } from './types.js';
-
-/** Options every command accepts, in addition to its own. */
-export const GLOBAL_OPTIONS = {
-  home: { type: 'string' },
-  json: { type: 'boolean' },
-  allow: { type: 'string', multiple: true },
-  deny: { type: 'string', multiple: true },
-  mode: { type: 'string' },
-  sandbox: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-const GLOBAL_HELP = `Global options:
-  --home DIR         state folder (default: $TYCLI_HOME, else the per-user data folder)
-  --json             machine output: one JSON line per result
-  --allow RULE       allow rule for this session (repeatable), e.g. 'fetch(read:https://api.example.com)'
-  --deny RULE        deny rule for this session (repeatable; deny wins)
-  --mode MODE        permission mode for this session: strict, standard (default) or unrestricted
-  --sandbox POSTURE  OS isolation: auto (default), required, off
-  -h, --help         show help
-  -V, --version      print the version and exit (tycli --version)`;
+import { GLOBAL_HELP, GLOBAL_OPTIONS } from './globals.js';
 
 const SANDBOX_POSTURES = new Set(['auto', 'required', 'off']);
 
