@@ -1,5 +1,6 @@
 // Public surface of the Node host (package export "./node"); Node host, trusted side.
-export { createNodeHost, type NodeHost, type NodeHostOptions } from './host/host.js';
+export { createNodeHost, type NodeHost } from './host/host.js';
+export type { HostFlags, HostIO, NodeHostOptions } from './host/options.js';
 export { FileStoreBackend, type FileStoreOptions } from './store/file-store.js';
 export { resolveHome, tycliPaths, ensurePrivateDir, type TycliPaths } from './store/paths.js';
 export { NodeSandboxRuntime, type NodeSandboxRuntimeOptions, type SpawnWrapper } from './sandbox/runtime.js';

@@ -1,25 +1,15 @@
 // Shapes shared by every tycli command module; Node host, trusted side.
 import type { ParseArgsConfig } from 'node:util';
+import type { HostFlags, HostIO } from '../host/options.js';
 
-export interface CliIO {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  stdin: NodeJS.ReadableStream;
-  /** True when stdin and stderr are a terminal a person sits at. */
-  interactive: boolean;
-}
+/** The command line's streams: the host's (node/host/options.ts HostIO), as main() hands them to every command. */
+export type CliIO = HostIO;
 
-/** Options every command accepts (parsed before the command's own). */
-export interface GlobalOptions {
+/** Options every command accepts (parsed before the command's own; node/cli/globals.ts). */
+export interface GlobalOptions extends HostFlags {
   /** Store and state root: --home, else TYCLI_HOME, else the per-user data folder (env-paths). */
   home: string;
   json: boolean;
-  /** Repeated --allow / --deny rules and --mode, for the permission engine (session scope: flags). */
-  allow: string[];
-  deny: string[];
-  mode?: string;
-  /** --sandbox auto|required|off (OS isolation posture). */
-  sandbox?: string;
 }
 
 export interface CliContext {

@@ -108,7 +108,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   const backend = new FileStoreBackend(paths.store);
   const store = new Store(backend);
   const { SecretsFile } = await import('../../store/secrets.js');
-  const { knownSecretValues } = await import('../../host/host.js');
+  const { knownSecretValues } = await import('../../host/wiring.js');
   // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
   const withheld = await knownSecretValues(
     new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)),

@@ -93,7 +93,7 @@ export async function sandboxStatus(opts: {
     if (py) {
       status.runtimes.python = { path: py.path, version: py.version };
       // The interpreter the built-in python tool will really run: under an enforced sandbox that drops to another
-      // uid (root CLI), the one that uid can reach (node/host/host.ts does the same choice).
+      // uid (root CLI), the one that uid can reach (node/host/builtin-python.ts does the same choice).
       const { planIsolation: plan } = await import('../../os-sandbox/posture.js');
       if (
         probe.dropTo &&
