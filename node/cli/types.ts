@@ -19,8 +19,10 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   globals: GlobalOptions;
   /**
-   * Aborted when the person presses Ctrl-C (SIGINT) or the process gets SIGTERM (set by main() when it owns the
-   * process's signals); a command stops its work, reports E_ABORTED, and main() exits 130 (143 for SIGTERM).
+   * Aborted when the person presses Ctrl-C (SIGINT) or the process gets SIGTERM (main() with `signals`, which alone
+   * listens to the process's signals), or when an embedder's `signal` aborts; a command stops its work, reports
+   * E_ABORTED, and main() exits 130 (143 for SIGTERM). Absent otherwise: a serving command then runs until its input
+   * ends.
    */
   signal?: AbortSignal;
 }

@@ -8,7 +8,7 @@ import { TyError } from '../../../core/errors.js';
 import type { LocalTools } from '../../mcp/bridge.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { note, outJson, usage } from '../output.js';
-import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
+import { httpPortOption, untilStopped, writeTokenFile } from '../serve-loop.js';
 
 /**
  * Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit).
@@ -185,7 +185,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   });
   const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
   let stopHttp: (() => Promise<void>) | undefined;
-  const stopped = untilStopSignal(ctx, httpPort === undefined);
+  const stopped = untilStopped(ctx, httpPort === undefined);
   try {
     if (httpPort === undefined) {
       // A person who started it in a terminal learns it is running and waiting; a client's pipe gets nothing.

@@ -154,16 +154,8 @@ while watching, per question gone ({"event":"gone","id"}).`,
       else for (const q of list) show(ctx, q);
       return 0;
     }
-    const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      await watchQuestions(ctx, store, stop.signal);
-    } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
-    }
+    // until main() aborts ctx.signal (Ctrl-C, SIGTERM); an embedder without one watches for as long as it runs
+    await watchQuestions(ctx, store, ctx.signal ?? new AbortController().signal);
     return 0;
   },
 };

@@ -137,11 +137,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     if (ctx.signal?.aborted) ac.abort();
-    else if (ctx.signal) ctx.signal.addEventListener('abort', onSignal, { once: true });
-    else {
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-    }
+    else ctx.signal?.addEventListener('abort', onSignal, { once: true });
     try {
       const r = await host.invoker.invoke(pos[0]!, args, {
         signal: ac.signal,
@@ -174,8 +170,6 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       return 0;
     } finally {
       ctx.signal?.removeEventListener('abort', onSignal);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
       await host.close();
     }
   },

@@ -2,7 +2,7 @@
 // host, trusted side.
 import type { CliCommand, CliContext } from '../types.js';
 import { note, outJson, usage } from '../output.js';
-import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
+import { httpPortOption, untilStopped, writeTokenFile } from '../serve-loop.js';
 
 const serve: CliCommand = {
   path: ['serve'],
@@ -45,7 +45,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
       rate === undefined ? undefined : { registrationsPerWindow: rate, registrationWindowMs: 60_000 },
     );
     let stopHttp: (() => Promise<void>) | undefined;
-    const stopped = untilStopSignal(ctx, httpPort === undefined);
+    const stopped = untilStopped(ctx, httpPort === undefined);
     try {
       if (httpPort === undefined) {
         await Promise.race([
