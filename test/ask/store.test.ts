@@ -26,7 +26,7 @@ import { AskRouter, askRefusalError } from '../../core/ask/router.js';
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { TerminalAskChannel } from '../../node/ask/terminal.js';
 import { main } from '../../node/cli/main.js';
-import { watchQuestions } from '../../node/cli/commands/questions.js';
+import { watchQuestions } from '../../node/cli/commands/ask/questions.js';
 import type { CliContext } from '../../node/cli/types.js';
 
 const root = resolve(import.meta.dirname, '..', '..');

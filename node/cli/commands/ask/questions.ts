@@ -1,10 +1,10 @@
 // tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host,
 // trusted side.
 import { watch, type FSWatcher } from 'node:fs';
-import { wordQuestion } from '../../ask/wording.js';
-import type { QuestionStore, StoredQuestion } from '../../ask/store.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { out, outJson, note } from '../output.js';
+import { wordQuestion } from '../../../ask/wording.js';
+import type { QuestionStore, StoredQuestion } from '../../../ask/store.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { out, outJson, note } from '../../output.js';
 
 /** The display lines of one stored question (every field sanitized by renderQuestion). */
 export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
@@ -145,7 +145,7 @@ while watching, per question gone ({"event":"gone","id"}).`,
   options: { watch: { type: 'boolean' } },
   allowPositionals: false,
   async run(ctx, values) {
-    const { QuestionStore, questionsDir } = await import('../../ask/store.js');
+    const { QuestionStore, questionsDir } = await import('../../../ask/store.js');
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     if (values.watch !== true) {
       const list = await store.list();

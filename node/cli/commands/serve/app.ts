@@ -1,8 +1,8 @@
 // tycli app: serve the built web chat app on 127.0.0.1 with a strict CSP until interrupted; Node host, trusted side.
 import { spawn } from 'node:child_process';
-import type { CliCommand } from '../types.js';
-import { note, out, outJson, usage } from '../output.js';
-import { untilStopped } from '../serve-loop.js';
+import type { CliCommand } from '../../types.js';
+import { note, out, outJson, usage } from '../../output.js';
+import { untilStopped } from '../../serve-loop.js';
 
 /** Open `url` in the person's browser (xdg-open, open or start); failures are reported, never fatal. */
 function openBrowser(url: string, onError: (m: string) => void): void {
@@ -60,7 +60,7 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
           `--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`,
         );
     }
-    const { startAppServer } = await import('../../http/app-server.js');
+    const { startAppServer } = await import('../../../http/app-server.js');
     const server = await startAppServer({
       ...(port === undefined ? {} : { port }),
       ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}),

@@ -1,7 +1,7 @@
 // tycli completion bash|zsh|fish: shell completion scripts generated from the command table; Node host, trusted side.
-import type { CliCommand } from '../types.js';
-import { out, outJson, usage } from '../output.js';
-import { GLOBAL_OPTIONS } from '../globals.js';
+import type { CliCommand } from '../../types.js';
+import { out, outJson, usage } from '../../output.js';
+import { GLOBAL_OPTIONS } from '../../globals.js';
 
 /** Command paths and their options (`--name`), from the table the dispatcher uses, so completion never drifts. */
 function table(commands: readonly CliCommand[], globals: readonly string[]): { path: string; options: string[] }[] {
