@@ -1,5 +1,6 @@
 // The Node host assembled in named steps: open the store, offer the built-in python tool, build the pool (prestarting
-// `tycli run`'s sandbox), wire the gate and capabilities, bridge MCP servers, then the invoker; Node host, trusted side.
+// `tycli run`'s sandbox), wire the gate and capabilities, bridge MCP servers, then the invoker; Node host, trusted
+// side.
 import { join } from 'node:path';
 import { Store } from '../../core/store/contract.js';
 import type { Asker } from '../../core/ask/router.js';
