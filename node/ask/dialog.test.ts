@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AskRouter, askRefusalError } from '../../core/ask/router.js';
 import type { Question } from '../../core/exec/runtime.js';
-import { cliQuestionLines } from '../cli/hints.js';
+import { wordQuestion } from './wording.js';
 import { joinContinued, longestRun } from '../../test/helpers/desktop.js';
 import {
   ALLOW_LABEL,
@@ -123,7 +123,7 @@ describe('the zenity and kdialog command lines', () => {
     const lines = joinContinued(shown, CONTINUED);
     expect(lines[1]).toMatch(/^\\u202eevil\\x1b\[2JA+… \[cut: 9417 more characters\]$/);
     expect(lines[1]!.split('…')[0]!.length).toBe(600);
-    expect(lines.slice(2)).toEqual(cliQuestionLines({ ...q, scopes: ['once'] }).slice(1));
+    expect(lines.slice(2)).toEqual(wordQuestion({ ...q, scopes: ['once'] }).slice(1));
   });
 
   it('breaks a run without spaces before an escape rather than inside it, and caps the lines', () => {

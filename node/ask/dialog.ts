@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
-import { cliQuestionLines } from '../cli/hints.js';
+import { wordQuestion } from './wording.js';
 import { formFieldLines, parseZenityForm, zenityFormArgs } from './dialog-form.js';
 
 /**
@@ -218,7 +218,7 @@ export function breakLongRuns(line: string): string[] {
  * (the rest become `… [cut: N more lines]`).
  */
 export function dialogLines(q: Question): string[] {
-  const lines = [DIALOG_HEADER, ...cliQuestionLines({ ...q, scopes: ['once'] })].flatMap(breakLongRuns);
+  const lines = [DIALOG_HEADER, ...wordQuestion({ ...q, scopes: ['once'] })].flatMap(breakLongRuns);
   if (lines.length <= DIALOG_MAX_LINES) return lines;
   return [...lines.slice(0, DIALOG_MAX_LINES - 1), `… [cut: ${lines.length - (DIALOG_MAX_LINES - 1)} more lines]`];
 }

@@ -2,7 +2,7 @@
 // Loaded by node/ask/store.ts when a question is stored or read, so a host that never asks never loads zod for them.
 import { z } from 'zod';
 import type { QuestionForm } from '../../core/exec/runtime.js';
-import { QUESTION_ID_RE } from './store.js';
+import { QUESTION_ID_RE } from './question-id.js';
 
 const Text = (max: number) => z.string().max(max);
 /** A form field as stored (core/exec/runtime.ts FormField). */

@@ -9,10 +9,9 @@ import { TyError } from '../../core/errors.js';
 import type { Answer, Question } from '../../core/exec/runtime.js';
 import { tycliPaths } from '../store/paths.js';
 import { answerValues } from './form.js';
+import { QUESTION_ID_RE, newQuestionId } from './question-id.js';
 import type { StoredAnswer, StoredQuestion } from './schemas.js';
 
-/** A question id: 24 base32 characters = 120 bits from crypto.randomBytes. */
-export const QUESTION_ID_RE = /^[a-z2-7]{24}$/;
 const WATCH_SOCKET_RE = /^watch-[0-9a-f]{24}\.sock$/;
 /** Reply prefix of a watcher: `tysandbox-questions-watch/1 HMAC-SHA256(key, nonce) hex`. */
 const GREETING = 'tysandbox-questions-watch/1 ';
@@ -25,24 +24,6 @@ const MAX_FILE_BYTES = 1024 * 1024;
 /** The store's folder under the home folder: `HOME/state/questions` (node/store/paths.ts), never inside a sandbox. */
 export function questionsDir(home: string): string {
   return tycliPaths(home).questions;
-}
-
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567';
-/** 15 random bytes as 24 lowercase RFC 4648 base32 characters (120 bits). */
-export function newQuestionId(): string {
-  const bytes = randomBytes(15);
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return out;
 }
 
 export type { StoredAnswer, StoredQuestion } from './schemas.js';

@@ -3,7 +3,7 @@
 import { checkField, fieldLine, FORM_ATTEMPTS } from '../../core/mcp/input/elicit.js';
 import type { Answer, FormField, FormValues, Question } from '../../core/exec/runtime.js';
 import { sanitizeInline } from '../../core/ask/text.js';
-import { listenOnTerminal, type TerminalHandle } from './terminal.js';
+import { listenOnTerminal, type TerminalHandle } from './tty.js';
 
 /** What the terminal can do to read a line without echo (a tty.ReadStream can). */
 type RawCapable = { setRawMode?: (on: boolean) => unknown; isTTY?: boolean };

@@ -1,8 +1,6 @@
 // The command line's own hints for host-neutral core errors (core names the facts, the CLI names the command); Node
 // host, trusted side.
 import type { TyError } from '../../core/errors.js';
-import type { Question } from '../../core/exec/runtime.js';
-import { renderQuestion } from '../../core/ask/text.js';
 import { mcpHint } from '../../core/mcp/bridge/results.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -68,12 +66,4 @@ export function mcpServeHint(code: string, data: Record<string, unknown> | undef
   ];
   const out = parts.filter((p): p is string => p !== undefined && p.length > 0);
   return out.length > 0 ? out.join('; ') : undefined;
-}
-
-const RULE_LINE = '  Rule that allows this without asking: ';
-/** core/ask/text.ts renderQuestion with the command line's own wording for the rule: `--allow 'RULE'`. */
-export function cliQuestionLines(q: Question): string[] {
-  return renderQuestion(q).map((l) =>
-    l.startsWith(RULE_LINE) ? `${RULE_LINE}--allow '${l.slice(RULE_LINE.length)}'` : l,
-  );
 }

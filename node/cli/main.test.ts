@@ -276,7 +276,7 @@ describe('tycli dispatch', () => {
 describe('lazy command modules', () => {
   it("the permissions rules help names the permission engine's scopes in order", async () => {
     const { SCOPES } = await import('../../core/policy/permissions.js');
-    const { RULE_SCOPES_TEXT } = await import('./commands/permissions.js');
+    const { RULE_SCOPES_TEXT } = await import('./commands/policy/permissions.js');
     expect(RULE_SCOPES_TEXT).toBe(SCOPES.join(', '));
   });
 
@@ -312,7 +312,7 @@ describe('lazy command modules', () => {
         .filter((l) => l.startsWith('LOAD '))
         .map((l) => l.slice(5));
       // the hook saw the command modules
-      expect(loaded.some((u) => u.includes('/node/cli/commands/mcp.ts'))).toBe(true);
+      expect(loaded.some((u) => u.includes('/node/cli/commands/mcp/servers.ts'))).toBe(true);
       expect(
         loaded.filter((u) => /node_modules\/(zod|@modelcontextprotocol|@cfworker|multiformats|undici)\//.test(u)),
       ).toEqual([]);

@@ -1,32 +1,12 @@
 // tycli entry: global options, dispatch over the longest matching command path, help, exit codes; Node host, trusted
 // side.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { commands as defaultCommands } from './commands/index.js';
 import { fail, failWith } from './output.js';
 import { TyError } from '../../core/errors.js';
 import { distance, nearest, suggestTool } from './suggest.js';
 import type { CliCommand, CliContext, CliIO, GlobalOptions } from './types.js';
-
-/** Options every command accepts, in addition to its own. */
-export const GLOBAL_OPTIONS = {
-  home: { type: 'string' },
-  json: { type: 'boolean' },
-  allow: { type: 'string', multiple: true },
-  deny: { type: 'string', multiple: true },
-  mode: { type: 'string' },
-  sandbox: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-const GLOBAL_HELP = `Global options:
-  --home DIR         state folder (default: $TYCLI_HOME, else the per-user data folder)
-  --json             machine output: one JSON line per result
-  --allow RULE       allow rule for this session (repeatable), e.g. 'fetch(read:https://api.example.com)'
-  --deny RULE        deny rule for this session (repeatable; deny wins)
-  --mode MODE        permission mode for this session: strict, standard (default) or unrestricted
-  --sandbox POSTURE  OS isolation: auto (default), required, off
-  -h, --help         show help
-  -V, --version      print the version and exit (tycli --version)`;
+import { GLOBAL_HELP, GLOBAL_OPTIONS } from './globals.js';
 
 const SANDBOX_POSTURES = new Set(['auto', 'required', 'off']);
 
@@ -86,14 +66,27 @@ export function processIO(): CliIO {
   };
 }
 
+/** How main() runs: the IO, environment, folder and command table (defaults: the process's), and who stops it. */
+export interface MainOptions {
+  io?: CliIO;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  commands?: CliCommand[];
+  /**
+   * Own the process's SIGINT and SIGTERM while the command runs (bin/tycli.mjs): the command sees ctx.signal abort
+   * and winds down, and main() returns 130 (128 + SIGINT) or 143 (SIGTERM). This is the only place in node/ that
+   * listens to process signals; every command stops through ctx.signal.
+   */
+  signals?: boolean;
+  /** An embedder's stop: aborting it aborts ctx.signal (a serving command ends, a running call is aborted). */
+  signal?: AbortSignal;
+}
+
 /**
  * Run tycli with `argv` (without node and script). Returns the exit code: 0 ok, 1 the tool failed or
- * the call was refused, 2 bad usage or input (E_USAGE and other input errors).
+ * the call was refused, 2 bad usage or input (E_USAGE and other input errors); 130 / 143 after a signal (`signals`).
  */
-export async function main(
-  argv: string[],
-  opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signals?: boolean } = {},
-): Promise<number> {
+export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   if (!opts.signals) return run(argv, opts);
   // Ctrl-C: commands see ctx.signal abort and wind down; the exit code is 130 (128 + SIGINT), 143 for SIGTERM.
   // A second Ctrl-C, or a command that has not finished 5 s later, exits at once with that code.
@@ -109,7 +102,8 @@ export async function main(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const code = await run(argv, { ...opts, signal: interrupt.signal });
+    const signal = opts.signal ? AbortSignal.any([opts.signal, interrupt.signal]) : interrupt.signal;
+    const code = await run(argv, { ...opts, signal });
     return signalled ?? code;
   } finally {
     process.off('SIGINT', onSignal);
@@ -117,10 +111,7 @@ export async function main(
   }
 }
 
-async function run(
-  argv: string[],
-  opts: { io?: CliIO; env?: NodeJS.ProcessEnv; cwd?: string; commands?: CliCommand[]; signal?: AbortSignal },
-): Promise<number> {
+async function run(argv: string[], opts: Omit<MainOptions, 'signals'>): Promise<number> {
   const io = opts.io ?? processIO();
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();

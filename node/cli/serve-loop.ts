@@ -1,4 +1,4 @@
-// What `tycli serve` and `tycli mcp serve|proxy` share: the --http port option, the stop signal, the 0600 token file;
+// What `tycli serve` and `tycli mcp serve|proxy` share: the --http port option, the stop, the 0600 token file;
 // Node host, trusted side.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,19 +14,17 @@ export function httpPortOption(value: unknown): number | undefined {
 }
 
 /**
- * Resolves on the first SIGINT or SIGTERM, then removes its listeners. On stdio (`closeStdin`) it also destroys
- * stdin so that a serve loop reading it ends.
+ * Resolves when ctx.signal aborts (main() aborts it on the first SIGINT or SIGTERM); never without one. On stdio
+ * (`closeStdin`) it also destroys stdin so that a serve loop reading it ends.
  */
-export function untilStopSignal(ctx: CliContext, closeStdin: boolean): Promise<void> {
+export function untilStopped(ctx: CliContext, closeStdin: boolean): Promise<void> {
   return new Promise<void>((resolve) => {
     const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
       if (closeStdin) (ctx.io.stdin as NodeJS.ReadStream).destroy?.();
       resolve();
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    if (ctx.signal?.aborted) stop();
+    else ctx.signal?.addEventListener('abort', stop, { once: true });
   });
 }
 

@@ -1,25 +1,15 @@
 // Shapes shared by every tycli command module; Node host, trusted side.
 import type { ParseArgsConfig } from 'node:util';
+import type { HostFlags, HostIO } from '../host/options.js';
 
-export interface CliIO {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  stdin: NodeJS.ReadableStream;
-  /** True when stdin and stderr are a terminal a person sits at. */
-  interactive: boolean;
-}
+/** The command line's streams: the host's (node/host/options.ts HostIO), as main() hands them to every command. */
+export type CliIO = HostIO;
 
-/** Options every command accepts (parsed before the command's own). */
-export interface GlobalOptions {
+/** Options every command accepts (parsed before the command's own; node/cli/globals.ts). */
+export interface GlobalOptions extends HostFlags {
   /** Store and state root: --home, else TYCLI_HOME, else the per-user data folder (env-paths). */
   home: string;
   json: boolean;
-  /** Repeated --allow / --deny rules and --mode, for the permission engine (session scope: flags). */
-  allow: string[];
-  deny: string[];
-  mode?: string;
-  /** --sandbox auto|required|off (OS isolation posture). */
-  sandbox?: string;
 }
 
 export interface CliContext {
@@ -29,8 +19,10 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   globals: GlobalOptions;
   /**
-   * Aborted when the person presses Ctrl-C (SIGINT) or the process gets SIGTERM (set by main() when it owns the
-   * process's signals); a command stops its work, reports E_ABORTED, and main() exits 130 (143 for SIGTERM).
+   * Aborted when the person presses Ctrl-C (SIGINT) or the process gets SIGTERM (main() with `signals`, which alone
+   * listens to the process's signals), or when an embedder's `signal` aborts; a command stops its work, reports
+   * E_ABORTED, and main() exits 130 (143 for SIGTERM). Absent otherwise: a serving command then runs until its input
+   * ends.
    */
   signal?: AbortSignal;
 }

@@ -13,7 +13,7 @@ import {
 import { CONTRACTS, formatChecks, selectContracts } from './contracts.js';
 import { STORE_CONTRACT } from '../../core/store/contract-suite.js';
 import { bundledContract } from '../../browser/diagnostics/bundled-contract.js';
-import { clipLine } from '../cli/commands/diagnostics.js';
+import { clipLine } from '../cli/commands/system/diagnostics.js';
 
 // The browser contract titles as written in the harness (contract entries are indented four spaces).
 const source = readFileSync(join(import.meta.dirname, '..', '..', 'browser', 'diagnostics', 'contracts.ts'), 'utf8');

@@ -6,11 +6,11 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNodeHost, type NodeHostOptions } from './host.js';
+import { createNodeHost } from './host.js';
+import type { HostIO, NodeHostOptions } from './options.js';
 import { detectPython, pythonForSandbox, pythonReachableBy, pythonToolManifest } from '../python/native-tool.js';
 import { revisionId } from '../../core/revisions/registry.js';
 import { setProbeOverrideForTests } from '../os-sandbox/probe.js';
-import type { CliIO } from '../cli/types.js';
 import type { Asker } from '../../core/ask/router.js';
 import type { Question } from '../../core/exec/runtime.js';
 
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 afterEach(() => setProbeOverrideForTests(undefined));
 
-function io(): CliIO & { err(): string } {
+function io(): HostIO & { err(): string } {
   const stderr = new PassThrough();
   let err = '';
   stderr.on('data', (d) => (err += String(d)));

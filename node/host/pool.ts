@@ -1,15 +1,13 @@
-// The Node host's sandbox pool: the OS wrapper from the sandbox probe, one runtime per engine and limits, the
-// prestarted sandbox; Node host, trusted side.
+// The Node host's sandbox pool: the OS wrapper from the sandbox probe, one runtime per engine and limits, and the
+// runtime's prestart for a given spec; Node host, trusted side.
 import { TyError } from '../../core/errors.js';
 import type { Store } from '../../core/store/contract.js';
-import { MAX_LIMITS, effectiveLimits, type PoolLike } from '../../core/exec/invoke.js';
-import { DEFAULT_LIMITS, type CallLimits, type SandboxRuntime, type SandboxSpec } from '../../core/exec/runtime.js';
+import type { PoolLike } from '../../core/exec/invoke.js';
+import type { CallLimits, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import type { BwrapOptions } from '../os-sandbox/bwrap.js';
-import type { CliIO } from '../cli/types.js';
 import type { SpawnWrapper } from '../sandbox/runtime.js';
-import type { HostToolRegistry } from './builtin-tools.js';
 import type { PoolCallOptions } from '../../core/exec/pool.js';
-import type { NodeHostOptions } from './host.js';
+import type { HostIO, NodeHostOptions } from './options.js';
 
 /** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
 type WrapFactory = (
@@ -29,15 +27,17 @@ export const PROBE_CACHE_FILE = 'sandbox-probe.json';
  * `off`: none. `auto`: none when unavailable, with one warning on stderr saying what that means.
  * `required`: E_SANDBOX_UNAVAILABLE when unavailable (fail closed).
  */
-async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: string): Promise<WrapFactory> {
+async function osWrapFactory(posture: string, io: HostIO | undefined, cacheFile: string): Promise<WrapFactory> {
   if (posture === 'off') return () => undefined;
-  const { probeSandbox } = await import('../os-sandbox/probe.js');
-  const p = await probeSandbox({ cacheFile });
+  const [{ probeSandbox }, { probeWithCache, seedLibraryLists }] = await Promise.all([
+    import('../os-sandbox/probe.js'),
+    import('../os-sandbox/probe-cache.js'),
+  ]);
+  const p = await probeSandbox({ kept: (sys) => probeWithCache(cacheFile, sys) });
   if (p.available && p.backend === 'bwrap' && p.path) {
-    const [{ createBwrapWrapper }, { osLimitsFor }, { seedLibraryLists }] = await Promise.all([
+    const [{ createBwrapWrapper }, { osLimitsFor }] = await Promise.all([
       import('../os-sandbox/bwrap.js'),
       import('../os-sandbox/limits.js'),
-      import('../os-sandbox/probe-cache.js'),
     ]);
     seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
     const bwrapPath = p.path;
@@ -75,6 +75,16 @@ async function osWrapFactory(posture: string, io: CliIO | undefined, cacheFile: 
   return () => undefined;
 }
 
+/** The host's pool: calls, the prestart of one sandbox, and close (every sandbox destroyed, a spare killed). */
+export interface HostPool extends PoolLike {
+  /**
+   * Start, empty, the sandbox process `spec` will need (node/sandbox/runtime.ts prestart), for a call to adopt; never
+   * throws (a failure leaves the call to start its sandbox as usual). Called by node/host/host.ts prestartSandbox.
+   */
+  prestart(spec: SandboxSpec): void;
+  close(): Promise<void>;
+}
+
 /**
  * The retained per-revision pool (core/exec/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on
  * first use; `memoryBudgetMb` bounds its retained sandboxes (MiB).
@@ -84,9 +94,8 @@ export async function buildPool(
   posture: string,
   store: Store,
   probeCache: string,
-  registry: HostToolRegistry,
   memoryBudgetMb: number,
-): Promise<PoolLike & { close(): Promise<void> }> {
+): Promise<HostPool> {
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
     { SandboxPool },
@@ -165,29 +174,19 @@ export async function buildPool(
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
     },
   });
-  if (opts.prestart) {
-    // The revision the call will resolve to (re-hashed on read, then kept verified for the call's own resolve): its
-    // limits decide the command line. An unknown name or another kind of tool starts nothing; the call reports it.
-    const tool = await registry.resolve(opts.prestart.tool).catch(() => undefined);
-    if (tool?.manifest.execution.kind === 'sandboxed-code') {
-      const spec: SandboxSpec = {
-        revision: tool.revision,
-        manifest: tool.manifest,
-        limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, opts.prestart.timeoutMs),
-      };
-      try {
-        runtimeFor(spec).prestart?.(spec);
-      } catch {
-        /* the call starts its sandbox as usual */
-      }
-    }
-  }
   return {
     call: (spec, args, o) => {
       const po: PoolCallOptions = { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false };
       if (o.argsJson !== undefined) po.argsJson = o.argsJson;
       if (o.argsParts !== undefined) po.argsParts = o.argsParts;
       return pool.call(spec, args, po);
+    },
+    prestart: (spec) => {
+      try {
+        runtimeFor(spec).prestart?.(spec);
+      } catch {
+        /* the call starts its sandbox as usual */
+      }
     },
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));

@@ -4,12 +4,17 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { sourceFileRecord } from '../../core/manifest/source-file.js';
-import { usage } from '../cli/output.js';
 import { bundleTool, checkSyntax } from './bundle.js';
 
 /** Largest manifest or source file read, bytes (the manifest schema caps source at 4 MiB). */
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 
+/** Refuse the input as a usage error (exit 2 on the command line). */
+function usage(message: string): never {
+  throw new TyError('E_USAGE', message);
+}
+
+/** The text of a regular file of at most MAX_FILE_BYTES. @throws TyError E_USAGE (absent, not a file, too large) */
 async function readText(path: string, what: string): Promise<string> {
   let st;
   try {

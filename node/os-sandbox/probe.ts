@@ -193,15 +193,13 @@ let cached: Promise<SandboxProbe> | undefined;
 let override: SandboxProbe | undefined;
 
 /**
- * The probe result, computed once per process. With `cacheFile` (the host's state folder), a passing Linux probe is
- * also kept across processes, keyed by the binaries, kernel and uid (node/os-sandbox/probe-cache.ts).
+ * The probe result, computed once per process. `kept`: how to probe through the cross-process cache on Linux (the
+ * host passes node/os-sandbox/probe-cache.ts probeWithCache bound to its state folder's file), used for that one
+ * computation; a passing probe is then also kept across processes, keyed by the binaries, kernel and uid.
  */
-export function probeSandbox(opts: { cacheFile?: string } = {}): Promise<SandboxProbe> {
+export function probeSandbox(opts: { kept?: (sys: ProbeSystem) => Promise<SandboxProbe> } = {}): Promise<SandboxProbe> {
   if (override) return Promise.resolve(override);
-  if (opts.cacheFile && realSystem.platform === 'linux' && !cached) {
-    const file = opts.cacheFile;
-    cached = import('./probe-cache.js').then((m) => m.probeWithCache(file, realSystem));
-  }
+  if (opts.kept && realSystem.platform === 'linux' && !cached) cached = opts.kept(realSystem);
   cached ??= probeUncached(realSystem);
   return cached;
 }

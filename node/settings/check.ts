@@ -18,7 +18,7 @@ import {
   type Parse,
 } from '../../core/schema/hand.js';
 import type { Settings } from './schema.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS } from './load.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS } from './limits.js';
 
 const rules = opt(arr(refine(str({ max: 2048 }), parseRule), { max: 1000 }));
 const hooks = opt(

@@ -27,8 +27,6 @@ export const PROJECT_DIR = '.tycli';
 export const PROJECT_FILE = 'settings.json';
 export const LOCAL_FILE = 'settings.local.json';
 const MAX_SETTINGS_BYTES = 1024 * 1024;
-export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
-export const MAX_HOOK_TIMEOUT_MS = 600_000;
 
 export type { Settings } from './schema.js';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { TyError } from '../../core/errors.js';
 import { MAX_ASK_WAIT_MS } from '../../core/ask/router.js';
 import { PERMISSION_MODES, parseMatcher, parseRule } from '../../core/policy/permissions.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS } from './load.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS } from './limits.js';
 
 const checked = (fn: (s: string) => unknown) => (s: string, ctx: z.RefinementCtx) => {
   try {

@@ -19,13 +19,14 @@ import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QUESTION_ID_RE, QuestionStore, newQuestionId, questionsDir } from '../../node/ask/store.js';
+import { QuestionStore, questionsDir } from '../../node/ask/store.js';
+import { QUESTION_ID_RE, newQuestionId } from '../../node/ask/question-id.js';
 import { StoreAskChannel, createNodeAsker } from '../../node/ask/channels.js';
 import { AskRouter, askRefusalError } from '../../core/ask/router.js';
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { TerminalAskChannel } from '../../node/ask/terminal.js';
 import { main } from '../../node/cli/main.js';
-import { watchQuestions } from '../../node/cli/commands/questions.js';
+import { watchQuestions } from '../../node/cli/commands/ask/questions.js';
 import type { CliContext } from '../../node/cli/types.js';
 
 const root = resolve(import.meta.dirname, '..', '..');

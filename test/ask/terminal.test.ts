@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TerminalAskChannel, interpretTypedLine, newAnswerCode, type TerminalHandle } from '../../node/ask/terminal.js';
+import { TerminalAskChannel, interpretTypedLine, newAnswerCode } from '../../node/ask/terminal.js';
+import type { TerminalHandle } from '../../node/ask/tty.js';
 import { AskRouter } from '../../core/ask/router.js';
 import type { Question } from '../../core/exec/runtime.js';
 

@@ -1,6 +1,6 @@
 // `tycli mcp serve` never offers trusted-native tools (host authority, e.g. native python) to an MCP client; test side.
 import { describe, expect, it } from 'vitest';
-import { localTools } from '../../node/cli/commands/mcp.js';
+import { localTools } from '../../node/cli/commands/mcp/serve.js';
 import { TyError } from '../../core/errors.js';
 
 const manifests: Record<

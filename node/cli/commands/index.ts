@@ -1,21 +1,24 @@
 // The tycli command table: every command module registers here; Node host, trusted side.
+// Modules by concept: tool/ (revisions, lifecycle, settings, run), mcp/ (servers, serve and proxy), ask/ (status,
+// questions, answer), policy/ (permissions, resume, secrets, settings, audit), serve/ (the protocol server, the web
+// app), system/ (sandbox status, diagnostics, completion).
 import type { CliCommand } from '../types.js';
-import { toolCommands } from './tool.js';
-import { runCommands } from './run.js';
-import { questionsCommands } from './questions.js';
-import { answerCommands } from './answer.js';
-import { askCommands } from './ask.js';
-import { secretCommands } from './secret.js';
-import { mcpCommands } from './mcp.js';
-import { auditCommands } from './audit.js';
-import { resumeCommands } from './resume.js';
-import { permissionsCommands } from './permissions.js';
-import { sandboxCommands } from './sandbox.js';
-import { diagnosticsCommands } from './diagnostics.js';
-import { appCommands } from './app.js';
-import { serveCommands } from './serve.js';
-import { completionCommand } from './completion.js';
-import { settingsCommands } from './settings.js';
+import { toolCommands } from './tool/revisions.js';
+import { runCommands } from './tool/run.js';
+import { mcpCommands } from './mcp/servers.js';
+import { askCommands } from './ask/status.js';
+import { questionsCommands } from './ask/questions.js';
+import { answerCommands } from './ask/answer.js';
+import { auditCommands } from './policy/audit.js';
+import { permissionsCommands } from './policy/permissions.js';
+import { resumeCommands } from './policy/resume.js';
+import { secretCommands } from './policy/secret.js';
+import { settingsCommands } from './policy/settings.js';
+import { appCommands } from './serve/app.js';
+import { serveCommands } from './serve/serve.js';
+import { completionCommand } from './system/completion.js';
+import { diagnosticsCommands } from './system/diagnostics.js';
+import { sandboxCommands } from './system/sandbox.js';
 
 /** All commands, in --help order. Add one import line and one entry per module. */
 export const commands: CliCommand[] = [

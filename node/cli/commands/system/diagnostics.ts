@@ -1,8 +1,8 @@
 // tycli diagnostics: runs the named security contracts against this command-line host; Node host, trusted side.
-import type { CliCommand, CliContext } from '../types.js';
-import { fail, failWith, out, outJson, terminalSafe, progress } from '../output.js';
-import type { Contract } from '../../diagnostics/contracts.js';
-import type { HostContractRow } from '../../diagnostics/browser.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { fail, failWith, out, outJson, terminalSafe, progress } from '../../output.js';
+import type { Contract } from '../../../diagnostics/contracts.js';
+import type { HostContractRow } from '../../../diagnostics/browser.js';
 import { settingPosture } from './sandbox.js';
 
 /** Longest detail line in text output, characters (--json carries every line whole). */
@@ -58,7 +58,7 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
   },
   async run(ctx, values) {
     try {
-      const { selectContracts, runContracts } = await import('../../diagnostics/contracts.js');
+      const { selectContracts, runContracts } = await import('../../../diagnostics/contracts.js');
       const filter = typeof values.filter === 'string' ? values.filter : undefined;
       if (filter !== undefined && filter.trim() === '')
         return fail(
@@ -78,20 +78,20 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
         else for (const c of chosen) out(ctx, `${c.name.padEnd(26)} ${c.requirement}`);
         return 0;
       }
-      const { resolvePosture } = await import('../../os-sandbox/posture.js');
+      const { resolvePosture } = await import('../../../os-sandbox/posture.js');
       const posture = resolvePosture(
         ctx.globals.sandbox,
         ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined,
       );
-      const { CliContractHost } = await import('../../diagnostics/cli-host.js');
+      const { CliContractHost } = await import('../../../diagnostics/cli-host.js');
       const bar = progress(ctx);
       bar.status('starting the CLI contract host...');
       const host = await CliContractHost.create({ posture });
       const results = await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`));
       bar.done();
       const ok = results.every((r) => r.ok);
-      const { pyodideStatus } = await import('../../python/sandbox.js');
-      const pyodide = pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot());
+      const { pyodideStatus } = await import('../../../python/sandbox.js');
+      const pyodide = pyodideStatus((await import('../../../sandbox/runtime.js')).packageRoot());
       if (ctx.globals.json)
         outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
       else {
@@ -114,7 +114,7 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
 };
 
 async function cliPosture(ctx: CliContext) {
-  const { resolvePosture } = await import('../../os-sandbox/posture.js');
+  const { resolvePosture } = await import('../../../os-sandbox/posture.js');
   return resolvePosture(ctx.globals.sandbox, ctx.globals.sandbox === undefined ? await settingPosture(ctx) : undefined);
 }
 
@@ -126,7 +126,7 @@ async function bothHosts(
   values: Record<string, unknown>,
 ): Promise<number> {
   const { BROWSER_GROUPS, browserCheckTitles, browserGroupOf, runBrowserHostContracts, selectedBrowserChecks } =
-    await import('../../diagnostics/browser.js');
+    await import('../../../diagnostics/browser.js');
   const titles = browserCheckTitles();
   // undefined: the titles cannot be read here (no checkout); the browser run then says what is missing
   const checks = titles === undefined ? undefined : selectedBrowserChecks(titles, filter);
@@ -162,8 +162,8 @@ async function bothHosts(
   let isolation = 'not run';
   if (chosen.length > 0) {
     const [{ runContracts }, { CliContractHost }] = await Promise.all([
-      import('../../diagnostics/contracts.js'),
-      import('../../diagnostics/cli-host.js'),
+      import('../../../diagnostics/contracts.js'),
+      import('../../../diagnostics/cli-host.js'),
     ]);
     const host = await CliContractHost.create({ posture });
     isolation = host.describe();

@@ -1,11 +1,11 @@
 // tycli tool settings NAME: show or change the settings revision of one tool revision; Node host, trusted side.
-import { TyError } from '../../../core/errors.js';
-import { shortId } from '../../../core/revisions/refs.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { out, outJson, terminalSafe, usage } from '../output.js';
+import { TyError } from '../../../../core/errors.js';
+import { shortId } from '../../../../core/revisions/refs.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { out, outJson, terminalSafe, usage } from '../../output.js';
 
 async function openHost(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
+  const { createNodeHost } = await import('../../../host/host.js');
   return createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,

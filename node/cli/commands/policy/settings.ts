@@ -2,13 +2,13 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { TyError } from '../../../core/errors.js';
-import { DEFAULT_SESSION_IDLE_MS } from '../../../core/mcp/wire/session-clock.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import { TyError } from '../../../../core/errors.js';
+import { DEFAULT_SESSION_IDLE_MS } from '../../../../core/mcp/wire/session-clock.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../../output.js';
 
 async function where(ctx: CliContext) {
-  const { settingsFiles } = await import('../../settings/load.js');
+  const { settingsFiles } = await import('../../../settings/load.js');
   return settingsFiles({ home: ctx.globals.home, cwd: ctx.cwd });
 }
 
@@ -66,7 +66,7 @@ Invalid files are an error.
 With --json: {"ok":true,"files":[{"scope","path","present"}],"effective":{...}}.`,
   allowPositionals: false,
   async run(ctx) {
-    const { loadSettings } = await import('../../settings/load.js');
+    const { loadSettings } = await import('../../../settings/load.js');
     const s = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd });
     // keyed as in a settings file, so a value shown here can be copied into one
     const effective = {
@@ -134,7 +134,7 @@ is kept as written, so you can fix it).
       throw new TyError('E_USAGE', `cannot start the editor "${editor}": ${e.message}; set VISUAL or EDITOR`);
     });
     if (code !== 0) throw new TyError('E_USAGE', `the editor exited with ${code}; ${target} was not checked`);
-    const { loadSettings } = await import('../../settings/load.js');
+    const { loadSettings } = await import('../../../settings/load.js');
     await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd });
     if (ctx.globals.json) outJson(ctx, { ok: true, path: target });
     else note(ctx, `${target}: valid`);

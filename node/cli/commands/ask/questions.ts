@@ -1,15 +1,15 @@
 // tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host,
 // trusted side.
 import { watch, type FSWatcher } from 'node:fs';
-import { cliQuestionLines } from '../hints.js';
-import type { QuestionStore, StoredQuestion } from '../../ask/store.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { out, outJson, note } from '../output.js';
+import { wordQuestion } from '../../../ask/wording.js';
+import type { QuestionStore, StoredQuestion } from '../../../ask/store.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { out, outJson, note } from '../../output.js';
 
 /** The display lines of one stored question (every field sanitized by renderQuestion). */
 export function questionLines(q: StoredQuestion, now = Date.now()): string[] {
   const waited = Math.max(0, Math.round((now - q.createdAt) / 1000));
-  const rendered = cliQuestionLines({
+  const rendered = wordQuestion({
     id: q.id,
     title: q.title,
     details: q.details,
@@ -145,7 +145,7 @@ while watching, per question gone ({"event":"gone","id"}).`,
   options: { watch: { type: 'boolean' } },
   allowPositionals: false,
   async run(ctx, values) {
-    const { QuestionStore, questionsDir } = await import('../../ask/store.js');
+    const { QuestionStore, questionsDir } = await import('../../../ask/store.js');
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     if (values.watch !== true) {
       const list = await store.list();
@@ -154,16 +154,8 @@ while watching, per question gone ({"event":"gone","id"}).`,
       else for (const q of list) show(ctx, q);
       return 0;
     }
-    const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      await watchQuestions(ctx, store, stop.signal);
-    } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
-    }
+    // until main() aborts ctx.signal (Ctrl-C, SIGTERM); an embedder without one watches for as long as it runs
+    await watchQuestions(ctx, store, ctx.signal ?? new AbortController().signal);
     return 0;
   },
 };

@@ -1,6 +1,6 @@
 // tycli permissions list|revoke|rules: remembered decisions and the effective rules; Node host, trusted side.
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../../output.js';
 
 /**
  * core/policy/permissions.ts SCOPES in order (kept as text so --help loads no engine code; node/cli/main.test.ts checks
@@ -9,10 +9,10 @@ import { note, out, outJson, terminalSafe, usage } from '../output.js';
 export const RULE_SCOPES_TEXT = 'flags, session, local, project, user';
 
 async function openDecisions(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
+  const { createNodeHost } = await import('../../../host/host.js');
   const [{ StoreDecisions }, { suggestRule }] = await Promise.all([
-    import('../../../core/policy/gate.js'),
-    import('../../../core/policy/permissions.js'),
+    import('../../../../core/policy/gate.js'),
+    import('../../../../core/policy/permissions.js'),
   ]);
   const host = await createNodeHost({
     home: ctx.globals.home,
@@ -79,7 +79,7 @@ Rules in settings files are not touched; edit those files to change them.`,
   async run(ctx, _v, pos) {
     if (pos.length < 1 || pos.length > 2)
       usage('tycli permissions revoke needs NAME or NAME@REV, and optionally one RULE');
-    const { parseRef } = await import('../../../core/revisions/registry.js');
+    const { parseRef } = await import('../../../../core/revisions/registry.js');
     const ref = parseRef(pos[0]!);
     const { host, decisions, suggestRule } = await openDecisions(ctx);
     try {
@@ -114,7 +114,7 @@ Project/local files that weaken isolation or policy are named on stderr (with --
 With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source"}],"warnings":[...]}.`,
   allowPositionals: false,
   async run(ctx) {
-    const { loadSettings } = await import('../../settings/load.js');
+    const { loadSettings } = await import('../../../settings/load.js');
     const s = await loadSettings({
       home: ctx.globals.home,
       cwd: ctx.cwd,
@@ -133,7 +133,7 @@ With --json: {"mode","modeScope","files","rules":[{"list","rule","scope","source
       });
       return 0;
     }
-    const { sanitizeInline } = await import('../../../core/ask/text.js');
+    const { sanitizeInline } = await import('../../../../core/ask/text.js');
     for (const w of s.warnings) ctx.io.stderr.write(`${sanitizeInline(w)}\n`);
     out(ctx, `mode: ${s.policy.mode} (${s.policy.modeScope})`);
     for (const f of s.files)

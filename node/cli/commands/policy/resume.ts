@@ -1,10 +1,10 @@
 // tycli resume: lift a tool's pause after repeated refusals (a person's decision); Node host, trusted side.
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../../output.js';
 
 async function openPause(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
-  const { PauseTracker } = await import('../../../core/policy/pause.js');
+  const { createNodeHost } = await import('../../../host/host.js');
+  const { PauseTracker } = await import('../../../../core/policy/pause.js');
   const host = await createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,
@@ -53,7 +53,7 @@ With --json: {"ok":true,"tool","resumed"}, or without NAME {"ok":true,"paused":[
         return 0;
       }
       const name = pos[0]!;
-      const { ToolNameSchema } = await import('../../../protocol/manifest.js');
+      const { ToolNameSchema } = await import('../../../../protocol/manifest.js');
       if (!ToolNameSchema.safeParse(name).success && !(await pause.paused(name)))
         usage(`"${name.slice(0, 80)}" is not a tool name`);
       const was = await pause.resume(name);

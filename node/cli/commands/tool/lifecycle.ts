@@ -1,13 +1,13 @@
 // tycli tool remove|gc|diff: the end of a revision's life and comparing two; Node host, trusted side.
 import { createTwoFilesPatch } from 'diff';
-import type { ToolManifest } from '../../../protocol/manifest.js';
-import type { ResolvedTool } from '../../../core/revisions/registry.js';
-import { shortId } from '../../../core/revisions/refs.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, paint, terminalSafe, usage } from '../output.js';
+import type { ToolManifest } from '../../../../protocol/manifest.js';
+import type { ResolvedTool } from '../../../../core/revisions/registry.js';
+import { shortId } from '../../../../core/revisions/refs.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, outJson, paint, terminalSafe, usage } from '../../output.js';
 
 async function openHost(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
+  const { createNodeHost } = await import('../../../host/host.js');
   return createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,

@@ -1,13 +1,14 @@
 // tycli mcp add|list|show|remove|namespace|hub: MCP server definitions, namespaces and the shared-server hub (serve and
-// proxy in mcp-serve.ts); Node host, trusted side.
-import { TyError } from '../../../core/errors.js';
-import type { CliCommand } from '../types.js';
-import { note, out, outJson, terminalSafe, usage } from '../output.js';
-import { inertJson } from '../../../core/ask/text.js';
-import { canonicalJson } from '../../../core/revisions/canonical.js';
+// proxy in serve.ts); Node host, trusted side.
+import { TyError } from '../../../../core/errors.js';
+import type { CliCommand } from '../../types.js';
+import { note, out, outJson, terminalSafe, usage } from '../../output.js';
+import { inertJson } from '../../../../core/ask/text.js';
+import { canonicalJson } from '../../../../core/revisions/canonical.js';
+import { serveCommands as bridgeCommands } from './serve.js';
 
 /** Server definitions (zod schemas): loaded only by the commands that use them. */
-const defs = () => import('../../mcp/definitions.js');
+const defs = () => import('../../../mcp/definitions.js');
 
 /**
  * The top-level fields of two server definitions whose values differ (names only: environment values are secrets),
@@ -105,7 +106,7 @@ definition again changes nothing.`,
       folder: ctx.cwd,
       processEnv: ctx.env,
     });
-    const { listNamespaces } = await import('../../mcp/namespaces.js');
+    const { listNamespaces } = await import('../../../mcp/namespaces.js');
     if ((await listNamespaces(ctx.globals.home)).includes(def.name))
       throw new TyError('E_USAGE', `"${def.name}" is already an MCP namespace name`);
     // an unreadable earlier file (refused by loadDefinition) may be replaced: that is its repair
@@ -166,7 +167,7 @@ const list: CliCommand = {
         rows.push({ name: n, error: (e as TyError).code ?? 'E_INVALID_SETTINGS' });
       }
     }
-    const { listNamespaces } = await import('../../mcp/namespaces.js');
+    const { listNamespaces } = await import('../../../mcp/namespaces.js');
     const namespaces = await listNamespaces(ctx.globals.home);
     if (ctx.globals.json) outJson(ctx, { ok: true, servers: rows, namespaces });
     else if (rows.length === 0 && namespaces.length === 0)
@@ -230,7 +231,7 @@ file in the settings folder; clients see NAME__ACTION with a kind selector.`,
     if (pos.length !== 1) usage('give one JSON file');
     const { readFile } = await import('node:fs/promises');
     const { resolve } = await import('node:path');
-    const { parseNamespace, saveNamespace } = await import('../../mcp/namespaces.js');
+    const { parseNamespace, saveNamespace } = await import('../../../mcp/namespaces.js');
     let raw: unknown;
     try {
       raw = JSON.parse(await readFile(resolve(ctx.cwd, pos[0]!), 'utf8'));
@@ -253,7 +254,7 @@ const nsRemove: CliCommand = {
   usage: 'Usage: tycli mcp namespace remove NAME',
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('give one namespace name');
-    const { removeNamespace } = await import('../../mcp/namespaces.js');
+    const { removeNamespace } = await import('../../../mcp/namespaces.js');
     if (!(await removeNamespace(ctx.globals.home, pos[0]!)))
       throw new TyError('E_UNKNOWN_TOOL', `no MCP namespace "${pos[0]!.slice(0, 40)}"`);
     if (ctx.globals.json) outJson(ctx, { ok: true, removed: pos[0] });
@@ -275,14 +276,11 @@ kills the server's whole process group.`,
     if (pos.length !== 1) usage('give one server name');
     const idle = v['idle-ms'] === undefined ? undefined : Number(v['idle-ms']);
     if (idle !== undefined && (!Number.isInteger(idle) || idle < 1)) usage('--idle-ms takes a whole number of ms');
-    const { runHub } = await import('../../mcp/hub.js');
+    const { runHub } = await import('../../../mcp/hub.js');
     const ran = await runHub(ctx.globals.home, pos[0]!, idle === undefined ? {} : { idleMs: idle });
     if (!ran) note(ctx, 'another hub is running for this server');
     return 0;
   },
 };
-
-export { localTools } from './mcp-serve.js';
-import { serveCommands as bridgeCommands } from './mcp-serve.js';
 
 export const mcpCommands: CliCommand[] = [add, list, show, remove, nsSet, nsRemove, ...bridgeCommands, hub];

@@ -1,12 +1,12 @@
 // tycli run NAME[@REV]: one tool call from the command line; Node host, trusted side.
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { TyError } from '../../../core/errors.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { fail, out, outJson, terminalSafe, usage } from '../output.js';
-import { inertJson } from '../../../core/ask/text.js';
-import { cliHintFor } from '../hints.js';
-import { suggestTool } from '../suggest.js';
+import { TyError } from '../../../../core/errors.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { fail, out, outJson, terminalSafe, usage } from '../../output.js';
+import { inertJson } from '../../../../core/ask/text.js';
+import { cliHintFor } from '../../hints.js';
+import { suggestTool } from '../../suggest.js';
 
 /** Largest file read by --args @FILE or --arg-file, bytes (matches the invoker's argument cap). */
 const MAX_ARG_FILE_BYTES = 8 * 1024 * 1024;
@@ -115,15 +115,17 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       timeoutMs = Number(t);
     }
     const args = await buildArgs(ctx, v.args as string | undefined, (v['arg-file'] as string[] | undefined) ?? []);
-    const { createNodeHost } = await import('../../host/host.js');
-    const { sanitizeInline } = await import('../../../core/ask/text.js');
+    const { createNodeHost } = await import('../../../host/host.js');
+    const { sanitizeInline } = await import('../../../../core/ask/text.js');
     const onToolLog = (_rev: string, level: string, text: string): void =>
       void ctx.io.stderr.write(`[tool ${level}] ${sanitizeInline(text)}\n`);
     // On a terminal (not with --json), a progress line while a Python revision's sandbox starts Pyodide.
     const progress =
       ctx.globals.json || (ctx.io.stderr as { isTTY?: boolean }).isTTY !== true
         ? undefined
-        : await import('../python-progress.js').then((m) => m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()));
+        : await import('../../python-progress.js').then((m) =>
+            m.pythonStartProgress(ctx.io.stderr, m.pyodideVersion()),
+          );
     const host = await createNodeHost({
       home: ctx.globals.home,
       globals: ctx.globals,
@@ -137,11 +139,7 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     if (ctx.signal?.aborted) ac.abort();
-    else if (ctx.signal) ctx.signal.addEventListener('abort', onSignal, { once: true });
-    else {
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-    }
+    else ctx.signal?.addEventListener('abort', onSignal, { once: true });
     try {
       const r = await host.invoker.invoke(pos[0]!, args, {
         signal: ac.signal,
@@ -174,8 +172,6 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       return 0;
     } finally {
       ctx.signal?.removeEventListener('abort', onSignal);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
       await host.close();
     }
   },

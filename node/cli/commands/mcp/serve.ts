@@ -3,12 +3,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { appendLine } from '../../store/append.js';
-import { TyError } from '../../../core/errors.js';
-import type { LocalTools } from '../../mcp/bridge.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { note, outJson, usage } from '../output.js';
-import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
+import { appendLine } from '../../../store/append.js';
+import { TyError } from '../../../../core/errors.js';
+import type { LocalTools } from '../../../mcp/bridge.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, outJson, usage } from '../../output.js';
+import { httpPortOption, untilStopped, writeTokenFile } from '../../serve-loop.js';
 
 /**
  * Registered tool revisions offered through the bridge, run by the host's Invoker (gate, checks, audit).
@@ -80,15 +80,15 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   }
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(client)) usage('--client takes 1-64 of A-Z, a-z, 0-9, _ . -');
   const httpPort = httpPortOption(v.http);
-  const { McpBridge } = await import('../../mcp/bridge.js');
-  const { serveStream } = await import('../../mcp/serve.js');
-  const { createMcpExternal } = await import('../../mcp/external.js');
-  const { createNodeHost } = await import('../../host/host.js');
-  const { loadSettings, createNodeGate } = await import('../../settings/load.js');
-  const { createNodeAsker } = await import('../../ask/channels.js');
+  const { McpBridge } = await import('../../../mcp/bridge.js');
+  const { serveStream } = await import('../../../mcp/serve.js');
+  const { createMcpExternal } = await import('../../../mcp/external.js');
+  const { createNodeHost } = await import('../../../host/host.js');
+  const { loadSettings, createNodeGate } = await import('../../../settings/load.js');
+  const { createNodeAsker } = await import('../../../ask/channels.js');
   const home = ctx.globals.home;
   if (proxy !== undefined) {
-    const { loadDefinition } = await import('../../mcp/definitions.js');
+    const { loadDefinition } = await import('../../../mcp/definitions.js');
     if ((await loadDefinition(home, proxy)) === undefined)
       throw new TyError(
         'E_UNKNOWN_TOOL',
@@ -101,14 +101,14 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     cwd: ctx.cwd,
     flags: { allow: ctx.globals.allow, deny: ctx.globals.deny, mode: ctx.globals.mode },
   });
-  const { Store } = await import('../../../core/store/contract.js');
-  const { FileStoreBackend } = await import('../../store/file-store.js');
-  const paths = (await import('../../store/paths.js')).tycliPaths(home);
+  const { Store } = await import('../../../../core/store/contract.js');
+  const { FileStoreBackend } = await import('../../../store/file-store.js');
+  const paths = (await import('../../../store/paths.js')).tycliPaths(home);
   await mkdir(paths.store, { recursive: true, mode: 0o700 });
   const backend = new FileStoreBackend(paths.store);
   const store = new Store(backend);
-  const { SecretsFile } = await import('../../store/secrets.js');
-  const { knownSecretValues } = await import('../../host/host.js');
+  const { SecretsFile } = await import('../../../store/secrets.js');
+  const { knownSecretValues } = await import('../../../host/wiring.js');
   // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
   const withheld = await knownSecretValues(
     new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)),
@@ -116,15 +116,15 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   // one asker for approvals and elicitation forms: one question at a time
   const asker = createNodeAsker({ home, askWaitMs: settings.askWaitMs, dialog: settings.askDialog, env: ctx.env });
   const gate = createNodeGate({ store, settings, asker, withheld, cwd: ctx.cwd, env: ctx.env });
-  const { Elicitor } = await import('../../../core/mcp/input/elicit.js');
-  const { StoreAuditLog } = await import('../../../core/audit/trail.js');
+  const { Elicitor } = await import('../../../../core/mcp/input/elicit.js');
+  const { StoreAuditLog } = await import('../../../../core/audit/trail.js');
   const elicit = new Elicitor({
     policy: () => settings.policy,
     asker,
     audit: new StoreAuditLog(store, withheld),
     principal,
   });
-  const { PauseTracker } = await import('../../../core/policy/pause.js');
+  const { PauseTracker } = await import('../../../../core/policy/pause.js');
   const pause = new PauseTracker(store, settings.pause);
   const external = createMcpExternal(home, { gate });
   const host = await createNodeHost({
@@ -165,10 +165,10 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
     command: process.execPath,
     args: [...process.execArgv, entry, '--home', home, 'mcp', 'hub', def.name],
   });
-  const { StoreDefinitionMemory } = await import('../../../core/mcp/bridge/definitions.js');
-  const { singleNaming } = await import('../../../core/mcp/bridge/naming.js');
+  const { StoreDefinitionMemory } = await import('../../../../core/mcp/bridge/definitions.js');
+  const { singleNaming } = await import('../../../../core/mcp/bridge/naming.js');
   // a proxy offers its one server under its own names; registered tools and namespaces are not offered
-  const { mcpServeHint } = await import('../hints.js');
+  const { mcpServeHint } = await import('../../hints.js');
   const bridge = new McpBridge({
     home,
     sandbox: client,
@@ -185,7 +185,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   });
   const onDropped = (r: string): void => log(JSON.stringify({ dropped: r.slice(0, 200) }));
   let stopHttp: (() => Promise<void>) | undefined;
-  const stopped = untilStopSignal(ctx, httpPort === undefined);
+  const stopped = untilStopped(ctx, httpPort === undefined);
   try {
     if (httpPort === undefined) {
       // A person who started it in a terminal learns it is running and waiting; a client's pipe gets nothing.
@@ -199,7 +199,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
         stopped,
       ]);
     } else {
-      const { serveHttp } = await import('../../mcp/serve-http.js');
+      const { serveHttp } = await import('../../../mcp/serve-http.js');
       const h = await serveHttp(
         bridge,
         settings.sessionIdleMs === undefined
@@ -270,7 +270,7 @@ session limits as mcp serve; registered tools are not offered.`,
   async run(ctx: CliContext, v, pos) {
     const name = pos[0];
     if (name === undefined || pos.length > 1) usage('give one server name: tycli mcp proxy NAME [--http PORT]');
-    const { SERVER_NAME_RE } = await import('../../mcp/definitions.js');
+    const { SERVER_NAME_RE } = await import('../../../mcp/definitions.js');
     if (!SERVER_NAME_RE.test(name)) usage('a server name is 1-32 of a-z, 0-9 and single dashes');
     return runBridge(ctx, v, name);
   },

@@ -1,7 +1,8 @@
 // tycli app: serve the built web chat app on 127.0.0.1 with a strict CSP until interrupted; Node host, trusted side.
 import { spawn } from 'node:child_process';
-import type { CliCommand } from '../types.js';
-import { note, out, outJson, usage } from '../output.js';
+import type { CliCommand } from '../../types.js';
+import { note, out, outJson, usage } from '../../output.js';
+import { untilStopped } from '../../serve-loop.js';
 
 /** Open `url` in the person's browser (xdg-open, open or start); failures are reported, never fatal. */
 function openBrowser(url: string, onError: (m: string) => void): void {
@@ -59,7 +60,7 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
           `--embed-origin takes an origin like https://example.org or http://127.0.0.1:3000 (got "${o.slice(0, 80)}")`,
         );
     }
-    const { startAppServer } = await import('../../http/app-server.js');
+    const { startAppServer } = await import('../../../http/app-server.js');
     const server = await startAppServer({
       ...(port === undefined ? {} : { port }),
       ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}),
@@ -67,22 +68,8 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });
     else out(ctx, server.url);
     if (values.open === true) openBrowser(server.url, (m) => note(ctx, m));
-    // Serve until interrupted: main() aborts ctx.signal on Ctrl-C / SIGTERM (and exits 130 / 143); without one
-    // (an embedder calling the command), the process's own signals stop it.
-    await new Promise<void>((resolve) => {
-      if (ctx.signal) {
-        if (ctx.signal.aborted) resolve();
-        else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-        return;
-      }
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    // Serve until main() aborts ctx.signal (Ctrl-C / SIGTERM, then exit 130 / 143) or an embedder's signal does.
+    await untilStopped(ctx, false);
     await server.close();
     return 0;
   },

@@ -1,7 +1,7 @@
 // tycli ask status: which ask channels (terminal, question store, desktop dialog) can present a question now; Node
 // host, trusted side.
-import type { CliCommand } from '../types.js';
-import { failWith, out, outJson } from '../output.js';
+import type { CliCommand } from '../../types.js';
+import { failWith, out, outJson } from '../../output.js';
 
 const status: CliCommand = {
   path: ['ask', 'status'],
@@ -17,9 +17,9 @@ Exit 0 when at least one channel can present a question, 1 when none can.`,
   allowPositionals: false,
   async run(ctx) {
     try {
-      const { loadSettings } = await import('../../settings/load.js');
-      const { createNodeAsker } = await import('../../ask/channels.js');
-      const { DialogAskChannel } = await import('../../ask/dialog.js');
+      const { loadSettings } = await import('../../../settings/load.js');
+      const { createNodeAsker } = await import('../../../ask/channels.js');
+      const { DialogAskChannel } = await import('../../../ask/dialog.js');
       const settings = await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd });
       const router = createNodeAsker({
         home: ctx.globals.home,

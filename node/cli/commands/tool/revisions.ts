@@ -1,17 +1,17 @@
-// tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in tool-lifecycle.ts); Node
+// tycli tool add|list|show|activate: install and inspect tool revisions (remove, gc, diff in lifecycle.ts); Node
 // host, trusted side.
 import { join, resolve } from 'node:path';
-import { revisionArg, toolSettingsCommands } from './tool-settings.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { inert, note, out, outJson, terminalSafe, usage } from '../output.js';
-import { inertJson } from '../../../core/ask/text.js';
-import { shortId, uniqueShortIds } from '../../../core/revisions/refs.js';
-import type { StoredRevision } from '../../../core/revisions/registry.js';
-import type { ToolManifest } from '../../../protocol/manifest.js';
-import { lifecycleCommands } from './tool-lifecycle.js';
+import { revisionArg, toolSettingsCommands } from './settings.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { inert, note, out, outJson, terminalSafe, usage } from '../../output.js';
+import { inertJson } from '../../../../core/ask/text.js';
+import { shortId, uniqueShortIds } from '../../../../core/revisions/refs.js';
+import type { StoredRevision } from '../../../../core/revisions/registry.js';
+import type { ToolManifest } from '../../../../protocol/manifest.js';
+import { lifecycleCommands } from './lifecycle.js';
 
 async function openHost(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
+  const { createNodeHost } = await import('../../../host/host.js');
   return createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,
@@ -46,17 +46,17 @@ A new name becomes active at once; a new revision of an existing name is install
 until 'tycli tool activate NAME REV --approve-replacement'.`,
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage(`tycli tool add takes exactly one MANIFEST.json or FOLDER (got ${pos.length})`);
-    const { loadManifestFile } = await import('../../manifest/file.js'); // loads the bundler only when needed
+    const { loadManifestFile } = await import('../../../manifest/file.js'); // loads the bundler only when needed
     const file = await manifestPath(resolve(ctx.cwd, pos[0]!));
     const manifest = await loadManifestFile(file);
-    const { pythonPackagesOf } = await import('../../manifest/file.js');
+    const { pythonPackagesOf } = await import('../../../manifest/file.js');
     const wheels = await pythonPackagesOf(file, manifest);
     const host = await openHost(ctx);
     try {
       const r = await host.registry.install(manifest);
       // Where this revision's wheels are read from at run time (checked by sha-256 again then).
       if (wheels) {
-        const { PYTHON_PACKAGES_NS } = await import('../../python/sandbox.js');
+        const { PYTHON_PACKAGES_NS } = await import('../../../python/sandbox.js');
         await host.store.putJson(PYTHON_PACKAGES_NS, r.revision, { dir: wheels.dir });
       }
       if (ctx.globals.json)
@@ -236,7 +236,7 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
     const rev = revisionArg(name, given, 'REV');
     const host = await openHost(ctx);
     try {
-      const { parseRef } = await import('../../../core/revisions/registry.js');
+      const { parseRef } = await import('../../../../core/revisions/registry.js');
       parseRef(`${name}@${rev}`);
       const full = (await host.registry.resolve(`${name}@${rev}`)).revision;
       await host.registry.activate(name, full, { approveReplacement: v['approve-replacement'] === true });

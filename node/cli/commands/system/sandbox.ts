@@ -1,10 +1,10 @@
 // tycli sandbox status: the OS isolation backend, runtime versions and posture; Node host, trusted side.
 import { spawnSync } from 'node:child_process';
-import type { CliCommand, CliContext } from '../types.js';
-import { failWith, out, outJson } from '../output.js';
-import type { SandboxProbe } from '../../os-sandbox/probe.js';
-import type { Posture } from '../../os-sandbox/posture.js';
-import { TyError } from '../../../core/errors.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { failWith, out, outJson } from '../../output.js';
+import type { SandboxProbe } from '../../../os-sandbox/probe.js';
+import type { Posture } from '../../../os-sandbox/posture.js';
+import { TyError } from '../../../../core/errors.js';
 
 export interface SandboxStatus {
   posture: Posture;
@@ -26,7 +26,7 @@ export interface SandboxStatus {
    * Sandboxed Python: the Pyodide files Python revisions run on (inside the node/deno sandboxes), checked against the
    * manifest.
    */
-  pyodide: import('../../python/sandbox.js').PyodideStatus;
+  pyodide: import('../../../python/sandbox.js').PyodideStatus;
   /** What is not enforced under this posture (empty when enforced). */
   notEnforced: string[];
   /** `required` without a backend: what would happen to a call. */
@@ -45,8 +45,8 @@ export async function sandboxStatus(opts: {
   probe?: SandboxProbe;
 }): Promise<SandboxStatus> {
   const [{ probeSandbox }, { planIsolation, resolvePosture, UNENFORCED_WITHOUT_BACKEND }] = await Promise.all([
-    import('../../os-sandbox/probe.js'),
-    import('../../os-sandbox/posture.js'),
+    import('../../../os-sandbox/probe.js'),
+    import('../../../os-sandbox/posture.js'),
   ]);
   const posture = resolvePosture(opts.flag, opts.setting);
   const postureSource = opts.flag !== undefined ? 'flag' : opts.setting !== undefined ? 'settings' : 'default';
@@ -71,8 +71,8 @@ export async function sandboxStatus(opts: {
         : {}),
     },
     runtimes: { node: { path: process.execPath, version: process.version.replace(/^v/, '') } },
-    pyodide: await import('../../python/sandbox.js').then(async (m) =>
-      m.pyodideStatus((await import('../../sandbox/runtime.js')).packageRoot()),
+    pyodide: await import('../../../python/sandbox.js').then(async (m) =>
+      m.pyodideStatus((await import('../../../sandbox/runtime.js')).packageRoot()),
     ),
     notEnforced: [],
   };
@@ -80,7 +80,7 @@ export async function sandboxStatus(opts: {
   if (probe.version) status.version = probe.version;
   if (probe.reason) status.reason = probe.reason;
   try {
-    const { resolveDeno } = await import('../../sandbox/runtime.js');
+    const { resolveDeno } = await import('../../../sandbox/runtime.js');
     const deno = resolveDeno();
     const v = deno ? denoVersion(deno) : undefined;
     if (deno && v) status.runtimes.deno = { path: deno, version: v };
@@ -88,13 +88,13 @@ export async function sandboxStatus(opts: {
     /* no deno */
   }
   try {
-    const { detectPython, pythonForSandbox } = await import('../../python/native-tool.js');
+    const { detectPython, pythonForSandbox } = await import('../../../python/native-tool.js');
     const py = detectPython();
     if (py) {
       status.runtimes.python = { path: py.path, version: py.version };
       // The interpreter the built-in python tool will really run: under an enforced sandbox that drops to another
-      // uid (root CLI), the one that uid can reach (node/host/host.ts does the same choice).
-      const { planIsolation: plan } = await import('../../os-sandbox/posture.js');
+      // uid (root CLI), the one that uid can reach (node/host/builtin-python.ts does the same choice).
+      const { planIsolation: plan } = await import('../../../os-sandbox/posture.js');
       if (
         probe.dropTo &&
         posture !== 'off' &&
@@ -128,7 +128,7 @@ export async function sandboxStatus(opts: {
 /** The `sandbox` posture from the settings files (undefined when unset or unreadable for a non-TyError reason). */
 export async function settingPosture(ctx: CliContext): Promise<unknown> {
   try {
-    const { loadSettings } = await import('../../settings/load.js');
+    const { loadSettings } = await import('../../../settings/load.js');
     return (await loadSettings({ home: ctx.globals.home, cwd: ctx.cwd })).sandbox;
   } catch (e) {
     if (e instanceof TyError) throw e;

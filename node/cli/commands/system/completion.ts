@@ -1,6 +1,7 @@
 // tycli completion bash|zsh|fish: shell completion scripts generated from the command table; Node host, trusted side.
-import type { CliCommand } from '../types.js';
-import { out, outJson, usage } from '../output.js';
+import type { CliCommand } from '../../types.js';
+import { out, outJson, usage } from '../../output.js';
+import { GLOBAL_OPTIONS } from '../../globals.js';
 
 /** Command paths and their options (`--name`), from the table the dispatcher uses, so completion never drifts. */
 function table(commands: readonly CliCommand[], globals: readonly string[]): { path: string; options: string[] }[] {
@@ -79,7 +80,6 @@ Completes command words and each command's options. With --json: {"ok":true,"she
     async run(ctx, _v, pos) {
       if (pos.length !== 1 || !['bash', 'zsh', 'fish'].includes(pos[0]!))
         usage('tycli completion takes one shell: bash, zsh or fish');
-      const { GLOBAL_OPTIONS } = await import('../main.js');
       const rows = table(
         all(),
         Object.keys(GLOBAL_OPTIONS).map((g) => `--${g}`),

@@ -1,7 +1,7 @@
 // tycli answer ID yes|no [--field NAME=VALUE]: answer a waiting question (or fill in its form); the first answer is
 // final; Node host, trusted side.
-import type { CliCommand } from '../types.js';
-import { fail, out, outJson, usage } from '../output.js';
+import type { CliCommand } from '../../types.js';
+import { fail, out, outJson, usage } from '../../output.js';
 
 const SCOPES = new Set(['once', 'session', 'permanent']);
 
@@ -43,7 +43,7 @@ history: for a field marked "looks secret" prefer the terminal, which does not e
         given[name] = f.slice(eq + 1);
       }
     }
-    const { QuestionStore, questionsDir } = await import('../../ask/store.js');
+    const { QuestionStore, questionsDir } = await import('../../../ask/store.js');
     const store = new QuestionStore(questionsDir(ctx.globals.home));
     const q = await store.get(id);
     // a form question answered yes with no --field: its defaults (and a clear error when a required field has none)

@@ -1,8 +1,8 @@
 // tycli serve [--http PORT]: the registration protocol (tysandbox/1) for programs, over stdio or loopback HTTP; Node
 // host, trusted side.
-import type { CliCommand, CliContext } from '../types.js';
-import { note, outJson, usage } from '../output.js';
-import { httpPortOption, untilStopSignal, writeTokenFile } from '../serve-loop.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, outJson, usage } from '../../output.js';
+import { httpPortOption, untilStopped, writeTokenFile } from '../../serve-loop.js';
 
 const serve: CliCommand = {
   path: ['serve'],
@@ -28,9 +28,9 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
     const rate = v.rate === undefined ? undefined : Number(v.rate);
     if (rate !== undefined && !/^[1-9][0-9]{0,6}$/.test(String(v.rate)))
       usage('--rate takes a whole number of registration requests per minute (1 or more)');
-    const { createNodeHost } = await import('../../host/host.js');
-    const { protocolServerFor, serveProtocolStream } = await import('../../registration/stdio.js');
-    let server: import('../../../core/registration/server.js').RegistrationServer | undefined;
+    const { createNodeHost } = await import('../../../host/host.js');
+    const { protocolServerFor, serveProtocolStream } = await import('../../../registration/stdio.js');
+    let server: import('../../../../core/registration/server.js').RegistrationServer | undefined;
     const host = await createNodeHost({
       home: ctx.globals.home,
       globals: ctx.globals,
@@ -45,7 +45,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
       rate === undefined ? undefined : { registrationsPerWindow: rate, registrationWindowMs: 60_000 },
     );
     let stopHttp: (() => Promise<void>) | undefined;
-    const stopped = untilStopSignal(ctx, httpPort === undefined);
+    const stopped = untilStopped(ctx, httpPort === undefined);
     try {
       if (httpPort === undefined) {
         await Promise.race([
@@ -53,7 +53,7 @@ no one to ask it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the ga
           stopped,
         ]);
       } else {
-        const { serveProtocolHttp } = await import('../../registration/http.js');
+        const { serveProtocolHttp } = await import('../../../registration/http.js');
         const h = await serveProtocolHttp(server, { port: httpPort });
         stopHttp = () => h.close();
         const tokenFile = await writeTokenFile(host.paths.run, 'serve-http.token', h.token);

@@ -1,10 +1,10 @@
 // tycli audit: read the audit trail (never arguments, results or secret values); Node host, trusted side.
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, usage } from '../output.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, usage } from '../../output.js';
 
 async function openAudit(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
-  const { StoreAuditLog } = await import('../../../core/audit/trail.js');
+  const { createNodeHost } = await import('../../../host/host.js');
+  const { StoreAuditLog } = await import('../../../../core/audit/trail.js');
   const host = await createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,
@@ -33,14 +33,14 @@ as visible escapes, also when piped.`,
   allowPositionals: false,
   options: { since: { type: 'string' }, tool: { type: 'string' }, denied: { type: 'boolean' } },
   async run(ctx, values) {
-    const { formatAuditRecord, parseSince } = await import('../../../core/audit/trail.js');
-    const { inertJson } = await import('../../../core/ask/text.js');
+    const { formatAuditRecord, parseSince } = await import('../../../../core/audit/trail.js');
+    const { inertJson } = await import('../../../../core/ask/text.js');
     const since = typeof values.since === 'string' ? parseSince(values.since, Date.now()) : undefined;
     if (values.tool !== undefined && (typeof values.tool !== 'string' || values.tool === ''))
       usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);
     try {
-      const { hostIdentityAlive } = await import('../../process/identity.js');
+      const { hostIdentityAlive } = await import('../../../process/identity.js');
       const { entries, corrupt } = await log.read(
         since === undefined ? { hostAlive: hostIdentityAlive } : { since, hostAlive: hostIdentityAlive },
       );

@@ -1,15 +1,15 @@
 // tycli secret set|grant|revoke|list|delete: secret values (0600 file) and their per-revision grants; Node host,
 // trusted side.
-import { TyError } from '../../../core/errors.js';
-import type { CliCommand, CliContext } from '../types.js';
-import { note, out, outJson, usage } from '../output.js';
-import { shortId } from '../../../core/revisions/refs.js';
+import { TyError } from '../../../../core/errors.js';
+import type { CliCommand, CliContext } from '../../types.js';
+import { note, out, outJson, usage } from '../../output.js';
+import { shortId } from '../../../../core/revisions/refs.js';
 
 async function openSecrets(ctx: CliContext) {
-  const { createNodeHost } = await import('../../host/host.js');
+  const { createNodeHost } = await import('../../../host/host.js');
   const [{ SecretGrants }, { SecretsFile }] = await Promise.all([
-    import('../../../core/capabilities/secrets.js'),
-    import('../../store/secrets.js'),
+    import('../../../../core/capabilities/secrets.js'),
+    import('../../../store/secrets.js'),
   ]);
   const host = await createNodeHost({
     home: ctx.globals.home,
@@ -24,7 +24,7 @@ async function openSecrets(ctx: CliContext) {
 
 /** Read all of a non-terminal stdin (bounded); one trailing newline is removed. */
 async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
-  const { MAX_SECRET_BYTES } = await import('../../store/secrets.js');
+  const { MAX_SECRET_BYTES } = await import('../../../store/secrets.js');
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const c of stream as AsyncIterable<Buffer | string>) {
@@ -93,7 +93,7 @@ Setting a value grants it to no tool; use 'tycli secret grant'.`,
           : 'tycli secret set needs NAME',
       );
     const name = pos[0]!;
-    (await import('../../../core/capabilities/secrets.js')).checkSecretName(name);
+    (await import('../../../../core/capabilities/secrets.js')).checkSecretName(name);
     const tty = (ctx.io.stdin as NodeJS.ReadStream).isTTY === true;
     const value = tty ? await readHidden(ctx, `value for ${name} (input hidden): `) : await readStdin(ctx.io.stdin);
     const { host, values } = await openSecrets(ctx);
@@ -126,7 +126,7 @@ name starts with no grants. NAME must be one the revision's manifest requests (c
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('tycli secret grant needs exactly one NAME');
     const name = pos[0]!;
-    (await import('../../../core/capabilities/secrets.js')).checkSecretName(name);
+    (await import('../../../../core/capabilities/secrets.js')).checkSecretName(name);
     const origins = (v.origin as string[] | undefined) ?? [];
     const { host, values, grants } = await openSecrets(ctx);
     try {
@@ -226,7 +226,7 @@ const del: CliCommand = {
   async run(ctx, _v, pos) {
     if (pos.length !== 1) usage('tycli secret delete needs exactly one NAME');
     const name = pos[0]!;
-    (await import('../../../core/capabilities/secrets.js')).checkSecretName(name);
+    (await import('../../../../core/capabilities/secrets.js')).checkSecretName(name);
     const { host, values, grants } = await openSecrets(ctx);
     try {
       const had = await values.delete(name);
