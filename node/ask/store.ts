@@ -2,7 +2,7 @@
 // trusted side.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { chmod, link, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
@@ -11,6 +11,7 @@ import { tycliPaths } from '../store/paths.js';
 import { answerValues } from './form.js';
 import { QUESTION_ID_RE, newQuestionId } from './question-id.js';
 import type { StoredAnswer, StoredQuestion } from './schemas.js';
+import { writeFileAtomic } from '../store/atomic.js';
 
 const WATCH_SOCKET_RE = /^watch-[0-9a-f]{24}\.sock$/;
 /** Reply prefix of a watcher: `tysandbox-questions-watch/1 HMAC-SHA256(key, nonce) hex`. */
@@ -77,7 +78,7 @@ export interface WatchLock {
  * The waiting-question store, a folder of the user's alone (0700, not a symlink, owned by this uid):
  * `ID.json` (0600) holds a waiting question, `ID.answer` (0600) its answer. The first answer is final:
  * it is written whole to a private temp file, then hard-linked to `ID.answer`, which fails with EEXIST
- * when an answer exists (link(2) never replaces, like O_EXCL). Questions are written by temp file + rename.
+ * when an answer exists (link(2) never replaces, like O_EXCL). Questions are written atomically (node/store/atomic.ts).
  *
  * Liveness lock: an answering surface (`tycli questions --watch`) listens on a Unix socket
  * `watch-<random>.sock` (0600) in the folder and answers each connection's random nonce with
@@ -143,11 +144,9 @@ export class QuestionStore {
     if (q.form !== undefined && form === undefined)
       throw new TyError('E_STORE', "the question's form cannot be stored");
     if (form) doc.form = form;
-    const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
-      await rename(tmp, this.path(id, 'json'));
+      await writeFileAtomic(this.path(id, 'json'), JSON.stringify(doc), { mode: 0o600 });
     } catch (e) {
-      await unlink(tmp).catch(() => undefined);
       throw new TyError('E_STORE', `cannot store the question (${(e as { code?: string }).code ?? 'error'})`);
     }
     return id;

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CliContext } from './types.js';
 import { usage } from './output.js';
+import { writeFileAtomic } from '../store/atomic.js';
 
 /** `--http PORT` as a number (0: any free port), undefined when absent; a usage error (exit 2) otherwise. */
 export function httpPortOption(value: unknown): number | undefined {
@@ -32,7 +33,6 @@ export function untilStopped(ctx: CliContext, closeStdin: boolean): Promise<void
 export async function writeTokenFile(runDir: string, fileName: string, token: string): Promise<string> {
   await mkdir(runDir, { recursive: true, mode: 0o700 });
   const tokenFile = join(runDir, fileName);
-  const { default: writeFileAtomic } = await import('write-file-atomic');
   await writeFileAtomic(tokenFile, `${token}\n`, { mode: 0o600 });
   return tokenFile;
 }

@@ -57,7 +57,6 @@ describe('host-neutral core', () => {
 
 /** Packages that only run on Node (their own use of node:* or of a Node API at import time). */
 const NODE_ONLY = [
-  /^write-file-atomic$/,
   /^env-paths$/,
   /^undici($|\/)/,
   /^selfsigned$/,
