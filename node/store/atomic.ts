@@ -3,6 +3,8 @@
 // POSIX rename(2) within one file system is atomic: a reader sees the old bytes or the new ones, never a mix. The temp
 // file is created with O_EXCL | O_NOFOLLOW (never an existing file, never through a planted symlink) and its mode set
 // before any byte is written; a symlink at the target itself is replaced, not written through.
+// Why not the write-file-atomic package, used here before: it neither fsyncs the folder (a rename is durable only
+// once its directory is) nor lets a store sweep a killed writer's temp files, and it writes through a planted symlink.
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
