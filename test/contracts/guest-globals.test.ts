@@ -5,10 +5,13 @@
 // no function of the guest runtime or of an entry point reads one, since tool code may have replaced it by the time
 // the function runs; an entry point reads at its top level only globals of its own host (the lists in ENTRY_POINTS),
 // never one commons.mjs captures. Functions do not iterate with the iteration protocol either (for-of, array spread
-// or destructuring read Array.prototype[Symbol.iterator] when they run).
+// or destructuring read Array.prototype[Symbol.iterator] when they run). And the one classic script the Node entry and
+// the browser build make of each guest module is the same text on both hosts.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parse } from 'acorn';
 import { describe, expect, it } from 'vitest';
+import { commonsSource, guestModuleSource } from '../../browser/sandbox/runtime.js';
 
 /** The globals commons.mjs reads when it loads: each new one is a reviewed addition to this list. */
 const CAPTURED = [
@@ -405,6 +408,25 @@ describe.each(Object.keys(ENTRY_POINTS))('entry point %s', (file) => {
     expect(offending(a.free, [...CONSTANTS, ...hostGlobals])).toEqual([]);
     for (const i of a.imports.filter((i) => i.from.endsWith('/commons.mjs')))
       expect(i.names.filter((n) => !commons.exports.includes(n))).toEqual([]);
+  });
+});
+
+describe('the one-script form of the guest modules (the Node entry and the browser build)', () => {
+  const entry = createRequire(import.meta.url)('../../node/runner/sandbox-runner-entry.cjs') as {
+    guestScript(text: string): string;
+  };
+  it.each([
+    ['commons.mjs', undefined],
+    ['core.mjs', 'createGuest'],
+    ['python.mjs', 'createPythonGuest'],
+  ])('%s: the same text on both hosts, as many lines, a classic script without import or export', (file, fn) => {
+    const source = text(GUEST + file);
+    const node = entry.guestScript(source);
+    expect(node).toBe(fn === undefined ? commonsSource(source) : guestModuleSource(source, fn));
+    expect(node.split('\n').length).toBe(source.split('\n').length);
+    const a = analyze(`(function () {'use strict';\n${node}\n})`, 'script');
+    expect(a.imports).toEqual([]);
+    expect(a.exports).toEqual([]);
   });
 });
 
