@@ -1,5 +1,6 @@
 // Browser SandboxRuntime: an opaque `sandbox="allow-scripts"` iframe (sandbox-frame.html) whose Blob worker runs the
 // tool; browser host, trusted side.
+import GUEST_COMMONS from '../../core/guest/commons.mjs?raw';
 import GUEST_CORE from '../../core/guest/core.mjs?raw';
 import PYTHON_GUEST from '../../core/guest/python.mjs?raw';
 import { mapStackText } from '../../core/exec/stack.js';
@@ -51,36 +52,58 @@ export function sandboxCsp(): string {
 export const FRAME_HTML = 'sandbox-frame.html';
 export const FRAME_SCRIPT = 'sandbox-frame.js';
 
-const GUEST_EXPORT = 'export function createGuest(';
+/** A guest module's import of a sibling guest module, by name: `import { A, B } from './commons.mjs';`. */
+const GUEST_IMPORT = /^import \{[^}]*\} from '\.\/[\w-]+\.mjs';$/gm;
+/** Any JavaScript import or export statement (PY_PRELUDE's Python `import` lines carry no quotes). */
+const MODULE_SYNTAX = /^\s*export\b|^\s*import\s*(?:[\w*{][^'"\n]*\sfrom\s*)?['"]/m;
+/** Blank lines in place of the guest-module imports: their names are declared earlier in the same script. */
+const dropGuestImports = (text: string): string => text.replace(GUEST_IMPORT, (m) => m.replace(/[^\n]/g, ''));
+
 /**
- * The worker's classic script: the shared guest core (core/guest/core.mjs, the same code the Node and Deno
- * sandboxes run) with its one `export` removed, then the adapter (the shared Python guest and worker-bootstrap.js),
- * in one strict function scope.
- * @throws Error when the core text does not have exactly one `export function createGuest(` and no other
- *   import/export statement (a build-time invariant).
+ * core/guest/commons.mjs as part of the worker's script: its `export const` declarations made plain, so the captured
+ * built-ins are names in scope of everything after it.
+ * @throws Error when it has no `export const` or any other import/export statement (a build-time invariant).
  */
-export function workerSource(core: string, adapter: string): string {
-  const at = core.indexOf(GUEST_EXPORT);
-  if (at === -1 || core.indexOf(GUEST_EXPORT, at + 1) !== -1)
-    throw new Error('guest core must contain exactly one createGuest export');
-  const body = core.slice(0, at) + core.slice(at + 'export '.length);
-  if (/^\s*(import|export)\b/m.test(body))
-    throw new Error('guest core must not contain other import/export statements');
-  return `(() => {\n'use strict';\n${body}\n${adapter}\n})();\n`;
-}
-/** core/guest/python.mjs with its one `export` removed: the Python side shared with the command line. */
-export function pythonGuestSource(text: string): string {
-  const decl = 'export function createPythonGuest(';
-  const at = text.indexOf(decl);
-  if (at === -1 || text.indexOf(decl, at + 1) !== -1)
-    throw new Error('python guest must contain exactly one createPythonGuest export');
-  const body = text.slice(0, at) + text.slice(at + 'export '.length);
-  // JavaScript import/export statements only (PY_PRELUDE's Python `import` lines carry no quotes).
-  if (/^\s*export\b|^\s*import\s*(?:[\w*{][^'"\n]*\sfrom\s*)?['"]/m.test(body))
-    throw new Error('python guest must not contain other import/export statements');
+export function commonsSource(text: string): string {
+  const body = text.replace(/^export (?=const )/gm, '');
+  if (body === text) throw new Error('the captured built-ins must be `export const` declarations');
+  if (MODULE_SYNTAX.test(body))
+    throw new Error('the captured built-ins must not contain other import/export statements');
   return body;
 }
-const WORKER_SOURCE = workerSource(GUEST_CORE, `${pythonGuestSource(PYTHON_GUEST)}\n${WORKER_ADAPTER}`);
+/**
+ * A guest module that exports one function (core/guest/core.mjs: createGuest, python.mjs: createPythonGuest) as part
+ * of the worker's script: its imports of sibling guest modules become blank lines (commonsSource comes first) and its
+ * one `export` is removed.
+ * @throws Error when the text does not have exactly one `export function NAME(` and no other import/export statement
+ *   (a build-time invariant).
+ */
+export function guestModuleSource(text: string, name: string): string {
+  const decl = `export function ${name}(`;
+  const at = text.indexOf(decl);
+  if (at === -1 || text.indexOf(decl, at + 1) !== -1)
+    throw new Error(`the guest module must contain exactly one ${name} export`);
+  const body = dropGuestImports(text.slice(0, at) + text.slice(at + 'export '.length));
+  if (MODULE_SYNTAX.test(body))
+    throw new Error(`the guest module of ${name} must not contain other import/export statements`);
+  return body;
+}
+/**
+ * The worker's classic script, in one strict function scope: the captured built-ins (core/guest/commons.mjs, first:
+ * taken before anything else runs), the guest core (core/guest/core.mjs, the same code the Node and Deno sandboxes run)
+ * and the Python guest (core/guest/python.mjs) as guest modules, then the adapter (worker-bootstrap.js).
+ * @throws Error as commonsSource and guestModuleSource do.
+ */
+export function workerSource(guest: { commons: string; core: string; python: string }, adapter: string): string {
+  const parts = [
+    commonsSource(guest.commons),
+    guestModuleSource(guest.core, 'createGuest'),
+    guestModuleSource(guest.python, 'createPythonGuest'),
+    adapter,
+  ];
+  return `(() => {\n'use strict';\n${parts.join('\n')}\n})();\n`;
+}
+const WORKER_SOURCE = workerSource({ commons: GUEST_COMMONS, core: GUEST_CORE, python: PYTHON_GUEST }, WORKER_ADAPTER);
 
 const HELLO = 'tysandbox-hello';
 

@@ -1,46 +1,21 @@
 // Worker adapter: runs INSIDE the sandbox Blob worker (untrusted side, opaque origin); the MessagePort adapter of
 // core/guest/core.mjs.
 // Not a standalone script: browser/sandbox/runtime.ts builds the worker source as one strict classic script,
-// core/guest/core.mjs
-// and core/guest/python.mjs (their `export`s removed) followed by this file, so `createGuest` and
-// `createPythonGuest` are in scope. Only what differs from the Node and
-// Deno sandboxes lives here: the MessagePort handshake, Blob-URL module loading, the wider lock-down (storage,
-// service workers, self.close) and Python through Pyodide. Built-ins are captured before tool code loads. It is not
-// the security boundary: the host validates every message, and the frame's CSP plus the opaque origin hold the
-// network and storage lines.
+// core/guest/commons.mjs (the captured built-ins: every ReflectApply, StringPrototypeSlice, ... below),
+// core/guest/core.mjs and core/guest/python.mjs (their imports and `export`s removed), then this file, so the captured
+// built-ins, `createGuest` and `createPythonGuest` are in scope. Only what differs from the Node and Deno sandboxes
+// lives here: the MessagePort handshake, Blob-URL module loading, the wider lock-down (storage, service workers,
+// self.close) and Python through Pyodide. It is not the security boundary: the host validates every message, and the
+// frame's CSP plus the opaque origin hold the network and storage lines.
 
-// ---- primordials this adapter needs ------------------------------------------------------------------------
-const G = globalThis;
-const ReflectApply = Reflect.apply;
-const uncurry =
-  (fn) =>
-  (self, ...args) =>
-    ReflectApply(fn, self, args);
-const {
-  ownKeys: ReflectOwnKeys,
-  getPrototypeOf: ReflectGetPrototypeOf,
-  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-  defineProperty: ReflectDefineProperty,
-  deleteProperty: ReflectDeleteProperty,
-} = Reflect;
-const ObjectCreate = Object.create;
-const ArrayIsArray = Array.isArray;
-const ObjectPrototype = Object.prototype;
-const StringCtor = String;
-const StringPrototypeSlice = uncurry(String.prototype.slice);
-const ArrayPrototypePush = uncurry(Array.prototype.push);
-const TypeErrorCtor = TypeError;
-const EventTargetAddEventListener = uncurry(EventTarget.prototype.addEventListener);
-const EventTargetRemoveEventListener = uncurry(EventTarget.prototype.removeEventListener);
-const TextDecoderCtor = TextDecoder;
+// ---- what only the worker has (captured before any tool code runs) -------------------------------------------
+const G = globalObject;
 const BlobCtor = G.Blob;
-const URLCreateObjectURL = URL.createObjectURL;
-const URLRevokeObjectURL = URL.revokeObjectURL;
-const RequestCtor = G.Request;
-const ResponseCtor = G.Response;
-const RequestUrl = uncurry(ReflectGetOwnPropertyDescriptor(RequestCtor.prototype, 'url').get);
-const PortPostMessage = uncurry(MessagePort.prototype.postMessage);
-const PortStart = uncurry(MessagePort.prototype.start);
+const RequestCtor = getRequest();
+const ResponseCtor = getResponse();
+const RequestUrl = uncurryGetter(RequestCtor.prototype, 'url');
+const PortPostMessage = uncurryThis(MessagePort.prototype.postMessage);
+const PortStart = uncurryThis(MessagePort.prototype.start);
 const importModule = (url) => import(url);
 
 let port; // the MessagePort to the host, set once by the frame's first message
@@ -84,11 +59,11 @@ async function startPyodide(common) {
       indexURL: PY_BASE,
       stdLibURL: PY_BASE + 'python_stdlib.zip',
       createPyodideModule: asm.default,
-      lockFileContents: new TextDecoderCtor().decode(pyAssets['pyodide-lock.json']),
+      lockFileContents: TextDecoderPrototypeDecode(new TextDecoderCtor(), pyAssets['pyodide-lock.json']),
     });
   } finally {
     ReflectDefineProperty(G, 'fetch', { value: mediatedFetch, configurable: true, writable: true, enumerable: true });
-    for (const u of urls) URLRevokeObjectURL(u);
+    for (let i = 0; i < urls.length; i++) URLRevokeObjectURL(urls[i]);
   }
 }
 
@@ -133,11 +108,11 @@ const guest = createGuest({
 });
 const { log, describe, toolError, mediatedFetch } = guest;
 
-EventTargetAddEventListener(G, 'unhandledrejection', (ev) => {
+EventTargetPrototypeAddEventListener(G, 'unhandledrejection', (ev) => {
   ev.preventDefault();
   log('error', `unhandled rejection: ${describe(ev.reason)}`);
 });
-EventTargetAddEventListener(G, 'error', (ev) => {
+EventTargetPrototypeAddEventListener(G, 'error', (ev) => {
   ev.preventDefault();
   log('error', `uncaught exception: ${describe(ev.error)}`);
 });
@@ -164,14 +139,15 @@ function onPortMessage(ev) {
     const files = msg.files;
     if (files !== null && typeof files === 'object') {
       pyAssets = ObjectCreate(null);
-      for (const k of ReflectOwnKeys(files)) if (typeof k === 'string') pyAssets[k] = files[k];
+      const names = ReflectOwnKeys(files);
+      for (let i = 0; i < names.length; i++) if (typeof names[i] === 'string') pyAssets[names[i]] = files[names[i]];
       pyRetain = msg.retainState === true;
       // Wheels the host fetched from the app's asset folder and checked by sha-256.
       const list = ArrayIsArray(msg.packages) ? msg.packages : [];
       for (let i = 0; i < list.length; i++) {
         const p = list[i];
-        if (p !== null && typeof p === 'object' && typeof p.file === 'string' && p.bytes instanceof ArrayBuffer)
-          ArrayPrototypePush(pyPackages, { file: p.file, bytes: new Uint8Array(p.bytes) });
+        if (p !== null && typeof p === 'object' && typeof p.file === 'string' && p.bytes instanceof ArrayBufferCtor)
+          ArrayPrototypePush(pyPackages, { file: p.file, bytes: new Uint8ArrayCtor(p.bytes) });
       }
     }
     return;
@@ -185,7 +161,7 @@ const onFirst = (ev) => {
   const p = ev.ports?.[0];
   if (!p) return;
   port = p;
-  EventTargetRemoveEventListener(G, 'message', onFirst);
+  EventTargetPrototypeRemoveEventListener(G, 'message', onFirst);
   port.onmessage = onPortMessage;
   PortStart(port);
   const ua = nav?.userAgent;
@@ -196,4 +172,4 @@ const onFirst = (ev) => {
     version: StringPrototypeSlice(typeof ua === 'string' ? ua : '', 0, 64),
   });
 };
-EventTargetAddEventListener(G, 'message', onFirst);
+EventTargetPrototypeAddEventListener(G, 'message', onFirst);

@@ -1,13 +1,76 @@
-// Guest core: the one sandbox-side implementation of protocol v1 (protocol/wire.ts); runs INSIDE every sandbox
-// (untrusted side), transport-free.
-// Used by node/runner/sandbox-runner.mjs (Node and Deno subprocesses, NDJSON on stdio) and, embedded as text, by
-// browser/sandbox/worker-bootstrap.js (Blob worker, MessagePort). It captures every built-in it uses when createGuest
-// runs,
-// before tool code loads (primordials, after endo's commons.js / deno's primordials), so ordinary tampering by tool
-// code cannot bend the bridge. It is not the security boundary: the host validates every message and the process /
-// worker (plus the OS wrapper or the frame's CSP) is the isolation.
-// Constraints: plain JavaScript, no imports, one export: the createGuest function declaration (the browser build strips
-// that `export` and concatenates this file with its adapter into one classic worker script).
+// Guest core: the sandbox side of protocol v1 (protocol/wire.ts); runs INSIDE every sandbox (untrusted side).
+// The one implementation on every host, transport-free.
+// Used by node/runner/sandbox-runner.cjs and sandbox-runner.mjs (Node and Deno subprocesses, NDJSON on stdio) and by
+// browser/sandbox/worker-bootstrap.js (Blob worker, MessagePort). Every built-in it uses comes from commons.mjs,
+// captured before tool code loads, so ordinary tampering by tool code cannot bend the bridge. It is not the security
+// boundary: the host validates every message and the process / worker (plus the OS wrapper or the frame's CSP) is the
+// isolation.
+// Form: plain JavaScript, one import (the captured built-ins of ./commons.mjs, by name) and one export (the createGuest
+// function declaration): the Node entry and the browser build put commons.mjs and this file into one classic script,
+// the import and the `export` removed.
+import {
+  ArrayIsArray,
+  ArrayPrototype,
+  ArrayPrototypeJoin,
+  ArrayPrototypePush,
+  DateNow,
+  ErrorCtor,
+  ErrorPrototype,
+  EventTargetPrototypeAddEventListener,
+  getAbortController,
+  getAbortSignal,
+  getHeaders,
+  getRequest,
+  getResponse,
+  globalObject,
+  JSONParse,
+  JSONStringify,
+  MapCtor,
+  MapPrototypeDelete,
+  MapPrototypeGet,
+  MapPrototypeHas,
+  MapPrototypeSet,
+  MathMin,
+  NumberCtor,
+  NumberIsFinite,
+  ObjectCreate,
+  ObjectFreeze,
+  ObjectPrototype,
+  PromiseCtor,
+  PromiseReject,
+  ReflectApply,
+  ReflectDefineProperty,
+  ReflectDeleteProperty,
+  ReflectGetOwnPropertyDescriptor,
+  ReflectGetPrototypeOf,
+  ReflectOwnKeys,
+  ReflectSetPrototypeOf,
+  RegExpPrototypeExec,
+  SetCtor,
+  SetPrototypeAdd,
+  SetPrototypeDelete,
+  SetPrototypeHas,
+  StringCtor,
+  StringFromCharCode,
+  StringPrototypeCharCodeAt,
+  StringPrototypeEndsWith,
+  StringPrototypeIndexOf,
+  StringPrototypeSlice,
+  StringPrototypeSplit,
+  StringPrototypeStartsWith,
+  TypedArrayPrototypeGetLength,
+  TypedArrayPrototypeSubarray,
+  TypeErrorCtor,
+  TypeErrorPrototype,
+  Uint8ArrayCtor,
+  URLCtor,
+  URLPrototypeGetPassword,
+  URLPrototypeGetUsername,
+  atobFn,
+  btoaFn,
+  uncurryGetter,
+  uncurryThis,
+} from './commons.mjs';
 
 /**
  * Install the sandbox side: console -> log messages, the mediated `fetch` (global and ctx.fetch), network globals
@@ -30,95 +93,23 @@
  */
 export function createGuest(host) {
   'use strict';
-  const G = globalThis;
-  const ReflectApply = Reflect.apply;
-  const uncurry =
-    (fn) =>
-    (self, ...args) =>
-      ReflectApply(fn, self, args);
-  const {
-    ownKeys: ReflectOwnKeys,
-    getPrototypeOf: ReflectGetPrototypeOf,
-    getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-    defineProperty: ReflectDefineProperty,
-    deleteProperty: ReflectDeleteProperty,
-    setPrototypeOf: ReflectSetPrototypeOf,
-  } = Reflect;
-  const JSONStringify = JSON.stringify;
-  const JSONParse = JSON.parse;
-  const ObjectCreate = Object.create;
-  const ObjectFreeze = Object.freeze;
-  const ObjectPrototype = Object.prototype;
-  const ArrayPrototype = Array.prototype;
-  const ArrayIsArray = Array.isArray;
-  const NumberIsFinite = Number.isFinite;
-  const MathMin = Math.min;
-  const DateNow = Date.now;
-  const StringCtor = String;
-  const StringFromCharCode = String.fromCharCode;
-  const StringPrototypeSlice = uncurry(String.prototype.slice);
-  const StringPrototypeCharCodeAt = uncurry(String.prototype.charCodeAt);
-  const StringPrototypeSplit = uncurry(String.prototype.split);
-  const StringPrototypeEndsWith = uncurry(String.prototype.endsWith);
-  const StringPrototypeStartsWith = uncurry(String.prototype.startsWith);
-  const NumberCtor = Number;
-  const RegExpPrototypeExec = uncurry(RegExp.prototype.exec);
-  const ArrayPrototypePush = uncurry(Array.prototype.push);
-  const ArrayPrototypeJoin = uncurry(Array.prototype.join);
-  const FunctionPrototypeBind = uncurry(Function.prototype.bind);
-  const SafeMap = Map;
-  const MapGet = uncurry(Map.prototype.get);
-  const MapSet = uncurry(Map.prototype.set);
-  const MapHas = uncurry(Map.prototype.has);
-  const MapDelete = uncurry(Map.prototype.delete);
-  const SafeSet = Set;
-  const SetAdd = uncurry(Set.prototype.add);
-  const SetHas = uncurry(Set.prototype.has);
-  const SetDelete = uncurry(Set.prototype.delete);
-  const PromiseCtor = Promise;
-  const PromiseReject = FunctionPrototypeBind(Promise.reject, Promise);
-  const ErrorCtor = Error;
-  const TypeErrorCtor = TypeError;
+  const G = globalObject;
   // AbortController / AbortSignal: Node defines them as lazy global getters that load a module on first access (about
-  // 0.5-1 ms of a cold start); the getters are the engine's own closures, captured now, and the classes' methods are
-  // captured on first use (a call's ctx.signal, a fetch with a signal), as for the fetch classes below. Plain values
-  // (browsers, Deno) are captured now.
-  const abortGetters = nullProto({});
-  for (const name of ['AbortController', 'AbortSignal']) {
-    const d = ReflectGetOwnPropertyDescriptor(G, name);
-    abortGetters[name] =
-      d === undefined
-        ? () => undefined
-        : d.get
-          ? FunctionPrototypeBind(d.get, G)
-          : (
-              (v) => () =>
-                v
-            )(d.value);
-  }
+  // 0.5-1 ms of a cold start); commons.mjs holds those getters, and the classes' methods are captured on first use (a
+  // call's ctx.signal, a fetch with a signal), as for the fetch classes below. Plain values (browsers, Deno) now.
   let abortApi;
   function abortClasses() {
     if (abortApi !== undefined) return abortApi;
-    const AbortControllerCtor = abortGetters.AbortController();
+    const AbortControllerCtor = getAbortController();
     abortApi = nullProto({
       AbortControllerCtor,
-      AbortControllerAbort: uncurry(AbortControllerCtor.prototype.abort),
+      AbortControllerAbort: uncurryThis(AbortControllerCtor.prototype.abort),
       abortSignalGetter: ReflectGetOwnPropertyDescriptor(AbortControllerCtor.prototype, 'signal').get,
-      AbortSignalAborted: uncurry(ReflectGetOwnPropertyDescriptor(abortGetters.AbortSignal().prototype, 'aborted').get),
+      AbortSignalAborted: uncurryGetter(getAbortSignal().prototype, 'aborted'),
     });
     return abortApi;
   }
   if (ReflectGetOwnPropertyDescriptor(G, 'AbortController')?.get === undefined) abortClasses();
-  const EventTargetAddEventListener = uncurry(EventTarget.prototype.addEventListener);
-  const Uint8ArrayCtor = Uint8Array;
-  const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype);
-  const TypedArrayLength = uncurry(ReflectGetOwnPropertyDescriptor(TypedArrayPrototype, 'length').get);
-  const TypedArraySubarray = uncurry(TypedArrayPrototype.subarray);
-  const btoaFn = G.btoa;
-  const atobFn = G.atob;
-  const URLCtor = G.URL;
-  const URLUsername = uncurry(ReflectGetOwnPropertyDescriptor(URLCtor.prototype, 'username').get);
-  const URLPassword = uncurry(ReflectGetOwnPropertyDescriptor(URLCtor.prototype, 'password').get);
   const hostSend = host.send;
   const isProxy = typeof host.isProxy === 'function' ? host.isProxy : () => false;
   const fromGuest = typeof host.fromGuest === 'function' ? host.fromGuest : (v) => v;
@@ -135,39 +126,27 @@ export function createGuest(host) {
 
   // ---- fetch classes ----------------------------------------------------------------------------------
   // Node (undici, ~20 ms) and Deno 2 (~7-10 ms) load them on first access of a lazy global getter. The getters are the
-  // engine's own closures, captured now, so tool code cannot substitute the classes; their prototype methods are
-  // captured on first use (tool code that patches them before its first fetch only fools its own requests; the host
-  // validates every request anyway). Where they are plain values (browsers) they are captured now (eagerFetchClasses).
+  // engine's own closures, captured by commons.mjs, so tool code cannot substitute the classes; their prototype
+  // methods are captured on first use (tool code that patches them before its first fetch only fools its own
+  // requests; the host validates every request anyway). Where they are plain values (browsers) they are captured now
+  // (eagerFetchClasses).
 
-  const webGetters = nullProto({});
-  for (const name of ['Request', 'Response', 'Headers']) {
-    const d = ReflectGetOwnPropertyDescriptor(G, name);
-    webGetters[name] =
-      d === undefined
-        ? () => undefined
-        : d.get
-          ? FunctionPrototypeBind(d.get, G)
-          : (
-              (v) => () =>
-                v
-            )(d.value);
-  }
   let web;
   function webClasses() {
     if (web !== undefined) return web;
-    const RequestCtor = webGetters.Request();
-    const HeadersCtor = webGetters.Headers();
+    const RequestCtor = getRequest();
+    const HeadersCtor = getHeaders();
     const rp = RequestCtor.prototype;
     web = nullProto({
       RequestCtor,
-      ResponseCtor: webGetters.Response(),
+      ResponseCtor: getResponse(),
       HeadersCtor,
-      RequestUrl: uncurry(ReflectGetOwnPropertyDescriptor(rp, 'url').get),
-      RequestMethod: uncurry(ReflectGetOwnPropertyDescriptor(rp, 'method').get),
-      RequestHeaders: uncurry(ReflectGetOwnPropertyDescriptor(rp, 'headers').get),
-      RequestSignal: uncurry(ReflectGetOwnPropertyDescriptor(rp, 'signal').get),
-      RequestArrayBuffer: uncurry(rp.arrayBuffer),
-      HeadersForEach: uncurry(HeadersCtor.prototype.forEach),
+      RequestUrl: uncurryGetter(rp, 'url'),
+      RequestMethod: uncurryGetter(rp, 'method'),
+      RequestHeaders: uncurryGetter(rp, 'headers'),
+      RequestSignal: uncurryGetter(rp, 'signal'),
+      RequestArrayBuffer: uncurryThis(rp.arrayBuffer),
+      HeadersForEach: uncurryThis(HeadersCtor.prototype.forEach),
     });
     return web;
   }
@@ -208,9 +187,10 @@ export function createGuest(host) {
         if (v instanceof ErrorCtor) {
           let text = `${safeString(v.name)}: ${safeString(v.message)}`;
           const frames = toolFrames(v);
-          if (frames !== undefined)
-            for (const f of frames)
-              text += `\n    at ${f.fn !== undefined ? `${f.fn} (${TOOL_URL}:${f.line}:${f.column})` : `${TOOL_URL}:${f.line}:${f.column}`}`;
+          for (let i = 0; frames !== undefined && i < frames.length; i++) {
+            const f = frames[i];
+            text += `\n    at ${f.fn !== undefined ? `${f.fn} (${TOOL_URL}:${f.line}:${f.column})` : `${TOOL_URL}:${f.line}:${f.column}`}`;
+          }
           return text;
         }
         const s = JSONStringify(v);
@@ -267,8 +247,6 @@ export function createGuest(host) {
    * prototype rather than the constructor, so no guest `Error.prepareStackTrace` hook ever runs inside the bridge
    * (Node formats stacks eagerly at construction).
    */
-  const ErrorPrototype = ErrorCtor.prototype;
-  const TypeErrorPrototype = TypeErrorCtor.prototype;
   function toolError(code, message, Ctor = ErrorCtor) {
     const isType = Ctor === TypeErrorCtor;
     const e = ObjectCreate(isType ? TypeErrorPrototype : ErrorPrototype);
@@ -340,10 +318,10 @@ export function createGuest(host) {
     }
     if (value === null) return null;
     if (isProxy(value)) notData(path, 'a Proxy');
-    if (SetHas(stack, value)) notData(path, 'a cycle');
+    if (SetPrototypeHas(stack, value)) notData(path, 'a cycle');
     if (depth > MAX_DEPTH) notData(path, `nesting deeper than ${MAX_DEPTH}`);
     const proto = ReflectGetPrototypeOf(value);
-    SetAdd(stack, value);
+    SetPrototypeAdd(stack, value);
     try {
       if (ArrayIsArray(value)) {
         if (proto !== ArrayPrototype && proto !== null) notData(path, 'an array subclass');
@@ -378,17 +356,17 @@ export function createGuest(host) {
       }
       return out;
     } finally {
-      SetDelete(stack, value);
+      SetPrototypeDelete(stack, value);
     }
   }
   function toJsonText(value) {
-    const c = plainCopy(value, '$', new SafeSet(), 0);
+    const c = plainCopy(value, '$', new SetCtor(), 0);
     return JSONStringify(c === undefined ? null : c);
   }
 
   // ---- capabilities ---------------------------------------------------------------------------------------
-  const pendingCaps = new SafeMap(); // cap id -> { resolve, reject }
-  const activeCalls = new SafeMap(); // call id -> true while running
+  const pendingCaps = new MapCtor(); // cap id -> { resolve, reject }
+  const activeCalls = new MapCtor(); // call id -> true while running
   let nextCapId = 1;
   let currentCall;
 
@@ -397,24 +375,24 @@ export function createGuest(host) {
    * rejects at once with an AbortError (code E_ABORTED) and sends `cap-cancel`, so the host aborts the request.
    */
   function capRequest(callId, name, params, signal) {
-    if (callId === undefined || !MapHas(activeCalls, callId)) {
+    if (callId === undefined || !MapPrototypeHas(activeCalls, callId)) {
       return PromiseReject(toolError('E_CAPABILITY_DENIED', `${name}: no tool call in progress`));
     }
     if (signal !== undefined && signalAborted(signal)) return PromiseReject(abortError());
     let copy;
     try {
-      copy = plainCopy(params, 'params', new SafeSet(), 0);
+      copy = plainCopy(params, 'params', new SetCtor(), 0);
     } catch (e) {
       return PromiseReject(e);
     }
     const id = nextCapId++;
     return new PromiseCtor((resolve, reject) => {
-      MapSet(pendingCaps, id, { resolve, reject });
+      MapPrototypeSet(pendingCaps, id, { resolve, reject });
       send({ v: 1, type: 'cap', id, callId, name, params: copy === undefined ? null : copy });
       if (signal !== undefined) {
         onAbort(signal, () => {
-          if (!MapHas(pendingCaps, id)) return;
-          MapDelete(pendingCaps, id);
+          if (!MapPrototypeHas(pendingCaps, id)) return;
+          MapPrototypeDelete(pendingCaps, id);
           send({ v: 1, type: 'cap-cancel', id });
           reject(abortError());
         });
@@ -439,7 +417,7 @@ export function createGuest(host) {
   }
   function onAbort(signal, fn) {
     try {
-      EventTargetAddEventListener(signal, 'abort', fn, { once: true });
+      EventTargetPrototypeAddEventListener(signal, 'abort', fn, { once: true });
     } catch {
       /* not an AbortSignal */
     }
@@ -447,9 +425,9 @@ export function createGuest(host) {
 
   function bytesToBase64(bytes) {
     let s = '';
-    const n = TypedArrayLength(bytes);
+    const n = TypedArrayPrototypeGetLength(bytes);
     for (let i = 0; i < n; i += 0x8000)
-      s += ReflectApply(StringFromCharCode, undefined, TypedArraySubarray(bytes, i, MathMin(i + 0x8000, n)));
+      s += ReflectApply(StringFromCharCode, undefined, TypedArrayPrototypeSubarray(bytes, i, MathMin(i + 0x8000, n)));
     return btoaFn(s);
   }
   function base64ToBytes(b64) {
@@ -534,7 +512,7 @@ export function createGuest(host) {
     } catch {
       return text; // relative or malformed: the Request constructor decides
     }
-    if (URLUsername(url) !== '' || URLPassword(url) !== '') {
+    if (URLPrototypeGetUsername(url) !== '' || URLPrototypeGetPassword(url) !== '') {
       throw toolError(
         'E_FETCH_CREDENTIALS',
         'URLs with credentials (user:password@) are refused; send credentials in a header',
@@ -650,16 +628,20 @@ export function createGuest(host) {
     assert: 'error',
   });
   const consoleObj = G.console;
-  for (const key of ReflectOwnKeys(LEVELS)) {
+  const levelNames = ReflectOwnKeys(LEVELS);
+  for (let k = 0; k < levelNames.length; k++) {
+    const key = levelNames[k];
     const level = LEVELS[key];
     ReflectDefineProperty(consoleObj, key, {
       value: (...args) => {
+        const parts = [];
+        let i = 0;
         if (key === 'assert') {
           if (args[0]) return;
-          args = ['Assertion failed', ...args.slice(1)];
+          ArrayPrototypePush(parts, 'Assertion failed');
+          i = 1;
         }
-        const parts = [];
-        for (let i = 0; i < args.length && i < 64; i++) ArrayPrototypePush(parts, describe(args[i]));
+        for (; i < args.length && parts.length < 64; i++) ArrayPrototypePush(parts, describe(args[i]));
         log(level, ArrayPrototypeJoin(parts, ' '));
       },
       configurable: true,
@@ -750,7 +732,7 @@ export function createGuest(host) {
     },
     async call(msg) {
       const id = msg.id;
-      if (typeof id !== 'number' || MapHas(activeCalls, id)) return;
+      if (typeof id !== 'number' || MapPrototypeHas(activeCalls, id)) return;
       if (loadState !== 'loaded') {
         send({ v: 1, type: 'result', id, ok: false, error: { code: 'E_TOOL_FAILED', message: 'tool not loaded' } });
         return;
@@ -764,7 +746,7 @@ export function createGuest(host) {
         }
         return ReflectApply(abortClasses().abortSignalGetter, ac, []);
       };
-      MapSet(activeCalls, id, true);
+      MapPrototypeSet(activeCalls, id, true);
       currentCall = id;
       let out;
       try {
@@ -773,7 +755,7 @@ export function createGuest(host) {
       } catch (e) {
         out = { v: 1, type: 'result', id, ok: false, error: toWireError(e) };
       }
-      MapDelete(activeCalls, id);
+      MapPrototypeDelete(activeCalls, id);
       if (currentCall === id) currentCall = undefined;
       ended = true;
       if (ac !== undefined) {
@@ -788,9 +770,9 @@ export function createGuest(host) {
       send(out);
     },
     'cap-reply'(msg) {
-      const p = MapGet(pendingCaps, msg.id);
+      const p = MapPrototypeGet(pendingCaps, msg.id);
       if (p === undefined) return; // unknown, or cancelled by the tool
-      MapDelete(pendingCaps, msg.id);
+      MapPrototypeDelete(pendingCaps, msg.id);
       if (msg.ok === true) p.resolve(msg.value);
       else {
         const err = msg.error;
@@ -814,7 +796,6 @@ export function createGuest(host) {
 
   // NDJSON framing for the stdio adapters (Node, Deno): pieces of a line not yet terminated; each chunk is
   // scanned once (a large cap-reply arrives in many chunks). A line that is not JSON is ignored.
-  const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
   let pendingParts = [];
   function onLine(line) {
     if (line.length === 0) return;

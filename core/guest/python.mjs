@@ -1,20 +1,48 @@
-// Python guest: Pyodide in every sandbox that runs Python (Node and Deno subprocesses, the browser worker); runs INSIDE
-// the sandbox (untrusted side), before any tool code.
+// Python guest: Pyodide in every sandbox that runs Python; runs INSIDE the sandbox (untrusted side).
+// Node and Deno subprocesses and the browser worker alike; it is set up before any tool code.
 // One implementation of the Python side on both hosts: the JSON in and out, the `ctx` tools get (PY_PRELUDE), the
-// namespace and in-memory file system reset between calls. Loaded like core/guest/core.mjs (the Node runner compiles it
-// with
-// its one `export` removed, the Deno runner imports it, the browser build embeds it in the worker script).
+// namespace and in-memory file system reset between calls. Loaded like core/guest/core.mjs: the Node entry compiles
+// it with commons.mjs, the guest core and the runner as one script, the Deno runner imports it, the browser build
+// embeds it in the worker script. Every built-in it uses comes from commons.mjs.
 // On Node and Deno it also starts Pyodide: it verifies the granted Pyodide files by sha-256 against the digests the
 // host passed (core/pyodide-manifest.json, the manifest the browser build uses too), evaluates them as classic scripts
 // compiled WITHOUT a dynamic-import callback (so no `import()` reached from Python or Pyodide's own loaders loads
 // anything), makes Pyodide see a module worker (no NODEFS, no node:* imports, no native sockets) and removes the host's
 // own globals (process, require, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The
-// process
-// runs with code generation from strings disallowed (node/python/sandbox.ts), so Function/eval reached from Python
-// throw. The wrapper (bubblewrap, the engine's permissions, the frame's CSP) stays the boundary.
-// Constraints: plain JavaScript, no imports, one export (the createPythonGuest function declaration; PY_PRELUDE below
-// is
-// a plain top-level constant so the file can be compiled as a function body).
+// process runs with code generation from strings disallowed (node/python/sandbox.ts), so Function/eval reached from
+// Python throw. The wrapper (bubblewrap, the engine's permissions, the frame's CSP) stays the boundary.
+// Form: plain JavaScript, one import (./commons.mjs, by name), one export (the createPythonGuest function
+// declaration); PY_PRELUDE below is a plain top-level constant, so the file can be compiled as part of one script.
+import {
+  ArrayIsArray,
+  ArrayPrototypeJoin,
+  getRequest,
+  getResponse,
+  globalObject,
+  JSONParse,
+  JSONStringify,
+  ObjectFreeze,
+  ObjectPrototype,
+  ReflectApply,
+  ReflectDefineProperty,
+  ReflectDeleteProperty,
+  ReflectGetOwnPropertyDescriptor,
+  ReflectGetPrototypeOf,
+  ReflectOwnKeys,
+  RegExpPrototypeExec,
+  StringCtor,
+  StringPrototypeIndexOf,
+  StringPrototypeLastIndexOf,
+  StringPrototypeSlice,
+  StringPrototypeSplit,
+  StringPrototypeTrim,
+  SymbolHasInstance,
+  TextDecoderCtor,
+  TextDecoderPrototypeDecode,
+  TypeErrorCtor,
+  Uint8ArrayCtor,
+  URLCtor,
+} from './commons.mjs';
 
 /**
  * Prepare the Python runtime of one sandbox. Call before tool code exists; returns `loadRuntime` for createGuest.
@@ -35,45 +63,19 @@
  */
 export function createPythonGuest(h) {
   'use strict';
-  const G = globalThis;
-  const ReflectApply = Reflect.apply;
-  const {
-    defineProperty: ReflectDefineProperty,
-    deleteProperty: ReflectDeleteProperty,
-    getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-    getPrototypeOf: ReflectGetPrototypeOf,
-    ownKeys: ReflectOwnKeys,
-  } = Reflect;
-  const JSONStringify = JSON.stringify;
-  const JSONParse = JSON.parse;
-  const ArrayIsArray = Array.isArray;
+  const G = globalObject;
   /**
    * The tool module's URL the guest core reads a tool's own frames by (core/exec/stack.ts TOOL_MODULE_URL); Python's
    * are rewritten to it.
    */
   const TOOL_STACK_URL = 'tysandbox:///tool.js';
-  const ObjectFreeze = Object.freeze;
-  const ObjectPrototype = Object.prototype;
-  const StringCtor = String;
-  const uncurry =
-    (fn) =>
-    (self, ...args) =>
-      ReflectApply(fn, self, args);
-  const StringPrototypeSlice = uncurry(String.prototype.slice);
-  const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
-  const StringPrototypeLastIndexOf = uncurry(String.prototype.lastIndexOf);
-  const StringPrototypeSplit = uncurry(String.prototype.split);
-  const StringPrototypeTrim = uncurry(String.prototype.trim);
-  const RegExpPrototypeExec = uncurry(RegExp.prototype.exec);
-  const TypeErrorCtor = TypeError;
-  const Uint8ArrayCtor = Uint8Array;
-  const TextDecoderCtor = TextDecoder;
-  const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
   const { log, toolError, toWireError, mediatedFetch } = h.guest;
   // Node/Deno: asset files to verify and evaluate; absent when the adapter starts Pyodide itself (h.start)
   const spec = h.spec;
   const PY_BASE = 'https://pyodide.invalid/';
   const FILE_RE = /^[A-Za-z0-9._-]{1,100}$/;
+  /** The in-memory folders a tool may write, fresh for each call unless its state is retained. */
+  const MEMFS_DIRS = ['/tmp', '/home/pyodide'];
 
   let py;
   let pyHelpers;
@@ -127,7 +129,7 @@ export function createPythonGuest(h) {
         throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
       let body = StringPrototypeSlice(text, 0, at) + StringPrototypeSlice(text, at + EXPORT.length);
       const parts = StringPrototypeSplit(body, 'import.meta.url');
-      body = parts.join(JSONStringify(PY_BASE + 'pyodide.asm.mjs'));
+      body = ArrayPrototypeJoin(parts, JSONStringify(PY_BASE + 'pyodide.asm.mjs'));
       if (StringPrototypeIndexOf(body, 'import.meta') !== -1)
         throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.asm.mjs)');
       return `(function () {\n${body}\nreturn _createPyodideModule;\n})()`;
@@ -145,7 +147,7 @@ export function createPythonGuest(h) {
       if (pair === null) throw toolError('E_INTEGRITY', 'unsupported Pyodide build (pyodide.mjs)');
       entries[entries.length] = `${pair[2] ?? pair[1]}: ${pair[1]}`;
     }
-    return `(function () {\n${StringPrototypeSlice(text, 0, m.index)}\nreturn { ${entries.join(', ')} };\n})()`;
+    return `(function () {\n${StringPrototypeSlice(text, 0, m.index)}\nreturn { ${ArrayPrototypeJoin(entries, ', ')} };\n})()`;
   }
 
   /** Make Pyodide see a module worker, and take the host's own globals away from everything that runs after. */
@@ -177,11 +179,11 @@ export function createPythonGuest(h) {
     function WorkerGlobalScope() {
       throw new TypeErrorCtor('Illegal constructor');
     }
-    ReflectDefineProperty(WorkerGlobalScope, Symbol.hasInstance, { value: (o) => o === G });
+    ReflectDefineProperty(WorkerGlobalScope, SymbolHasInstance, { value: (o) => o === G });
     ReflectDefineProperty(G, 'WorkerGlobalScope', { value: WorkerGlobalScope, configurable: true, writable: true });
     ReflectDefineProperty(G, 'self', { value: G, configurable: true, writable: true });
     ReflectDefineProperty(G, 'location', {
-      value: ObjectFreeze(new G.URL(PY_BASE + 'worker.js')),
+      value: ObjectFreeze(new URLCtor(PY_BASE + 'worker.js')),
       configurable: true,
       writable: true,
     });
@@ -191,11 +193,11 @@ export function createPythonGuest(h) {
   async function startFromFiles(common) {
     const assets = await verifiedAssets();
     const dec = new TextDecoderCtor('utf-8');
-    const asmText = asScript('pyodide.asm.mjs', TextDecoderDecode(dec, assets['pyodide.asm.mjs']));
-    const modText = asScript('pyodide.mjs', TextDecoderDecode(dec, assets['pyodide.mjs']));
+    const asmText = asScript('pyodide.asm.mjs', TextDecoderPrototypeDecode(dec, assets['pyodide.asm.mjs']));
+    const modText = asScript('pyodide.mjs', TextDecoderPrototypeDecode(dec, assets['pyodide.mjs']));
     workerScope(); // before Pyodide's code runs: it detects its environment when evaluated
-    const ResponseCtor = G.Response;
-    const RequestCtor = G.Request;
+    const ResponseCtor = getResponse();
+    const RequestCtor = getRequest();
     const asm = h.compileScript(asmText, 'pyodide.asm.mjs');
     const mod = h.compileScript(modText, 'pyodide.mjs');
     // During start-up only, `fetch` serves exactly the verified files and nothing else; then the mediated one again.
@@ -217,7 +219,7 @@ export function createPythonGuest(h) {
         indexURL: PY_BASE,
         stdLibURL: PY_BASE + 'python_stdlib.zip',
         createPyodideModule: asm,
-        lockFileContents: TextDecoderDecode(dec, assets['pyodide-lock.json']),
+        lockFileContents: TextDecoderPrototypeDecode(dec, assets['pyodide-lock.json']),
       });
     } finally {
       ReflectDefineProperty(G, 'fetch', { value: mediatedFetch, configurable: true, writable: true, enumerable: true });
@@ -233,7 +235,8 @@ export function createPythonGuest(h) {
     };
     py = spec !== undefined ? await startFromFiles(common) : await h.start(common);
     const FS = py.FS;
-    for (const dir of ['/tmp', '/home/pyodide']) {
+    for (let i = 0; i < MEMFS_DIRS.length; i++) {
+      const dir = MEMFS_DIRS[i];
       try {
         FS.mkdirTree(dir);
       } catch {
@@ -282,7 +285,8 @@ export function createPythonGuest(h) {
   /** Fresh, empty /tmp and /home/pyodide (in-memory) for the next call. */
   function resetFs() {
     const FS = py.FS;
-    for (const dir of ['/tmp', '/home/pyodide']) {
+    for (let i = 0; i < MEMFS_DIRS.length; i++) {
+      const dir = MEMFS_DIRS[i];
       try {
         FS.unmount(dir);
       } catch {

@@ -39,7 +39,8 @@ export const PYTHON_SANDBOX_NEEDS = Object.freeze({
 export const PYTHON_RUNNER_FLAG = '--tysandbox-python=';
 
 /**
- * The Pyodide sandbox side file (core/guest/python.mjs), next to the runner.
+ * The Pyodide sandbox side file (core/guest/python.mjs) of the runner in `runnerDir` (guestFile: two folders up). The
+ * captured built-ins it imports (core/guest/commons.mjs) are among the runner's files (runnerFiles).
  * @throws TyError E_SANDBOX_UNAVAILABLE when it is missing.
  */
 export function pythonGuestFile(runnerDir: string): string {

@@ -19,7 +19,7 @@ import { DEFAULT_LIMITS } from '../../core/exec/runtime.js';
 import { createBwrapWrapper } from '../os-sandbox/bwrap.js';
 import { probeUncached } from '../os-sandbox/probe.js';
 import { NodeSandboxRuntime, runnerFiles, runnerPath, type SpawnWrapper } from '../sandbox/runtime.js';
-import { codeCacheMatches, guestFile, permissionFlag } from '../sandbox/engines.js';
+import { codeCacheMatches, guestFile, nodeRunnerSources, permissionFlag } from '../sandbox/engines.js';
 
 const require = createRequire(import.meta.url);
 const ENTRY = runnerPath('node');
@@ -27,7 +27,8 @@ const DIR = dirname(ENTRY);
 const CACHE = join(DIR, 'sandbox-runner.cache');
 const entry = require(ENTRY) as {
   MAGIC: string;
-  cachedDataFor(cache: Buffer, runner: Buffer, core: Buffer): Buffer | undefined;
+  SOURCES: string[];
+  cachedDataFor(cache: Buffer, sources: Buffer[]): Buffer | undefined;
 };
 
 const spec = (source: string, i = 0) => ({
@@ -96,13 +97,16 @@ describe("the Node runner's code cache", () => {
   it('exists after the build, and a default sandbox (its grants and V8 flags) compiles the runner from it', () => {
     expect(existsSync(CACHE), 'node/runner/sandbox-runner.cache is written by `npm run build`').toBe(true);
     expect(codeCacheMatches(DIR)).toBe(true);
-    // The host compared the cache's copies with the two source files: the sandbox gets the entry and the cache only.
+    // The host compared the cache's copies with the source files: the sandbox gets the entry and the cache only.
     expect(runnerFiles('node')).toEqual([ENTRY, CACHE]);
-    expect(runnerFiles('node', { codeCache: false })).toEqual([
-      ENTRY,
-      join(DIR, 'sandbox-runner.cjs'),
+    // The host and the entry name the same files, in the same order (the order of the cache's copies).
+    expect(entry.SOURCES).toEqual([
+      guestFile(DIR, 'commons.mjs'),
       guestFile(DIR, 'core.mjs'),
+      join(DIR, 'sandbox-runner.cjs'),
     ]);
+    expect(nodeRunnerSources(DIR)).toEqual(entry.SOURCES);
+    expect(runnerFiles('node', { codeCache: false })).toEqual([ENTRY, ...entry.SOURCES]);
     const c = sandboxCommand();
     expect(c.args.at(-1)).toBe(ENTRY);
     expect(c.args.filter((a) => a.startsWith('--allow-fs-read='))).toEqual([
@@ -134,19 +138,22 @@ describe("the Node runner's code cache", () => {
     expect(other.stdout, other.stderr).toBe('false');
   });
 
-  it('accepts only a cache holding exactly the bytes of both files', () => {
-    const runner = readFileSync(join(DIR, 'sandbox-runner.cjs'));
-    const core = readFileSync(guestFile(DIR, 'core.mjs'));
-    const file = (r: Buffer, c: Buffer, data: Buffer) =>
-      Buffer.concat([Buffer.from(`${entry.MAGIC} ${r.length} ${c.length}\n`), r, c, data]);
+  it('accepts only a cache holding exactly the bytes of every file', () => {
+    const sources = entry.SOURCES.map((f) => readFileSync(f));
+    const file = (s: Buffer[], data: Buffer) =>
+      Buffer.concat([Buffer.from(`${entry.MAGIC} ${s.map((b) => b.length).join(' ')}\n`), ...s, data]);
     const data = Buffer.from('v8 data');
-    expect(entry.cachedDataFor(file(runner, core, data), runner, core)?.equals(data)).toBe(true);
-    const edited = Buffer.from(runner);
-    edited[edited.length - 2] = (edited[edited.length - 2] as number) ^ 1; // same length, one byte different
-    expect(entry.cachedDataFor(file(edited, core, data), runner, core)).toBeUndefined();
-    expect(entry.cachedDataFor(file(runner, core, Buffer.alloc(0)), runner, core)).toBeUndefined();
-    expect(entry.cachedDataFor(Buffer.from('garbage\n'), runner, core)).toBeUndefined();
-    expect(entry.cachedDataFor(Buffer.alloc(0), runner, core)).toBeUndefined();
+    expect(entry.cachedDataFor(file(sources, data), sources)?.equals(data)).toBe(true);
+    for (let i = 0; i < sources.length; i++) {
+      const edited = sources.map((b) => Buffer.from(b));
+      const b = edited[i]!;
+      b[b.length - 2] = (b[b.length - 2] as number) ^ 1; // same length, one byte different
+      expect(entry.cachedDataFor(file(edited, data), sources), entry.SOURCES[i]).toBeUndefined();
+    }
+    expect(entry.cachedDataFor(file(sources.slice(1), data), sources)).toBeUndefined(); // a file missing
+    expect(entry.cachedDataFor(file(sources, Buffer.alloc(0)), sources)).toBeUndefined();
+    expect(entry.cachedDataFor(Buffer.from('garbage\n'), sources)).toBeUndefined();
+    expect(entry.cachedDataFor(Buffer.alloc(0), sources)).toBeUndefined();
   });
 
   describe('a cache made from other source of the same length', () => {
@@ -159,7 +166,7 @@ describe("the Node runner's code cache", () => {
       dir = join(pkg, 'node', 'runner');
       mkdirSync(dir, { recursive: true });
       mkdirSync(join(pkg, 'core', 'guest'), { recursive: true });
-      copyFileSync(guestFile(DIR, 'core.mjs'), guestFile(dir, 'core.mjs'));
+      for (const f of ['commons.mjs', 'core.mjs'] as const) copyFileSync(guestFile(DIR, f), guestFile(dir, f));
     });
     afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 
@@ -195,18 +202,16 @@ describe("the Node runner's code cache", () => {
       expect(codeCacheMatches(dir)).toBe(false);
 
       // Control: the same V8 data behind a copy of the real runner passes the byte check, and V8 runs the stale code.
+      // (The cache holds the captured built-ins, the guest core, then the runner: its copy is the last one.)
       const nl = variantCache.indexOf(10);
-      const [, rLen, cLen] = variantCache.subarray(0, nl).toString('latin1').split(' ').map(Number) as [
-        number,
-        number,
-        number,
-      ];
-      const v8Data = variantCache.subarray(nl + 1 + rLen + cLen);
+      const lens = variantCache.subarray(0, nl).toString('latin1').split(' ').slice(1).map(Number);
+      expect(lens).toHaveLength(3);
+      const [mLen, cLen, rLen] = lens as [number, number, number];
+      const runnerAt = nl + 1 + mLen + cLen;
       const forged = Buffer.concat([
-        variantCache.subarray(0, nl + 1),
+        variantCache.subarray(0, runnerAt),
         Buffer.from(real),
-        variantCache.subarray(nl + 1 + rLen, nl + 1 + rLen + cLen),
-        v8Data,
+        variantCache.subarray(runnerAt + rLen),
       ]);
       writeFileSync(join(dir, 'sandbox-runner.cache'), forged);
       const stale = await handshake(args);

@@ -3,34 +3,16 @@
 // CommonJS and file-descriptor I/O on purpose, for start-up time (test/bench/runtime.bench.mjs): a CommonJS entry
 // skips the ES-module loader until the tool's own module is imported, and writing fd 1 / reading fd 0 directly skips
 // building process.stdout / process.stdin streams at start-up (together about a third of a bare `node -e 0`; input
-// moves to the stdin stream only once the sandbox has served a few messages, see below). The process runs
-// sandbox-runner-entry.cjs, which compiles this file and the guest core (the same file the Deno runner imports and
-// the browser embeds, its one `export` removed) as one script with the build's V8 code cache, and passes in
-// `require`, `__dirname` and its own `import()`. Run directly (`node sandbox-runner.cjs`), this file compiles the
-// guest core itself. Under the permission model the entry, this file, core/guest/core.mjs and the code cache are the
-// only
-// project files the sandbox may read (node/sandbox/runtime.ts grants and binds exactly them).
-'use strict';
+// moves to the stdin stream only once the sandbox has served a few messages, see below).
+// Not a standalone script: the process runs sandbox-runner-entry.cjs, which compiles core/guest/commons.mjs (the
+// captured built-ins: every ReflectApply, StringPrototypeSlice, ... below), core/guest/core.mjs (createGuest), for a
+// Python revision core/guest/python.mjs (createPythonGuest), then this file, as one script with the build's V8 code
+// cache, and passes in `require`, `__dirname` and its own `import()` (entryImport). Under the permission model the
+// entry and either the code cache or those files are the only project files the sandbox may read
+// (node/sandbox/engines.ts runnerFiles; node/sandbox/runtime.ts grants and binds exactly them). Strict: the entry's
+// script is.
 
-// ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
-const ReflectApply = Reflect.apply;
-const uncurry =
-  (fn) =>
-  (self, ...args) =>
-    ReflectApply(fn, self, args);
-const {
-  defineProperty: ReflectDefineProperty,
-  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-  getPrototypeOf: ReflectGetPrototypeOf,
-} = Reflect;
-const JSONStringify = JSON.stringify;
-const StringCtor = String;
-const StringPrototypeSlice = uncurry(String.prototype.slice);
-const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
-const FunctionPrototypeBind = uncurry(Function.prototype.bind);
-const TextDecoderCtor = TextDecoder;
-const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
-const encodeURIComponentFn = encodeURIComponent;
+// ---- what only Node has (captured before any tool code runs; the built-ins come from core/guest/commons.mjs) -------
 const proc = process;
 const fs = require('node:fs');
 const vm = require('node:vm');
@@ -38,35 +20,16 @@ const fsWriteSync = fs.writeSync;
 const fsRead = fs.read;
 const BufferFrom = Buffer.from;
 const BufferAllocUnsafe = Buffer.allocUnsafe;
-const BufferSubarray = uncurry(Buffer.prototype.subarray);
-const BufferIndexOf = uncurry(Buffer.prototype.indexOf);
-const BufferLatin1Slice = uncurry(Buffer.prototype.latin1Slice);
+const BufferSubarray = uncurryThis(Buffer.prototype.subarray);
+const BufferIndexOf = uncurryThis(Buffer.prototype.indexOf);
+const BufferLatin1Slice = uncurryThis(Buffer.prototype.latin1Slice);
 const bufferIsAscii = require('node:buffer').isAscii;
-const TypedArraySet = uncurry(Uint8Array.prototype.set);
-const ArrayPrototypePush = uncurry(Array.prototype.push);
 const exitFn = FunctionPrototypeBind(proc.exit, proc);
-// The entry's import() (a script compiled by node:vm has no dynamic-import callback of its own); run directly, ours.
-const importModule = typeof entryImport === 'function' ? entryImport : (url) => import(url);
+// The entry's import(): a script compiled by node:vm has no dynamic-import callback of its own.
+const importModule = entryImport;
 
-// ---- the guest core, compiled as the browser embeds it -----------------------------------------------------
-/**
- * A guest runtime file (core/guest/) with its one `export function NAME(` turned into a plain declaration; returns
- * NAME.
- */
-function compileGuestFile(file, name) {
-  const path = require('node:path').resolve(__dirname, '../../core/guest', file);
-  const text = fs.readFileSync(path, 'utf8');
-  const decl = `export function ${name}(`;
-  const at = StringPrototypeIndexOf(text, decl);
-  if (at === -1) throw new Error(`${file} without ${name}`);
-  return vm.runInThisContext(
-    `(function () {${StringPrototypeSlice(text, 0, at)}${StringPrototypeSlice(text, at + 'export '.length)}\nreturn ${name};\n})()`,
-    { filename: path },
-  );
-}
-// Compiled with this file by the entry (a function declaration in the same script), else here.
-const makeGuest = typeof createGuest === 'function' ? createGuest : compileGuestFile('core.mjs', 'createGuest');
-// A Python revision's sandbox gets its asset spec as one argument (node/python/sandbox.ts); Pyodide loads on `load`.
+// A Python revision's sandbox gets its asset spec as one argument (node/python/sandbox.ts); Pyodide loads on `load`
+// (the entry then compiled core/guest/python.mjs into this script).
 const PY_FLAG = '--tysandbox-python=';
 const pyArg = proc.argv.find((a) => typeof a === 'string' && a.startsWith(PY_FLAG));
 let python;
@@ -143,7 +106,7 @@ ReflectDefineProperty(proc, 'stdout', {
         value: (chunk, enc, cb) => {
           let text;
           try {
-            text = typeof chunk === 'string' ? chunk : TextDecoderDecode(new TextDecoderCtor(), chunk);
+            text = typeof chunk === 'string' ? chunk : TextDecoderPrototypeDecode(new TextDecoderCtor(), chunk);
           } catch {
             text = '[unprintable]';
           }
@@ -162,7 +125,7 @@ ReflectDefineProperty(proc, 'stdout', {
   enumerable: stdoutDesc.enumerable,
 });
 
-const guest = makeGuest({
+const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
@@ -175,11 +138,8 @@ const { log, describe, toolError } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
   const createHash = require('node:crypto').createHash;
-  python = compileGuestFile(
-    'python.mjs',
-    'createPythonGuest',
-  )({
-    spec: JSON.parse(BufferFrom(StringPrototypeSlice(pyArg, PY_FLAG.length), 'base64').toString('utf8')),
+  python = createPythonGuest({
+    spec: JSONParse(BufferFrom(StringPrototypeSlice(pyArg, PY_FLAG.length), 'base64').toString('utf8')),
     readFile: (p) => fs.readFileSync(p),
     sha256Hex: async (bytes) => createHash('sha256').update(bytes).digest('hex'),
     // No importModuleDynamically: an import() anywhere in Pyodide's code fails
@@ -255,8 +215,8 @@ function onBytes(chunk, reused) {
     if (parts.length > 0) {
       const whole = BufferAllocUnsafe(partsLen + bytes.length);
       let at = 0;
-      for (let i = 0; i < parts.length; i++) TypedArraySet(whole, parts[i], at), (at += parts[i].length);
-      TypedArraySet(whole, bytes, at);
+      for (let i = 0; i < parts.length; i++) TypedArrayPrototypeSet(whole, parts[i], at), (at += parts[i].length);
+      TypedArrayPrototypeSet(whole, bytes, at);
       bytes = whole;
       parts = [];
       partsLen = 0;
@@ -266,7 +226,7 @@ function onBytes(chunk, reused) {
       onLine(
         bufferIsAscii(bytes)
           ? BufferLatin1Slice(bytes, 0, bytes.length)
-          : TextDecoderDecode((decoder ??= new TextDecoderCtor('utf-8')), bytes),
+          : TextDecoderPrototypeDecode((decoder ??= new TextDecoderCtor('utf-8')), bytes),
       );
     start = nl + 1;
   }

@@ -2,39 +2,43 @@
 // core/guest/core.mjs for Deno.
 // Engine-specific parts only: stdio framing, stdout capture, uncaught-error logging, Proxy detection and how tool
 // source is evaluated. The protocol, capabilities, mediated fetch and plain-data copies live in core/guest/core.mjs,
-// shared with the Node runner (sandbox-runner.cjs) and the browser worker. Deno itself runs without any permission;
-// under the OS wrapper these two files are the only project files bound into the sandbox (node/sandbox/runtime.ts).
+// shared with the Node runner (sandbox-runner.cjs) and the browser worker; the built-ins all of them use are captured
+// once in core/guest/commons.mjs, which this module imports first. Deno itself runs without any permission; under the
+// OS wrapper this runner and the guest files it imports are the only project files bound into the sandbox
+// (node/sandbox/engines.ts runnerFiles).
+import {
+  ArrayPrototypePush,
+  atobFn,
+  encodeURIComponentFn,
+  FunctionPrototypeBind,
+  globalObject,
+  JSONParse,
+  JSONStringify,
+  PromiseAll,
+  ReflectApply,
+  ReflectDefineProperty,
+  ReflectGetOwnPropertyDescriptor,
+  ReflectGetPrototypeOf,
+  StringPrototypeCharCodeAt,
+  StringPrototypeSlice,
+  TextDecoderCtor,
+  TextDecoderPrototypeDecode,
+  TextEncoderCtor,
+  TextEncoderPrototypeEncode,
+  TypedArrayPrototypeGetLength,
+  TypedArrayPrototypeIndexOf,
+  TypedArrayPrototypeSet,
+  TypedArrayPrototypeSubarray,
+  Uint8ArrayCtor,
+  uncurryThis,
+} from '../../core/guest/commons.mjs';
 import { createGuest } from '../../core/guest/core.mjs';
 
-// ---- primordials this adapter needs (captured before any tool code runs) --------------------------------
-const G = globalThis;
-const ReflectApply = Reflect.apply;
-const uncurry =
-  (fn) =>
-  (self, ...args) =>
-    ReflectApply(fn, self, args);
-const {
-  getPrototypeOf: ReflectGetPrototypeOf,
-  getOwnPropertyDescriptor: ReflectGetOwnPropertyDescriptor,
-  defineProperty: ReflectDefineProperty,
-} = Reflect;
-const JSONStringify = JSON.stringify;
-const JSONParse = JSON.parse;
-const FunctionPrototypeBind = uncurry(Function.prototype.bind);
-const TextEncoderEncode = uncurry(TextEncoder.prototype.encode);
-const TextDecoderDecode = uncurry(TextDecoder.prototype.decode);
-const TextDecoderCtor = TextDecoder;
-const encoder = new TextEncoder();
-const decoder = new TextDecoderCtor('utf-8');
-const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype);
-const TypedArrayLength = uncurry(ReflectGetOwnPropertyDescriptor(TypedArrayPrototype, 'length').get);
-const TypedArraySubarray = uncurry(TypedArrayPrototype.subarray);
-const TypedArrayIndexOf = uncurry(TypedArrayPrototype.indexOf);
-const TypedArraySet = uncurry(TypedArrayPrototype.set);
-const ArrayPrototypePush = uncurry(Array.prototype.push);
-const Uint8ArrayCtor = Uint8Array;
-const encodeURIComponentFn = encodeURIComponent;
+// ---- what only Deno has (captured before any tool code runs) -----------------------------------------------------
+const G = globalObject;
 const importModule = (url) => import(url);
+const encoder = new TextEncoderCtor();
+const decoder = new TextDecoderCtor('utf-8');
 
 /**
  * Proxy detection without running traps: Deno's core op (free); else node:util types.isProxy (Deno's node:util
@@ -64,10 +68,10 @@ let guestWrite; // tool code writing to stdout: becomes log lines (set once the 
 const out = G.Deno.stdout;
 const writeSync = ReflectGetPrototypeOf(out).writeSync;
 function writeLine(line) {
-  let bytes = TextEncoderEncode(encoder, line);
-  while (TypedArrayLength(bytes) > 0) {
+  let bytes = TextEncoderPrototypeEncode(encoder, line);
+  while (TypedArrayPrototypeGetLength(bytes) > 0) {
     const n = ReflectApply(writeSync, out, [bytes]);
-    bytes = TypedArraySubarray(bytes, n);
+    bytes = TypedArrayPrototypeSubarray(bytes, n);
   }
 }
 // Channel watch: tool code that closes stdout ends the sandbox (stderr mark, exit CHANNEL_LOST), checked with an empty
@@ -77,7 +81,7 @@ function writeLine(line) {
 const CHANNEL_LOST = 86;
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
-const EMPTY = new Uint8Array(0);
+const EMPTY = new Uint8ArrayCtor(0);
 const exitNow = FunctionPrototypeBind(G.Deno.exit, G.Deno);
 const checkChannel = () => {
   try {
@@ -101,7 +105,7 @@ else G.Deno.unrefTimer(setInterval(checkChannel, CHANNEL_CHECK_MS));
 ReflectDefineProperty(out, 'writeSync', {
   value: (b) => {
     guestWrite(decodeGuest(b));
-    return TypedArrayLength(b);
+    return TypedArrayPrototypeGetLength(b);
   },
   configurable: true,
   writable: true,
@@ -109,14 +113,14 @@ ReflectDefineProperty(out, 'writeSync', {
 ReflectDefineProperty(out, 'write', {
   value: async (b) => {
     guestWrite(decodeGuest(b));
-    return TypedArrayLength(b);
+    return TypedArrayPrototypeGetLength(b);
   },
   configurable: true,
   writable: true,
 });
 function decodeGuest(b) {
   try {
-    return TextDecoderDecode(decoder, b);
+    return TextDecoderPrototypeDecode(decoder, b);
   } catch {
     return '[unprintable]';
   }
@@ -142,25 +146,26 @@ const guest = createGuest({
 const { log, describe } = guest;
 guestWrite = (text) => log('info', text);
 if (pyArg !== undefined) {
-  const [{ createPythonGuest }, vm] = await Promise.all([
+  const [{ createPythonGuest }, vm] = await PromiseAll([
     import('../../core/guest/python.mjs'),
     importModule('node:vm'),
   ]);
   const readFileSync = FunctionPrototypeBind(G.Deno.readFileSync, G.Deno);
   const subtle = G.crypto.subtle;
-  const digest = uncurry(ReflectGetPrototypeOf(subtle).digest);
+  const digest = uncurryThis(ReflectGetPrototypeOf(subtle).digest);
+  const specText = atobFn(StringPrototypeSlice(pyArg, PY_FLAG.length));
+  const specBytes = new Uint8ArrayCtor(specText.length);
+  for (let i = 0; i < specText.length; i++) specBytes[i] = StringPrototypeCharCodeAt(specText, i);
+  const HEX = '0123456789abcdef';
   python = createPythonGuest({
-    spec: JSONParse(
-      TextDecoderDecode(
-        new TextDecoderCtor('utf-8'),
-        Uint8Array.from(G.atob(pyArg.slice(PY_FLAG.length)), (c) => c.charCodeAt(0)),
-      ),
-    ),
+    spec: JSONParse(TextDecoderPrototypeDecode(new TextDecoderCtor('utf-8'), specBytes)),
     readFile: (p) => readFileSync(p),
-    sha256Hex: async (bytes) =>
-      Array.from(new Uint8Array(await digest(subtle, 'SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(
-        '',
-      ),
+    sha256Hex: async (bytes) => {
+      const d = new Uint8ArrayCtor(await digest(subtle, 'SHA-256', bytes));
+      let hex = '';
+      for (let i = 0; i < d.length; i++) hex += HEX[d[i] >> 4] + HEX[d[i] & 15];
+      return hex;
+    },
     // No importModuleDynamically: an import() anywhere in Pyodide's code fails
     // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
     compileScript: (source, filename) => vm.runInThisContext(source, { filename }),
@@ -202,28 +207,29 @@ let parts = [];
 let partsLen = 0;
 /** `chunk` is a view of the read buffer, overwritten by the next read: a partial line is copied out. */
 function onBytes(chunk) {
-  const len = TypedArrayLength(chunk);
+  const len = TypedArrayPrototypeGetLength(chunk);
   let start = 0;
   let nl;
-  while ((nl = TypedArrayIndexOf(chunk, 10, start)) !== -1) {
-    let bytes = TypedArraySubarray(chunk, start, nl);
+  while ((nl = TypedArrayPrototypeIndexOf(chunk, 10, start)) !== -1) {
+    let bytes = TypedArrayPrototypeSubarray(chunk, start, nl);
     if (parts.length > 0) {
-      const whole = new Uint8ArrayCtor(partsLen + TypedArrayLength(bytes));
+      const whole = new Uint8ArrayCtor(partsLen + TypedArrayPrototypeGetLength(bytes));
       let at = 0;
-      for (let i = 0; i < parts.length; i++) TypedArraySet(whole, parts[i], at), (at += TypedArrayLength(parts[i]));
-      TypedArraySet(whole, bytes, at);
+      for (let i = 0; i < parts.length; i++)
+        TypedArrayPrototypeSet(whole, parts[i], at), (at += TypedArrayPrototypeGetLength(parts[i]));
+      TypedArrayPrototypeSet(whole, bytes, at);
       bytes = whole;
       parts = [];
       partsLen = 0;
     }
-    if (TypedArrayLength(bytes) > 0) onLine(TextDecoderDecode(decoder, bytes));
+    if (TypedArrayPrototypeGetLength(bytes) > 0) onLine(TextDecoderPrototypeDecode(decoder, bytes));
     start = nl + 1;
   }
   if (start < len) {
     const rest = new Uint8ArrayCtor(len - start); // a copy: the read buffer is reused
-    TypedArraySet(rest, TypedArraySubarray(chunk, start), 0);
+    TypedArrayPrototypeSet(rest, TypedArrayPrototypeSubarray(chunk, start), 0);
     ArrayPrototypePush(parts, rest);
-    partsLen += TypedArrayLength(rest);
+    partsLen += TypedArrayPrototypeGetLength(rest);
   }
 }
 
@@ -233,11 +239,11 @@ const exitFn = FunctionPrototypeBind(G.Deno.exit, G.Deno);
 const stdin = G.Deno.stdin;
 const stdinRead = ReflectGetPrototypeOf(stdin).read;
 (async () => {
-  const buf = new Uint8Array(256 * 1024);
+  const buf = new Uint8ArrayCtor(256 * 1024);
   for (;;) {
     const n = await ReflectApply(stdinRead, stdin, [buf]);
     if (n === null) break;
-    onBytes(TypedArraySubarray(buf, 0, n));
+    onBytes(TypedArrayPrototypeSubarray(buf, 0, n));
   }
   exitFn(0); // end of input: the host is gone
 })();

@@ -31,9 +31,9 @@ export function packageRoot(): string {
 const runnerPathCache = new Map<string, string>();
 /**
  * Absolute path of the file the sandbox process runs: node/runner/sandbox-runner-entry.cjs for Node (CommonJS, for
- * start-up time; it compiles sandbox-runner.cjs and core/guest/core.mjs with the build's code cache),
- * node/runner/sandbox-runner.mjs
- * for Deno. Both run thin stdio adapters of core/guest/core.mjs.
+ * start-up time; it compiles the guest runtime and sandbox-runner.cjs as one script with the build's code cache),
+ * node/runner/sandbox-runner.mjs for Deno (an ES module importing the guest runtime). Both are thin stdio adapters of
+ * core/guest/core.mjs.
  * @throws TyError E_SANDBOX_UNAVAILABLE when the file is missing from the package.
  */
 export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
@@ -53,16 +53,24 @@ export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
  * A guest runtime file (core/guest/: the code inside every sandbox, shared with the browser worker) as the runner in
  * `runnerDir` finds it: two folders up, in the package's core/guest/.
  */
-export function guestFile(runnerDir: string, name: 'core.mjs' | 'python.mjs'): string {
+export function guestFile(runnerDir: string, name: 'commons.mjs' | 'core.mjs' | 'python.mjs'): string {
   return resolve(runnerDir, '..', '..', 'core', 'guest', name);
+}
+/**
+ * The files the Node entry in `runnerDir` compiles as one script for a JavaScript sandbox, in order, which its code
+ * cache holds copies of (node/runner/sandbox-runner-entry.cjs SOURCES): the captured built-ins, the guest core, the
+ * runner.
+ */
+export function nodeRunnerSources(runnerDir: string): string[] {
+  return [guestFile(runnerDir, 'commons.mjs'), guestFile(runnerDir, 'core.mjs'), join(runnerDir, 'sandbox-runner.cjs')];
 }
 /** The Node runner's V8 code cache (written by node/runner/build-code-cache.mjs during the build; optional). */
 export const NODE_RUNNER_CODE_CACHE = 'sandbox-runner.cache';
 /**
- * First word of a code cache file (node/runner/sandbox-runner-entry.cjs: `MAGIC <runner bytes> <core bytes>\n`, the two
- * files' bytes, V8's data).
+ * First word of a code cache file (node/runner/sandbox-runner-entry.cjs: `MAGIC <bytes of each source file>\n`, the
+ * files' bytes in nodeRunnerSources order, V8's data).
  */
-const CODE_CACHE_MAGIC = 'tysandbox-code-cache-1';
+const CODE_CACHE_MAGIC = 'tysandbox-code-cache-2';
 
 const codeCacheChecks = new Map<string, { stamp: string; ok: boolean }>();
 const stampOf = (p: string): string => {
@@ -74,32 +82,29 @@ const stampOf = (p: string): string => {
   }
 };
 /**
- * Whether the code cache in `dir` holds exactly the bytes of sandbox-runner.cjs and core/guest/core.mjs there (the
- * check
+ * Whether the code cache in `dir` holds exactly the bytes of the files nodeRunnerSources lists there (the check
  * sandbox-runner-entry.cjs makes itself whenever it can read those files). Remembered per file stamps (device, inode,
- * size, mtime) of the three files.
+ * size, mtime) of the cache and those files.
  */
 export function codeCacheMatches(dir: string): boolean {
-  const files = [join(dir, NODE_RUNNER_CODE_CACHE), join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')];
+  const sources = nodeRunnerSources(dir);
+  const files = [join(dir, NODE_RUNNER_CODE_CACHE), ...sources];
   const stamp = files.map(stampOf).join('|');
   const hit = codeCacheChecks.get(dir);
   if (hit && hit.stamp === stamp) return hit.ok;
   let ok = false;
   try {
-    const [cache, runner, core] = files.map((f) => readFileSync(f)) as [Buffer, Buffer, Buffer];
+    const [cache, ...bytes] = files.map((f) => readFileSync(f)) as [Buffer, ...Buffer[]];
     const nl = cache.indexOf(10);
     const head = nl > 0 && nl <= 100 ? cache.toString('latin1', 0, nl).split(' ') : [];
-    const r0 = nl + 1;
-    const c0 = r0 + runner.length;
-    const d0 = c0 + core.length;
-    ok =
-      head.length === 3 &&
-      head[0] === CODE_CACHE_MAGIC &&
-      Number(head[1]) === runner.length &&
-      Number(head[2]) === core.length &&
-      cache.length > d0 &&
-      cache.subarray(r0, c0).equals(runner) &&
-      cache.subarray(c0, d0).equals(core);
+    ok = head.length === sources.length + 1 && head[0] === CODE_CACHE_MAGIC;
+    let at = nl + 1;
+    for (let i = 0; ok && i < bytes.length; i++) {
+      const b = bytes[i]!;
+      ok = Number(head[i + 1]) === b.length && cache.subarray(at, at + b.length).equals(b);
+      at += b.length;
+    }
+    ok = ok && cache.length > at;
   } catch {
     ok = false;
   }
@@ -109,11 +114,11 @@ export function codeCacheMatches(dir: string): boolean {
 
 /**
  * The project files a sandbox may read, all read-only: its runner file and what that loads. Node: the entry and either
- * the runner's V8 code cache alone, when the build made one and it holds exactly the bytes of the runner
- * (node/runner/sandbox-runner.cjs) and the guest core (core/guest/core.mjs) (codeCacheMatches: the entry then compiles
- * those
- * copies, one file and one bubblewrap bind fewer), or else the runner and the guest core themselves; `codeCache: false`
- * (a Python sandbox, whose V8 flags the cache was not made for) always the latter. Deno: the runner and the guest core.
+ * the runner's V8 code cache alone, when the build made one and it holds exactly the bytes of the files the entry
+ * compiles (nodeRunnerSources; codeCacheMatches: the entry then compiles those copies, two files and binds fewer),
+ * or else those files themselves: the captured built-ins (core/guest/commons.mjs), the guest core (core/guest/core.mjs)
+ * and the runner (node/runner/sandbox-runner.cjs); `codeCache: false` (a Python sandbox, whose V8 flags the cache was
+ * not made for) always the latter. Deno: the runner and the two guest modules it imports.
  * @throws TyError E_SANDBOX_UNAVAILABLE when a source file is missing from the package.
  */
 export function runnerFiles(engine: 'node' | 'deno' = 'node', opts: { codeCache?: boolean } = {}): string[] {
@@ -123,8 +128,8 @@ export function runnerFiles(engine: 'node' | 'deno' = 'node', opts: { codeCache?
     return [runner, join(dir, NODE_RUNNER_CODE_CACHE)];
   const files =
     engine === 'node'
-      ? [runner, join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')]
-      : [runner, guestFile(dir, 'core.mjs')];
+      ? [runner, ...nodeRunnerSources(dir)]
+      : [runner, guestFile(dir, 'commons.mjs'), guestFile(dir, 'core.mjs')];
   if (!files.every((f) => existsSync(f)))
     throw new TyError('E_SANDBOX_UNAVAILABLE', 'a sandbox runner file is missing from the package');
   return files;

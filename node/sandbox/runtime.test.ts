@@ -359,14 +359,19 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     expect(seen).toHaveLength(1);
     const s = seen[0]!;
     const dir = dirname(runnerPath(engine));
-    // Node: the entry and the build's code cache (holding the runner and the guest core), else the entry, the runner
-    // and the guest core; Deno: the runner and the guest core
+    // Node: the entry and the build's code cache (holding the captured built-ins, the guest core and the runner), else
+    // the entry and those three files; Deno: the runner, the captured built-ins and the guest core
     const expected =
       engine === 'deno'
-        ? [runnerPath(engine), guestFile(dir, 'core.mjs')]
+        ? [runnerPath(engine), guestFile(dir, 'commons.mjs'), guestFile(dir, 'core.mjs')]
         : existsSync(join(dir, 'sandbox-runner.cache'))
           ? [runnerPath(engine), join(dir, 'sandbox-runner.cache')]
-          : [runnerPath(engine), join(dir, 'sandbox-runner.cjs'), guestFile(dir, 'core.mjs')];
+          : [
+              runnerPath(engine),
+              guestFile(dir, 'commons.mjs'),
+              guestFile(dir, 'core.mjs'),
+              join(dir, 'sandbox-runner.cjs'),
+            ];
     expect(runnerFiles(engine)).toEqual(expected);
     // the engine binary and the runner files, nothing else
     expect(s.readOnlyPaths).toEqual([s.command, ...runnerFiles(engine)]);
