@@ -26,7 +26,7 @@ import type { UpstreamSession } from '../upstream/session.js';
 import { installRouted, relayInstructions, type RouteContext } from './routes.js';
 import { BridgeCalls } from './calls.js';
 
-export type { BridgeOptions } from './base.js';
+export type { BridgeOptions } from './context.js';
 
 /** The bridge's implementation identity (initialize and server/discover results; 2026-07-28 results' `_meta`). */
 export const BRIDGE_SERVER_INFO: Readonly<{ name: string; version: string }> = Object.freeze({

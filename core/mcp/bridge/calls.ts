@@ -8,7 +8,7 @@ import { toolErrorResult } from './results.js';
 import { NAME_SEP, mapToolResult } from './naming.js';
 import { chooseTargets, mergedSchema, type NamespaceAction } from './namespace.js';
 import type { McpDefinition } from '../server-definition.js';
-import { BridgeBase } from './base.js';
+import { BridgeBase } from './context.js';
 import { callTakingInput, checkedResponses, isRelayed, type CallRound, type RelayedInput } from '../input/relay.js';
 import { RequestStates } from '../input/required.js';
 import { paramHeaders, type ParamHeader } from '../wire/http-headers.js';
