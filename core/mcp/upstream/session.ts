@@ -12,7 +12,8 @@ import {
 import { TyError } from '../../errors.js';
 import { inertText } from '../../ask/text.js';
 import { checkStructuredContent, checkToolSchema, validateLinear } from '../bridge/args.js';
-import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from '../wire/messages.js';
+import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY } from '../wire/messages.js';
+import { ENVELOPE_CLIENT_INFO_KEY, checkToolResult } from '../wire/tool-call.js';
 import {
   BRIDGE_PROTOCOL_VERSIONS,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -47,9 +48,6 @@ export {
   type UpstreamOptions,
   type UpstreamTool,
 } from './options.js';
-
-/** The `_meta` key of a 2026-07-28 envelope naming the client. */
-const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
@@ -301,7 +299,7 @@ export class UpstreamSession {
   /**
    * One `tools/call`, sent as a JSON-RPC request on the session's transport (the server-message rules have
    * already run on its response) and answered without the SDK Client's schema pass: the result gets the
-   * structural check of core/mcp/wire/messages.ts checkToolResult, and `structuredContent` is checked against the
+   * structural check of core/mcp/wire/tool-call.ts checkToolResult, and `structuredContent` is checked against the
    * tool's `outputSchema` as the SDK Client does. Progress is relayed in arrival order before the result;
    * the timeout (requestTimeoutMs) restarts on each progress; an abort sends `notifications/cancelled`.
    * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,

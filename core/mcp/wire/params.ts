@@ -5,7 +5,8 @@
 // JSON-RPC -32602 with a short message here instead of the SDK Server's -32603 with a raw zod issue dump.
 // Lifecycle: MCP specification, "Lifecycle": `initialize` is the first request of a session and is sent once.
 import { specTypeSchemas, type SpecTypeName } from '@modelcontextprotocol/server';
-import { RPC, rpcError, toolCallParams, type RpcErrorResponse, type RpcId } from './messages.js';
+import { RPC, rpcError, type RpcErrorResponse, type RpcId } from './messages.js';
+import { toolCallParams } from './tool-call.js';
 
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 function hasRelatedTask(params: unknown): boolean {
