@@ -51,20 +51,10 @@
 export { McpBridge, type BridgeOptions } from './bridge/bridge.js';
 export { serveSession } from './wire/serve-session.js';
 export { GuardedLineTransport } from './wire/guarded-transport.js';
-export {
-  NAME_SEP,
-  RpcFailure,
-  SERVER_FAULT_CODES,
-  SERVER_RULE_SCOPE,
-  definitionRevision,
-  hintsOf,
-  previewOf,
-  serverRule,
-  toMcpError,
-  withFeedback,
-  type DirectPath,
-  type LocalTools,
-} from './bridge/util.js';
+export { NAME_SEP } from './bridge/naming.js';
+export type { LocalTools } from './bridge/context.js';
+export type { DirectPath } from './bridge/direct.js';
+export { SERVER_RULE_SCOPE, definitionRevision, hintsOf, previewOf, serverRule } from './bridge/gate.js';
 export { UpstreamSession, type UpstreamOptions, type UpstreamTool, type CancelSignal } from './upstream/session.js';
 export {
   RuledTransport,
@@ -117,4 +107,5 @@ export {
 } from './bridge/namespace.js';
 export { checkToolArguments, checkToolSchema, checkStructuredContent } from './bridge/args.js';
 export { StoreDefinitionMemory, definitionHash, type DefinitionMemory } from './bridge/definitions.js';
-export { TOOL_EXECUTION_CODES, toolErrorResult, clientMessage } from './bridge/results.js';
+export { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult, withFeedback } from './bridge/results.js';
+export { RpcFailure, SERVER_FAULT_CODES, toMcpError } from './wire/errors.js';

@@ -5,22 +5,18 @@ import type { HubLauncher } from './hub.js';
 import { fileDefinitionSource } from './source.js';
 import { nodeConnector } from './upstream.js';
 
+export { NAME_SEP } from '../../core/mcp/bridge/naming.js';
+export type { LocalTools } from '../../core/mcp/bridge/context.js';
+export type { DirectPath } from '../../core/mcp/bridge/direct.js';
 export {
-  NAME_SEP,
-  RpcFailure,
-  SERVER_FAULT_CODES,
   SERVER_RULE_SCOPE,
   definitionRevision,
   hintsOf,
   previewOf,
   serverRule,
-  toMcpError,
-  unwrapUri,
-  withFeedback,
-  wrapUri,
-  type DirectPath,
-  type LocalTools,
-} from '../../core/mcp/bridge/util.js';
+} from '../../core/mcp/bridge/gate.js';
+export { withFeedback } from '../../core/mcp/bridge/results.js';
+export { RpcFailure, SERVER_FAULT_CODES, toMcpError } from '../../core/mcp/wire/errors.js';
 
 export interface BridgeOptions extends Omit<CoreBridgeOptions, 'source' | 'connect'> {
   /** tycli home (definitions are read from it on every call). */

@@ -6,8 +6,7 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:f
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { TyError } from '../../core/errors.js';
 import {
   LineFramer,

@@ -2,14 +2,19 @@
 // the client-message rules; Node host, trusted side.
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createMcpHandler, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
+import {
+  WebStandardStreamableHTTPServerTransport,
+  createMcpHandler,
+  type McpHttpHandler,
+  type Server,
+} from '@modelcontextprotocol/server';
 import { checkParamHeaders, checkStandardHeaders, modernVersion } from '../../core/mcp/wire/http-headers.js';
 import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } from '../../core/mcp/wire/messages.js';
 import { checkRequestParams } from '../../core/mcp/wire/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/wire/session-clock.js';
 import type { McpBridge } from './bridge.js';
 import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
+import { serveWeb } from './web-http.js';
 
 /** Requests 2026-07-28 removed (MCP 2026-07-28 changelog): answered 404 / -32601 to a stateless request. */
 const REMOVED_IN_2026: ReadonlySet<string> = new Set([
@@ -52,7 +57,8 @@ export interface HttpServeHandle {
  * request in flight is ended at once to make room (core/mcp/wire/session-clock.ts). Only when every session
  * has a request in flight does a new one wait for a place; one still waiting after `waitMs` is answered
  * 429 (a client that leaves while waiting holds none).
- * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's StreamableHTTPServerTransport.
+ * Follows the MCP streamable HTTP transport (spec 2025-06-18+) via the SDK's WebStandardStreamableHTTPServerTransport
+ * (node/mcp/web-http.ts carries Node's requests and responses to it); 2026-07-28 requests via its createMcpHandler.
  */
 export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Promise<HttpServeHandle> {
   const token = opts.token ?? newBearerToken();
@@ -62,7 +68,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   const freed = (): void => {
     for (const w of [...waiters]) w();
   };
-  type Live = { transport: StreamableHTTPServerTransport; server: Server; bridgeSession: string };
+  type Live = { transport: WebStandardStreamableHTTPServerTransport; server: Server; bridgeSession: string };
   const sessions = new SessionClock<Live>(opts.idleMs ?? DEFAULT_SESSION_IDLE_MS);
   let closing = false;
   let sweep: ReturnType<typeof setTimeout> | undefined;
@@ -158,37 +164,26 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   ): Promise<void> => {
     modernSession();
     const entry = modern!;
-    const ac = new AbortController();
-    // the client closing its request before the answer is its cancellation (MCP 2026-07-28)
-    res.once('close', () => {
-      if (!res.writableEnded) ac.abort();
-    });
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (v === undefined || k === 'content-length' || k === 'host' || k === 'connection' || k === 'transfer-encoding')
-        continue;
-      headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-    }
-    const body = JSON.stringify(message);
-    const response = await entry.handler.fetch(
-      new Request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body, signal: ac.signal }),
-      { parsedBody: message },
+    // the client closing its request before the answer is its cancellation (MCP 2026-07-28): serveWeb's signal
+    await serveWeb(
+      req,
+      res,
+      endpoint(),
+      (request) => entry.handler.fetch(request, { parsedBody: message }),
+      JSON.stringify(message),
     );
-    const out: Record<string, string> = {};
-    response.headers.forEach((v, k) => {
-      out[k] = v;
-    });
-    res.writeHead(response.status, out);
-    if (response.body === null) return void res.end();
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        if (res.destroyed) break;
-        res.write(chunk);
-      }
-    } finally {
-      res.end();
-    }
   };
+  /** One request of a 2025-era session through its SDK transport (`parsedBody`: the POST's message, checked). */
+  const viaTransport = (
+    transport: WebStandardStreamableHTTPServerTransport,
+    req: IncomingMessage,
+    res: ServerResponse,
+    parsedBody?: unknown,
+  ): Promise<void> =>
+    serveWeb(req, res, endpoint(), (request) =>
+      transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }),
+    );
+  const endpoint = (): string => `http://127.0.0.1:${port}/mcp`;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -200,7 +195,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (req.method === 'GET' || req.method === 'DELETE') {
       if (!existing) return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'unknown or ended session', 'E_MCP'));
-      return existing.transport.handleRequest(req, res);
+      return viaTransport(existing.transport, req, res);
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
     const body = await readBody(req, MAX_MESSAGE_BYTES);
@@ -278,7 +273,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
           freed(); // a session with nothing in flight now can make room for one waiting
         });
       }
-      return existing.transport.handleRequest(req, res, rule.message);
+      return viaTransport(existing.transport, req, res, rule.message);
     }
     if (typeof sid === 'string')
       return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
@@ -305,7 +300,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     starting++;
     const bridgeSession = bridge.newSessionId();
     const server = bridge.createServer(bridgeSession);
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.add(id, { transport, server, bridgeSession });
@@ -319,7 +314,7 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     };
     try {
       await server.connect(transport);
-      await transport.handleRequest(req, res, rule.message);
+      await viaTransport(transport, req, res, rule.message);
     } finally {
       starting--;
       freed();

@@ -98,7 +98,11 @@ describe('core/mcp holds the MCP bridge and needs no Node', () => {
   it('the bridge, its upstream session, routes, sessions and transports live in core/mcp/', () => {
     for (const f of [
       'bridge/bridge.ts',
+      'bridge/context.ts',
+      'bridge/server.ts',
       'bridge/calls.ts',
+      'bridge/gate.ts',
+      'bridge/direct.ts',
       'bridge/routes.ts',
       'upstream/session.ts',
       'upstream/options.ts',

@@ -77,8 +77,10 @@ describe('supply chain', () => {
       sbom.components
         .find((c) => c.name === name && (deps[name] === undefined || c.version === deps[name]))
         ?.properties?.some((p) => p.name === 'cdx:npm:package:development' && p.value === 'true');
-    for (const prod of ['zod', 'multiformats', '@modelcontextprotocol/sdk']) expect(dev(prod), prod).toBe(false);
-    expect(dev('vitest')).toBe(true);
+    for (const prod of ['zod', 'multiformats', '@modelcontextprotocol/server', '@modelcontextprotocol/client'])
+      expect(dev(prod), prod).toBe(false);
+    // the 1.x MCP SDK is a test client only (test/mcp/eras); product code is on the 2.x packages
+    for (const devOnly of ['vitest', '@modelcontextprotocol/sdk']) expect(dev(devOnly), devOnly).toBe(true);
     const locked = new Set(
       Object.entries(lock.packages)
         .filter(([k]) => k !== '')

@@ -1,4 +1,6 @@
-// Tool execution errors as MCP CallToolResults (isError) rather than JSON-RPC errors; core, trusted side.
+// How a refusal or a failure reads for the MCP client: tool execution errors as CallToolResults (isError), a refusal's
+// message with the client's hint, hook feedback appended to a result (the JSON-RPC errors: core/mcp/wire/errors.ts);
+// core, trusted side. Loaded by the command line's hints too: it imports no MCP SDK code.
 import type { CallToolResult } from '@modelcontextprotocol/server';
 
 /**
@@ -61,4 +63,13 @@ export function clientMessage(
 ): string {
   const text = hint(e.code, e.data);
   return text ? `${e.message}; ${text}` : e.message;
+}
+
+/** A tools/call result with postToolUse feedback appended as text content (`[hook] ...`); as is without any. */
+export function withFeedback(r: CallToolResult, feedback: readonly string[] | undefined): CallToolResult {
+  if (!feedback?.length) return r;
+  return {
+    ...r,
+    content: [...(r.content ?? []), ...feedback.map((f) => ({ type: 'text' as const, text: `[hook] ${f}` }))],
+  };
 }

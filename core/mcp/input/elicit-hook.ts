@@ -20,7 +20,7 @@ export async function elicitOptions(
   log: (outcome: string) => void,
 ): Promise<{ elicit?: (params: unknown, signal: AbortSignal) => Promise<ElicitResult>; declareElicitation?: boolean }> {
   if (elicitor === undefined || def.shared) return {};
-  // declared when a person may answer (mcp-elicit) or a 2026-07-28 client may be asked (mcp-input, bridge-suspend.ts)
+  // declared when a person may answer (mcp-elicit) or a 2026-07-28 client may be asked (mcp-input, suspensions.ts)
   const declareElicitation =
     (await elicitor.enabledFor(def.name).catch(() => false)) ||
     (await elicitor.inputRule?.(def.name, 'elicitation').catch(() => undefined)) !== undefined;

@@ -6,7 +6,7 @@
 // a person where `mcp-elicit(SERVER)` says so (the answer goes to the server only); anything else is refused with
 // E_CAPABILITY_DENIED. Every relay and refusal is audited (kind `mcp-input` or `mcp-elicit`).
 import { TyError } from '../../errors.js';
-import type { BridgeOptions } from '../bridge/base.js';
+import type { BridgeOptions } from '../bridge/context.js';
 import { INPUT_METHODS, MAX_ROUNDS, inputResponseProblem, type InputKind, type InputRequest } from './required.js';
 import type { CallInput, InputRequiredAnswer } from '../upstream/session.js';
 

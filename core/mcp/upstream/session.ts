@@ -1,18 +1,9 @@
 // One bridge-side session with a bridged MCP server: the SDK Client over a transport the host's connector made, the
-// handshake, cached lists and the bridge's own tools/call path; core, trusted side.
-import {
-  Client,
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  type CallToolResult,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/client';
+// handshake and where each inbound message goes; its cached lists (lists.ts) and the bridge's own tools/call path
+// (calls.ts) are parts it composes; core, trusted side.
+import { Client, SdkError, SdkErrorCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TyError } from '../../errors.js';
-import { inertText } from '../../ask/text.js';
-import { checkStructuredContent, checkToolSchema, validateLinear } from '../bridge/args.js';
-import { ENVELOPE_CAPABILITIES_KEY, ENVELOPE_VERSION_KEY, checkToolResult } from '../wire/messages.js';
+import { validateLinear } from '../bridge/args.js';
 import {
   BRIDGE_PROTOCOL_VERSIONS,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -20,19 +11,16 @@ import {
   type UpstreamTransport,
 } from '../server-definition.js';
 import { streamableHttpConnector } from './transport.js';
-import { parseInputRequired } from '../input/required.js';
 import { listenForChanges } from './listen.js';
-import { paramHeaders } from '../wire/http-headers.js';
 import { answerElicitation } from './elicit.js';
+import { OwnCalls } from './calls.js';
+import { ServerLists } from './lists.js';
 import {
-  CALL_ID,
   CLIENT_INFO,
   type CallInput,
   type InputRequiredAnswer,
   DEFAULT_PROBE_TIMEOUT_MS,
   ELICIT_REQUESTS,
-  MAX_LISTED,
-  TOOL_NAME_RE,
   type CancelSignal,
   type PendingCall,
   type UpstreamOptions,
@@ -48,34 +36,50 @@ export {
   type UpstreamTool,
 } from './options.js';
 
-/** The `_meta` key of a 2026-07-28 envelope naming the client. */
-const ENVELOPE_CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
-
 /** A started server session: the SDK Client, its transport, and the cached tool list. */
 export class UpstreamSession {
-  private toolCache: Map<string, UpstreamTool> | undefined;
-  private promptCache: Promise<Map<string, Record<string, unknown>>> | undefined;
-  private templateCache: Promise<Map<string, Record<string, unknown>>> | undefined;
-  private resourceCache: Promise<Map<string, Record<string, unknown>>> | undefined;
-  /** Listed tools hidden for an unusable schema, with the reason (their calls are refused with -32602). */
-  private refusedCache = new Map<string, string>();
-  private onToolRefused: UpstreamOptions['onToolRefused'];
   private ended = false;
-  /** Own tools/call requests in flight, by id. */
-  private readonly calls = new Map<string, PendingCall>();
-  private callSeq = 0;
-  private sweepTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Progress callbacks by our own progress token (relayed as they arrive, before the result). */
-  private readonly progress = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
   /** Elicitations of the server in flight, by its request id. */
   private readonly elicits = new Map<unknown, AbortController>();
+  /** The bridge's own tools/call path (core/mcp/upstream/calls.ts). */
+  private readonly own: OwnCalls;
+  /** What the server lists, cached (core/mcp/upstream/lists.ts). */
+  private readonly lists: ServerLists;
 
   private constructor(
     readonly server: string,
     private readonly client: Client,
     private readonly transport: UpstreamTransport,
     private readonly timeoutMs: number,
-  ) {}
+    onToolRefused: UpstreamOptions['onToolRefused'],
+  ) {
+    this.lists = new ServerLists({
+      server,
+      listTools: (cursor, signal) =>
+        this.sdk(
+          this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
+          'tools/list',
+        ),
+      listPrompts: (cursor, signal) => this.listPrompts(cursor, signal),
+      listResources: (cursor, signal) => this.listResources(cursor, signal),
+      listResourceTemplates: (cursor, signal) => this.listResourceTemplates(cursor, signal),
+      capabilities: () => this.capabilities(),
+      ...(onToolRefused !== undefined ? { onToolRefused } : {}),
+    });
+    this.own = new OwnCalls({
+      server,
+      timeoutMs,
+      era: () => this.era,
+      protocolVersion: () => this.protocolVersion,
+      alive: () => !this.ended,
+      tool: (name) => this.lists.cachedTool(name),
+      send: (m) => this.transport.send(m),
+      endReason: () => this.endReason(),
+      timedOut: (method) => this.timedOut(method),
+      close: (reason) => this.close(reason),
+      elicitations: () => this.elicits.size,
+    });
+  }
 
   /** The protocol revision negotiated with this server (e.g. `2026-07-28`, `2025-11-25`). */
   get protocolVersion(): string | undefined {
@@ -151,20 +155,15 @@ export class UpstreamSession {
       client,
       transport,
       opts.requestTimeoutMs ?? def.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      opts.onToolRefused,
     );
-    s.onToolRefused = opts.onToolRefused;
     client.fallbackNotificationHandler = async (n) => {
-      if (n.method === 'notifications/tools/list_changed') s.toolCache = undefined;
-      if (n.method === 'notifications/prompts/list_changed') s.promptCache = undefined;
-      if (n.method === 'notifications/resources/list_changed') {
-        s.resourceCache = undefined;
-        s.templateCache = undefined;
-      }
+      s.lists.changed(n.method);
       opts.onNotification?.(n.method, n.params);
     };
     client.onclose = () => {
       s.ended = true;
-      s.failCalls(s.endReason());
+      s.own.failAll(s.endReason());
       opts.onClose?.();
     };
     const onAbort = (): void => void transport.close().catch(() => undefined);
@@ -177,32 +176,16 @@ export class UpstreamSession {
       // after responses, so a call's last progress would otherwise be lost behind its result
       const deliver = transport.onmessage;
       transport.onmessage = (m) => {
-        const n = m as {
-          method?: string;
-          params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
-        };
-        if (n.method === 'notifications/progress' && typeof n.params?.progressToken === 'string') {
-          const cb = s.progress.get(n.params.progressToken);
-          if (cb && typeof n.params.progress === 'number') {
-            const p: { progress: number; total?: number; message?: string } = { progress: n.params.progress };
-            if (typeof n.params.total === 'number') p.total = n.params.total;
-            if (typeof n.params.message === 'string') p.message = n.params.message;
-            cb(p);
-          }
-          return;
-        }
-        // responses to the session's own tools/call requests never reach the SDK Client
-        const id = (m as { id?: unknown }).id;
+        if (s.own.takeProgress(m)) return;
+        const method = (m as { method?: string }).method;
         if (
           elicit &&
-          (n.method === 'elicitation/create' || n.method === 'notifications/cancelled') &&
+          (method === 'elicitation/create' || method === 'notifications/cancelled') &&
           s.elicitation(m as Record<string, unknown>, elicit)
         )
           return;
-        if (n.method === undefined && typeof id === 'string' && id.startsWith(CALL_ID)) {
-          s.calls.get(id)?.settle(m as Record<string, unknown>);
-          return;
-        }
+        // responses to the session's own tools/call requests never reach the SDK Client
+        if (s.own.takeResponse(m)) return;
         deliver?.(m);
       };
       // 2026-07-28: change notifications come only on a subscriptions/listen stream; they reach the same handler
@@ -224,7 +207,7 @@ export class UpstreamSession {
   private elicitation(m: Record<string, unknown>, elicit: NonNullable<UpstreamOptions['elicit']>): boolean {
     return answerElicitation(m, elicit, {
       elicits: this.elicits,
-      calls: this.calls,
+      calls: this.own.pending,
       send: (msg) => this.transport.send(msg as JSONRPCMessage),
       timeoutMs: this.timeoutMs,
     });
@@ -235,77 +218,31 @@ export class UpstreamSession {
 
   /** A tool from the cached list, without asking the server (undefined when not cached or not listed). */
   cachedTool(name: string): UpstreamTool | undefined {
-    return this.toolCache?.get(name);
+    return this.lists.cachedTool(name);
   }
 
   /**
-   * The server's usable tools (cached until it says the list changed). A tool whose inputSchema or
-   * outputSchema cannot be used (core/schema/validate.ts) (a backreference or lookaround in a pattern, an
-   * invalid schema) is left out and reported once per listing through `onToolRefused`; see `refusedTool`.
+   * The server's usable tools (cached until it says the list changed); a tool whose name or schemas cannot be used is
+   * left out and reported through `onToolRefused` (core/mcp/upstream/lists.ts ServerLists.tools; see `refusedTool`).
    */
-  async tools(signal?: AbortSignal): Promise<Map<string, UpstreamTool>> {
-    if (this.toolCache) return this.toolCache;
-    const map = new Map<string, UpstreamTool>();
-    const refused = new Map<string, string>();
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < 50; page++) {
-      const r = await this.sdk(
-        this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
-        'tools/list',
-      );
-      for (const t of r.tools) {
-        // a name listed twice: neither is offered (which one a call would reach is not knowable)
-        if (seen.has(t.name)) {
-          if (!refused.has(t.name)) {
-            map.delete(t.name);
-            refused.set(t.name, 'is listed more than once by the server');
-            this.onToolRefused?.(t.name, 'is listed more than once by the server; neither is offered');
-          }
-          continue;
-        }
-        seen.add(t.name);
-        // Names as MCP recommends (1-128 of A-Z a-z 0-9 _ - . /): anything else (controls, escapes, spaces) is refused.
-        const badName = TOOL_NAME_RE.test(t.name)
-          ? undefined
-          : 'its name is not 1-128 characters of A-Z, a-z, 0-9, _, -, ., /';
-        const headers = paramHeaders(t.inputSchema);
-        const problem =
-          badName ??
-          checkToolSchema(t.inputSchema) ??
-          checkToolSchema(t.outputSchema) ??
-          (headers.ok ? undefined : `its x-mcp-header declarations are invalid: ${headers.message}`);
-        if (problem === undefined) {
-          // Descriptions and titles pass on as text, with hidden and control characters made visible.
-          if (typeof t.description === 'string') t.description = inertText(t.description);
-          if (typeof t.title === 'string') t.title = inertText(t.title);
-          map.set(t.name, t);
-        } else {
-          refused.set(t.name, problem);
-          this.onToolRefused?.(t.name, problem);
-        }
-      }
-      cursor = r.nextCursor;
-      if (!cursor) break;
-    }
-    this.toolCache = map;
-    this.refusedCache = refused;
-    return map;
+  tools(signal?: AbortSignal): Promise<Map<string, UpstreamTool>> {
+    return this.lists.tools(signal);
   }
 
   /** Why a listed tool was hidden (undefined when it was not). Valid after `tools()`. */
   refusedTool(name: string): string | undefined {
-    return this.refusedCache.get(name);
+    return this.lists.refusedTool(name);
   }
 
   /**
    * One `tools/call`, sent as a JSON-RPC request on the session's transport (the server-message rules have
    * already run on its response) and answered without the SDK Client's schema pass: the result gets the
-   * structural check of core/mcp/wire/messages.ts checkToolResult, and `structuredContent` is checked against the
+   * structural check of core/mcp/wire/tool-call.ts checkToolResult, and `structuredContent` is checked against the
    * tool's `outputSchema` as the SDK Client does. Progress is relayed in arrival order before the result;
-   * the timeout (requestTimeoutMs) restarts on each progress; an abort sends `notifications/cancelled`.
-   * @throws McpError with the server's JSON-RPC error (as the SDK Client reports it), McpError RequestTimeout,
-   *   TyError E_MCP (malformed result, session ended), E_ABORTED (signal).
+   * the timeout (requestTimeoutMs) restarts on each progress; an abort sends `notifications/cancelled`
+   * (core/mcp/upstream/calls.ts OwnCalls).
+   * @throws ProtocolError with the server's JSON-RPC error (as the SDK Client reports it), TyError E_MCP_TIMEOUT (no
+   *   answer in time: the session ends), E_MCP (malformed result, session ended), E_ABORTED (signal).
    */
   async callTool(
     name: string,
@@ -337,125 +274,7 @@ export class UpstreamSession {
       method?: 'prompts/get';
     } = {},
   ): Promise<CallToolResult | InputRequiredAnswer> {
-    const method = opts.method ?? 'tools/call';
-    const tool = method === 'tools/call' ? this.toolCache?.get(name) : undefined;
-    if (tool?.execution?.taskSupport === 'required')
-      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
-    if (this.ended) throw this.endReason() ?? new TyError('E_MCP', 'the server session has ended');
-    const signal = opts.signal;
-    if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
-    const id = `${CALL_ID}${++this.callSeq}`;
-    const params: Record<string, unknown> = { name, arguments: args };
-    const input = opts.input;
-    // 2026-07-28: every request carries its version and the client's capabilities in `_meta`: none, or (a call
-    // that may take input) the kinds of input the bridge can answer or relay for this call
-    const meta: Record<string, unknown> | undefined =
-      this.era === 'modern'
-        ? {
-            [ENVELOPE_VERSION_KEY]: this.protocolVersion,
-            [ENVELOPE_CAPABILITIES_KEY]: input?.capabilities ?? {},
-            [ENVELOPE_CLIENT_INFO_KEY]: CLIENT_INFO,
-          }
-        : undefined;
-    if (this.era === 'modern' && input?.responses !== undefined) params.inputResponses = input.responses;
-    if (this.era === 'modern' && input?.requestState !== undefined) params.requestState = input.requestState;
-    if (meta !== undefined) params._meta = meta;
-    const msg = await new Promise<Record<string, unknown> | Error>((resolve) => {
-      const call: PendingCall = {
-        deadline: 0,
-        settle: (m) => {
-          if (!this.calls.delete(id)) return;
-          signal?.removeEventListener('abort', onAbort);
-          this.progress.delete(id);
-          resolve(m);
-        },
-        cancel: (reason) =>
-          void this.transport
-            .send({
-              jsonrpc: '2.0',
-              method: 'notifications/cancelled',
-              params: { requestId: id, reason },
-            } as JSONRPCMessage)
-            .catch(() => undefined),
-        ...(opts.onInput !== undefined ? { input: opts.onInput } : {}),
-      };
-      const onAbort = (): void => {
-        call.cancel('the client cancelled the call');
-        call.settle(new TyError('E_ABORTED', 'the call was cancelled'));
-      };
-      this.calls.set(id, call);
-      if (opts.onprogress) {
-        const cb = opts.onprogress;
-        params._meta = { ...meta, progressToken: id };
-        this.progress.set(id, (p) => {
-          call.deadline = Date.now() + this.timeoutMs;
-          cb(p);
-        });
-      }
-      // sent first, the bookkeeping after: nothing can answer before this synchronous code returns
-      this.transport
-        .send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage)
-        .catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
-      if (!this.calls.has(id)) return;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      call.deadline = Date.now() + this.timeoutMs;
-      if (this.sweepTimer === undefined) this.armSweep(this.timeoutMs);
-    });
-    if (msg instanceof Error) throw msg;
-    if (msg.error !== undefined) {
-      const e = (typeof msg.error === 'object' && msg.error !== null ? msg.error : {}) as {
-        code?: unknown;
-        message?: unknown;
-        data?: unknown;
-      };
-      throw new ProtocolError(
-        typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ProtocolErrorCode.InternalError,
-        typeof e.message === 'string' ? e.message : 'the server sent an error',
-        e.data,
-      );
-    }
-    // 2026-07-28 results say what they are: a complete one is a result; `input_required` (the server asks for
-    // input) is handed back, checked, to a caller that can take input, and refused for any other
-    const rt = (msg.result as { resultType?: unknown } | undefined)?.resultType;
-    if (rt === 'input_required' && input !== undefined && this.era === 'modern') {
-      const parsed = parseInputRequired(msg.result);
-      if (!parsed.ok)
-        throw new TyError(
-          'E_MCP',
-          `server "${this.server}" sent an input_required result that is not MCP's: ${parsed.message}`,
-        );
-      return { resultType: 'input_required', ...parsed.value };
-    }
-    if (rt !== undefined && rt !== 'complete')
-      throw new TyError(
-        'E_MCP',
-        `server "${this.server}" answered tools/call with resultType "${String(rt).slice(0, 40)}"; the bridge takes only complete results (it answers no server-to-client request)`,
-      );
-    if (rt !== undefined) {
-      const { resultType: _drop, ...rest } = msg.result as Record<string, unknown>;
-      msg.result = rest;
-    }
-    if (method === 'prompts/get') {
-      const r = msg.result as { messages?: unknown } | undefined;
-      if (typeof r !== 'object' || r === null || !Array.isArray(r.messages))
-        throw new TyError('E_MCP', `server "${this.server}" sent a prompts/get result without messages`);
-      return r as unknown as CallToolResult;
-    }
-    const checked = checkToolResult(msg.result);
-    if (!checked.ok)
-      throw new TyError(
-        'E_MCP',
-        `server "${this.server}" sent a tools/call result that is not MCP's: ${checked.message}`,
-      );
-    const problem = checkStructuredContent(name, tool?.outputSchema, checked.result);
-    if (problem !== undefined)
-      throw new ProtocolError(
-        checked.result.structuredContent === undefined
-          ? ProtocolErrorCode.InvalidRequest
-          : ProtocolErrorCode.InvalidParams,
-        problem,
-      );
-    return checked.result as CallToolResult;
+    return this.own.call(name, args, opts);
   }
 
   /**
@@ -475,41 +294,6 @@ export class UpstreamSession {
       o: { signal?: CancelSignal; input: CallInput; method: 'prompts/get' },
     ) => Promise<Record<string, unknown> | InputRequiredAnswer>;
     return send.call(this, name, args ?? {}, { ...(signal ? { signal } : {}), input, method: 'prompts/get' });
-  }
-
-  /**
-   * One timer per session for the deadlines of its own calls (a timer per call is a measurable part of a
-   * call's cost): when it fires, calls past their deadline time out (cancelled on the server) and it is
-   * armed again for the earliest deadline left.
-   */
-  private armSweep(ms: number): void {
-    this.sweepTimer = setTimeout(
-      () => {
-        this.sweepTimer = undefined;
-        const now = Date.now();
-        let next = Infinity;
-        let late = false;
-        for (const c of [...this.calls.values()]) {
-          if (c.deadline <= now && this.elicits.size === 0) {
-            c.cancel('timed out');
-            c.settle(this.timedOut('tools/call'));
-            late = true;
-          } else next = Math.min(next, Math.max(c.deadline, now + 1000));
-        }
-        // a server that did not answer in time is taken as hung: its session (and process) ends
-        if (late) void this.close(this.timedOut('tools/call'));
-        else if (next !== Infinity && !this.ended) this.armSweep(next - now);
-      },
-      Math.max(1, ms),
-    );
-    (this.sweepTimer as { unref?: () => void }).unref?.();
-  }
-
-  /** Every own call still waiting fails: the session ended (with `reason` when the bridge knows why). */
-  private failCalls(reason?: TyError): void {
-    if (this.sweepTimer !== undefined) clearTimeout(this.sweepTimer);
-    this.sweepTimer = undefined;
-    for (const c of [...this.calls.values()]) c.settle(reason ?? new TyError('E_MCP', 'the server session has ended'));
   }
 
   /** Why the transport ended the session (e.g. a message over the cap), when it says. */
@@ -544,63 +328,29 @@ export class UpstreamSession {
     }
   }
 
-  /**
-   * A prompt's definition as the server lists it (every page, at most 50), cached until the server says
-   * the prompt list changed; undefined when it is not listed.
-   */
-  async promptDefinition(name: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
-    if (!this.capabilities().prompts) return undefined;
-    this.promptCache ??= this.allPages(async (cursor) => {
-      const r = await this.listPrompts(cursor, signal);
-      return { items: r.prompts.map((p) => [p.name, p as Record<string, unknown>] as const), next: r.nextCursor };
-    }).catch((e: unknown) => {
-      this.promptCache = undefined;
-      throw e;
-    });
-    return (await this.promptCache).get(name);
+  /** A prompt's definition as the server lists it (ServerLists.promptDefinition); undefined when not listed. */
+  promptDefinition(name: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    return this.lists.promptDefinition(name, signal);
   }
 
-  /** A listed resource's definition by URI (cached like promptDefinition); undefined when not listed. */
-  async resourceDefinition(uri: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
-    if (!this.capabilities().resources) return undefined;
-    this.resourceCache ??= this.allPages(async (cursor) => {
-      const r = await this.listResources(cursor, signal);
-      return { items: r.resources.map((x) => [x.uri, x as Record<string, unknown>] as const), next: r.nextCursor };
-    }).catch((e: unknown) => {
-      this.resourceCache = undefined;
-      throw e;
-    });
-    return (await this.resourceCache).get(uri);
+  /** A listed resource's definition by URI (ServerLists.resourceDefinition); undefined when not listed. */
+  resourceDefinition(uri: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    return this.lists.resourceDefinition(uri, signal);
   }
 
   /** Every listed prompt (all pages, cached until the server says the list changed). */
-  async allPrompts(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
-    if (!this.capabilities().prompts) return [];
-    await this.promptDefinition('', signal);
-    return [...((await this.promptCache)?.values() ?? [])];
+  allPrompts(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    return this.lists.allPrompts(signal);
   }
 
   /** Every listed resource (all pages, cached until the server says the list changed). */
-  async allResources(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
-    if (!this.capabilities().resources) return [];
-    await this.resourceDefinition('', signal);
-    return [...((await this.resourceCache)?.values() ?? [])];
+  allResources(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    return this.lists.allResources(signal);
   }
 
   /** Every listed resource template (all pages, cached until the server says the resource list changed). */
-  async allTemplates(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
-    if (!this.capabilities().resources) return [];
-    this.templateCache ??= this.allPages(async (cursor) => {
-      const r = await this.listResourceTemplates(cursor, signal);
-      return {
-        items: r.resourceTemplates.map((x) => [x.uriTemplate, x as Record<string, unknown>] as const),
-        next: r.nextCursor,
-      };
-    }).catch((e: unknown) => {
-      this.templateCache = undefined;
-      throw e;
-    });
-    return [...(await this.templateCache).values()];
+  allTemplates(signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+    return this.lists.allTemplates(signal);
   }
 
   /** The server's `instructions` from the handshake (raw; the bridge sanitizes and caps them). */
@@ -636,25 +386,6 @@ export class UpstreamSession {
       }),
       'logging/setLevel',
     );
-  }
-
-  /** Pages of a listing, at most 50 pages and MAX_LISTED items (more: E_MCP, never a silent cut). */
-  private async allPages(
-    page: (
-      cursor: string | undefined,
-    ) => Promise<{ items: (readonly [string, Record<string, unknown>])[]; next?: string | undefined }>,
-  ): Promise<Map<string, Record<string, unknown>>> {
-    const out = new Map<string, Record<string, unknown>>();
-    let cursor: string | undefined;
-    for (let i = 0; i < 50; i++) {
-      const r = await page(cursor);
-      for (const [k, v] of r.items) out.set(k, v);
-      if (out.size > MAX_LISTED)
-        throw new TyError('E_MCP', `server "${this.server}" lists more than ${MAX_LISTED} entries; refused`);
-      cursor = r.next;
-      if (!cursor) break;
-    }
-    return out;
   }
 
   /** Pass-through listing and reads: the SDK Client checks each result's shape. */
@@ -697,7 +428,7 @@ export class UpstreamSession {
     this.ended = true;
     void this.subscription?.then((sub) => sub?.close()).catch(() => undefined);
     for (const ac of this.elicits.values()) ac.abort();
-    this.failCalls(reason);
+    this.own.failAll(reason);
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);
   }

@@ -12,7 +12,7 @@ import {
   rpcError,
 } from './messages.js';
 import { ClientLifecycle, checkRequestParams } from './params.js';
-import type { DirectPath } from '../bridge/util.js';
+import type { DirectPath } from '../bridge/direct.js';
 
 /**
  * An SDK server Transport over a byte stream (stdio on the command line, a MessagePort or WebSocket carrying

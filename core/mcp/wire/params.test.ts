@@ -1,6 +1,6 @@
 // Unit tests for client request params checks and the initialize-once lifecycle; test side.
 import { describe, expect, it } from 'vitest';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { specTypeSchemas } from '@modelcontextprotocol/server';
 import { ClientLifecycle, checkRequestParams } from './params.js';
 
 describe('checkRequestParams', () => {
@@ -28,7 +28,7 @@ describe('checkRequestParams', () => {
 });
 
 describe('checkRequestParams on tools/call (the structural pass before the schema)', () => {
-  it('answers exactly as CallToolRequestSchema does for every shape of params', () => {
+  it('answers exactly as the CallToolRequest schema does for every shape of params', () => {
     const env = {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
       'io.modelcontextprotocol/clientCapabilities': {},
@@ -57,9 +57,10 @@ describe('checkRequestParams on tools/call (the structural pass before the schem
       undefined,
     ];
     for (const params of cases) {
-      const schemaOk = CallToolRequestSchema.safeParse(
-        params === undefined ? { method: 'tools/call' } : { method: 'tools/call', params },
-      ).success;
+      const schemaOk =
+        specTypeSchemas.CallToolRequest['~standard'].validate(
+          params === undefined ? { method: 'tools/call' } : { method: 'tools/call', params },
+        ).issues === undefined;
       expect(checkRequestParams(1, 'tools/call', params) === undefined, JSON.stringify(params) ?? 'undefined').toBe(
         schemaOk,
       );

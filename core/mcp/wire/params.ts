@@ -1,26 +1,12 @@
 // Client request params checked against MCP's own request schemas, and the session lifecycle (initialize once), before
 // the bridge's SDK Server sees a request; core, trusted side.
 //
-// Schemas: the MCP SDK's (the MCP specification's `schema.ts`), so a malformed request gets JSON-RPC
-// -32602 with a short message here instead of the SDK Server's -32603 with a raw zod issue dump.
+// Schemas: the MCP SDK's (its specTypeSchemas, from the MCP specification's `schema.ts`), so a malformed request gets
+// JSON-RPC -32602 with a short message here instead of the SDK Server's -32603 with a raw zod issue dump.
 // Lifecycle: MCP specification, "Lifecycle": `initialize` is the first request of a session and is sent once.
-import {
-  CallToolRequestSchema,
-  GetPromptRequestSchema,
-  GetTaskPayloadRequestSchema,
-  InitializeRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  CompleteRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import { RPC, rpcError, toolCallParams, type RpcErrorResponse, type RpcId } from './messages.js';
+import { specTypeSchemas, type SpecTypeName } from '@modelcontextprotocol/server';
+import { RPC, rpcError, type RpcErrorResponse, type RpcId } from './messages.js';
+import { toolCallParams } from './tool-call.js';
 
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 function hasRelatedTask(params: unknown): boolean {
@@ -28,32 +14,25 @@ function hasRelatedTask(params: unknown): boolean {
   return typeof meta === 'object' && meta !== null && Object.prototype.hasOwnProperty.call(meta, RELATED_TASK_KEY);
 }
 
-interface RequestSchema {
-  safeParse(
-    v: unknown,
-  ):
-    | { success: true }
-    | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
-}
-
-const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(
-  Object.create(null) as Record<string, RequestSchema>,
+/** The MCP request type checked for each method (the SDK's specTypeSchemas, Standard Schema validators). */
+const SCHEMAS: Readonly<Record<string, SpecTypeName>> = Object.assign(
+  Object.create(null) as Record<string, SpecTypeName>,
   {
-    initialize: InitializeRequestSchema,
-    ping: PingRequestSchema,
-    'logging/setLevel': SetLevelRequestSchema,
-    'tools/list': ListToolsRequestSchema,
-    'tools/call': CallToolRequestSchema,
-    'prompts/list': ListPromptsRequestSchema,
-    'prompts/get': GetPromptRequestSchema,
-    'resources/list': ListResourcesRequestSchema,
-    'resources/templates/list': ListResourceTemplatesRequestSchema,
-    'resources/read': ReadResourceRequestSchema,
-    'tasks/result': GetTaskPayloadRequestSchema,
-    'completion/complete': CompleteRequestSchema,
-    'resources/subscribe': SubscribeRequestSchema,
-    'resources/unsubscribe': UnsubscribeRequestSchema,
-  },
+    initialize: 'InitializeRequest',
+    ping: 'PingRequest',
+    'logging/setLevel': 'SetLevelRequest',
+    'tools/list': 'ListToolsRequest',
+    'tools/call': 'CallToolRequest',
+    'prompts/list': 'ListPromptsRequest',
+    'prompts/get': 'GetPromptRequest',
+    'resources/list': 'ListResourcesRequest',
+    'resources/templates/list': 'ListResourceTemplatesRequest',
+    'resources/read': 'ReadResourceRequest',
+    'tasks/result': 'GetTaskPayloadRequest',
+    'completion/complete': 'CompleteRequest',
+    'resources/subscribe': 'SubscribeRequest',
+    'resources/unsubscribe': 'UnsubscribeRequest',
+  } satisfies Record<string, SpecTypeName>,
 );
 
 /**
@@ -63,17 +42,20 @@ const SCHEMAS: Readonly<Record<string, RequestSchema>> = Object.assign(
  *   first offending field and what was expected, at most ~200 characters, never echoing values.
  */
 export function checkRequestParams(id: RpcId, method: string, params: unknown): RpcErrorResponse | undefined {
-  // the common tools/call: what toolCallParams takes fits CallToolRequestSchema (name a string, arguments an
+  // the common tools/call: what toolCallParams takes fits the CallToolRequest schema (name a string, arguments an
   // object, a string or integer progress token), unless its _meta names a related task the schema checks
   if (method === 'tools/call' && toolCallParams(params) !== undefined && !hasRelatedTask(params)) return undefined;
-  const schema = Object.prototype.hasOwnProperty.call(SCHEMAS, method) ? SCHEMAS[method] : undefined;
-  if (schema === undefined) return undefined;
-  const r = schema.safeParse(params === undefined ? { method } : { method, params });
-  if (r.success) return undefined;
-  const issue = r.error.issues[0];
+  const type = Object.prototype.hasOwnProperty.call(SCHEMAS, method) ? SCHEMAS[method] : undefined;
+  if (type === undefined) return undefined;
+  const r = specTypeSchemas[type]['~standard'].validate(params === undefined ? { method } : { method, params });
+  if (r.issues === undefined) return undefined;
+  const issue = r.issues[0];
   // paths are in the request (`params.arguments`); an empty one is the request itself: `params` is what is wrong
+  const path = issue?.path ?? [];
   const where =
-    issue === undefined || issue.path.length === 0 ? 'params' : issue.path.map((p) => String(p).slice(0, 40)).join('.');
+    path.length === 0
+      ? 'params'
+      : path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p).slice(0, 40)).join('.');
   const what = (issue?.message ?? 'invalid').replace(/\s+/g, ' ').slice(0, 120);
   return rpcError(
     id,

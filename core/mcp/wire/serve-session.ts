@@ -2,7 +2,7 @@
 // core, trusted side.
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { McpBridge } from '../bridge/bridge.js';
-import type { DirectPath } from '../bridge/util.js';
+import type { DirectPath } from '../bridge/direct.js';
 
 /**
  * Serve one client session: a new bridge session, its SDK Server connected to `transport` (which must
