@@ -57,6 +57,11 @@ export interface CallOptions {
    * writes bytes sends them one after the other, so a long string argument is encoded once and never joined.
    */
   argsParts?: readonly string[];
+  /**
+   * The tool's `ctx.progress(fraction, message)` reports of this call, coalesced by the channel to at most one per
+   * 100 ms (core/exec/progress.ts); none after the call ended. Raw text: render `message` inert.
+   */
+  onProgress?: (fraction: number, message?: string) => void;
 }
 
 /** A live sandbox for one revision. */

@@ -574,6 +574,30 @@ export function createGuest(host) {
     return res;
   }
 
+  // ---- ctx.progress -> progress messages (the host coalesces them; this only saves the channel) -------------
+  const PROGRESS_EVERY_MS = 50;
+  const PROGRESS_TEXT_MAX = 200;
+  const progressSent = new MapCtor();
+  /**
+   * ctx.progress(fraction, message?): the call `callId` is `fraction` (0..1) done. At most one message per 50 ms per
+   * call leaves the sandbox (the host forwards at most one per 100 ms); after the call ended it does nothing.
+   * @throws TypeError when fraction is not a number from 0 to 1 or message is neither a string nor undefined.
+   */
+  function reportProgress(callId, fraction, message) {
+    if (typeof fraction !== 'number' || !(fraction >= 0 && fraction <= 1))
+      throw new TypeErrorCtor('ctx.progress(fraction, message): fraction must be a number from 0 to 1');
+    if (message !== undefined && message !== null && typeof message !== 'string')
+      throw new TypeErrorCtor('ctx.progress(fraction, message): message must be a string');
+    if (!MapPrototypeHas(activeCalls, callId)) return;
+    const now = DateNow();
+    const last = MapPrototypeGet(progressSent, callId);
+    if (last !== undefined && now - last < PROGRESS_EVERY_MS && fraction < 1) return;
+    MapPrototypeSet(progressSent, callId, now);
+    const msg = { v: 1, type: 'progress', callId, fraction: fraction === 0 ? 0 : fraction };
+    if (typeof message === 'string') msg.message = StringPrototypeSlice(message, 0, PROGRESS_TEXT_MAX);
+    send(msg);
+  }
+
   /** The call's settings (host-sent JSON data) as a deeply frozen object; `{}` when the host sent none. */
   function frozenSettings(v, depth) {
     if (v === null || typeof v !== 'object' || depth > 64) return v;
@@ -605,6 +629,7 @@ export function createGuest(host) {
           req('storage.list', () => (prefix === undefined || prefix === null ? {} : { prefix: fromGuest(prefix) })),
       }),
       getSecret: (name) => req('getSecret', () => ({ name: fromGuest(name) })),
+      progress: (fraction, message) => reportProgress(callId, fromGuest(fraction), fromGuest(message)),
       settings: frozenSettings(
         settings !== null && typeof settings === 'object' && !ArrayIsArray(settings) ? settings : {},
         0,
@@ -756,6 +781,7 @@ export function createGuest(host) {
         out = { v: 1, type: 'result', id, ok: false, error: toWireError(e) };
       }
       MapPrototypeDelete(activeCalls, id);
+      MapPrototypeDelete(progressSent, id);
       if (currentCall === id) currentCall = undefined;
       ended = true;
       if (ac !== undefined) {

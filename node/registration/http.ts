@@ -4,7 +4,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { randomUUID } from 'node:crypto';
 import type { ProtocolSession, RegistrationServer } from '../../core/registration/server.js';
 import { classifyInbound, rpcFailure, RPC_CODES, type RpcMessage } from '../../core/registration/rpc.js';
-import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody, rpcRefusal } from '../http/guard.js';
 import { cliPrincipal } from './stdio.js';
 
 export interface ProtocolHttpOptions {
@@ -28,13 +28,18 @@ export interface ProtocolHttpHandle {
 /** The session header: sent by the server on `initialize`, by the client on every later request. */
 export const SESSION_HEADER = 'tysandbox-session';
 
+/** A POST body must say it is JSON: `application/json`, parameters (charset) allowed. */
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
 /**
  * Serve at `http://127.0.0.1:PORT/tysandbox`. Every request passes node/http/guard.ts checkLoopbackRequest
  * (421 wrong Host, 403 foreign Origin, 401 no or wrong token) before its body is read. POST carries one
- * JSON-RPC message of at most maxMessageBytes (413 beyond). A request is answered 200 with NDJSON: the
- * run's `$/progress` and `$/log` notifications as they happen, then its response; `$/cancel` gets 202.
- * `initialize` opens a session (its id in the `tysandbox-session` response header), every other message
- * names it; DELETE with the header ends it.
+ * JSON-RPC message of at most maxMessageBytes (413 beyond) as `Content-Type: application/json` (415 otherwise). A
+ * request is answered 200 with NDJSON: the run's `$/progress` and `$/log` notifications as they happen, then its
+ * response; `$/cancel` gets 202. `initialize` opens a session (its id in the `tysandbox-session` response header),
+ * every other message names it (`rpc.discover` needs none); DELETE with the header ends it; GET with it opens the
+ * session's stream of the server's own notifications (`tool/listChanged`, NDJSON, one stream per session: a new one
+ * ends the old). Every refusal is a JSON-RPC error body (docs/protocol.md "HTTP status codes").
  */
 export async function serveProtocolHttp(
   server: RegistrationServer,
@@ -43,13 +48,13 @@ export async function serveProtocolHttp(
   const token = opts.token ?? newBearerToken();
   const maxSessions = opts.maxSessions ?? 16;
   const idleMs = opts.idleMs ?? 30 * 60_000;
-  const sessions = new Map<string, { session: ProtocolSession; used: number }>();
+  const sessions = new Map<string, { session: ProtocolSession; used: number; stream?: ServerResponse }>();
   let port = opts.port;
   const sweep = setInterval(
     () => {
       const now = Date.now();
       for (const [id, s] of sessions)
-        if (now - s.used > idleMs) {
+        if (now - s.used > idleMs && s.stream === undefined) {
           s.session.close();
           sessions.delete(id);
         }
@@ -60,20 +65,46 @@ export async function serveProtocolHttp(
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/tysandbox') return json(res, 404, { error: 'not found' });
+    if (url.pathname !== '/tysandbox')
+      return json(res, 404, rpcRefusal('E_PROTOCOL', 'not found: the endpoint is /tysandbox'));
     const refused = checkLoopbackRequest(req, port, token);
-    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
+    if (refused) return json(res, refused.status, rpcRefusal(refused.code, refused.reason), refused.headers);
     const sid = req.headers[SESSION_HEADER];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (req.method === 'DELETE') {
       if (!existing || typeof sid !== 'string')
         return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
       existing.session.close();
+      existing.stream?.end();
       sessions.delete(sid);
       res.writeHead(204).end();
       return;
     }
-    if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
+    if (req.method === 'GET') {
+      if (!existing || typeof sid !== 'string')
+        return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
+      existing.stream?.end();
+      existing.stream = res;
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+      res.flushHeaders();
+      res.once('close', () => {
+        if (existing.stream === res) existing.stream = undefined;
+        existing.used = Date.now();
+      });
+      return;
+    }
+    if (req.method !== 'POST')
+      return json(res, 405, rpcRefusal('E_PROTOCOL', 'method not allowed: POST, GET or DELETE'), {
+        allow: 'GET, POST, DELETE',
+      });
+    const type = req.headers['content-type'];
+    if (typeof type !== 'string' || !JSON_TYPE.test(type))
+      return json(
+        res,
+        415,
+        rpcRefusal('E_PROTOCOL', 'a POST carries one JSON-RPC message as Content-Type: application/json'),
+        { accept: 'application/json' },
+      );
     const body = await readBody(req, server.limits.maxMessageBytes);
     if (body === undefined)
       return json(
@@ -103,6 +134,16 @@ export async function serveProtocolHttp(
             'E_PROTOCOL',
           ),
         );
+      if (m.kind === 'request' && m.method === 'rpc.discover') {
+        // the protocol's public description needs no session (OpenRPC service discovery)
+        const once = server.connect({ principal: cliPrincipal, send: () => undefined });
+        const answers: RpcMessage[] = [];
+        await once.receive(text, (msg) => void answers.push(msg));
+        once.close();
+        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+        res.end(answers.map((a) => `${JSON.stringify(a)}\n`).join(''));
+        return;
+      }
       if (m.kind !== 'request' || m.method !== 'initialize')
         return json(
           res,
@@ -127,8 +168,16 @@ export async function serveProtocolHttp(
           { 'retry-after': '5' },
         );
       newId = randomUUID();
-      const session = server.connect({ principal: cliPrincipal, send: () => undefined });
-      entry = { session, used: Date.now() };
+      // the server's own messages (tool/listChanged) go to the session's GET stream, when one is open
+      const holder: { stream?: ServerResponse } = {};
+      const session = server.connect({
+        principal: cliPrincipal,
+        send: (msg) => {
+          const out = holder.stream;
+          if (out && !out.writableEnded) out.write(`${JSON.stringify(msg)}\n`);
+        },
+      });
+      entry = Object.assign(holder, { session, used: Date.now() });
     }
     entry.used = Date.now();
     if (m.kind !== 'request') {
@@ -181,7 +230,10 @@ export async function serveProtocolHttp(
     },
     async close() {
       clearInterval(sweep);
-      for (const s of sessions.values()) s.session.close();
+      for (const s of sessions.values()) {
+        s.session.close();
+        s.stream?.end();
+      }
       sessions.clear();
       http.closeAllConnections?.();
       await new Promise((r) => http.close(() => r(undefined)));
