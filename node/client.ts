@@ -21,16 +21,26 @@ export {
   type ClientTransport,
   type RunOptions,
 } from '../core/registration/client.js';
-// The protocol's methods, and what they take and return
+// The protocol's versions and methods
 export {
+  REGISTRATION_PROTOCOL,
+  REGISTRATION_PROTOCOL_V1,
   REGISTRATION_METHODS,
+  REGISTRATION_METHODS_V1,
   type RegistrationMethod,
-  type RegistrationResults,
-  type InitializeResult,
-  type ToolRunResult,
-  type ProgressParams,
-  type LogParams,
-  type ParentCallParams,
+} from '../protocol/registration-names.js';
+// ... and what they take and return
+export type {
+  RegistrationResults,
+  InitializeResult,
+  ToolRunResult,
+  ToolListResult,
+  ToolListPage,
+  ToolChange,
+  ListChangedParams,
+  ProgressParams,
+  LogParams,
+  ParentCallParams,
 } from '../protocol/registration.js';
 
 const defaults = (o: Partial<ClientOptions> | undefined): ClientOptions => ({ name: 'client', ...o });

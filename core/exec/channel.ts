@@ -533,9 +533,9 @@ export class SandboxChannel {
     ch.#opts.onLog?.(m.level, m.text);
   }
   /**
-   * `progress`: the tool's report for call `callId`, coalesced (at most one per 100 ms, the latest kept) to the call's
-   * `onProgress`. A report for a call that has ended (or never was) is dropped: it is advisory and may cross the
-   * result. Reports count toward the same flood limit as log messages.
+   * `progress`: the tool's report for call `callId`, coalesced (at most one per 100 ms, the latest kept; the one that
+   * waits goes out when the call ends, before its result) to the call's `onProgress`. A report for a call that has
+   * ended (or never was) is dropped: it is advisory. Reports count toward the same flood limit as log messages.
    */
   static onProgress(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'progress' }>): void {
     const now = (ch.#opts.now ?? Date.now)();

@@ -25,7 +25,7 @@ describe('ProgressThrottle', () => {
     expect(got).toHaveLength(2);
   });
 
-  it('delivers nothing after close, even a report that was waiting', () => {
+  it('close delivers the report that waits (the last word before the result), then nothing more', () => {
     const got: ProgressReport[] = [];
     const t = new ProgressThrottle(
       (r) => got.push(r),
@@ -34,10 +34,13 @@ describe('ProgressThrottle', () => {
     );
     t.push({ fraction: 0.1 });
     t.push({ fraction: 0.2 });
-    t.close();
-    vi.advanceTimersByTime(500);
     t.push({ fraction: 0.3 });
-    expect(got).toEqual([{ fraction: 0.1 }]);
+    t.close();
+    expect(got).toEqual([{ fraction: 0.1 }, { fraction: 0.3 }]);
+    vi.advanceTimersByTime(500);
+    t.push({ fraction: 0.4 });
+    t.close();
+    expect(got).toEqual([{ fraction: 0.1 }, { fraction: 0.3 }]);
   });
 
   it('a listener that throws does not stop later reports', () => {

@@ -13,8 +13,9 @@ export type RunProgress = { stage: 'started' } | ({ stage: 'progress' } & Progre
 /**
  * Coalesces reports for one call: the first goes out at once, later ones at most one per `intervalMs` (ms); a report
  * that arrives inside the interval waits for its end and is replaced by any newer one (the latest wins), so a tool
- * reporting in a tight loop costs its caller at most 1000 / intervalMs messages a second. `close()` drops what waits
- * (the call ended: its `done` says the rest). Timers are the host's setTimeout.
+ * reporting in a tight loop costs its caller at most 1000 / intervalMs messages a second. `close()` delivers the report
+ * that waits, if any (the call ended: its last word comes before its result), then nothing more. Timers are the host's
+ * setTimeout.
  */
 export class ProgressThrottle {
   #last = -Infinity;
@@ -40,12 +41,15 @@ export class ProgressThrottle {
     }
   }
 
-  /** Drop what waits and deliver nothing more. Idempotent. */
+  /** Deliver the report that waits, if any, then nothing more. Idempotent. */
   close(): void {
-    this.#closed = true;
-    this.#pending = undefined;
+    if (this.#closed) return;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    const r = this.#pending;
+    this.#pending = undefined;
+    if (r) this.#send(r);
+    this.#closed = true;
   }
 
   #flush(): void {
