@@ -96,6 +96,8 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
   });
   let current: { origin: string; session: ProtocolSession } | undefined;
   const offLog = host.onToolLog((revision, level, text) => server.toolLog(revision, level, text));
+  // another page of this origin changed the shared store: tool/listChanged for the subscribed embedding page
+  const offChange = host.onRegistryChange(() => server.registryChanged());
 
   const sessionFor = (origin: string): ProtocolSession => {
     if (current?.origin === origin) return current.session;
@@ -154,6 +156,7 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     stop() {
       listenOn.removeEventListener('message', onMessage);
       offLog();
+      offChange();
       server.close();
       current = undefined;
     },

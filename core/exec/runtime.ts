@@ -153,7 +153,10 @@ export interface QuestionFacts {
   preview?: string[];
   /** Whether the rule that asked lets a person remember the answer (false for alwaysAsk rules). */
   rememberable: boolean;
-  /** Registration requests only: who asks (`protocol:<client>` or `origin:<page origin>`). */
+  /**
+   * Who asks: registration requests (`protocol:<client>`, `origin:<page origin>`) and calls of a browser agent through
+   * WebMCP (`webmcp:<page origin>`); absent for the host's own calls.
+   */
   principal?: string;
 }
 export interface Answer {
