@@ -23,6 +23,7 @@ import { SecretGrants } from '../../core/capabilities/secrets.js';
 import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
 import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
+import { restoreWebMcp, webmcpSettingSection } from './ui/webmcp-setting.js';
 import type { Task } from '../../protocol/task.js';
 
 declare global {
@@ -84,6 +85,7 @@ class App {
     });
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     await restoreMcpServers(this.db, this.host.mcp);
+    await restoreWebMcp(this.db, this.host.webmcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
     mountInlineApprovals(this.host.approvals, (rev, tool) => this.view.placeFor(rev, tool));
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
@@ -169,7 +171,7 @@ class App {
       h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation'),
       toggle('Settings', () => {
         const panel = settingsPanel(this.db, this.settings, () => {});
-        panel.append(mcpSettingsSection(this.db, this.host.mcp));
+        panel.append(mcpSettingsSection(this.db, this.host.mcp), webmcpSettingSection(this.db, this.host.webmcp));
         return panel;
       }),
       toggle('Tools', () =>
