@@ -8,3 +8,5 @@ declare module 'virtual:tysandbox/pyodide-manifest' {
   export default manifest;
 }
 declare module '*.css';
+/** The in-memory IndexedDB the app falls back to where a browser refuses storage (browser/app/embed-storage.ts). */
+declare module 'fake-indexeddb/auto';

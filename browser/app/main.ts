@@ -24,6 +24,8 @@ import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
 import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
 import { restoreWebMcp, webmcpSettingSection } from './ui/webmcp-setting.js';
+import { prepareAppStorage, requestAppStorage } from './embed-storage.js';
+import { askToEmbed, storageNotice } from './ui/embed-ask.js';
 import type { Task } from '../../protocol/task.js';
 
 declare global {
@@ -117,7 +119,11 @@ class App {
       (await this.newTree());
     this.layout();
     await this.refresh();
-    mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
+    mountEmbedding({
+      host: this.host,
+      allowedOrigins: () => this.settings.embeddingOrigins,
+      askToAllow: (origin) => askToEmbed(origin, this.settings, this.db),
+    });
   }
 
   async newTree(): Promise<ConversationTree> {
@@ -357,10 +363,15 @@ class App {
 }
 
 async function boot(): Promise<void> {
+  // inside another site the browser may partition or refuse storage: decided before any database opens
+  const storage = await prepareAppStorage();
   const db = await AppDb.open();
   const settings: AppSettings = { ...(await db.getSettings()), ...settingsFromUrl(location.search) };
   const app = new App(db, settings);
   await app.start();
+  const notice = storageNotice(storage, requestAppStorage);
+  if (notice) document.getElementById('app')?.prepend(notice);
+  document.documentElement.dataset.storage = storage.mode;
   window.tyAppReady = true;
 }
 
