@@ -178,8 +178,8 @@ export const ToolManifestSchema = z.strictObject({
   settings: JsonSchemaSchema.optional(),
   /**
    * Hints about what the tool does, named as MCP's ToolAnnotations: `readOnlyHint` (it changes nothing),
-   * `destructiveHint`, `idempotentHint`, `openWorldHint` (it reaches outside systems). Shown to people and agents (WebMCP's
-   * `readOnlyHint`, a bridge's listing); never a permission: every call is gated the same.
+   * `destructiveHint`, `idempotentHint`, `openWorldHint` (it reaches outside systems). Shown to people and agents
+   * (WebMCP's `readOnlyHint`, a bridge's listing); never a permission: every call is gated the same.
    */
   annotations: z
     .strictObject({

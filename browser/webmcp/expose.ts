@@ -70,7 +70,7 @@ export interface BrowserWebMcp {
 
 export interface WebMcpDeps {
   registry: Pick<ToolRegistry, 'list' | 'resolve'>;
-  /** Be told when the tools may have changed (this page, or another page sharing the store); returns the unsubscribe. */
+  /** Be told when the tools may have changed (this page, or another sharing the store); returns the unsubscribe. */
   onRegistryChange(fn: () => void): () => void;
   /** Runs one call like host.invoke (events, audit, the browser's hints in error messages). */
   invoke(ref: string, args: unknown, opts: InvokeOptions): Promise<InvokeResult>;

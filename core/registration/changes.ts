@@ -19,9 +19,9 @@ export async function snapshotBindings(registry: Pick<ToolRegistry, 'list'>): Pr
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * What changed from `before` to `after`, by name (UTF-16 code-unit order): each revision newly installed under a name is
- * `added`, a name whose active revision is now another one is `activated` (to it), a name that had an active revision
- * and has none (or is gone) is `removed` (naming the one that was active). A first install is `added` then
+ * What changed from `before` to `after`, by name (UTF-16 code-unit order): each revision newly installed under a name
+ * is `added`, a name whose active revision is now another one is `activated` (to it), a name that had an active
+ * revision and has none (or is gone) is `removed` (naming the one that was active). A first install is `added` then
  * `activated`. Revisions dropped by garbage collection are not changes of the list a client sees.
  */
 export function diffSnapshots(before: BindingSnapshot, after: BindingSnapshot): ToolChange[] {

@@ -35,8 +35,8 @@ export interface GuardRefusal {
 
 /**
  * A refusal as a JSON-RPC 2.0 error response (id null: no request was read): `error.code` -32000 for a refused caller
- * (E_CAPABILITY_DENIED) and -32600 for a malformed request (E_PROTOCOL), `error.data.code` the stable code, so a JSON-RPC
- * client reads every HTTP refusal the way it reads the protocol's own (docs/protocol.md "HTTP status codes").
+ * (E_CAPABILITY_DENIED) and -32600 for a malformed request (E_PROTOCOL), `error.data.code` the stable code, so a
+ * JSON-RPC client reads every HTTP refusal the way it reads the protocol's own (docs/protocol.md "HTTP status codes").
  */
 export function rpcRefusal(
   code: 'E_CAPABILITY_DENIED' | 'E_PROTOCOL' | 'E_BUSY',

@@ -4,7 +4,7 @@ import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { RegistrationServer } from '../../core/registration/server.js';
 
-/** How often the bindings are read again when no file event came (a missed inotify event, a network file system), ms. */
+/** How often the bindings are read again when no file event came (a missed inotify event, network file systems), ms. */
 export const REGISTRY_POLL_MS = 5000;
 
 /**

@@ -1,4 +1,4 @@
-// tycli serve [--http PORT]: the registration protocol (tysandbox/1.1, and 1.0) for programs, over stdio or loopback HTTP; Node
+// tycli serve [--http PORT]: the registration protocol (tysandbox/1.1, and 1.0) over stdio or loopback HTTP; Node
 // host, trusted side.
 import type { CliCommand, CliContext } from '../../types.js';
 import { note, outJson, usage } from '../../output.js';
