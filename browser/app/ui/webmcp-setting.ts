@@ -37,11 +37,8 @@ export function webmcpSettingSection(db: AppDb, webmcp: BrowserWebMcp): HTMLElem
       show();
     }
   });
-  const row = h('label', { class: 'field' }, box, h('span', { class: 'label' }, WEBMCP_LABEL));
-  // the box beside its words (the field layout stacks a control under its label)
-  row.style.flexDirection = 'row';
-  row.style.alignItems = 'center';
-  row.style.gap = '.5rem';
+  // the app's checkbox row (settings-panel.ts, tools-panel.ts): the box beside its words
+  const row = h('label', { class: 'check' }, box, ` ${WEBMCP_LABEL}`);
   return h(
     'section',
     { class: 'webmcp-settings', 'aria-label': 'Browser agents' },
