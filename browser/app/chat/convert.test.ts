@@ -1,12 +1,12 @@
 // Unit tests: task paths become chat messages (calls grouped, results answering their call ids, failed calls), and the
 // line diff; test code.
 import { describe, expect, it } from 'vitest';
-import { compileDrafts } from '../../core/revisions/tasks.js';
-import { ToolRegistry } from '../../core/revisions/registry.js';
-import { Store } from '../../core/store/contract.js';
-import { MemoryStoreBackend } from '../../core/store/memory.js';
+import { compileDrafts } from '../../../core/revisions/tasks.js';
+import { ToolRegistry } from '../../../core/revisions/registry.js';
+import { Store } from '../../../core/store/contract.js';
+import { MemoryStoreBackend } from '../../../core/store/memory.js';
 import { callIdOf, toChatMessages } from './convert.js';
-import { lineDiff } from './ui/diff.js';
+import { lineDiff } from '../ui/diff.js';
 
 describe('toChatMessages', () => {
   it('groups an assistant message with its calls, answers each call id, turns a failed call into a call plus an error, and leaves definitions out', async () => {
