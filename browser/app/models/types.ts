@@ -68,6 +68,8 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  // an HTTP-date starts with a day name (IMF-fixdate, RFC 850 or asctime); Date.parse alone would read "-3" as a year
+  if (!/^[A-Za-z]{3}/.test(v)) return undefined;
   const t = Date.parse(v);
   return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
 }

@@ -110,7 +110,7 @@ function create(): MarkdownIt {
   rules.image = (tokens, idx) => {
     const t = tokens[idx]!;
     const src = String(t.attrGet('src') ?? '');
-    const alt = inertText(t.children?.map((c) => c.content).join('') ?? t.content);
+    const alt = inertText(t.content || (t.children ?? []).map((c) => c.content).join(''));
     if (!safeImageUrl(src)) return `<span class="image-refused">${escapeAttr(`[image: ${alt}]`)}</span>`;
     return `<span class="md-image" data-src="${escapeAttr(src)}" data-alt="${escapeAttr(alt)}"></span>`;
   };

@@ -32,7 +32,7 @@ export function imagesBehindClick(root: ParentNode): void {
     const b = h('button', { type: 'button', class: 'show-image' }, `Show image from ${imageHost(src)}`);
     const box = h('span', { class: 'image-box' }, b, alt ? h('span', { class: 'image-alt' }, ` ${alt}`) : null);
     b.addEventListener('click', () => {
-      box.replaceChildren(h('img', { src, alt, referrerpolicy: 'no-referrer', loading: 'lazy', decoding: 'async' }));
+      box.replaceChildren(h('img', { src, alt, referrerpolicy: 'no-referrer', decoding: 'async' }));
     });
     ph.replaceWith(box);
   }

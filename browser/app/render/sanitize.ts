@@ -47,6 +47,9 @@ const CONFIG: Config = {
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+  // values that are text, not URLs (DOMPurify checks every other attribute's value as a URL): alt text, the task
+  // boxes' labels, an ordered list's start number
+  ADD_URI_SAFE_ATTR: ['data-alt', 'aria-label', 'start'],
   KEEP_CONTENT: true,
   RETURN_DOM_FRAGMENT: true,
 };
