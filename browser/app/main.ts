@@ -32,6 +32,7 @@ import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
 import type { Task } from '../../protocol/task.js';
 import type { ModelError } from './models/types.js';
 import { ConnectOrigins, connectSource } from './connect.js';
+import { judgeFetchOrigin } from '../../core/capabilities/fetch/mediated.js';
 
 declare global {
   interface Window {
@@ -372,7 +373,8 @@ class App {
     if (e) out.push(e);
     for (const m of await this.runner.offeredTools())
       for (const f of m.capabilities?.fetch ?? []) {
-        const s = connectSource(f.origin);
+        // an origin the mediated fetch always refuses is never reached: the page need not connect to it either
+        const s = judgeFetchOrigin(f.origin).ok ? connectSource(f.origin) : undefined;
         if (s) out.push(s);
       }
     return out;

@@ -273,7 +273,8 @@ export type FetchUrlVerdict =
  * judgeFetchOrigin), so a warning and a refusal can never disagree. Pure; never throws.
  */
 export function judgeFetchUrl(url: URL): FetchUrlVerdict {
-  const host = url.hostname;
+  // what a warning names: the host, or for a URL without one (data:, file:) its first characters
+  const host = url.hostname || url.href.slice(0, 60);
   if (url.protocol !== 'https:')
     return {
       ok: false,
