@@ -52,7 +52,7 @@ const TAGS = new Set([
 ]);
 const ATTRS = new Set([
   ...['href', 'title', 'class', 'start', 'role', 'aria-label', 'target', 'rel', 'type'],
-  ...['data-highlighted', 'data-decorated', 'src', 'alt', 'referrerpolicy', 'loading', 'decoding'],
+  ...['data-highlighted', 'data-decorated', 'src', 'alt', 'referrerpolicy', 'decoding', 'tabindex'],
 ]);
 
 describe.skipIf(!haveChromium)('rendered answers', () => {

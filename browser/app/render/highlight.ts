@@ -42,6 +42,7 @@ export function decorateCode(root: ParentNode): void {
   for (const code of blocks) {
     code.dataset.decorated = 'true';
     const pre = code.parentElement!;
+    pre.tabIndex = 0; // it may scroll sideways: reachable by keyboard
     const lang = /(?:^|\s)language-([a-z0-9_+#-]+)/.exec(code.className)?.[1];
     const status = h('span', { class: 'copy-status', role: 'status' });
     const copy = h('button', { type: 'button', class: 'copy' }, 'Copy');

@@ -43,5 +43,7 @@ export function renderMarkdown(text: string): DocumentFragment {
   const frag = sanitizeToFragment(markdownToHtml(text));
   imagesBehindClick(frag);
   decorateCode(frag);
+  // a wide table scrolls sideways inside the answer: reachable by keyboard
+  for (const t of frag.querySelectorAll('table')) t.tabIndex = 0;
   return frag;
 }
