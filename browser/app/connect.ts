@@ -1,6 +1,9 @@
 // The origins the page may connect to (its CSP connect-src, kept by `tycli app` at /app/connect): what the app needs,
 // what the page has, widening it and reloading; browser app, trusted side.
 
+import { judgeFetchOrigin } from '../../core/capabilities/fetch/mediated.js';
+import type { ToolManifest } from '../../protocol/manifest.js';
+
 /** The app server's connect-origin configuration (node/http/app-server.ts CONNECT_PATH). */
 const CONNECT_PATH = '/app/connect';
 
@@ -17,6 +20,22 @@ export function connectSource(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The origins a turn needs: the model endpoint's, and the fetch origins of the tools on offer (an origin the mediated
+ * fetch always refuses is never reached, so the page need not connect to it either).
+ */
+export function neededOrigins(endpoint: string, offered: ToolManifest[]): string[] {
+  const out: string[] = [];
+  const e = connectSource(endpoint);
+  if (e) out.push(e);
+  for (const m of offered)
+    for (const f of m.capabilities?.fetch ?? []) {
+      const s = judgeFetchOrigin(f.origin).ok ? connectSource(f.origin) : undefined;
+      if (s) out.push(s);
+    }
+  return out;
 }
 
 /**

@@ -11,15 +11,15 @@ import { Interruption, runCalls, runTurn } from './chat/turn.js';
 import { TurnJournal } from './chat/journal.js';
 import { recoverTurn } from './chat/recover.js';
 import { planRerun } from './chat/rerun.js';
-import { failureKind, retryDelay } from './chat/retry.js';
-import { h, replaceChildren } from './dom.js';
+import { downloadJson, h, replaceChildren } from './dom.js';
 import { ConversationView, type BranchInfo } from './ui/conversation.js';
 import { mountInlineApprovals } from './ui/approvals.js';
 import { settingsPanel } from './ui/settings-panel.js';
 import { toolsPanel } from './ui/tools-panel.js';
 import { auditPanel } from './ui/audit-panel.js';
-import { Shell, applyTheme, type Theme } from './ui/shell.js';
-import { askSendKey } from './ui/key-question.js';
+import { Shell, applyTheme, showConversations, type Theme } from './ui/shell.js';
+import { keyForEndpoint } from './ui/key-question.js';
+import { showFailure } from './ui/failure.js';
 import { exportConversation, importConversation } from './chat/transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { exampleTools } from './examples.js';
@@ -31,8 +31,7 @@ import { PythonProgressBar } from './ui/python-progress.js';
 import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
 import type { Task } from '../../protocol/task.js';
 import type { ModelError } from './models/types.js';
-import { ConnectOrigins, connectSource } from './connect.js';
-import { judgeFetchOrigin } from '../../core/capabilities/fetch/mediated.js';
+import { ConnectOrigins, connectSource, neededOrigins } from './connect.js';
 
 declare global {
   interface Window {
@@ -45,8 +44,6 @@ declare global {
 const RESEND = 'tysandbox-resend';
 /** sessionStorage: the panel to open again after such a reload. */
 const REOPEN = 'tysandbox-panel';
-/** sessionStorage: an endpoint origin the person chose to send to without the key, for this tab. */
-const NO_KEY = 'tysandbox-nokey';
 
 class App {
   tree!: ConversationTree;
@@ -55,7 +52,8 @@ class App {
   /** A conversation switch in progress: a Send waits for it, so the message lands in the conversation shown. */
   switching: Promise<void> = Promise.resolve();
   journal: TurnJournal | undefined;
-  retryTimer: ReturnType<typeof setInterval> | undefined;
+  /** Stops a running 429 countdown. */
+  stopCountdown: () => void = () => {};
   readonly view: ConversationView;
   readonly message = h('textarea', {
     id: 'message',
@@ -250,16 +248,8 @@ class App {
   }
 
   async exportCurrent(): Promise<void> {
-    const doc = await exportConversation(this.tree);
-    const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
-    const a = h('a', {
-      href: url,
-      download: `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`,
-    });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    const name = `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`;
+    downloadJson(name, await exportConversation(this.tree));
   }
 
   async importFrom(file: File): Promise<void> {
@@ -308,24 +298,8 @@ class App {
       if (sib.length > 1) branches.set(t.id, { index: sib.indexOf(t.id), count: sib.length });
     }
     this.view.render(path, branches, new Set(this.tree.record.interrupted ?? []));
-    const convs = await this.db.listConversations();
-    replaceChildren(
-      this.convList,
-      ...convs.map((c) =>
-        h(
-          'li',
-          {},
-          h(
-            'button',
-            {
-              type: 'button',
-              'aria-current': c.id === this.tree.record.id ? 'true' : undefined,
-              onclick: () => void this.openConversation(c.id),
-            },
-            c.title,
-          ),
-        ),
-      ),
+    showConversations(this.convList, await this.db.listConversations(), this.tree.record.id, (id) =>
+      this.openConversation(id),
     );
   }
 
@@ -349,35 +323,13 @@ class App {
   }
 
   /** The key for this request, after asking when the endpoint's origin is not one it was confirmed for. */
-  async keyForRequest(): Promise<string | undefined> {
-    const rec = await this.db.getKeyRecord();
-    if (!rec) return '';
-    const origin = connectSource(this.settings.endpoint);
-    if (!origin) return '';
-    if (rec.origins.includes(origin)) return rec.key;
-    if (sessionStorage.getItem(NO_KEY) === JSON.stringify(origin)) return '';
-    const a = await askSendKey(this.view.placeFor(undefined), new URL(origin).host, rec.origins);
-    if (a === 'cancel') return undefined;
-    if (a === 'without') {
-      sessionStorage.setItem(NO_KEY, JSON.stringify(origin));
-      return '';
-    }
-    await this.db.confirmKeyOrigin(origin);
-    return rec.key;
+  keyForRequest(): Promise<string | undefined> {
+    return keyForEndpoint(this.db, this.settings.endpoint, this.view.placeFor(undefined));
   }
 
   /** The origins the next turn needs: the endpoint's, and every offered tool's fetch origins. */
   async neededOrigins(): Promise<string[]> {
-    const out: string[] = [];
-    const e = connectSource(this.settings.endpoint);
-    if (e) out.push(e);
-    for (const m of await this.runner.offeredTools())
-      for (const f of m.capabilities?.fetch ?? []) {
-        // an origin the mediated fetch always refuses is never reached: the page need not connect to it either
-        const s = judgeFetchOrigin(f.origin).ok ? connectSource(f.origin) : undefined;
-        if (s) out.push(s);
-      }
-    return out;
+    return neededOrigins(this.settings.endpoint, await this.runner.offeredTools());
   }
 
   /** Widen the page's connect origins for the MCP servers, reloading into the same panel when needed. */
@@ -522,56 +474,18 @@ class App {
   }
 
   cancelRetry(): void {
-    clearInterval(this.retryTimer);
-    this.retryTimer = undefined;
+    this.stopCountdown();
+    this.stopCountdown = () => {};
   }
 
-  /** Say what failed and offer the way on: settings, a countdown, Retry or Continue (docs/app.md). */
+  /** Say what failed and offer the way on (ui/failure.ts). */
   failed(e: ModelError, key: string, attempt: number): void {
-    const retry = () => void this.turn(key, async () => {}, attempt + 1);
-    const kind = failureKind(e);
-    if (kind === 'key') {
-      this.view.notice(`The endpoint refused the key: ${e.message}.`, 'error', [
-        { label: 'Open settings', run: () => this.shell.openPanel('Settings') },
-      ]);
-      return;
-    }
-    if (kind === 'cut') {
-      const leaf = this.tree.record.leaf;
-      const cut = (this.tree.record.interrupted ?? []).includes(leaf);
-      this.view.notice(
-        `The answer stopped mid-way (${e.message}).${cut ? ' The text received so far is kept.' : ''}`,
-        'error',
-        [
-          cut
-            ? { label: 'Continue', run: () => void this.tree.task(leaf).then((t) => this.continueAnswer(t)) }
-            : { label: 'Retry', run: retry },
-        ],
-      );
-      return;
-    }
-    const wait = kind === 'rate' ? retryDelay(attempt + 1, e.retryAfterMs) : undefined;
-    if (wait === undefined) {
-      this.view.notice(`The request failed: ${e.message}.`, 'error', [{ label: 'Retry', run: retry }]);
-      return;
-    }
-    const until = Date.now() + wait;
-    const note = this.view.notice('', 'error', [{ label: 'Cancel', run: () => this.cancelRetry() }]);
-    const text = note.querySelector('.notice-text')!;
-    const tick = () => {
-      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-      text.textContent = `The endpoint is rate limiting requests (HTTP 429). Retrying in ${left} s (attempt ${attempt + 1} of 3).`;
-      if (Date.now() >= until) {
-        this.cancelRetry();
-        note.remove();
-        retry();
-      }
-    };
-    tick();
-    this.retryTimer = setInterval(tick, 250);
-    note.querySelector('button')?.addEventListener('click', () => {
-      note.remove();
-      this.view.notice('Retry cancelled.', 'info', [{ label: 'Retry', run: retry }]);
+    const leaf = this.tree.record.leaf;
+    const cut = (this.tree.record.interrupted ?? []).includes(leaf);
+    this.stopCountdown = showFailure(this.view, e, attempt, {
+      retry: () => void this.turn(key, async () => {}, attempt + 1),
+      openSettings: () => this.shell.openPanel('Settings'),
+      ...(cut ? { continueCut: () => void this.tree.task(leaf).then((t) => this.continueAnswer(t)) } : {}),
     });
   }
 }

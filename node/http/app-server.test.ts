@@ -128,7 +128,11 @@ describe('connect origins (PUT /app/connect)', () => {
     const s = await startAppServer({ dir, port: 0 });
     try {
       expect(JSON.parse((await get(s.port, '/app/connect')).body)).toEqual({ origins: [] });
-      const ok = await putConnect(s.port, ['http://127.0.0.1:11434', 'https://api.openai.com', 'https://*.example.org']);
+      const ok = await putConnect(s.port, [
+        'http://127.0.0.1:11434',
+        'https://api.openai.com',
+        'https://*.example.org',
+      ]);
       expect(ok.status).toBe(200);
       const csp = String((await get(s.port, '/')).headers['content-security-policy']);
       expect(directivesOf(csp)['connect-src']).toEqual([
@@ -162,8 +166,15 @@ describe('connect origins (PUT /app/connect)', () => {
         [{}, 'https://a.example', 400],
         [{}, Array.from({ length: 201 }, (_, i) => `https://a${i}.example`), 400],
       ];
-      for (const [h, origins, status] of bad) expect((await putConnect(s.port, origins, h)).status, JSON.stringify(h)).toBe(status);
-      const noOrigin = await get(s.port, '/app/connect', { 'content-type': 'application/json' }, 'PUT', '{"origins":[]}');
+      for (const [h, origins, status] of bad)
+        expect((await putConnect(s.port, origins, h)).status, JSON.stringify(h)).toBe(status);
+      const noOrigin = await get(
+        s.port,
+        '/app/connect',
+        { 'content-type': 'application/json' },
+        'PUT',
+        '{"origins":[]}',
+      );
       expect(noOrigin.status).toBe(403);
       expect(JSON.parse((await get(s.port, '/app/connect')).body)).toEqual({ origins: [] });
       expect(directivesOf(String((await get(s.port, '/')).headers['content-security-policy']))['connect-src']).toEqual([

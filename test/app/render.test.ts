@@ -1,6 +1,6 @@
-// Rendered answers in Chromium: markdown with hostile fixtures leaves nothing outside the allow-list and triggers no CSP
-// or Trusted Types violation; links, images after a click, highlighted code with Copy, streaming by block, inert tool
-// output; test code.
+// Rendered answers in Chromium: markdown with hostile fixtures leaves nothing outside the allow-list and triggers no
+// CSP or Trusted Types violation; links, images after a click, highlighted code with Copy, streaming by block, inert
+// tool output; test code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModel } from './model-servers.mjs';
 import {

@@ -119,7 +119,7 @@ describe.skipIf(!haveChromium)('the app shell', () => {
         await page.getByRole('heading', { name: 'A plan in three steps' }).nth(1).waitFor({ timeout: 60_000 });
         await idle(page);
         await page.locator('code.hljs').first().waitFor({ timeout: 20_000 });
-        let l = await layout(page);
+        const l = await layout(page);
         expect(l.docScroll).toBeLessThanOrEqual(0);
         expect(l.docWide).toBeLessThanOrEqual(0);
         expect(l.convScrolls).toBe(true);

@@ -37,7 +37,7 @@ describe('failureKind and providerMessage', () => {
     expect(failureKind(new ModelError('x', 0, 'E_MODEL_NETWORK'))).toBe('retry');
     expect(failureKind(new ModelError('x', 200, 'E_MODEL_CUT'))).toBe('cut');
   });
-  it('takes the message out of both providers\' error bodies', () => {
+  it("takes the message out of both providers' error bodies", () => {
     expect(providerMessage('{"error":{"message":"Rate limit reached","type":"x"}}')).toBe('Rate limit reached');
     expect(providerMessage('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')).toBe(
       'Overloaded',

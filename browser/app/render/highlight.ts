@@ -34,9 +34,11 @@ function colour(code: HTMLElement, hl: Highlighter): void {
 
 /**
  * Give each `pre > code` under `root` a toolbar with its language and a "Copy" button (copies the code's text), and
- * colour it: at once when the highlighter is loaded, else once it is (the first code block starts the load).
+ * colour it (unless `colour` is false): at once when the highlighter is loaded, else once it is (the first code block
+ * starts the load).
  */
-export function decorateCode(root: ParentNode): void {
+export function decorateCode(root: ParentNode, opts: { colour?: boolean } = {}): void {
+  const paint = opts.colour !== false;
   const blocks = [...root.querySelectorAll<HTMLElement>('pre > code')].filter((c) => !c.dataset.decorated);
   if (blocks.length === 0) return;
   for (const code of blocks) {
@@ -59,9 +61,9 @@ export function decorateCode(root: ParentNode): void {
     );
     pre.replaceWith(wrap);
     wrap.append(pre);
-    if (highlighter) colour(code, highlighter);
+    if (paint && highlighter) colour(code, highlighter);
   }
-  if (!highlighter)
+  if (paint && !highlighter)
     void loadHighlighter().then((hl) => {
       for (const code of blocks) colour(code, hl);
     });

@@ -38,11 +38,14 @@ export function imagesBehindClick(root: ParentNode): void {
   }
 }
 
-/** Markdown text as sanitized, decorated nodes (a fragment to append). */
-export function renderMarkdown(text: string): DocumentFragment {
+/**
+ * Markdown text as sanitized, decorated nodes (a fragment to append). `draft`: the unfinished end of a streaming
+ * answer, rendered again next frame: its code blocks are not coloured yet (they are once finished).
+ */
+export function renderMarkdown(text: string, opts: { draft?: boolean } = {}): DocumentFragment {
   const frag = sanitizeToFragment(markdownToHtml(text));
   imagesBehindClick(frag);
-  decorateCode(frag);
+  decorateCode(frag, { colour: !opts.draft });
   // a wide table scrolls sideways inside the answer: reachable by keyboard
   for (const t of frag.querySelectorAll('table')) t.tabIndex = 0;
   return frag;

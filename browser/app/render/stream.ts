@@ -5,6 +5,8 @@ import { renderMarkdown } from './message.js';
 
 /** An opening or closing code fence: up to 3 spaces, then 3+ backticks or tildes (CommonMark 0.31 §4.5). */
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+/** Finished blocks per chunk of a streamed answer. */
+const CHUNK_BLOCKS = 24;
 /** A link reference definition (`[label]: url`): it can change blocks before it, so the end renders the whole text. */
 const DEFINITION = /^ {0,3}\[[^\]]+\]:/m;
 
@@ -57,6 +59,8 @@ export class MarkdownStream {
   #tailText: string | undefined;
   #scheduled = false;
   #onRender: (() => void) | undefined;
+  #plainNode: Text | undefined;
+  #chunk: HTMLElement | undefined;
 
   constructor(readonly opts: { plain?: boolean; onRender?: () => void } = {}) {
     this.root.append(this.#done, this.#tail);
@@ -84,22 +88,28 @@ export class MarkdownStream {
     setTimeout(run, 100);
   }
 
-  /** Render what arrived since the last frame. */
-  flush(): void {
+  /** Render what arrived since the last frame (`final`: the text is complete, so its end is rendered for good). */
+  flush(final = false): void {
     if (this.opts.plain) {
-      this.#tail.textContent = this.#text;
+      // plain text: only what arrived is appended to one text node
+      if (!this.#plainNode) this.#tail.append((this.#plainNode = document.createTextNode('')));
+      this.#plainNode.appendData(this.#text.slice(this.#plainNode.length));
       this.#onRender?.();
       return;
     }
     const cut = this.#split.advance(this.#text);
     if (cut > this.#rendered) {
-      this.#done.append(renderMarkdown(this.#text.slice(this.#rendered, cut)));
+      // finished blocks go into chunks of CHUNK_BLOCKS: a chunk out of view is skipped by layout and paint (app.css)
+      const frag = renderMarkdown(this.#text.slice(this.#rendered, cut));
+      if (!this.#chunk || this.#chunk.childElementCount >= CHUNK_BLOCKS)
+        this.#done.append((this.#chunk = h('div', { class: 'md-chunk' })));
+      this.#chunk.append(frag);
       this.#rendered = cut;
     }
     const tail = this.#text.slice(this.#rendered);
-    if (tail !== this.#tailText) {
+    if (tail !== this.#tailText || final) {
       this.#tailText = tail;
-      this.#tail.replaceChildren(renderMarkdown(tail));
+      this.#tail.replaceChildren(renderMarkdown(tail, { draft: !final }));
     }
     this.#onRender?.();
   }
@@ -108,6 +118,7 @@ export class MarkdownStream {
   finish(): void {
     this.#scheduled = true; // no frame renders after this
     if (!this.opts.plain && DEFINITION.test(this.#text)) {
+      this.#chunk = undefined;
       this.#done.replaceChildren(renderMarkdown(this.#text));
       this.#tail.replaceChildren();
       this.#rendered = this.#text.length;
@@ -115,6 +126,6 @@ export class MarkdownStream {
       this.#onRender?.();
       return;
     }
-    this.flush();
+    this.flush(true);
   }
 }

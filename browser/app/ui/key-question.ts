@@ -1,6 +1,11 @@
 // "Send your key to HOST?": asked in the conversation before the saved API key goes to an endpoint origin it was not
 // entered or confirmed for; browser app, trusted side.
+import type { AppDb } from '../app-db.js';
+import { connectSource } from '../connect.js';
 import { h } from '../dom.js';
+
+/** sessionStorage: an endpoint origin the person chose to send to without the key, for this tab. */
+const NO_KEY = 'tysandbox-nokey';
 
 export type KeyAnswer = 'send' | 'without' | 'cancel';
 
@@ -42,4 +47,26 @@ export function askSendKey(place: HTMLElement, host: string, keyOrigins: string[
     card.scrollIntoView({ block: 'nearest' });
     without.focus();
   });
+}
+
+/**
+ * The key for a request to `endpoint`: the saved key when it is confirmed for the endpoint's origin, '' when none is
+ * saved or the person chose "Send without key" for this origin in this tab, else the answer to askSendKey shown in
+ * `place` ("Send key to HOST" confirms the origin for the key). Undefined: the person cancelled; send nothing.
+ */
+export async function keyForEndpoint(db: AppDb, endpoint: string, place: HTMLElement): Promise<string | undefined> {
+  const rec = await db.getKeyRecord();
+  if (!rec) return '';
+  const origin = connectSource(endpoint);
+  if (!origin) return '';
+  if (rec.origins.includes(origin)) return rec.key;
+  if (sessionStorage.getItem(NO_KEY) === JSON.stringify(origin)) return '';
+  const a = await askSendKey(place, new URL(origin).host, rec.origins);
+  if (a === 'cancel') return undefined;
+  if (a === 'without') {
+    sessionStorage.setItem(NO_KEY, JSON.stringify(origin));
+    return '';
+  }
+  await db.confirmKeyOrigin(origin);
+  return rec.key;
 }

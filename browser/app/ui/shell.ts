@@ -22,6 +22,29 @@ export function applyTheme(t: Theme | undefined): void {
   meta?.setAttribute('content', t ?? 'light dark');
 }
 
+/** The conversation list: one button per conversation (newest first), the current one marked `aria-current`. */
+export function showConversations(
+  list: HTMLElement,
+  convs: { id: string; title: string }[],
+  current: string,
+  open: (id: string) => void,
+): void {
+  replaceChildren(
+    list,
+    ...convs.map((c) =>
+      h(
+        'li',
+        {},
+        h(
+          'button',
+          { type: 'button', 'aria-current': c.id === current ? 'true' : undefined, onclick: () => open(c.id) },
+          c.title,
+        ),
+      ),
+    ),
+  );
+}
+
 export interface ShellParts {
   /** Toolbar buttons before the panel toggles (New conversation). */
   lead: HTMLElement[];
