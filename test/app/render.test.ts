@@ -218,4 +218,38 @@ describe.skipIf(!haveChromium)('rendered answers', () => {
     expect(rejectedHistories([m])).toEqual([]);
     await context.close();
   }, 180_000);
+
+  it('a long tool result is folded to 12 lines with "Show all"', async () => {
+    const m = await startScriptedModel({
+      kind: 'openai',
+      script: (body, n) => (n === 0 ? { toolCalls: [{ name: 'many', arguments: { n: 40 } }] } : { text: 'listed' }),
+    });
+    models.push(m);
+    const { page, context } = await openApp(env);
+    await addTool(page, {
+      name: 'many',
+      description: 'Returns n numbered lines.',
+      parameters: {
+        type: 'object',
+        properties: { n: { type: 'integer' } },
+        required: ['n'],
+        additionalProperties: false,
+      },
+      execution: {
+        kind: 'sandboxed-code',
+        runtime: 'javascript',
+        source: 'export default async ({ n }) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);',
+      },
+    });
+    await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
+    await send(page, 'list');
+    await page.getByText('listed').waitFor({ timeout: 60_000 });
+    await idle(page);
+    const result = page.getByRole('article', { name: 'Tool call many' }).getByLabel('Result');
+    await expect(result.textContent()).resolves.not.toContain('line 40');
+    await expect(result.textContent()).resolves.toContain('line 11');
+    await page.getByRole('article', { name: 'Tool call many' }).getByRole('button', { name: 'Show all' }).click();
+    await expect(result.textContent()).resolves.toContain('"line 40"');
+    await context.close();
+  }, 120_000);
 });

@@ -337,7 +337,9 @@ export async function run() {
           `characters) streamed by the scripted model at 50 words every 10 ms; ${STREAM_PAIRS} pairs, plain text ` +
           "then markdown in one fresh page each. Long animation frames come from Chromium's performance timeline " +
           `(PerformanceObserver 'long-animation-frame'); markdown frames per run: ${md.map((x) => x.loafs).join(', ')}, ` +
-          `plain: ${plainLong.map((x) => x.loafs).join(', ')}.`,
+          `plain: ${plainLong.map((x) => x.loafs).join(', ')}. Plain text is the app's own plain mode (Render markdown ` +
+          'off): the answer appended to one text node, which the browser lays out whole on every frame; markdown lays ' +
+          'out only its unfinished end and the chunks in view, so it can be the faster of the two.',
         `Cold: ${COLD} fresh browser profiles (JavaScript) and ${PY_COLD} (Python); warm: ${WARM} turns ` +
           `in the first profile. Tool turns are two model round trips (call, then answer) plus the call; ` +
           `the baseline is one round trip with no tool.`,
