@@ -73,6 +73,20 @@ export class ConnectOrigins {
     return !this.managed || origin === location.origin || this.#page.has(origin);
   }
 
+  /**
+   * May the page reload to reach the missing ones of `needed`? Not when it reloaded for the same origins in the last
+   * 30 s and still cannot reach them: another reload would not help (no reload loop).
+   */
+  reloadFor(needed: Iterable<string>): boolean {
+    const key = 'tysandbox-widened';
+    const missing = this.missing(needed).sort();
+    const last = JSON.parse(sessionStorage.getItem(key) ?? '{}') as { origins?: string[]; at?: number };
+    const recent = typeof last.at === 'number' && Date.now() - last.at < 30_000;
+    if (recent && missing.every((o) => last.origins?.includes(o))) return false;
+    sessionStorage.setItem(key, JSON.stringify({ origins: missing, at: Date.now() }));
+    return true;
+  }
+
   /** The sources of `needed` the page cannot reach yet. */
   missing(needed: Iterable<string>): string[] {
     return [...new Set(needed)].filter((o) => !this.allows(o));

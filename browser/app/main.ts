@@ -335,7 +335,7 @@ class App {
   /** Widen the page's connect origins for the MCP servers, reloading into the same panel when needed. */
   async widenForMcp(): Promise<void> {
     const need = this.host.mcp.servers().flatMap((s) => connectSource(s.url) ?? []);
-    if (this.busy || !(await this.connect.widen(need).catch(() => false))) return;
+    if (this.busy || !this.connect.reloadFor(need) || !(await this.connect.widen(need).catch(() => false))) return;
     sessionStorage.setItem(REOPEN, JSON.stringify(this.shell.openLabel ?? 'Settings'));
     location.reload();
   }
@@ -360,6 +360,10 @@ class App {
     const need = await this.neededOrigins();
     if (this.connect.missing(need).length > 0) {
       try {
+        if (!this.connect.reloadFor(need))
+          throw new Error(
+            `this page still cannot connect to ${this.connect.missing(need).join(', ')} after a reload: restart tycli app`,
+          );
         await this.connect.widen(need);
         sessionStorage.setItem(RESEND, JSON.stringify({ conversation: this.tree.record.id, text, parent }));
         location.reload();

@@ -109,6 +109,9 @@ describe.skipIf(!haveChromium)('turns that survive reloads', () => {
         .getByRole('article', { name: 'Tool call weather' })
         .getByRole('group', { name: 'Approval needed' });
       await again.last().waitFor({ timeout: 60_000 });
+      // the card runs again: its old outcome is gone, it waits for the answer
+      await expect(call.getByRole('status').first().textContent()).resolves.toBe('waiting for you');
+      await expect(call.getByLabel('Error').count()).resolves.toBe(0);
       await again.last().getByRole('button', { name: 'Allow once' }).click();
       await page.getByText(/^result: .*"temp":21/).waitFor({ timeout: 60_000 });
       await idle(page);

@@ -93,10 +93,15 @@ export class ConversationView {
     return this.#els.get(id);
   }
 
+  /** A call starts (again, after "Run again": its old outcome is cleared from the card). */
   callStarted(id: string): void {
     this.#running.add(id);
     const el = this.#els.get(id);
-    if (el && !el.dataset.outcome) setCallState(el, 'running');
+    if (!el) return;
+    delete el.dataset.outcome;
+    delete el.dataset.resultTask;
+    for (const sel of ['.result', '.call-actions', '.call-time']) el.querySelector(sel)?.replaceChildren();
+    setCallState(el, 'running');
   }
 
   /** A call ended: its card shows the outcome at once, whatever the other calls of the reply are doing. */
