@@ -243,7 +243,7 @@ describe.skipIf(!haveChromium)('rendered answers', () => {
     });
     await configure(page, { api: 'openai', endpoint: m.url, model: 'm' });
     await send(page, 'list');
-    await page.getByText('listed').waitFor({ timeout: 60_000 });
+    await page.getByText('listed', { exact: true }).first().waitFor({ timeout: 60_000 });
     await idle(page);
     const result = page.getByRole('article', { name: 'Tool call many' }).getByLabel('Result');
     await expect(result.textContent()).resolves.not.toContain('line 40');

@@ -208,4 +208,52 @@ describe.skipIf(!haveChromium)('the app shell', () => {
         await expect(violations()).resolves.toEqual([]);
         await context.close();
       }, 300_000);
+
+  it('phone, dark: the key question, a rate-limit countdown and an error with Retry wrap within the screen, axe-clean', async () => {
+    const a = await startScriptedModel({ kind: 'openai', script: () => ({ text: 'ok' }) });
+    const b = await startScriptedModel({
+      kind: 'openai',
+      script: (_body, n) =>
+        n === 0
+          ? { status: 429, retryAfter: '30' }
+          : { status: 503, errorMessage: 'The server is overloaded right now' },
+    });
+    try {
+      const context = await newContext(env, 'phone', 'dark');
+      const { page } = await openApp(env, '', context);
+      await configure(page, { api: 'openai', endpoint: a.url, model: 'm', key: 'sk-phone-0000000000' });
+      await page.getByRole('button', { name: 'Settings' }).click();
+      await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(b.url);
+      await page.getByRole('button', { name: 'Settings' }).click();
+      const width = (await page.viewportSize())!.width;
+      const fits = async (l: ReturnType<Page['getByRole']>) => {
+        const box = (await l.boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+        expect((await layout(page)).docWide).toBeLessThanOrEqual(0);
+      };
+      await send(page, 'to the other endpoint');
+      const q = page.getByRole('group', { name: 'Send your key?' });
+      await q.waitFor({ timeout: 30_000 });
+      await fits(q);
+      await axeClean(page, 'key question');
+      await q.getByRole('button', { name: 'Send without key' }).click();
+      const rate = page.getByRole('alert').filter({ hasText: /Retrying in/ });
+      await rate.waitFor({ timeout: 60_000 });
+      await fits(rate);
+      await axeClean(page, 'rate-limit countdown');
+      await rate.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByText('Retry cancelled.').waitFor();
+      await page.getByRole('button', { name: 'Retry' }).click();
+      const failed = page.getByRole('alert').filter({ hasText: 'HTTP 503: The server is overloaded right now' });
+      await failed.waitFor({ timeout: 60_000 });
+      await fits(failed);
+      await axeClean(page, 'error with Retry');
+      expect(rejectedHistories([a, b])).toEqual([]);
+      await context.close();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 180_000);
 });

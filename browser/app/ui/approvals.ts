@@ -39,7 +39,7 @@ export function mountInlineApprovals(
     const card = h(
       'section',
       { class: 'approval', role: 'group', 'aria-label': 'Approval needed', 'data-question': q.id },
-      h('h3', {}, sanitizeInline(q.title)),
+      h('h2', {}, sanitizeInline(q.title)),
       h('pre', { class: 'approval-details' }, lines.join('\n')),
       h(
         'p',

@@ -21,7 +21,7 @@ export function askSendKey(place: HTMLElement, host: string, keyOrigins: string[
     const card = h(
       'section',
       { class: 'approval key-question', role: 'group', 'aria-label': 'Send your key?' },
-      h('h3', {}, `Send your key to ${host}?`),
+      h('h2', {}, `Send your key to ${host}?`),
       h(
         'p',
         {},
