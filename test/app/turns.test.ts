@@ -9,6 +9,7 @@ import {
   configure,
   haveChromium,
   idle,
+  newContext,
   openApp,
   ready,
   rejectedHistories,
@@ -74,8 +75,12 @@ async function routeWeather(page: Page): Promise<{ fetched: number }> {
 }
 
 describe.skipIf(!haveChromium)('turns that survive reloads', () => {
-  for (const kind of ['openai', 'anthropic'] as const) {
-    it(`${kind}: a reload while a call waits for approval gives it E_INTERRUPTED; later requests stay valid; Run again asks again`, async () => {
+  // OpenAI on a desktop in the light theme, Anthropic on a phone in the dark one
+  for (const [kind, screen, scheme] of [
+    ['openai', 'desktop', 'light'],
+    ['anthropic', 'phone', 'dark'],
+  ] as const) {
+    it(`${kind} (${screen}, ${scheme}): a reload while a call waits for approval gives it E_INTERRUPTED; later requests stay valid; Run again asks again`, async () => {
       const m = await model(kind, (body) => {
         const user = lastUserText(kind, body);
         if (user === 'weather please')
@@ -83,7 +88,7 @@ describe.skipIf(!haveChromium)('turns that survive reloads', () => {
         if (user) return { text: `echo: ${user}` };
         return { text: `result: ${lastResults(kind, body).join(' | ')}` };
       });
-      const { page, context, violations } = await openApp(env);
+      const { page, context, violations } = await openApp(env, '', await newContext(env, screen, scheme));
       const seen = await routeWeather(page);
       await addTool(page, TOOLS.weather);
       await configure(page, { api: kind, endpoint: m.url, model: 'm' });
