@@ -253,16 +253,61 @@ export async function preflight(
   } catch {
     fail('E_FETCH_TARGET', 'fetch needs an absolute https:// URL');
   }
-  if (url.protocol !== 'https:')
-    fail('E_FETCH_SCHEME', `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`);
-  if (url.username !== '' || url.password !== '')
-    fail('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header');
-  const verdict = judgeHostname(url.hostname, { fromUrl: true });
-  if (!verdict.ok) fail('E_FETCH_TARGET', `refused target: ${verdict.message}`);
+  const verdict = judgeFetchUrl(url);
+  if (!verdict.ok) fail(verdict.code, verdict.message);
   if (url.hash !== '') url.hash = ''; // (assigning re-serializes the URL: only when there is one)
   const method = req.method.toUpperCase();
   if (FORBIDDEN_METHODS.has(method)) fail('E_FETCH_FAILED', `the ${method} method is not allowed`);
   return { req, url, origin: url.origin, method, access: accessOf(method) };
+}
+
+/** Why the mediated fetch refuses a URL before any authorization, or ok. */
+export type FetchUrlVerdict =
+  | { ok: true }
+  | { ok: false; code: 'E_FETCH_SCHEME' | 'E_FETCH_CREDENTIALS' | 'E_FETCH_TARGET'; message: string; host: string };
+
+/**
+ * The target rules of the mediated fetch, in the order it applies them: https only, no URL credentials, and the
+ * host judged by judgeHostname (loopback, private, link-local, metadata, special-use and single-label names refused).
+ * The one function both the fetch (preflight) and a host's add-time warning use (the chat app's Tools panel,
+ * judgeFetchOrigin), so a warning and a refusal can never disagree. Pure; never throws.
+ */
+export function judgeFetchUrl(url: URL): FetchUrlVerdict {
+  // what a warning names: the host, or for a URL without one (data:, file:) its first characters
+  const host = url.hostname || url.href.slice(0, 60);
+  if (url.protocol !== 'https:')
+    return {
+      ok: false,
+      code: 'E_FETCH_SCHEME',
+      message: `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`,
+      host,
+    };
+  if (url.username !== '' || url.password !== '')
+    return {
+      ok: false,
+      code: 'E_FETCH_CREDENTIALS',
+      message: 'URLs with credentials (user:password@) are refused; send credentials in a header',
+      host,
+    };
+  const verdict = judgeHostname(host, { fromUrl: true });
+  return verdict.ok
+    ? { ok: true }
+    : { ok: false, code: 'E_FETCH_TARGET', message: `refused target: ${verdict.message}`, host };
+}
+
+/**
+ * judgeFetchUrl for a manifest's fetch origin (`https://host[:port]`, or a wildcard `https://*.domain`, judged by the
+ * domain under the wildcard): the verdict every request to it would get. Text that is not a URL is E_FETCH_TARGET.
+ */
+export function judgeFetchOrigin(origin: string): FetchUrlVerdict {
+  const wild = origin.startsWith('https://*.');
+  let url: URL;
+  try {
+    url = new URL(wild ? `https://${origin.slice('https://*.'.length)}` : origin);
+  } catch {
+    return { ok: false, code: 'E_FETCH_TARGET', message: 'not an absolute URL', host: origin.slice(0, 80) };
+  }
+  return judgeFetchUrl(url);
 }
 
 /** Cheap structural check of a transport's answer (FetchResponseSchema's shape; the transport is host code). */
