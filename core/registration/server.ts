@@ -54,7 +54,10 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
-  /** Names of tools the host itself offers (built-ins): a client may not register a revision under them. */
+  /**
+   * Names of tools the host itself offers (built-ins): a client may not register a revision under them, nor under a
+   * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
+   */
   reservedNames?: () => Iterable<string>;
 }
 
@@ -386,12 +389,17 @@ export class ProtocolSession {
             "a protocol client cannot register a trusted-native tool (it would run with the host's authority); use sandboxed-code or external-service",
             { path: 'execution.kind' },
           );
-        // a client's revision must not take the name of a host built-in (it would shadow it unasked)
-        if ([...(o.reservedNames?.() ?? [])].includes(manifest.name))
+        // a client's revision must not take the name of a host built-in (it would shadow it unasked), nor one that
+        // differs from it only in case (`Python` beside `python` reads as the built-in in a list)
+        const folded = manifest.name.toLowerCase();
+        const builtin = [...(o.reservedNames?.() ?? [])].find((n) => n.toLowerCase() === folded);
+        if (builtin !== undefined)
           throw new TyError(
             'E_INVALID_MANIFEST',
-            `"${manifest.name}" is the name of a tool this host offers itself; choose another name`,
-            { path: 'name' },
+            builtin === manifest.name
+              ? `"${manifest.name}" is the name of a tool this host offers itself; choose another name`
+              : `"${manifest.name}" differs only in case from "${builtin}", a tool this host offers itself; choose another name`,
+            { path: 'name', conflictsWith: builtin },
           );
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
