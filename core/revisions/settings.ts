@@ -60,11 +60,61 @@ const SECRET_WORDS = [
   'signingkey',
 ];
 
-/** True when a settings field name looks like a secret's (see SECRET_WORDS). */
+/**
+ * Latin letters that Cyrillic and Greek letters imitate (after case folding): `pаssword` with a Cyrillic `а` reads as
+ * `password` to a person, so it is compared as one.
+ */
+const LOOKALIKE_FROM = 'авеёкмнорстухіїјѕԁԛԝɡαβεηικνορτυχω';
+const LOOKALIKE_TO = 'abeekmhopctyxiijsdqwgabeniknoptuxw';
+const LOOKALIKES = new Map([...LOOKALIKE_FROM].map((ch, i) => [ch, LOOKALIKE_TO[i] as string]));
+
+/**
+ * A field name as a person reads it, for comparing with SECRET_WORDS: compatibility forms folded (NFKC, so a fullwidth
+ * `ＡＰＩＫＥＹ` is `APIKEY`; Unicode TR15), full case folding (upper then lower case, so `ß` is `ss`), accents
+ * dropped (NFKD, combining marks removed), Cyrillic and Greek look-alikes read as Latin, and everything that is not a
+ * letter or a digit removed (separators, punctuation, zero-width and other invisible characters).
+ */
+export function foldFieldName(name: string): string {
+  const folded = name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');
+  let out = '';
+  for (const ch of folded) out += LOOKALIKES.get(ch) ?? ch;
+  return out.replace(/[^\p{L}\p{N}]/gu, '');
+}
+
+/** True when a settings field name looks like a secret's (see SECRET_WORDS), compared as foldFieldName reads it. */
 export function secretLikeName(name: string): boolean {
-  const n = name.toLowerCase().replace(/[-_.\s]/g, '');
+  const n = foldFieldName(name);
   // `token` only as the end of a name (githubToken, access_token), so maxTokens or tokenLimit stay settings.
   return n === 'auth' || n.endsWith('token') || SECRET_WORDS.some((w) => n.includes(w));
+}
+
+/**
+ * The first key named like a secret anywhere in `values` (object keys at any depth, inside arrays too), as a JSON
+ * Pointer, or undefined. Bounded: at most 64 levels and 10 000 keys are looked at (deeper or more is refused as a
+ * secret-like key would be: settings that large are not settings).
+ */
+function secretLikeKey(values: unknown): { at: string; name: string } | undefined {
+  let seen = 0;
+  const walk = (v: unknown, at: string, depth: number): { at: string; name: string } | undefined => {
+    if (v === null || typeof v !== 'object') return undefined;
+    if (depth > 64 || ++seen > 10_000) return { at, name: '(too deep or too many keys to check)' };
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const hit = walk(v[i], `${at}/${i}`, depth + 1);
+        if (hit) return hit;
+      }
+      return undefined;
+    }
+    for (const [k, sub] of Object.entries(v)) {
+      const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (++seen > 10_000) return { at: here, name: '(too many keys to check)' };
+      if (secretLikeName(k)) return { at: here, name: k };
+      const hit = walk(sub, here, depth + 1);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  return walk(values, '', 0);
 }
 
 /** Host-neutral: each host adds where a secret value is stored (data `secretLike: true`). */
@@ -182,7 +232,10 @@ export class ToolSettings {
 
   /**
    * Validate values against a tool revision's settings schema, defaults applied first; returns the effective values.
-   * @throws TyError E_INVALID_SETTINGS naming the field and the fix (values never echoed).
+   * Every key, at any depth, is checked against secret-like names first (secretLikeName), whatever the schema allows:
+   * this is where both `tycli tool settings --set` and the host API (`update`) and every call (`forCall`) pass.
+   * @throws TyError E_INVALID_SETTINGS naming the field and the fix (values never echoed); data `{tool, field,
+   *   keyword}`, or `{tool, field, secretLike: true}` for a key named like a secret.
    */
   validate(tool: { name: string; revision: string; manifest: ToolManifest }, values: SettingsValues): SettingsValues {
     const schema = tool.manifest.settings;
@@ -195,6 +248,15 @@ export class ToolSettings {
         );
       return {};
     }
+    // Whatever the schema lets through (additionalProperties, patternProperties, a nested open object): no key named
+    // like a secret is ever a setting. The key is named in the message, never a value.
+    const secretKey = secretLikeKey(values);
+    if (secretKey)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `settings of ${tool.name}: the field ${secretKey.at.slice(0, 200)} is named like a secret; ${SECRET_HINT}`,
+        { tool: tool.name, field: secretKey.at.slice(0, 200), secretLike: true },
+      );
     const effective = applyDefaults(schema, values);
     const err = this.#check(tool.revision, schema)(effective);
     if (err) {
