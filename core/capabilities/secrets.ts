@@ -279,7 +279,12 @@ export class SecretBroker implements HeaderSecrets {
    * A grant without origins does not cover any origin for substitution: substitution always needs the origin named.
    * @throws TyError E_SECRET_DENIED
    */
-  async substitute(identity: CallerIdentity, origin: string, headers: [string, string][]): Promise<[string, string][]> {
+  async substitute(
+    identity: CallerIdentity,
+    origin: string,
+    headers: [string, string][],
+    used?: string[],
+  ): Promise<[string, string][]> {
     const out: [string, string][] = [];
     for (const [k, v] of headers) {
       const names = [...v.matchAll(PLACEHOLDER_RE)].map((m) => m[1] ?? '');
@@ -308,6 +313,7 @@ export class SecretBroker implements HeaderSecrets {
           return { value, grant, name };
         });
         values.set(name, value);
+        used?.push(value);
       }
       const replaced = v.replace(PLACEHOLDER_RE, (_m, n: string) => values.get(n) ?? '');
       if (/[\r\n\0]/.test(replaced))
