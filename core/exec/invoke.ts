@@ -54,6 +54,11 @@ export interface NativeContext {
   settings: Record<string, unknown>;
 }
 
+/**
+ * A call's outcome. On failure `error.data` holds host-neutral facts of a host refusal (the rule that would allow it,
+ * the paused name, ...), or for E_TOOL_FAILED `{ origin: 'tool' | 'server' }` when the message is the tool's (or its
+ * MCP server's) own text rather than the host's.
+ */
 export type InvokeResult =
   | { ok: true; revision: string; result: unknown; feedback?: string[]; settingsRevision?: string }
   | {
@@ -327,6 +332,9 @@ export class Invoker {
       // host-neutral facts of a host refusal (the rule that would allow it, the paused name, ...): each host renders
       // its own hint
       if (err.data !== undefined && err.code !== 'E_TOOL_FAILED') error.data = err.data;
+      // the message is text the tool (or an MCP server) wrote, not the host: hosts show it apart from their own lines
+      if (err.code === 'E_TOOL_FAILED' && (err.data?.origin === 'tool' || err.data?.origin === 'server'))
+        error.data = { origin: err.data.origin };
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }
   }
