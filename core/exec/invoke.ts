@@ -19,6 +19,7 @@ import {
 } from './runtime.js';
 import { ArgValidator } from '../schema/validate.js';
 import { applyDefaults, type ToolSettings } from '../revisions/settings.js';
+import type { RefusalCounter } from '../audit/refusals.js';
 
 /** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
 export interface ToolIdentity {
@@ -96,6 +97,11 @@ export interface InvokerOptions {
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
    */
   maxQueuedCalls?: number;
+  /**
+   * Counts each admission refusal (E_BUSY) for the audit, in aggregate per principal and second
+   * (core/audit/refusals.ts RefusalTally); counting never waits and never fails the refusal.
+   */
+  refusals?: RefusalCounter;
 }
 
 /** Default bound on calls in flight per host (InvokerOptions.maxQueuedCalls). */
@@ -187,10 +193,16 @@ export class Invoker {
    * Calls of one tool name reach their sandbox in the order `invoke` was called (FIFO): each call does its
    * resolve, validation and gate steps after the previous call of that name has joined the sandbox's queue
    * (core/exec/pool.ts serializes from there) or ended. A call waiting for a person's answer holds later calls
-   * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY.
+   * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY (and counted in
+   * `refusals`, audited in aggregate).
    */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
     if (this.#inFlight >= this.#max) {
+      this.#o.refusals?.refused({
+        principal: opts.principal ?? this.#o.principal ?? 'app',
+        reason: `admission limit: ${this.#max} calls in flight on this host`,
+        tool: ref.split('@')[0] ?? ref,
+      });
       return {
         ok: false,
         error: {

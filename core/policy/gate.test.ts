@@ -68,7 +68,7 @@ function setup(
   const store = opts.store ?? new Store(new MemoryStoreBackend());
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => now;
-  const audit = new StoreAuditLog(store, () => [CANARY_SECRET]);
+  const audit = new StoreAuditLog(store);
   const pause = new PauseTracker(store, opts.pause ?? { maxRefusals: 10, windowMs: 60_000 }, clock);
   const asker = opts.asker ?? new FakeAsker(() => ({ allow: false, reason: 'timeout' }));
   const config: GateConfig = { policy: compilePolicy(opts.sets ?? []) };

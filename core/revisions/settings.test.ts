@@ -60,11 +60,16 @@ describe('settings revisions', () => {
     expect(c.settingsRevision).toBe(a.settingsRevision);
     expect(b.settingsRevision).not.toBe(a.settingsRevision);
     expect(await settings.revisionOf('conv', tool.revision)).toBe(a.settingsRevision);
-    expect(audit.map((r) => [r.kind, r.target, r.revision])).toEqual([
-      ['settings', a.settingsRevision, tool.revision],
-      ['settings', b.settingsRevision, tool.revision],
-      ['settings', a.settingsRevision, tool.revision],
+    // each change: an intent record before it is stored, its completion after (same call id)
+    expect(audit.map((r) => [r.kind, r.target, r.revision, r.outcome])).toEqual([
+      ['settings', a.settingsRevision, tool.revision, 'started'],
+      ['settings', a.settingsRevision, tool.revision, 'ok'],
+      ['settings', b.settingsRevision, tool.revision, 'started'],
+      ['settings', b.settingsRevision, tool.revision, 'ok'],
+      ['settings', a.settingsRevision, tool.revision, 'started'],
+      ['settings', a.settingsRevision, tool.revision, 'ok'],
     ]);
+    expect(audit[0]!.call).toBe(audit[1]!.call);
     expect(JSON.stringify(audit)).not.toContain('imperial');
 
     // The same values for another tool revision are another settings revision, and never load for the first.

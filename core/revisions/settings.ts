@@ -1,7 +1,8 @@
 // Per-tool settings revisions: values a person configures for one tool revision, content-addressed; core, trusted side.
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { AuditSink } from '../audit/trail.js';
-import { DOMAINS, documentBytes, isContentId } from './cid.js';
+import { DOMAINS, cidOfBytes, documentBytes, isContentId } from './cid.js';
+import { ChangeAudit, type ChangeAuditOptions } from '../audit/change.js';
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
 import { checkSchema, compileSchema, describeError, type SchemaCheck } from '../schema/validate.js';
@@ -215,10 +216,13 @@ export function applyDefaults(schema: unknown, values: SettingsValues): Settings
  */
 export class ToolSettings {
   readonly #checks = new Map<string, SchemaCheck>();
+  readonly #changes: ChangeAudit | undefined;
   constructor(
     readonly store: Store,
-    readonly opts: { audit?: AuditSink } = {},
-  ) {}
+    readonly opts: { audit?: AuditSink } & ChangeAuditOptions = {},
+  ) {
+    this.#changes = opts.audit ? new ChangeAudit(opts.audit, opts) : undefined;
+  }
 
   #check(toolRevision: string, schema: unknown): SchemaCheck {
     let c = this.#checks.get(toolRevision);
@@ -374,7 +378,6 @@ export class ToolSettings {
         'E_UNKNOWN_TOOL',
         `settings can be carried over only from another revision of "${tool.name}", not from "${change.from.name}"`,
       );
-    const started = Date.now();
     const base = change.from
       ? await this.revisionOf(change.from.name, change.from.revision)
       : await this.revisionOf(tool.name, tool.revision);
@@ -396,38 +399,42 @@ export class ToolSettings {
     const effective = this.validate(tool, values);
     const body: SettingsDocument = { tool: tool.name, toolRevision: tool.revision, values };
     const bytes = documentBytes(DOMAINS.settings, body, 'E_INVALID_MANIFEST');
-    const settingsRevision = await this.store.putObject(bytes);
+    const settingsRevision = await cidOfBytes(bytes);
+    const current = await this.revisionOf(tool.name, tool.revision);
+    const carried = change.from ? ` (carried over from ${change.from.revision})` : '';
     let previous: string | undefined;
-    await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, (r) => {
-      const next: SettingsRecord = r
-        ? { ...r, history: [...r.history] }
-        : { tool: tool.name, toolRevision: tool.revision, history: [] };
-      previous = next.current;
-      if (next.current !== settingsRevision) next.history.push({ settingsRevision, at: new Date().toISOString() });
-      next.current = settingsRevision;
-      return next;
-    });
-    const changed = previous !== settingsRevision;
-    // Every change is audited (who, which tool revision, the new settings revision); the values stay in the store.
-    if (changed && this.opts.audit) {
-      await this.opts.audit.append({
-        v: 1,
-        time: new Date().toISOString(),
-        principal: who.principal,
-        tool: tool.name,
-        revision: tool.revision,
-        kind: 'settings',
-        target: settingsRevision,
-        decision: 'allow',
-        rule: previous
-          ? `settings ${previous} -> ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`
-          : `settings ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
-        list: 'person',
-        scope: who.via.slice(0, 64),
-        durationMs: Date.now() - started,
-        outcome: 'ok',
+    const store = async (): Promise<void> => {
+      await this.store.putObject(bytes);
+      await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, (r) => {
+        const next: SettingsRecord = r
+          ? { ...r, history: [...r.history] }
+          : { tool: tool.name, toolRevision: tool.revision, history: [] };
+        previous = next.current;
+        if (next.current !== settingsRevision) next.history.push({ settingsRevision, at: new Date().toISOString() });
+        next.current = settingsRevision;
+        return next;
       });
-    }
+    };
+    // Every change is audited as the gate audits a call: an intent record (who, which tool revision, the new settings
+    // revision) made durable before anything is stored, its completion after; the values stay in the store.
+    if (current !== settingsRevision && this.#changes)
+      await this.#changes.run(
+        {
+          principal: who.principal,
+          kind: 'settings',
+          tool: tool.name,
+          revision: tool.revision,
+          target: settingsRevision,
+          rule: current
+            ? `settings ${current} -> ${settingsRevision}${carried}`
+            : `settings ${settingsRevision}${carried}`,
+          list: 'person',
+          scope: who.via,
+        },
+        store,
+      );
+    else await store();
+    const changed = previous !== settingsRevision;
     return { settingsRevision, values, effective, changed, ...(previous ? { previous } : {}) };
   }
 
