@@ -16,6 +16,7 @@ import { StoreAuditLog } from '../../core/audit/trail.js';
 import { RefusalTally } from '../../core/audit/refusals.js';
 import { ChangeAudit } from '../../core/audit/change.js';
 import { hostIdentity } from '../process/identity.js';
+import { withholdTokens } from '../../core/capabilities/withhold.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
@@ -90,6 +91,8 @@ class HostAssembly {
   readonly toolSettings: ToolSettings;
   readonly refusals: RefusalTally;
   readonly changes: ChangeAudit;
+  /** Secret values known to the host once its gate is wired (node/host/wiring.ts); none before. */
+  withheld: () => string[] = () => [];
   /** Run, all at once, by the host's close(). */
   readonly closers: (() => Promise<void>)[] = [];
   #settings: Promise<LoadedSettings> | undefined;
@@ -158,7 +161,15 @@ async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   await ensurePrivateDir(paths.home);
   await ensurePrivateDir(paths.store);
   const backend = new FileStoreBackend(paths.store);
-  return new HostAssembly(opts, paths, backend, new Store(backend));
+  // What a tool logs is its own text: known secret values are withheld from it (as whole tokens) before any front end
+  // (tycli run --logs, the protocol's $/log) sees it.
+  const onToolLog = opts.onToolLog;
+  let host: HostAssembly | undefined;
+  const own: NodeHostOptions = onToolLog
+    ? { ...opts, onToolLog: (rev, level, text) => onToolLog(rev, level, withholdTokens(text, host?.withheld() ?? [])) }
+    : opts;
+  host = new HostAssembly(own, paths, backend, new Store(backend));
+  return host;
 }
 
 /**
@@ -225,7 +236,10 @@ async function startRuntimes(
     gate: opts.gate ?? wired.value?.gate,
     capabilities: opts.capabilities ?? wired.value?.capabilities,
   };
-  if (wired.value) host.closers.push(wired.value.close);
+  if (wired.value) {
+    host.closers.push(wired.value.close);
+    host.withheld = wired.value.withheld;
+  }
   if (!opts.external) {
     const bridge = mcpExternal(host.paths.home, parts.gate);
     parts.external = bridge.external;

@@ -29,6 +29,8 @@ export interface WiringInputs {
 export interface Wiring {
   gate: Gate;
   capabilities: (identity: ToolIdentity) => CapabilityHandler;
+  /** The secret values stored when the host opened (knownSecretValues), to withhold from a tool's own text. */
+  withheld: () => string[];
   close(): Promise<void>;
 }
 
@@ -83,7 +85,7 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
   const close = () => transport.close();
-  return { gate, capabilities, close };
+  return { gate, capabilities, withheld, close };
 }
 
 /**

@@ -1,7 +1,7 @@
 // End-to-end: `tycli secret set` refuses values under 8 bytes unless --allow-short, and a one-byte secret leaves the
 // audit of `tycli run` intact (finding 1 of issue 26); test side.
 import { describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT, cliScratch, oneLine, runProcess, BIN } from './helpers.js';
 
@@ -60,5 +60,32 @@ describe('short secret values', () => {
       expect(new Date(r.time).toISOString()).toBe(r.time);
       expect(r.principal).toBe('cli:user');
     }
+  });
+
+  it('what a tool logs is its own text: a granted value it logs is withheld on --logs, as a token only', async () => {
+    const h = join(S.dir, 'logs');
+    const file = join(S.dir, 'logger.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'logger',
+        description: 'logs its secret',
+        parameters: { type: 'object', additionalProperties: false },
+        execution: {
+          kind: 'sandboxed-code',
+          runtime: 'javascript',
+          source:
+            "export default async (_a, ctx) => { const v = await ctx.getSecret('TOK'); console.log('token=' + v + ' in the log'); return v.length; };",
+        },
+        capabilities: { secrets: ['TOK'] },
+      }),
+    );
+    await S.add(h, file);
+    expect((await piped('log-value-9Zq', ['--home', h, 'secret', 'set', 'TOK'])).code).toBe(0);
+    expect((await S.tycli(['--home', h, 'secret', 'grant', 'TOK', '--tool', 'logger'])).code).toBe(0);
+    const r = await S.tycli(['--home', h, 'run', 'logger', '--logs']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('token=<withheld> in the log');
+    expect(r.stderr).not.toContain('log-value-9Zq');
   });
 });
