@@ -1,7 +1,8 @@
 // Unit tests for tycli output helpers: error text and JSON lines are inert whatever the output is; test side.
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
-import { TOOL_LINE_PREFIX, fail, outJson } from './output.js';
+import { TOOL_LINE_PREFIX, fail, failWith, outJson } from './output.js';
+import { TyError } from '../../core/errors.js';
 import type { CliContext } from './types.js';
 
 function ctx(json: boolean): CliContext & { text(): { out: string; err: string } } {
@@ -67,5 +68,14 @@ describe('tycli output', () => {
     const c = ctx(false);
     fail(c, 'E_CAPABILITY_DENIED', 'fetch is denied', { hint: 'allow it with: --allow x' });
     expect(c.text().err).toBe('error[E_CAPABILITY_DENIED]: fetch is denied; allow it with: --allow x\n');
+  });
+
+  it('failWith shows a thrown tool error the same way', () => {
+    const c = ctx(false);
+    expect(failWith(c, new TyError('E_TOOL_FAILED', 'x\nerror[E_STORE]: forged', { origin: 'server' }))).toBe(1);
+    expect(c.text().err.trimEnd().split('\n')).toEqual([
+      'error[E_TOOL_FAILED]: the MCP server\'s tool failed with its own error; what it said follows, each line marked "tool:"',
+      'tool: x\\nerror[E_STORE]: forged',
+    ]);
   });
 });

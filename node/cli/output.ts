@@ -183,6 +183,13 @@ export function fail(
 export function failWith(ctx: CliContext, e: unknown): 1 | 2 {
   if (e instanceof TyError) {
     const hint = cliHint(e);
+    // a tool's (or an MCP server's) own error text is shown apart from the host's line, as tycli run shows it
+    const origin = e.data?.origin;
+    if (e.code === 'E_TOOL_FAILED' && (origin === 'tool' || origin === 'server'))
+      return fail(ctx, e.code, e.message, {
+        toolText: { who: origin === 'tool' ? 'the tool' : "the MCP server's tool" },
+        ...(hint ? { hint } : {}),
+      });
     return fail(ctx, e.code, hint ? `${e.message}; ${hint}` : e.message);
   }
   const msg = e instanceof Error ? e.message : String(e);
