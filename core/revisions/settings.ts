@@ -237,7 +237,7 @@ export class ToolSettings {
   /**
    * Validate values against a tool revision's settings schema, defaults applied first; returns the effective values.
    * Every key, at any depth, is checked against secret-like names first (secretLikeName), whatever the schema allows:
-   * this is where both `tycli tool settings --set` and the host API (`update`) and every call (`forCall`) pass.
+   * this is where both the command line's settings edit and the host API (`update`) and every call (`forCall`) pass.
    * @throws TyError E_INVALID_SETTINGS naming the field and the fix (values never echoed); data `{tool, field,
    *   keyword}`, or `{tool, field, secretLike: true}` for a key named like a secret.
    */
