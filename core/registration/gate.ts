@@ -29,11 +29,17 @@ export function clientManifest(raw: unknown, reservedNames: Iterable<string>): T
       "a protocol client cannot register a trusted-native tool (it would run with the host's authority); use sandboxed-code or external-service",
       { path: 'execution.kind' },
     );
-  if ([...reservedNames].includes(manifest.name))
+  // a client's revision must not take the name of a host built-in (it would shadow it unasked), nor one that
+  // differs from it only in case (`Python` beside `python` reads as the built-in in a list)
+  const folded = manifest.name.toLowerCase();
+  const builtin = [...reservedNames].find((n) => n.toLowerCase() === folded);
+  if (builtin !== undefined)
     throw new TyError(
       'E_INVALID_MANIFEST',
-      `"${manifest.name}" is the name of a tool this host offers itself; choose another name`,
-      { path: 'name' },
+      builtin === manifest.name
+        ? `"${manifest.name}" is the name of a tool this host offers itself; choose another name`
+        : `"${manifest.name}" differs only in case from "${builtin}", a tool this host offers itself; choose another name`,
+      { path: 'name', conflictsWith: builtin },
     );
   return manifest;
 }

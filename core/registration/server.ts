@@ -28,6 +28,7 @@ import { TyError, toTyError } from '../errors.js';
 import { revisionId, type ToolRegistry } from '../revisions/registry.js';
 import type { Gate } from '../exec/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
+import type { RefusalCounter } from '../audit/refusals.js';
 import { RegistrationRate } from './limits.js';
 import { authorizeRegistry, clientManifest, type RegistryAction } from './gate.js';
 import {
@@ -55,10 +56,18 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
-  /** Names of tools the host itself offers (built-ins): a client may not register a revision under them. */
+  /**
+   * Names of tools the host itself offers (built-ins): a client may not register a revision under them, nor under a
+   * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
+   */
   reservedNames?: () => Iterable<string>;
   /** How long `registryChanged()` hints are gathered before the bindings are read again, ms (default 50). */
   changeDebounceMs?: number;
+  /**
+   * Counts the admission refusals (E_BUSY: the registration rate, runs in flight on a connection) for the audit, in
+   * aggregate per principal and second (core/audit/refusals.ts RefusalTally).
+   */
+  refusals?: RefusalCounter;
 }
 
 /**
@@ -516,11 +525,17 @@ export class ProtocolSession {
   ): Promise<unknown> {
     const key = JSON.stringify(id);
     if (this.#runs.has(key)) throw new TyError('E_USAGE', 'a run with this id is still in flight; use a new id');
-    if (this.#runs.size >= this.server.limits.maxConcurrentRuns)
+    if (this.#runs.size >= this.server.limits.maxConcurrentRuns) {
+      this.server.opts.refusals?.refused({
+        principal: this.#principal!,
+        reason: `${this.server.limits.maxConcurrentRuns} runs in flight on one connection`,
+        tool: 'tool/run',
+      });
       throw new TyError(
         'E_BUSY',
         `at most ${this.server.limits.maxConcurrentRuns} runs may be in flight on one connection; wait for one to finish`,
       );
+    }
     const run: Run = { id, ac: new AbortController(), sink, seq: this.server.nextSeq() };
     this.#runs.set(key, run);
     if (this.#closed) run.ac.abort();
@@ -546,6 +561,11 @@ export class ProtocolSession {
   #rate(action: RegistryAction): void {
     if (!this.server.rate.take(this.#principal!)) {
       const l = this.server.limits;
+      this.server.opts.refusals?.refused({
+        principal: this.#principal!,
+        reason: `registration rate: ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s`,
+        tool: `tool/${action}`,
+      });
       throw new TyError(
         'E_BUSY',
         `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,
