@@ -61,6 +61,44 @@ async function permissionGranted(): Promise<boolean> {
   }
 }
 
+/** A Storage (Web Storage API) kept in memory for this page only: the stand-in where the browser refuses its own. */
+class MemoryStorage implements Storage {
+  readonly #items = new Map<string, string>();
+  get length(): number {
+    return this.#items.size;
+  }
+  key(index: number): string | null {
+    return [...this.#items.keys()][index] ?? null;
+  }
+  getItem(key: string): string | null {
+    return this.#items.get(String(key)) ?? null;
+  }
+  setItem(key: string, value: string): void {
+    this.#items.set(String(key), String(value));
+  }
+  removeItem(key: string): void {
+    this.#items.delete(String(key));
+  }
+  clear(): void {
+    this.#items.clear();
+  }
+}
+
+/**
+ * Web Storage the browser refuses here (Chromium with third-party cookies blocked throws a SecurityError on the first
+ * touch of `sessionStorage` in a cross-site frame): replaced by one in memory, so the app's per-tab notes still work
+ * for as long as the page lives. Storage the browser allows is left alone.
+ */
+function ensureWebStorage(): void {
+  for (const name of ['sessionStorage', 'localStorage'] as const) {
+    try {
+      void globalThis[name].length;
+    } catch {
+      Object.defineProperty(globalThis, name, { value: new MemoryStorage(), configurable: true });
+    }
+  }
+}
+
 /**
  * Decide where the app keeps its data, before it opens any database. Not framed, or framed by its own site:
  * `first-party`. In a cross-site frame: a storage-access permission the person granted before is used without a click
@@ -72,6 +110,7 @@ export async function prepareAppStorage(): Promise<AppStorage> {
   const canRequest = typeof doc.requestStorageAccess === 'function';
   if (window.parent === window || typeof doc.hasStorageAccess !== 'function')
     return { mode: 'first-party', canRequest: false };
+  ensureWebStorage();
   const has = await doc.hasStorageAccess().catch(() => false);
   if (has) return { mode: 'first-party', canRequest: false };
   if (canRequest && (await permissionGranted())) {
