@@ -146,6 +146,11 @@ describe.skipIf(!haveChromium)('WebMCP (host.webmcp) in Chromium with --enable-f
       // stop unregisters everything
       await page.evaluate(() => window.host.webmcp.stop());
       expect(await page.webmcp.tools()).toEqual([]);
+      // expose({ tools }) offers only the names given
+      const only = await page.evaluate(() => window.host.webmcp.expose({ tools: ['secret'] }));
+      expect(only.tools.map((t) => t.name)).toEqual(['secret']);
+      expect((await page.webmcp.tools()).map((t) => t.name)).toEqual(['secret']);
+      await page.evaluate(() => window.host.webmcp.stop());
       await page.evaluate(() => window.host.close());
     } finally {
       await app.close();
