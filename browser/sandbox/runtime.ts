@@ -11,6 +11,7 @@ import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '
 import type { HostMessage } from '../../protocol/wire.js';
 import type { HostEvents } from '../events.js';
 import { checkSrcdocPolicy, srcdocBlocked, srcdocDocument, srcdocScriptHash } from './srcdoc.js';
+import { srcdocForSandboxedFrame } from '../trusted-html.js';
 import {
   loadPyodideAssets,
   loadPythonPackages,
@@ -270,7 +271,8 @@ function openFrame(
   frame.tabIndex = -1;
   frame.style.cssText = 'position:absolute;width:0;height:0;border:0;visibility:hidden';
   // srcdoc: fixed markup, a hex token and a percent-encoded origin (sandbox/srcdoc.ts), parsed by the frame only
-  if (srcdoc !== undefined) frame.srcdoc = srcdoc;
+  if (srcdoc !== undefined)
+    frame.srcdoc = srcdocForSandboxedFrame(srcdoc); // TrustedHTML under the host's policy
   else frame.src = `${url}#t=${token}&o=${encodeURIComponent(hostOrigin)}`;
   return new Promise<SandboxFrame>((resolve, reject) => {
     let done = false;

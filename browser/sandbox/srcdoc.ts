@@ -71,6 +71,25 @@ export function srcdocBlocked(directive: string, needs: string): TyError {
   );
 }
 
+/**
+ * The inline frame and its worker inherit a page's Trusted Types requirement, and the bootstrap starts its worker from
+ * a Blob URL string: a page that requires Trusted Types cannot have a srcdoc frame (its own default frame has its own
+ * policy).
+ */
+const TRUSTED_TYPES = new Set(['require-trusted-types-for', 'trusted-types']);
+
+/** The error for a directive a probe violated: Trusted Types named as such, any other with what to add. */
+function blocked(directive: string, needs: string): TyError {
+  if (!TRUSTED_TYPES.has(directive)) return srcdocBlocked(directive, needs);
+  return new TyError(
+    'E_SANDBOX_UNAVAILABLE',
+    `the page's Content-Security-Policy directive ${directive} forbids the srcdoc sandbox frame: the inline frame ` +
+      `and its worker inherit the Trusted Types requirement, which its Blob worker cannot meet; use the default ` +
+      `frame mode (sandbox-frame.html, a document with its own policy) (docs/browser.md "srcdoc mode")`,
+    { directive },
+  );
+}
+
 /** Run `probe` and report the first CSP violation it caused on this page (effective directive), if any. */
 async function violationOf(probe: () => Promise<unknown>): Promise<string | undefined> {
   let seen: string | undefined;
@@ -99,7 +118,7 @@ export async function checkSrcdocPolicy(python: boolean): Promise<void> {
   const url = URL.createObjectURL(new Blob([''], { type: 'text/javascript' }));
   try {
     const w = await violationOf(async () => new Worker(url).terminate());
-    if (w) throw srcdocBlocked(w, 'blob: in worker-src (or script-src)');
+    if (w) throw blocked(w, 'blob: in worker-src (or script-src)');
     const s = await violationOf(
       () =>
         new Promise((resolve) => {
@@ -112,13 +131,13 @@ export async function checkSrcdocPolicy(python: boolean): Promise<void> {
           document.head.append(el);
         }),
     );
-    if (s) throw srcdocBlocked(s, 'blob: in script-src (the tool module is a Blob)');
+    if (s) throw blocked(s, 'blob: in script-src (the tool module is a Blob)');
   } finally {
     URL.revokeObjectURL(url);
   }
   if (python) {
     const wasm = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
     const v = await violationOf(async () => new WebAssembly.Module(wasm));
-    if (v) throw srcdocBlocked(v, "'wasm-unsafe-eval' in script-src (Python compiles WebAssembly)");
+    if (v) throw blocked(v, "'wasm-unsafe-eval' in script-src (Python compiles WebAssembly)");
   }
 }

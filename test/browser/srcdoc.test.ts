@@ -87,6 +87,12 @@ describe.skipIf(!haveChromium)('srcdoc mode (browser/sandbox/srcdoc.ts)', () => 
         JS,
         new RegExp(`directive script-src .*${esc(hash)}`),
       ],
+      // the documented policy, on a page that requires Trusted Types (the frame and its worker would inherit it)
+      [
+        `${srcdocPageCsp()}; require-trusted-types-for 'script'; trusted-types tysandbox`,
+        JS,
+        /directive require-trusted-types-for forbids the srcdoc sandbox frame: .*use the default frame mode/,
+      ],
       // everything but WebAssembly, for Python
       [
         `default-src 'self'; script-src 'self' ${hash} blob:; worker-src blob:`,
