@@ -57,6 +57,25 @@ async function startCall(ch: SandboxChannel, port: FakePort, o = opts(), args: u
   return { p, id: m.id };
 }
 
+describe('SandboxChannel: the call is sent before onSent (the intent record fsync begins as the tool runs)', () => {
+  it('tells onSent once, right after the call message was handed to the port, and not for a call never sent', async () => {
+    const { ch, port } = await loaded();
+    const seen: string[] = [];
+    const o = opts({
+      onSent: () => seen.push(`sent after ${port.sent.length} messages, last ${port.sent.at(-1)?.type}`),
+    });
+    const { p, id } = await startCall(ch, port, o, { x: 1 });
+    expect(seen).toEqual(['sent after 2 messages, last call']);
+    ch.receive({ v: 1, type: 'result', id, ok: true, json: '1' });
+    expect(await p).toBe(1);
+    expect(seen).toHaveLength(1);
+    // arguments that are not JSON data never leave: no onSent
+    const bad = ch.call({ n: 1n }, opts({ onSent: () => seen.push('bad') }));
+    await expect(bad).rejects.toMatchObject({ code: 'E_INVALID_ARGS' });
+    expect(seen).toHaveLength(1);
+  });
+});
+
 describe('SandboxChannel handshake', () => {
   it('sends load only after ready and resolves on loaded', async () => {
     const port = new FakePort();

@@ -263,7 +263,9 @@ export class SandboxChannel {
       } catch (e) {
         const p = this.#calls.get(id);
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));
+        return;
       }
+      opts.onSent?.();
     });
   }
 

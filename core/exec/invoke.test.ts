@@ -339,3 +339,79 @@ describe('Invoker capability refusals', () => {
     expect(await s2.inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_TOOL_FAILED' } });
   });
 });
+
+describe('Invoker: the intent record (no effect before it is durable)', () => {
+  /** A gate that allows every call and hands `execute` an intent record whose fsync settles by hand. */
+  const intentGate = () => {
+    const log: string[] = [];
+    let settle!: () => void;
+    const durable = new Promise<void>((r) => (settle = r));
+    const gate: Gate = {
+      authorize: vi.fn(async () => {}),
+      run: async (_req, execute) => {
+        const value = await execute({ durable, begin: () => void log.push('begin') });
+        await durable;
+        return { value };
+      },
+    };
+    return { gate, log, settle: () => settle() };
+  };
+
+  it('sandboxed code runs at once; its capability requests wait until the intent record is durable; the fsync begins when the call is sent', async () => {
+    const { gate, log, settle } = intentGate();
+    const pool: PoolLike = {
+      call: async (_s, _a, o) => {
+        log.push('sent');
+        o.onSent?.();
+        const v = await o.onCapability('fetch', {}, o.signal);
+        log.push(`capability answered: ${String(v)}`);
+        return 1;
+      },
+    };
+    const { registry, inv } = await setup({ gate, capabilities: () => async () => (log.push('handler'), 'ok') }, pool);
+    await registry.install(code());
+    const r = inv.invoke('dbl', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['sent', 'begin']));
+    await new Promise((res) => setTimeout(res, 10));
+    expect(log).toEqual(['sent', 'begin']); // the request waits: its handler has not run
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 1 });
+    expect(log).toEqual(['sent', 'begin', 'handler', 'capability answered: ok']);
+  });
+
+  it('native code starts only once the intent record is durable (it has effects of its own)', async () => {
+    const { gate, log, settle } = intentGate();
+    const { registry, inv } = await setup({ gate });
+    const { revision } = await registry.install({
+      name: 'nat',
+      description: 'n',
+      parameters: params,
+      execution: { kind: 'trusted-native', entry: 'n' },
+    });
+    registry.registerNative(revision, async () => (log.push('native ran'), 3));
+    const r = inv.invoke('nat', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['begin']));
+    await new Promise((res) => setTimeout(res, 10));
+    expect(log).toEqual(['begin']);
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 3 });
+    expect(log).toEqual(['begin', 'native ran']);
+  });
+
+  it("a bridged service's call is forwarded only once the intent record is durable", async () => {
+    const { gate, log, settle } = intentGate();
+    const { registry, inv } = await setup({ gate, external: async () => (log.push('forwarded'), 4) });
+    await registry.install({
+      name: 'ext',
+      description: 'e',
+      parameters: params,
+      execution: { kind: 'external-service', serviceId: 's', tool: 't' },
+    });
+    const r = inv.invoke('ext', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['begin']));
+    expect(log).toEqual(['begin']);
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 4 });
+    expect(log).toEqual(['begin', 'forwarded']);
+  });
+});

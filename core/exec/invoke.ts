@@ -9,11 +9,13 @@ import { TyError, toTyError } from '../errors.js';
 import type { ToolRegistry } from '../revisions/registry.js';
 import {
   DEFAULT_LIMITS,
+  DURABLE_INTENT,
   NEVER_ABORTED,
   type CallLimits,
   type CapabilityHandler,
   type Gate,
   type GateRequest,
+  type IntentRecord,
   type Principal,
   type SandboxSpec,
 } from './runtime.js';
@@ -41,6 +43,8 @@ export interface PoolLike {
       limits: CallLimits;
       argsJson?: string;
       argsParts?: readonly string[];
+      /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
+      onSent?: () => void;
     },
   ): Promise<unknown>;
 }
@@ -256,9 +260,13 @@ export class Invoker {
       );
       limitsUsed = limits;
       const handler = this.#o.capabilities?.(identity) ?? denyAll;
-      // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
+      let intent: IntentRecord = DURABLE_INTENT;
+      // Every capability request waits until the call's intent record is durable (no effect without its durable
+      // audit record); the host's own refusals are remembered, so an uncaught one is reported with its code (never a
+      // tool's claim).
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
+          await intent.durable;
           return await handler(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');
@@ -276,7 +284,8 @@ export class Invoker {
       // Everything that decides the caller's outcome happens inside `execute`, so the gate's audit record and
       // post-hooks see the same code the caller gets: the host's refusal when the tool let one propagate, and
       // result checks (E_OUTPUT_LIMIT, outputSchema).
-      const execute = async (): Promise<unknown> => {
+      const execute = async (started: IntentRecord = DURABLE_INTENT): Promise<unknown> => {
+        intent = started;
         let value: unknown;
         try {
           value = await this.#execute(
@@ -288,6 +297,7 @@ export class Invoker {
             onCapability,
             opts,
             joined,
+            started,
             settings,
           );
         } catch (e) {
@@ -331,7 +341,12 @@ export class Invoker {
     }
   }
 
-  /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
+  /**
+   * `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously).
+   * Sandboxed code runs at once, its intent record's fsync begun as its call message leaves (the sandbox reaches
+   * nothing but through `onCapability`, which waits for it); native code and a bridged service's call have effects
+   * of their own, so they start only once the intent record is durable.
+   */
   async #execute(
     identity: ToolIdentity,
     args: unknown,
@@ -341,6 +356,7 @@ export class Invoker {
     onCapability: CapabilityHandler,
     opts: InvokeOptions,
     joined: () => void,
+    intent: IntentRecord,
     settings?: Record<string, unknown>,
   ): Promise<unknown> {
     const exec = identity.manifest.execution;
@@ -359,12 +375,15 @@ export class Invoker {
           limits,
           argsJson,
           argsParts,
+          onSent: intent.begin,
         });
         joined();
         return running;
       }
       case 'trusted-native': {
         joined();
+        intent.begin();
+        await intent.durable;
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn)
           throw new TyError(
@@ -377,6 +396,8 @@ export class Invoker {
       }
       case 'external-service': {
         joined();
+        intent.begin();
+        await intent.durable;
         const bridge = this.#o.external;
         if (!bridge)
           throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);

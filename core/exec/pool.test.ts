@@ -105,6 +105,17 @@ describe('SandboxPool retained mode', () => {
     expect(seen[0]!.argsParts).toBe(argsParts);
   });
 
+  it("hands the caller's onSent to the sandbox's call, retained and disposable alike", async () => {
+    const seen: CallOptions[] = [];
+    const rt = new FakeRuntime(async (_a, o) => (seen.push(o), 1));
+    pool = new SandboxPool({ runtime: rt });
+    const onSent = () => {};
+    await pool.call(spec('b1'), {}, { onCapability, onSent });
+    await pool.call(spec('b1'), {}, { onCapability, onSent, disposable: true });
+    await pool.call(spec('b1'), {}, { onCapability });
+    expect(seen.map((o) => o.onSent)).toEqual([onSent, onSent, undefined]);
+  });
+
   it('serializes calls to one sandbox', async () => {
     const rt = new FakeRuntime(async (_a, _o, inst) => {
       await tick();

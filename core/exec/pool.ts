@@ -69,6 +69,8 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
   /** Override the pool mode for this call. */
   disposable?: boolean;
+  /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
+  onSent?: () => void;
 }
 
 interface Entry {
@@ -439,8 +441,8 @@ async function startWithin(
   }
 }
 
-/** A call's canonical arguments text, as the caller gave it (PoolCallOptions). */
-type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts'>;
+/** A call's canonical arguments text, as the caller gave it, and its sent hook (PoolCallOptions). */
+type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts' | 'onSent'>;
 
 /**
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
@@ -485,6 +487,7 @@ function guarded(
     if (spec.settings) o.settings = spec.settings;
     if (text.argsJson !== undefined) o.argsJson = text.argsJson;
     if (text.argsParts !== undefined) o.argsParts = text.argsParts;
+    if (text.onSent !== undefined) o.onSent = text.onSent;
     inst.call(args, o).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),
