@@ -1,7 +1,7 @@
 // Unit tests for the host side of the sandbox wire protocol (core/exec/channel.ts) over a fake port; trusted side.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { SandboxChannel, plainResult, utf8Length, type SandboxPort } from './channel.js';
+import { SandboxChannel, plainResult, type SandboxPort } from './channel.js';
 import { ResultMessageSchema } from '../../protocol/wire.js';
 import { canonicalJson, canonicalParts, joinParts, PART_MIN } from '../revisions/canonical.js';
 import { TyError } from '../errors.js';
@@ -554,13 +554,5 @@ describe('SandboxChannel limits', () => {
     expect(ch.alive).toBe(false);
     expect(ch.closedReason?.code).toBe('E_PROTOCOL');
     expect(port.closed).toBe(1);
-  });
-});
-
-describe('utf8Length', () => {
-  it('matches TextEncoder on mixed text, surrogate pairs and lone surrogates', () => {
-    for (const s of ['', 'abc', 'é', '€', '😀', 'a😀b€é', '\ud800', '\udc00x', 'x\ud83d']) {
-      expect(utf8Length(s)).toBe(new TextEncoder().encode(s).length);
-    }
   });
 });

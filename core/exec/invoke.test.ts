@@ -124,6 +124,23 @@ describe('Invoker', () => {
     });
   });
 
+  it('caps arguments by their UTF-8 bytes exactly, long string pieces included (counted piece by piece)', async () => {
+    const max = 64 * 1024;
+    const counted: number[] = [];
+    const { registry, inv } = await setup({
+      maxArgsBytes: max,
+      byteLength: (p) => (counted.push(p.length), Buffer.byteLength(p)),
+    });
+    await registry.install({ ...code(), parameters: { type: 'object' } });
+    const over = { s: 'ж'.repeat(32 * 1024) }; // 32768 units, 65536 bytes of string, plus `{"s":""}`
+    expect(await inv.invoke('dbl', over)).toMatchObject({ ok: false, error: { code: 'E_INVALID_ARGS' } });
+    expect(counted).toEqual([6, 32 * 1024, 2]); // the pieces, never their joined text
+    const fits = { s: 'ж'.repeat(32 * 1024 - 8) }; // 65520 + 8 bytes
+    expect(await inv.invoke('dbl', fits)).toMatchObject({ ok: true });
+    expect(await inv.invoke('dbl', { s: 'x'.repeat(max) })).toMatchObject({ ok: false }); // units alone decide
+    expect(counted).toHaveLength(6);
+  });
+
   it('passes a tool request to the gate and honours its refusal', async () => {
     const seen: GateRequest[] = [];
     const gate: Gate = {

@@ -4,7 +4,7 @@ import { checkFrames, mapFrames, type ToolFrame } from './stack.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { CapabilityName } from '../../protocol/wire.js';
 import { canonicalParts, joinParts } from '../revisions/canonical.js';
-import { utf8Length } from './channel.js';
+import { utf8Length, type ByteLength } from './bytes.js';
 import { TyError, toTyError } from '../errors.js';
 import type { ToolRegistry } from '../revisions/registry.js';
 import {
@@ -90,6 +90,8 @@ export interface InvokerOptions {
   principal?: Principal;
   /** Largest serialized arguments accepted, bytes (default 8 MiB). */
   maxArgsBytes?: number;
+  /** UTF-8 byte length of a text (default core/exec/bytes.ts utf8Length; Node passes Buffer.byteLength). */
+  byteLength?: ByteLength;
   /**
    * Admission control: most calls in flight on this host at once (running or waiting for their turn), default
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
@@ -228,8 +230,7 @@ export class Invoker {
       const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
       const argsJson = joinParts(argsParts);
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
-      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the text could be over the cap
-      if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs)
+      if (argsBytesOver(argsParts, maxArgs, this.#o.byteLength ?? utf8Length))
         throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
       this.#validator.validate(tool.revision, tool.manifest.parameters, args);
       // The settings this call runs with: the pinned or current settings revision, re-validated, defaults applied.
@@ -414,7 +415,8 @@ export class Invoker {
       throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
     }
     if (json === undefined) throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
-    const bytes = json.length * 3 > limits.outputBytes ? utf8Length(json) : 0; // counted only when it could be over
+    // counted only when it could be over
+    const bytes = json.length * 3 > limits.outputBytes ? (this.#o.byteLength ?? utf8Length)(json) : 0;
     if (bytes > limits.outputBytes)
       throw new TyError(
         'E_OUTPUT_LIMIT',
@@ -422,6 +424,21 @@ export class Invoker {
       );
     return JSON.parse(json) as unknown;
   }
+}
+
+/**
+ * True when the UTF-8 text of `parts` (the canonical arguments, in pieces) is longer than `max` bytes. A UTF-16 code
+ * unit is 1 to 3 bytes of UTF-8 (a surrogate pair 4 for 2), so bytes are counted only when the length leaves it open,
+ * and piece by piece: the pieces are flat strings, their concatenation a rope that counting would flatten (a copy).
+ */
+function argsBytesOver(parts: readonly string[], max: number, byteLength: ByteLength): boolean {
+  let units = 0;
+  for (const p of parts) units += p.length;
+  if (units > max) return true;
+  if (units * 3 <= max) return false;
+  let bytes = 0;
+  for (const p of parts) bytes += byteLength(p);
+  return bytes > max;
 }
 
 /** Run `fn` with a signal aborted after `ms` or when `outer` aborts; E_TIMEOUT / E_ABORTED win the race. */

@@ -136,6 +136,8 @@ const OOM_RE =
   /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
 let swept = false;
+/** Node's native UTF-8 byte count (the result cap's measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 /** A sandbox process started ahead of its call (NodeSandboxRuntime.prestart): the unwrapped command line it runs. */
 interface Spare {
@@ -216,6 +218,7 @@ export class NodeSandboxInstance implements SandboxInstance {
       {
         ...(onLog ? { onLog: (level, text) => onLog(revision, level, text) } : {}),
         onClosed: () => this.#kill(),
+        byteLength: utf8Bytes,
       },
     );
     // stdout: NDJSON, one message per line, each line capped (E_OUTPUT_LIMIT, sandbox killed; never truncated).
