@@ -237,6 +237,28 @@ describe('GroupAppender', () => {
     expect(a.stats).toMatchObject({ batches: 2, records: 3 });
   });
 
+  it("a completion record still waiting for its commit is fsync'd as the process exits (process.exit included)", async () => {
+    const p = join(dir, 'audit');
+    const mod = new URL('./append.ts', import.meta.url).pathname;
+    const script = `import { GroupAppender } from ${JSON.stringify(mod)};
+      const a = new GroupAppender(${JSON.stringify(p)});
+      const s = await a.stage('{"started":1}'); s.begin(); await s.durable;
+      await a.stage('{"done":1}');
+      process.on('exit', () => console.log(JSON.stringify(a.stats)));
+      process.exit(0);`;
+    const out = await new Promise<string>((resolve, reject) => {
+      const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let o = '';
+      c.stdout.on('data', (d) => (o += String(d)));
+      c.once('error', reject);
+      c.once('exit', () => resolve(o));
+    });
+    expect(JSON.parse(out)).toMatchObject({ batches: 1, records: 1, atExit: 1 });
+    expect(lines(p)).toEqual(['{"started":1}', '{"done":1}']);
+  });
+
   it('closes its descriptor after IDLE_CLOSE_MS without writes, and reopens on the next one', async () => {
     const p = join(dir, 'audit');
     const a = new GroupAppender(p);

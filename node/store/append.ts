@@ -125,10 +125,10 @@ export class GroupAppender {
   /** Records awaited (append, sync, begun stage) and not yet settled, written or still queued. */
   #awaited = 0;
   /**
-   * fsyncs done, records they made durable, fsyncs run on the calling thread, writes, descriptors opened and last-byte
-   * reads (torn-tail checks), since creation.
+   * fsyncs done, records they made durable, fsyncs run on the calling thread, writes, descriptors opened, last-byte
+   * reads (torn-tail checks) and fsyncs run as the process exited, since creation.
    */
-  readonly stats = { batches: 0, records: 0, inline: 0, writes: 0, opens: 0, tailReads: 0 };
+  readonly stats = { batches: 0, records: 0, inline: 0, writes: 0, opens: 0, tailReads: 0, atExit: 0 };
   constructor(readonly path: string) {}
 
   /**
@@ -342,10 +342,31 @@ export class GroupAppender {
     }
     if (wanted) this.#startSync();
     else if (this.#stagedTimer === undefined && !this.#syncing) {
+      // unreferenced: a process may end meanwhile, and syncs what is left as it exits (syncAtExit)
       this.#stagedTimer = setTimeout(() => {
         this.#stagedTimer = undefined;
         if (!this.#syncing && this.#unsynced.length > 0) void this.#sync();
       }, STAGED_SYNC_MS);
+      (this.#stagedTimer as { unref?: () => void }).unref?.();
+      syncAtExit(this);
+    }
+  }
+
+  /**
+   * fsync, on this thread, every file with records written and not yet synced (the process is exiting: no promise
+   * will be answered any more; what matters is that the records are on disk before it is gone). Never throws.
+   */
+  syncNow(): void {
+    const seen = new Set<string>();
+    for (const w of this.#unsynced) {
+      if (seen.has(w.file)) continue;
+      seen.add(w.file);
+      try {
+        fdatasyncSync(w.fd);
+        this.stats.atExit++;
+      } catch {
+        /* nothing more can be done while exiting */
+      }
     }
   }
 
@@ -432,6 +453,21 @@ export class GroupAppender {
 }
 
 const NEWLINE = Buffer.from('\n');
+
+/** Appenders that may hold written, unsynced records when the process exits. */
+const atExit = new Set<GroupAppender>();
+/**
+ * Make `a`'s unsynced records durable when the process exits (process.exit included): a call's completion record,
+ * whose fsync waits for the next group commit, is on disk before a one-shot command's process is gone.
+ */
+function syncAtExit(a: GroupAppender): void {
+  if (atExit.size === 0)
+    process.once('exit', () => {
+      for (const x of atExit) x.syncNow();
+      atExit.clear();
+    });
+  atExit.add(a);
+}
 
 function closeQuietly(fd: number): void {
   try {
