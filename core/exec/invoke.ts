@@ -260,7 +260,8 @@ export class Invoker {
         opts.timeoutMs,
       );
       limitsUsed = limits;
-      const handler = this.#o.capabilities?.(identity) ?? denyAll;
+      // made on the call's first capability request (most calls make none)
+      let handler: CapabilityHandler | undefined;
       let intent: IntentRecord = DURABLE_INTENT;
       // Every capability request waits until the call's intent record is durable (no effect without its durable
       // audit record); the host's own refusals are remembered, so an uncaught one is reported with its code (never a
@@ -268,6 +269,7 @@ export class Invoker {
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
           await intent.durable;
+          handler ??= this.#o.capabilities?.(identity) ?? denyAll;
           return await handler(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');

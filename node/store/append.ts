@@ -341,8 +341,10 @@ export class GroupAppender {
       if (p.awaited) wanted = true;
     }
     if (wanted) this.#startSync();
-    else if (this.#stagedTimer === undefined && !this.#syncing) {
-      // unreferenced: a process may end meanwhile, and syncs what is left as it exits (syncAtExit)
+    else if (this.#stagedTimer === undefined) {
+      // One timer at a time, never cleared (no timer work per call): when it fires, whatever is still unsynced gets
+      // its fsync, so no line waits longer than STAGED_SYNC_MS. Unreferenced: a process may end meanwhile, and syncs
+      // what is left as it exits (syncAtExit).
       this.#stagedTimer = setTimeout(() => {
         this.#stagedTimer = undefined;
         if (!this.#syncing && this.#unsynced.length > 0) void this.#sync();
@@ -373,10 +375,6 @@ export class GroupAppender {
   #startSync(): void {
     if (this.#syncing) return; // the running round loops for what was written meanwhile
     if (!this.#unsynced.some((w) => w.records.some((p) => p.awaited))) return; // awaited ones not written yet
-    if (this.#stagedTimer !== undefined) {
-      clearTimeout(this.#stagedTimer);
-      this.#stagedTimer = undefined;
-    }
     void this.#sync();
   }
 
