@@ -361,17 +361,18 @@ describe('Invoker: the intent record (no effect before it is durable)', () => {
   /** A gate that allows every call and hands `execute` an intent record whose fsync settles by hand. */
   const intentGate = () => {
     const log: string[] = [];
+    const alone: boolean[] = [];
     let settle!: () => void;
     const durable = new Promise<void>((r) => (settle = r));
     const gate: Gate = {
       authorize: vi.fn(async () => {}),
       run: async (_req, execute) => {
-        const value = await execute({ durable, begin: () => void log.push('begin') });
+        const value = await execute({ durable, begin: (a) => void (log.push('begin'), alone.push(a === true)) });
         await durable;
         return { value };
       },
     };
-    return { gate, log, settle: () => settle() };
+    return { gate, log, alone, settle: () => settle() };
   };
 
   it('sandboxed code runs at once; its capability requests wait until the intent record is durable; the fsync begins when the call is sent', async () => {
@@ -394,6 +395,18 @@ describe('Invoker: the intent record (no effect before it is durable)', () => {
     settle();
     expect(await r).toMatchObject({ ok: true, result: 1 });
     expect(log).toEqual(['sent', 'begin', 'handler', 'capability answered: ok']);
+  });
+
+  it('says whether the call is alone on its host when it begins the fsync (a sequential caller may sync inline)', async () => {
+    const { gate, alone, settle } = intentGate();
+    settle();
+    const pool: PoolLike = { call: async (_s, _a, o) => (o.onSent?.(), 1) };
+    const { registry, inv } = await setup({ gate }, pool);
+    await registry.install(code());
+    await inv.invoke('dbl', { x: 1 });
+    expect(alone).toEqual([true]);
+    await Promise.all([inv.invoke('dbl', { x: 1 }), inv.invoke('dbl', { x: 2 })]);
+    expect(alone.slice(1)).toContain(false);
   });
 
   it('native code starts only once the intent record is durable (it has effects of its own)', async () => {

@@ -378,14 +378,15 @@ export class Invoker {
           limits,
           argsJson,
           argsParts,
-          onSent: intent.begin,
+          // alone on this host: the fsync may run on this thread while the tool runs in its sandbox
+          onSent: () => intent.begin(this.#inFlight === 1),
         });
         joined();
         return running;
       }
       case 'trusted-native': {
         joined();
-        intent.begin();
+        intent.begin(this.#inFlight === 1);
         await intent.durable;
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn)
@@ -399,7 +400,7 @@ export class Invoker {
       }
       case 'external-service': {
         joined();
-        intent.begin();
+        intent.begin(this.#inFlight === 1);
         await intent.durable;
         const bridge = this.#o.external;
         if (!bridge)

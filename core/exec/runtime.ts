@@ -68,13 +68,16 @@ export interface CallOptions {
  * The intent (`started`) audit record of a call the gate let through, as the gate's `execute` receives it. It is
  * written (held by the OS: a host process killed from now on cannot lose it) before `execute` runs; `durable` settles
  * once it is on disk (rejecting with E_STORE when it cannot be made durable). `begin()` starts that fsync now: called
- * once the call's arguments are on their way to its sandbox, the fsync overlaps the tool's run. Nothing the call does
- * outside its sandbox (a capability request, a native tool's own code, a bridged server's call) and no answer may go
- * ahead of `durable`. Hosts whose audit records are durable when written give a settled `durable`.
+ * once the call's arguments are on their way to its sandbox, the fsync overlaps the tool's run. `alone`: the caller
+ * knows no other call is in flight on its host (a sequential caller), so the fsync may run on the calling thread,
+ * which has nothing else to do meanwhile; otherwise it runs beside that thread, shared with the other calls' records.
+ * Nothing the call does outside its sandbox (a capability request, a native tool's own code, a bridged server's call)
+ * and no answer may go ahead of `durable`. Hosts whose audit records are durable when written give a settled
+ * `durable`.
  */
 export interface IntentRecord {
   durable: Promise<void>;
-  begin(): void;
+  begin(alone?: boolean): void;
 }
 
 /** An intent record that is durable already (no gate, or a sink without stages). */

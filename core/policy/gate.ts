@@ -367,10 +367,10 @@ export class PermissionGate implements Gate {
         let begun = false;
         const begin =
           typeof start === 'function'
-            ? () => {
+            ? (alone?: boolean) => {
                 if (begun) return;
                 begun = true;
-                (start as () => void).call(s);
+                (start as (alone?: boolean) => void).call(s, alone === true);
               }
             : () => {};
         return { durable, begin };

@@ -199,7 +199,7 @@ describe('GroupAppender', () => {
     try {
       const { durable, begin } = await a.stage('{"started":1}');
       expect(a.stats.records).toBe(0);
-      begin();
+      begin(true); // its caller has no other call in flight
       expect(a.stats).toMatchObject({ batches: 1, records: 1, inline: 1 }); // synchronously, inside begin()
       await durable;
       begin(); // idempotent
@@ -209,10 +209,19 @@ describe('GroupAppender', () => {
     }
   });
 
+  it('begin() of a caller with other calls in flight goes through the thread pool, however few records wait', async () => {
+    const a = new GroupAppender(join(dir, 'audit'));
+    const s = await a.stage('{"started":1}');
+    s.begin(false);
+    expect(a.stats.inline).toBe(0);
+    await s.durable;
+    expect(a.stats).toMatchObject({ batches: 1, records: 1, inline: 0 });
+  });
+
   it('begin() while other records wait for an fsync goes through the thread pool, and one commit covers them', async () => {
     const a = new GroupAppender(join(dir, 'audit'));
     const staged = await Promise.all(Array.from({ length: 8 }, (_, i) => a.stage(`{"started":${i}}`)));
-    for (const s of staged) s.begin();
+    for (const s of staged) s.begin(true);
     await Promise.all(staged.map((s) => s.durable));
     expect(a.stats.inline).toBe(0);
     expect(a.stats.records).toBe(8);
@@ -257,6 +266,32 @@ describe('GroupAppender', () => {
     });
     expect(JSON.parse(out)).toMatchObject({ batches: 1, records: 1, atExit: 1 });
     expect(lines(p)).toEqual(['{"started":1}', '{"done":1}']);
+  });
+
+  it('a completion record written during a commit gets no fsync of its own: it rides with the next awaited one', async () => {
+    const a = new GroupAppender(join(dir, 'audit'));
+    vi.useFakeTimers({ toFake: ['setTimeout'] }); // no STAGED_SYNC_MS round
+    try {
+      const started = await a.stage('{"started":1}');
+      started.begin(false); // through the thread pool, handed over after this turn
+      await new Promise((r) => setImmediate(r)); // the commit is in flight while the completion is written
+      const done = await a.stage('{"done":1}');
+      let doneDurable = false;
+      void done.durable.then(() => (doneDurable = true));
+      await started.durable;
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(a.stats.batches).toBe(1);
+      expect(doneDurable).toBe(false);
+      const next = await a.stage('{"started":2}');
+      next.begin(false);
+      await next.durable;
+      await Promise.resolve();
+      expect(doneDurable).toBe(true);
+      expect(a.stats).toMatchObject({ batches: 2, records: 3 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('closes its descriptor after IDLE_CLOSE_MS without writes, and reopens on the next one', async () => {

@@ -62,6 +62,8 @@ interface Pending {
   onWritten?: () => void;
   /** Someone waits for this record's fsync now (an append, a sync point, a staged line whose fsync was begun). */
   awaited: boolean;
+  /** Begun by a caller with no other call in flight (StagedLine.begin); appends and sync points count as alone. */
+  alone: boolean;
   /** Settled (durable or failed). */
   done: boolean;
 }
@@ -72,17 +74,20 @@ interface Written {
   /** `dev:ino` of the file behind `fd`: one fsync per file. */
   file: string;
   records: Pending[];
+  /** When its first record was written (performance.now(), ms): the STAGED_SYNC_MS bound runs from here. */
+  at: number;
 }
 
 /** What a staged append returns: `durable` settles once the line is on disk; `begin()` asks for that fsync now. */
 export interface StagedLine {
   durable: Promise<void>;
   /**
-   * Start the fsync that makes this line durable now instead of waiting for company (an append, or STAGED_SYNC_MS):
-   * on this thread when no other record waits for an fsync (a sequential caller, whose call runs in its sandbox
-   * meanwhile), else through the thread pool, shared with the records written by then. Idempotent.
+   * Start the fsync that makes this line durable now instead of waiting for company (an append, or STAGED_SYNC_MS).
+   * `alone`: the caller has no other call in flight (a sequential caller, whose call runs in its sandbox meanwhile):
+   * the fsync runs on this thread when no other record is pending but one; otherwise through the thread pool, shared
+   * with the records written by then. Idempotent.
    */
-  begin(): void;
+  begin(alone?: boolean): void;
 }
 
 /**
@@ -101,8 +106,9 @@ export interface StagedLine {
  * record, once its arguments are on their way to the sandbox: the fsync overlaps the tool's run), else it shares the
  * next commit, or gets its own STAGED_SYNC_MS after it was written (a call's completion record, which no answer
  * waits for, is never begun: it joins the next commit).
- * An fsync whose records someone waits for runs on the calling thread when no other record is pending but one (a
- * sequential caller has nothing else to do meanwhile: one thread hand-over less), else on the thread pool, handed
+ * An fsync whose records someone waits for runs on the calling thread when no other record is pending but one and its
+ * caller says it has no other call in flight (a sequential caller has nothing else to do meanwhile: one thread
+ * hand-over less), else on the thread pool, handed
  * over once the current turn's continuations ran (setImmediate), so concurrent callers never block on it.
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written whole
  * before it are still synced and resolved. An fsync that fails rejects the records it covered.
@@ -159,7 +165,7 @@ export class GroupAppender {
           },
           false,
         );
-        p.onWritten = () => written({ durable, begin: () => this.#begin(p) });
+        p.onWritten = () => written({ durable, begin: (alone?: boolean) => this.#begin(p, alone === true) });
       });
       durable.catch(() => {});
       this.#push(p);
@@ -200,14 +206,16 @@ export class GroupAppender {
         reject(e);
       },
       awaited,
+      alone: true,
       done: false,
     };
     return p;
   }
 
-  #begin(p: Pending): void {
+  #begin(p: Pending, alone: boolean): void {
     if (p.done || p.awaited) return;
     p.awaited = true;
+    p.alone = alone;
     this.#awaited++;
     this.#startSync();
   }
@@ -334,7 +342,7 @@ export class GroupAppender {
     const records = written === batch.length ? batch : batch.slice(0, written);
     const last = this.#unsynced[this.#unsynced.length - 1];
     if (last !== undefined && last.fd === fd) for (const p of records) last.records.push(p);
-    else this.#unsynced.push({ fd, file: this.#file, records });
+    else this.#unsynced.push({ fd, file: this.#file, records, at: performance.now() });
     let wanted = false; // someone waits for this fsync (not only lines that may wait for company)
     for (const p of records) {
       if (p.onWritten) p.onWritten();
@@ -342,16 +350,36 @@ export class GroupAppender {
     }
     if (wanted) this.#startSync();
     else if (this.#stagedTimer === undefined) {
-      // One timer at a time, never cleared (no timer work per call): when it fires, whatever is still unsynced gets
-      // its fsync, so no line waits longer than STAGED_SYNC_MS. Unreferenced: a process may end meanwhile, and syncs
-      // what is left as it exits (syncAtExit).
-      this.#stagedTimer = setTimeout(() => {
-        this.#stagedTimer = undefined;
-        if (!this.#syncing && this.#unsynced.length > 0) void this.#sync();
-      }, STAGED_SYNC_MS);
-      (this.#stagedTimer as { unref?: () => void }).unref?.();
+      // One timer at a time, never cleared (no timer work per call): it syncs what is still unsynced once the oldest
+      // line has waited STAGED_SYNC_MS. Unreferenced: a process may end meanwhile, and syncs what is left as it exits
+      // (syncAtExit).
+      this.#armStaged(STAGED_SYNC_MS);
       syncAtExit(this);
     }
+  }
+
+  /**
+   * The STAGED_SYNC_MS timer: when it fires, the oldest line still unsynced decides: written STAGED_SYNC_MS ago, it
+   * gets its fsync now (with whatever else is unsynced); else the timer waits for the rest of its time.
+   */
+  #armStaged(ms: number): void {
+    this.#stagedTimer = setTimeout(() => {
+      this.#stagedTimer = undefined;
+      if (this.#syncing) return; // a round is running: it re-arms for what it leaves (#sync)
+      const left = this.#stagedLeft();
+      if (left === undefined) return;
+      if (left > 1) this.#armStaged(left);
+      else void this.#sync(true);
+    }, ms);
+    (this.#stagedTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** ms until the oldest unsynced line has waited STAGED_SYNC_MS (undefined when none is unsynced). */
+  #stagedLeft(): number | undefined {
+    if (this.#unsynced.length === 0) return undefined;
+    let oldest = Infinity;
+    for (const w of this.#unsynced) oldest = Math.min(oldest, w.at);
+    return oldest + STAGED_SYNC_MS - performance.now();
   }
 
   /**
@@ -381,17 +409,21 @@ export class GroupAppender {
   /**
    * fsync what was written so far (one fsync per file behind the descriptors); repeat while more was written meanwhile.
    */
-  async #sync(): Promise<void> {
+  async #sync(timed = false): Promise<void> {
     this.#syncing = true;
     try {
       let first = true;
-      while (this.#unsynced.length > 0) {
+      // rounds go on while someone waits: lines nobody waits for (completion records) ride along with the next
+      // awaited commit, or the STAGED_SYNC_MS timer's, never an fsync of their own in between
+      while ((timed && this.#unsynced.length > 0) || this.#unsynced.some((w) => w.records.some((p) => p.awaited))) {
+        const awaitedRound = !timed;
+        timed = false;
         // one awaited record and at most one other record not yet durable (a sequential caller: its intent record and
         // the previous call's completion; nothing else to do until it is durable, its call running in its sandbox
         // meanwhile): fsync on this thread, sparing the thread pool's hand-over and the wake-up back; otherwise
         // (concurrent callers: other calls' intent records written or on their way) the fsync goes to the pool,
         // keeping this thread free for the other calls meanwhile
-        const inline = first && this.#awaited <= 1 && this.#idleRecords() <= 1;
+        const inline = first && awaitedRound && this.#awaited <= 1 && this.#idleRecords() <= 1 && this.#awaitedAlone();
         first = false;
         // handing the fsync to the thread pool costs a thread wake-up: let this turn's continuations (calls sending
         // their arguments while their intent records sync) run first; records written meanwhile join
@@ -429,7 +461,16 @@ export class GroupAppender {
       }
     } finally {
       this.#syncing = false;
+      // lines nobody waited for, left unsynced by this round: their STAGED_SYNC_MS bound still holds
+      const left = this.#stagedLeft();
+      if (left !== undefined && this.#stagedTimer === undefined) this.#armStaged(Math.max(1, left));
     }
+  }
+
+  /** True when every awaited record written so far was begun by a caller with no other call in flight. */
+  #awaitedAlone(): boolean {
+    for (const w of this.#unsynced) for (const p of w.records) if (p.awaited && !p.alone) return false;
+    return true;
   }
 
   /** Records written or queued, not yet durable, that nobody waits for yet (staged lines not begun). */
