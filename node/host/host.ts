@@ -8,6 +8,7 @@ import { Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions } from '../..
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type Gate } from '../../core/exec/runtime.js';
 import { FileStoreBackend } from '../store/file-store.js';
+import { settleAppenders } from '../store/append.js';
 import { ensurePrivateDir, tycliPaths, type TycliPaths } from '../store/paths.js';
 import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
@@ -51,6 +52,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     settings: host.toolSettings,
     principal: opts.principal ?? 'cli:user',
     maxQueuedCalls: queueBound(opts),
+    byteLength: utf8Bytes,
   };
   await offerPython(host);
   if (host.running) Object.assign(invokerOpts, await startRuntimes(host));
@@ -284,7 +286,13 @@ function mcpExternal(
   };
 }
 
-/** Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only. */
+/** Node's native UTF-8 byte count (the argument and result caps' measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only, then makes
+ * the audit records still waiting for their group commit (the last calls' completion records) durable.
+ */
 function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): NodeHost {
   let closed = false;
   return {
@@ -298,6 +306,7 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
       if (closed) return;
       closed = true;
       await Promise.allSettled(host.closers.map((c) => c()));
+      await settleAppenders();
     },
   };
 }

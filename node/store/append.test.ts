@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import {
   appendFileSync,
+  existsSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
@@ -292,6 +293,20 @@ describe('GroupAppender', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('settle(): one fsync for lines nobody waited for, none at all (no file made) when nothing is pending', async () => {
+    const p = join(dir, 'audit');
+    const a = new GroupAppender(p);
+    await a.settle();
+    expect(a.stats.batches).toBe(0);
+    expect(existsSync(p)).toBe(false);
+    const done = await a.stage('{"done":1}');
+    await a.settle();
+    await done.durable;
+    expect(a.stats).toMatchObject({ batches: 1, records: 2 }); // the line and the sync point
+    await a.settle();
+    expect(a.stats.batches).toBe(1);
   });
 
   it('closes its descriptor after IDLE_CLOSE_MS without writes, and reopens on the next one', async () => {

@@ -183,6 +183,15 @@ export class GroupAppender {
     return new Promise<void>((resolve, reject) => this.#push(this.#pending(Buffer.alloc(0), resolve, reject, true)));
   }
 
+  /**
+   * Make the lines written and not yet durable durable now (one fsync), or nothing when there are none: what a
+   * closing host does for its last calls' completion records. @throws TyError E_STORE when the fsync fails
+   */
+  async settle(): Promise<void> {
+    if (this.#queue.length === 0 && this.#unsynced.length === 0 && !this.#syncing) return;
+    await this.sync();
+  }
+
   /** Make every line written so far durable (sync), then close the held descriptor. Idempotent. */
   async close(): Promise<void> {
     await this.sync().catch(() => {});
@@ -495,6 +504,14 @@ const NEWLINE = Buffer.from('\n');
 
 /** Appenders that may hold written, unsynced records when the process exits. */
 const atExit = new Set<GroupAppender>();
+
+/**
+ * Settle every appender of this process that may hold lines nobody waited for (GroupAppender.settle): a host's close()
+ * makes its last completion records durable without waiting for their group commit. Never throws.
+ */
+export async function settleAppenders(): Promise<void> {
+  await Promise.allSettled([...atExit].map((a) => a.settle()));
+}
 /**
  * Make `a`'s unsynced records durable when the process exits (process.exit included): a call's completion record,
  * whose fsync waits for the next group commit, is on disk before a one-shot command's process is gone.
