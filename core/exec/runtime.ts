@@ -95,6 +95,12 @@ export interface SandboxInstance {
   call(args: unknown, opts: CallOptions): Promise<unknown>;
   /** Kill the sandbox (whole process tree / worker + frame). Idempotent. */
   destroy(reason: string): Promise<void>;
+  /**
+   * Optional: the memory the sandbox holds now against its memory limit, MiB (a Node sandbox: the private writable
+   * memory of its processes, what RLIMIT_DATA bounds), undefined when it cannot be told. The pool reads it once a
+   * sandbox has gone idle, never on a call's path.
+   */
+  memoryMb?(): number | undefined;
 }
 
 /** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker). */

@@ -42,6 +42,7 @@ import {
   nodeRunnerV8Flags,
 } from './engines.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
+import { treeDataMb } from '../process/memory.js';
 export {
   packageRoot,
   runnerPath,
@@ -330,6 +331,17 @@ export class NodeSandboxInstance implements SandboxInstance {
   get exited(): Promise<void> {
     return this.#exited;
   }
+
+  /**
+   * The private writable memory of the sandbox's processes (VmData of /proc/PID/status, what RLIMIT_DATA bounds:
+   * heap, ArrayBuffers, stacks), MiB, summed over the process and its descendants (the OS wrapper's and the engine's);
+   * undefined when /proc cannot tell (not Linux, the process gone). A few reads of /proc: for the pool's check of an
+   * idle sandbox (core/exec/pool.ts), never on a call's path.
+   */
+  memoryMb(): number | undefined {
+    return this.alive ? treeDataMb(this.pid) : undefined;
+  }
+
 
   #overflow(cap: number): void {
     this.#channel.fail(

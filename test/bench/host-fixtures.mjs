@@ -1,6 +1,7 @@
 // Benchmark helpers shared by the host benches (warm, large, throughput, idle): hosts over fresh homes, plain-child
 // baselines over pipes, process trees, floors; test side.
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { closeSync, fdatasyncSync, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -241,3 +242,48 @@ export const loadNow = () =>
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(', ');
+
+/**
+ * `n` host processes over one home (test/bench/host-worker.mjs), each serving calls over its stdio: `call(i, tool,
+ * args)` sends a call to process `i` and resolves with its `ok`; `close()` ends them (each closes its host).
+ */
+export async function hostProcesses(n, home) {
+  const procs = [];
+  for (let i = 0; i < n; i++) {
+    const c = spawn(process.execPath, [new URL('./host-worker.mjs', import.meta.url).pathname, home], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const waiting = new Map();
+    const lines = createInterface({ input: c.stdout });
+    const ready = new Promise((r) => lines.once('line', r));
+    lines.on('line', (l) => {
+      if (l === 'ready') return;
+      const m = JSON.parse(l);
+      waiting.get(m.id)?.(m.ok);
+      waiting.delete(m.id);
+    });
+    procs.push({ c, waiting, ready, next: 0 });
+  }
+  await Promise.all(procs.map((p) => p.ready));
+  return {
+    pids: procs.map((p) => p.c.pid),
+    call: (i, tool, args) =>
+      new Promise((r) => {
+        const p = procs[i];
+        const id = ++p.next;
+        p.waiting.set(id, r);
+        p.c.stdin.write(`${JSON.stringify({ id, tool, args })}\n`);
+      }),
+    close: async () => {
+      await Promise.all(
+        procs.map(
+          (p) =>
+            new Promise((r) => {
+              p.c.once('exit', r);
+              p.c.stdin.end();
+            }),
+        ),
+      );
+    },
+  };
+}
