@@ -17,7 +17,7 @@ import { StoreAuditLog } from '../../core/audit/trail.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
-import { memoryBudget, queueBound, type NodeHostOptions } from './options.js';
+import { idleBound, memoryBudget, queueBound, type NodeHostOptions } from './options.js';
 import { wireGateAndCapabilities, type Wiring } from './wiring.js';
 import { pythonNative } from './builtin-python.js';
 
@@ -232,7 +232,7 @@ async function openPool(host: HostAssembly, wiring: boolean): Promise<HostPool> 
   const { opts } = host;
   const posture = opts.globals?.sandbox ?? (wiring ? (await host.settings()).sandbox : undefined) ?? 'auto';
   const probeCache = join(host.paths.state, PROBE_CACHE_FILE);
-  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts));
+  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts), idleBound(opts));
   await prestartSandbox(host, pool);
   return pool;
 }
