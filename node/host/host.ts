@@ -100,7 +100,16 @@ class HostAssembly {
    * @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
    */
   settings(): Promise<LoadedSettings> {
-    this.#settings ??= (async () => {
+    this.#settings ??= this.loadSettings();
+    return this.#settings;
+  }
+
+  /**
+   * Load the settings files merged with the flags now (a reload: the gate of a long-lived host follows edits), each
+   * warning written to stderr as at start. @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
+   */
+  loadSettings(): Promise<LoadedSettings> {
+    return (async () => {
       const { loadSettings } = await import('../settings/load.js');
       const g = this.opts.globals ?? {};
       const loaded = await loadSettings({
@@ -115,7 +124,6 @@ class HostAssembly {
       }
       return loaded;
     })();
-    return this.#settings;
   }
 
   /** opts.asker, else the terminal, desktop dialog and waiting-question store (node/ask/channels.ts), made once. */
@@ -191,6 +199,7 @@ async function startRuntimes(
           backend: host.backend,
           registry: host.registry,
           settings: await host.settings(),
+          reloadSettings: () => host.loadSettings(),
           asker: await host.asker(),
           toolSettings: host.toolSettings,
         });
