@@ -342,7 +342,6 @@ export class NodeSandboxInstance implements SandboxInstance {
     return this.alive ? treeDataMb(this.pid) : undefined;
   }
 
-
   #overflow(cap: number): void {
     this.#channel.fail(
       new TyError('E_OUTPUT_LIMIT', `sandbox sent a message larger than ${cap} bytes; sandbox destroyed`),

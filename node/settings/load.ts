@@ -424,7 +424,7 @@ export interface NodeGateOptions {
  * NodeHookRunner in the project root.
  */
 export function createNodeGate(o: NodeGateOptions): PermissionGate {
-  const watch = o.reload ? new SettingsWatch(o.settings, o.reload) : undefined;
+  const watch = o.reload ? new SettingsWatch(o.settings, o.reload, gateConfigOf) : undefined;
   const deps: GateDeps = {
     config: watch ? () => watch.config() : () => gateConfigOf(o.settings),
     audit: new StoreAuditLog(o.store, o.withheld),

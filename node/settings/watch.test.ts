@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNodeGate, loadSettings } from './load.js';
+import { createNodeGate, gateConfigOf, loadSettings } from './load.js';
 import { SETTINGS_CHECK_MS, SettingsWatch } from './watch.js';
 import { Store } from '../../core/store/contract.js';
 import { MemoryStoreBackend } from '../../core/store/memory.js';
@@ -41,6 +41,7 @@ describe('SettingsWatch', () => {
     const w = new SettingsWatch(
       await load(),
       () => (reloads++, load()),
+      gateConfigOf,
       () => now,
     );
     const effect = async () =>
@@ -61,7 +62,7 @@ describe('SettingsWatch', () => {
   it('an edit that does not load fails every request with E_INVALID_SETTINGS until the file loads again', async () => {
     await write({ permissions: { allow: ['tool(weather)'] } });
     let now = 0;
-    const w = new SettingsWatch(await load(), load, () => now);
+    const w = new SettingsWatch(await load(), load, gateConfigOf, () => now);
     await write('{"permissions": {"allow": ["tool(weather)"'); // half written
     now += SETTINGS_CHECK_MS;
     await expect(Promise.resolve().then(() => w.config())).rejects.toMatchObject({ code: 'E_INVALID_SETTINGS' });
@@ -74,7 +75,7 @@ describe('SettingsWatch', () => {
 
   it('a settings file that appears after the start counts as an edit', async () => {
     let now = 0;
-    const w = new SettingsWatch(await load(), load, () => now);
+    const w = new SettingsWatch(await load(), load, gateConfigOf, () => now);
     expect(decide((await w.config()).policy, { kind: 'tool', toolName: 'weather', revision: REV }).effect).not.toBe(
       'deny',
     );

@@ -3,7 +3,6 @@
 import { statSync } from 'node:fs';
 import type { GateConfig } from '../../core/policy/gate.js';
 import { toTyError } from '../../core/errors.js';
-import type { LoadedSettings } from './load.js';
 
 /** The settings files are stat'ed at most this often, ms: a change is seen within it. */
 export const SETTINGS_CHECK_MS = 1000;
@@ -26,30 +25,33 @@ function stampOf(path: string): string {
  * another user owns) fails every request with its E_INVALID_SETTINGS until it loads again: the gate never goes on
  * with rules a person has just changed.
  */
-export class SettingsWatch {
-  #current: LoadedSettings;
+export class SettingsWatch<S extends { files: readonly { path: string }[] }> {
+  #current: S;
   #stamps: string[];
   #checkedAt: number;
-  #reloading: Promise<LoadedSettings> | undefined;
+  #reloading: Promise<S> | undefined;
   #error: unknown;
-  readonly #reload: () => Promise<LoadedSettings>;
+  readonly #reload: () => Promise<S>;
+  readonly #configOf: (s: S) => GateConfig;
   readonly #now: () => number;
 
   /**
-   * @param initial the settings as loaded at start (node/settings/load.ts loadSettings)
+   * @param initial the settings as loaded at start (node/settings/load.ts loadSettings), with the files they came from
    * @param reload loads them again with the same options (the host prints the warnings a reload brings)
+   * @param configOf the gate's configuration of loaded settings (node/settings/load.ts gateConfigOf)
    * @param now ms clock (tests inject one)
    */
-  constructor(initial: LoadedSettings, reload: () => Promise<LoadedSettings>, now: () => number = Date.now) {
+  constructor(initial: S, reload: () => Promise<S>, configOf: (s: S) => GateConfig, now: () => number = Date.now) {
     this.#current = initial;
     this.#stamps = initial.files.map((f) => stampOf(f.path));
     this.#reload = reload;
+    this.#configOf = configOf;
     this.#now = now;
     this.#checkedAt = now();
   }
 
   /** The settings in force now (as of the last check). */
-  get settings(): LoadedSettings {
+  get settings(): S {
     return this.#current;
   }
 
@@ -58,18 +60,19 @@ export class SettingsWatch {
    * stamps decide whether they are read again. @throws TyError E_INVALID_SETTINGS while a changed file does not load
    */
   config(): GateConfig | Promise<GateConfig> {
-    if (this.#reloading) return this.#reloading.then(configOf);
+    if (this.#reloading) return this.#reloading.then(this.#configOf);
     const now = this.#now();
     if (now - this.#checkedAt >= SETTINGS_CHECK_MS) {
       this.#checkedAt = now;
       const stamps = this.#current.files.map((f) => stampOf(f.path));
-      if (this.#error !== undefined || stamps.some((s, i) => s !== this.#stamps[i])) return this.#load().then(configOf);
+      if (this.#error !== undefined || stamps.some((s, i) => s !== this.#stamps[i]))
+        return this.#load().then(this.#configOf);
     }
     if (this.#error !== undefined) throw this.#error;
-    return configOf(this.#current);
+    return this.#configOf(this.#current);
   }
 
-  #load(): Promise<LoadedSettings> {
+  #load(): Promise<S> {
     const stamps = this.#current.files.map((f) => stampOf(f.path));
     this.#reloading = this.#reload().then(
       (s) => {
@@ -89,8 +92,4 @@ export class SettingsWatch {
     );
     return this.#reloading;
   }
-}
-
-function configOf(s: LoadedSettings): GateConfig {
-  return { policy: s.policy, hooks: s.hooks };
 }
