@@ -78,9 +78,11 @@ const DURABLE: IntentRecord = Object.freeze({ durable: Promise.resolve(), begin:
  * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
- * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output
- * appended as feedback,
- * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
+ * anything else E_HOOK_FAILED, fail closed) -> `started` audit record, written, handed to `execute` as its
+ * IntentRecord (its fsync begun once the call is sent, overlapping the tool's run) -> execute -> the intent record
+ * durable -> postToolUse hooks (output appended as feedback, cannot block or replace) -> completion record, written
+ * (its fsync joins the next group commit); the answer waits for the durable intent record. Every refusal counts toward
+ * the tool's pause.
  */
 export class PermissionGate implements Gate {
   readonly #d: GateDeps;
