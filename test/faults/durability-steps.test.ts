@@ -146,6 +146,62 @@ describe('kill -9 between each step of the overlapped durable path', () => {
     60_000,
   );
 
+  it('kill -9 at random moments (seeded): every executed effect came after its durable intent record and is on record', async () => {
+    let rnd = 5;
+    const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const runs: { n: number; pid: number; steps: string[]; sandboxes: number[] }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const n = 200 + i;
+      const log = join(dir, `random-${n}.log`);
+      const env = { ...cliEnv(dir), ...spyEnv, TY_STEP_LOG: log };
+      const c = startCli(['--home', home, 'run', 'stepper', '--args', JSON.stringify({ n })], env, dir);
+      const read = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+      if (i % 2 === 0) await new Promise((r) => setTimeout(r, Math.floor(random() * 1500)));
+      else {
+        // half the kills land inside the call: after its message reached the sandbox
+        const end = Date.now() + 15_000;
+        while (!read().some((l) => l.startsWith('sent:call')) && Date.now() < end)
+          await new Promise((r) => setTimeout(r, 2));
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 40)));
+      }
+      try {
+        process.kill(c.pid!, 'SIGKILL'); // the host only: its sandbox must go by itself
+      } catch {
+        /* finished already */
+      }
+      await c.done;
+      const lines = read();
+      runs.push({
+        n,
+        pid: c.pid!,
+        steps: lines.filter((l) => !l.startsWith('spawn ')).map((l) => l.split(' ')[0]!),
+        sandboxes: lines.filter((l) => l.startsWith('spawn ')).map((l) => Number(l.split(' ')[1])),
+      });
+    }
+    // the schedule reaches effects and cuts calls off once sent, before their answer
+    expect(runs.filter((r) => r.steps.includes('effect')).length).toBeGreaterThan(0);
+    expect(runs.filter((r) => r.steps.includes('sent:call') && !r.steps.includes('answer')).length).toBeGreaterThan(0);
+    const stored = new Set<number>();
+    const tsDir = join(home, 'store', 'tool-storage');
+    for (const f of existsSync(tsDir) ? readdirSync(tsDir) : [])
+      for (const v of Object.values(
+        (JSON.parse(readFileSync(join(tsDir, f), 'utf8')) as { entries: Record<string, number> }).entries,
+      ))
+        stored.add(v);
+    for (const r of runs) {
+      const why = `run ${r.n}: ${r.steps.join(' ')}`;
+      if (r.steps.includes('effect')) expect(durableBefore(r.steps, 'effect'), why).toBe(true);
+      // every value the store holds from these runs was written by a call whose intent record is in the log
+      if (stored.has(r.n)) expect(startedBy(r.pid), why).toBeDefined();
+      if (r.steps.includes('sent:call')) expect(startedBy(r.pid), why).toBeDefined();
+    }
+    expect(auditLines().corrupt).toBe(0);
+    const all = runs.flatMap((r) => r.sandboxes);
+    const end = Date.now() + 5000;
+    while (all.some(alive) && Date.now() < end) await new Promise((res) => setTimeout(res, 50));
+    expect(all.filter(alive)).toEqual([]);
+  }, 180_000);
+
   it('afterwards: every stored value has its call on record, the audit trail reads whole and shows the cut-off calls', async () => {
     const file = join(home, 'store', 'tool-storage');
     const stored: number[] = [];
