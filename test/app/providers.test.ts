@@ -21,6 +21,7 @@ import {
 const KEY_A = 'sk-openai-AAAA-0123456789';
 const KEY_B = 'sk-ant-BBBB-9876543210';
 const HEADER_VALUE = 'hv-private-title-5150';
+const SECRET_VALUE = 'tok-weather-secret-8080';
 const CSV_MARK = 'ZEBRA_ROW_7731';
 const CSV = `name,price\napple,2\n${CSV_MARK},4\npear,6\n`;
 // a 1x1 PNG
@@ -32,6 +33,17 @@ const PNG = Buffer.from(
 let env: AppEnv;
 let a: ScriptedModel;
 let b: ScriptedModel;
+let c: ScriptedModel;
+const KEY_C = 'sk-resp-CCCC-5555';
+
+/** The Responses peer's script: a csv-stats call when asked for statistics, the answer after its output. */
+function responsesScript(body: { input: { type?: string; role?: string; content?: unknown }[] }) {
+  const last = body.input.at(-1)!;
+  if (last.type === 'function_call_output') return { text: 'The tool answered.' };
+  const text = JSON.stringify(last.content ?? '');
+  if (text.includes('statistics')) return { toolCalls: [{ name: 'csv-stats', arguments: { csv: 'x\n1\n3\n' } }] };
+  return { text: 'echo from responses' };
+}
 
 /** The last user text of a request body (either API). */
 function lastUserText(body: { messages: { role: string; content: unknown }[] }): string {
@@ -67,11 +79,18 @@ beforeAll(async () => {
     script,
   });
   b = await startScriptedModel({ kind: 'anthropic', key: KEY_B, models: ['claude-beta-1', 'claude-beta-2'], script });
-  await allowConnect(env, [a.origin, b.origin]);
+  c = await startScriptedModel({
+    kind: 'openai-responses',
+    key: KEY_C,
+    models: ['gpt-resp-1'],
+    script: responsesScript,
+  });
+  await allowConnect(env, [a.origin, b.origin, c.origin]);
 }, 60_000);
 afterAll(async () => {
   await a?.close();
   await b?.close();
+  await c?.close();
   await env?.close();
 });
 
@@ -249,6 +268,13 @@ describe.skipIf(!haveChromium)('two providers side by side', () => {
       .getByRole('status')
       .filter({ hasText: /^Added header X-Title/ })
       .waitFor();
+    await page.getByRole('textbox', { name: 'Secret name' }).fill('WEATHER_TOKEN');
+    await page.getByRole('textbox', { name: 'Secret value' }).fill(SECRET_VALUE);
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved WEATHER_TOKEN/ })
+      .waitFor();
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export connections and tools' }).click(),
@@ -257,7 +283,7 @@ describe.skipIf(!haveChromium)('two providers side by side', () => {
     expect(text).toContain('Alpha');
     expect(text).toContain(a.url);
     expect(text).toContain('X-Title');
-    for (const secret of [KEY_A, HEADER_VALUE, 'sk-openai']) expect(text).not.toContain(secret);
+    for (const secret of [KEY_A, HEADER_VALUE, SECRET_VALUE, 'sk-openai']) expect(text).not.toContain(secret);
     await context.close();
 
     // another browser profile: the connection arrives without its key
@@ -275,5 +301,41 @@ describe.skipIf(!haveChromium)('two providers side by side', () => {
     await expect.poll(() => other.page.getByRole('textbox', { name: 'Connection name' }).inputValue()).toBe('Alpha');
     expect(await other.page.getByRole('textbox', { name: 'API key' }).inputValue()).toBe('');
     await other.context.close();
+  }, 180_000);
+
+  it('an openai-responses connection: its model list, a stateless history with a tool call and its output', async () => {
+    const { page, context } = await openApp(env);
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('textbox', { name: 'Connection name' }).fill('Responses');
+    await page.getByRole('combobox', { name: 'API', exact: true }).selectOption('openai-responses');
+    await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(c.url);
+    await page.getByRole('textbox', { name: 'API key' }).fill(KEY_C);
+    await page.getByRole('textbox', { name: /^Model / }).fill('gpt-resp-1');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Connected: 1 model/ })
+      .waitFor();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await send(page, 'hello there');
+    await page.getByText('echo from responses').waitFor();
+    await idle(page);
+    await send(page, 'statistics of x please');
+    await page.getByText('The tool answered.').waitFor({ timeout: 120_000 });
+    await idle(page, 120_000);
+    const posts = chats(c);
+    expect(posts.every((r) => r.path === '/v1/responses')).toBe(true);
+    const last = posts.at(-1)!.body;
+    expect(last.store).toBe(false);
+    expect(last.model).toBe('gpt-resp-1');
+    expect(String(last.instructions)).toContain('sandbox');
+    const types = last.input.map((i: { type?: string; role?: string }) => i.type ?? i.role);
+    expect(types.slice(-2)).toEqual(['function_call', 'function_call_output']);
+    const output = last.input.at(-1).output as string;
+    // csv-stats read the column x = 1, 3: its mean is 2
+    expect(output).toMatch(/"mean":\s*2\b/);
+    for (const r of c.requests) expect(r.headers.authorization).toBe(`Bearer ${KEY_C}`);
+    expect(rejectedHistories([c])).toEqual([]);
+    await context.close();
   }, 180_000);
 });
