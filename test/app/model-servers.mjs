@@ -98,7 +98,18 @@ async function openaiStream(res, r, n, usage) {
   send({}, r.toolCalls?.length ? 'tool_calls' : 'stop');
   if (usage)
     res.write(
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'scripted', choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } })}\n\n`,
+      `data: ${JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'scripted',
+        choices: [],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        },
+      })}\n\n`,
     );
   res.end('data: [DONE]\n\n');
 }

@@ -114,7 +114,10 @@ export function contentError(kind, body) {
         const url = String(p.image_url?.url ?? '');
         const d = /^data:(image\/[a-z]+);base64,(.*)$/s.exec(url);
         if (!d || !IMAGE_TYPES.includes(d[1]) || sniffBase64(d[2]) !== d[1])
-          return `Invalid 'messages[${i}].content[${j}].image_url.url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.`;
+          return (
+            `Invalid 'messages[${i}].content[${j}].image_url.url'. Expected a base64-encoded data URL with an image ` +
+            "MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value."
+          );
       }
     }
     return undefined;

@@ -12,7 +12,7 @@ export const IMAGE_MAX = 5 * 1024 * 1024;
 /** Most files attached to one message. */
 export const MAX_FILES = 10;
 
-/** Extensions read as text (plain text, markdown, data, source code), with their media type when it is not text/plain. */
+/** Extensions read as text (plain text, markdown, data, source code), with their media type when not text/plain. */
 const TEXT_TYPES: Record<string, string> = {
   txt: 'text/plain',
   text: 'text/plain',
@@ -163,7 +163,6 @@ export function formatBytes(n: number): string {
 /** A name kept for an attachment: no path, no control characters, at most 255 characters. */
 export function cleanName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
   const clean = base.replace(/[\u0000-\u001f\u007f"<>]/g, '_').trim();
   return (clean || 'file').slice(0, 255);
 }

@@ -73,7 +73,6 @@ export function cleanModelTitle(raw: string): string | undefined {
   const line = (raw.split('\n').find((l) => l.trim()) ?? '')
     .replace(/^\s*(title\s*:\s*)/i, '')
     .replace(/[*_#`]/g, '')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters never go into a title
     .replace(/[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, '')
     .trim()
     .replace(/^["'“”‘’«»]+|["'“”‘’«».]+$/g, '')

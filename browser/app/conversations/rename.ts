@@ -1,4 +1,4 @@
-// Renaming in place: a "Conversation title" box over the title (Enter or leaving it saves, Escape cancels); browser app,
+// Renaming in place: a "Conversation title" box over the title (Enter or leaving saves, Escape cancels); browser app,
 // trusted side.
 import { h } from '../dom.js';
 import { MAX_TITLE } from './groups.js';

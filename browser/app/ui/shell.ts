@@ -146,7 +146,7 @@ export class Shell {
     });
   }
 
-  /** Open or close the "More" menu (narrow screens); closing it puts focus back on "More" unless `focusBack` is false. */
+  /** Open or close the "More" menu (narrow screens); closing puts focus back on "More" unless `focusBack` is false. */
   more(open: boolean, focusBack = true): void {
     this.moreButton.setAttribute('aria-expanded', String(open));
     this.moreItems.classList.toggle('open', open);
