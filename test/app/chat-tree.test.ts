@@ -211,7 +211,9 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     const menu = page.getByRole('combobox', { name: 'Model', exact: true });
     await expect(menu.evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent)).resolves.toBe('from-url');
     await expect(
-      menu.evaluate((s: HTMLSelectElement) => (s.selectedOptions[0]?.parentElement as HTMLOptGroupElement).label),
+      menu.evaluate(
+        (s: HTMLSelectElement) => (s.selectedOptions[0]?.parentElement as HTMLOptGroupElement | null)?.label,
+      ),
     ).resolves.toContain('(from the link, this visit)');
     await page.getByText(/This page was opened with a link that sends this visit's messages to/).waitFor();
     await page.getByRole('button', { name: 'Settings' }).click();
