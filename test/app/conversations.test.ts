@@ -53,8 +53,15 @@ describe.skipIf(!haveChromium)('conversations and the keyboard', () => {
     await page.reload();
     await ready(page);
 
+    // a model name the provider did not list can still be typed in the Model menu
+    await page
+      .getByRole('combobox', { name: 'Model', exact: true })
+      .selectOption({ label: 'Type a model name for My connection…' });
+    await page.getByRole('textbox', { name: 'Model name' }).fill('typed-model-7');
+    await page.getByRole('textbox', { name: 'Model name' }).press('Enter');
     // Ctrl+Shift+O: a new conversation with focus in the message box
     await ask(page, 'Plan the trip to Lisbon');
+    expect(m.requests.at(-1)!.body.model).toBe('typed-model-7');
     for (const text of [
       'Budget for the team offsite',
       'Budget for the team offsite',
@@ -207,6 +214,12 @@ describe.skipIf(!haveChromium)('conversations and the keyboard', () => {
     expect((await focused(page)).text).toMatch(/^Question number 11\b/);
     await page.keyboard.press('Tab');
     expect((await focused(page)).cls).not.toContain('conv');
+    // Delete in the list deletes the conversation under focus, with Undo
+    await page.getByRole('button', { name: /^Question number 11\b/ }).focus();
+    await page.keyboard.press('Delete');
+    await expect.poll(() => titles(page)).not.toContain('Question number 11');
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(() => titles(page)).toContain('Question number 11');
     await context.close();
   }, 300_000);
 });
