@@ -36,7 +36,7 @@ import { purgeDeleted } from './conversations/purge.js';
 import { installShortcuts, ShortcutsDialog } from './keyboard/shortcuts.js';
 import { Connections } from './providers/connections.js';
 import { ModelMenu } from './providers/model-menu.js';
-import { openSettingsPanel, REOPEN, testConnection } from './settings/open.js';
+import { openSettingsPanel, readSession, REOPEN, testConnection } from './settings/open.js';
 import { keyForEndpoint } from './providers/key-question.js';
 
 declare global {
@@ -482,17 +482,6 @@ class App {
   /** Test a connection from Settings (settings/open.ts). */
   testConnection(c: Parameters<typeof testConnection>[1], place: HTMLElement): Promise<string[]> {
     return testConnection(this, c, place, keyForEndpoint);
-  }
-}
-
-function readSession<T>(key: string): T | undefined {
-  const v = sessionStorage.getItem(key);
-  if (v === null) return undefined;
-  sessionStorage.removeItem(key);
-  try {
-    return JSON.parse(v) as T;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 // Two scripted providers at once (OpenAI- and Anthropic-compatible, each refusing any key, model or history but its
 // own): connections with their own keys, GET /v1/models, the Model menu switched mid-conversation, the system prompt,
 // attachments in each API's format, a file handed to the csv-stats tool that never reaches a model, token usage, and
-// settings export without keys; Chromium over the real app server; test code.
+// settings export without keys; then an OpenAI Responses connection; Chromium over the real app server; test code.
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -22,6 +22,18 @@ export const REOPEN = 'tysandbox-panel';
 /** sessionStorage: the connection whose "Test connection" waits for that reload. */
 export const PENDING_TEST = 'tysandbox-test';
 
+/** Take a JSON value left in sessionStorage for the next load (removed as it is read); undefined if absent or bad. */
+export function readSession<T>(key: string): T | undefined {
+  const v = sessionStorage.getItem(key);
+  if (v === null) return undefined;
+  sessionStorage.removeItem(key);
+  try {
+    return JSON.parse(v) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the Settings panel needs from the app. */
 export interface SettingsHost {
   db: AppDb;
