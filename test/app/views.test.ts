@@ -143,6 +143,20 @@ describe.skipIf(!haveChromium)('the new views', () => {
           if (keep) await shot('more');
           await page.keyboard.press('Escape');
           expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('More');
+          // Escape closes the drawer and focus goes back where it was: the message box after Ctrl+K from it
+          const list = page.getByRole('list', { name: 'Conversations' });
+          await page.getByRole('textbox', { name: 'Message' }).focus();
+          await page.keyboard.press('Control+K');
+          await list.waitFor();
+          await page.keyboard.press('Escape');
+          await list.waitFor({ state: 'hidden' });
+          expect(await page.evaluate(() => document.activeElement?.id)).toBe('message');
+          // ... and the "Conversations" button after it opened the drawer
+          await page.getByRole('button', { name: 'Conversations' }).click();
+          await list.waitFor();
+          await page.keyboard.press('Escape');
+          await list.waitFor({ state: 'hidden' });
+          expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Conversations');
         }
         await ctx.close();
       }, 240_000);
