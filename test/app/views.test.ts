@@ -97,7 +97,14 @@ describe.skipIf(!haveChromium)('the new views', () => {
 
         // the conversation header, the Model menu, the settings box open, usage
         await send(page, 'the quarterly numbers');
-        await page.getByText('Here is a short answer').waitFor();
+        await page
+          .getByText('Here is a short answer')
+          .waitFor()
+          .catch(async (e: unknown) => {
+            const sent = [...a.requests, ...b.requests].map((r) => `${r.method} ${r.path} ${r.rejected ?? 'ok'}`);
+            const text = await page.locator('main').innerText();
+            throw new Error(`${String(e)}\nrequests: ${sent.join('; ')}\npage: ${text.slice(0, 1500)}`);
+          });
         await idle(page);
         await page.locator('.conv-settings summary').click();
         await page.getByRole('textbox', { name: 'System prompt' }).fill('You are a careful analyst. Answer briefly.');
