@@ -72,6 +72,8 @@ export interface PoolCallOptions {
 }
 
 interface Entry {
+  /** Its key in the pool: the revision, and for runtimes that keep principals apart the principal too. */
+  slot: string;
   revision: string;
   name: string;
   /** What the sandbox was started with (runtime, memory, folders); a different key needs a new sandbox. */
@@ -179,14 +181,14 @@ export class SandboxPool {
     return typeof r === 'function' ? r(spec) : r;
   }
 
-  /** The live retained sandbox for a revision, if any (diagnostics and tests). */
+  /** The live retained sandbox for a revision, if any (diagnostics and tests; the first principal's, if several). */
   peek(revision: string): SandboxInstance | undefined {
-    const e = this.#entries.get(revision);
-    return e?.instance?.alive ? e.instance : undefined;
+    for (const e of this.#entries.values()) if (e.revision === revision && e.instance?.alive) return e.instance;
+    return undefined;
   }
   /** Revisions with a pool entry. */
   revisions(): string[] {
-    return [...this.#entries.keys()];
+    return [...new Set([...this.#entries.values()].map((e) => e.revision))];
   }
 
   /**
@@ -207,13 +209,16 @@ export class SandboxPool {
       if (e.name === spec.manifest.name && e.revision !== spec.revision) this.#retire(e, 'revision changed', false);
     }
     const key = specKey(runtime, spec);
-    let entry = this.#entries.get(spec.revision);
+    // A runtime that keeps principals apart (quickjs: one process per principal) retains a sandbox per principal.
+    const slot = runtime.perPrincipal ? `${spec.revision}\u0000${spec.principal ?? ''}` : spec.revision;
+    let entry = this.#entries.get(slot);
     if (entry && entry.key !== key) {
       this.#retire(entry, 'sandbox settings changed', false);
       entry = undefined;
     }
     if (!entry) {
       entry = {
+        slot,
         revision: spec.revision,
         name: spec.manifest.name,
         key,
@@ -226,7 +231,7 @@ export class SandboxPool {
         idleSince: 0,
         chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb,
       };
-      this.#entries.set(spec.revision, entry);
+      this.#entries.set(slot, entry);
     }
     const e = entry;
     e.pending++; // a call is queued: not idle (an idle timer that fires now finds it pending)
@@ -349,7 +354,7 @@ export class SandboxPool {
     const idle = this.#idleTimers.get(e);
     if (idle !== undefined) clearTimeout(idle);
     this.#idleTimers.delete(e);
-    if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
+    if (this.#entries.get(e.slot) === e) this.#entries.delete(e.slot);
     const kill = async () => {
       e.killed = true;
       const inst = e.instance;
@@ -361,10 +366,10 @@ export class SandboxPool {
     return e.queue.then(kill);
   }
 
-  /** Destroy the retained sandbox of `revision` now (a call running in it fails with E_SANDBOX_FAILED). */
+  /** Destroy the retained sandboxes of `revision` now (a call running in one fails with E_SANDBOX_FAILED). */
   async terminate(revision: string): Promise<void> {
-    const e = this.#entries.get(revision);
-    if (e) await this.#retire(e, 'terminated', true);
+    const all = [...this.#entries.values()].filter((e) => e.revision === revision);
+    await Promise.all(all.map((e) => this.#retire(e, 'terminated', true)));
   }
 
   /** Destroy every sandbox; later calls fail with E_SANDBOX_UNAVAILABLE. */

@@ -25,6 +25,11 @@ export interface SandboxSpec {
    * tool as `ctx.settings`. Per call, not per sandbox: a retained sandbox keeps running when settings change.
    */
   settings?: Record<string, unknown>;
+  /**
+   * Who the call runs for (the invoker's principal). Runtimes that put several sandboxes in one process or worker
+   * (the quickjs engine) keep each principal's sandboxes apart by it; others ignore it.
+   */
+  principal?: Principal;
 }
 
 /**
@@ -73,9 +78,14 @@ export interface SandboxInstance {
   destroy(reason: string): Promise<void>;
 }
 
-/** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker). */
+/** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker, quickjs). */
 export interface SandboxRuntime {
   readonly name: string;
+  /**
+   * True when sandboxes of different principals must not share one (SandboxSpec.principal): the pool then retains a
+   * revision's sandbox per principal (core/exec/pool.ts).
+   */
+  readonly perPrincipal?: boolean;
   start(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxInstance>;
 }
 

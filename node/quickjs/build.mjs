@@ -1,0 +1,86 @@
+// Build step (npm run build): bundles the QuickJS sandbox host process (node/quickjs/sandbox-host.ts, the QuickJS
+// driver in core/quickjs/, quickjs-emscripten-core and the release-sync variant's Node glue) into one CommonJS file,
+// dist/quickjs/sandbox-host.cjs, with the guest script compiled in; build time, trusted side.
+// One file because the sandbox host runs under Node's permission model and bubblewrap, which grant and bind the files
+// it reads one by one (node/quickjs/runtime.ts): this bundle and the QuickJS .wasm, nothing else of the package.
+import { build, transform } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where the bundle goes, relative to the package root. */
+export const SANDBOX_HOST_BUNDLE = 'dist/quickjs/sandbox-host.cjs';
+
+/** The guest files in the order core/quickjs/guest-script.ts QUICKJS_GUEST_FILES lists them (checked there too). */
+const GUEST_FILES = [
+  ['web/events.mjs', 'installEvents'],
+  ['web/encoding.mjs', 'installEncoding'],
+  ['web/url.mjs', 'installUrl'],
+  ['web/fetch.mjs', 'installFetchClasses'],
+  ['web/timers.mjs', 'installTimers'],
+  ['web/misc.mjs', 'installMisc'],
+  ['web/intl.mjs', 'installIntl'],
+  ['core.mjs', 'createGuest'],
+  ['quickjs.mjs', 'startQuickJsGuest'],
+];
+
+/**
+ * The guest script as the sandboxes evaluate it: core/quickjs/guest-script.ts's concatenation with comments and
+ * whitespace removed (QuickJS parses it once per sandbox; names and behaviour are unchanged).
+ * @param {Record<string, string>} [texts] file texts by path (default: read from core/guest/)
+ */
+export async function minifiedGuestScript(texts) {
+  const t =
+    texts ?? Object.fromEntries(GUEST_FILES.map(([p]) => [p, readFileSync(join(root, 'core', 'guest', p), 'utf8')]));
+  const parts = [];
+  for (const [path, fn] of GUEST_FILES) {
+    const text = t[path];
+    const decl = `export function ${fn}(`;
+    const at = text.indexOf(decl);
+    if (at === -1 || text.indexOf(decl, at + 1) !== -1) throw new Error(`${path} must contain exactly one ${decl}`);
+    parts.push(text.slice(0, at) + text.slice(at + 'export '.length));
+  }
+  const script = `(function (H) {\n'use strict';\n${parts.join('\n')}\nreturn startQuickJsGuest(H);\n})`;
+  // minifyWhitespace alone: identifiers, syntax and every runtime behaviour stay as written
+  const { code } = await transform(`globalThis.__guest = ${script}`, { minifyWhitespace: true, loader: 'js' });
+  const prefix = 'globalThis.__guest=';
+  if (!code.startsWith(prefix)) throw new Error('unexpected minifier output for the guest script');
+  return code.slice(prefix.length).replace(/;\s*$/, '');
+}
+
+/**
+ * Bundle the sandbox host into `outFile` (default SANDBOX_HOST_BUNDLE under the package root).
+ * @returns {Promise<string>} the absolute path written
+ */
+export async function buildSandboxHost(outFile = join(root, SANDBOX_HOST_BUNDLE)) {
+  const require = createRequire(import.meta.url);
+  const variantDir = dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json'));
+  await build({
+    entryPoints: [join(root, 'node', 'quickjs', 'sandbox-host.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: outFile,
+    logLevel: 'warning',
+    legalComments: 'inline',
+    define: { __TYSANDBOX_QUICKJS_GUEST__: JSON.stringify(await minifiedGuestScript()) },
+    plugins: [
+      {
+        // The variant loads its emscripten glue with import(); under the `import` condition that is the ES module
+        // build, which needs import.meta.url (empty in a CommonJS bundle). The CommonJS build is the same glue.
+        name: 'quickjs-cjs-glue',
+        setup(b) {
+          b.onResolve({ filter: /^@jitl\/quickjs-wasmfile-release-sync\/emscripten-module$/ }, () => ({
+            path: join(variantDir, 'dist', 'emscripten-module.cjs'),
+          }));
+        },
+      },
+    ],
+  });
+  return outFile;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildSandboxHost();
