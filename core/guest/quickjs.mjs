@@ -15,7 +15,8 @@
  *   - `timerStart(id, ms)`, `timerStop(id)`: the host's timers (core/guest/web/timers.mjs);
  *   - `url(op, a, b?, c?)`: the host's URL parser (core/guest/web/url.mjs);
  *   - `intl(request)`: the host's Intl (core/guest/web/intl.mjs);
- *   - `random(n)`: n random bytes as a Latin-1 string; `now()`: ms since `timeOrigin`; `version`: the engine's name.
+ *   - `random(n)`: n random bytes as a Latin-1 string; `now()`: ms since `timeOrigin`; `version`: the engine's name;
+ *   - `jsonError(text)`: the host engine's JSON.parse error message for `text` ('' when it parses).
  * @returns {{ receive(text: string): void, fire(id: number): void }} deliver one host->sandbox message (JSON text);
  *   run a timer that fired.
  */
@@ -78,6 +79,24 @@ export function startQuickJsGuest(H) {
   ObjectDefineProperty(G, 'Proxy', { value: ProxyCtor, writable: true, configurable: true, enumerable: false });
   const isProxy = (v) =>
     (typeof v === 'object' || typeof v === 'function') && v !== null && ReflectApply(WeakSetHas, proxies, [v]);
+
+  // ---- JSON.parse errors in the node engine's words (the host engine's own parser says what is wrong) -------------
+  const RealJSONParse = JSON.parse;
+  const SyntaxErrorCtor = SyntaxError;
+  const StringCtor = String;
+  const hostJsonError = H.jsonError;
+  const jsonParse = {
+    parse(text, reviver) {
+      try {
+        return reviver === undefined ? RealJSONParse(text) : RealJSONParse(text, reviver);
+      } catch (e) {
+        if (!(e instanceof SyntaxErrorCtor)) throw e;
+        const m = hostJsonError(StringCtor(text));
+        throw typeof m === 'string' && m !== '' ? new SyntaxErrorCtor(m) : e;
+      }
+    },
+  }.parse;
+  ObjectDefineProperty(JSON, 'parse', { value: jsonParse, writable: true, configurable: true, enumerable: false });
 
   // ---- engine errors as the node engine reports them ----------------------------------------------------------------
   // QuickJS reports its stack limit as InternalError "stack overflow" (SyntaxError while parsing); V8 as RangeError

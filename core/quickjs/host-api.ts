@@ -264,6 +264,23 @@ export class IntlBridge {
   }
 }
 
+/** Longest text whose JSON.parse error message the guest may ask for, UTF-16 code units. */
+export const MAX_JSON_TEXT = 64 * 1024 * 1024;
+/**
+ * The message this engine's JSON.parse gives for `text` ('' when it parses, or for anything but a string up to
+ * MAX_JSON_TEXT): the guest throws it in place of QuickJS's own, so a tool parsing bad JSON fails with the words it
+ * fails with on the node engine (and in a browser's worker).
+ */
+export function jsonParseError(text: unknown): string {
+  if (typeof text !== 'string' || text.length > MAX_JSON_TEXT) return '';
+  try {
+    JSON.parse(text);
+    return '';
+  } catch (e) {
+    return e instanceof SyntaxError ? e.message.slice(0, 1000) : '';
+  }
+}
+
 /**
  * `n` bytes (1-65536) from this engine's CSPRNG (WebCrypto getRandomValues) as a string of `n` characters
  * U+0000-U+00FF; '' for any other `n`.

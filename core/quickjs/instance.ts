@@ -26,7 +26,7 @@ import {
   type QuickJSHandle,
   type QuickJSRuntime,
 } from 'quickjs-emscripten-core';
-import { IntlBridge, randomBytes, urlCall } from './host-api.js';
+import { IntlBridge, jsonParseError, randomBytes, urlCall } from './host-api.js';
 import { GUEST_SCRIPT_NAME } from './guest-script.js';
 import { WASM_PAGE, type QuickJsWasmInfo } from './wasm.js';
 
@@ -43,8 +43,8 @@ const RELEASE_SYNC: QuickJSSyncVariant =
 export const TOOL_MODULE = 'tysandbox:///tool.js';
 /** Smallest memory limit a QuickJS sandbox gets, MiB: the guest runtime itself needs about 1 MiB. */
 export const MIN_MEMORY_MB = 4;
-/** Default QuickJS stack limit, bytes (QuickJS's own default). */
-export const DEFAULT_STACK_BYTES = 1024 * 1024;
+/** Default QuickJS stack limit, bytes (node/quickjs/runtime.ts DEFAULT_STACK_KB says why this size). */
+export const DEFAULT_STACK_BYTES = 512 * 1024;
 /** Time the guest runtime may take to start (evaluate itself), ms. */
 const BOOT_BUDGET_MS = 10_000;
 
@@ -407,6 +407,7 @@ export class QuickJsSandbox {
     fn('url', (op, a, b, c) => urlCall(op, a, b, c));
     fn('intl', (request) => shared.intl.call(request));
     fn('random', (n) => randomBytes(n));
+    fn('jsonError', (text) => jsonParseError(text));
     fn('now', () => this.#now() - this.#startedAt);
     ctx.setProp(H, 'timeOrigin', ctx.newNumber(shared.timeOrigin));
     const version = ctx.newString(shared.version);

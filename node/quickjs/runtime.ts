@@ -18,7 +18,7 @@ import { mapStackText } from '../../core/exec/stack.js';
 import { TyError } from '../../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import { fromSandboxHost, type ToSandboxHost } from '../../core/quickjs/control.js';
-import { DEFAULT_STACK_BYTES, MIN_MEMORY_MB } from '../../core/quickjs/instance.js';
+import { MIN_MEMORY_MB } from '../../core/quickjs/instance.js';
 import type { HostMessage } from '../../protocol/wire.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
 import { flagSafe, packageRoot, permissionFlag } from '../sandbox/engines.js';
@@ -28,6 +28,12 @@ import type { SpawnWrapper } from '../sandbox/runtime.js';
 export const SANDBOX_HOST_BUNDLE = 'dist/quickjs/sandbox-host.cjs';
 /** MiB of V8 heap for the sandbox host process's threads (the driver's objects; sandboxes live in linear memories). */
 const HOST_HEAP_MB = 512;
+/**
+ * QuickJS stack limit per sandbox on the command line, KiB: about 3000 frames of plain recursion. QuickJS's frames are
+ * several times larger than V8's, and some native operations work in time quadratic in the depth they reach (a
+ * JSON.stringify of a value nested 12 000 deep takes seconds it cannot be interrupted in), so more is not better.
+ */
+export const DEFAULT_STACK_KB = 512;
 /** Stack of each sandbox thread, MiB (see sandbox-host.ts: QuickJS's own stack limit is reached first). */
 const THREAD_STACK_MB = 64;
 const MIN_LINE_CAP = 26 * 1024 * 1024;
@@ -47,7 +53,7 @@ export interface QuickJsRuntimeOptions {
   startTimeoutMs?: number;
   /** A process with no sandbox left exits after this long, ms (default 60 000; 0: when its last sandbox ends). */
   idleProcessMs?: number;
-  /** QuickJS stack limit per sandbox, KiB (default 1024). */
+  /** QuickJS stack limit per sandbox, KiB (default 512: about 3000 frames of plain recursion). */
   stackKb?: number;
   /** The bundle to run (default: SANDBOX_HOST_BUNDLE in this package). */
   hostScript?: string;
@@ -486,7 +492,7 @@ export class QuickJsSandboxRuntime implements SandboxRuntime {
     try {
       await raceAbort(proc.ready(), signal, budget);
       const memoryMb = Math.max(MIN_MEMORY_MB, Math.floor(spec.limits.memoryMb));
-      proc.control({ op: 'create', sid, memoryMb, stackKb: this.#o.stackKb ?? DEFAULT_STACK_BYTES / 1024 });
+      proc.control({ op: 'create', sid, memoryMb, stackKb: this.#o.stackKb ?? DEFAULT_STACK_KB });
       proc.control({ op: 'deadline', sid, ms: budget });
       await inst.channel.load('javascript', exec.source, budget, signal);
     } catch (e) {

@@ -12,10 +12,13 @@
 // its thread, and at most until its deadline. Each thread has a stack of --stack-mb MiB, far more than QuickJS's own
 // limit needs, so deep recursion ends in QuickJS's catchable error rather than in the thread's.
 // A `destroy` sets the sandbox's flag in a SharedArrayBuffer the interrupt handler polls: running code stops at once.
+// Code inside one native operation QuickJS does not interrupt (a JSON.stringify of a deeply nested value is quadratic
+// in its depth) can hold its thread past that: a sandbox not gone STUCK_MS after its destroy takes its thread down
+// (Worker.terminate stops even WebAssembly), and the other sandboxes on that thread end with E_SANDBOX_FAILED.
 import { readFileSync } from 'node:fs';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { toSandboxHost, type FromSandboxHost } from '../../core/quickjs/control.js';
-import { QuickJsEngine, type QuickJsSandbox } from '../../core/quickjs/instance.js';
+import { DEFAULT_STACK_BYTES, QuickJsEngine, type QuickJsSandbox } from '../../core/quickjs/instance.js';
 import { prepareQuickJsWasm, type QuickJsWasmInfo } from '../../core/quickjs/wasm.js';
 
 /** The guest script (core/quickjs/guest-script.ts), compiled in by node/quickjs/build.mjs. */
@@ -23,6 +26,8 @@ declare const __TYSANDBOX_QUICKJS_GUEST__: string;
 
 /** Most sandboxes one process holds at once (interrupt flag slots). */
 const MAX_SLOTS = 16384;
+/** How long a destroyed sandbox's thread may take to let it go before the thread is stopped, ms. */
+const STUCK_MS = 2000;
 
 /** Main thread -> worker. */
 type ToWorker =
@@ -32,6 +37,7 @@ type ToWorker =
   | { t: 'destroy'; sid: number };
 /** Worker -> main thread. */
 type FromWorker =
+  | { t: 'up' }
   | { t: 'msg'; sid: number; text: string }
   | { t: 'died'; sid: number; code: string; message: string; name?: string }
   | { t: 'gone'; sid: number };
@@ -70,7 +76,7 @@ async function main(): Promise<void> {
   const freeSlots: number[] = [];
   for (let i = MAX_SLOTS - 1; i >= 0; i--) freeSlots.push(i);
 
-  type W = { worker: Worker; count: number; sids: Set<number> };
+  type W = { worker: Worker; count: number; sids: Set<number>; up: Promise<void> };
   const workers: W[] = [];
   const where = new Map<number, { w: W; slot: number }>();
   const init: WorkerInit = {
@@ -84,9 +90,11 @@ async function main(): Promise<void> {
       resourceLimits: { stackSizeMb: stackMb },
       stdout: false,
     });
-    const w: W = { worker, count: 0, sids: new Set() };
+    let up!: () => void;
+    const w: W = { worker, count: 0, sids: new Set(), up: new Promise<void>((r) => (up = r)) };
     worker.on('message', (m: FromWorker) => {
-      if (m.t === 'msg') {
+      if (m.t === 'up') up();
+      else if (m.t === 'msg') {
         if (where.has(m.sid)) out(`${m.sid} ${m.text}\n`);
       } else if (m.t === 'died') {
         if (where.has(m.sid)) {
@@ -99,16 +107,26 @@ async function main(): Promise<void> {
     // A worker that fails takes its sandboxes with it; the others go on.
     const lost = (why: string) => {
       const i = workers.indexOf(w);
-      if (i !== -1) workers.splice(i, 1);
+      if (i === -1) return;
+      workers.splice(i, 1);
+      up();
       for (const sid of [...w.sids]) {
-        control({ op: 'died', sid, code: 'E_SANDBOX_FAILED', message: `the sandbox thread failed (${why})` });
+        control({ op: 'died', sid, code: 'E_SANDBOX_FAILED', message: `the sandbox thread ${why}` });
         release(sid);
       }
     };
-    worker.on('error', (e) => lost(e instanceof Error ? e.name : 'error'));
-    worker.on('exit', (code) => lost(`exit ${code}`));
+    lostBy.set(w, lost);
+    worker.on('error', (e) => lost(`failed (${e instanceof Error ? e.name : 'error'})`));
+    worker.on('exit', (code) => lost(`exited (${code})`));
     workers.push(w);
     return w;
+  };
+  const lostBy = new Map<W, (why: string) => void>();
+  /** Stop a thread that did not let a destroyed sandbox go (see the file comment). */
+  const stuck = (sid: number, w: W) => {
+    if (where.get(sid)?.w !== w) return;
+    lostBy.get(w)?.(`was stopped: sandbox ${sid} ran past its end inside one native operation`);
+    void w.worker.terminate();
   };
   const release = (sid: number) => {
     const p = where.get(sid);
@@ -121,8 +139,7 @@ async function main(): Promise<void> {
   const pick = (): W => {
     let best: W | undefined;
     for (const w of workers) if (!best || w.count < best.count) best = w;
-    if (!best || (best.count > 0 && workers.length < maxWorkers)) return spawnWorker();
-    return best;
+    return !best || (best.count > 0 && workers.length < maxWorkers) ? spawnWorker() : best;
   };
   const post = (sid: number, m: ToWorker) => where.get(sid)?.w.worker.postMessage(m);
 
@@ -149,13 +166,15 @@ async function main(): Promise<void> {
         w.count++;
         w.sids.add(c.sid);
         where.set(c.sid, { w, slot });
-        const stackBytes = (c.stackKb ?? 1024) * 1024;
+        const stackBytes = c.stackKb !== undefined ? c.stackKb * 1024 : DEFAULT_STACK_BYTES;
         post(c.sid, { t: 'create', sid: c.sid, slot, memoryMb: c.memoryMb, stackBytes });
       } else if (c.op === 'deadline') post(c.sid, { t: 'deadline', sid: c.sid, ms: c.ms });
       else {
         const p = where.get(c.sid);
-        if (p) Atomics.store(flagView, p.slot, 1);
+        if (!p) return;
+        Atomics.store(flagView, p.slot, 1);
         post(c.sid, { t: 'destroy', sid: c.sid });
+        setTimeout(() => stuck(c.sid, p.w), STUCK_MS).unref();
       }
       return;
     }
@@ -185,6 +204,9 @@ async function main(): Promise<void> {
   });
   process.stdin.on('end', () => process.exit(0));
   process.stdin.on('error', () => process.exit(0));
+  // Every thread is started now, while the first sandbox's revision is still being resolved on the host.
+  for (let i = 0; i < maxWorkers; i++) spawnWorker();
+  await Promise.all(workers.map((w) => w.up));
   control({ op: 'hello', version: 'QuickJS 2025-09-13', workers: maxWorkers });
 }
 
@@ -264,4 +286,5 @@ function worker(init: WorkerInit): void {
     else sb.setDeadline(m.ms);
   };
   port.on('message', handle);
+  port.postMessage({ t: 'up' } satisfies FromWorker);
 }
