@@ -13,38 +13,36 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where the bundle goes, relative to the package root. */
 export const SANDBOX_HOST_BUNDLE = 'dist/quickjs/sandbox-host.cjs';
 
-/** The guest files in the order core/quickjs/guest-script.ts QUICKJS_GUEST_FILES lists them (checked there too). */
-const GUEST_FILES = [
-  ['web/events.mjs', 'installEvents'],
-  ['web/encoding.mjs', 'installEncoding'],
-  ['web/url.mjs', 'installUrl'],
-  ['web/fetch.mjs', 'installFetchClasses'],
-  ['web/timers.mjs', 'installTimers'],
-  ['web/misc.mjs', 'installMisc'],
-  ['web/intl.mjs', 'installIntl'],
-  ['core.mjs', 'createGuest'],
-  ['quickjs.mjs', 'startQuickJsGuest'],
-];
+/**
+ * core/quickjs/guest-script.ts, loaded from its source: esbuild compiles it in memory and it is imported from a data:
+ * URL, so this build step (plain Node) and the sandbox hosts assemble the guest script with the same code.
+ */
+async function guestScriptModule() {
+  const out = await build({
+    entryPoints: [join(root, 'core', 'quickjs', 'guest-script.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    write: false,
+    logLevel: 'warning',
+  });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+}
 
 /**
- * The guest script as the sandboxes evaluate it: core/quickjs/guest-script.ts's concatenation with comments and
- * whitespace removed (QuickJS parses it once per sandbox; names and behaviour are unchanged).
- * @param {Record<string, string>} [texts] file texts by path (default: read from core/guest/)
+ * The guest script as QuickJS sandboxes evaluate it: core/quickjs/guest-script.ts's assembly of the core/guest/ files,
+ * comments and whitespace removed (QuickJS parses it once per sandbox; names and behaviour are unchanged).
+ * @param {Record<string, string>} [texts] file texts by path under core/guest/ (default: read from there)
  */
 export async function minifiedGuestScript(texts) {
+  const { QUICKJS_GUEST_FILES, guestScript } = await guestScriptModule();
   const t =
-    texts ?? Object.fromEntries(GUEST_FILES.map(([p]) => [p, readFileSync(join(root, 'core', 'guest', p), 'utf8')]));
-  const parts = [];
-  for (const [path, fn] of GUEST_FILES) {
-    const text = t[path];
-    const decl = `export function ${fn}(`;
-    const at = text.indexOf(decl);
-    if (at === -1 || text.indexOf(decl, at + 1) !== -1) throw new Error(`${path} must contain exactly one ${decl}`);
-    parts.push(text.slice(0, at) + text.slice(at + 'export '.length));
-  }
-  const script = `(function (H) {\n'use strict';\n${parts.join('\n')}\nreturn startQuickJsGuest(H);\n})`;
+    texts ??
+    Object.fromEntries(
+      QUICKJS_GUEST_FILES.map((f) => [f.path, readFileSync(join(root, 'core', 'guest', f.path), 'utf8')]),
+    );
   // minifyWhitespace alone: identifiers, syntax and every runtime behaviour stay as written
-  const { code } = await transform(`globalThis.__guest = ${script}`, { minifyWhitespace: true, loader: 'js' });
+  const { code } = await transform(`globalThis.__guest = ${guestScript(t)}`, { minifyWhitespace: true, loader: 'js' });
   const prefix = 'globalThis.__guest=';
   if (!code.startsWith(prefix)) throw new Error('unexpected minifier output for the guest script');
   return code.slice(prefix.length).replace(/;\s*$/, '');

@@ -45,7 +45,9 @@ describe('the QuickJS binary', () => {
   });
   it('the guest script refuses a guest file with a second export', () => {
     const texts: Record<string, string> = {};
-    for (const f of QUICKJS_GUEST_FILES) texts[f.path] = `export function ${f.fn}() {}`;
+    for (const f of QUICKJS_GUEST_FILES)
+      texts[f.path] =
+        f.form === 'module' ? `export function ${f.fn}() {}` : f.form === 'commons' ? 'export const x = 1;' : 'let y;';
     expect(() => guestScript(texts)).not.toThrow();
     texts['core.mjs'] += '\nexport const x = 1;';
     expect(() => guestScript(texts)).toThrow(/other import\/export/);
