@@ -7,7 +7,9 @@
 /** A guest file by its path under core/guest/ and how it enters the script. */
 export interface GuestFile {
   path: string;
-  /** `module`: its one `export function <fn>(` made plain; `commons`: its `export const`s made plain; `script`: as is. */
+  /**
+   * `module`: its one `export function <fn>(` made plain; `commons`: its `export const`s made plain; `script`: as is.
+   */
   form: 'module' | 'commons' | 'script';
   /** For `module`: the function it exports. */
   fn?: string;

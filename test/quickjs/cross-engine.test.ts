@@ -1,5 +1,5 @@
-// The same revision and arguments on the node engine and on the quickjs engine give the same answers: every example tool
-// in tools/, the capability path (mediated fetch against a real HTTPS server, storage, secrets, subtasks, resolve,
+// The same revision and arguments on the node engine and on the quickjs engine give the same answers: every example
+// tool in tools/, the capability path (mediated fetch against a real HTTPS server, storage, secrets, subtasks, resolve,
 // settings, logs with their rate limit) and tool errors with their codes and frames; test side, real sandboxes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
@@ -136,7 +136,7 @@ async function runOn(
     const out: Outcome = { ok: false, code: e.code, message: e.message };
     if (e.data?.name !== undefined) out.name = e.data.name;
     if (e.data?.toolCode !== undefined) out.toolCode = e.data.toolCode;
-    // Where it was thrown (the first tool frame). Deeper frames differ by engine: V8 lists async callers QuickJS does not.
+    // Where it was thrown (the first tool frame). Deeper frames differ by engine: V8 lists async callers, QuickJS not.
     const frames = e.data?.frames as { line: number }[] | undefined;
     if (frames?.[0]) out.line = frames[0].line;
     return out;
@@ -199,7 +199,8 @@ const CAPS = `
 export default async (args, ctx) => {
   const out = {};
   const r1 = await fetch(args.url + '/echo', { headers: { authorization: 'Bearer {{secret:TOKEN}}', 'X-Trim': '  v  ' } });
-  out.get = { status: r1.status, ok: r1.ok, body: await r1.json(), headers: [...r1.headers].filter(([k]) => k !== 'date' && k !== 'connection' && k !== 'keep-alive'), url: r1.url, same: fetch === ctx.fetch };
+  const headers = [...r1.headers].filter(([k]) => k !== 'date' && k !== 'connection' && k !== 'keep-alive');
+  out.get = { status: r1.status, ok: r1.ok, body: await r1.json(), headers, url: r1.url, same: fetch === ctx.fetch };
   const r2 = await ctx.fetch(new Request(args.url + '/echo?q=1', { method: 'post', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json' } }));
   out.post = await r2.json();
   const r3 = await fetch(args.url + '/echo', { method: 'PUT', body: new URLSearchParams({ x: 'a b', y: 'ä' }) });
@@ -274,7 +275,8 @@ describe('the capability path gives the same answers on both engines', () => {
   it('console output: the same lines, the same rate limit and drop notice', async () => {
     const m = inline(
       'logs',
-      `export default async () => { for (let i = 0; i < 260; i++) console.log('line', i, { i }); console.warn(new TypeError('w')); console.error('e', [1, 2]); console.assert(false, 'x'); return 'done' }`,
+      `export default async () => { for (let i = 0; i < 260; i++) console.log('line', i, { i });
+` + `console.warn(new TypeError('w')); console.error('e', [1, 2]); console.assert(false, 'x'); return 'done' }`,
     );
     logs.node.length = 0;
     logs.quickjs.length = 0;
@@ -312,7 +314,7 @@ describe('tool errors give the same codes, messages and frames on both engines',
     ];
     for (const [name, source] of cases) {
       if (name === 'sym') {
-        // V8 formats a stack when it is first read, and a Symbol name makes that throw: no frames there; QuickJS has them.
+        // V8 formats a stack when first read, and a Symbol name makes that throw: no frames there; QuickJS has them.
         const [n, q] = [
           await runOn('node', inline(name, source), {}),
           await runOn('quickjs', inline(name, source), {}),
