@@ -456,3 +456,47 @@ describe('SandboxPool disposable mode', () => {
     expect(await pool.call(spec('rev-a'), {}, { onCapability })).toBe(2);
   });
 });
+
+describe('SandboxPool with a runtime that keeps principals apart (perPrincipal: the quickjs engine)', () => {
+  class PerPrincipalRuntime extends FakeRuntime {
+    readonly perPrincipal = true;
+    principals: (string | undefined)[] = [];
+    override async start(s: SandboxSpec): Promise<SandboxInstance> {
+      this.principals.push(s.principal);
+      return super.start(s);
+    }
+  }
+  const as = (principal: string) => ({ ...spec('rev-a'), principal });
+
+  it('retains one sandbox per revision and principal: state never crosses principals', async () => {
+    const rt = new PerPrincipalRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    expect(await pool.call(as('p:a'), {}, { onCapability })).toBe(1);
+    expect(await pool.call(as('p:b'), {}, { onCapability })).toBe(1);
+    expect(await pool.call(as('p:a'), {}, { onCapability })).toBe(2);
+    expect(rt.principals).toEqual(['p:a', 'p:b']);
+    expect(pool.revisions()).toEqual(['rev-a']);
+    expect(pool.retainedCount()).toBe(2);
+  });
+
+  it('terminate(revision) ends it for every principal; a new revision of the name retires every old one', async () => {
+    const rt = new PerPrincipalRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    await pool.call(as('p:a'), {}, { onCapability });
+    await pool.call(as('p:b'), {}, { onCapability });
+    await pool.terminate('rev-a');
+    expect(rt.started.every((i) => i.destroyed === 'terminated')).toBe(true);
+    await pool.call(as('p:a'), {}, { onCapability });
+    await pool.call({ ...spec('rev-b'), principal: 'p:b' }, {}, { onCapability });
+    await tick();
+    expect(rt.started[2]!.destroyed).toBe('revision changed');
+  });
+
+  it('a runtime without it keeps one sandbox per revision whoever calls', async () => {
+    const rt = new FakeRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    await pool.call(as('p:a'), {}, { onCapability });
+    expect(await pool.call(as('p:b'), {}, { onCapability })).toBe(2);
+    expect(rt.started).toHaveLength(1);
+  });
+});

@@ -46,6 +46,26 @@ export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBy
 }
 
 /**
+ * What one QuickJS sandbox may hold, MiB, and so its charge against the host's memory budget: its linear memory's
+ * maximum (core/quickjs/instance.ts maxPagesFor: static data and the 5 MiB shadow stack, the heap limit `memoryMb` and
+ * 1/16 of it for the allocator), rounded up, plus 2 MiB for its driver's objects in the sandbox host.
+ */
+export function quickJsDataMb(memoryMb: number): number {
+  return Math.ceil(memoryMb * (1 + 1 / 16)) + 8;
+}
+
+/**
+ * OS limits of a QuickJS sandbox host process (node/quickjs/sandbox-host.ts), one per principal holding many sandboxes:
+ * RLIMIT_DATA covers the host's whole memory budget for retained sandboxes (`budgetMb`, each charged quickJsDataMb)
+ * plus `threadHeapMb` of V8 heap for each of `threads` threads and 512 MiB for Node itself; RLIMIT_CPU is a day (the
+ * process lives as long as its principal's sandboxes; each call's time is bounded by QuickJS's interrupt, not by it).
+ */
+export function quickJsHostLimits(budgetMb: number, threads: number, threadHeapMb: number): OsLimits {
+  const dataMb = Math.ceil(budgetMb) + threads * threadHeapMb + 512;
+  return osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }, { cpuSeconds: 24 * 3600, dataBytes: dataMb * MiB });
+}
+
+/**
  * Derive OS limits from a call's limits. With `sandbox` (a JavaScript sandbox: its engine and its runtime's stated
  * data need) dataBytes = dataLimitMb(...); otherwise (native processes) max(1 GiB, 4 x heap MiB + 512 MiB).
  * cpuSeconds = max(60, 2 x timeout s) capped at 3600; fileBytes = 64 MiB (also the size of the private /tmp).

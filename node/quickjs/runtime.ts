@@ -26,8 +26,13 @@ import type { SpawnWrapper } from '../sandbox/runtime.js';
 
 /** The bundle the sandbox host process runs (node/quickjs/build.mjs), relative to the package root. */
 export const SANDBOX_HOST_BUNDLE = 'dist/quickjs/sandbox-host.cjs';
-/** MiB of V8 heap for the sandbox host process's threads (the driver's objects; sandboxes live in linear memories). */
-const HOST_HEAP_MB = 512;
+/** MiB of V8 heap for the sandbox host process's main thread (it only routes lines). */
+const HOST_HEAP_MB = 128;
+/**
+ * MiB of V8 heap for each sandbox thread: the driver's objects (about 40 KiB per sandbox) and the messages in flight;
+ * the sandboxes themselves live in their own linear memories, outside it.
+ */
+export const THREAD_HEAP_MB = 256;
 /**
  * QuickJS stack limit per sandbox on the command line, KiB: about 3000 frames of plain recursion. QuickJS's frames are
  * several times larger than V8's, and some native operations work in time quadratic in the depth they reach (a
@@ -365,6 +370,11 @@ export class QuickJsSandboxRuntime implements SandboxRuntime {
     this.#o = opts;
   }
 
+  /** Threads each process runs sandboxes on (QuickJsRuntimeOptions.workers, default min(parallelism, 4)). */
+  get threads(): number {
+    return this.#o.workers ?? Math.max(1, Math.min(4, availableParallelism()));
+  }
+
   /** The command line of a principal's process, before the OS wrapper (tests and diagnostics). */
   command(): {
     command: string;
@@ -386,7 +396,7 @@ export class QuickJsSandboxRuntime implements SandboxRuntime {
         'E_SANDBOX_UNAVAILABLE',
         'the package is installed under a path the engine permission flags cannot express (contains "," or "*")',
       );
-    const workers = this.#o.workers ?? Math.max(1, Math.min(4, availableParallelism()));
+    const workers = this.threads;
     return {
       command: node,
       args: [
@@ -400,6 +410,7 @@ export class QuickJsSandboxRuntime implements SandboxRuntime {
         `--wasm=${wasm}`,
         `--workers=${workers}`,
         `--stack-mb=${THREAD_STACK_MB}`,
+        `--thread-heap-mb=${THREAD_HEAP_MB}`,
       ],
       env: {},
       readOnlyPaths: [node, script, wasm],

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
   const wasmPath = arg('wasm');
   const maxWorkers = Math.max(1, Math.min(64, Number(arg('workers') ?? 2) || 2));
   const stackMb = Math.max(4, Math.min(1024, Number(arg('stack-mb') ?? 64) || 64));
+  const heapMb = Math.max(32, Math.min(4096, Number(arg('thread-heap-mb') ?? 256) || 256));
   const out = (line: string) => process.stdout.write(line);
   const control = (m: FromSandboxHost) => out(`!${JSON.stringify(m)}\n`);
   if (!wasmPath) {
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
   const spawnWorker = (): W => {
     const worker = new Worker(__filename, {
       workerData: init,
-      resourceLimits: { stackSizeMb: stackMb },
+      resourceLimits: { stackSizeMb: stackMb, maxOldGenerationSizeMb: heapMb },
       stdout: false,
     });
     let up!: () => void;
