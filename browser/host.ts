@@ -15,7 +15,7 @@ import { capabilityFactory } from '../core/capabilities/handler.js';
 import { ToolSettings, type SettingsValues } from '../core/revisions/settings.js';
 import type { SecretValues } from '../core/capabilities/secrets.js';
 import type { FetchTransport } from '../core/capabilities/fetch/mediated.js';
-import type { AskChannel, Gate } from '../core/exec/runtime.js';
+import type { AskChannel, Gate, SandboxRuntime } from '../core/exec/runtime.js';
 import { IdbStoreBackend } from './store.js';
 import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox/runtime.js';
 import { DialogAskChannel, type DialogAskOptions } from './ask/dialog.js';
@@ -249,8 +249,32 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       events.emit('python-progress', p);
     },
   });
+  // quickjs revisions: one frame per principal holding many QuickJS sandboxes (browser/quickjs/runtime.ts), loaded with
+  // the first one; node and deno revisions run in the worker engine above (those names choose a command-line engine).
+  let quickjs: Promise<SandboxRuntime> | undefined;
+  const quickJsRuntime = (): Promise<SandboxRuntime> =>
+    (quickjs ??= import('./quickjs/runtime.js').then(
+      ({ BrowserQuickJsRuntime }) =>
+        new BrowserQuickJsRuntime({
+          ...(opts.sandbox ?? {}),
+          onLog: (level, text, revision) => {
+            userLog?.(level, text, revision);
+            for (const l of logListeners) l(revision, level, text);
+          },
+          events,
+          callIdOf: (s) => callIds.get(s),
+        }),
+    ));
+  const quickJsFacade: SandboxRuntime = {
+    name: 'quickjs',
+    perPrincipal: true,
+    start: async (spec, signal) => (await quickJsRuntime()).start(spec, signal),
+  };
   const pool = new SandboxPool({
-    runtime,
+    runtime: (spec) => {
+      const exec = spec.manifest.execution;
+      return exec.kind === 'sandboxed-code' && exec.engine === 'quickjs' ? quickJsFacade : runtime;
+    },
     mode: opts.mode ?? 'retained',
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),

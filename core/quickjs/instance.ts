@@ -28,7 +28,9 @@ import {
 } from 'quickjs-emscripten-core';
 import { IntlBridge, jsonParseError, randomBytes, urlCall } from './host-api.js';
 import { GUEST_SCRIPT_NAME } from './guest-script.js';
+import { DEFAULT_STACK_BYTES, MIN_MEMORY_MB } from './limits.js';
 import { WASM_PAGE, type QuickJsWasmInfo } from './wasm.js';
+export { DEFAULT_STACK_BYTES, MIN_MEMORY_MB } from './limits.js';
 
 /**
  * The release-sync variant (quickjs-emscripten's documented minimal setup: quickjs-emscripten-core plus one variant).
@@ -41,10 +43,6 @@ const RELEASE_SYNC: QuickJSSyncVariant =
 
 /** The module name tool code is loaded under (core/exec/stack.ts TOOL_MODULE_URL; frames are matched on it). */
 export const TOOL_MODULE = 'tysandbox:///tool.js';
-/** Smallest memory limit a QuickJS sandbox gets, MiB: the guest runtime itself needs about 1 MiB. */
-export const MIN_MEMORY_MB = 4;
-/** Default QuickJS stack limit, bytes (node/quickjs/runtime.ts DEFAULT_STACK_KB says why this size). */
-export const DEFAULT_STACK_BYTES = 512 * 1024;
 /** Time the guest runtime may take to start (evaluate itself), ms. */
 const BOOT_BUDGET_MS = 10_000;
 

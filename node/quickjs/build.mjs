@@ -3,8 +3,8 @@
 // dist/quickjs/sandbox-host.cjs, with the guest script compiled in; build time, trusted side.
 // One file because the sandbox host runs under Node's permission model and bubblewrap, which grant and bind the files
 // it reads one by one (node/quickjs/runtime.ts): this bundle and the QuickJS .wasm, nothing else of the package.
-import { build, transform } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { build } from 'esbuild';
+import { minifiedGuestScript } from '../../browser/build/quickjs.mjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,41 +12,6 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where the bundle goes, relative to the package root. */
 export const SANDBOX_HOST_BUNDLE = 'dist/quickjs/sandbox-host.cjs';
-
-/**
- * core/quickjs/guest-script.ts, loaded from its source: esbuild compiles it in memory and it is imported from a data:
- * URL, so this build step (plain Node) and the sandbox hosts assemble the guest script with the same code.
- */
-async function guestScriptModule() {
-  const out = await build({
-    entryPoints: [join(root, 'core', 'quickjs', 'guest-script.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    write: false,
-    logLevel: 'warning',
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
-}
-
-/**
- * The guest script as QuickJS sandboxes evaluate it: core/quickjs/guest-script.ts's assembly of the core/guest/ files,
- * comments and whitespace removed (QuickJS parses it once per sandbox; names and behaviour are unchanged).
- * @param {Record<string, string>} [texts] file texts by path under core/guest/ (default: read from there)
- */
-export async function minifiedGuestScript(texts) {
-  const { QUICKJS_GUEST_FILES, guestScript } = await guestScriptModule();
-  const t =
-    texts ??
-    Object.fromEntries(
-      QUICKJS_GUEST_FILES.map((f) => [f.path, readFileSync(join(root, 'core', 'guest', f.path), 'utf8')]),
-    );
-  // minifyWhitespace alone: identifiers, syntax and every runtime behaviour stay as written
-  const { code } = await transform(`globalThis.__guest = ${guestScript(t)}`, { minifyWhitespace: true, loader: 'js' });
-  const prefix = 'globalThis.__guest=';
-  if (!code.startsWith(prefix)) throw new Error('unexpected minifier output for the guest script');
-  return code.slice(prefix.length).replace(/;\s*$/, '');
-}
 
 /**
  * Bundle the sandbox host into `outFile` (default SANDBOX_HOST_BUNDLE under the package root).

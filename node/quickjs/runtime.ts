@@ -18,7 +18,7 @@ import { mapStackText } from '../../core/exec/stack.js';
 import { TyError } from '../../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import { fromSandboxHost, type ToSandboxHost } from '../../core/quickjs/control.js';
-import { MIN_MEMORY_MB } from '../../core/quickjs/instance.js';
+import { MIN_MEMORY_MB } from '../../core/quickjs/limits.js';
 import type { HostMessage } from '../../protocol/wire.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
 import { flagSafe, packageRoot, permissionFlag } from '../sandbox/engines.js';
