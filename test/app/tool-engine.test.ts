@@ -46,7 +46,8 @@ const WORDS = {
     kind: 'sandboxed-code',
     runtime: 'javascript',
     source:
-      "export default async ({ text }) => ({ words: [...new Intl.Segmenter('en', { granularity: 'word' }).segment(text)].filter((s) => s.isWordLike).length, engine: typeof process === 'undefined' ? 'no process' : 'process' });",
+      "export default async ({ text }) => ({ words: [...new Intl.Segmenter('en', { granularity: 'word' }).segment(text)]" +
+      ".filter((s) => s.isWordLike).length, engine: typeof process === 'undefined' ? 'no process' : 'process' });",
   },
 };
 const BOMB = {
