@@ -19,7 +19,7 @@ import {
   type AppEnv,
 } from './harness.js';
 
-/** Where the screenshots go (TY_SCREENSHOT_DIR=docs/screenshots refreshes the committed ones). */
+/** Where the screenshots go (TY_SCREENSHOT_DIR=docs refreshes the committed ones). */
 const SHOT_DIR = process.env.TY_SCREENSHOT_DIR ?? join(tmpdir(), 'tysandbox-shots');
 let env: AppEnv;
 const models: ScriptedModel[] = [];
