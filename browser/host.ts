@@ -70,6 +70,8 @@ export interface BrowserHostOptions {
   pause?: Partial<PauseConfig>;
   /** Most retained sandboxes at once (default 16; the least recently used idle one goes first). */
   maxRetained?: number;
+  /** Most retained quickjs sandboxes at once, counted apart (default 2048; core/exec/pool.ts maxInstances). */
+  maxInstances?: number;
   /** A retained sandbox idle this long is destroyed, ms (default 600 000; 0: never). */
   idleMs?: number;
   /** Replace the permission gate. */
@@ -268,6 +270,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const quickJsFacade: SandboxRuntime = {
     name: 'quickjs',
     perPrincipal: true,
+    sharesProcess: true,
     start: async (spec, signal) => (await quickJsRuntime()).start(spec, signal),
   };
   const pool = new SandboxPool({
@@ -277,6 +280,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
     mode: opts.mode ?? 'retained',
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    ...(opts.maxInstances !== undefined ? { maxInstances: opts.maxInstances } : {}),
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
   });
   let external = opts.external;

@@ -204,9 +204,13 @@ class QuickJsFrame {
       this.#stuck.delete(sid);
       return;
     }
-    if (m.t !== 'died') return;
     const inst = this.sandboxes.get(sid);
     if (!inst) return;
+    if (m.t === 'held') {
+      if (typeof m.bytes === 'number' && Number.isSafeInteger(m.bytes) && m.bytes >= 0) inst.held = m.bytes;
+      return;
+    }
+    if (m.t !== 'died') return;
     const code = (DEATH_CODES as readonly unknown[]).includes(m.code)
       ? (m.code as (typeof DEATH_CODES)[number])
       : 'E_SANDBOX_FAILED';
@@ -219,6 +223,8 @@ class QuickJsFrame {
 /** A QuickJS sandbox of one revision inside its principal's frame; calls serialized. */
 class BrowserQuickJsInstance implements SandboxInstance {
   readonly channel: SandboxChannel;
+  /** What the sandbox may hold, bytes, as its worker last reported. */
+  held = 0;
   #queue: Promise<unknown> = Promise.resolve();
   currentCall: string | undefined;
   constructor(
@@ -245,6 +251,10 @@ class BrowserQuickJsInstance implements SandboxInstance {
     port.onmessage = (m) => this.channel.receive(m.data);
     port.onmessageerror = () =>
       this.channel.fail(new TyError('E_PROTOCOL', 'a message from the sandbox could not be deserialized'));
+  }
+  /** MiB the sandbox may hold (SandboxInstance.heldMb): the worker's last report, 1 MiB before any. */
+  heldMb(): number {
+    return this.held > 0 ? this.held / 1048576 : 1;
   }
   get alive(): boolean {
     return this.channel.alive;
@@ -274,6 +284,7 @@ class BrowserQuickJsInstance implements SandboxInstance {
 export class BrowserQuickJsRuntime implements SandboxRuntime {
   readonly name = 'quickjs';
   readonly perPrincipal = true;
+  readonly sharesProcess = true;
   readonly #frames = new Map<string, Promise<QuickJsFrame>>();
   #nextSid = 1;
   constructor(readonly options: BrowserSandboxOptions & { quickJsStackKb?: number } = {}) {}

@@ -7,7 +7,8 @@
 // Control messages on the work port (browser/quickjs/runtime.ts sends them):
 //   host -> worker: {t:'init', wasm, info} once; {t:'create', sid, memoryMb, stackBytes} with the sandbox's own
 //   MessagePort; {t:'deadline', sid, ms}; {t:'destroy', sid}
-//   worker -> host: {t:'up'} once compiled; {t:'died', sid, code, message, name?}; {t:'gone', sid}
+//   worker -> host: {t:'up'} once compiled; {t:'died', sid, code, message, name?}; {t:'held', sid, bytes} (what a
+//   sandbox may hold: core/quickjs/instance.ts heldBytesOf); {t:'gone', sid}
 // Each sandbox's protocol messages travel as JSON text on its own port.
 import { QuickJsEngine, type QuickJsSandbox } from '../../core/quickjs/instance.js';
 import type { QuickJsWasmInfo } from '../../core/quickjs/wasm.js';
@@ -65,6 +66,7 @@ async function create(m: Extract<Control, { t: 'create' }>, port: MessagePort): 
         post({ t: 'died', sid: m.sid, code: d.code, message: d.message, ...(d.name ? { name: d.name } : {}) });
         gone(m.sid);
       },
+      onHeld: (bytes) => post({ t: 'held', sid: m.sid, bytes }),
     });
     if (sandboxes.get(m.sid) !== entry) {
       sb.destroy();

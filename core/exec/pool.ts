@@ -46,6 +46,11 @@ export interface SandboxPoolOptions {
    */
   maxRetained?: number;
   /**
+   * Most retained sandboxes alive at once of runtimes whose sandboxes share a process (SandboxRuntime.sharesProcess:
+   * quickjs), counted apart from `maxRetained` (default 2048, DEFAULT_MAX_INSTANCES); the same least recently used rule.
+   */
+  maxInstances?: number;
+  /**
    * A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0:
    * never).
    */
@@ -56,6 +61,8 @@ export interface SandboxPoolOptions {
 
 /** Default cap on retained sandboxes per pool. */
 export const DEFAULT_MAX_RETAINED = 16;
+/** Default cap on retained sandboxes that share a process (quickjs instances) per pool. */
+export const DEFAULT_MAX_INSTANCES = 2048;
 /** Default idle time after which a retained sandbox is destroyed, ms (10 minutes). */
 export const DEFAULT_IDLE_MS = 600_000;
 
@@ -90,8 +97,10 @@ interface Entry {
   lastUsed: number;
   /** When its last call ended, ms since the epoch (the idle timer measures from here). */
   idleSince: number;
-  /** MiB charged against the memory budget while its sandbox lives. */
+  /** MiB charged against the memory budget while its sandbox lives, until it reports what it holds (heldMb). */
   chargeMb: number;
+  /** Its runtime's sandboxes share a process: counted against maxInstances, not maxRetained. */
+  shared: boolean;
 }
 
 const runtimeIds = new WeakMap<SandboxRuntime, number>();
@@ -118,6 +127,7 @@ export class SandboxPool {
   readonly #disposables = new Set<SandboxInstance>();
   readonly #budget: number;
   readonly #maxRetained: number;
+  readonly #maxInstances: number;
   readonly #idleMs: number;
   readonly #idleTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
   #tick = 0;
@@ -127,29 +137,39 @@ export class SandboxPool {
     this.#opts = opts;
     this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
     this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
+    this.#maxInstances = opts.maxInstances ?? DEFAULT_MAX_INSTANCES;
     this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
-    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1)
-      throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
+    for (const [k, v] of [
+      ['maxRetained', this.#maxRetained],
+      ['maxInstances', this.#maxInstances],
+    ] as const)
+      if (!Number.isInteger(v) || v < 1)
+        throw new TyError('E_INVALID_SETTINGS', `${k} must be a whole number, 1 or more`);
     if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0)
       throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
   }
 
-  /** How many retained sandboxes are alive now. */
-  retainedCount(): number {
+  /** How many retained sandboxes are alive now (`shared`: those that share a process, else the others). */
+  retainedCount(shared = false): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    for (const e of this.#entries.values()) if (e.instance?.alive && e.shared === shared) n++;
     return n;
   }
 
-  /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
-  async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
+  /**
+   * Destroy least recently used idle sandboxes (never `keep`) of one kind (`shared`) until `room` more fit under its
+   * cap (maxInstances for sandboxes that share a process, else maxRetained).
+   */
+  async #fitCount(keep: Entry | undefined, room: number, shared: boolean): Promise<void> {
+    const cap = shared ? this.#maxInstances : this.#maxRetained;
     const idle = [...this.#entries.values()]
-      .filter((x) => x !== keep && x.pending === 0 && x.instance?.alive)
+      .filter((x) => x !== keep && x.shared === shared && x.pending === 0 && x.instance?.alive)
       .sort((a, b) => a.lastUsed - b.lastUsed);
     for (const x of idle) {
-      if (this.retainedCount() + room <= this.#maxRetained) return;
+      if (this.retainedCount(shared) + room <= cap) return;
       this.#opts.onEvict?.(x.revision, 'max retained');
-      await this.#retire(x, `the pool keeps at most ${this.#maxRetained} sandboxes (least recently used)`, true);
+      const what = shared ? 'sandboxes that share a process' : 'sandboxes';
+      await this.#retire(x, `the pool keeps at most ${cap} ${what} (least recently used)`, true);
     }
   }
 
@@ -230,6 +250,7 @@ export class SandboxPool {
         lastUsed: 0,
         idleSince: 0,
         chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb,
+        shared: runtime.sharesProcess === true,
       };
       this.#entries.set(slot, entry);
     }
@@ -258,7 +279,8 @@ export class SandboxPool {
       e.idleSince = Date.now();
       release();
       if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
-      if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
+      if (this.retainedCount(e.shared) > (e.shared ? this.#maxInstances : this.#maxRetained))
+        void this.#fitCount(undefined, 0, e.shared);
       this.#armIdle(e);
     }
   }
@@ -270,7 +292,7 @@ export class SandboxPool {
 
   #usedMb(): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.chargeMb;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.instance.heldMb?.() ?? e.chargeMb;
     return n;
   }
 
@@ -299,7 +321,7 @@ export class SandboxPool {
     if (!e.instance?.alive) {
       e.instance = undefined;
       await this.#fitBudget(e, e.chargeMb);
-      await this.#fitCount(e, 1);
+      await this.#fitCount(e, 1, e.shared);
       e.instance = await startWithin(runtime, spec, signal, deadline);
       if (e.killed || this.#closed) {
         await e.instance.destroy('pool closed during start');

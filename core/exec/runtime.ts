@@ -76,6 +76,12 @@ export interface SandboxInstance {
   call(args: unknown, opts: CallOptions): Promise<unknown>;
   /** Kill the sandbox (whole process tree / worker + frame). Idempotent. */
   destroy(reason: string): Promise<void>;
+  /**
+   * MiB the sandbox may hold now, for sandboxes that grow inside a process they share (quickjs: its heap, its stack
+   * limit and static data, as its sandbox host last reported): the pool charges this against its memory budget
+   * instead of the start charge. Absent: the start charge stands.
+   */
+  heldMb?(): number;
 }
 
 /** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker, quickjs). */
@@ -86,6 +92,11 @@ export interface SandboxRuntime {
    * revision's sandbox per principal (core/exec/pool.ts).
    */
   readonly perPrincipal?: boolean;
+  /**
+   * True when its sandboxes are instances inside a process or worker they share (quickjs), not a process or a frame
+   * each: the pool counts them against `maxInstances` instead of `maxRetained` (core/exec/pool.ts).
+   */
+  readonly sharesProcess?: boolean;
   start(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxInstance>;
 }
 

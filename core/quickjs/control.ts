@@ -4,7 +4,7 @@
 //
 // Protocol messages of each sandbox (protocol/wire.ts) travel beside these, tagged with the sandbox id (`sid`): on
 // the command line as `<sid> <json>` lines, in the browser over a MessagePort per sandbox. These control messages
-// create and end sandboxes and report their ends.
+// create and end sandboxes and report their ends and the memory they hold.
 
 /** Codes a sandbox's end may carry (core/quickjs/instance.ts QuickJsDeath). */
 export const DEATH_CODES = ['E_MEMORY_LIMIT', 'E_TIMEOUT', 'E_TOOL_FAILED', 'E_SANDBOX_FAILED'] as const;
@@ -24,7 +24,12 @@ export type FromSandboxHost =
   /** The sandbox host started: engine version, threads running sandboxes. */
   | { op: 'hello'; version: string; workers: number }
   /** Sandbox `sid` ended by itself (memory, time, engine fault) or could not start; nothing more comes from it. */
-  | { op: 'died'; sid: number; code: DeathCode; message: string; name?: string };
+  | { op: 'died'; sid: number; code: DeathCode; message: string; name?: string }
+  /**
+   * What sandbox `sid` may hold now, bytes (core/quickjs/instance.ts heldBytesOf): after its start and each growth of
+   * its memory. For the host's memory budget only: the process's or worker's own limit bounds it whatever it says.
+   */
+  | { op: 'held'; sid: number; bytes: number };
 
 const SID_MAX = 2 ** 31 - 1;
 const isSid = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= SID_MAX;
@@ -52,6 +57,11 @@ export function fromSandboxHost(v: unknown): FromSandboxHost | undefined {
     const out: FromSandboxHost = { op: 'died', sid: m.sid, code: m.code as DeathCode, message: m.message };
     if (typeof m.name === 'string') out.name = m.name;
     return out;
+  }
+  if (m.op === 'held') {
+    if (keys.length !== 3 || !isSid(m.sid)) return undefined;
+    if (typeof m.bytes !== 'number' || !Number.isInteger(m.bytes) || m.bytes < 0 || m.bytes > 2 ** 42) return undefined;
+    return { op: 'held', sid: m.sid, bytes: m.bytes };
   }
   return undefined;
 }

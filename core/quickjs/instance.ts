@@ -65,6 +65,11 @@ export interface QuickJsSandboxOptions {
   onDeath(death: QuickJsDeath): void;
   /** Polled by the interrupt handler: true stops the running code at once (E_TIMEOUT), e.g. a cross-thread abort. */
   interruptRequested?(): boolean;
+  /**
+   * What the sandbox may hold, bytes (heldBytesOf): once when it has started, then after each growth of its linear
+   * memory. Called synchronously while the sandbox runs.
+   */
+  onHeld?(bytes: number): void;
 }
 
 /** What every sandbox of one engine shares: the compiled module, the guest script and the clock. */
@@ -89,6 +94,18 @@ export function maxPagesFor(info: Pick<QuickJsWasmInfo, 'maxPages' | 'stackTop'>
   return Math.min(info.maxPages, Math.ceil(bytes / WASM_PAGE));
 }
 
+/** Static data and globals below the stack, counted whole whatever the module says, bytes. */
+const STATIC_BYTES = 256 * 1024;
+
+/**
+ * What a sandbox whose linear memory is `linearBytes` long may hold, bytes: an upper bound of the pages it can have
+ * touched, for a host's memory budget. The heap above the stack (grown on demand, so in use), the QuickJS stack limit
+ * `stackBytes` (the rest of the reserved stack is never reached: QuickJS checks its depth) and STATIC_BYTES.
+ */
+export function heldBytesOf(info: Pick<QuickJsWasmInfo, 'stackTop'>, linearBytes: number, stackBytes: number): number {
+  return Math.max(0, linearBytes - info.stackTop) + Math.min(info.stackTop, stackBytes + STATIC_BYTES);
+}
+
 /** Creates QuickJS sandboxes from one compiled module (one per process or worker). */
 export class QuickJsEngine {
   readonly #o: QuickJsEngineOptions;
@@ -108,7 +125,9 @@ export class QuickJsEngine {
     const memoryMb = Math.max(MIN_MEMORY_MB, Math.ceil(opts.memoryMb));
     const info = this.#o.info;
     const memory = new WebAssembly.Memory({ initial: info.minPages, maximum: maxPagesFor(info, memoryMb) });
-    const growth = watchGrowth(memory);
+    const stackBytes = opts.stackBytes ?? DEFAULT_STACK_BYTES;
+    const onHeld = opts.onHeld;
+    const growth = watchGrowth(memory, onHeld && ((bytes) => onHeld(heldBytesOf(info, bytes, stackBytes))));
     const wasmModule = this.#o.module;
     const variant = newVariant(RELEASE_SYNC, {
       wasmMemory: memory,
@@ -125,13 +144,15 @@ export class QuickJsEngine {
       } as never,
     });
     const qjs = await newQuickJSWASMModuleFromVariant(variant);
-    return new QuickJsSandbox(qjs.newRuntime(), memory, growth, memoryMb, opts, {
+    const sandbox = new QuickJsSandbox(qjs.newRuntime(), memory, growth, memoryMb, opts, {
       guestScript: this.#o.guestScript,
       now: this.#o.now ?? (() => performance.now()),
       timeOrigin: this.timeOrigin,
       version: this.#o.version ?? 'QuickJS 2025-09-13',
       intl: this.#intl,
     });
+    onHeld?.(heldBytesOf(info, memory.buffer.byteLength, stackBytes));
+    return sandbox;
   }
 }
 
@@ -447,8 +468,9 @@ export class QuickJsSandbox {
 /**
  * Watch a linear memory's growth: emscripten's heap resize tries three sizes (20%, 10% and 5% above the current one)
  * and fails only when all three do; three failed grows in a row therefore mean an allocation could not be served.
+ * `onGrown` gets the new length in bytes after each growth.
  */
-function watchGrowth(memory: WebAssembly.Memory): { exhausted: boolean } {
+function watchGrowth(memory: WebAssembly.Memory, onGrown?: (bytes: number) => void): { exhausted: boolean } {
   const state = { exhausted: false };
   const grow = WebAssembly.Memory.prototype.grow;
   let failures = 0;
@@ -457,6 +479,7 @@ function watchGrowth(memory: WebAssembly.Memory): { exhausted: boolean } {
       try {
         const r = grow.call(memory, delta);
         failures = 0;
+        onGrown?.(memory.buffer.byteLength);
         return r;
       } catch (e) {
         if (++failures >= 3) state.exhausted = true;

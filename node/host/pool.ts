@@ -108,7 +108,7 @@ export async function buildPool(
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
     { SandboxPool },
-    { dataLimitMb, quickJsDataMb },
+    { dataLimitMb, QUICKJS_START_MB },
     { PYTHON_SANDBOX_NEEDS },
     { permissionFlagCached, forgetProbe, keepLibraryLists },
   ] = await Promise.all([
@@ -200,6 +200,7 @@ export async function buildPool(
   const quickJsFacade: HostRuntime = {
     name: 'quickjs',
     perPrincipal: true,
+    sharesProcess: true,
     prestart: (s: SandboxSpec) =>
       void quickJsRuntime().then(
         (rt) => rt.prestart(s),
@@ -215,9 +216,10 @@ export async function buildPool(
     runtime: runtimeFor,
     memoryBudgetMb,
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    ...(opts.maxInstances !== undefined ? { maxInstances: opts.maxInstances } : {}),
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
     memoryOf: (spec) => {
-      if (engineOf(spec) === 'quickjs') return quickJsDataMb(spec.limits.memoryMb);
+      if (engineOf(spec) === 'quickjs') return QUICKJS_START_MB;
       const n = needs(spec);
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
     },

@@ -46,17 +46,15 @@ export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBy
 }
 
 /**
- * What one QuickJS sandbox may hold, MiB, and so its charge against the host's memory budget: its linear memory's
- * maximum (core/quickjs/instance.ts maxPagesFor: static data and the 5 MiB shadow stack, the heap limit `memoryMb` and
- * 1/16 of it for the allocator), rounded up, plus 2 MiB for its driver's objects in the sandbox host.
+ * What a QuickJS sandbox is charged against the host's memory budget when it starts, MiB; from then on it is charged
+ * what its sandbox host reports it holds (node/quickjs/runtime.ts QuickJsInstance.heldMb). Its own limit is its
+ * linear memory's maximum (core/quickjs/instance.ts maxPagesFor); the process's RLIMIT_DATA bounds them all.
  */
-export function quickJsDataMb(memoryMb: number): number {
-  return Math.ceil(memoryMb * (1 + 1 / 16)) + 8;
-}
+export const QUICKJS_START_MB = 2;
 
 /**
  * OS limits of a QuickJS sandbox host process (node/quickjs/sandbox-host.ts), one per principal holding many sandboxes:
- * RLIMIT_DATA covers the host's whole memory budget for retained sandboxes (`budgetMb`, each charged quickJsDataMb)
+ * RLIMIT_DATA covers the host's whole memory budget for retained sandboxes (`budgetMb`, each charged what it holds)
  * plus `threadHeapMb` of V8 heap for each of `threads` threads and 512 MiB for Node itself; RLIMIT_CPU is a day (the
  * process lives as long as its principal's sandboxes; each call's time is bounded by QuickJS's interrupt, not by it).
  */

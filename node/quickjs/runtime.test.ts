@@ -104,6 +104,20 @@ describe('quickjs engine on the command line (no OS wrapper)', () => {
     expect(rt.processes().find((p) => p.principal === 'cli:test')!.pid).toBe(pid);
   });
 
+  it('reports what each sandbox holds for the memory budget: its heap and stack limit, more as its memory grows', async () => {
+    const s = spec(
+      'let keep;\nexport default async (a) => { keep = new Uint8Array(a.mb * 1048576).fill(1); return 1 }',
+    );
+    await pool.call(s, { mb: 0 }, { onCapability: caps });
+    const inst = pool.peek(s.revision) as QuickJsInstance;
+    const start = inst.heldMb();
+    expect(start).toBeGreaterThan(0.5); // the stack limit (512 KiB) at least
+    expect(start).toBeLessThan(4);
+    await pool.call(s, { mb: 24 }, { onCapability: caps });
+    expect(inst.heldMb()).toBeGreaterThan(start + 20); // the heap had some room already
+    expect(inst.heldMb()).toBeLessThan(start + 24 * 1.25 + 2);
+  });
+
   it('deep recursion is a RangeError the tool catches, about 3000 frames deep', async () => {
     const s = spec(
       'let d = 0; function f() { d++; f() }\nexport default async () => { d = 0; try { f() } catch (e) { return [e.message, d] } }',

@@ -287,6 +287,10 @@ class HostProcess {
     }
     const inst = this.#sandboxes.get(m.sid);
     if (!inst) return;
+    if (m.op === 'held') {
+      inst.held = m.bytes;
+      return;
+    }
     inst.channel.fail(new TyError(m.code, m.message, m.name !== undefined ? { name: m.name } : undefined));
   }
 }
@@ -296,6 +300,8 @@ export class QuickJsInstance implements SandboxInstance {
   readonly revision: string;
   readonly sid: number;
   readonly channel: SandboxChannel;
+  /** What the sandbox may hold, bytes, as its sandbox host last reported (`held` control messages). */
+  held = 0;
   readonly #proc: HostProcess;
 
   /** @internal use QuickJsSandboxRuntime.start */
@@ -344,6 +350,10 @@ export class QuickJsInstance implements SandboxInstance {
   get process(): { principal: string; pid: number } {
     return { principal: this.#proc.principal, pid: this.#proc.pid };
   }
+  /** MiB the sandbox may hold (SandboxInstance.heldMb): the last `held` report, 1 MiB before any. */
+  heldMb(): number {
+    return this.held > 0 ? this.held / 1048576 : 1;
+  }
   call(args: unknown, opts: CallOptions): Promise<unknown> {
     if (!this.channel.alive) return Promise.reject(this.channel.closedReason);
     this.#proc.allowLine(opts.limits.outputBytes);
@@ -362,6 +372,7 @@ export class QuickJsInstance implements SandboxInstance {
 export class QuickJsSandboxRuntime implements SandboxRuntime {
   readonly name = 'quickjs';
   readonly perPrincipal = true;
+  readonly sharesProcess = true;
   readonly #o: QuickJsRuntimeOptions;
   readonly #procs = new Map<string, HostProcess>();
   #nextSid = 1;

@@ -40,6 +40,7 @@ type FromWorker =
   | { t: 'up' }
   | { t: 'msg'; sid: number; text: string }
   | { t: 'died'; sid: number; code: string; message: string; name?: string }
+  | { t: 'held'; sid: number; bytes: number }
   | { t: 'gone'; sid: number };
 
 interface WorkerInit {
@@ -103,6 +104,8 @@ async function main(): Promise<void> {
           if (m.name !== undefined) d.name = m.name;
           control(d);
         }
+      } else if (m.t === 'held') {
+        if (where.has(m.sid)) control({ op: 'held', sid: m.sid, bytes: m.bytes });
       } else if (m.t === 'gone') release(m.sid);
     });
     // A worker that fails takes its sandboxes with it; the others go on.
@@ -243,6 +246,7 @@ function worker(init: WorkerInit): void {
           finish();
         },
         interruptRequested: () => Atomics.load(flags, m.slot) !== 0,
+        onHeld: (bytes) => send({ t: 'held', sid: m.sid, bytes }),
       });
     } catch (e) {
       send({
