@@ -8,9 +8,10 @@
 //   host -> worker: {t:'init', wasm, info} once; {t:'create', sid, memoryMb, stackBytes} with the sandbox's own
 //   MessagePort; {t:'deadline', sid, ms}; {t:'destroy', sid}
 //   worker -> host: {t:'up'} once compiled; {t:'died', sid, code, message, name?}; {t:'held', sid, bytes} (what a
-//   sandbox may hold: core/quickjs/instance.ts heldBytesOf); {t:'gone', sid}
+//   sandbox may hold: core/quickjs/memory.ts heldBytesOf); {t:'gone', sid}
 // Each sandbox's protocol messages travel as JSON text on its own port.
 import { QuickJsEngine, type QuickJsSandbox } from '../../core/quickjs/instance.js';
+import { SpareSandboxes } from '../../core/quickjs/spare.js';
 import type { QuickJsWasmInfo } from '../../core/quickjs/wasm.js';
 
 /** The guest script (core/quickjs/guest-script.ts), compiled in by the vite plugin. */
@@ -28,6 +29,8 @@ const scope = globalThis as unknown as {
 };
 let work: MessagePort | undefined;
 let engine: QuickJsEngine | undefined;
+/** A started sandbox waiting for the next revision (core/quickjs/spare.ts). */
+let spares: SpareSandboxes | undefined;
 const sandboxes = new Map<number, { sb: QuickJsSandbox | undefined; port: MessagePort; queue: string[] }>();
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
@@ -44,7 +47,7 @@ function gone(sid: number): void {
 }
 
 async function create(m: Extract<Control, { t: 'create' }>, port: MessagePort): Promise<void> {
-  if (!engine || sandboxes.has(m.sid)) return;
+  if (!engine || !spares || sandboxes.has(m.sid)) return;
   const entry: { sb: QuickJsSandbox | undefined; port: MessagePort; queue: string[] } = {
     sb: undefined,
     port,
@@ -52,13 +55,14 @@ async function create(m: Extract<Control, { t: 'create' }>, port: MessagePort): 
   };
   sandboxes.set(m.sid, entry);
   port.onmessage = (ev) => {
+    spares?.busy();
     if (typeof ev.data !== 'string') return;
     if (entry.sb) entry.sb.deliver(ev.data);
     else entry.queue.push(ev.data);
   };
   port.start();
   try {
-    const sb = await engine.create({
+    const sb = await spares.create({
       memoryMb: m.memoryMb,
       stackBytes: m.stackBytes,
       onMessage: (text) => port.postMessage(text),
@@ -73,6 +77,7 @@ async function create(m: Extract<Control, { t: 'create' }>, port: MessagePort): 
       return;
     }
     entry.sb = sb;
+    spares?.later(m.memoryMb, m.stackBytes);
     for (const t of entry.queue.splice(0)) sb.deliver(t);
   } catch (e) {
     post({
@@ -93,6 +98,7 @@ function onControl(ev: MessageEvent): void {
     void WebAssembly.compile(m.wasm).then(
       (module) => {
         engine = new QuickJsEngine({ module, info: m.info, guestScript: __TYSANDBOX_QUICKJS_GUEST__ });
+        spares = new SpareSandboxes(engine);
         post({ t: 'up' });
       },
       (e: unknown) => post({ t: 'init-failed', message: e instanceof Error ? e.message.slice(0, 300) : 'error' }),
@@ -100,6 +106,7 @@ function onControl(ev: MessageEvent): void {
     return;
   }
   if (!isInt(m.sid)) return;
+  spares?.busy();
   if (m.t === 'create') {
     const port = ev.ports[0];
     if (port && typeof m.memoryMb === 'number' && typeof m.stackBytes === 'number') void create(m, port);

@@ -26,7 +26,7 @@ export type FromSandboxHost =
   /** Sandbox `sid` ended by itself (memory, time, engine fault) or could not start; nothing more comes from it. */
   | { op: 'died'; sid: number; code: DeathCode; message: string; name?: string }
   /**
-   * What sandbox `sid` may hold now, bytes (core/quickjs/instance.ts heldBytesOf): after its start and each growth of
+   * What sandbox `sid` may hold now, bytes (core/quickjs/memory.ts heldBytesOf): after its start and each growth of
    * its memory. For the host's memory budget only: the process's or worker's own limit bounds it whatever it says.
    */
   | { op: 'held'; sid: number; bytes: number };

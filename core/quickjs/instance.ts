@@ -29,7 +29,8 @@ import {
 import { IntlBridge, jsonParseError, randomBytes, urlCall } from './host-api.js';
 import { GUEST_SCRIPT_NAME } from './guest-script.js';
 import { DEFAULT_STACK_BYTES, MIN_MEMORY_MB } from './limits.js';
-import { WASM_PAGE, type QuickJsWasmInfo } from './wasm.js';
+import { heldBytesOf, maxPagesFor, watchGrowth } from './memory.js';
+import type { QuickJsWasmInfo } from './wasm.js';
 export { DEFAULT_STACK_BYTES, MIN_MEMORY_MB } from './limits.js';
 
 /**
@@ -85,27 +86,6 @@ export interface QuickJsEngineOptions {
   version?: string;
 }
 
-/**
- * Linear memory pages for a heap limit of `memoryMb` MiB: static data and stack, the limit, and 1/16 of it (emscripten
- * grows the heap by at least 5% at a time, and dlmalloc keeps its own bookkeeping), at most the module's maximum.
- */
-export function maxPagesFor(info: Pick<QuickJsWasmInfo, 'maxPages' | 'stackTop'>, memoryMb: number): number {
-  const bytes = info.stackTop + memoryMb * 1024 * 1024 * (1 + 1 / 16);
-  return Math.min(info.maxPages, Math.ceil(bytes / WASM_PAGE));
-}
-
-/** Static data and globals below the stack, counted whole whatever the module says, bytes. */
-const STATIC_BYTES = 256 * 1024;
-
-/**
- * What a sandbox whose linear memory is `linearBytes` long may hold, bytes: an upper bound of the pages it can have
- * touched, for a host's memory budget. The heap above the stack (grown on demand, so in use), the QuickJS stack limit
- * `stackBytes` (the rest of the reserved stack is never reached: QuickJS checks its depth) and STATIC_BYTES.
- */
-export function heldBytesOf(info: Pick<QuickJsWasmInfo, 'stackTop'>, linearBytes: number, stackBytes: number): number {
-  return Math.max(0, linearBytes - info.stackTop) + Math.min(info.stackTop, stackBytes + STATIC_BYTES);
-}
-
 /** Creates QuickJS sandboxes from one compiled module (one per process or worker). */
 export class QuickJsEngine {
   readonly #o: QuickJsEngineOptions;
@@ -126,8 +106,8 @@ export class QuickJsEngine {
     const info = this.#o.info;
     const memory = new WebAssembly.Memory({ initial: info.minPages, maximum: maxPagesFor(info, memoryMb) });
     const stackBytes = opts.stackBytes ?? DEFAULT_STACK_BYTES;
-    const onHeld = opts.onHeld;
-    const growth = watchGrowth(memory, onHeld && ((bytes) => onHeld(heldBytesOf(info, bytes, stackBytes))));
+    // opts.onHeld is read at each growth: a spare's options are pointed at its owner's when it is claimed (spare.ts)
+    const growth = watchGrowth(memory, (bytes) => opts.onHeld?.(heldBytesOf(info, bytes, stackBytes)));
     const wasmModule = this.#o.module;
     const variant = newVariant(RELEASE_SYNC, {
       wasmMemory: memory,
@@ -151,7 +131,7 @@ export class QuickJsEngine {
       version: this.#o.version ?? 'QuickJS 2025-09-13',
       intl: this.#intl,
     });
-    onHeld?.(heldBytesOf(info, memory.buffer.byteLength, stackBytes));
+    opts.onHeld?.(heldBytesOf(info, memory.buffer.byteLength, stackBytes));
     return sandbox;
   }
 }
@@ -231,6 +211,11 @@ export class QuickJsSandbox {
 
   get alive(): boolean {
     return !this.#dead;
+  }
+
+  /** A spare sandbox was given to its revision (core/quickjs/spare.ts): the guest's performance.now() counts from now. */
+  claimed(): void {
+    this.#startedAt = this.#now();
   }
 
   /** Bytes of linear memory (its current size). */
@@ -463,31 +448,6 @@ export class QuickJsSandbox {
       r.error.dispose();
     } else r.value.dispose();
   }
-}
-
-/**
- * Watch a linear memory's growth: emscripten's heap resize tries three sizes (20%, 10% and 5% above the current one)
- * and fails only when all three do; three failed grows in a row therefore mean an allocation could not be served.
- * `onGrown` gets the new length in bytes after each growth.
- */
-function watchGrowth(memory: WebAssembly.Memory, onGrown?: (bytes: number) => void): { exhausted: boolean } {
-  const state = { exhausted: false };
-  const grow = WebAssembly.Memory.prototype.grow;
-  let failures = 0;
-  Object.defineProperty(memory, 'grow', {
-    value: (delta: number) => {
-      try {
-        const r = grow.call(memory, delta);
-        failures = 0;
-        onGrown?.(memory.buffer.byteLength);
-        return r;
-      } catch (e) {
-        if (++failures >= 3) state.exhausted = true;
-        throw e;
-      }
-    },
-  });
-  return state;
 }
 
 /** What a host-engine failure inside QuickJS means for the call (see the file comment). */

@@ -48,7 +48,7 @@ export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBy
 /**
  * What a QuickJS sandbox is charged against the host's memory budget when it starts, MiB; from then on it is charged
  * what its sandbox host reports it holds (node/quickjs/runtime.ts QuickJsInstance.heldMb). Its own limit is its
- * linear memory's maximum (core/quickjs/instance.ts maxPagesFor); the process's RLIMIT_DATA bounds them all.
+ * linear memory's maximum (core/quickjs/memory.ts maxPagesFor); the process's RLIMIT_DATA bounds them all.
  */
 export const QUICKJS_START_MB = 2;
 

@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { toSandboxHost, type FromSandboxHost } from '../../core/quickjs/control.js';
 import { DEFAULT_STACK_BYTES, QuickJsEngine, type QuickJsSandbox } from '../../core/quickjs/instance.js';
+import { SpareSandboxes } from '../../core/quickjs/spare.js';
 import { prepareQuickJsWasm, type QuickJsWasmInfo } from '../../core/quickjs/wasm.js';
 
 /** The guest script (core/quickjs/guest-script.ts), compiled in by node/quickjs/build.mjs. */
@@ -218,6 +219,8 @@ function worker(init: WorkerInit): void {
   const port = parentPort!;
   const flags = new Int32Array(init.flags);
   const engine = new QuickJsEngine({ module: init.module, info: init.info, guestScript: __TYSANDBOX_QUICKJS_GUEST__ });
+  // A started sandbox waits for the thread's next revision (core/quickjs/spare.ts): most of a cold start is done idle.
+  const spares = new SpareSandboxes(engine);
   const sandboxes = new Map<number, QuickJsSandbox>();
   /** Messages for sandboxes still being created. */
   const waiting = new Map<number, ToWorker[]>();
@@ -235,7 +238,7 @@ function worker(init: WorkerInit): void {
       send({ t: 'gone', sid: m.sid });
     };
     try {
-      sb = await engine.create({
+      sb = await spares.create({
         memoryMb: m.memoryMb,
         stackBytes: m.stackBytes,
         onMessage: (text) => send({ t: 'msg', sid: m.sid, text }),
@@ -258,6 +261,7 @@ function worker(init: WorkerInit): void {
       finish();
       return;
     }
+    spares.later(m.memoryMb, m.stackBytes);
     if (gone) return;
     sandboxes.set(m.sid, sb);
     const stopSb = sb;
@@ -271,6 +275,7 @@ function worker(init: WorkerInit): void {
   };
   const stops = new Map<number, () => void>();
   const handle = (m: ToWorker) => {
+    spares.busy();
     if (m.t === 'create') {
       void create(m);
       return;

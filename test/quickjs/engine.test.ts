@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { NEVER_ABORTED, type CallOptions, type CapabilityHandler } from '../../core/exec/runtime.js';
 import { guestScript, QUICKJS_GUEST_FILES } from '../../core/quickjs/guest-script.js';
-import { maxPagesFor } from '../../core/quickjs/instance.js';
+import { maxPagesFor } from '../../core/quickjs/memory.js';
 import { prepareQuickJsWasm, QUICKJS_WASM_SHA256, WASM_PAGE } from '../../core/quickjs/wasm.js';
 import { TyError } from '../../core/errors.js';
 import { rejection } from '../helpers/errors.js';
