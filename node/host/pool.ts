@@ -107,7 +107,7 @@ export async function buildPool(
 ): Promise<HostPool> {
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
-    { SandboxPool },
+    { SandboxPool, DEFAULT_MAX_INSTANCES },
     { dataLimitMb, QUICKJS_START_MB },
     { PYTHON_SANDBOX_NEEDS },
     { permissionFlagCached, forgetProbe, keepLibraryLists },
@@ -127,7 +127,12 @@ export async function buildPool(
       import('../os-sandbox/limits.js'),
     ]);
     const probe = new QuickJsSandboxRuntime();
-    const os = quickJsHostLimits(memoryBudgetMb, probe.threads + 1, THREAD_HEAP_MB);
+    const os = quickJsHostLimits(
+      memoryBudgetMb,
+      probe.threads + 1,
+      THREAD_HEAP_MB,
+      opts.maxInstances ?? DEFAULT_MAX_INSTANCES,
+    );
     const wrap = wrapFor(DEFAULT_QUICKJS_LIMITS, undefined, os);
     const rt = new QuickJsSandboxRuntime({
       ...(wrap ? { wrap } : {}),

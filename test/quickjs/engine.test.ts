@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { NEVER_ABORTED, type CallOptions, type CapabilityHandler } from '../../core/exec/runtime.js';
 import { guestScript, QUICKJS_GUEST_FILES } from '../../core/quickjs/guest-script.js';
-import { maxPagesFor } from '../../core/quickjs/memory.js';
+import { LINEAR_RESERVE_MB } from '../../core/quickjs/limits.js';
+import { heldBytesOf, maxPagesFor } from '../../core/quickjs/memory.js';
 import { prepareQuickJsWasm, QUICKJS_WASM_SHA256, WASM_PAGE } from '../../core/quickjs/wasm.js';
 import { TyError } from '../../core/errors.js';
 import { rejection } from '../helpers/errors.js';
-import { localQuickJs } from '../helpers/quickjs-local.js';
+import { localEngine, localQuickJs } from '../helpers/quickjs-local.js';
 
 // This process's main thread has V8's default stack (about 1 MiB): QuickJS's own limit must be reached first.
 const STACK = 128 * 1024;
@@ -42,6 +43,25 @@ describe('the QuickJS binary', () => {
     expect(diff).toBeLessThanOrEqual(2); // the LEB128 of the memory import's minimum
     expect(maxPagesFor(info, 16) * WASM_PAGE).toBeGreaterThan(info.stackTop + 16 * 1024 * 1024);
     expect(() => new WebAssembly.Module(info.bytes as Uint8Array<ArrayBuffer>)).not.toThrow();
+  });
+  it('maps no more writable memory beyond what a sandbox holds than LINEAR_RESERVE_MB (the RLIMIT_DATA room)', async () => {
+    const info = await prepareQuickJsWasm(bytes);
+    const MiB = 1024 * 1024;
+    // a started sandbox's linear memory (its guest booted) against what it is charged: the stack region left untouched
+    const eng = await localEngine();
+    let held = 0;
+    const sb = await eng.create({
+      memoryMb: 32,
+      stackBytes: STACK,
+      onMessage: () => {},
+      onDeath: () => {},
+      onHeld: (b) => (held = b),
+    });
+    const linear = sb.linearBytes;
+    sb.destroy();
+    expect(held).toBe(heldBytesOf(info, linear, STACK));
+    expect((linear - held) / MiB).toBeGreaterThan(3); // the reserve is needed: most of the stack region is untouched
+    expect((linear - held) / MiB).toBeLessThanOrEqual(LINEAR_RESERVE_MB - 0.5);
   });
   it('the guest script refuses a guest file with a second export', () => {
     const texts: Record<string, string> = {};
