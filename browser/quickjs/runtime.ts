@@ -4,8 +4,8 @@
 // The frame is the JavaScript engine's (browser/sandbox/runtime.ts openSandboxFrame: an opaque
 // `sandbox="allow-scripts"` network document with its own CSP, whose only additions over 'none' are blob: workers
 // and 'wasm-unsafe-eval'); its worker runs browser/quickjs/worker.ts instead of the JavaScript guest. The QuickJS
-// binary is fetched once per page from `<assetBaseUrl>quickjs/emscripten-module.wasm` and checked against the digest
-// compiled into this code (core/quickjs/wasm.ts) before the worker sees a byte. Each sandbox speaks protocol v1 over
+// binary is fetched by the page once from `<assetBaseUrl>quickjs/emscripten-module.wasm` (or `quickjsBaseUrl`) and
+// checked against the digest compiled into this code (core/quickjs/wasm.ts) before the worker sees a byte. Each sandbox speaks protocol v1 over
 // a MessagePort of its own (core/exec/channel.ts checks every message; capabilities are answered for the revision
 // started there). A sandbox's memory bomb or endless loop ends that sandbox only (E_MEMORY_LIMIT, E_TIMEOUT): the
 // worker, the frame, the page and the other sandboxes go on. A sandbox that does not let go within STUCK_MS of its end
@@ -28,6 +28,8 @@ import {
 
 /** The QuickJS binary, relative to the host's assetBaseUrl (browser/build/quickjs.mjs emits it there). */
 export const QUICKJS_WASM_ASSET = 'quickjs/emscripten-module.wasm';
+/** Its file name, relative to `quickjsBaseUrl` when that is set. */
+const QUICKJS_WASM_FILE = 'emscripten-module.wasm';
 /**
  * QuickJS stack limit per sandbox in the browser, KiB. A Chromium worker's own stack is small and WebAssembly frames
  * use several times more of it than QuickJS counts (measured in Chromium: at 128 KiB plain recursion is caught at
@@ -51,7 +53,11 @@ function loadWasm(url: string): Promise<QuickJsWasmInfo> {
       try {
         res = await fetch(url, { credentials: 'same-origin' });
       } catch {
-        throw new TyError('E_SANDBOX_UNAVAILABLE', `the QuickJS binary could not be fetched from ${url.slice(0, 200)}`);
+        throw new TyError(
+          'E_SANDBOX_UNAVAILABLE',
+          `the QuickJS binary could not be fetched from ${url.slice(0, 200)} (from another origin its server must allow ` +
+            "this page's origin by CORS, or set quickjsBaseUrl to a folder on the page's own origin)",
+        );
       }
       if (!res.ok)
         throw new TyError(
@@ -310,6 +316,8 @@ export class BrowserQuickJsRuntime implements SandboxRuntime {
   }
 
   #wasmUrl(): string {
+    if (this.options.quickjsBaseUrl !== undefined)
+      return new URL(QUICKJS_WASM_FILE, new URL(this.options.quickjsBaseUrl, location.href)).href;
     const base = new URL(this.options.assetBaseUrl ?? defaultAssetBase(), location.href);
     return new URL(QUICKJS_WASM_ASSET, base).href;
   }
