@@ -35,6 +35,14 @@ import { Elicitor } from '../core/mcp/input/elicit.js';
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
 /** A pause in the browser lifts by itself after this long (ms): 15 minutes. */
 export const DEFAULT_BROWSER_PAUSE_EXPIRE_MS = 15 * 60_000;
+/**
+ * Default cap of retained quickjs sandboxes in a page. Chromium keeps every ArrayBuffer, WebAssembly memories
+ * included, inside its V8 sandbox (1 TiB of address space per renderer process), and each 32-bit WebAssembly memory
+ * reserves 8 GiB there for its guard regions whatever its size: measured in Debian's Chromium, about the 125th live
+ * QuickJS sandbox of a renderer fails with "WebAssembly.Memory(): could not allocate memory". 100 leaves room for
+ * Pyodide sandboxes and for memories not yet collected; beyond it the least recently used idle one goes first.
+ */
+export const BROWSER_MAX_INSTANCES = 100;
 
 export interface BrowserHostOptions {
   /** IndexedDB database name (default `tysandbox`). */
@@ -70,7 +78,10 @@ export interface BrowserHostOptions {
   pause?: Partial<PauseConfig>;
   /** Most retained sandboxes at once (default 16; the least recently used idle one goes first). */
   maxRetained?: number;
-  /** Most retained quickjs sandboxes at once, counted apart (default 2048; core/exec/pool.ts maxInstances). */
+  /**
+   * Most retained quickjs sandboxes at once, counted apart (default BROWSER_MAX_INSTANCES, 100; core/exec/pool.ts
+   * maxInstances).
+   */
   maxInstances?: number;
   /** A retained sandbox idle this long is destroyed, ms (default 600 000; 0: never). */
   idleMs?: number;
@@ -280,7 +291,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
     mode: opts.mode ?? 'retained',
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
-    ...(opts.maxInstances !== undefined ? { maxInstances: opts.maxInstances } : {}),
+    maxInstances: opts.maxInstances ?? BROWSER_MAX_INSTANCES,
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
   });
   let external = opts.external;
