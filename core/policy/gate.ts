@@ -1,7 +1,7 @@
 // The gate every invocation and capability use passes: permissions, asking, hooks, audit, pause; core, trusted side.
 import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
-import type { Gate, GateRequest, Question } from '../exec/runtime.js';
+import type { Gate, GateRequest, IntentRecord, Question } from '../exec/runtime.js';
 import { describeChannels, type Asker, type AskOutcome } from '../ask/router.js';
 import {
   decide,
@@ -14,7 +14,8 @@ import {
   type StoredDecision,
   type Trace,
 } from './permissions.js';
-import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from '../audit/trail.js';
+import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from '../audit/trail.js';
+import { withholdInJson, withholdTokens } from '../capabilities/withhold.js';
 import type { PauseTracker } from './pause.js';
 import { cleanText, describe, where } from './gate-text.js';
 import {
@@ -49,7 +50,13 @@ export interface GateDeps {
   decisions: DecisionStore;
   /** ms since the epoch; injected for tests. */
   clock?: () => number;
-  /** Secret values currently known to the host; withheld from hook input, audit and error messages. */
+  /**
+   * Secret values currently known to the host, withheld as whole tokens (core/capabilities/withhold.ts) from the text
+   * that comes from outside the host: the arguments shown in a question and given to hooks, a result given to
+   * post-hooks, a hook's own output, and the message of an error the call's execution throws with text it did not write
+   * (E_TOOL_FAILED, E_MCP). Never from audit records or the host's own identifiers and messages: those are built from
+   * names, never from values, so they are never searched.
+   */
   withheld?: () => Iterable<string>;
   newId?: () => string;
   /**
@@ -66,9 +73,13 @@ type Verdict =
 const MAX_HOOK_INPUT = 1024 * 1024;
 /** Most lines of a request's preview shown in a question. */
 export const PREVIEW_LINES = 6;
-/** Characters of a preview kept after secret scrubbing, before display (each line is then cut at 600 on display). */
+/** Characters of a preview kept after withholding secret values (each line is then cut at 600 on display). */
 const MAX_PREVIEW_CHARS = 64 * 1024;
 const MAX_HOOK_RESULT = 256 * 1024;
+/** A record that is durable once written (an `append`). */
+const DURABLE: IntentRecord = Object.freeze({ durable: Promise.resolve(), begin: () => {} });
+/** Codes whose message carries text the host did not write: a tool's own (E_TOOL_FAILED), an MCP server's (E_MCP). */
+const FOREIGN_TEXT_CODES: ReadonlySet<string> = new Set(['E_TOOL_FAILED', 'E_MCP']);
 
 /**
  * The Gate (core/exec/runtime.ts) implementation. For each request:
@@ -76,9 +87,11 @@ const MAX_HOOK_RESULT = 256 * 1024;
  * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
- * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output
- * appended as feedback,
- * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
+ * anything else E_HOOK_FAILED, fail closed) -> `started` audit record, written, handed to `execute` as its
+ * IntentRecord (its fsync begun once the call is sent, overlapping the tool's run) -> execute -> the intent record
+ * durable -> postToolUse hooks (output appended as feedback, cannot block or replace) -> completion record, written
+ * (its fsync joins the next group commit); the answer waits for the durable intent record. Every refusal counts toward
+ * the tool's pause.
  */
 export class PermissionGate implements Gate {
   readonly #d: GateDeps;
@@ -115,8 +128,9 @@ export class PermissionGate implements Gate {
     }
   }
 
+  /** Foreign text (a hook's output, a tool's own message) with known secret values withheld as whole tokens. */
   #scrub(s: string): string {
-    return scrub(s, this.#secrets());
+    return withholdTokens(s, this.#secrets());
   }
 
   async authorize(req: GateRequest, signal?: AbortSignal): Promise<void> {
@@ -130,7 +144,7 @@ export class PermissionGate implements Gate {
 
   async run<T>(
     req: GateRequest,
-    execute: () => Promise<T>,
+    execute: (intent?: IntentRecord) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<{ value: T; feedback?: string[] }> {
     const t0 = this.#clock();
@@ -170,38 +184,44 @@ export class PermissionGate implements Gate {
       throw err;
     }
 
-    // The intent record is written before anything runs (a host killed mid-call still leaves it) and on disk
-    // (fsync) before the call's answer, its sync overlapping the call where the sink stages records; the
-    // completion record with the same `call` follows, durable before the answer too. Intent record not
-    // written: the call does not run (E_STORE); either one not durable: the call fails with E_STORE.
-    // Without post-hooks the completion record is written while the intent record may still wait for its fsync,
-    // so one fsync (group commit, node/store/append.ts) makes both durable; the answer waits for both either way.
+    // The intent record is written before anything runs (a host killed mid-call still leaves it); its fsync begins
+    // when `execute` says the call's arguments are on their way (IntentRecord.begin: the fsync overlaps the tool's
+    // run), else once `execute` settles. What the call does outside its sandbox waits for it to be durable (the
+    // Invoker holds capability requests, native code and bridged calls until then), and so does the answer. Intent
+    // record not written: the call does not run (E_STORE); not durable: the call fails with E_STORE.
+    // The completion record with the same `call` is written (held by the OS) before the answer; its fsync joins the
+    // next group commit (node/store/append.ts: the next call's intent record, or its own within STAGED_SYNC_MS).
     const call = this.#d.newId?.() ?? globalThis.crypto.randomUUID();
-    const started = (await this.#audit(req, v, t0, 'started', undefined, call, true)).durable;
+    const intent = await this.#audit(req, v, t0, 'started', undefined, call, true);
     const post = this.#hooksFor(cfg, 'postToolUse', req).length > 0;
     let value: T;
     try {
-      value = await execute();
+      value = await execute(intent);
     } catch (e) {
       const te = toTyError(e);
       if (post) {
-        await started;
+        intent.begin();
+        await intent.durable;
         // they observe failures too; feedback has nowhere to go
         await this.#postHooks(cfg, req, { outcome: 'error', code: te.code });
       }
-      await this.#completion(req, v, t0, 'error', te.code, call, started);
+      await this.#completion(req, v, t0, 'error', te.code, call, intent);
       throw this.#withholdError(e, te);
     }
     let feedback: string[] = [];
     if (post) {
-      await started;
+      intent.begin();
+      await intent.durable;
       feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
     }
-    await this.#completion(req, v, t0, 'ok', undefined, call, started);
+    await this.#completion(req, v, t0, 'ok', undefined, call, intent);
     return feedback.length ? { value, feedback } : { value };
   }
 
-  /** Write the completion record and wait until it and the intent record (`started`) are durable; E_STORE otherwise. */
+  /**
+   * Write the completion record (staged where the sink stages records: its fsync joins the next group commit), then
+   * wait until the intent record is durable; E_STORE when either fails.
+   */
   async #completion(
     req: GateRequest,
     v: Verdict,
@@ -209,14 +229,14 @@ export class PermissionGate implements Gate {
     outcome: AuditRecord['outcome'],
     code: ErrorCode | undefined,
     call: string,
-    started: Promise<void>,
+    intent: IntentRecord,
   ): Promise<void> {
-    const done = this.#audit(req, v, t0, outcome, code, call);
     try {
-      await done;
+      await this.#audit(req, v, t0, outcome, code, call, true);
     } finally {
       // an intent record that cannot be made durable fails the call (E_STORE), whatever the completion did
-      await started;
+      intent.begin();
+      await intent.durable;
     }
   }
 
@@ -243,12 +263,19 @@ export class PermissionGate implements Gate {
     }
   }
 
-  /** The error as thrown, unless its message holds a known secret value: then a TyError with it withheld. */
+  /**
+   * The error as thrown, unless it carries text the host did not write (a tool's own message, E_TOOL_FAILED; an MCP
+   * server's, E_MCP) holding a known secret value as a token: then the same error with it withheld. The host's own
+   * errors are built from names and are returned as they are.
+   */
   #withholdError(e: unknown, te: TyError): unknown {
+    if (!FOREIGN_TEXT_CODES.has(te.code)) return e;
     const secrets = this.#secrets();
-    if (!secrets.some((x) => te.message.includes(x) || (te.data !== undefined && JSON.stringify(te.data).includes(x))))
-      return e;
-    return new TyError(te.code, scrub(te.message, secrets));
+    if (secrets.length === 0) return e;
+    const message = withholdTokens(te.message, secrets);
+    const data = te.data === undefined ? undefined : (withholdInJson(te.data, secrets) as Record<string, unknown>);
+    if (message === te.message && JSON.stringify(data) === JSON.stringify(te.data)) return e;
+    return new TyError(te.code, message, data);
   }
 
   async #checkPause(req: GateRequest, t0: number): Promise<void> {
@@ -285,7 +312,8 @@ export class PermissionGate implements Gate {
     code: ErrorCode,
     message: string,
   ): Promise<never> {
-    let msg = this.#scrub(message);
+    // the host's own words (a hook's reason in it was withheld where it was read)
+    let msg = message;
     const pauseKey = req.pauseKey ?? req.toolName;
     // A refusal because nobody could be asked (no live channel) says nothing about the tool: not counted.
     const nowPaused = !v.allow && v.reason === 'no-channel' ? false : await this.#d.pause.recordRefusal(pauseKey);
@@ -303,7 +331,8 @@ export class PermissionGate implements Gate {
 
   /**
    * Write one audit record; durable when this resolves, except with `staged` on a sink that stages records: then
-   * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk.
+   * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk, its
+   * fsync started by `begin()` or by the sink's next group commit.
    */
   async #audit(
     req: GateRequest,
@@ -313,7 +342,7 @@ export class PermissionGate implements Gate {
     code?: ErrorCode,
     call?: string,
     staged = false,
-  ): Promise<{ durable: Promise<void> }> {
+  ): Promise<IntentRecord> {
     const rec: AuditRecord = {
       v: 1,
       time: new Date(this.#clock()).toISOString(),
@@ -334,12 +363,12 @@ export class PermissionGate implements Gate {
     if (code !== undefined) rec.code = code;
     if (call !== undefined) rec.call = call;
     if (outcome === 'started' && this.#d.hostId !== undefined) rec.host = this.#d.hostId;
-    const secrets = this.#secrets();
+    // Built from names only (never from a secret value), so never searched for one: a one-byte secret value leaves
+    // every field as it is. Long fields are cut with a marker.
     for (const k of ['principal', 'tool', 'revision', 'target', 'rule', 'channel'] as const) {
       const val = rec[k];
-      if (typeof val !== 'string') continue;
-      const clean = scrub(val, secrets);
-      rec[k] = clean.length > AUDIT_FIELD_MAX ? `${clean.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : clean;
+      if (typeof val === 'string' && val.length > AUDIT_FIELD_MAX)
+        rec[k] = `${val.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]`;
     }
     const failed = (e: unknown) =>
       new TyError(
@@ -348,17 +377,29 @@ export class PermissionGate implements Gate {
       );
     try {
       if (staged && this.#d.audit.stage) {
-        const durable = (await this.#d.audit.stage(rec)).durable.catch((e: unknown) => {
+        const s = await this.#d.audit.stage(rec);
+        const durable = s.durable.catch((e: unknown) => {
           throw failed(e);
         });
         durable.catch(() => {}); // awaited by the caller later; never an unhandled rejection meanwhile
-        return { durable };
+        // a sink that can start the fsync on request (node/store/append.ts StagedLine.begin)
+        const start = (s as { begin?: unknown }).begin;
+        let begun = false;
+        const begin =
+          typeof start === 'function'
+            ? (alone?: boolean) => {
+                if (begun) return;
+                begun = true;
+                (start as (alone?: boolean) => void).call(s, alone === true);
+              }
+            : () => {};
+        return { durable, begin };
       }
       await this.#d.audit.append(rec);
     } catch (e) {
       throw failed(e);
     }
-    return { durable: Promise.resolve() };
+    return DURABLE;
   }
 
   async #remembered(req: GateRequest): Promise<StoredDecision[]> {
@@ -503,10 +544,9 @@ export class PermissionGate implements Gate {
    */
   #previewLines(req: GateRequest): string[] {
     if (typeof req.preview !== 'string' || req.preview.length === 0) return [];
-    // Scrub before cutting, so a cut never leaves part of a secret value behind.
-    // A preview is often JSON: withhold each value also in its JSON-escaped form (quotes, backslashes, controls).
-    const secrets = this.#secrets();
-    const clean = scrub(req.preview, [...secrets, ...secrets.map((x) => JSON.stringify(x).slice(1, -1))]);
+    // Withheld before cutting, so a cut never leaves part of a secret value behind; a preview is often JSON, and
+    // withholdTokens looks for each value JSON-escaped and percent-encoded too.
+    const clean = withholdTokens(req.preview, this.#secrets());
     const lines = (clean.length > MAX_PREVIEW_CHARS ? `${clean.slice(0, MAX_PREVIEW_CHARS)}…` : clean).split(/\r?\n/);
     if (lines.length <= PREVIEW_LINES) return lines;
     return [...lines.slice(0, PREVIEW_LINES - 1), `… [cut: ${lines.length - (PREVIEW_LINES - 1)} more lines]`];
@@ -567,14 +607,15 @@ export class PermissionGate implements Gate {
     return p;
   }
 
-  /** JSON round-trip with secret values withheld; undefined when not JSON or larger than `max` bytes. */
+  /**
+   * JSON round-trip with secret values withheld as tokens from every string (decoded first, so JSON escaping cannot
+   * hide a value); undefined when not JSON or larger than `max` bytes.
+   */
   #cleanJson(v: unknown, max: number): unknown {
     try {
       const text = JSON.stringify(v);
       if (typeof text !== 'string' || text.length > max) return undefined;
-      const secrets = this.#secrets();
-      // Scrub on the decoded strings so JSON escaping cannot hide a value.
-      return JSON.parse(text, (_k, val: unknown) => (typeof val === 'string' ? scrub(val, secrets) : val));
+      return withholdInJson(JSON.parse(text) as unknown, this.#secrets());
     } catch {
       return undefined;
     }
@@ -583,8 +624,8 @@ export class PermissionGate implements Gate {
   async #runHook(hook: HookSpec, payload: HookPayload): Promise<HookResult> {
     if (!this.#d.hooks)
       return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'no hook runner on this host' };
-    let input = JSON.stringify(payload);
-    input = this.#scrub(input);
+    // the payload's foreign parts (input, result) were withheld by #cleanJson; the rest are the host's names
+    const input = JSON.stringify(payload);
     try {
       return await this.#d.hooks.run(hook, input);
     } catch (e) {

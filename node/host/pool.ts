@@ -96,7 +96,7 @@ export interface HostPool extends PoolLike {
  * The retained per-revision pool (core/exec/pool.ts) over the runtimes chosen by `execution.engine`, created on first
  * use: Node and Deno subprocesses (one per sandbox), and QuickJS (node/quickjs/runtime.ts: one sandbox host process per
  * principal under the same OS wrapper, its limits those of the whole process). `memoryBudgetMb` bounds the retained
- * sandboxes (MiB).
+ * sandboxes (MiB), `idleMs` how long one may sit idle (default the pool's).
  */
 export async function buildPool(
   opts: NodeHostOptions,
@@ -104,6 +104,7 @@ export async function buildPool(
   store: Store,
   probeCache: string,
   memoryBudgetMb: number,
+  idleMs?: number,
 ): Promise<HostPool> {
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
@@ -222,7 +223,7 @@ export async function buildPool(
     memoryBudgetMb,
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
     ...(opts.maxInstances !== undefined ? { maxInstances: opts.maxInstances } : {}),
-    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
+    ...(idleMs !== undefined ? { idleMs } : {}),
     memoryOf: (spec) => {
       if (engineOf(spec) === 'quickjs') return QUICKJS_START_MB;
       const n = needs(spec);
@@ -234,6 +235,7 @@ export async function buildPool(
       const po: PoolCallOptions = { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false };
       if (o.argsJson !== undefined) po.argsJson = o.argsJson;
       if (o.argsParts !== undefined) po.argsParts = o.argsParts;
+      if (o.onSent !== undefined) po.onSent = o.onSent;
       return pool.call(spec, args, po);
     },
     prestart: (spec) => {

@@ -24,7 +24,8 @@ const BufferSubarray = uncurryThis(Buffer.prototype.subarray);
 const BufferIndexOf = uncurryThis(Buffer.prototype.indexOf);
 const BufferLatin1Slice = uncurryThis(Buffer.prototype.latin1Slice);
 const bufferIsAscii = require('node:buffer').isAscii;
-const exitFn = FunctionPrototypeBind(proc.exit, proc);
+// process.exit looks process.reallyExit up when called, and tool code cannot reach the binding captured here
+const exitFn = FunctionPrototypeBind(proc.reallyExit, proc);
 // The entry's import(): a script compiled by node:vm has no dynamic-import callback of its own.
 const importModule = entryImport;
 
@@ -43,11 +44,14 @@ const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
 // ---- channel watch: tool code that closes or replaces fd 0 / fd 1 ends the sandbox (stderr mark, SIGKILL) ---------
 // Under bubblewrap the wrapper's own processes hold copies of the channel, so the host would never see it close; the
-// runner checks fd 1's identity before each write (where protocol data goes) and both descriptors' every
-// CHANNEL_CHECK_MS (unreferenced timer).
+// runner checks fd 1's identity before each write (where protocol data goes), both descriptors' as a message arrives
+// at an idle sandbox (tool code may have run since: a timer it left), and both every CHANNEL_CHECK_MS while tool code
+// works for the host (its module loading, a call in flight: the guest's onBusy). An idle sandbox runs no timer: it
+// wakes up only for the host's next message.
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
 const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
+const OWN_PID = proc.pid; // captured: process.pid is configurable, and only this process is ever signalled
 const SIGKILL = require('node:os').constants.signals.SIGKILL;
 const fsFstatSync = fs.fstatSync;
 const fdIdentity = (fd) => {
@@ -66,7 +70,7 @@ function channelLost() {
   } catch {
     /* stderr closed too */
   }
-  rawKill(proc.pid, SIGKILL);
+  rawKill(OWN_PID, SIGKILL);
 }
 function checkChannel() {
   if (fdIdentity(0) !== channelIds[0] || fdIdentity(1) !== channelIds[1]) channelLost();
@@ -74,8 +78,29 @@ function checkChannel() {
 function checkOutput() {
   if (fdIdentity(1) !== channelIds[1]) channelLost();
 }
-const watchTimer = setInterval(checkChannel, CHANNEL_CHECK_MS);
-if (watchTimer && typeof watchTimer.unref === 'function') watchTimer.unref();
+const setIntervalFn = setInterval;
+const clearIntervalFn = clearInterval;
+// Timeout's own unref, captured before tool code runs (the watch is armed again after tool code has loaded)
+const unrefProbe = setTimeout(() => {}, 0);
+const timeoutUnref = unrefProbe.unref;
+clearTimeout(unrefProbe);
+let busyNow = false;
+let watchTimer;
+/** The periodic check: armed when work starts, it stops itself at its first tick with no work (no timer per call). */
+function watchTick() {
+  checkChannel();
+  if (!busyNow) {
+    clearIntervalFn(watchTimer);
+    watchTimer = undefined;
+  }
+}
+function onBusy(busy) {
+  busyNow = busy;
+  if (busy && watchTimer === undefined) {
+    watchTimer = setIntervalFn(watchTick, CHANNEL_CHECK_MS);
+    if (typeof timeoutUnref === 'function') ReflectApply(timeoutUnref, watchTimer, []);
+  }
+}
 function writeLine(line) {
   checkOutput();
   if (fallback !== undefined) return void fallback(line);
@@ -127,6 +152,7 @@ ReflectDefineProperty(proc, 'stdout', {
 
 const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
+  onBusy,
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
   isProxy: require('node:util').types.isProxy,
@@ -208,6 +234,8 @@ function noteInput(n) {
 /** `reused`: `chunk` is overwritten by the next read (the thread-pool buffer), so a partial line is copied out. */
 function onBytes(chunk, reused) {
   noteInput(chunk.length);
+  // a message to an idle sandbox: the channel as tool code may have left it meanwhile (while busy, the watch checks)
+  if (!busyNow) checkChannel();
   let start = 0;
   let nl;
   while ((nl = BufferIndexOf(chunk, 10, start)) !== -1) {
@@ -281,6 +309,21 @@ const denied = (what) => () => {
 };
 for (const k of ['kill', '_kill'])
   ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
+// process.exit / reallyExit from tool code would wait for the pending thread-pool read of fd 0, possibly until the
+// call's time limit: the sandbox ends at once instead, its stderr saying which code the tool asked for (the host
+// reports it as that exit, node/sandbox/runtime.ts TOOL_EXIT_MARK).
+const TOOL_EXIT_MARK = 'tysandbox: the tool ended its sandbox with exit code ';
+const toolExit = (code) => {
+  const n = typeof code === 'number' ? code & 0xff : 0;
+  try {
+    fsWriteSync(2, `\n${TOOL_EXIT_MARK}${n}\n`);
+  } catch {
+    /* stderr closed */
+  }
+  rawKill(OWN_PID, SIGKILL);
+};
+for (const k of ['exit', 'reallyExit'])
+  ReflectDefineProperty(proc, k, { value: toolExit, configurable: false, writable: false });
 const os = require('node:os');
 for (const k of ['setPriority'])
   ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });

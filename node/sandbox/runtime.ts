@@ -42,6 +42,7 @@ import {
   nodeRunnerV8Flags,
 } from './engines.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
+import { treeDataMb } from '../process/memory.js';
 export {
   packageRoot,
   runnerPath,
@@ -127,6 +128,8 @@ const STDERR_CAP = 64 * 1024;
  * (node/runner/*).
  */
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
+/** node/runner/sandbox-runner.cjs: tool code called process.exit(N); the runner then SIGKILLs itself at once. */
+const TOOL_EXIT_RE = /tysandbox: the tool ended its sandbox with exit code (\d+)/;
 /** After a sandbox's stdout ends or its stdin breaks, how long its exit status may take to classify the death, ms. */
 const CHANNEL_GRACE_MS = 250;
 /** SIGXCPU's number on Linux and macOS (os.constants.signals.SIGXCPU). */
@@ -136,6 +139,8 @@ const OOM_RE =
   /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
 let swept = false;
+/** Node's native UTF-8 byte count (the result cap's measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 /** A sandbox process started ahead of its call (NodeSandboxRuntime.prestart): the unwrapped command line it runs. */
 interface Spare {
@@ -216,6 +221,7 @@ export class NodeSandboxInstance implements SandboxInstance {
       {
         ...(onLog ? { onLog: (level, text) => onLog(revision, level, text) } : {}),
         onClosed: () => this.#kill(),
+        byteLength: utf8Bytes,
       },
     );
     // stdout: NDJSON, one message per line, each line capped (E_OUTPUT_LIMIT, sandbox killed; never truncated).
@@ -328,6 +334,16 @@ export class NodeSandboxInstance implements SandboxInstance {
     return this.#exited;
   }
 
+  /**
+   * The private writable memory of the sandbox's processes (VmData of /proc/PID/status, what RLIMIT_DATA bounds:
+   * heap, ArrayBuffers, stacks), MiB, summed over the process and its descendants (the OS wrapper's and the engine's);
+   * undefined when /proc cannot tell (not Linux, the process gone). A few reads of /proc: for the pool's check of an
+   * idle sandbox (core/exec/pool.ts), never on a call's path.
+   */
+  memoryMb(): number | undefined {
+    return this.alive ? treeDataMb(this.pid) : undefined;
+  }
+
   #overflow(cap: number): void {
     this.#channel.fail(
       new TyError('E_OUTPUT_LIMIT', `sandbox sent a message larger than ${cap} bytes; sandbox destroyed`),
@@ -353,6 +369,8 @@ export class NodeSandboxInstance implements SandboxInstance {
         'E_SANDBOX_FAILED',
         `the ${this.engine} sandbox closed or replaced its channel (stdin/stdout); sandbox destroyed`,
       );
+    const toolExit = TOOL_EXIT_RE.exec(this.#stderr);
+    if (toolExit) return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox exited with code ${toolExit[1]}`);
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
   }

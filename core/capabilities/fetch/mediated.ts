@@ -6,6 +6,7 @@ import type { Gate, Principal } from '../../exec/runtime.js';
 import { TyError, toTyError } from '../../errors.js';
 import { judgeHostname } from './address.js';
 import { refuseUndeclared } from '../refusal.js';
+import { withholdTokens } from '../withhold.js';
 
 /** Per-request limits. */
 export interface FetchLimits {
@@ -50,8 +51,17 @@ export interface CallerIdentity {
  * implements it).
  */
 export interface HeaderSecrets {
-  /** @throws TyError E_SECRET_DENIED when a named secret is not granted to this revision for this origin. */
-  substitute(identity: CallerIdentity, origin: string, headers: [string, string][]): Promise<[string, string][]>;
+  /**
+   * The headers with every placeholder filled; each value filled in is also pushed to `used` when given (so an error
+   * that echoes one can be withheld).
+   * @throws TyError E_SECRET_DENIED when a named secret is not granted to this revision for this origin.
+   */
+  substitute(
+    identity: CallerIdentity,
+    origin: string,
+    headers: [string, string][],
+    used?: string[],
+  ): Promise<[string, string][]>;
 }
 
 export interface MediatedFetchOptions {
@@ -388,9 +398,11 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     // Secrets only after authorization, only for this origin.
     const hasPlaceholder = headers.some(([, v]) => v.includes('{{secret:'));
     let finalHeaders = headers;
+    /** The secret values filled into this request's headers: withheld from a transport error that echoes one. */
+    const filled: string[] = [];
     if (hasPlaceholder) {
       if (!opts.secrets) throw new TyError('E_SECRET_DENIED', 'secret placeholders are not available on this host');
-      finalHeaders = await opts.secrets.substitute(identity, origin, headers);
+      finalHeaders = await opts.secrets.substitute(identity, origin, headers, filled);
     }
     // e. the request. The transport gets the call's own signal and enforces limits.timeoutMs itself (its
     // contract); this timer and the abort listener end the wait even if the transport ignored both.
@@ -424,8 +436,10 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
       if (timedOut) throw new TyError('E_TIMEOUT', `fetch to ${origin} took longer than ${limits.timeoutMs} ms`);
       if (signal.aborted) throw callAborted(signal);
       const te = toTyError(e, 'E_FETCH_FAILED');
-      // Keep the code and a short message; never a stack.
-      throw new TyError(te.code, te.message.slice(0, 500));
+      // Keep the code and a short message; never a stack. The message is the network library's text, which may
+      // echo the request (a header value): the secret values filled into it are withheld there, as whole tokens,
+      // before it is cut (so a cut never leaves part of one).
+      throw new TyError(te.code, withholdTokens(te.message, filled).slice(0, 500));
     }
   };
 }
