@@ -2,15 +2,15 @@
 // holds that principal's QuickJS sandboxes, each its own WebAssembly instance; browser host, trusted side.
 //
 // The frame is the JavaScript engine's (browser/sandbox/runtime.ts openSandboxFrame: an opaque
-// `sandbox="allow-scripts"` network document with its own CSP, whose only additions over 'none' are blob: workers
-// and 'wasm-unsafe-eval'); its worker runs browser/quickjs/worker.ts instead of the JavaScript guest. The QuickJS
-// binary is fetched by the page once from `<assetBaseUrl>quickjs/emscripten-module.wasm` (or `quickjsBaseUrl`) and
-// checked against the digest compiled into this code (core/quickjs/wasm.ts) before the worker sees a byte. Each sandbox speaks protocol v1 over
-// a MessagePort of its own (core/exec/channel.ts checks every message; capabilities are answered for the revision
-// started there). A sandbox's memory bomb or endless loop ends that sandbox only (E_MEMORY_LIMIT, E_TIMEOUT): the
-// worker, the frame, the page and the other sandboxes go on. A sandbox that does not let go within STUCK_MS of its end
-// (one long native operation) takes the frame down with its principal's other sandboxes, as a dead frame does
-// (E_SANDBOX_FAILED).
+// `sandbox="allow-scripts"` network document with its own CSP, whose only additions over 'none' are blob: workers and
+// 'wasm-unsafe-eval'); its worker runs browser/quickjs/worker.ts instead of the JavaScript guest. The QuickJS binary is
+// fetched by the page once from `<assetBaseUrl>quickjs/emscripten-module.wasm` (or `quickjsBaseUrl`) and checked
+// against the digest compiled into this code (core/quickjs/wasm.ts) before the worker sees a byte. Each sandbox speaks
+// protocol v1 over a MessagePort of its own (core/exec/channel.ts checks every message; capabilities are answered for
+// the revision started there). A sandbox's memory bomb or endless loop ends that sandbox only (E_MEMORY_LIMIT,
+// E_TIMEOUT): the worker, the frame, the page and the other sandboxes go on. A sandbox that does not let go within
+// STUCK_MS of its end (one long native operation) takes the frame down with its principal's other sandboxes, as a dead
+// frame does (E_SANDBOX_FAILED).
 import { SandboxChannel } from '../../core/exec/channel.js';
 import { mapStackText } from '../../core/exec/stack.js';
 import { TyError } from '../../core/errors.js';

@@ -47,7 +47,8 @@ export interface SandboxPoolOptions {
   maxRetained?: number;
   /**
    * Most retained sandboxes alive at once of runtimes whose sandboxes share a process (SandboxRuntime.sharesProcess:
-   * quickjs), counted apart from `maxRetained` (default 2048, DEFAULT_MAX_INSTANCES); the same least recently used rule.
+   * quickjs), counted apart from `maxRetained` (default 2048, DEFAULT_MAX_INSTANCES); the same least recently used
+   * rule.
    */
   maxInstances?: number;
   /**

@@ -213,7 +213,7 @@ export class QuickJsSandbox {
     return !this.#dead;
   }
 
-  /** A spare sandbox was given to its revision (core/quickjs/spare.ts): the guest's performance.now() counts from now. */
+  /** A spare sandbox was given to its revision (core/quickjs/spare.ts): its guest's performance.now() starts at 0. */
   claimed(): void {
     this.#startedAt = this.#now();
   }
