@@ -26,6 +26,7 @@ import {
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { runStoreContract } from '../../core/store/contract-suite.js';
 import { bundledContract } from './bundled-contract.js';
+import { QUICKJS_CONTRACTS } from './quickjs-contracts.js';
 import {
   PYTHON_ESCAPE_SOURCE,
   pythonEscapeChecks,
@@ -1099,6 +1100,7 @@ const contracts: Contract[] = [
       }
     },
   },
+  ...QUICKJS_CONTRACTS,
 ];
 
 /** Store contract rows against the page's real IndexedDB. */

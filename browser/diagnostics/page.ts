@@ -5,6 +5,7 @@ import { runBrowserBench } from './bench.js';
 import { invokeManifest } from './cross-host.js';
 import { runMcpBench } from './bench-mcp.js';
 import { setPageFrameMode } from '../sandbox/runtime.js';
+import { BrowserQuickJsRuntime } from '../quickjs/runtime.js';
 
 // `?frame=srcdoc`: every sandbox of this page in srcdoc mode (the contracts pass in both modes)
 if (new URLSearchParams(location.search).get('frame') === 'srcdoc') setPageFrameMode('srcdoc');
@@ -17,6 +18,8 @@ declare global {
     tyBench: typeof runBrowserBench;
     tyInvokeManifest: typeof invokeManifest;
     tyBenchMcp: typeof runMcpBench;
+    /** The quickjs engine's runtime, for the browser tests and benchmarks that drive it directly. */
+    tyQuickJsRuntime: typeof BrowserQuickJsRuntime;
   }
 }
 
@@ -47,5 +50,6 @@ window.tyContractNames = contractNames;
 window.tyBench = runBrowserBench;
 window.tyInvokeManifest = invokeManifest;
 window.tyBenchMcp = runMcpBench;
+window.tyQuickJsRuntime = BrowserQuickJsRuntime;
 document.getElementById('run')!.addEventListener('click', () => void window.tyRunContracts());
 window.tyHarnessReady = true;
