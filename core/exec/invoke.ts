@@ -19,6 +19,7 @@ import {
 } from './runtime.js';
 import { ArgValidator } from '../schema/validate.js';
 import { applyDefaults, type ToolSettings } from '../revisions/settings.js';
+import { NO_TRACE, type CallReport, type CallTracer } from './trace.js';
 
 /** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
 export interface ToolIdentity {
@@ -91,6 +92,10 @@ export interface InvokerOptions {
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
    */
   maxQueuedCalls?: number;
+  /** Traces each call (`tycli.call`, `tycli.sandbox`, `tycli.capability` spans); default none. */
+  tracer?: CallTracer;
+  /** Told of every answered call, refusals included (metrics); must not throw. */
+  observe?: (report: CallReport) => void;
 }
 
 /** Default bound on calls in flight per host (InvokerOptions.maxQueuedCalls). */
@@ -185,6 +190,49 @@ export class Invoker {
    * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY.
    */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    const key = ref.split('@')[0] ?? ref;
+    const observe = this.#o.observe;
+    if (!observe && !this.#o.tracer) return this.#admitted(ref, key, args, opts);
+    const t0 = performance.now();
+    const principal = opts.principal ?? this.#o.principal ?? 'app';
+    let execution: ToolManifest['execution'] | undefined;
+    const r = await (this.#o.tracer ?? NO_TRACE).span(
+      'tycli.call',
+      { 'tycli.tool': key, 'tycli.principal': principal },
+      async (span) => {
+        const out = await this.#admitted(ref, key, args, opts, (m) => {
+          execution = m.execution;
+          span.set(executionAttributes(m));
+        });
+        span.set(
+          out.ok
+            ? { 'tycli.outcome': 'ok', 'tycli.revision': out.revision }
+            : { 'tycli.outcome': out.error.code, ...(out.revision ? { 'tycli.revision': out.revision } : {}) },
+        );
+        return out;
+      },
+    );
+    try {
+      observe?.({
+        tool: key,
+        ...(execution ? { execution } : {}),
+        outcome: r.ok ? 'ok' : r.error.code,
+        seconds: (performance.now() - t0) / 1000,
+        principal,
+      });
+    } catch {
+      /* an observer's failure is its own */
+    }
+    return r;
+  }
+
+  async #admitted(
+    ref: string,
+    key: string,
+    args: unknown,
+    opts: InvokeOptions,
+    resolved?: (m: ToolManifest) => void,
+  ): Promise<InvokeResult> {
     if (this.#inFlight >= this.#max) {
       return {
         ok: false,
@@ -195,14 +243,13 @@ export class Invoker {
       };
     }
     this.#inFlight++;
-    const key = ref.split('@')[0] ?? ref;
     const prev = this.#order.get(key);
     let joined!: () => void;
     const mine = new Promise<void>((r) => (joined = r));
     this.#order.set(key, mine);
     try {
       if (prev) await prev;
-      return await this.#invoke(ref, args, opts, joined);
+      return await this.#invoke(ref, args, opts, joined, resolved);
     } finally {
       joined();
       if (this.#order.get(key) === mine) this.#order.delete(key);
@@ -210,7 +257,13 @@ export class Invoker {
     }
   }
 
-  async #invoke(ref: string, args: unknown, opts: InvokeOptions, joined: () => void): Promise<InvokeResult> {
+  async #invoke(
+    ref: string,
+    args: unknown,
+    opts: InvokeOptions,
+    joined: () => void,
+    resolved?: (m: ToolManifest) => void,
+  ): Promise<InvokeResult> {
     let revision: string | undefined;
     let manifest: ToolManifest | undefined;
     let limitsUsed: CallLimits | undefined;
@@ -220,6 +273,7 @@ export class Invoker {
       const tool = await this.#o.registry.resolve(ref);
       revision = tool.revision;
       manifest = tool.manifest;
+      resolved?.(tool.manifest);
       // canonicalized once: the text measured here, previewed in a question and sent to the sandbox (in pieces)
       const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
       const argsJson = joinParts(argsParts);
@@ -256,10 +310,13 @@ export class Invoker {
       );
       limitsUsed = limits;
       const handler = this.#o.capabilities?.(identity) ?? denyAll;
+      const tracer = this.#o.tracer;
       // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
-          return await handler(name, params, signal);
+          return tracer
+            ? await tracer.span('tycli.capability', { 'tycli.capability': name }, () => handler(name, params, signal))
+            : await handler(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');
           throw e;
@@ -278,18 +335,10 @@ export class Invoker {
       // result checks (E_OUTPUT_LIMIT, outputSchema).
       const execute = async (): Promise<unknown> => {
         let value: unknown;
+        const run = () =>
+          this.#execute(identity, args, argsJson, argsParts, limits, onCapability, opts, joined, settings);
         try {
-          value = await this.#execute(
-            identity,
-            args,
-            argsJson,
-            argsParts,
-            limits,
-            onCapability,
-            opts,
-            joined,
-            settings,
-          );
+          value = tracer ? await tracer.span('tycli.sandbox', executionAttributes(tool.manifest), run) : await run();
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -401,6 +450,17 @@ export class Invoker {
       );
     return JSON.parse(json) as unknown;
   }
+}
+
+/** Span attributes of a revision's execution: its kind, runtime and engine. */
+function executionAttributes(m: ToolManifest): Record<string, string> {
+  const e = m.execution;
+  const out: Record<string, string> = { 'tycli.execution': e.kind };
+  if (e.kind === 'sandboxed-code') {
+    out['tycli.runtime'] = e.runtime;
+    if (e.engine) out['tycli.engine'] = e.engine;
+  }
+  return out;
 }
 
 /** Run `fn` with a signal aborted after `ms` or when `outer` aborts; E_TIMEOUT / E_ABORTED win the race. */

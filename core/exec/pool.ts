@@ -139,6 +139,13 @@ export class SandboxPool {
     return n;
   }
 
+  /** Sandboxes alive now: the retained ones and the disposable ones running a call. */
+  aliveCount(): number {
+    let n = this.#disposables.size;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    return n;
+  }
+
   /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
   async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
     const idle = [...this.#entries.values()]

@@ -165,7 +165,7 @@ export class TokenStore {
   }
 }
 
-/** True when `value` has the shape of a per-client token (so it is checked against the store, not as a static token). */
+/** True when `value` has the shape of a per-client token (checked against the store, not as a static token). */
 export function looksLikeClientToken(value: string): boolean {
   return TOKEN_RE.test(value);
 }

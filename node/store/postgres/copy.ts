@@ -1,5 +1,5 @@
-// `tycli store copy --to postgres://...`: a file store moved into PostgreSQL in one transaction, every object and record
-// verified; Node host, trusted side.
+// `tycli store copy --to postgres://...`: a file store moved into PostgreSQL in one transaction, every object and
+// record verified; Node host, trusted side.
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../../../core/errors.js';

@@ -63,8 +63,8 @@ export async function pgModule(): Promise<typeof import('pg')> {
 /**
  * A pool over `url`: TCP keepalive on (a peer that vanished is noticed), bounded connections, idle clients closed after
  * 30 s. An idle client's error (the server restarted) is absorbed: the pool replaces it. TLS follows the URL's
- * `sslmode` (pg-connection-string: `require` and `verify-full` verify the server's certificate). Every session runs with
- * `synchronous_commit = on`.
+ * `sslmode` (pg-connection-string: `require` and `verify-full` verify the server's certificate). Every session runs
+ * with `synchronous_commit = on`.
  * @throws TyError E_USAGE for a bad URL.
  */
 export async function openPool(url: string, opts: PoolOptions = {}): Promise<Pool> {
