@@ -22,7 +22,7 @@ import { parseManifest } from '../manifest/parse.js';
 import type { Gate, GateRequest } from '../exec/runtime.js';
 import type { InvokeResult } from '../exec/invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
-import { RegistrationRate } from './limits.js';
+import { RegistrationRate, type RateCounter } from './limits.js';
 import {
   classifyInbound,
   rpcFailure,
@@ -54,6 +54,11 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
+  /**
+   * The per-principal registration rate; default one in this process's memory (RegistrationRate). A team gateway
+   * gives a StoreRate, so the budget is shared by every instance.
+   */
+  rate?: RateCounter;
   /** Names of tools the host itself offers (built-ins): a client may not register a revision under them. */
   reservedNames?: () => Iterable<string>;
 }
@@ -93,13 +98,15 @@ interface Run {
  */
 export class RegistrationServer {
   readonly limits: ProtocolLimits;
-  readonly rate: RegistrationRate;
+  readonly rate: RateCounter;
   readonly #sessions = new Set<ProtocolSession>();
   #seq = 0;
 
   constructor(readonly opts: RegistrationServerOptions) {
     this.limits = { ...DEFAULT_PROTOCOL_LIMITS, ...opts.limits };
-    this.rate = new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
+    this.rate =
+      opts.rate ??
+      new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
   }
 
   /** A new session for one connection. */
@@ -369,7 +376,7 @@ export class ProtocolSession {
     const o = this.server.opts;
     switch (method) {
       case 'tool/add': {
-        this.#rate('add');
+        await this.#rate('add');
         // trusted-native code runs with the host's authority: only the application registers it, never a client
         // (checked on the raw manifest first, so an incomplete one, say without `entry`, gets this refusal too)
         const raw = p.manifest as { execution?: { kind?: unknown } } | null;
@@ -431,7 +438,7 @@ export class ProtocolSession {
         };
       }
       case 'tool/activate': {
-        this.#rate('activate');
+        await this.#rate('activate');
         const t = await o.registry.resolve(`${p.name}@${p.revision}`);
         const previous = (await o.registry.binding(p.name))?.active ?? null;
         if (previous === t.revision) return { name: t.name, revision: t.revision, previous };
@@ -447,7 +454,7 @@ export class ProtocolSession {
         return { name: t.name, revision: t.revision, previous };
       }
       case 'tool/remove': {
-        this.#rate('remove');
+        await this.#rate('remove');
         const previous = (await o.registry.binding(p.name))?.active;
         if (!previous) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${p.name}" is active`);
         await this.#gate(
@@ -501,12 +508,12 @@ export class ProtocolSession {
     }
   }
 
-  #rate(action: RegistryAction): void {
-    if (!this.server.rate.take(this.#principal!)) {
-      const l = this.server.limits;
+  async #rate(action: RegistryAction): Promise<void> {
+    if (!(await this.server.rate.take(this.#principal!))) {
+      const r = this.server.rate;
       throw new TyError(
         'E_BUSY',
-        `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,
+        `too many registration requests from ${this.#principal}: at most ${r.max} per ${Math.round(r.windowMs / 1000)} s; tool/${action} was not run, try again later`,
       );
     }
   }
