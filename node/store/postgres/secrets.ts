@@ -19,7 +19,8 @@ export interface StoreKey {
 
 /**
  * Read the store key: a file of exactly 32 bytes, or 64 hexadecimal characters, or the base64 of 32 bytes (a final
- * newline allowed). Refused when group or others may read it, or another user owns it (like the secrets file).
+ * newline allowed). Refused when others may read it, the group may write it, the group may read it and root does not
+ * own it, or another user (not root) owns it.
  * Make one with `head -c 32 /dev/urandom > store.key && chmod 600 store.key`.
  * @throws TyError E_STORE naming the problem (never the key's content).
  */
@@ -34,9 +35,12 @@ export async function loadStoreKey(path: string): Promise<StoreKey> {
     );
   }
   if (!st.isFile()) throw new TyError('E_STORE', `the store key file ${path} is not a file`);
-  if ((st.mode & 0o077) !== 0)
+  // no access for others, no writing by the group; group read only on a root-owned file (a Kubernetes Secret volume
+  // mounts keys 0440 root:fsGroup)
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if ((st.mode & 0o027) !== 0 || ((st.mode & 0o040) !== 0 && st.uid !== 0))
     throw new TyError('E_STORE', `the store key file ${path} is readable by other users; run: chmod 600 ${path}`);
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid() && process.getuid() !== 0)
+  if (uid !== undefined && st.uid !== uid && st.uid !== 0 && uid !== 0)
     throw new TyError('E_STORE', `the store key file ${path} belongs to another user`);
   const raw = await readFile(path);
   const text = raw.toString('latin1').replace(/\r?\n$/, '');
