@@ -1,0 +1,122 @@
+// Which store a tycli process uses: the file store under its home (the embedded default) or PostgreSQL
+// (TYCLI_STORE=postgres://... or the setting store.url), with its secrets and instance liveness; Node host, trusted
+// side.
+import { hostname } from 'node:os';
+import { TyError } from '../../core/errors.js';
+import type { SecretValues } from '../../core/capabilities/secrets.js';
+import type { StoreBackend } from '../../core/store/contract.js';
+import { hostIdentity, hostIdentityAlive } from '../process/identity.js';
+import { FileStoreBackend } from './file-store.js';
+import { ensurePrivateDir, tycliPaths } from './paths.js';
+import { checkStoreUrl, isPostgresUrl, redactUrl } from './postgres/pool.js';
+import { SecretsFile } from './secrets.js';
+
+/** The environment variable naming the store (`postgres://...`; empty or unset: the file store). */
+export const STORE_ENV = 'TYCLI_STORE';
+
+/**
+ * The store URL in force: TYCLI_STORE when set and not empty, else the setting `store.url`; undefined means the file
+ * store. @throws TyError E_USAGE for a value that is not a postgres:// URL.
+ */
+export function storeUrlFrom(env: NodeJS.ProcessEnv, settingsUrl?: string): string | undefined {
+  const v = env[STORE_ENV]?.trim() || settingsUrl?.trim() || undefined;
+  if (v === undefined) return undefined;
+  if (!isPostgresUrl(v))
+    throw new TyError(
+      'E_USAGE',
+      `${env[STORE_ENV]?.trim() ? STORE_ENV : 'the setting store.url'} must be a postgres:// URL (unset it for the file store)`,
+    );
+  checkStoreUrl(v);
+  return v;
+}
+
+export interface OpenedStore {
+  kind: 'file' | 'postgres';
+  backend: StoreBackend;
+  /** Secret values: `config/secrets.json` (0600) for the file store, sealed rows for PostgreSQL. */
+  secrets: SecretValues;
+  /** Where the store is, for messages: the folder, or the URL with its password redacted. */
+  where: string;
+  /**
+   * PostgreSQL: this process's instance session (registered, holding its liveness lock, listening), started on first
+   * use and closed with the store; the file store has none.
+   */
+  session(): Promise<import('./postgres/session.js').PgSession | undefined>;
+  /**
+   * Whether the host that wrote a `started` audit record still runs: on PostgreSQL an instance holding its lock (any
+   * machine) or a live process of this machine; on the file store this machine's processes (node/process/identity.ts).
+   */
+  hostAlive(): Promise<(host: string) => boolean>;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  home: string;
+  env?: NodeJS.ProcessEnv;
+  /** The setting `store.url`. */
+  settingsUrl?: string;
+  /** Apply pending migrations instead of refusing an old schema (`tycli store migrate`). */
+  migrate?: boolean;
+  /** PostgreSQL pool size (default 10). */
+  maxConnections?: number;
+}
+
+/**
+ * Open the store a process uses (storeUrlFrom). The file store creates `<home>/store` (0700); PostgreSQL connects and
+ * checks the schema, and reads the store key named by TYCLI_STORE_KEY_FILE when set (without it, secret values are
+ * refused with E_STORE, names still listed).
+ * @throws TyError E_USAGE (bad URL), E_STORE (unreachable database, schema to migrate, unreadable key file).
+ */
+export async function openStore(o: OpenStoreOptions): Promise<OpenedStore> {
+  const env = o.env ?? process.env;
+  const url = storeUrlFrom(env, o.settingsUrl);
+  const paths = tycliPaths(o.home);
+  if (url === undefined) {
+    await ensurePrivateDir(paths.home);
+    await ensurePrivateDir(paths.store);
+    const backend = new FileStoreBackend(paths.store);
+    return {
+      kind: 'file',
+      backend,
+      secrets: new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)),
+      where: paths.store,
+      session: async () => undefined,
+      hostAlive: async () => hostIdentityAlive,
+      close: async () => undefined,
+    };
+  }
+  const [{ PgStoreBackend }, { PgSecrets, STORE_KEY_ENV, loadStoreKey }] = await Promise.all([
+    import('./postgres/backend.js'),
+    import('./postgres/secrets.js'),
+  ]);
+  const keyFile = env[STORE_KEY_ENV]?.trim();
+  const key = keyFile ? await loadStoreKey(keyFile) : undefined;
+  const backend = await PgStoreBackend.open(url, {
+    ...(o.migrate ? { migrate: true } : {}),
+    ...(o.maxConnections ? { maxConnections: o.maxConnections } : {}),
+  });
+  let session: Promise<import('./postgres/session.js').PgSession> | undefined;
+  const me = hostname();
+  return {
+    kind: 'postgres',
+    backend,
+    secrets: new PgSecrets(backend.pool, key),
+    where: redactUrl(url),
+    session() {
+      session ??= import('./postgres/session.js').then(({ PgSession }) =>
+        PgSession.start(url, { host: hostIdentity() }),
+      );
+      return session;
+    },
+    async hostAlive() {
+      const { liveHosts } = await import('./postgres/session.js');
+      const live = await liveHosts(backend.pool);
+      return (host) => live.has(host) || (host.startsWith(`${me}:`) && hostIdentityAlive(host));
+    },
+    async close() {
+      const s = await session?.catch(() => undefined);
+      await s?.close();
+      await backend.close();
+    },
+  };
+}
