@@ -1,7 +1,7 @@
 // Admission before exhaustion: connections, calls in flight and sessions bounded per server and per principal; refusals
 // counted and audited in aggregate; Node host, trusted side.
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import type { AuditRecord } from '../../core/audit/trail.js';
 
 /** Why a request was refused before it ran. */
@@ -35,14 +35,21 @@ export function openFileLimit(): number | undefined {
   }
 }
 
+/** Most refused sockets held open at once while their requests are read (Admission.listener). */
+export const REFUSED_HELD = 64;
+
 /**
- * Limits that keep this process under its descriptor limit `nofile` whatever arrives: a quarter of it (at most 511)
- * for the kernel's accept backlog, which the server drains in bursts; 192 kept for the store, sandboxes and their
- * pipes; the rest for connections. Calls in flight: half the connections; per principal: a quarter.
+ * Limits that keep this process under its descriptor limit `nofile` whatever arrives. Every accepted connection is
+ * either admitted (at most maxConnections) or refused at once and held only while its request is read (at most
+ * REFUSED_HELD: the oldest is closed when another comes), so sockets never take more than maxConnections + 65
+ * descriptors however fast the event loop accepts; an eighth of the limit (at least 256) stays free for the store,
+ * sandboxes and their pipes. The kernel's accept backlog (4096, clamped by net.core.somaxconn) holds what waits
+ * without any descriptor; a long queue also keeps a flood from overflowing into SYN cookies. Calls in flight: half the
+ * connections; per principal: a quarter of that.
  */
 export function defaultLimits(nofile = openFileLimit() ?? 65_536): AdmissionLimits {
-  const backlog = Math.max(16, Math.min(511, Math.floor(nofile / 4)));
-  const maxConnections = Math.max(16, Math.min(10_000, nofile - backlog - 192));
+  const reserve = Math.max(256, Math.floor(nofile / 8));
+  const maxConnections = Math.max(16, Math.min(10_000, nofile - REFUSED_HELD - reserve));
   const maxInFlight = Math.max(8, Math.floor(maxConnections / 2));
   return {
     maxConnections,
@@ -50,7 +57,7 @@ export function defaultLimits(nofile = openFileLimit() ?? 65_536): AdmissionLimi
     maxInFlightPerPrincipal: Math.max(4, Math.floor(maxInFlight / 4)),
     maxSessions: Math.max(16, Math.min(4096, Math.floor(maxConnections / 2))),
     maxSessionsPerPrincipal: 16,
-    backlog,
+    backlog: 4096,
     retryAfterSec: 1,
   };
 }
@@ -66,13 +73,27 @@ export interface AdmissionSinks {
   intervalMs?: number;
 }
 
+/**
+ * Whether `buf` holds one whole HTTP/1.x request: the head, then `content-length` bytes or a chunked body's last chunk.
+ * A request too large to buffer (over 64 KiB seen) counts as complete once its head is (the socket then closes).
+ */
+export function requestComplete(buf: Buffer): boolean {
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return buf.length >= 65_536;
+  const head = buf.subarray(0, end).toString('latin1').toLowerCase();
+  const body = buf.length - end - 4;
+  if (/\ntransfer-encoding:[^\n]*chunked/.test(head)) return buf.includes('0\r\n\r\n', end + 4) || buf.length >= 65_536;
+  const len = /\ncontent-length:\s*(\d+)/.exec(head);
+  return !len || body >= Number(len[1]) || buf.length >= 65_536;
+}
+
 /** The principal named on refusals that happen before a request is authenticated (connection limit). */
 export const UNAUTHENTICATED = 'unauthenticated';
 
 /**
- * One server's admission control. Connections are counted as they are accepted (attach): beyond maxConnections a
- * socket is marked and its request answered 429 with Retry-After and `Connection: close`, after its body is read (so
- * the client gets an answer, not a reset); idle keep-alive connections are closed first to make room. Requests hold
+ * One server's admission control. Connections are counted as they are accepted (listener): beyond maxConnections a
+ * connection is answered 429 with Retry-After and `Connection: close` at once (see listener: an answer, never a
+ * reset). Requests hold
  * an in-flight place per server and per principal (enter), sessions one per principal (openSession). Every refusal is
  * counted at once and written to the audit as one record per principal per interval (`kind: admission`, the counts by
  * reason in `target`), never one per request (a flood must not become a flood of records) and never none.
@@ -85,6 +106,8 @@ export class Admission {
   readonly #perPrincipal = new Map<string, number>();
   readonly #sessionsOf = new Map<string, number>();
   readonly #over = new WeakSet<object>();
+  /** Refused plain-HTTP sockets still open, oldest first. */
+  readonly #refused = new Set<import('node:net').Socket>();
   readonly #pending = new Map<string, Map<RefusalReason, number>>();
   readonly #sinks: AdmissionSinks;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -111,26 +134,69 @@ export class Admission {
   }
 
   /**
-   * Count `server`'s connections; those beyond the limit are marked (overLimit) for a 429. With `tls`, the socket a
-   * request arrives on is the TLS socket of the accepted one (marked at `secureConnection`).
+   * The listening socket in front of `server`: it counts connections and hands each to `server` (an http or https
+   * Server that does not listen itself). A plain-HTTP connection beyond maxConnections never reaches it: it is answered
+   * at once with a fixed 429 (E_BUSY, Retry-After, Connection: close) written straight to the socket, whose request is
+   * then read and dropped until the client closes (closing with unread data would reset it). So a flood costs one
+   * short-lived descriptor per refused connection and no parsing, and the process stays under its descriptor limit
+   * (the kernel's accept queue, `backlog`, holds the rest). With `tls` the handshake must happen first: such a
+   * connection is marked (overLimit) at `secureConnection` and its request answered 429 by the front.
    */
-  attach(server: Server & { closeIdleConnections?: () => void }, tls = false): void {
-    let lastIdleSweep = 0;
-    const over = (): boolean => {
-      if (this.#connections <= this.limits.maxConnections) return false;
-      const now = Date.now();
-      if (now - lastIdleSweep > 100) {
-        lastIdleSweep = now;
-        server.closeIdleConnections?.();
-      }
-      return true;
-    };
-    server.on('connection', (socket) => {
+  listener(server: Server, tls = false): Server {
+    // (idle keep-alive connections are not closed to make room: Node's closeIdleConnections also closes connections
+    // whose first request has not arrived yet, which the client sees as a reset; keepAliveTimeout bounds them instead)
+    const over = (): boolean => this.#connections > this.limits.maxConnections;
+    if (tls) server.on('secureConnection', (socket: object) => over() && this.#over.add(socket));
+    return createServer({ noDelay: true }, (socket) => {
       this.#connections++;
       socket.once('close', () => this.#connections--);
-      if (!tls && over()) this.#over.add(socket);
+      socket.on('error', () => socket.destroy());
+      if (!tls && over()) {
+        this.refuse('connections', UNAUTHENTICATED);
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: this.message('connections'), data: { code: 'E_BUSY' } },
+        });
+        // the answer and our FIN first; the request is then read whole and the socket closed (nothing unread is left:
+        // closing with unread data would reset the connection). Refused sockets held at once are bounded: beyond
+        // REFUSED_HELD the oldest is closed without waiting for its request (it has its answer and our FIN already).
+        socket.end(
+          `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: ${this.limits.retryAfterSec}\r\n` +
+            `connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        let seen: Buffer = Buffer.alloc(0);
+        const done = (): void => {
+          this.#refused.delete(socket);
+          socket.destroy();
+        };
+        this.#hold(socket);
+        socket.on('data', (d: Buffer) => {
+          seen = seen.length + d.length > 65_536 ? d : Buffer.concat([seen, d]);
+          if (requestComplete(seen)) done();
+        });
+        socket.once('end', done);
+        socket.once('close', () => this.#refused.delete(socket));
+        socket.setTimeout(2000, done);
+        return;
+      }
+      if (tls && over()) {
+        // TLS: the handshake comes first (the front then answers 429), bounded like the plain refusals: the oldest one
+        // still open is closed when more come (a client of in-process TLS may then see its connection closed)
+        this.#hold(socket);
+        socket.once('close', () => this.#refused.delete(socket));
+      }
+      server.emit('connection', socket);
     });
-    if (tls) server.on('secureConnection', (socket: object) => over() && this.#over.add(socket));
+  }
+
+  /** Keep a refused socket open while its request is read; beyond REFUSED_HELD the oldest is closed now. */
+  #hold(socket: import('node:net').Socket): void {
+    this.#refused.add(socket);
+    if (this.#refused.size <= REFUSED_HELD) return;
+    const oldest = this.#refused.values().next().value as import('node:net').Socket;
+    this.#refused.delete(oldest);
+    oldest.destroy();
   }
 
   /** Whether the request's socket came in beyond the connection limit. */

@@ -81,6 +81,7 @@ export interface RequestContext {
 }
 
 export interface Gateway {
+  /** The http(s) server requests go through (it does not listen: `listener` hands it each admitted connection). */
   server: Server;
   port: number;
   /** `http(s)://HOST:PORT` as bound. */
@@ -242,22 +243,23 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const server: Server = tlsOpts ? createHttpsServer(tlsOpts, onRequest) : createHttpServer(onRequest);
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 20_000;
-  o.admission.attach(server, tlsOpts !== undefined);
+  const front = o.admission.listener(server, tlsOpts !== undefined);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: o.listen.host, port: o.listen.port, backlog: limits.backlog }, () => {
-      server.off('error', reject);
+    front.once('error', reject);
+    front.listen({ host: o.listen.host, port: o.listen.port, backlog: limits.backlog }, () => {
+      front.off('error', reject);
       resolve();
     });
   });
-  port = (server.address() as { port: number }).port;
+  port = (front.address() as { port: number }).port;
   return {
     server,
     port,
     base: `${scheme}://${hostText}:${port}`,
     async close() {
+      const closed = new Promise<void>((r) => front.close(() => r()));
       (server as Server & { closeAllConnections?: () => void }).closeAllConnections?.();
-      await new Promise<void>((r) => server.close(() => r()));
+      await closed;
       await o.admission.close();
     },
   };
