@@ -10,7 +10,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const DEPLOY = join(ROOT, 'docs', 'deploy');
 const K8S = join(DEPLOY, 'kubernetes');
 
-// biome-ignore lint/suspicious/noExplicitAny: manifests are checked field by field below
+/** A parsed manifest: checked field by field below. */
 type Doc = any;
 const docs: Doc[] = readdirSync(K8S)
   .filter((f) => f.endsWith('.yaml'))
