@@ -7,8 +7,9 @@ import type { Asker } from '../../core/ask/router.js';
 import { Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions } from '../../core/exec/invoke.js';
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type Gate } from '../../core/exec/runtime.js';
-import { FileStoreBackend } from '../store/file-store.js';
-import { ensurePrivateDir, tycliPaths, type TycliPaths } from '../store/paths.js';
+import type { StoreBackend } from '../../core/store/contract.js';
+import { openTycliStore, type OpenedStore } from '../store/open.js';
+import { tycliPaths, type TycliPaths } from '../store/paths.js';
 import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../../core/revisions/settings.js';
@@ -23,6 +24,8 @@ import { pythonNative } from './builtin-python.js';
 export interface NodeHost {
   paths: TycliPaths;
   store: Store;
+  /** Which store (files or PostgreSQL), its secrets, instance session, audit liveness and waiting questions. */
+  opened: OpenedStore;
   registry: HostToolRegistry;
   invoker: Invoker;
   /** Per-tool settings revisions (core/revisions/settings.ts); every change audited. */
@@ -51,6 +54,8 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     settings: host.toolSettings,
     principal: opts.principal ?? 'cli:user',
     maxQueuedCalls: queueBound(opts),
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.observe ? { observe: opts.observe } : {}),
   };
   await offerPython(host);
   if (host.running) Object.assign(invokerOpts, await startRuntimes(host));
@@ -76,19 +81,25 @@ class HostAssembly {
   readonly toolSettings: ToolSettings;
   /** Run, all at once, by the host's close(). */
   readonly closers: (() => Promise<void>)[] = [];
+  /** Run after `closers` (the store: sandboxes and calls first). */
+  readonly lastClosers: (() => Promise<void>)[] = [];
   #settings: Promise<LoadedSettings> | undefined;
   #asker: Promise<Asker> | undefined;
+
+  readonly backend: StoreBackend;
+  readonly store: Store;
 
   constructor(
     readonly opts: NodeHostOptions,
     readonly paths: TycliPaths,
-    readonly backend: FileStoreBackend,
-    readonly store: Store,
+    readonly opened: OpenedStore,
   ) {
+    this.backend = opened.backend;
+    this.store = new Store(opened.backend);
     this.env = opts.env ?? process.env;
     this.running = opts.startSandboxes !== false;
-    this.registry = new HostToolRegistry(store);
-    this.toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store) });
+    this.registry = new HostToolRegistry(this.store);
+    this.toolSettings = new ToolSettings(this.store, { audit: new StoreAuditLog(this.store) });
     if (opts.asker) this.#asker = Promise.resolve(opts.asker);
   }
 
@@ -123,6 +134,7 @@ class HostAssembly {
       const loaded = await this.settings();
       return createNodeAsker({
         home: this.paths.home,
+        questions: await this.opened.questions(),
         askWaitMs: loaded.askWaitMs,
         terminal: true,
         dialog: loaded.askDialog,
@@ -133,13 +145,28 @@ class HostAssembly {
   }
 }
 
-/** Step 1: the state folder and its store (`<home>` and `<home>/store`, both 0700), the registry and tool settings. */
+/**
+ * Step 1: the store (opts.store, else node/store/open.ts openTycliStore: `<home>/store`, 0700, or PostgreSQL by
+ * TYCLI_STORE / store.url), the registry and tool settings. A store opened here is closed with the host, after
+ * everything else.
+ * @throws TyError E_USAGE (a bad store URL), E_STORE (the database unreachable or its schema to migrate)
+ */
 async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   const paths = tycliPaths(opts.home);
-  await ensurePrivateDir(paths.home);
-  await ensurePrivateDir(paths.store);
-  const backend = new FileStoreBackend(paths.store);
-  return new HostAssembly(opts, paths, backend, new Store(backend));
+  const opened = opts.store ?? (await openTycliStore({ home: opts.home, env: opts.env ?? process.env }));
+  const host = new HostAssembly(opts, paths, opened);
+  if (!opts.store) host.lastClosers.push(() => opened.close());
+  // a host that runs calls registers itself (PostgreSQL): its `started` records read as interrupted once it is gone,
+  // and its questions wait while it lives
+  if (host.running && opened.kind === 'postgres') {
+    try {
+      await opened.session();
+    } catch (e) {
+      if (!opts.store) await opened.close();
+      throw e;
+    }
+  }
+  return host;
 }
 
 /**
@@ -186,7 +213,7 @@ async function startRuntimes(
           opts,
           paths: host.paths,
           store: host.store,
-          backend: host.backend,
+          opened: host.opened,
           registry: host.registry,
           settings: await host.settings(),
           asker: await host.asker(),
@@ -290,6 +317,7 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
   return {
     paths: host.paths,
     store: host.store,
+    opened: host.opened,
     registry: host.registry,
     invoker,
     settings: host.toolSettings,
@@ -298,6 +326,7 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
       if (closed) return;
       closed = true;
       await Promise.allSettled(host.closers.map((c) => c()));
+      await Promise.allSettled(host.lastClosers.map((c) => c()));
     },
   };
 }

@@ -1,6 +1,7 @@
 // Which store a tycli process uses: the file store under its home (the embedded default) or PostgreSQL
 // (TYCLI_STORE=postgres://... or the setting store.url), with its secrets and instance liveness; Node host, trusted
 // side.
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { TyError } from '../../core/errors.js';
 import type { SecretValues } from '../../core/capabilities/secrets.js';
@@ -10,6 +11,7 @@ import { FileStoreBackend } from './file-store.js';
 import { ensurePrivateDir, tycliPaths } from './paths.js';
 import { checkStoreUrl, isPostgresUrl, redactUrl } from './postgres/pool.js';
 import { SecretsFile } from './secrets.js';
+import type { WaitingQuestions } from '../ask/waiting.js';
 
 /** The environment variable naming the store (`postgres://...`; empty or unset: the file store). */
 export const STORE_ENV = 'TYCLI_STORE';
@@ -30,6 +32,28 @@ export function storeUrlFrom(env: NodeJS.ProcessEnv, settingsUrl?: string): stri
   return v;
 }
 
+/**
+ * `store.url` of the user settings file, read only when the file mentions a store (so a host without one never loads
+ * the settings schema for it); checked by node/settings/load.ts readSettingsFile like any settings read (owner, mode,
+ * schema). @throws TyError E_INVALID_SETTINGS
+ */
+export async function userStoreUrl(home: string): Promise<string | undefined> {
+  const p = tycliPaths(home);
+  for (const file of [p.settingsFile, p.legacySettingsFile]) {
+    if (file === undefined) continue;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!text.includes('"store"')) return undefined;
+    const { readSettingsFile } = await import('../settings/load.js');
+    return (await readSettingsFile(file))?.store?.url;
+  }
+  return undefined;
+}
+
 export interface OpenedStore {
   kind: 'file' | 'postgres';
   backend: StoreBackend;
@@ -47,13 +71,18 @@ export interface OpenedStore {
    * machine) or a live process of this machine; on the file store this machine's processes (node/process/identity.ts).
    */
   hostAlive(): Promise<(host: string) => boolean>;
+  /**
+   * The waiting-question store: the files under the home, or PostgreSQL's shared tables (with `events`, or once the
+   * session is started, it hears every instance's question events).
+   */
+  questions(opts?: { events?: boolean }): Promise<WaitingQuestions>;
   close(): Promise<void>;
 }
 
 export interface OpenStoreOptions {
   home: string;
   env?: NodeJS.ProcessEnv;
-  /** The setting `store.url`. */
+  /** The setting `store.url` (default: read from the user settings file when TYCLI_STORE is not set). */
   settingsUrl?: string;
   /** Apply pending migrations instead of refusing an old schema (`tycli store migrate`). */
   migrate?: boolean;
@@ -67,9 +96,9 @@ export interface OpenStoreOptions {
  * refused with E_STORE, names still listed).
  * @throws TyError E_USAGE (bad URL), E_STORE (unreachable database, schema to migrate, unreadable key file).
  */
-export async function openStore(o: OpenStoreOptions): Promise<OpenedStore> {
+export async function openTycliStore(o: OpenStoreOptions): Promise<OpenedStore> {
   const env = o.env ?? process.env;
-  const url = storeUrlFrom(env, o.settingsUrl);
+  const url = storeUrlFrom(env, o.settingsUrl ?? (env[STORE_ENV]?.trim() ? undefined : await userStoreUrl(o.home)));
   const paths = tycliPaths(o.home);
   if (url === undefined) {
     await ensurePrivateDir(paths.home);
@@ -82,6 +111,10 @@ export async function openStore(o: OpenStoreOptions): Promise<OpenedStore> {
       where: paths.store,
       session: async () => undefined,
       hostAlive: async () => hostIdentityAlive,
+      questions: async () => {
+        const { QuestionStore, questionsDir } = await import('../ask/store.js');
+        return new QuestionStore(questionsDir(o.home));
+      },
       close: async () => undefined,
     };
   }
@@ -96,17 +129,21 @@ export async function openStore(o: OpenStoreOptions): Promise<OpenedStore> {
     ...(o.maxConnections ? { maxConnections: o.maxConnections } : {}),
   });
   let session: Promise<import('./postgres/session.js').PgSession> | undefined;
+  const startSession = (): Promise<import('./postgres/session.js').PgSession> => {
+    session ??= import('./postgres/session.js').then(({ PgSession }) => PgSession.start(url, { host: hostIdentity() }));
+    return session;
+  };
   const me = hostname();
   return {
     kind: 'postgres',
     backend,
     secrets: new PgSecrets(backend.pool, key),
     where: redactUrl(url),
-    session() {
-      session ??= import('./postgres/session.js').then(({ PgSession }) =>
-        PgSession.start(url, { host: hostIdentity() }),
-      );
-      return session;
+    session: startSession,
+    async questions(q = {}) {
+      const { PgQuestionStore } = await import('./postgres/questions.js');
+      const s = q.events || session ? await startSession() : undefined;
+      return new PgQuestionStore(backend.pool, s, url);
     },
     async hostAlive() {
       const { liveHosts } = await import('./postgres/session.js');

@@ -2,10 +2,18 @@
 // host, trusted side.
 import type { Client } from 'pg';
 import { TyError } from '../../../core/errors.js';
-import type { Answer, Question } from '../../../core/exec/runtime.js';
-import { answerValues } from '../../ask/form.js';
+import type { Question } from '../../../core/exec/runtime.js';
 import type { StoredAnswer, StoredQuestion } from '../../ask/schemas.js';
-import { QUESTION_ID_RE, newQuestionId } from '../../ask/store.js';
+import {
+  alreadyAnswered,
+  answerDoc,
+  questionDoc,
+  type AnswerOutcome,
+  type GivenAnswer,
+  type WaitingQuestions,
+  type WatchLock,
+} from '../../ask/waiting.js';
+import { QUESTION_ID_RE, newQuestionId } from '../../ask/question-id.js';
 import { QUESTIONS_CHANNEL } from './migrations.js';
 import { LOCK_HELD, INSTANCE_LOCK_CLASS, WATCH_LOCK_CLASS, type PgSession, type QuestionEvent } from './session.js';
 import { pgModule, storeError, type PgQueryable } from './pool.js';
@@ -18,34 +26,6 @@ function checkId(id: string): void {
 }
 
 /**
- * The stored form of a question (the same document node/ask/store.ts writes to a file): bounded text, hints and scopes
- * that fit their schemas, a form only when it fits. @throws TyError E_STORE for a form that cannot be stored.
- */
-export async function questionDoc(q: Question, id: string, pid: number): Promise<StoredQuestion> {
-  const doc: StoredQuestion = {
-    v: 1,
-    id,
-    createdAt: Date.now(),
-    pid,
-    title: String(q.title).slice(0, 4096),
-    details: (Array.isArray(q.details) ? q.details : []).slice(0, 256).map((d) => String(d).slice(0, 65_536)),
-  };
-  if (typeof q.suggestedRule === 'string') doc.suggestedRule = q.suggestedRule.slice(0, 4096);
-  const { HintsSchema, ScopeSchema, storedForm } = await schemas();
-  const hints = HintsSchema.safeParse(q.hints ?? {});
-  if (q.hints && hints.success) doc.hints = hints.data;
-  if (q.scopes) doc.scopes = q.scopes.filter((s) => ScopeSchema.safeParse(s).success).slice(0, 3);
-  const form = storedForm(q.form);
-  if (q.form !== undefined && form === undefined) throw new TyError('E_STORE', "the question's form cannot be stored");
-  if (form) doc.form = form;
-  return doc;
-}
-
-export interface PgWatchLock {
-  release(): Promise<void>;
-}
-
-/**
  * The waiting-question store of a team gateway, in `tycli_questions` / `tycli_answers`: the same documents and rules
  * as the file store (node/ask/store.ts), shared by every instance.
  * - put: stores a question under the asking instance's id and notifies `asked:ID`; a question whose instance is gone
@@ -55,12 +35,19 @@ export interface PgWatchLock {
  * - liveness: a watcher (`tycli questions --watch`, anywhere) holds a shared advisory lock on a session of its own;
  *   the store is live while one does. A killed watcher's session ends and the store is no longer live.
  */
-export class PgQuestionStore {
+export class PgQuestionStore implements WaitingQuestions {
   constructor(
     readonly db: PgQueryable,
     /** The instance's session: needed to ask (put) and to hear events; reading and answering work without one. */
     readonly session?: PgSession,
+    /** The database URL: holdWatchLock opens a connection of its own to it. */
+    readonly url?: string,
   ) {}
+
+  /** Hints from every instance's question events (needs a session; without one, none: callers poll). */
+  onChange(fn: (id?: string) => void): () => void {
+    return this.onEvent((e) => fn(e.id));
+  }
 
   /** Hear `asked`, `answered` and `gone` events from every instance. */
   onEvent(fn: (e: QuestionEvent) => void): () => void {
@@ -131,32 +118,11 @@ export class PgQuestionStore {
    * @returns `{ok:false}` with E_USAGE when the question is not waiting or is already answered.
    * @throws TyError E_USAGE for a malformed id, E_STORE
    */
-  async answer(
-    id: string,
-    a: { allow: boolean; scope?: Answer['scope']; by: string; values?: Record<string, unknown> },
-  ): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
+  async answer(id: string, a: GivenAnswer): Promise<AnswerOutcome> {
     checkId(id);
-    const q = await this.get(id);
-    if (!q)
-      return {
-        ok: false,
-        code: 'E_USAGE',
-        message: `question ${id} is not waiting (unknown, withdrawn, or its asker ended)`,
-      };
-    const scope = a.scope ?? 'once';
-    const offered = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
-    if (a.allow && !offered.includes(scope))
-      return { ok: false, code: 'E_USAGE', message: `question ${id} offers ${offered.join(', ')}, not ${scope}` };
-    const vals = answerValues(q.form, a.allow === true, a.values);
-    if (!vals.ok) return { ok: false, code: 'E_USAGE', message: `question ${id}: ${vals.message}` };
-    const doc: StoredAnswer = {
-      v: 1,
-      allow: a.allow === true,
-      scope: a.allow ? scope : 'once',
-      answeredAt: Date.now(),
-      by: String(a.by).slice(0, 128),
-      ...(vals.values ? { values: vals.values } : {}),
-    };
+    const made = answerDoc(id, await this.get(id), a);
+    if (!made.ok) return made;
+    const doc = made.doc;
     let inserted: number;
     try {
       const r = await this.db.query(
@@ -170,13 +136,7 @@ export class PgQuestionStore {
     }
     if (inserted === 0) {
       const still = await this.get(id);
-      return {
-        ok: false,
-        code: 'E_USAGE',
-        message: still
-          ? `question ${id} was already answered; the first answer is final`
-          : `question ${id} is not waiting (unknown, withdrawn, or its asker ended)`,
-      };
+      return still ? alreadyAnswered(id) : answerDoc(id, undefined, a);
     }
     await this.#notify('answered', id).catch(() => undefined);
     return { ok: true };
@@ -193,7 +153,9 @@ export class PgQuestionStore {
    * Hold the store's liveness lock (a shared advisory lock on a connection of its own) until released or this process
    * ends. @throws TyError E_STORE
    */
-  async holdWatchLock(url: string): Promise<PgWatchLock> {
+  async holdWatchLock(): Promise<WatchLock> {
+    const url = this.url;
+    if (!url) throw new TyError('E_STORE', 'holding the watcher lock needs the database URL');
     const pg = await pgModule();
     const client: Client = new pg.Client({ connectionString: url, keepAlive: true, application_name: 'tycli-watch' });
     client.on('error', () => undefined);

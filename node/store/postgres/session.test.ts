@@ -125,7 +125,7 @@ describe('PgQuestionStore', () => {
   it('two answers racing from two machines: exactly one wins', async () => {
     const { url, b } = await db();
     const s = await session(url, 'asker:1:1');
-    const store = new PgQuestionStore(b.pool, s);
+    const store = new PgQuestionStore(b.pool, s, url);
     const others = await Promise.all(Array.from({ length: 4 }, () => PgStoreBackend.open(url)));
     closers.push(...others);
     const id = await store.put({ id: 'q', title: 'Allow?', details: [] });
@@ -138,14 +138,14 @@ describe('PgQuestionStore', () => {
   it("a question whose instance died is no longer waiting; a watcher anywhere makes the store live, its death doesn't", async () => {
     const { url, b } = await db();
     const s = await session(url, 'dying:1:1');
-    const store = new PgQuestionStore(b.pool, s);
+    const store = new PgQuestionStore(b.pool, s, url);
     await store.put({ id: 'q', title: 'Allow?', details: [] });
     expect(await store.list()).toHaveLength(1);
     await s.close();
     expect(await store.list()).toEqual([]);
     expect(await store.isWatched()).toBe(false);
-    const lock = await store.holdWatchLock(url);
-    const second = await store.holdWatchLock(url);
+    const lock = await store.holdWatchLock();
+    const second = await store.holdWatchLock();
     expect(await store.isWatched()).toBe(true);
     await lock.release();
     expect(await store.isWatched()).toBe(true);
