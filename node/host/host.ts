@@ -32,6 +32,8 @@ export interface NodeHost {
   settings: ToolSettings;
   /** The permission gate calls pass (absent when opened without runtimes and no gate was given). */
   gate: Gate | undefined;
+  /** Live figures for metrics: sandboxes alive, calls admitted and not yet answered, questions waiting for a person. */
+  gauges: { sandboxesAlive(): number; queueDepth(): number; asksPending(): number };
   /** Destroy every sandbox this host started. Idempotent. */
   close(): Promise<void>;
 }
@@ -85,6 +87,9 @@ class HostAssembly {
   readonly lastClosers: (() => Promise<void>)[] = [];
   #settings: Promise<LoadedSettings> | undefined;
   #asker: Promise<Asker> | undefined;
+  /** The asker once made (for its pending count), and the pool once built (for its sandboxes). */
+  madeAsker: Asker | undefined;
+  pool: { aliveCount(): number } | undefined;
 
   readonly backend: StoreBackend;
   readonly store: Store;
@@ -132,7 +137,7 @@ class HostAssembly {
     this.#asker ??= (async () => {
       const { createNodeAsker } = await import('../ask/channels.js');
       const loaded = await this.settings();
-      return createNodeAsker({
+      const made = createNodeAsker({
         home: this.paths.home,
         questions: await this.opened.questions(),
         askWaitMs: loaded.askWaitMs,
@@ -140,6 +145,8 @@ class HostAssembly {
         dialog: loaded.askDialog,
         env: this.env,
       });
+      this.madeAsker = made;
+      return made;
     })();
     return this.#asker;
   }
@@ -242,6 +249,7 @@ async function startRuntimes(
   if (opts.pool) parts.pool = opts.pool;
   else if (pool.value) {
     const built = pool.value;
+    host.pool = built;
     host.closers.push(() => built.close());
     parts.pool = built;
   }
@@ -322,6 +330,11 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
     invoker,
     settings: host.toolSettings,
     gate,
+    gauges: {
+      sandboxesAlive: () => host.pool?.aliveCount() ?? 0,
+      queueDepth: () => invoker.inFlight,
+      asksPending: () => (host.madeAsker as { pending?: number } | undefined)?.pending ?? 0,
+    },
     async close() {
       if (closed) return;
       closed = true;
