@@ -105,8 +105,8 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
  * 1. a connection beyond the admission limit: its body read, then 429 E_BUSY with Retry-After and Connection: close;
  * 2. `GET /healthz` (alive: 200) and `GET /readyz` (store reachable, sandbox engine usable: 200 or 503),
  *    unauthenticated *    and saying nothing but check names and ok;
- * 3. Host and Origin: on a loopback address the Host must name it (421: DNS rebinding) and an Origin must be this
- *    server's (403); elsewhere an Origin must be the request's own origin (403);
+ * 3. Host and Origin: on a loopback address not behind a proxy the Host must name it (421: DNS rebinding); an Origin
+ *    must be the request's own origin (403);
  * 4. `GET /.well-known/oauth-protected-resource[PATH]`: RFC 9728 metadata when OIDC is configured, else 404;
  * 5. authentication (401 with a Bearer challenge);
  * 6. `GET /metrics` (Prometheus text) for any authenticated client;
@@ -161,7 +161,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       return send(res, r.ok ? 200 : 503, JSON.stringify({ ok: r.ok, checks: r.checks }));
     }
     const host = req.headers.host ?? '';
-    if (loopback && ![`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostText}:${port}`].includes(host))
+    // DNS rebinding: a loopback server answers only its own Host (behind a proxy, the proxy names the host)
+    if (
+      loopback &&
+      !o.behindProxy &&
+      ![`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostText}:${port}`].includes(host)
+    )
       return send(res, 421, '{"error":"wrong Host"}');
     const proto = forwarded('x-forwarded-proto') ?? scheme;
     const publicHost = forwarded('x-forwarded-host') ?? host;
