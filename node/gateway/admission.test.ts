@@ -4,15 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { createServer as createHttpServer, request } from 'node:http';
 import { connect } from 'node:net';
 import type { AuditRecord } from '../../core/audit/trail.js';
-import { Admission, REFUSED_HELD, defaultLimits, requestComplete } from './admission.js';
+import { Admission, defaultLimits, requestComplete } from './admission.js';
 
 describe('limits', () => {
   it('sockets never take more than the descriptor limit minus a reserve; calls and sessions follow', () => {
     const l = defaultLimits(1024);
-    expect(l.maxConnections + REFUSED_HELD + 256).toBeLessThanOrEqual(1024);
+    expect(l.maxConnections + l.refusedHeld + 256).toBeLessThanOrEqual(1024);
     expect(l.maxInFlight).toBe(Math.floor(l.maxConnections / 2));
     expect(l.maxInFlightPerPrincipal).toBeLessThan(l.maxInFlight);
-    expect(l.backlog).toBe(4096);
+    expect(defaultLimits(65_536).backlog).toBe(4096);
     expect(defaultLimits(1_048_576).maxConnections).toBe(10_000);
   });
   it('a request is complete once its head and content-length (or last chunk) are in', () => {

@@ -1,7 +1,7 @@
 // Admission before exhaustion: connections, calls in flight and sessions bounded per server and per principal; refusals
 // counted and audited in aggregate; Node host, trusted side.
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { readFileSync, readSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { AuditRecord } from '../../core/audit/trail.js';
 
 /** Why a request was refused before it ran. */
@@ -10,6 +10,8 @@ export type RefusalReason = 'connections' | 'calls' | 'principal-calls' | 'sessi
 export interface AdmissionLimits {
   /** Sockets open at once on this server; a connection beyond is answered 429 at once and closed. */
   maxConnections: number;
+  /** Refused sockets held open at once while their requests are read (the oldest is closed when more come). */
+  refusedHeld: number;
   /** Requests being handled at once on this server. */
   maxInFlight: number;
   /** Requests being handled at once for one principal. */
@@ -22,6 +24,12 @@ export interface AdmissionLimits {
   backlog: number;
   /** Seconds a refused client is told to wait (Retry-After). */
   retryAfterSec: number;
+  /**
+   * Event-loop delay, ms, beyond which new connections are refused cheaply (the raw 429) until it is back under it: a
+   * flood must not starve the work already admitted, nor the accepting of connections the kernel holds (it resets
+   * those that wait too long). 0: never.
+   */
+  maxLagMs: number;
 }
 
 /** The soft limit on open files of this process (RLIMIT_NOFILE, from /proc/self/limits), or undefined where unknown. */
@@ -35,30 +43,32 @@ export function openFileLimit(): number | undefined {
   }
 }
 
-/** Most refused sockets held open at once while their requests are read (Admission.listener). */
-export const REFUSED_HELD = 64;
-
 /**
  * Limits that keep this process under its descriptor limit `nofile` whatever arrives. Every accepted connection is
  * either admitted (at most maxConnections) or refused at once and held only while its request is read (at most
- * REFUSED_HELD: the oldest is closed when another comes), so sockets never take more than maxConnections + 65
- * descriptors however fast the event loop accepts; an eighth of the limit (at least 256) stays free for the store,
- * sandboxes and their pipes. The kernel's accept backlog (4096, clamped by net.core.somaxconn) holds what waits
- * without any descriptor; a long queue also keeps a flood from overflowing into SYN cookies. Calls in flight: half the
- * connections; per principal: a quarter of that.
+ * refusedHeld: the oldest is closed when another comes), so sockets never take more than maxConnections + refusedHeld
+ * descriptors however fast the event loop accepts (it takes the kernel's whole queue at once). A refused socket's
+ * request is read as it is refused (drainNow) and the socket closed at once, so a refusal usually holds nothing; only
+ * a client slow to send waits, bounded. The kernel's accept backlog (4096, clamped by net.core.somaxconn) holds what
+ * waits without any descriptor; a long queue also keeps a flood from overflowing into SYN cookies. An eighth of the
+ * limit (at least 256) stays free for the store, sandboxes and their pipes. Calls in flight: half the connections; per
+ * principal: a quarter of that.
  */
 export function defaultLimits(nofile = openFileLimit() ?? 65_536): AdmissionLimits {
   const reserve = Math.max(256, Math.floor(nofile / 8));
-  const maxConnections = Math.max(16, Math.min(10_000, nofile - REFUSED_HELD - reserve));
+  const refusedHeld = Math.max(64, Math.min(4096, Math.floor(nofile / 2)));
+  const maxConnections = Math.max(16, Math.min(10_000, nofile - refusedHeld - reserve));
   const maxInFlight = Math.max(8, Math.floor(maxConnections / 2));
   return {
     maxConnections,
+    refusedHeld,
     maxInFlight,
     maxInFlightPerPrincipal: Math.max(4, Math.floor(maxInFlight / 4)),
     maxSessions: Math.max(16, Math.min(4096, Math.floor(maxConnections / 2))),
     maxSessionsPerPrincipal: 16,
     backlog: 4096,
     retryAfterSec: 1,
+    maxLagMs: 250,
   };
 }
 
@@ -87,6 +97,33 @@ export function requestComplete(buf: Buffer): boolean {
   return !len || body >= Number(len[1]) || buf.length >= 65_536;
 }
 
+/**
+ * Read what the kernel holds for `socket` now, synchronously (read(2) on its non-blocking descriptor until EAGAIN, at
+ * most 64 KiB), so that closing it right after never resets it (a close with unread data sends RST and drops the
+ * answer already written). Empty where the descriptor is not reachable.
+ */
+export function drainNow(socket: Socket): Buffer {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const buf = Buffer.allocUnsafe(16_384);
+  while (total < 65_536) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch {
+      break; // EAGAIN: nothing more now
+    }
+    if (n <= 0) break;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    total += n;
+    // a short read took everything there was: no second read (its EAGAIN would cost an exception)
+    if (n < buf.length) break;
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
 /** The principal named on refusals that happen before a request is authenticated (connection limit). */
 export const UNAUTHENTICATED = 'unauthenticated';
 
@@ -107,7 +144,7 @@ export class Admission {
   readonly #sessionsOf = new Map<string, number>();
   readonly #over = new WeakSet<object>();
   /** Refused plain-HTTP sockets still open, oldest first. */
-  readonly #refused = new Set<import('node:net').Socket>();
+  readonly #refused = new Set<Socket>();
   readonly #pending = new Map<string, Map<RefusalReason, number>>();
   readonly #sinks: AdmissionSinks;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -145,7 +182,7 @@ export class Admission {
   listener(server: Server, tls = false): Server {
     // (idle keep-alive connections are not closed to make room: Node's closeIdleConnections also closes connections
     // whose first request has not arrived yet, which the client sees as a reset; keepAliveTimeout bounds them instead)
-    const over = (): boolean => this.#connections > this.limits.maxConnections;
+    const over = (): boolean => this.#connections > this.limits.maxConnections || this.#lagging();
     if (tls) server.on('secureConnection', (socket: object) => over() && this.#over.add(socket));
     return createServer({ noDelay: true }, (socket) => {
       this.#connections++;
@@ -153,23 +190,17 @@ export class Admission {
       socket.on('error', () => socket.destroy());
       if (!tls && over()) {
         this.refuse('connections', UNAUTHENTICATED);
-        const body = JSON.stringify({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32000, message: this.message('connections'), data: { code: 'E_BUSY' } },
-        });
         // the answer and our FIN first; the request is then read whole and the socket closed (nothing unread is left:
         // closing with unread data would reset the connection). Refused sockets held at once are bounded: beyond
-        // REFUSED_HELD the oldest is closed without waiting for its request (it has its answer and our FIN already).
-        socket.end(
-          `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: ${this.limits.retryAfterSec}\r\n` +
-            `connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        let seen: Buffer = Buffer.alloc(0);
+        // refusedHeld the oldest is closed without waiting for its request (it has its answer and our FIN already).
+        socket.end((this.#busyAnswer ??= this.#connectionsAnswer()));
+        // usually the request is there already (the connection waited in the kernel's queue): read it now and close
+        let seen: Buffer = drainNow(socket);
         const done = (): void => {
           this.#refused.delete(socket);
           socket.destroy();
         };
+        if (requestComplete(seen)) return done();
         this.#hold(socket);
         socket.on('data', (d: Buffer) => {
           seen = seen.length + d.length > 65_536 ? d : Buffer.concat([seen, d]);
@@ -190,12 +221,48 @@ export class Admission {
     });
   }
 
-  /** Keep a refused socket open while its request is read; beyond REFUSED_HELD the oldest is closed now. */
-  #hold(socket: import('node:net').Socket): void {
+  /** The fixed answer to a connection beyond the limit, made once (a flood must cost as little as possible). */
+  #busyAnswer: Buffer | undefined;
+  #connectionsAnswer(): Buffer {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: this.message('connections'), data: { code: 'E_BUSY' } },
+    });
+    return Buffer.from(
+      `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: ${this.limits.retryAfterSec}\r\n` +
+        `connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+
+  /** When the event loop last ran late (ms since the epoch), measured by a 20 ms tick. */
+  #lateAt = 0;
+  #lastTick = 0;
+  #tick: ReturnType<typeof setInterval> | undefined;
+  /** Whether the event loop ran later than maxLagMs within the last second. */
+  #lagging(): boolean {
+    if (this.limits.maxLagMs <= 0) return false;
+    if (!this.#tick) {
+      this.#lastTick = performance.now();
+      this.#tick = setInterval(() => {
+        const now = performance.now();
+        if (now - this.#lastTick - 20 > this.limits.maxLagMs) this.#lateAt = Date.now();
+        this.#lastTick = now;
+      }, 20);
+      this.#tick.unref();
+    }
+    // the tick itself may be the one that is late: count the time since it last ran too
+    return Date.now() - this.#lateAt < 1000 || performance.now() - this.#lastTick - 20 > this.limits.maxLagMs;
+  }
+
+  /** Keep a refused socket open while its request is read; beyond refusedHeld the oldest is closed now. */
+  #hold(socket: Socket): void {
     this.#refused.add(socket);
-    if (this.#refused.size <= REFUSED_HELD) return;
-    const oldest = this.#refused.values().next().value as import('node:net').Socket;
+    if (this.#refused.size <= this.limits.refusedHeld) return;
+    const oldest = this.#refused.values().next().value as Socket;
     this.#refused.delete(oldest);
+    // whatever it sent so far is read first: closing with unread data would reset it, its answer lost
+    drainNow(oldest);
     oldest.destroy();
   }
 
@@ -274,7 +341,7 @@ export class Admission {
     const l = this.limits;
     switch (reason) {
       case 'connections':
-        return `the server has ${l.maxConnections} connections open (its limit); retry after ${l.retryAfterSec} s`;
+        return `the server is at its limit of connections (${l.maxConnections} open at most, or too busy to take more now); retry after ${l.retryAfterSec} s`;
       case 'calls':
         return `the server is handling ${l.maxInFlight} requests (its limit); retry after ${l.retryAfterSec} s`;
       case 'principal-calls':
@@ -321,6 +388,7 @@ export class Admission {
   /** Stop the flush timer and write what is pending. */
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#tick) clearInterval(this.#tick);
     this.#timer = undefined;
     await this.flush();
   }

@@ -61,6 +61,8 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics;
   tracing?: Tracing;
   log?: JsonLog;
+  /** One log line per request (default true when `log` is given). */
+  logRequests?: boolean;
   /** The readiness check of /readyz. */
   ready?: () => Promise<{ ok: boolean; checks: Record<string, { ok: boolean; reason?: string }> }>;
   /** The application's paths (e.g. `/tysandbox`, `/mcp`): the first is the resource of RFC 9728 metadata. */
@@ -132,16 +134,17 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     };
     const remote = forwarded('x-forwarded-for') ?? req.socket.remoteAddress ?? '';
     let principal: string | undefined;
-    res.once('finish', () =>
-      log.log('info', 'request', {
-        method: req.method,
-        path: (req.url ?? '').split('?')[0]!.slice(0, 200),
-        status: res.statusCode,
-        ms: Math.round(performance.now() - t0),
-        principal,
-        remote,
-      }),
-    );
+    if (o.logRequests !== false)
+      res.once('finish', () =>
+        log.log('info', 'request', {
+          method: req.method,
+          path: (req.url ?? '').split('?')[0]!.slice(0, 200),
+          status: res.statusCode,
+          ms: Math.round(performance.now() - t0),
+          principal,
+          remote,
+        }),
+      );
     if (o.admission.overLimit(req.socket)) {
       // read what the client sent before answering, so closing the connection never resets it
       req.resume();

@@ -28,7 +28,8 @@ export interface GatewayFlags {
   listen: ListenAddress;
   tls?: { cert: string; key: string };
   behindProxy: boolean;
-  logFormat: 'json' | 'text';
+  /** Given: one line per request and event on stderr in this format; absent: events only, as text. */
+  logFormat?: 'json' | 'text';
 }
 
 /** The option table of those flags, for a command's parseArgs options. */
@@ -44,7 +45,8 @@ export const GATEWAY_USAGE = `  --http [HOST:]PORT      listen on HOST (default 
                           --tls-cert/--tls-key or --behind-proxy
   --tls-cert FILE         serve HTTPS with this PEM certificate chain (and --tls-key FILE, its PEM key)
   --behind-proxy          a TLS-terminating proxy is in front: plain HTTP beyond loopback, X-Forwarded-* trusted
-  --log-format json|text  one line per request and event on stderr (default text; json for log collectors)`;
+  --log-format json|text  one line per request and event on stderr (json for log collectors); without it only
+                          events (listening, stopped), as text`;
 
 /**
  * Read the gateway flags of a command (`--http` given). @throws TyError E_USAGE (a bad address, TLS half given, a
@@ -56,9 +58,11 @@ export function gatewayFlags(v: Record<string, unknown>): GatewayFlags {
   const key = v['tls-key'];
   if ((cert === undefined) !== (key === undefined))
     throw new TyError('E_USAGE', '--tls-cert and --tls-key go together (the certificate chain and its key, PEM)');
-  const format = v['log-format'] ?? 'text';
-  if (format !== 'json' && format !== 'text') throw new TyError('E_USAGE', '--log-format is json or text');
-  const flags: GatewayFlags = { listen, behindProxy: v['behind-proxy'] === true, logFormat: format };
+  const format = v['log-format'];
+  if (format !== undefined && format !== 'json' && format !== 'text')
+    throw new TyError('E_USAGE', '--log-format is json or text');
+  const flags: GatewayFlags = { listen, behindProxy: v['behind-proxy'] === true };
+  if (format !== undefined) flags.logFormat = format;
   if (typeof cert === 'string' && typeof key === 'string') flags.tls = { cert, key };
   checkExposure(listen.host, flags.tls !== undefined, flags.behindProxy);
   return flags;
@@ -143,7 +147,8 @@ export interface Serving {
  */
 export async function startServing(o: ServeOptions): Promise<Serving> {
   const { host, instruments } = o;
-  const log = jsonLog(o.stderr, o.flags.logFormat);
+  // the process's own stderr is written asynchronously through its descriptor: a slow reader never stalls serving
+  const log = jsonLog(o.stderr === process.stderr ? 2 : o.stderr, o.flags.logFormat ?? 'text');
   const { newBearerToken } = await import('../http/guard.js');
   const token = newBearerToken();
   const oidcConfig = o.settings.gateway?.oidc;
@@ -176,6 +181,7 @@ export async function startServing(o: ServeOptions): Promise<Serving> {
     metrics: instruments.metrics,
     ...(instruments.tracing ? { tracing: instruments.tracing } : {}),
     log,
+    logRequests: o.flags.logFormat !== undefined,
     ready: () =>
       readiness({
         store: storeCheck(host.opened.backend, session),
@@ -215,6 +221,7 @@ export async function startServing(o: ServeOptions): Promise<Serving> {
       await gateway.close();
       await instruments.tracing?.close();
       log.log('info', 'stopped', {});
+      await log.flush();
     },
   };
 }
