@@ -92,7 +92,7 @@ export interface InvokerOptions {
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
    */
   maxQueuedCalls?: number;
-  /** Traces each call (`tycli.call`, `tycli.sandbox`, `tycli.capability` spans); default none. */
+  /** Traces each call (`tysandbox.call`, `tysandbox.sandbox`, `tysandbox.capability` spans); default none. */
   tracer?: CallTracer;
   /** Told of every answered call, refusals included (metrics); must not throw. */
   observe?: (report: CallReport) => void;
@@ -197,8 +197,8 @@ export class Invoker {
     const principal = opts.principal ?? this.#o.principal ?? 'app';
     let execution: ToolManifest['execution'] | undefined;
     const r = await (this.#o.tracer ?? NO_TRACE).span(
-      'tycli.call',
-      { 'tycli.tool': key, 'tycli.principal': principal },
+      'tysandbox.call',
+      { 'tysandbox.tool': key, 'tysandbox.principal': principal },
       async (span) => {
         const out = await this.#admitted(ref, key, args, opts, (m) => {
           execution = m.execution;
@@ -206,8 +206,8 @@ export class Invoker {
         });
         span.set(
           out.ok
-            ? { 'tycli.outcome': 'ok', 'tycli.revision': out.revision }
-            : { 'tycli.outcome': out.error.code, ...(out.revision ? { 'tycli.revision': out.revision } : {}) },
+            ? { 'tysandbox.outcome': 'ok', 'tysandbox.revision': out.revision }
+            : { 'tysandbox.outcome': out.error.code, ...(out.revision ? { 'tysandbox.revision': out.revision } : {}) },
         );
         return out;
       },
@@ -315,7 +315,9 @@ export class Invoker {
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
           return tracer
-            ? await tracer.span('tycli.capability', { 'tycli.capability': name }, () => handler(name, params, signal))
+            ? await tracer.span('tysandbox.capability', { 'tysandbox.capability': name }, () =>
+                handler(name, params, signal),
+              )
             : await handler(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');
@@ -338,7 +340,9 @@ export class Invoker {
         const run = () =>
           this.#execute(identity, args, argsJson, argsParts, limits, onCapability, opts, joined, settings);
         try {
-          value = tracer ? await tracer.span('tycli.sandbox', executionAttributes(tool.manifest), run) : await run();
+          value = tracer
+            ? await tracer.span('tysandbox.sandbox', executionAttributes(tool.manifest), run)
+            : await run();
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -455,10 +459,10 @@ export class Invoker {
 /** Span attributes of a revision's execution: its kind, runtime and engine. */
 function executionAttributes(m: ToolManifest): Record<string, string> {
   const e = m.execution;
-  const out: Record<string, string> = { 'tycli.execution': e.kind };
+  const out: Record<string, string> = { 'tysandbox.execution': e.kind };
   if (e.kind === 'sandboxed-code') {
-    out['tycli.runtime'] = e.runtime;
-    if (e.engine) out['tycli.engine'] = e.engine;
+    out['tysandbox.runtime'] = e.runtime;
+    if (e.engine) out['tysandbox.engine'] = e.engine;
   }
   return out;
 }

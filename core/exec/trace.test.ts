@@ -45,7 +45,7 @@ const manifest = {
 };
 
 describe('Invoker tracing and observation', () => {
-  it('a call is one tycli.call span with the sandbox and each capability use nested in it; the observer gets one report', async () => {
+  it('a call is one tysandbox.call span with the sandbox and each capability use nested in it; the observer gets one report', async () => {
     const registry = new ToolRegistry(new Store(new MemoryStoreBackend()));
     const { revision } = await registry.install(manifest);
     const pool: PoolLike = {
@@ -59,19 +59,19 @@ describe('Invoker tracing and observation', () => {
     const inv = new Invoker({ registry, pool, tracer, observe: (r) => reports.push(r), principal: 'user:alice' });
     expect(await inv.invoke('fetcher', {})).toMatchObject({ ok: true });
     expect(spans.map((s) => [s.name, s.parent])).toEqual([
-      ['tycli.call', undefined],
-      ['tycli.sandbox', 'tycli.call'],
-      ['tycli.capability', 'tycli.sandbox'],
+      ['tysandbox.call', undefined],
+      ['tysandbox.sandbox', 'tysandbox.call'],
+      ['tysandbox.capability', 'tysandbox.sandbox'],
     ]);
     expect(spans[0]!.attrs).toMatchObject({
-      'tycli.tool': 'fetcher',
-      'tycli.principal': 'user:alice',
-      'tycli.outcome': 'ok',
-      'tycli.revision': revision,
-      'tycli.engine': 'deno',
+      'tysandbox.tool': 'fetcher',
+      'tysandbox.principal': 'user:alice',
+      'tysandbox.outcome': 'ok',
+      'tysandbox.revision': revision,
+      'tysandbox.engine': 'deno',
     });
     // the default capability handler refuses: the span says so
-    expect(spans[2]).toMatchObject({ attrs: { 'tycli.capability': 'storage.get' }, error: 'E_CAPABILITY_DENIED' });
+    expect(spans[2]).toMatchObject({ attrs: { 'tysandbox.capability': 'storage.get' }, error: 'E_CAPABILITY_DENIED' });
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ tool: 'fetcher', outcome: 'ok', principal: 'user:alice' });
     expect(reports[0]!.execution).toMatchObject({ kind: 'sandboxed-code', engine: 'deno' });

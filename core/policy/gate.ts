@@ -57,7 +57,7 @@ export interface GateDeps {
    * This host process, written on `started` audit records so readers can tell a running call from an interrupted one.
    */
   hostId?: string;
-  /** Traces the decision (`tycli.gate`) and the question (`tycli.ask`) of each request; default none. */
+  /** Traces the decision (`tysandbox.gate`) and the question (`tysandbox.ask`) of each request; default none. */
   tracer?: CallTracer;
 }
 
@@ -233,11 +233,15 @@ export class PermissionGate implements Gate {
     try {
       const tracer = this.#d.tracer;
       if (!tracer) return await this.#verdict(req, cfg, signal);
-      return await tracer.span('tycli.gate', { 'tycli.kind': req.kind, 'tycli.tool': req.toolName }, async (span) => {
-        const v = await this.#verdict(req, cfg, signal);
-        span.set({ 'tycli.decision': v.allow ? 'allow' : 'deny', 'tycli.rule': v.trace.rule.slice(0, 256) });
-        return v;
-      });
+      return await tracer.span(
+        'tysandbox.gate',
+        { 'tysandbox.kind': req.kind, 'tysandbox.tool': req.toolName },
+        async (span) => {
+          const v = await this.#verdict(req, cfg, signal);
+          span.set({ 'tysandbox.decision': v.allow ? 'allow' : 'deny', 'tysandbox.rule': v.trace.rule.slice(0, 256) });
+          return v;
+        },
+      );
     } catch (e) {
       const te = toTyError(e, 'E_STORE');
       const rule = te.code === 'E_ABORTED' ? 'aborted while asking' : 'the decision failed';
@@ -473,11 +477,11 @@ export class PermissionGate implements Gate {
     try {
       const asker = this.#d.asker;
       out = this.#d.tracer
-        ? await this.#d.tracer.span('tycli.ask', { 'tycli.kind': req.kind }, async (span) => {
+        ? await this.#d.tracer.span('tysandbox.ask', { 'tysandbox.kind': req.kind }, async (span) => {
             const o = await asker.ask(q, signal);
             span.set({
-              'tycli.answer': o.allow ? 'allow' : 'deny',
-              ...(o.channel ? { 'tycli.channel': o.channel } : {}),
+              'tysandbox.answer': o.allow ? 'allow' : 'deny',
+              ...(o.channel ? { 'tysandbox.channel': o.channel } : {}),
             });
             return o;
           })

@@ -353,8 +353,8 @@ describe('traces', () => {
     const g = await gateway({
       tracing,
       route: async (_req, res) => {
-        await tracing.callTracer.span('tycli.call', { 'tycli.tool': 'weather' }, async () => {
-          await tracing.callTracer.span('tycli.sandbox', { 'tycli.engine': 'node' }, async () => undefined);
+        await tracing.callTracer.span('tysandbox.call', { 'tysandbox.tool': 'weather' }, async () => {
+          await tracing.callTracer.span('tysandbox.sandbox', { 'tysandbox.engine': 'node' }, async () => undefined);
         });
         res.writeHead(200).end('{}');
       },
@@ -373,16 +373,18 @@ describe('traces', () => {
           .resourceSpans[0]!.scopeSpans[0]!.spans,
     );
     const byName = Object.fromEntries(spans.map((s) => [s.name as string, s]));
-    expect(Object.keys(byName).sort()).toEqual(['tycli.call', 'tycli.request', 'tycli.sandbox']);
+    expect(Object.keys(byName).sort()).toEqual(['tysandbox.call', 'tysandbox.request', 'tysandbox.sandbox']);
     for (const s of spans) {
       expect(s.traceId).toBe(parent);
       expect(s.spanId).toMatch(/^[0-9a-f]{16}$/);
       expect(BigInt(s.endTimeUnixNano as string)).toBeGreaterThanOrEqual(BigInt(s.startTimeUnixNano as string));
     }
-    expect(byName['tycli.request']!.parentSpanId).toBe('b7ad6b7169203331');
-    expect(byName['tycli.call']!.parentSpanId).toBe(byName['tycli.request']!.spanId);
-    expect(byName['tycli.sandbox']!.parentSpanId).toBe(byName['tycli.call']!.spanId);
-    expect(byName['tycli.sandbox']!.attributes).toEqual([{ key: 'tycli.engine', value: { stringValue: 'node' } }]);
+    expect(byName['tysandbox.request']!.parentSpanId).toBe('b7ad6b7169203331');
+    expect(byName['tysandbox.call']!.parentSpanId).toBe(byName['tysandbox.request']!.spanId);
+    expect(byName['tysandbox.sandbox']!.parentSpanId).toBe(byName['tysandbox.call']!.spanId);
+    expect(byName['tysandbox.sandbox']!.attributes).toEqual([
+      { key: 'tysandbox.engine', value: { stringValue: 'node' } },
+    ]);
     const resource = (bodies[0] as { resourceSpans: { resource: { attributes: unknown[] } }[] }).resourceSpans[0]!
       .resource.attributes;
     expect(resource).toContainEqual({ key: 'service.name', value: { stringValue: 'tycli-test' } });
