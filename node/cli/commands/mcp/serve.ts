@@ -72,8 +72,9 @@ export function localTools(
  */
 async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: string | undefined): Promise<number> {
   const client = (v.client as string | undefined) ?? 'default';
-  if (ctx.globals.sandbox !== undefined) {
-    // --sandbox doubles as the client-context name here; say plainly when it set the isolation posture instead.
+  if (ctx.globals.sandbox !== undefined && v['log-format'] !== 'json') {
+    // --sandbox doubles as the client-context name here; say plainly when it set the isolation posture instead (not
+    // on a JSON log, where every stderr line is a record for a collector).
     ctx.io.stderr.write(
       `note: --sandbox ${ctx.globals.sandbox} sets the OS isolation posture of local tool calls (${ctx.globals.sandbox === 'off' ? 'no OS sandbox' : ctx.globals.sandbox}), ` +
         `not a client name; name the client context with --client NAME\n`,
