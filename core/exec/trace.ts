@@ -11,10 +11,10 @@ export interface TraceSpan {
 }
 
 /**
- * Records the steps of a call as nested spans (`tysandbox.call` > `tysandbox.gate` > `tysandbox.ask`, `tysandbox.sandbox` >
- * `tysandbox.capability`). `span` runs `fn` inside a span named `name` (a child of the span active where it is called) and
- * ends it when `fn` settles, marking it failed with the error's code when `fn` throws. A host without tracing gives
- * none (NO_TRACE).
+ * Records the steps of a call as nested spans (`tysandbox.call` > `tysandbox.gate` > `tysandbox.ask`,
+ * `tysandbox.sandbox` > `tysandbox.capability`). `span` runs `fn` inside a span named `name` (a child of the span
+ * active where it is called) and ends it when `fn` settles, marking it failed with the error's code when `fn` throws.
+ * A host without tracing gives none (NO_TRACE).
  */
 export interface CallTracer {
   span<T>(name: string, attributes: TraceAttributes, fn: (span: TraceSpan) => Promise<T>): Promise<T>;

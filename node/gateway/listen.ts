@@ -113,7 +113,8 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
  * 5. authentication (401 with a Bearer challenge);
  * 6. `GET /metrics` (Prometheus text) for any authenticated client;
  * 7. admission: a POST takes an in-flight place for its principal (429 E_BUSY beyond), released when its response ends;
- * 8. the route, inside a `tysandbox.request` span continuing the caller's W3C traceparent; one JSON log line per request.
+ * 8. the route, inside a `tysandbox.request` span continuing the caller's W3C traceparent; one JSON log line per
+ *    request.
  * @throws TyError E_USAGE (exposure, unreadable TLS files), or the listen error (EADDRINUSE...).
  */
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {

@@ -164,9 +164,13 @@ export async function run({ rounds = 6, callsPerRound = 240, concurrency = 8, wa
         'Team gateway: calls/s on PostgreSQL (1 and 2 instances) vs the file store, and PostgreSQL’s share of a call',
       rows,
       notes: [
-        `each instance a \`tycli serve --http\` process with its own home; clients use the typed HTTP client with a per-client token; ${rounds} rounds of ${callsPerRound} tool/run calls per configuration, interleaved (file store, 1 PostgreSQL instance, 2), ratios paired round by round`,
+        `each instance a \`tycli serve --http\` process with its own home; clients use the typed HTTP client with a ` +
+          `per-client token; ${rounds} rounds of ${callsPerRound} tool/run calls per configuration, interleaved ` +
+          '(file store, 1 PostgreSQL instance, 2), ratios paired round by round',
         "two instances share this machine's cores with the database and the client: the 2-instance figure shows the store does not serialise instances, not what two machines give",
-        `PostgreSQL share: pg_stat_database.active_time over ${warmCalls} sequential calls on one instance (every statement of that instance and of the idle second one, including its LISTEN session), divided by the calls' summed wall time at the client; the warm call median was ${round(wall.median)} ms`,
+        `PostgreSQL share: pg_stat_database.active_time over ${warmCalls} sequential calls on one instance (every ` +
+          'statement of that instance and of the idle second one, including its LISTEN session), divided by the ' +
+          `calls' summed wall time at the client; the warm call median was ${round(wall.median)} ms`,
         'PostgreSQL 15 from Debian, a private cluster on loopback (fsync and synchronous_commit on), started and stopped by the benchmark',
       ],
     };
