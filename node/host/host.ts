@@ -14,6 +14,10 @@ import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../../core/revisions/settings.js';
 import { StoreAuditLog } from '../../core/audit/trail.js';
+import { RefusalTally } from '../../core/audit/refusals.js';
+import { ChangeAudit } from '../../core/audit/change.js';
+import { hostIdentity } from '../process/identity.js';
+import { withholdTokens } from '../../core/capabilities/withhold.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
@@ -34,6 +38,16 @@ export interface NodeHost {
   gate: Gate | undefined;
   /** Live figures for metrics: sandboxes alive, calls admitted and not yet answered, questions waiting for a person. */
   gauges: { sandboxesAlive(): number; queueDepth(): number; asksPending(): number };
+  /**
+   * Admission refusals (E_BUSY) of this host's invoker, and of the front ends that share it (the registration
+   * protocol), audited in aggregate per principal and second; written out by close() at the latest.
+   */
+  refusals: RefusalTally;
+  /**
+   * Audits a person's changes outside calls (tool add, activate, remove, gc; secret set, grant, revoke, delete) as an
+   * intent record before and a completion record after, like the calls the gate audits.
+   */
+  changes: ChangeAudit;
   /** Destroy every sandbox this host started. Idempotent. */
   close(): Promise<void>;
 }
@@ -58,6 +72,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     maxQueuedCalls: queueBound(opts),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     ...(opts.observe ? { observe: opts.observe } : {}),
+    refusals: host.refusals,
   };
   await offerPython(host);
   if (host.running) Object.assign(invokerOpts, await startRuntimes(host));
@@ -81,6 +96,10 @@ class HostAssembly {
   readonly running: boolean;
   readonly registry: HostToolRegistry;
   readonly toolSettings: ToolSettings;
+  readonly refusals: RefusalTally;
+  readonly changes: ChangeAudit;
+  /** Secret values known to the host once its gate is wired (node/host/wiring.ts); none before. */
+  withheld: () => string[] = () => [];
   /** Run, all at once, by the host's close(). */
   readonly closers: (() => Promise<void>)[] = [];
   /** Run after `closers` (the store: sandboxes and calls first). */
@@ -104,7 +123,10 @@ class HostAssembly {
     this.env = opts.env ?? process.env;
     this.running = opts.startSandboxes !== false;
     this.registry = new HostToolRegistry(this.store);
-    this.toolSettings = new ToolSettings(this.store, { audit: new StoreAuditLog(this.store) });
+    const audit = new StoreAuditLog(this.store);
+    this.toolSettings = new ToolSettings(this.store, { audit, hostId: hostIdentity() });
+    this.refusals = new RefusalTally(audit);
+    this.changes = new ChangeAudit(audit, { hostId: hostIdentity() });
     if (opts.asker) this.#asker = Promise.resolve(opts.asker);
   }
 
@@ -161,7 +183,14 @@ class HostAssembly {
 async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   const paths = tycliPaths(opts.home);
   const opened = opts.store ?? (await openTycliStore({ home: opts.home, env: opts.env ?? process.env }));
-  const host = new HostAssembly(opts, paths, opened);
+  // What a tool logs is its own text: known secret values are withheld from it (as whole tokens) before any front end
+  // (tycli run --logs, the protocol's $/log) sees it.
+  const onToolLog = opts.onToolLog;
+  let host: HostAssembly | undefined;
+  const own: NodeHostOptions = onToolLog
+    ? { ...opts, onToolLog: (rev, level, text) => onToolLog(rev, level, withholdTokens(text, host?.withheld() ?? [])) }
+    : opts;
+  host = new HostAssembly(own, paths, opened);
   if (!opts.store) host.lastClosers.push(() => opened.close());
   // a host that runs calls registers itself (PostgreSQL): its `started` records read as interrupted once it is gone,
   // and its questions wait while it lives
@@ -240,7 +269,10 @@ async function startRuntimes(
     gate: opts.gate ?? wired.value?.gate,
     capabilities: opts.capabilities ?? wired.value?.capabilities,
   };
-  if (wired.value) host.closers.push(wired.value.close);
+  if (wired.value) {
+    host.closers.push(wired.value.close);
+    host.withheld = wired.value.withheld;
+  }
   if (!opts.external) {
     const bridge = mcpExternal(host.paths.home, parts.gate);
     parts.external = bridge.external;
@@ -335,10 +367,13 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
       queueDepth: () => invoker.inFlight,
       asksPending: () => (host.madeAsker as { pending?: number } | undefined)?.pending ?? 0,
     },
+    refusals: host.refusals,
+    changes: host.changes,
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.allSettled(host.closers.map((c) => c()));
+      // the refusal tally is written before the store closes
+      await Promise.allSettled([...host.closers.map((c) => c()), host.refusals.flush()]);
       await Promise.allSettled(host.lastClosers.map((c) => c()));
     },
   };

@@ -135,7 +135,25 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
   ): Promise<{ entry?: Entry; answers: RpcMessage[]; refused?: string }> => {
     const who = owner ?? 'static';
     const p = place(who);
-    if (!p.ok) return { answers: [], refused: p.message };
+    if (!p.ok) {
+      // an admission refusal, audited in aggregate with the rest (core/audit/refusals.ts); a gateway's own place
+      // function (node/gateway/admission.ts) audits its refusals itself
+      if (place === ownPlace) {
+        let name = '?';
+        try {
+          const c = (JSON.parse(init) as { params?: { client?: { name?: unknown } } }).params?.client;
+          if (typeof c?.name === 'string') name = c.name.slice(0, 64);
+        } catch {
+          /* the initialize is answered as malformed elsewhere */
+        }
+        server.opts.refusals?.refused({
+          principal: owner ?? cliPrincipal({ name }),
+          reason: p.message,
+          tool: 'initialize',
+        });
+      }
+      return { answers: [], refused: p.message };
+    }
     const session = server.connect({ principal: (c) => owner ?? cliPrincipal(c), send: () => undefined });
     const answers: RpcMessage[] = [];
     await session.receive(init, (msg) => void answers.push(msg));

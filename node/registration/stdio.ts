@@ -28,6 +28,7 @@ export function protocolServerFor(
     gate: host.gate,
     run: (ref, args, o) => host.invoker.invoke(ref, args, o),
     reservedNames: () => host.registry.builtins().map((b) => b.name),
+    refusals: host.refusals,
   };
   if (limits) opts.limits = limits;
   if (rate) opts.rate = rate;

@@ -116,7 +116,8 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   try {
     const store = new Store(opened.backend);
     const { knownSecretValues } = await import('../../../host/wiring.js');
-    // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
+    // Secret values are withheld from question previews, hook input and tools' own error text here too (as in tycli
+    // run).
     const withheld = await knownSecretValues(opened.secrets);
     // one asker for approvals and elicitation forms: one question at a time; questions wait in the store, so on
     // PostgreSQL 'tycli answer' on any machine answers them
@@ -176,7 +177,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
           elicit: new Elicitor({
             policy: () => settings.policy,
             asker,
-            audit: new StoreAuditLog(store, withheld),
+            audit: new StoreAuditLog(store),
             principal: p,
           }),
           hint: mcpServeHint,
