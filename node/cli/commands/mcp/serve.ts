@@ -305,7 +305,7 @@ class RequestLog {
 
 const serve: CliCommand = {
   path: ['mcp', 'serve'],
-  summary: 'serve registered tools and bridged MCP servers to an MCP client (stdio, or HTTP on loopback)',
+  summary: 'serve registered tools and bridged MCP servers to an MCP client (stdio, or HTTP: a team gateway instance)',
   usage: `Usage: tycli mcp serve [--sandbox NAME | --client NAME] [--http [HOST:]PORT [--tls-cert FILE --tls-key FILE |
                  --behind-proxy]]
 
@@ -340,7 +340,7 @@ serves one state: a tool registered anywhere is listed everywhere (listChanged),
 
 const proxy: CliCommand = {
   path: ['mcp', 'proxy'],
-  summary: 'serve one bridged MCP server under its own names, every call through the gate (stdio, or HTTP on loopback)',
+  summary: 'serve one bridged MCP server under its own names, every call through the gate (stdio, or HTTP)',
   usage: `Usage: tycli mcp proxy NAME [--client NAME] [--http [HOST:]PORT [--tls-cert FILE --tls-key FILE |
                  --behind-proxy]]
 
