@@ -366,7 +366,22 @@ export function mcpRoute(opts: McpRouteOptions): McpRoute {
       return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
     let release: (() => void) | undefined;
     if (place) {
-      // a team gateway: places per principal; the principal's own least recently used idle session makes room
+      // a team gateway: places per principal; the principal's own least recently used idle session makes room. Its
+      // bridge also holds at most `maxSessions` client sessions (their upstream sessions count per client context):
+      // beyond that its own least recently used idle one ends first, as on one machine.
+      const mine = (): number => [...sessions.values()].filter((l) => l.owner === owner).length;
+      while (mine() >= maxSessions) {
+        const id = sessions.evictable((l) => l.owner === owner);
+        if (id === undefined) break;
+        endSession(id, 'least recently used of its principal, to make room');
+      }
+      if (mine() >= maxSessions)
+        return json(
+          res,
+          429,
+          rpcError(null, -32003, `at most ${maxSessions} sessions per principal, each with a call in flight`, 'E_BUSY'),
+          { 'retry-after': '5' },
+        );
       let p = place(owner ?? 'static');
       if (!p.ok) {
         const id = sessions.evictable((l) => l.owner === owner);

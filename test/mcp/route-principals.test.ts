@@ -105,6 +105,16 @@ describe('MCP sessions per principal (a team gateway)', () => {
     expect((await ping('user:alice', a)).status).toBe(200);
   });
 
+  it("a principal's bridge holds at most the route's maxSessions (8) even when admission allows more: its own least recently used idle one ends", async () => {
+    await admission.close();
+    admission = new Admission({ maxSessionsPerPrincipal: 16, maxSessions: 100 });
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await open('user:alice', i + 1));
+    expect(admission.sessionsOf('user:alice')).toBe(8);
+    expect((await ping('user:alice', ids[0]!)).status).toBe(404);
+    expect((await ping('user:alice', ids[8]!)).status).toBe(200);
+  });
+
   it('a session ended by DELETE gives its place back', async () => {
     const a = await open('user:alice', 1);
     expect(admission.sessionsOf('user:alice')).toBe(1);
