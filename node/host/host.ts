@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS, type Gate } from '../../core/exec/runtime.js';
 import type { StoreBackend } from '../../core/store/contract.js';
 import { openTycliStore, type OpenedStore } from '../store/open.js';
 import { tycliPaths, type TycliPaths } from '../store/paths.js';
+import { settleAppenders } from '../store/append.js';
 import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../../core/revisions/settings.js';
@@ -21,7 +22,7 @@ import { withholdTokens } from '../../core/capabilities/withhold.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
-import { memoryBudget, queueBound, type NodeHostOptions } from './options.js';
+import { idleBound, memoryBudget, queueBound, type NodeHostOptions } from './options.js';
 import { wireGateAndCapabilities, type Wiring } from './wiring.js';
 import { pythonNative } from './builtin-python.js';
 
@@ -72,6 +73,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     maxQueuedCalls: queueBound(opts),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     ...(opts.observe ? { observe: opts.observe } : {}),
+    byteLength: utf8Bytes,
     refusals: host.refusals,
   };
   await offerPython(host);
@@ -136,7 +138,16 @@ class HostAssembly {
    * @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
    */
   settings(): Promise<LoadedSettings> {
-    this.#settings ??= (async () => {
+    this.#settings ??= this.loadSettings();
+    return this.#settings;
+  }
+
+  /**
+   * Load the settings files merged with the flags now (a reload: the gate of a long-lived host follows edits), each
+   * warning written to stderr as at start. @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
+   */
+  loadSettings(): Promise<LoadedSettings> {
+    return (async () => {
       const { loadSettings } = await import('../settings/load.js');
       const g = this.opts.globals ?? {};
       const loaded = await loadSettings({
@@ -151,7 +162,6 @@ class HostAssembly {
       }
       return loaded;
     })();
-    return this.#settings;
   }
 
   /** opts.asker, else the terminal, desktop dialog and waiting-question store (node/ask/channels.ts), made once. */
@@ -252,6 +262,7 @@ async function startRuntimes(
           opened: host.opened,
           registry: host.registry,
           settings: await host.settings(),
+          reloadSettings: () => host.loadSettings(),
           asker: await host.asker(),
           toolSettings: host.toolSettings,
         });
@@ -297,7 +308,7 @@ async function openPool(host: HostAssembly, wiring: boolean): Promise<HostPool> 
   const { opts } = host;
   const posture = opts.globals?.sandbox ?? (wiring ? (await host.settings()).sandbox : undefined) ?? 'auto';
   const probeCache = join(host.paths.state, PROBE_CACHE_FILE);
-  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts));
+  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts), idleBound(opts));
   await prestartSandbox(host, pool);
   return pool;
 }
@@ -351,7 +362,13 @@ function mcpExternal(
   };
 }
 
-/** Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only. */
+/** Node's native UTF-8 byte count (the argument and result caps' measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only, then makes
+ * the audit records still waiting for their group commit (the last calls' completion records) durable.
+ */
 function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): NodeHost {
   let closed = false;
   return {
@@ -374,6 +391,7 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
       closed = true;
       // the refusal tally is written before the store closes
       await Promise.allSettled([...host.closers.map((c) => c()), host.refusals.flush()]);
+      await settleAppenders();
       await Promise.allSettled(host.lastClosers.map((c) => c()));
     },
   };

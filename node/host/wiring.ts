@@ -21,6 +21,8 @@ export interface WiringInputs {
   opened: OpenedStore;
   registry: HostToolRegistry;
   settings: LoadedSettings;
+  /** Loads the settings again (the gate follows edits of the settings files). */
+  reloadSettings?: () => Promise<LoadedSettings>;
   asker: Asker;
   toolSettings: ToolSettings;
 }
@@ -70,6 +72,7 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
       cwd,
       ...(opts.env ? { env: opts.env } : {}),
       ...(opts.tracer ? { tracer: opts.tracer } : {}),
+      ...(inputs.reloadSettings ? { reload: inputs.reloadSettings } : {}),
     });
   // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's
   // decision, so no question.
