@@ -178,9 +178,24 @@ export class ConversationView {
   ): void {
     const results = new Map<string, Task>();
     for (const t of path) if (t.content.type === 'toolresult' && t.content.callTask) results.set(t.content.callTask, t);
+    // a reply followed by another reply of the same turn (after its calls' results) shows no actions: the turn's
+    // actions come once, with its last reply
+    const superseded = new Set<string>();
+    let previous: Task | undefined;
+    for (const t of path) {
+      if (t.content.type !== 'message') continue;
+      if (t.role === 'assistant' && previous) superseded.add(previous.id);
+      previous = t.role === 'assistant' ? t : undefined;
+    }
     const items: HTMLElement[] = [];
+    // a reply with no text (only tool calls) goes after its calls: its actions after the turn's last part
+    let held: HTMLElement | undefined;
     for (const t of path) {
       if (t.parent === undefined || t.content.type === 'toolresult') continue;
+      if (held && t.content.type !== 'functioncall') {
+        items.push(held);
+        held = undefined;
+      }
       let el = this.#els.get(t.id);
       if (!el) {
         el = this.#create(t);
@@ -191,6 +206,12 @@ export class ConversationView {
         if (t.role === 'assistant') {
           this.#interrupted(el, t, interrupted.has(t.id));
           this.#meta(el, replies[t.id]);
+          const tools = el.querySelector<HTMLElement>(':scope > .msg-tools');
+          if (tools) tools.hidden = superseded.has(t.id);
+          if (!t.content.text) {
+            held = h('li', { hidden: superseded.has(t.id) }, el);
+            continue;
+          }
         }
       }
       if (t.content.type === 'functioncall') {
@@ -203,6 +224,7 @@ export class ConversationView {
       }
       items.push(h('li', {}, el));
     }
+    if (held) items.push(held);
     replaceChildren(this.#list, ...items);
     this.#follow.changed();
   }
