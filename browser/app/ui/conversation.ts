@@ -206,10 +206,14 @@ export class ConversationView {
         if (t.role === 'assistant') {
           this.#interrupted(el, t, interrupted.has(t.id));
           this.#meta(el, replies[t.id]);
+          // a superseded reply keeps only its branch navigation, when it has siblings
+          const quiet = superseded.has(t.id) && !branches.has(t.id);
           const tools = el.querySelector<HTMLElement>(':scope > .msg-tools');
-          if (tools) tools.hidden = superseded.has(t.id);
+          if (tools) tools.hidden = quiet;
+          const regenerate = tools?.querySelector<HTMLElement>('button.regenerate');
+          if (regenerate) regenerate.hidden = superseded.has(t.id);
           if (!t.content.text) {
-            held = h('li', { hidden: superseded.has(t.id) }, el);
+            held = h('li', { hidden: quiet }, el);
             continue;
           }
         }
@@ -259,7 +263,11 @@ export class ConversationView {
             { class: 'msg-tools' },
             h('span', { class: 'reply-meta' }),
             h('span', { class: 'continue-slot' }),
-            h('button', { type: 'button', onclick: () => this.actions.regenerate(t) }, 'Regenerate'),
+            h(
+              'button',
+              { type: 'button', class: 'regenerate', onclick: () => this.actions.regenerate(t) },
+              'Regenerate',
+            ),
             h('span', { class: 'branch-nav' }),
           ),
         );
