@@ -29,7 +29,7 @@ import { revisionId, type ToolRegistry } from '../revisions/registry.js';
 import type { Gate } from '../exec/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { RefusalCounter } from '../audit/refusals.js';
-import { RegistrationRate } from './limits.js';
+import { RegistrationRate, type RateCounter } from './limits.js';
 import { authorizeRegistry, clientManifest, type RegistryAction } from './gate.js';
 import {
   classifyInbound,
@@ -56,6 +56,11 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
+  /**
+   * The per-principal registration rate; default one in this process's memory (RegistrationRate). A team gateway
+   * gives a StoreRate, so the budget is shared by every instance.
+   */
+  rate?: RateCounter;
   /**
    * Names of tools the host itself offers (built-ins): a client may not register a revision under them, nor under a
    * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
@@ -112,7 +117,7 @@ export function negotiateVersion(asked: string): (typeof SUPPORTED_PROTOCOLS)[nu
  */
 export class RegistrationServer {
   readonly limits: ProtocolLimits;
-  readonly rate: RegistrationRate;
+  readonly rate: RateCounter;
   /** Changes of the tool list, told to sessions that asked for `tool/listChanged`. */
   readonly changes: RegistryChanges;
   readonly #sessions = new Set<ProtocolSession>();
@@ -121,7 +126,9 @@ export class RegistrationServer {
 
   constructor(readonly opts: RegistrationServerOptions) {
     this.limits = { ...DEFAULT_PROTOCOL_LIMITS, ...opts.limits };
-    this.rate = new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
+    this.rate =
+      opts.rate ??
+      new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
     this.changes = new RegistryChanges(opts.registry, opts.changeDebounceMs);
     // every writer of this registry in this process (its sessions, an app's own UI, a page's WebMCP tools) pokes
     this.#offChange = opts.registry.onChange?.(() => this.registryChanged()) ?? (() => undefined);
@@ -449,7 +456,7 @@ export class ProtocolSession {
     const o = this.server.opts;
     switch (method) {
       case 'tool/add': {
-        this.#rate('add');
+        await this.#rate('add');
         const manifest = clientManifest(p.manifest, o.reservedNames?.() ?? []);
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
@@ -482,7 +489,7 @@ export class ProtocolSession {
         };
       }
       case 'tool/activate': {
-        this.#rate('activate');
+        await this.#rate('activate');
         const t = await o.registry.resolve(`${p.name}@${p.revision}`);
         const previous = (await o.registry.binding(p.name))?.active ?? null;
         if (previous === t.revision) return { name: t.name, revision: t.revision, previous };
@@ -498,7 +505,7 @@ export class ProtocolSession {
         return { name: t.name, revision: t.revision, previous };
       }
       case 'tool/remove': {
-        this.#rate('remove');
+        await this.#rate('remove');
         const previous = (await o.registry.binding(p.name))?.active;
         if (!previous) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${p.name}" is active`);
         await this.#gate(
@@ -558,17 +565,17 @@ export class ProtocolSession {
     }
   }
 
-  #rate(action: RegistryAction): void {
-    if (!this.server.rate.take(this.#principal!)) {
-      const l = this.server.limits;
+  async #rate(action: RegistryAction): Promise<void> {
+    if (!(await this.server.rate.take(this.#principal!))) {
+      const r = this.server.rate;
       this.server.opts.refusals?.refused({
         principal: this.#principal!,
-        reason: `registration rate: ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s`,
+        reason: `registration rate: ${r.max} per ${Math.round(r.windowMs / 1000)} s`,
         tool: `tool/${action}`,
       });
       throw new TyError(
         'E_BUSY',
-        `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,
+        `too many registration requests from ${this.#principal}: at most ${r.max} per ${Math.round(r.windowMs / 1000)} s; tool/${action} was not run, try again later`,
       );
     }
   }
