@@ -8,6 +8,8 @@ declare module 'virtual:tysandbox/pyodide-manifest' {
   export default manifest;
 }
 declare module '*.css';
+/** The in-memory IndexedDB the app falls back to where a browser refuses storage (browser/app/embed-storage.ts). */
+declare module 'fake-indexeddb/auto';
 declare module 'virtual:tysandbox/quickjs-worker' {
   /** The QuickJS sandbox worker's classic script (browser/build/quickjs.mjs quickJsWorkerSource). */
   const source: string;

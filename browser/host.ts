@@ -31,6 +31,7 @@ import { BrowserFetchTransport } from './fetch.js';
 import { StoreSecretValues } from './store.js';
 import { BrowserMcp, BROWSER_MCP_SANDBOX, type BrowserMcpServer } from './mcp/servers.js';
 import { Elicitor } from '../core/mcp/input/elicit.js';
+import { createWebMcp, type BrowserWebMcp } from './webmcp/expose.js';
 
 /** Console output of tool code: the revision that wrote it, the level and the raw text. */
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
@@ -195,6 +196,17 @@ export interface BrowserHost {
    * (`python-progress` events). @throws TyError E_SANDBOX_UNAVAILABLE (not configured), E_INTEGRITY.
    */
   prewarm(runtime: 'python'): Promise<void>;
+  /**
+   * Offer the page's tools to browser agents through WebMCP (`document.modelContext.registerTool`):
+   * `host.webmcp.expose()` registers every active revision and follows the registry, `host.webmcp.stop()` unregisters
+   * them. Each call is gated under `webmcp:<page origin>` (browser/webmcp/expose.ts, docs/browser.md).
+   */
+  webmcp: BrowserWebMcp;
+  /**
+   * Be told when the tools may have changed: this page's registry, or another page of the same origin and database
+   * (BroadcastChannel). Returns the unsubscribe function.
+   */
+  onRegistryChange(fn: () => void): () => void;
   /** Destroy every sandbox and close the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -345,6 +357,30 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     },
   });
   let closed = false;
+  // registry changes: this page's own, and other pages' of the same database (they share it)
+  const registryListeners = new Set<() => void>();
+  const tellRegistry = (): void => {
+    for (const fn of [...registryListeners]) {
+      try {
+        fn();
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  };
+  const bc =
+    typeof BroadcastChannel === 'function'
+      ? new BroadcastChannel(`tysandbox-registry:${opts.dbName ?? 'tysandbox'}`)
+      : undefined;
+  bc?.addEventListener('message', tellRegistry);
+  registry.onChange(() => {
+    bc?.postMessage('changed');
+    tellRegistry();
+  });
+  const onRegistryChange = (fn: () => void): (() => void) => {
+    registryListeners.add(fn);
+    return () => void registryListeners.delete(fn);
+  };
   const settingsOf = async (ref: string): Promise<ToolSettingsView> => {
     const tool = await registry.resolve(ref);
     if (!tool.manifest.settings)
@@ -447,8 +483,16 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       await runtime.prewarmPython();
     },
   };
+  const webmcp = createWebMcp({
+    registry,
+    onRegistryChange,
+    invoke: (ref, args, o) => hostApi.invoke(ref, args, o),
+    events,
+  });
   return {
     ...hostApi,
+    webmcp,
+    onRegistryChange,
     approvals,
     dialog,
     store,
@@ -469,6 +513,8 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     async close() {
       if (closed) return;
       closed = true;
+      webmcp.stop();
+      bc?.close();
       await mcp.close();
       await pool.shutdown();
       await refusals.flush();

@@ -46,5 +46,18 @@ export {
   type McpConnectionState,
 } from './mcp/servers.js';
 
+// Tools offered to browser agents (WebMCP)
+export {
+  toWebMcpResult,
+  webmcpPrincipal,
+  type BrowserWebMcp,
+  type ModelContextLike,
+  type WebMcpClient,
+  type WebMcpExposeOptions,
+  type WebMcpResult,
+  type WebMcpStatus,
+  type WebMcpTool,
+} from './webmcp/expose.js';
+
 // The registration protocol served to an embedding page over postMessage
 export { serveProtocolWindow, type WindowServer, type WindowServerOptions } from './registration/window.js';

@@ -5,14 +5,16 @@
 // functions and their option types: the client they return, its error, and the types its methods take and return.
 // Anything added here becomes public API.
 import {
-  ProtocolClient,
   ProtocolError,
-  httpTransport,
   type ClientOptions,
   type ClientTransport,
+  type ProtocolClient,
 } from '../core/registration/client.js';
+import { connected } from '../core/registration/connect.js';
 import { LineFramer } from '../core/mcp/wire/messages.js';
 
+// Connecting over HTTP and to an app in a frame (the same functions as the browser build of this entry)
+export { connectHttp, connectWindow, type MessageSource } from '../core/registration/connect.js';
 // The connected client, its error, its options
 export {
   ProtocolClient,
@@ -21,35 +23,27 @@ export {
   type ClientTransport,
   type RunOptions,
 } from '../core/registration/client.js';
-// The protocol's methods, and what they take and return
+// The protocol's versions and methods
 export {
+  REGISTRATION_PROTOCOL,
+  REGISTRATION_PROTOCOL_V1,
   REGISTRATION_METHODS,
+  REGISTRATION_METHODS_V1,
   type RegistrationMethod,
-  type RegistrationResults,
-  type InitializeResult,
-  type ToolRunResult,
-  type ProgressParams,
-  type LogParams,
-  type ParentCallParams,
+} from '../protocol/registration-names.js';
+// ... and what they take and return
+export type {
+  RegistrationResults,
+  InitializeResult,
+  ToolRunResult,
+  ToolListResult,
+  ToolListPage,
+  ToolChange,
+  ListChangedParams,
+  ProgressParams,
+  LogParams,
+  ParentCallParams,
 } from '../protocol/registration.js';
-
-const defaults = (o: Partial<ClientOptions> | undefined): ClientOptions => ({ name: 'client', ...o });
-
-async function connected(
-  t: ClientTransport,
-  o: Partial<ClientOptions> | undefined,
-  patient = false,
-): Promise<ProtocolClient> {
-  const c = new ProtocolClient(t, defaults(o));
-  try {
-    if (patient) await c.initializeWhenReady();
-    else await c.initialize();
-  } catch (e) {
-    await c.close().catch(() => undefined);
-    throw e;
-  }
-  return c;
-}
 
 export interface StdioOptions extends Partial<ClientOptions> {
   env?: Record<string, string | undefined>;
@@ -105,56 +99,4 @@ export async function connectStdio(
     t.onclose?.(`the server process could not start: ${e.message}`);
   });
   return connected(t, opts);
-}
-
-/** Connect to `tycli serve --http` at `url` (http://127.0.0.1:PORT/tysandbox) with its bearer token. */
-export async function connectHttp(
-  url: string,
-  token: string,
-  opts: Partial<ClientOptions> & { fetch?: typeof fetch } = {},
-): Promise<ProtocolClient> {
-  const f = opts.fetch ?? globalThis.fetch.bind(globalThis);
-  return connected(httpTransport(url, token, f), opts);
-}
-
-/** What connectWindow listens on: the window the client runs in (default globalThis). */
-export interface MessageSource {
-  addEventListener(type: 'message', fn: (ev: { data: unknown; origin: string; source: unknown }) => void): void;
-  removeEventListener(type: 'message', fn: (ev: { data: unknown; origin: string; source: unknown }) => void): void;
-}
-
-/**
- * Speak the protocol to the app in `targetWindow` (e.g. an iframe's contentWindow) whose origin is exactly
- * `origin`: messages are posted to that origin only, and only messages from that window and origin are read.
- * Browser (or any host with window messaging). initialize is repeated until the app answers (it may still be
- * loading), for at most 10 s; an app that does not allow this page's origin never answers.
- */
-export async function connectWindow(
-  targetWindow: { postMessage(message: unknown, targetOrigin: string): void },
-  origin: string,
-  opts: Partial<ClientOptions> & { listenOn?: MessageSource } = {},
-): Promise<ProtocolClient> {
-  const on = opts.listenOn ?? (globalThis as unknown as MessageSource);
-  if (typeof on.addEventListener !== 'function')
-    throw new ProtocolError('E_USAGE', 'connectWindow needs window messaging (a browser)', 0);
-  if (origin === '*' || !/^https?:\/\/[^/]+$/.test(origin))
-    throw new ProtocolError(
-      'E_USAGE',
-      'connectWindow needs the exact origin of the app (scheme://host[:port]), never "*"',
-      0,
-    );
-  const listener = (ev: { data: unknown; origin: string; source: unknown }): void => {
-    if (ev.source !== targetWindow || ev.origin !== origin) return;
-    t.onmessage?.(ev.data);
-  };
-  const t: ClientTransport = {
-    send(m) {
-      targetWindow.postMessage(m, origin);
-    },
-    async close() {
-      on.removeEventListener('message', listener);
-    },
-  };
-  on.addEventListener('message', listener);
-  return connected(t, opts, true);
 }

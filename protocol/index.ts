@@ -47,15 +47,19 @@ export {
   type FetchResponse,
 } from './wire.js';
 
-// The registration protocol (tysandbox/1): methods, their params and results
+// The registration protocol (tysandbox/1 and 1.1): methods, their params and results
 export {
   REGISTRATION_PROTOCOL,
+  REGISTRATION_PROTOCOL_V1,
   SUPPORTED_PROTOCOLS,
   REGISTRATION_METHODS,
+  REGISTRATION_METHODS_V1,
   REGISTRATION_PARAMS,
   CANCEL_METHOD,
   PROGRESS_METHOD,
   LOG_METHOD,
+  LIST_CHANGED_METHOD,
+  DISCOVER_METHOD,
   PARENT_CALL_METHOD,
   CancelParamsSchema,
   ParentCallResultSchema,
@@ -66,6 +70,9 @@ export {
   type InitializeResult,
   type ProtocolLimits,
   type ToolListResult,
+  type ToolListPage,
+  type ToolChange,
+  type ListChangedParams,
   type ToolRunResult,
   type ProgressParams,
   type LogParams,

@@ -181,6 +181,19 @@ export const ToolManifestSchema = z.strictObject({
    * Never secrets: a field named like one, or marked `writeOnly`, is refused (core/revisions/settings.ts).
    */
   settings: JsonSchemaSchema.optional(),
+  /**
+   * Hints about what the tool does, named as MCP's ToolAnnotations: `readOnlyHint` (it changes nothing),
+   * `destructiveHint`, `idempotentHint`, `openWorldHint` (it reaches outside systems). Shown to people and agents
+   * (WebMCP's `readOnlyHint`, a bridge's listing); never a permission: every call is gated the same.
+   */
+  annotations: z
+    .strictObject({
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean().optional(),
+    })
+    .optional(),
   /** Per-call limits the tool asks for; the host clamps them to its own maxima. */
   limits: z
     .strictObject({

@@ -77,6 +77,17 @@ export const LogMessageSchema = z.strictObject({
   level: z.enum(['debug', 'info', 'warn', 'error']),
   text: z.string().max(8192),
 });
+/**
+ * The tool reported how far call `callId` is (`ctx.progress(fraction, message)`): `fraction` 0..1, `message` its own
+ * words. Advisory: the host forwards at most one per 100 ms per call (the latest wins) and drops it after the call.
+ */
+export const ProgressMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('progress'),
+  callId: Id,
+  fraction: z.number().min(0).max(1),
+  message: z.string().max(200).optional(),
+});
 export const SandboxMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,
   LoadedMessageSchema,
@@ -84,6 +95,7 @@ export const SandboxMessageSchema = z.discriminatedUnion('type', [
   CapabilityRequestSchema,
   CapabilityCancelSchema,
   LogMessageSchema,
+  ProgressMessageSchema,
 ]);
 export type SandboxMessage = z.infer<typeof SandboxMessageSchema>;
 

@@ -7,6 +7,8 @@ export interface EmbeddingContext {
   host: BrowserHost;
   /** Current "Allowed embedding origins" setting (read on every message: the person may change it). */
   allowedOrigins(): string[];
+  /** Ask the person whether a page that is not allowed yet may use the app (on its first handshake). */
+  askToAllow?: (origin: string) => Promise<boolean>;
 }
 
 /** A server for embedding pages; returns its stop function. */

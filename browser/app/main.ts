@@ -38,6 +38,9 @@ import { Connections } from './providers/connections.js';
 import { ModelMenu } from './providers/model-menu.js';
 import { openSettingsPanel, readSession, REOPEN, testConnection } from './settings/open.js';
 import { keyForEndpoint } from './providers/key-question.js';
+import { restoreWebMcp } from './ui/webmcp-setting.js';
+import { prepareAppStorage, requestAppStorage } from './embed-storage.js';
+import { askToEmbed, storageNotice } from './ui/embed-ask.js';
 
 declare global {
   interface Window {
@@ -186,6 +189,7 @@ class App {
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     const { restoreMcpServers } = await import('./settings/mcp.js');
     await restoreMcpServers(this.db, this.host.mcp);
+    await restoreWebMcp(this.db, this.host.webmcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
     mountInlineApprovals(
       this.host.approvals,
@@ -233,7 +237,11 @@ class App {
         `This page was opened with a link that sends this visit's messages to ${connectSource(this.link.endpoint) ?? this.link.endpoint}.`,
         'info',
       );
-    mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
+    mountEmbedding({
+      host: this.host,
+      allowedOrigins: () => this.settings.embeddingOrigins,
+      askToAllow: (origin) => askToEmbed(origin, this.settings, this.db),
+    });
     // Leaving the page: questions are withdrawn, calls in flight end as interrupted, the streamed text is written.
     addEventListener('pagehide', () => {
       this.driver.busy?.abort(new Interruption());
@@ -486,9 +494,14 @@ class App {
 }
 
 async function boot(): Promise<void> {
+  // inside another site the browser may partition or refuse storage: decided before any database opens
+  const storage = await prepareAppStorage();
   const db = await AppDb.open();
   const app = new App(db, await db.getSettings(), settingsFromUrl(location.search));
   await app.start();
+  const notice = storageNotice(storage, requestAppStorage);
+  if (notice) document.getElementById('app')?.prepend(notice);
+  document.documentElement.dataset.storage = storage.mode;
   window.tyAppReady = true;
 }
 

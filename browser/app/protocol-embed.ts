@@ -5,7 +5,11 @@ import { serveProtocolWindow } from '../registration/window.js';
 import { registerEmbeddingServer } from './embed.js';
 
 registerEmbeddingServer((ctx) => {
-  const ws = serveProtocolWindow({ host: ctx.host, allowedOrigins: ctx.allowedOrigins });
+  const ws = serveProtocolWindow({
+    host: ctx.host,
+    allowedOrigins: ctx.allowedOrigins,
+    ...(ctx.askToAllow ? { askToAllow: ctx.askToAllow } : {}),
+  });
   // external-service revisions with transport "parent" run on the embedding page that registered them, after the gate
   ctx.host.setExternal(async (identity, args, signal) => {
     const ex = identity.manifest.execution;

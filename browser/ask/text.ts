@@ -106,12 +106,17 @@ export function plainQuestion(question: Question): PlainQuestion {
     return { title: all[0] ?? '', lines, preview: [] };
   }
   const reg = f.capability === 'registry' ? registryText(f) : undefined;
+  // a browser agent calling the page's tools through WebMCP (browser/webmcp/expose.ts) is named as such
+  const agent = f.principal?.startsWith('webmcp:') ? sanitizeInline(f.principal) : undefined;
   const title = reg
     ? reg.title
     : f.capability === 'tool'
-      ? `Allow the tool ${q(f.tool)} to run?`
+      ? agent
+        ? `Allow a browser agent to run the tool ${q(f.tool)}?`
+        : `Allow the tool ${q(f.tool)} to run?`
       : `Allow ${q(f.tool)} to ${want(f)}?`;
   const lines = reg ? reg.lines : [`Tool: ${sanitizeInline(f.tool)}`, `Wants to: ${want(f)}`];
+  if (agent) lines.unshift(`Asked by: a browser agent through this page (${agent})`);
   const hint = question.hints ? hintText(question.hints) : undefined;
   if (hint) lines.push(hint);
   if (!f.rememberable) lines.push('Your settings ask about this every time, so the answer is for this call only.');

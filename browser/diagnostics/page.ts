@@ -4,7 +4,11 @@ import { runBrowserContracts, contractNames, type ContractRow } from './contract
 import { runBrowserBench } from './bench.js';
 import { invokeManifest } from './cross-host.js';
 import { runMcpBench } from './bench-mcp.js';
+import { setPageFrameMode } from '../sandbox/runtime.js';
 import { BrowserQuickJsRuntime } from '../quickjs/runtime.js';
+
+// `?frame=srcdoc`: every sandbox of this page in srcdoc mode (the contracts pass in both modes)
+if (new URLSearchParams(location.search).get('frame') === 'srcdoc') setPageFrameMode('srcdoc');
 
 declare global {
   interface Window {

@@ -37,6 +37,13 @@ export interface WindowServerOptions {
   listenOn?: ListenerLike;
   /** Protocol limits (rate, message size). */
   limits?: RegistrationServerOptions['limits'];
+  /**
+   * Ask the person in this page whether the embedding page of `origin` (not in `allowedOrigins()`) may use it: called
+   * on that page's first `initialize`, at most once per origin while this page lives (a "no" is kept, and that page
+   * still gets no answer at all). Resolves true once the origin was added to what `allowedOrigins()` returns; the
+   * page's next `initialize` (connectWindow repeats it) is then answered.
+   */
+  askToAllow?: (origin: string) => Promise<boolean>;
   /** How long a parent-executed tool call may wait for the page's answer, ms (default: the call's own timeout). */
 }
 
@@ -95,7 +102,13 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   let current: { origin: string; session: ProtocolSession } | undefined;
+  /** Origins the person was asked about while this page lives: the question in flight, or its answer. */
+  const asked = new Map<string, Promise<boolean>>();
+  const isInitialize = (d: unknown): boolean =>
+    typeof d === 'object' && d !== null && (d as { method?: unknown }).method === 'initialize';
   const offLog = host.onToolLog((revision, level, text) => server.toolLog(revision, level, text));
+  // another page of this origin changed the shared store: tool/listChanged for the subscribed embedding page
+  const offChange = host.onRegistryChange(() => server.registryChanged());
 
   const sessionFor = (origin: string): ProtocolSession => {
     if (current?.origin === origin) return current.session;
@@ -117,7 +130,15 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     } catch {
       return;
     }
-    if (!allowed.includes(origin)) return;
+    if (!allowed.includes(origin)) {
+      // the first handshake of a page the person has not decided on: ask them here (once), answer nothing now
+      if (opts.askToAllow && isInitialize(ev.data) && !asked.has(origin))
+        asked.set(
+          origin,
+          opts.askToAllow(origin).catch(() => false),
+        );
+      return;
+    }
     const s = sessionFor(origin);
     void s.receive(ev.data).catch(() => undefined);
   };
@@ -154,6 +175,7 @@ export function serveProtocolWindow(opts: WindowServerOptions): WindowServer {
     stop() {
       listenOn.removeEventListener('message', onMessage);
       offLog();
+      offChange();
       server.close();
       current = undefined;
     },

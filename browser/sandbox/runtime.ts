@@ -10,6 +10,8 @@ import { TyError } from '../../core/errors.js';
 import type { CallOptions, SandboxInstance, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import type { HostMessage } from '../../protocol/wire.js';
 import type { HostEvents } from '../events.js';
+import { checkSrcdocPolicy, srcdocBlocked, srcdocDocument, srcdocScriptHash } from './srcdoc.js';
+import { srcdocForSandboxedFrame } from '../trusted-html.js';
 import {
   loadPyodideAssets,
   loadPythonPackages,
@@ -124,7 +126,30 @@ export function isTrustedHello(ev: MessageEvent, frameWindow: Window | null, tok
   return (d as { type?: unknown }).type === HELLO && (d as { token?: unknown }).token === token;
 }
 
+/** Where the sandbox frame's document comes from: the network file sandbox-frame.html, or inline (srcdoc). */
+export type SandboxFrameMode = 'network' | 'srcdoc';
+
+let pageFrameMode: SandboxFrameMode = 'network';
+/**
+ * The frame mode of runtimes that name none, for this page (internal: the diagnostics page runs the security
+ * contracts in both modes with it; an app passes `sandbox: { frame }`).
+ */
+export function setPageFrameMode(mode: SandboxFrameMode): void {
+  pageFrameMode = mode;
+}
+/** The frame mode of runtimes that name none, for this page. */
+export function getPageFrameMode(): SandboxFrameMode {
+  return pageFrameMode;
+}
+
 export interface BrowserSandboxOptions {
+  /**
+   * `network` (default): the frame is sandbox-frame.html from `assetBaseUrl`, a document with its own policy.
+   * `srcdoc`: the frame's document is inline (no files to serve); it inherits the page's CSP, which must allow the
+   * bootstrap's hash, Blob workers and modules, and WebAssembly for Python (docs/browser.md "srcdoc mode"); a page
+   * whose CSP forbids it gets E_SANDBOX_UNAVAILABLE naming the directive at once.
+   */
+  frame?: SandboxFrameMode;
   /** Element the hidden frames are appended to (default `document.body`). */
   container?: HTMLElement;
   /**
@@ -218,18 +243,33 @@ function frameCspError(directive: string): TyError {
  * the frame loads but never says hello (assets not served).
  * @throws TyError E_SANDBOX_UNAVAILABLE, E_TIMEOUT, E_ABORTED.
  */
-export function openSandboxFrame(opts: {
+export async function openSandboxFrame(opts: {
   assetBaseUrl?: string;
   container?: HTMLElement;
   workerSource?: string;
   extraScript?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Default: the page's mode (`network` unless the page set another). */
+  frame?: SandboxFrameMode;
+  /** srcdoc mode: the revision runs Python (its WebAssembly must be allowed too). */
+  python?: boolean;
 }): Promise<SandboxFrame> {
-  const base = new URL(opts.assetBaseUrl ?? defaultAssetBase(), location.href);
-  const url = new URL(FRAME_HTML, base).href;
   const token = randomHex(16);
   const hostOrigin = location.origin === 'null' ? '*' : location.origin;
+  if ((opts.frame ?? pageFrameMode) !== 'srcdoc') return openFrame(opts, token, hostOrigin, undefined);
+  await checkSrcdocPolicy(opts.python === true);
+  return openFrame(opts, token, hostOrigin, await srcdocDocument(token, hostOrigin));
+}
+
+function openFrame(
+  opts: Parameters<typeof openSandboxFrame>[0],
+  token: string,
+  hostOrigin: string,
+  srcdoc: string | undefined,
+): Promise<SandboxFrame> {
+  const base = new URL(opts.assetBaseUrl ?? defaultAssetBase(), location.href);
+  const url = srcdoc === undefined ? new URL(FRAME_HTML, base).href : 'about:srcdoc';
   const frame = document.createElement('iframe');
   frame.setAttribute('sandbox', 'allow-scripts');
   frame.setAttribute('aria-hidden', 'true');
@@ -237,7 +277,10 @@ export function openSandboxFrame(opts: {
   frame.setAttribute('allow', '');
   frame.tabIndex = -1;
   frame.style.cssText = 'position:absolute;width:0;height:0;border:0;visibility:hidden';
-  frame.src = `${url}#t=${token}&o=${encodeURIComponent(hostOrigin)}`;
+  // srcdoc: fixed markup, a hex token and a percent-encoded origin (sandbox/srcdoc.ts), parsed by the frame only
+  if (srcdoc !== undefined)
+    frame.srcdoc = srcdocForSandboxedFrame(srcdoc); // TrustedHTML under the host's policy
+  else frame.src = `${url}#t=${token}&o=${encodeURIComponent(hostOrigin)}`;
   return new Promise<SandboxFrame>((resolve, reject) => {
     let done = false;
     let helloSeen = false;
@@ -274,7 +317,14 @@ export function openSandboxFrame(opts: {
         return;
       }
       // The frame's script posts its hello while the document parses, before `load`; give the message a moment.
-      if (!helloSeen)
+      // In srcdoc mode a frame that loaded without a hello had its inline bootstrap refused by the page's policy.
+      if (!helloSeen && srcdoc !== undefined)
+        helloGrace = setTimeout(() => {
+          void srcdocScriptHash().then((h) =>
+            fail(srcdocBlocked('script-src', `the bootstrap's hash ${h} in script-src`)),
+          );
+        }, 200);
+      else if (!helloSeen)
         helloGrace = setTimeout(
           () =>
             fail(
@@ -444,6 +494,8 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
     }
     const budget = this.options.startTimeoutMs ?? (exec.runtime === 'python' ? 120_000 : 30_000);
     const sf = await openSandboxFrame({
+      frame: this.options.frame ?? pageFrameMode,
+      python: exec.runtime === 'python',
       ...(this.options.assetBaseUrl !== undefined ? { assetBaseUrl: this.options.assetBaseUrl } : {}),
       ...(this.options.container ? { container: this.options.container } : {}),
       ...(this.options.testFrameScript ? { extraScript: this.options.testFrameScript } : {}),

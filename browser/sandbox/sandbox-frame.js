@@ -1,13 +1,16 @@
 // Sandbox frame bootstrap: runs INSIDE the opaque `sandbox="allow-scripts"` frame (untrusted side), loaded by
-// sandbox-frame.html; starts the Blob worker and hands the host its ports.
+// sandbox-frame.html or inline in a srcdoc frame (srcdoc.ts); starts the Blob worker and hands the host its ports.
 // A static file served from the app's origin (not inline, not eval'd), so the host page needs no 'unsafe-inline' and
 // the frame, a network document, gets its own CSP instead of inheriting the page's (srcdoc, blob: and data: frames
 // inherit it, and a page's `script-src 'self'` would then forbid the worker's Blob modules and WebAssembly).
-// URL fragment: t=<token>&o=<host origin>. Ports handed over in the hello: [0] the worker's protocol port, [1] the
-// frame's own control port (heartbeat echo, CSP violation reports, the worker's boot).
+// URL fragment (or, in a srcdoc frame, <meta name="tysandbox">): t=<token>&o=<host origin>. Ports handed over in the
+// hello: [0] the worker's protocol port, [1] the frame's own control port (heartbeat echo, CSP violation reports, the
+// worker's boot).
 (() => {
   'use strict';
-  const params = new URLSearchParams(location.hash.slice(1));
+  // A network frame reads them from its URL fragment; a srcdoc frame (about:srcdoc) from its meta element.
+  const meta = document.querySelector('meta[name="tysandbox"]');
+  const params = new URLSearchParams(location.hash.slice(1) || (meta ? meta.getAttribute('content') : '') || '');
   const token = params.get('t') || '';
   const hostOrigin = params.get('o') || '';
   // The frame's meta CSP allows scripts from 'self' (this file); from now on only Blob scripts and WebAssembly,

@@ -7,6 +7,7 @@ import type { CapabilityName, HostMessage, SandboxMessage } from '../../protocol
 import type { WireError } from '../../protocol/errors.js';
 import { TyError } from '../errors.js';
 import { NEVER_ABORTED, type CallOptions } from './runtime.js';
+import { ProgressThrottle } from './progress.js';
 import { utf8Length, type ByteLength } from './bytes.js';
 
 /** A transport to one sandbox. `send` must deliver one message (node: one NDJSON line); `close` kills the sandbox. */
@@ -49,6 +50,8 @@ interface PendingCall {
   deadline: number;
   /** This call's own abort listener, when the channel's shared one listens on another call's signal. */
   onAbort: (() => void) | undefined;
+  /** Created on the first progress report of a call with `opts.onProgress`; closed when the call ends. */
+  progress?: ProgressThrottle;
 }
 
 const monotonicNow = (): number => performance.now();
@@ -324,6 +327,7 @@ export class SandboxChannel {
   #endCall(id: number, p: PendingCall): void {
     if (this.#calls.get(id) !== p) return;
     this.#calls.delete(id);
+    p.progress?.close();
     if (p.onAbort) p.opts.signal.removeEventListener('abort', p.onAbort);
     p.capAbort?.abort();
     if (this.#calls.size === 0 && this.#deadlineTimer !== undefined) setTimerRef(this.#deadlineTimer, false);
@@ -519,6 +523,27 @@ export class SandboxChannel {
     if (++ch.#logs > cap) return;
     ch.#opts.onLog?.(m.level, m.text);
   }
+  /**
+   * `progress`: the tool's report for call `callId`, coalesced (at most one per 100 ms, the latest kept; the one that
+   * waits goes out when the call ends, before its result) to the call's `onProgress`. A report for a call that has
+   * ended (or never was) is dropped: it is advisory. Reports count toward the same flood limit as log messages.
+   */
+  static onProgress(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'progress' }>): void {
+    const now = (ch.#opts.now ?? Date.now)();
+    if (now - ch.#logWindow >= 1000) {
+      ch.#logWindow = now;
+      ch.#logWindowCount = 0;
+    }
+    if (++ch.#logWindowCount > (ch.#opts.maxLogsPerSecond ?? 2000))
+      return ch.fail(new TyError('E_PROTOCOL', 'sandbox flooded the host with progress messages'));
+    const call = ch.#calls.get(m.callId);
+    const fn = call?.opts.onProgress;
+    if (!call || !fn) return;
+    call.progress ??= new ProgressThrottle((r) => fn(r.fraction, r.message));
+    call.progress.push(
+      m.message === undefined ? { fraction: m.fraction } : { fraction: m.fraction, message: m.message },
+    );
+  }
 }
 
 /** Null-prototype dispatch: a `type` without an entry fails closed. */
@@ -531,5 +556,6 @@ const HANDLERS: Record<string, (ch: SandboxChannel, m: never) => void> = Object.
     cap: SandboxChannel.onCap,
     'cap-cancel': SandboxChannel.onCapCancel,
     log: SandboxChannel.onLog,
+    progress: SandboxChannel.onProgress,
   },
 );

@@ -5,6 +5,7 @@ import type { ToolManifest } from '../../protocol/manifest.js';
 import type { CapabilityName } from '../../protocol/wire.js';
 import { canonicalParts, joinParts } from '../revisions/canonical.js';
 import { utf8Length, type ByteLength } from './bytes.js';
+import type { RunProgress } from './progress.js';
 import { TyError, toTyError } from '../errors.js';
 import type { ToolRegistry } from '../revisions/registry.js';
 import {
@@ -45,6 +46,7 @@ export interface PoolLike {
       limits: CallLimits;
       argsJson?: string;
       argsParts?: readonly string[];
+      onProgress?: (p: RunProgress) => void;
       /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
       onSent?: () => void;
     },
@@ -129,6 +131,21 @@ export interface InvokeOptions {
   folders?: SandboxSpec['folders'];
   /** A task's pinned settings revision (must belong to the resolved tool revision); default: the current one. */
   settingsRevision?: string;
+  /**
+   * Where the call is: `started` once the tool's code runs (after the gate, a person's answer and the sandbox's
+   * queue), then the tool's `ctx.progress` reports, at most one per 100 ms (core/exec/progress.ts). Never called for
+   * a call refused before it started.
+   */
+  onProgress?: (p: RunProgress) => void;
+}
+
+/** Tell `opts.onProgress` that the call's code runs now (a listener's failure is its own). */
+function started(opts: InvokeOptions): void {
+  try {
+    opts.onProgress?.({ stage: 'started' });
+  } catch {
+    /* a listener's failure is its own */
+  }
 }
 
 export const MAX_LIMITS: CallLimits = { timeoutMs: 600_000, outputBytes: 16 * 1024 * 1024, memoryMb: 2048 };
@@ -449,6 +466,7 @@ export class Invoker {
           limits,
           argsJson,
           argsParts,
+          ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
           // alone on this host: the fsync may run on this thread while the tool runs in its sandbox
           onSent: () => intent.begin(this.#inFlight === 1),
         });
@@ -459,6 +477,7 @@ export class Invoker {
         joined();
         intent.begin(this.#inFlight === 1);
         await intent.durable;
+        started(opts);
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn)
           throw new TyError(
@@ -473,6 +492,7 @@ export class Invoker {
         joined();
         intent.begin(this.#inFlight === 1);
         await intent.durable;
+        started(opts);
         const bridge = this.#o.external;
         if (!bridge)
           throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);

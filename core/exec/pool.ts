@@ -1,5 +1,6 @@
 // Sandbox pool: one retained sandbox per immutable revision, calls serialized, retired on failure; host-agnostic core,
 // trusted side.
+import type { RunProgress } from './progress.js';
 import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import {
@@ -89,6 +90,11 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
   /** Override the pool mode for this call. */
   disposable?: boolean;
+  /**
+   * `started` when the call is handed to its sandbox (after its turn in the queue and the sandbox's start), then the
+   * tool's coalesced `ctx.progress` reports (core/exec/progress.ts).
+   */
+  onProgress?: (p: RunProgress) => void;
   /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
   onSent?: () => void;
 }
@@ -514,8 +520,8 @@ async function startWithin(
   }
 }
 
-/** A call's canonical arguments text, as the caller gave it, and its sent hook (PoolCallOptions). */
-type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts' | 'onSent'>;
+/** A call's canonical arguments text as the caller gave it, its sent hook and progress listener (PoolCallOptions). */
+type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts' | 'onSent' | 'onProgress'>;
 
 /**
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
@@ -560,6 +566,16 @@ function guarded(
     if (spec.settings) o.settings = spec.settings;
     if (text.argsJson !== undefined) o.argsJson = text.argsJson;
     if (text.argsParts !== undefined) o.argsParts = text.argsParts;
+    const onProgress = text.onProgress;
+    if (onProgress) {
+      o.onProgress = (fraction, message) =>
+        onProgress(message === undefined ? { stage: 'progress', fraction } : { stage: 'progress', fraction, message });
+      try {
+        onProgress({ stage: 'started' });
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
     if (text.onSent !== undefined) o.onSent = text.onSent;
     inst.call(args, o).then(
       (v) => finish(() => resolve(v)),

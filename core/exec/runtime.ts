@@ -63,6 +63,11 @@ export interface CallOptions {
    */
   argsParts?: readonly string[];
   /**
+   * The tool's `ctx.progress(fraction, message)` reports of this call, coalesced by the channel to at most one per
+   * 100 ms (core/exec/progress.ts); none after the call ended. Raw text: render `message` inert.
+   */
+  onProgress?: (fraction: number, message?: string) => void;
+  /**
    * Told once, right after the call message was handed to the transport (the tool may run from now on): the host
    * starts the fsync of the call's intent record then, so it overlaps the tool's run (IntentRecord.begin).
    */
@@ -199,7 +204,10 @@ export interface QuestionFacts {
   preview?: string[];
   /** Whether the rule that asked lets a person remember the answer (false for alwaysAsk rules). */
   rememberable: boolean;
-  /** Registration requests only: who asks (`protocol:<client>` or `origin:<page origin>`). */
+  /**
+   * Who asks: registration requests (`protocol:<client>`, `origin:<page origin>`) and calls of a browser agent through
+   * WebMCP (`webmcp:<page origin>`); absent for the host's own calls.
+   */
   principal?: string;
 }
 export interface Answer {

@@ -16,6 +16,8 @@ const good: Record<string, unknown>[] = [
   { v: 1, type: 'cap', id: 7, callId: 3, name: 'storage.get', params: null },
   { v: 1, type: 'cap-cancel', id: 7 },
   { v: 1, type: 'log', level: 'warn', text: 'careful' },
+  { v: 1, type: 'progress', callId: 3, fraction: 0.5, message: 'half way' },
+  { v: 1, type: 'progress', callId: 0, fraction: 1 },
 ];
 /** Values of every kind the fields meet: each type, bounds, non-JSON values a structured message could hold. */
 const odd: unknown[] = [
@@ -38,6 +40,11 @@ const odd: unknown[] = [
   'E_TOOL_FAILED',
   'x'.repeat(64),
   'x'.repeat(65),
+  'x'.repeat(200),
+  'x'.repeat(201),
+  0.5,
+  1.0000001,
+  -0.1,
   'x'.repeat(4096),
   'x'.repeat(4097),
   'x'.repeat(8192),
@@ -59,6 +66,7 @@ const odd: unknown[] = [
   'cap',
   'cap-cancel',
   'log',
+  'progress',
   'fetch',
   'getSecret',
   'nope',
@@ -93,6 +101,9 @@ function variants(): unknown[] {
       'error',
       'version',
       'params',
+      'fraction',
+      'message',
+      'callId',
     ]) {
       for (const x of odd) out.push({ ...m, [k]: x });
       const { [k]: _drop, ...rest } = m;

@@ -46,6 +46,13 @@ const message = byKey<SandboxMessage>('type', {
     level: req(oneOf(['debug', 'info', 'warn', 'error'])),
     text: req(str({ max: 8192 })),
   }),
+  progress: strictObject({
+    v,
+    type: type('progress'),
+    callId: id,
+    fraction: req(num({ min: 0, max: 1 })),
+    message: opt(str({ max: 200 })),
+  }),
 });
 
 /**

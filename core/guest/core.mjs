@@ -577,6 +577,47 @@ export function createGuest(host) {
     return res;
   }
 
+  // ---- ctx.progress -> progress messages (the host coalesces them too; this spares the channel) ------------
+  const PROGRESS_EVERY_MS = 50;
+  const PROGRESS_TEXT_MAX = 200;
+  /** Per call: when its last report left, and the latest one held back since (sent when the call ends). */
+  const progressState = new MapCtor();
+  function progressMessage(callId, fraction, message) {
+    const msg = { v: 1, type: 'progress', callId, fraction: fraction === 0 ? 0 : fraction };
+    if (typeof message === 'string') msg.message = StringPrototypeSlice(message, 0, PROGRESS_TEXT_MAX);
+    return msg;
+  }
+  /**
+   * ctx.progress(fraction, message?): the call `callId` is `fraction` (0..1) done. At most one message per 50 ms per
+   * call leaves the sandbox; a report held back is replaced by the next one, and the last one held back is sent when
+   * the call ends (before its result). After the call ended it does nothing.
+   * @throws TypeError when fraction is not a number from 0 to 1 or message is neither a string nor undefined.
+   */
+  function reportProgress(callId, fraction, message) {
+    if (typeof fraction !== 'number' || !(fraction >= 0 && fraction <= 1))
+      throw new TypeErrorCtor('ctx.progress(fraction, message): fraction must be a number from 0 to 1');
+    if (message !== undefined && message !== null && typeof message !== 'string')
+      throw new TypeErrorCtor('ctx.progress(fraction, message): message must be a string');
+    if (!MapPrototypeHas(activeCalls, callId)) return;
+    const now = DateNow();
+    let st = MapPrototypeGet(progressState, callId);
+    if (st === undefined) MapPrototypeSet(progressState, callId, (st = nullProto({ at: -Infinity, held: undefined })));
+    if (now - st.at < PROGRESS_EVERY_MS) {
+      st.held = progressMessage(callId, fraction, message);
+      return;
+    }
+    st.at = now;
+    st.held = undefined;
+    send(progressMessage(callId, fraction, message));
+  }
+  /** The call ended: send its last held-back report, and forget it. */
+  function endProgress(callId) {
+    const st = MapPrototypeGet(progressState, callId);
+    if (st === undefined) return;
+    MapPrototypeDelete(progressState, callId);
+    if (st.held !== undefined) send(st.held);
+  }
+
   /** The call's settings (host-sent JSON data) as a deeply frozen object; `{}` when the host sent none. */
   function frozenSettings(v, depth) {
     if (v === null || typeof v !== 'object' || depth > 64) return v;
@@ -608,6 +649,7 @@ export function createGuest(host) {
           req('storage.list', () => (prefix === undefined || prefix === null ? {} : { prefix: fromGuest(prefix) })),
       }),
       getSecret: (name) => req('getSecret', () => ({ name: fromGuest(name) })),
+      progress: (fraction, message) => reportProgress(callId, fromGuest(fraction), fromGuest(message)),
       settings: frozenSettings(
         settings !== null && typeof settings === 'object' && !ArrayIsArray(settings) ? settings : {},
         0,
@@ -771,6 +813,7 @@ export function createGuest(host) {
       } catch (e) {
         out = { v: 1, type: 'result', id, ok: false, error: toWireError(e) };
       }
+      endProgress(id);
       MapPrototypeDelete(activeCalls, id);
       if (currentCall === id) currentCall = undefined;
       ended = true;

@@ -435,6 +435,7 @@ export function createPythonGuest(h) {
  * Python run once after Pyodide starts (the same text the browser worker runs): JSON in and out, and the `ctx`
  * tools receive. ctx mirrors the JavaScript one with Python names: `await ctx.storage.get/set/delete/list`,
  * `await ctx.get_secret(name)`, `await ctx.create_subtasks_result(drafts)`, `await ctx.resolve_invocation(name)`,
+ * `ctx.progress(fraction, message=None)` (how far the call is, 0..1; not awaited),
  * `ctx.settings` (a dict: the call's settings values, defaults applied), `await ctx.fetch(url, **pyfetch_kwargs)` (the
  * mediated fetch, returning a pyodide.http.FetchResponse; `js.fetch` and
  * `pyodide.http.pyfetch` reach the same mediated fetch). A refused or failed
@@ -517,6 +518,13 @@ class Ctx:
         return await _ty_cap(self._c.createSubtasksResult, _ty_js(drafts))
     async def resolve_invocation(self, name):
         return await _ty_cap(self._c.resolveInvocation, name)
+    def progress(self, fraction, message=None):
+        """Report how far this call is: fraction from 0 to 1, an optional message (at most 200 characters kept)."""
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not (0 <= fraction <= 1):
+            raise ValueError("ctx.progress(fraction, message): fraction must be a number from 0 to 1")
+        if message is not None and not isinstance(message, str):
+            raise TypeError("ctx.progress(fraction, message): message must be a string")
+        self._c.progress(float(fraction), message)
     getSecret = get_secret
     createSubtasksResult = create_subtasks_result
     resolveInvocation = resolve_invocation

@@ -50,6 +50,7 @@ const full = {
       sourceMap: '{}',
     },
   },
+  annotations: { readOnlyHint: true, destructiveHint: false },
   limits: { timeoutMs: 1000, outputBytes: 2048, memoryMb: 128 },
 };
 const natives = [

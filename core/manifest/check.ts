@@ -99,6 +99,14 @@ export const plainManifest: Parse<ToolManifest> = strictObject<ToolManifest>({
     }),
   ),
   settings: opt(record),
+  annotations: opt(
+    strictObject({
+      readOnlyHint: opt(bool),
+      destructiveHint: opt(bool),
+      idempotentHint: opt(bool),
+      openWorldHint: opt(bool),
+    }),
+  ),
   limits: opt(
     strictObject({
       timeoutMs: opt(num({ int: true, positive: true, max: 24 * 3600 * 1000 })),

@@ -508,7 +508,7 @@ export class PermissionGate implements Gate {
         ...(req.access !== undefined ? { access: req.access } : {}),
         ...(req.target !== undefined ? { target: req.target } : {}),
         ...(typeof req.preview === 'string' && req.preview.length > 0 ? { preview: this.#previewLines(req) } : {}),
-        ...(req.kind === 'registry' ? { principal: req.principal } : {}),
+        ...(req.kind === 'registry' || req.principal.startsWith('webmcp:') ? { principal: req.principal } : {}),
         rememberable: !d.alwaysAsk,
       },
     };

@@ -1,19 +1,27 @@
-// The typed client of the registration protocol (tysandbox/1) over any transport (stdio, HTTP, postMessage); core, runs
-// on the client's side.
+// The typed client of the registration protocol (tysandbox/1.1, or 1.0 when asked) over any transport (stdio, HTTP,
+// postMessage); core, runs on the client's side. Imports no zod: the browser build of tysandbox/client bundles it.
 import type { ErrorCode } from '../../protocol/errors.js';
 import {
   CANCEL_METHOD,
+  DISCOVER_METHOD,
+  LIST_CHANGED_METHOD,
   LOG_METHOD,
   PARENT_CALL_METHOD,
   PROGRESS_METHOD,
   REGISTRATION_PROTOCOL,
-  type InitializeResult,
-  type LogParams,
-  type ParentCallParams,
-  type ProgressParams,
-  type RegistrationResults,
-  type RpcId,
-  type ToolRunResult,
+  REGISTRATION_PROTOCOL_V1,
+} from '../../protocol/registration-names.js';
+import type {
+  InitializeResult,
+  ListChangedParams,
+  LogParams,
+  ParentCallParams,
+  ProgressParams,
+  RegistrationResults,
+  RpcId,
+  ToolListPage,
+  ToolListResult,
+  ToolRunResult,
 } from '../../protocol/registration.js';
 
 /** A message pipe to a server: `send` one JSON-RPC message; the transport calls `onmessage` / `onclose`. */
@@ -22,6 +30,11 @@ export interface ClientTransport {
   onmessage?: (message: unknown) => void;
   onclose?: (reason?: string) => void;
   close(): Promise<void>;
+  /**
+   * Optional: start receiving messages the server sends on its own (`tool/listChanged`), for a transport where they
+   * do not arrive by themselves (HTTP: a GET stream). Called once, after an `initialize` that granted notifications.
+   */
+  listen?(): void;
 }
 
 /** A refusal or failure from the server: `code` the stable E_ code (error.data.code), `rpcCode` the JSON-RPC code. */
@@ -54,6 +67,16 @@ export interface ClientOptions {
   name: string;
   version?: string;
   /**
+   * The version to ask for: `tysandbox/1.1` (default) or `tysandbox/1` (the 1.0 wire: `tool/list` answers an array,
+   * `$/progress` says `resolved` and `done`, no notifications).
+   */
+  protocolVersion?: typeof REGISTRATION_PROTOCOL | typeof REGISTRATION_PROTOCOL_V1;
+  /**
+   * Receive `tool/listChanged` (1.1): asked for in `initialize`; granted when the principal may read the registry
+   * (`client.info.capabilities.notifications`). `client.onListChanged(fn)` adds listeners later.
+   */
+  onListChanged?: (p: ListChangedParams) => void;
+  /**
    * Runs a tool the embedding page executes itself (`execution.transport: "parent"`): the browser host sends
    * `tool/call`; the value returned is the tool's result (the host checks it against the tool's outputSchema).
    */
@@ -70,6 +93,7 @@ export class ProtocolClient {
   #seq = 0;
   readonly #waiting = new Map<string, Waiter>();
   #closed: string | undefined;
+  readonly #listChanged = new Set<(p: ListChangedParams) => void>();
   info: InitializeResult | undefined;
 
   constructor(
@@ -78,15 +102,40 @@ export class ProtocolClient {
   ) {
     transport.onmessage = (m) => this.#onMessage(m);
     transport.onclose = (reason) => this.#onClose(reason ?? 'the connection closed');
+    if (options.onListChanged) this.#listChanged.add(options.onListChanged);
+  }
+
+  /** The params of this client's `initialize`. */
+  #initParams(): Record<string, unknown> {
+    const version = this.options.protocolVersion ?? REGISTRATION_PROTOCOL;
+    const params: Record<string, unknown> = {
+      protocolVersion: version,
+      client: { name: this.options.name, version: this.options.version ?? '0' },
+    };
+    if (version !== REGISTRATION_PROTOCOL_V1 && this.options.onListChanged)
+      params.capabilities = { notifications: true };
+    return params;
+  }
+
+  /** Keep the settled `initialize` result; start the transport's listening when notifications were granted. */
+  #initialized(info: InitializeResult): InitializeResult {
+    this.info = info;
+    if (info.capabilities?.notifications.includes(LIST_CHANGED_METHOD)) this.transport.listen?.();
+    return info;
   }
 
   /** Send `initialize` (done by the connect functions). */
   async initialize(): Promise<InitializeResult> {
-    this.info = await this.request('initialize', {
-      protocolVersion: REGISTRATION_PROTOCOL,
-      client: { name: this.options.name, version: this.options.version ?? '0' },
-    });
-    return this.info;
+    return this.#initialized(await this.request('initialize', this.#initParams()));
+  }
+
+  /**
+   * Be told each `tool/listChanged` (only when this client asked for notifications: the `onListChanged` option).
+   * @returns the unsubscribe function
+   */
+  onListChanged(fn: (p: ListChangedParams) => void): () => void {
+    this.#listChanged.add(fn);
+    return () => void this.#listChanged.delete(fn);
   }
 
   /**
@@ -99,10 +148,7 @@ export class ProtocolClient {
     let answered = false;
     const started = Date.now();
     const one = (): void => {
-      const p = this.request('initialize', {
-        protocolVersion: REGISTRATION_PROTOCOL,
-        client: { name: this.options.name, version: this.options.version ?? '0' },
-      });
+      const p = this.request('initialize', this.#initParams());
       attempts.push(p);
       p.then(
         () => (answered = true),
@@ -124,8 +170,9 @@ export class ProtocolClient {
         `no answer to initialize within ${timeoutMs} ms (is the origin allowed?)`,
         0,
       );
+    let info: InitializeResult;
     try {
-      this.info = await Promise.any(
+      info = await Promise.any(
         attempts.map((p) =>
           p.then(
             (v) => v,
@@ -137,14 +184,33 @@ export class ProtocolClient {
       const errs = (e as AggregateError).errors ?? [e];
       throw errs.find((x: unknown) => x instanceof ProtocolError && !/already initialized/.test(x.message)) ?? errs[0];
     }
-    return this.info;
+    return this.#initialized(info);
   }
 
   /** The protocol's methods by name. */
   readonly tool = {
     add: (manifest: unknown, expectRevision?: string) =>
       this.request('tool/add', expectRevision === undefined ? { manifest } : { manifest, expectRevision }),
-    list: () => this.request('tool/list', {}),
+    /** Every tool, sorted by name: on 1.1 each page in turn (`tool/list` with `cursor`), on 1.0 the one answer. */
+    list: async (): Promise<ToolListResult> => {
+      if (this.info?.protocolVersion === REGISTRATION_PROTOCOL_V1)
+        return (await this.request('tool/list', {})) as unknown as ToolListResult;
+      const out: ToolListResult = [];
+      let cursor: string | undefined;
+      do {
+        const page: ToolListPage = await this.request('tool/list', cursor === undefined ? {} : { cursor });
+        out.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return out;
+    },
+    /** One page (1.1): `limit` entries (default 100, at most 500) after `cursor` (a previous page's `nextCursor`). */
+    listPage: (o: { cursor?: string; limit?: number } = {}): Promise<ToolListPage> => {
+      const params: Record<string, unknown> = {};
+      if (o.cursor !== undefined) params.cursor = o.cursor;
+      if (o.limit !== undefined) params.limit = o.limit;
+      return this.request('tool/list', params);
+    },
     show: (ref: string) => this.request('tool/show', { ref }),
     activate: (name: string, revision: string) => this.request('tool/activate', { name, revision }),
     remove: (name: string) => this.request('tool/remove', { name }),
@@ -155,6 +221,11 @@ export class ProtocolClient {
       return this.request('tool/run', params, o);
     },
   };
+
+  /** The server's OpenRPC 1.3 document (`rpc.discover`, 1.1). */
+  discover(): Promise<Record<string, unknown>> {
+    return this.request(DISCOVER_METHOD, {});
+  }
 
   /** Send one request and wait for its response. */
   request<M extends keyof RegistrationResults>(
@@ -223,6 +294,16 @@ export class ProtocolClient {
     if (typeof msg.method === 'string') {
       const params = (msg.params ?? {}) as Record<string, unknown>;
       if (msg.id === undefined) {
+        if (msg.method === LIST_CHANGED_METHOD) {
+          for (const fn of [...this.#listChanged]) {
+            try {
+              fn(params as unknown as ListChangedParams);
+            } catch {
+              /* a listener's failure is its own */
+            }
+          }
+          return;
+        }
         const w = this.#waiting.get(JSON.stringify(params.id));
         if (msg.method === PROGRESS_METHOD) w?.run?.onProgress?.(params as ProgressParams);
         else if (msg.method === LOG_METHOD) w?.run?.onLog?.(params as LogParams);
@@ -276,13 +357,35 @@ export class ProtocolClient {
   }
 }
 
+/** Read an NDJSON body line by line (a partial last line too) until it ends; each non-empty line goes to `onLine`. */
+async function readLines(body: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  const reader = body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (value) buf += dec.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) onLine(line);
+    }
+    if (done) break;
+  }
+  if (buf.trim()) onLine(buf.trim());
+}
+
 /**
  * A transport over HTTP: each message is one POST of `application/json` with `Authorization: Bearer TOKEN`;
  * the answer is NDJSON (a run's notifications, then its response); the session id from `initialize`'s
- * `tysandbox-session` header is sent back on every later request. `fetchImpl` is the host's fetch.
+ * `tysandbox-session` header is sent back on every later request. After an `initialize` that granted notifications,
+ * `listen()` opens one GET of the same URL (NDJSON: the server's own notifications, such as `tool/listChanged`), ended
+ * by `close()`. `fetchImpl` is the host's fetch.
  */
 export function httpTransport(url: string, token: string, fetchImpl: typeof fetch): ClientTransport {
   let session: string | undefined;
+  const listening = new AbortController();
   const t: ClientTransport = {
     async send(message) {
       const headers: Record<string, string> = {
@@ -324,25 +427,7 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
         t.onmessage?.(line);
       };
       void (async () => {
-        const reader = res.body!.getReader();
-        const dec = new TextDecoder();
-        let buf = '';
-        try {
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (value) buf += dec.decode(value, { stream: true });
-            let nl: number;
-            while ((nl = buf.indexOf('\n')) >= 0) {
-              const line = buf.slice(0, nl).trim();
-              buf = buf.slice(nl + 1);
-              if (line) deliver(line);
-            }
-            if (done) break;
-          }
-          if (buf.trim()) deliver(buf.trim());
-        } catch {
-          /* the stream broke: answered below */
-        }
+        await readLines(res.body!, deliver).catch(() => undefined);
         if (!answered)
           t.onmessage?.({
             jsonrpc: '2.0',
@@ -356,7 +441,20 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
           });
       })().catch(() => undefined);
     },
+    listen() {
+      if (session === undefined) return;
+      const headers = {
+        accept: 'application/x-ndjson',
+        authorization: `Bearer ${token}`,
+        'tysandbox-session': session,
+      };
+      void (async () => {
+        const res = await fetchImpl(url, { method: 'GET', headers, signal: listening.signal });
+        if (res.ok && res.body) await readLines(res.body, (line) => t.onmessage?.(line));
+      })().catch(() => undefined);
+    },
     async close() {
+      listening.abort();
       if (session === undefined) return;
       await fetchImpl(url, {
         method: 'DELETE',

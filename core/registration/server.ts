@@ -1,29 +1,36 @@
-// The registration protocol's handler (tysandbox/1): one session per connection, every method gated and audited under
-// the client's principal; core, trusted side.
+// The registration protocol's handler (tysandbox/1 and 1.1): one session per connection, every method gated and audited
+// under the client's principal; core, trusted side.
 import type { z } from 'zod';
 import {
   CANCEL_METHOD,
   CancelParamsSchema,
+  DISCOVER_METHOD,
+  LIST_CHANGED_METHOD,
   LOG_METHOD,
-  PROGRESS_METHOD,
+  PROTOCOL_VERSION_RE,
   REGISTRATION_METHODS,
+  REGISTRATION_METHODS_V1,
   REGISTRATION_PARAMS,
+  REGISTRATION_PARAMS_V1,
   REGISTRATION_PROTOCOL,
+  REGISTRATION_PROTOCOL_V1,
   SUPPORTED_PROTOCOLS,
   type InitializeParams,
   type ProtocolLimits,
   type RegistrationMethod,
   type RpcId,
-  type ToolListResult,
+  type ToolChange,
 } from '../../protocol/registration.js';
+import { RegistryChanges } from './changes.js';
+import { listEntries, pageOf } from './list.js';
+import { runCall, type ProtocolRunner } from './run.js';
 import { TyError, toTyError } from '../errors.js';
 import { revisionId, type ToolRegistry } from '../revisions/registry.js';
-import { parseManifest } from '../manifest/parse.js';
-import type { Gate, GateRequest } from '../exec/runtime.js';
-import type { InvokeResult } from '../exec/invoke.js';
+import type { Gate } from '../exec/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { RefusalCounter } from '../audit/refusals.js';
 import { RegistrationRate, type RateCounter } from './limits.js';
+import { authorizeRegistry, clientManifest, type RegistryAction } from './gate.js';
 import {
   classifyInbound,
   rpcFailure,
@@ -33,15 +40,9 @@ import {
   type RpcMessage,
 } from './rpc.js';
 
-/** A registry action as the gate sees it (`GateRequest.target` of kind `registry`). */
-export type RegistryAction = 'connect' | 'add' | 'activate' | 'remove' | 'read';
+export type { RegistryAction } from './gate.js';
 
-/** Runs one tool call for a session (the host's Invoker, with the session's principal). */
-export type ProtocolRunner = (
-  ref: string,
-  args: unknown,
-  opts: { principal: string; signal: AbortSignal; timeoutMs?: number; disposable?: boolean },
-) => Promise<InvokeResult>;
+export type { ProtocolRunner } from './run.js';
 
 export interface RegistrationServerOptions {
   registry: ToolRegistry;
@@ -65,6 +66,8 @@ export interface RegistrationServerOptions {
    * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
    */
   reservedNames?: () => Iterable<string>;
+  /** How long `registryChanged()` hints are gathered before the bindings are read again, ms (default 50). */
+  changeDebounceMs?: number;
   /**
    * Counts the admission refusals (E_BUSY: the registration rate, runs in flight on a connection) for the audit, in
    * aggregate per principal and second (core/audit/refusals.ts RefusalTally).
@@ -101,6 +104,13 @@ interface Run {
   seq: number;
 }
 
+/** The version a client's `initialize` settles on: an exact match, or the highest 1.x for a later 1.x; else none. */
+export function negotiateVersion(asked: string): (typeof SUPPORTED_PROTOCOLS)[number] | undefined {
+  if (SUPPORTED_PROTOCOLS.includes(asked)) return asked;
+  const m = PROTOCOL_VERSION_RE.exec(asked);
+  return m && m[1] === '1' && m[2] !== undefined && Number(m[2]) > 1 ? REGISTRATION_PROTOCOL : undefined;
+}
+
 /**
  * The protocol server of one host: holds the shared per-principal registration rate and routes tool
  * console output to the run it belongs to. Each connection gets a {@link ProtocolSession}.
@@ -108,7 +118,10 @@ interface Run {
 export class RegistrationServer {
   readonly limits: ProtocolLimits;
   readonly rate: RateCounter;
+  /** Changes of the tool list, told to sessions that asked for `tool/listChanged`. */
+  readonly changes: RegistryChanges;
   readonly #sessions = new Set<ProtocolSession>();
+  readonly #offChange: () => void;
   #seq = 0;
 
   constructor(readonly opts: RegistrationServerOptions) {
@@ -116,6 +129,18 @@ export class RegistrationServer {
     this.rate =
       opts.rate ??
       new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
+    this.changes = new RegistryChanges(opts.registry, opts.changeDebounceMs);
+    // every writer of this registry in this process (its sessions, an app's own UI, a page's WebMCP tools) pokes
+    this.#offChange = opts.registry.onChange?.(() => this.registryChanged()) ?? (() => undefined);
+  }
+
+  /**
+   * The tool list may have changed outside this server (another process sharing the store, the app's own UI): read
+   * the bindings again soon and tell the subscribed sessions what changed. Hosts call it from their store's change
+   * signal; a hint that changed nothing sends nothing.
+   */
+  registryChanged(): void {
+    this.changes.poke();
   }
 
   /** A new session for one connection. */
@@ -145,6 +170,8 @@ export class RegistrationServer {
   /** End every session (aborting their runs). */
   close(): void {
     for (const s of [...this.#sessions]) s.close();
+    this.#offChange();
+    this.changes.close();
   }
 }
 
@@ -158,6 +185,8 @@ const METHODS = new Set<string>(REGISTRATION_METHODS);
 export class ProtocolSession {
   #principal: string | undefined;
   #client: InitializeParams['client'] | undefined;
+  #version: string | undefined;
+  #unsubscribe: (() => void) | undefined;
   readonly #runs = new Map<string, Run>();
   #closed = false;
   readonly #pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: TyError) => void }>();
@@ -176,6 +205,14 @@ export class ProtocolSession {
   }
   get client(): InitializeParams['client'] | undefined {
     return this.#client;
+  }
+  /** The version `initialize` settled on, else undefined. */
+  get version(): string | undefined {
+    return this.#version;
+  }
+  /** True when this session gets `tool/listChanged`. */
+  get notifies(): boolean {
+    return this.#unsubscribe !== undefined;
   }
   /** @internal */
   runs(): Iterable<Run> {
@@ -282,6 +319,8 @@ export class ProtocolSession {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
     for (const r of this.#runs.values()) r.ac.abort();
     for (const w of this.#pending.values()) w.reject(new TyError('E_PROTOCOL', 'the connection closed'));
     this.#pending.clear();
@@ -309,7 +348,10 @@ export class ProtocolSession {
         `method "${method.slice(0, 80)}" is not part of ${REGISTRATION_PROTOCOL}; see the methods listed by initialize`,
         'E_PROTOCOL',
       );
-    const schema = REGISTRATION_PARAMS[method as RegistrationMethod];
+    const v1 = this.#version === REGISTRATION_PROTOCOL_V1;
+    const schema =
+      (v1 ? REGISTRATION_PARAMS_V1[method as RegistrationMethod] : undefined) ??
+      REGISTRATION_PARAMS[method as RegistrationMethod];
     const parsed = schema.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -323,6 +365,11 @@ export class ProtocolSession {
       );
     }
     if (method === 'initialize') return this.#initialize(id, parsed.data as InitializeParams);
+    // the one method answered before initialize: it tells nothing but the protocol's public description
+    if (method === DISCOVER_METHOD) {
+      const { openRpcDocument } = await import('./discover.js');
+      return { jsonrpc: '2.0', id, result: openRpcDocument() };
+    }
     if (this.#principal === undefined)
       return rpcFailure(id, RPC_CODES.NOT_INITIALIZED, 'send initialize first', 'E_PROTOCOL');
     try {
@@ -345,7 +392,8 @@ export class ProtocolSession {
   async #initialize(id: RpcId, p: InitializeParams): Promise<RpcMessage> {
     if (this.#principal !== undefined)
       return rpcFailure(id, RPC_CODES.INVALID_REQUEST, 'this connection is already initialized', 'E_PROTOCOL');
-    if (!SUPPORTED_PROTOCOLS.includes(p.protocolVersion)) {
+    const version = negotiateVersion(p.protocolVersion);
+    if (version === undefined) {
       return rpcFailure(
         id,
         RPC_CODES.SERVER_ERROR,
@@ -360,18 +408,41 @@ export class ProtocolSession {
     } catch (e) {
       return rpcFromTyError(id, toTyError(e, 'E_CAPABILITY_DENIED'));
     }
+    const v1 = version === REGISTRATION_PROTOCOL_V1;
+    if (v1 && p.capabilities !== undefined)
+      return rpcFailure(
+        id,
+        RPC_CODES.INVALID_PARAMS,
+        `invalid params of initialize at capabilities: ${REGISTRATION_PROTOCOL_V1} has none; ask for ${REGISTRATION_PROTOCOL}`,
+        'E_USAGE',
+        { path: 'capabilities' },
+      );
+    // tool/listChanged tells names and revisions, as tool/list does: only to a principal allowed to read the registry
+    let notify = false;
+    if (p.capabilities?.notifications === true) {
+      try {
+        await this.#gate('read', '*', '*', 'tool/listChanged notifications', principal);
+        notify = true;
+      } catch {
+        notify = false; // refused (and audited): the connection works, without notifications
+      }
+    }
     this.#client = p.client;
     this.#principal = principal;
-    return {
-      jsonrpc: '2.0',
-      id,
-      result: {
-        protocolVersion: REGISTRATION_PROTOCOL,
-        principal: this.#principal,
-        methods: [...REGISTRATION_METHODS, '$/cancel'],
-        limits: { ...this.server.limits },
-      },
+    this.#version = version;
+    if (notify && !this.#closed)
+      this.#unsubscribe = this.server.changes.subscribe((changes: ToolChange[]) =>
+        this.opts.send({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD, params: { changes } }),
+      );
+    const methods = v1 ? REGISTRATION_METHODS_V1 : REGISTRATION_METHODS;
+    const result: Record<string, unknown> = {
+      protocolVersion: version,
+      principal: this.#principal,
+      methods: [...methods, CANCEL_METHOD],
+      limits: { ...this.server.limits },
     };
+    if (!v1) result.capabilities = { notifications: notify ? [LIST_CHANGED_METHOD] : [] };
+    return { jsonrpc: '2.0', id, result };
   }
 
   async #dispatch(
@@ -386,34 +457,7 @@ export class ProtocolSession {
     switch (method) {
       case 'tool/add': {
         await this.#rate('add');
-        // trusted-native code runs with the host's authority: only the application registers it, never a client
-        // (checked on the raw manifest first, so an incomplete one, say without `entry`, gets this refusal too)
-        const raw = p.manifest as { execution?: { kind?: unknown } } | null;
-        const native =
-          typeof raw === 'object' &&
-          raw !== null &&
-          typeof raw.execution === 'object' &&
-          raw.execution !== null &&
-          raw.execution.kind === 'trusted-native';
-        const manifest = native ? undefined : parseManifest(p.manifest);
-        if (native || manifest === undefined || manifest.execution.kind === 'trusted-native')
-          throw new TyError(
-            'E_INVALID_MANIFEST',
-            "a protocol client cannot register a trusted-native tool (it would run with the host's authority); use sandboxed-code or external-service",
-            { path: 'execution.kind' },
-          );
-        // a client's revision must not take the name of a host built-in (it would shadow it unasked), nor one that
-        // differs from it only in case (`Python` beside `python` reads as the built-in in a list)
-        const folded = manifest.name.toLowerCase();
-        const builtin = [...(o.reservedNames?.() ?? [])].find((n) => n.toLowerCase() === folded);
-        if (builtin !== undefined)
-          throw new TyError(
-            'E_INVALID_MANIFEST',
-            builtin === manifest.name
-              ? `"${manifest.name}" is the name of a tool this host offers itself; choose another name`
-              : `"${manifest.name}" differs only in case from "${builtin}", a tool this host offers itself; choose another name`,
-            { path: 'name', conflictsWith: builtin },
-          );
+        const manifest = clientManifest(p.manifest, o.reservedNames?.() ?? []);
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
         if (p.expectRevision !== undefined && p.expectRevision !== revision)
@@ -428,16 +472,9 @@ export class ProtocolSession {
       }
       case 'tool/list': {
         await this.#gate('read', '*', '*');
-        const out: ToolListResult = [];
-        for (const t of await o.registry.list()) {
-          const b = (t as { builtin?: boolean }).builtin ? undefined : await o.registry.binding(t.name);
-          out.push({
-            name: t.name,
-            active: t.active ?? null,
-            revisions: t.revisions.map((rev) => ({ revision: rev, addedAt: b?.addedAt?.[rev] ?? null })),
-          });
-        }
-        return out;
+        const entries = await listEntries(o.registry);
+        if (this.#version === REGISTRATION_PROTOCOL_V1) return entries;
+        return pageOf(entries, p?.cursor, p?.limit);
       }
       case 'tool/show': {
         const t = await o.registry.resolve(p.ref);
@@ -477,10 +514,13 @@ export class ProtocolSession {
           previous,
           `removes the binding of ${p.name} (revision ${previous}); stored revisions stay`,
         );
-        return { name: p.name, previous: await o.registry.removeBinding(p.name) };
+        const removed = await o.registry.removeBinding(p.name);
+        return { name: p.name, previous: removed };
       }
       case 'tool/run':
         return this.#run(id, p, sink, started);
+      case 'rpc.discover':
+        throw new TyError('E_PROTOCOL', 'rpc.discover is answered before dispatch'); // unreachable
     }
   }
 
@@ -507,22 +547,19 @@ export class ProtocolSession {
     this.#runs.set(key, run);
     if (this.#closed) run.ac.abort();
     try {
-      const tool = await this.server.opts.registry.resolve(p.ref);
-      run.revision = tool.revision;
-      sink({ jsonrpc: '2.0', method: PROGRESS_METHOD, params: { id, stage: 'resolved', revision: tool.revision } });
-      started();
-      const timeoutMs = p.timeoutMs === undefined ? undefined : Math.min(p.timeoutMs, this.server.limits.maxTimeoutMs);
-      const r = await this.server.opts.run(`${tool.name}@${tool.revision}`, p.arguments ?? {}, {
+      return await runCall({
+        id,
+        params: p,
+        sink,
+        started,
+        v1: this.#version === REGISTRATION_PROTOCOL_V1,
         principal: this.#principal!,
         signal: run.ac.signal,
-        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-        ...(p.disposable !== undefined ? { disposable: p.disposable } : {}),
+        registry: this.server.opts.registry,
+        run: this.server.opts.run,
+        maxTimeoutMs: this.server.limits.maxTimeoutMs,
+        onRevision: (r) => (run.revision = r),
       });
-      sink({ jsonrpc: '2.0', method: PROGRESS_METHOD, params: { id, stage: 'done', revision: tool.revision } });
-      if (!r.ok) throw new TyError(r.error.code, r.error.message);
-      return r.feedback?.length
-        ? { revision: r.revision, result: r.result, feedback: r.feedback }
-        : { revision: r.revision, result: r.result };
     } finally {
       this.#runs.delete(key);
     }
@@ -543,58 +580,8 @@ export class ProtocolSession {
     }
   }
 
-  /**
-   * Authorize one registry action through the gate (kind `registry`, target = the action; audited there).
-   * Refusals count toward a pause of this principal's registrations, never of the tool's calls.
-   * @throws TyError E_APPROVAL_REQUIRED (a person's approval was needed and none came), E_CAPABILITY_DENIED
-   *   (a rule or hook refused), E_PAUSED
-   */
-  async #gate(
-    action: RegistryAction,
-    toolName: string,
-    revision: string,
-    preview?: string,
-    who?: string,
-  ): Promise<void> {
-    const principal = who ?? this.#principal!;
-    const req: GateRequest = {
-      principal,
-      kind: 'registry',
-      toolName,
-      revision,
-      target: action,
-      pauseKey: `registry:${principal}`,
-    };
-    if (preview !== undefined) req.preview = preview;
-    try {
-      await this.server.opts.gate.authorize(req);
-    } catch (e) {
-      const te = toTyError(e, 'E_CAPABILITY_DENIED');
-      if (te.code !== 'E_CAPABILITY_DENIED') throw te;
-      const rule = `registry(${action}:${principal})`;
-      const what = toolName === '*' ? `${action} by ${principal}` : `${action} of "${toolName}" by ${principal}`;
-      if (te.data?.list === 'person') {
-        const reason = typeof te.data.reason === 'string' ? te.data.reason : undefined;
-        const why =
-          reason === 'no-channel'
-            ? 'nobody could be asked'
-            : reason === 'timeout'
-              ? 'the question timed out unanswered'
-              : te.data.rule === 'answer "no"'
-                ? 'a person said no'
-                : 'no answer came';
-        throw new TyError(
-          'E_APPROVAL_REQUIRED',
-          `${what} needs a person's approval and none was given: ${why}; a person may allow it with the rule ${rule}`,
-          { rule, ...(reason !== undefined ? { reason } : {}) },
-        );
-      }
-      throw new TyError(
-        'E_CAPABILITY_DENIED',
-        `${what} is refused by ${String(te.data?.list ?? 'a')} ${String(te.data?.rule ?? 'rule')} (${String(te.data?.scope ?? 'settings')})`,
-        { rule: String(te.data?.rule ?? '') },
-      );
-    }
+  #gate(action: RegistryAction, toolName: string, revision: string, preview?: string, who?: string): Promise<void> {
+    return authorizeRegistry(this.server.opts.gate, who ?? this.#principal!, action, toolName, revision, preview);
   }
 }
 

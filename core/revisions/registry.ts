@@ -122,7 +122,30 @@ export class ToolRegistry {
    */
   readonly #verified = new Map<string, ToolManifest>();
   readonly #onUpdate = new Set<(e: { name: string; active: string; revision: string }) => void>();
+  readonly #onChange = new Set<() => void>();
   constructor(readonly store: Store) {}
+
+  /**
+   * Be told after this registry changed a name binding (install, activate, remove, gc); another process's changes are
+   * not seen here (hosts watch their store for those). Returns the unsubscribe function; a listener's failure is its
+   * own.
+   */
+  onChange(fn: () => void): () => void {
+    this.#onChange.add(fn);
+    return () => {
+      this.#onChange.delete(fn);
+    };
+  }
+
+  #changed(): void {
+    for (const fn of [...this.#onChange]) {
+      try {
+        fn();
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  }
 
   /**
    * Be told when `install` adds a revision under a name whose active revision is another one (an update the person
@@ -190,6 +213,7 @@ export class ToolRegistry {
         ...(updateAvailable ? { active } : {}),
       };
     });
+    this.#changed();
     if (out.updateAvailable && out.active !== undefined) {
       for (const fn of [...this.#onUpdate]) {
         try {
@@ -224,6 +248,7 @@ export class ToolRegistry {
       next.active = tool.revision;
       return next;
     });
+    this.#changed();
   }
 
   /**
@@ -335,6 +360,7 @@ export class ToolRegistry {
       const { active: _drop, ...rest } = b;
       return { ...rest, revisions: [...b.revisions] };
     });
+    this.#changed();
     return removed!;
   }
 

@@ -20,9 +20,13 @@ export declare function launchChromium(): Promise<import('playwright-core').Brow
 export declare function openDiagnostics(
   browser: import('playwright-core').Browser,
   origin: string,
+  frame?: 'network' | 'srcdoc',
 ): Promise<{ page: import('playwright-core').Page; consoleLines: string[] }>;
 export declare function runBrowserContracts(opts?: {
   filter?: string;
   build?: boolean;
   outDir?: string;
+  frame?: 'network' | 'srcdoc';
 }): Promise<ContractRow[]>;
+export declare function srcdocBootstrapHash(): string;
+export declare function srcdocPageCsp(): string;

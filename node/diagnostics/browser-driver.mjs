@@ -2,6 +2,8 @@
 // Chromium via playwright-core; test code, trusted side.
 // Plain .mjs so `tycli diagnostics --browser` (built with tsc) and the benchmarks can import it without a TS loader.
 import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, normalize, resolve, sep, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,6 +132,27 @@ export async function serveDir(dir, opts = {}) {
   };
 }
 
+/**
+ * The CSP source of the srcdoc frame's inline bootstrap (browser/sandbox/sandbox-frame.js): `'sha256-<base64>'`.
+ * @returns {string}
+ */
+export function srcdocBootstrapHash() {
+  const text = readFileSync(resolve(REPO_ROOT, 'browser/sandbox/sandbox-frame.js'));
+  return `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+}
+
+/**
+ * The page policy srcdoc mode needs (docs/browser.md "srcdoc mode"), for a page whose own scripts and styles are
+ * 'self'.
+ * @returns {string}
+ */
+export function srcdocPageCsp() {
+  return (
+    `default-src 'self'; script-src 'self' ${srcdocBootstrapHash()} blob: 'wasm-unsafe-eval'; worker-src blob:; ` +
+    "style-src 'self'; object-src 'none'; base-uri 'none'"
+  );
+}
+
 /** Launch Debian's Chromium headless through playwright-core (never a downloaded browser). */
 export async function launchChromium() {
   const { chromium } = await import('playwright-core');
@@ -141,12 +164,12 @@ export async function launchChromium() {
  * @param {any} browser a playwright Browser
  * @param {string} origin
  */
-export async function openDiagnostics(browser, origin) {
+export async function openDiagnostics(browser, origin, frame = 'network') {
   const page = await browser.newPage();
   const consoleLines = [];
   page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-  await page.goto(`${origin}/browser/diagnostics/index.html`);
+  await page.goto(`${origin}/browser/diagnostics/index.html${frame === 'srcdoc' ? '?frame=srcdoc' : ''}`);
   await page.waitForFunction(() => window.tyHarnessReady === true, undefined, { timeout: 30_000 });
   return { page, consoleLines };
 }
@@ -154,19 +177,25 @@ export async function openDiagnostics(browser, origin) {
 /**
  * Build, serve on loopback, launch Chromium, run the named browser contracts in the page and close everything.
  * Adds one Node-side row: no request from any sandbox reached the loopback server.
- * @param {{ filter?: string, build?: boolean, outDir?: string }} [opts] filter: case-insensitive substring of a
- *   contract name;
+ * @param {{ filter?: string, build?: boolean, outDir?: string, frame?: 'network' | 'srcdoc' }} [opts] frame: the
+ *   sandbox frame mode the contracts run in (srcdoc: the page served with srcdocPageCsp()); filter: case-insensitive
+ *   substring of a contract name;
  *   build: false reuses an existing build.
  * @returns {Promise<{ name: string, host: 'browser', ok: boolean, detail: string }[]>}
  * @throws Error when Chromium cannot start (the caller reports the browser host as unavailable).
  */
 export async function runBrowserContracts(opts = {}) {
   const outDir = opts.build === false ? resolve(REPO_ROOT, opts.outDir ?? 'dist/browser') : await buildBrowserApp(opts);
-  const server = await serveDir(outDir);
+  // srcdoc mode: the diagnostics page gets the page policy docs/browser.md gives for it (its frames inherit it)
+  const srcdoc = opts.frame === 'srcdoc';
+  const pageCsp = srcdoc ? srcdocPageCsp() : undefined;
+  const server = await serveDir(outDir, {
+    headers: (p) => (pageCsp && p.endsWith('/diagnostics/index.html') ? { 'content-security-policy': pageCsp } : {}),
+  });
   let browser;
   try {
     browser = await launchChromium();
-    const { page, consoleLines } = await openDiagnostics(browser, server.origin);
+    const { page, consoleLines } = await openDiagnostics(browser, server.origin, srcdoc ? 'srcdoc' : 'network');
     const rows = await page.evaluate((filter) => window.tyRunContracts(filter ? { filter } : {}), opts.filter ?? '');
     const f = opts.filter?.toLowerCase();
     const beaconRow = 'no request from a sandbox reached the network (loopback beacon server)';

@@ -140,11 +140,16 @@ export function selectedBrowserChecks(titles: readonly string[], filter: string 
 
 interface DriverModule {
   buildBrowserApp(opts?: { outDir?: string }): Promise<string>;
-  serveDir(dir: string): Promise<{ origin: string; beacons: string[]; close(): Promise<void> }>;
+  serveDir(
+    dir: string,
+    opts?: { headers?: (path: string) => Record<string, string> },
+  ): Promise<{ origin: string; beacons: string[]; close(): Promise<void> }>;
   launchChromium(): Promise<{ close(): Promise<void> }>;
+  srcdocPageCsp(): string;
   openDiagnostics(
     browser: unknown,
     origin: string,
+    frame?: 'network' | 'srcdoc',
   ): Promise<{ page: { evaluate<R, A>(fn: (a: A) => R | Promise<R>, arg: A): Promise<R> }; consoleLines: string[] }>;
   CHROMIUM_PATH: string;
 }
@@ -180,6 +185,11 @@ export interface BrowserRunOptions {
   filter?: string;
   /** Rebuild the browser app with vite even when dist/browser holds a build. */
   rebuild?: boolean;
+  /**
+   * The sandbox frame mode (default `network`); `srcdoc` serves the diagnostics page with the policy docs/browser.md
+   * gives for that mode.
+   */
+  frame?: 'network' | 'srcdoc';
 }
 
 /**
@@ -217,7 +227,11 @@ export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Pro
   const outDir = join(root, 'dist', 'browser');
   if (opts.rebuild || !existsSync(join(outDir, 'browser', 'diagnostics', 'index.html')))
     await driver.buildBrowserApp({ outDir });
-  const server = await driver.serveDir(outDir);
+  const pageCsp = opts.frame === 'srcdoc' ? driver.srcdocPageCsp() : undefined;
+  const server = await driver.serveDir(outDir, {
+    headers: (p): Record<string, string> =>
+      pageCsp && p.endsWith('/diagnostics/index.html') ? { 'content-security-policy': pageCsp } : {},
+  });
   let browser: { close(): Promise<void> } | undefined;
   try {
     try {
@@ -227,7 +241,7 @@ export async function runBrowserHostContracts(opts: BrowserRunOptions = {}): Pro
     }
     let opened;
     try {
-      opened = await driver.openDiagnostics(browser, server.origin);
+      opened = await driver.openDiagnostics(browser, server.origin, opts.frame ?? 'network');
     } catch (e) {
       throw new TyError(
         'E_SANDBOX_FAILED',

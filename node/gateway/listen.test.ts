@@ -194,7 +194,7 @@ describe('authentication', () => {
     await new Promise((r) => setTimeout(r, 600));
     const r = await call(g.base, '/mcp', { method: 'POST', token, body: '{}' });
     expect(r.status).toBe(401);
-    expect(JSON.parse(r.body).error).toBe('token revoked');
+    expect(JSON.parse(r.body).error.message).toBe('token revoked');
   });
   it('an expired token is refused', async () => {
     let now = Date.now();
@@ -205,7 +205,7 @@ describe('authentication', () => {
     now += 120_000;
     await new Promise((r) => setTimeout(r, 600));
     const r = await call(g.base, '/mcp', { method: 'POST', token, body: '{}' });
-    expect([r.status, JSON.parse(r.body).error]).toEqual([401, 'token expired']);
+    expect([r.status, JSON.parse(r.body).error.message]).toEqual([401, 'token expired']);
   });
 });
 
@@ -254,7 +254,7 @@ describe('OIDC access tokens (a JWKS served on loopback)', async () => {
     const refused = async (token: string, reason: RegExp) => {
       const r = await call(g.base, '/mcp', { method: 'POST', token, body: '{}' });
       expect(r.status).toBe(401);
-      expect(JSON.parse(r.body).error).toMatch(reason);
+      expect(JSON.parse(r.body).error.message).toMatch(reason);
     };
     await refused(await sign({ sub: 'carol' }, { aud: 'https://other.example' }), /ERR_JWT_CLAIM_VALIDATION_FAILED/);
     await refused(await sign({ sub: 'carol' }, { iss: 'https://evil.example' }), /ERR_JWT_CLAIM_VALIDATION_FAILED/);

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { TyError } from '../../core/errors.js';
 import type { Admission } from './admission.js';
 import { PROTECTED_RESOURCE_PATH, type Authenticator } from './auth.js';
+import { rpcRefusal } from '../http/guard.js';
 import { NO_LOG, type JsonLog } from './log.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { Tracing } from './tracing.js';
@@ -92,8 +93,8 @@ export interface Gateway {
 }
 
 /** A JSON-RPC error body with the tysandbox code in `data.code`, as both protocols' transports answer. */
-function rpcBody(message: string, code: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message, data: { code } } });
+function rpcBody(message: string, code: 'E_CAPABILITY_DENIED' | 'E_PROTOCOL' | 'E_BUSY'): string {
+  return JSON.stringify(rpcRefusal(code, message));
 }
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
@@ -171,31 +172,32 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       !o.behindProxy &&
       ![`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostText}:${port}`].includes(host)
     )
-      return send(res, 421, '{"error":"wrong Host"}');
+      return send(res, 421, rpcBody(`wrong Host: this server answers ${hostText}:${port}`, 'E_PROTOCOL'));
     const proto = forwarded('x-forwarded-proto') ?? scheme;
     const publicHost = forwarded('x-forwarded-host') ?? host;
     const base = `${proto}://${publicHost}`;
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== base && !(loopback && origin === `http://localhost:${port}`))
-      return send(res, 403, '{"error":"origin not allowed"}');
+      return send(res, 403, rpcBody('origin not allowed', 'E_CAPABILITY_DENIED'));
     const resourcePath = o.paths[0] ?? '/';
     if (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${resourcePath}`) {
       const doc = o.auth.metadata(`${base}${resourcePath}`);
-      return doc ? send(res, 200, JSON.stringify(doc)) : send(res, 404, '{"error":"not found"}');
+      return doc ? send(res, 200, JSON.stringify(doc)) : send(res, 404, rpcBody('not found', 'E_PROTOCOL'));
     }
     const auth = await o.auth.authenticate(
       req.headers.authorization,
       `${base}${PROTECTED_RESOURCE_PATH}${resourcePath}`,
     );
-    if (!auth.ok) return send(res, 401, JSON.stringify({ error: auth.reason }), auth.headers);
+    if (!auth.ok) return send(res, 401, rpcBody(auth.reason, 'E_CAPABILITY_DENIED'), auth.headers);
     principal = auth.principal;
     if (req.method === 'GET' && path === '/metrics') {
-      if (!o.metrics) return send(res, 404, '{"error":"not found"}');
+      if (!o.metrics) return send(res, 404, rpcBody('not found', 'E_PROTOCOL'));
       const m = await o.metrics.expose();
       res.writeHead(200, { 'content-type': m.contentType });
       return void res.end(m.body);
     }
-    if (!o.paths.includes(path)) return send(res, 404, '{"error":"not found"}');
+    if (!o.paths.includes(path))
+      return send(res, 404, rpcBody(`not found: the endpoint is ${o.paths.join(' or ')}`, 'E_PROTOCOL'));
     let release: (() => void) | undefined;
     if (req.method === 'POST') {
       const who = principal ?? `static:${remote}`;

@@ -237,6 +237,7 @@ export async function buildPool(
       const po: PoolCallOptions = { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false };
       if (o.argsJson !== undefined) po.argsJson = o.argsJson;
       if (o.argsParts !== undefined) po.argsParts = o.argsParts;
+      if (o.onProgress !== undefined) po.onProgress = o.onProgress;
       if (o.onSent !== undefined) po.onSent = o.onSent;
       return pool.call(spec, args, po);
     },

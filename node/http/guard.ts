@@ -22,11 +22,31 @@ export function json(res: ServerResponse, status: number, body: unknown, headers
   res.end(text);
 }
 
-/** Why a request was refused before anything read its body: HTTP status, a short reason, extra headers. */
+/**
+ * Why a request was refused before anything read its body: HTTP status, a short reason, the stable error code
+ * (`E_CAPABILITY_DENIED` for a missing token or a web page's Origin, `E_PROTOCOL` for a wrong Host), extra headers.
+ */
 export interface GuardRefusal {
   status: 401 | 403 | 421;
   reason: string;
+  code: 'E_CAPABILITY_DENIED' | 'E_PROTOCOL';
   headers?: Record<string, string>;
+}
+
+/**
+ * A refusal as a JSON-RPC 2.0 error response (id null: no request was read): `error.code` -32000 for a refused caller
+ * (E_CAPABILITY_DENIED) and -32600 for a malformed request (E_PROTOCOL), `error.data.code` the stable code, so a
+ * JSON-RPC client reads every HTTP refusal the way it reads the protocol's own (docs/protocol.md "HTTP status codes").
+ */
+export function rpcRefusal(
+  code: 'E_CAPABILITY_DENIED' | 'E_PROTOCOL' | 'E_BUSY',
+  message: string,
+): { jsonrpc: '2.0'; id: null; error: { code: number; message: string; data: { code: string } } } {
+  return {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: code === 'E_PROTOCOL' ? -32600 : -32000, message, data: { code } },
+  };
 }
 
 /**
@@ -36,13 +56,19 @@ export interface GuardRefusal {
  */
 export function checkLoopbackRequest(req: IncomingMessage, port: number, token: string): GuardRefusal | undefined {
   const host = req.headers.host ?? '';
-  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 421, reason: 'wrong Host' };
+  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)
+    return { status: 421, reason: `wrong Host: this server answers 127.0.0.1:${port} only`, code: 'E_PROTOCOL' };
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`)
-    return { status: 403, reason: 'origin not allowed' };
+    return { status: 403, reason: 'a web page (Origin) may not call this server', code: 'E_CAPABILITY_DENIED' };
   const auth = req.headers.authorization ?? '';
   if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), token))
-    return { status: 401, reason: 'missing or wrong bearer token', headers: { 'www-authenticate': 'Bearer' } };
+    return {
+      status: 401,
+      reason: 'missing or wrong bearer token',
+      code: 'E_CAPABILITY_DENIED',
+      headers: { 'www-authenticate': 'Bearer' },
+    };
   return undefined;
 }
 

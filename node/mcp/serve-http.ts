@@ -13,7 +13,7 @@ import { MAX_MESSAGE_BYTES, RPC, clientMessageRule, parseMessage, rpcError } fro
 import { checkRequestParams } from '../../core/mcp/wire/params.js';
 import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/wire/session-clock.js';
 import type { McpBridge } from './bridge.js';
-import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody, rpcRefusal } from '../http/guard.js';
 import { serveWeb } from './web-http.js';
 import type { RefusalCounter } from '../../core/audit/refusals.js';
 
@@ -72,9 +72,9 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
   const route = mcpRoute({ ...opts, bridgeFor: () => bridge, endpoint: () => `http://127.0.0.1:${port}/mcp` });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
+    if (url.pathname !== '/mcp') return json(res, 404, rpcRefusal('E_PROTOCOL', 'not found: the endpoint is /mcp'));
     const refused = checkLoopbackRequest(req, port, token);
-    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
+    if (refused) return json(res, refused.status, rpcRefusal(refused.code, refused.reason), refused.headers);
     await route.handle(req, res, {});
   };
   const listening = await listenLoopback(
@@ -282,7 +282,10 @@ export function mcpRoute(opts: McpRouteOptions): McpRoute {
       if (!existing) return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'unknown or ended session', 'E_MCP'));
       return viaTransport(existing.transport, req, res);
     }
-    if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
+    if (req.method !== 'POST')
+      return json(res, 405, rpcRefusal('E_PROTOCOL', 'method not allowed: POST, GET or DELETE'), {
+        allow: 'GET, POST, DELETE',
+      });
     const body = await readBody(req, MAX_MESSAGE_BYTES);
     if (body === undefined)
       return json(

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { ProtocolSession, RegistrationServer } from '../../core/registration/server.js';
 import { classifyInbound, rpcFailure, RPC_CODES, type RpcMessage } from '../../core/registration/rpc.js';
 import type { Store } from '../../core/store/contract.js';
-import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
+import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody, rpcRefusal } from '../http/guard.js';
 import { cliPrincipal } from './stdio.js';
 
 export interface ProtocolHttpOptions {
@@ -29,6 +29,9 @@ export interface ProtocolHttpHandle {
 
 /** The session header: sent by the server on `initialize`, by the client on every later request. */
 export const SESSION_HEADER = 'tysandbox-session';
+
+/** A POST body must say it is JSON: `application/json`, parameters (charset) allowed. */
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** The store namespace of sessions any instance may take over (ProtocolRouteOptions.shared). */
 export const SESSIONS_NS = 'protocol-sessions';
@@ -79,6 +82,8 @@ interface Entry {
   release(): void;
   /** Requests of this session being handled now. */
   busy: number;
+  /** The session's GET stream of the server's own notifications (`tool/listChanged`), while one is open. */
+  stream?: ServerResponse;
 }
 
 interface SessionRecord {
@@ -92,8 +97,11 @@ interface SessionRecord {
 /**
  * The protocol's HTTP route. POST carries one JSON-RPC message of at most maxMessageBytes (413 beyond). A request is
  * answered 200 with NDJSON: the run's `$/progress` and `$/log` notifications as they happen, then its response;
- * `$/cancel` gets 202. `initialize` opens a session (its id in the `tysandbox-session` response header), every other
- * message names it; DELETE with the header ends it. A client authenticated as a principal acts as it (`user:NAME`);
+ * `$/cancel` gets 202; a POST must be `Content-Type: application/json` (415 otherwise). `initialize` opens a session
+ * (its id in the `tysandbox-session` response header), every other message names it (`rpc.discover` needs none);
+ * DELETE with the header ends it; GET with it opens the session's stream of the server's own notifications
+ * (`tool/listChanged`, NDJSON, one stream per session: a new one ends the old). Every refusal is a JSON-RPC error body
+ * (docs/protocol.md "HTTP status codes"). A client authenticated as a principal acts as it (`user:NAME`);
  * with the server's own token it acts as `protocol:<client name>`. A session belongs to who opened it: another
  * principal naming its id gets 404.
  */
@@ -117,13 +125,14 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
     });
   const end = (id: string, e: Entry): void => {
     e.session.close();
+    e.stream?.end();
     e.release();
     sessions.delete(id);
   };
   const sweep = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, e] of sessions) if (now - e.used > idleMs) end(id, e);
+      for (const [id, e] of sessions) if (now - e.used > idleMs && e.stream === undefined) end(id, e);
     },
     Math.min(idleMs, 60_000),
   );
@@ -156,7 +165,15 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
       }
       return { answers: [], refused: p.message };
     }
-    const session = server.connect({ principal: (c) => owner ?? cliPrincipal(c), send: () => undefined });
+    // the server's own messages (tool/listChanged) go to the session's GET stream, when one is open
+    const holder: { stream?: ServerResponse } = {};
+    const session = server.connect({
+      principal: (c) => owner ?? cliPrincipal(c),
+      send: (msg) => {
+        const out = holder.stream;
+        if (out && !out.writableEnded) out.write(`${JSON.stringify(msg)}\n`);
+      },
+    });
     const answers: RpcMessage[] = [];
     await session.receive(init, (msg) => void answers.push(msg));
     const ok = answers.length > 0 && answers.every((a) => !('error' in a));
@@ -165,7 +182,7 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
       p.release();
       return { answers };
     }
-    return { entry: { session, used: Date.now(), owner, release: p.release, busy: 0 }, answers };
+    return { entry: Object.assign(holder, { session, used: Date.now(), owner, release: p.release, busy: 0 }), answers };
   };
 
   /** A session another instance opened, resumed here from its stored initialize (same owner only). */
@@ -222,7 +239,32 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
       res.writeHead(204).end();
       return;
     }
-    if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
+    if (req.method === 'GET') {
+      if (!existing || typeof sid !== 'string')
+        return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
+      const e = existing;
+      e.stream?.end();
+      e.stream = res;
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+      res.flushHeaders();
+      res.once('close', () => {
+        if (e.stream === res) e.stream = undefined;
+        e.used = Date.now();
+      });
+      return;
+    }
+    if (req.method !== 'POST')
+      return json(res, 405, rpcRefusal('E_PROTOCOL', 'method not allowed: POST, GET or DELETE'), {
+        allow: 'GET, POST, DELETE',
+      });
+    const type = req.headers['content-type'];
+    if (typeof type !== 'string' || !JSON_TYPE.test(type))
+      return json(
+        res,
+        415,
+        rpcRefusal('E_PROTOCOL', 'a POST carries one JSON-RPC message as Content-Type: application/json'),
+        { accept: 'application/json' },
+      );
     const body = await readBody(req, server.limits.maxMessageBytes);
     if (body === undefined)
       return json(
@@ -250,6 +292,16 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
             'E_PROTOCOL',
           ),
         );
+      if (m.kind === 'request' && m.method === 'rpc.discover') {
+        // the protocol's public description needs no session (OpenRPC service discovery)
+        const once = server.connect({ principal: (c) => owner ?? cliPrincipal(c), send: () => undefined });
+        const answers: RpcMessage[] = [];
+        await once.receive(text, (msg) => void answers.push(msg));
+        once.close();
+        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+        res.end(answers.map((a) => `${JSON.stringify(a)}\n`).join(''));
+        return;
+      }
       if (m.kind !== 'request' || m.method !== 'initialize')
         return json(
           res,
@@ -361,9 +413,10 @@ export async function serveProtocolHttp(
   let port = opts.port;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/tysandbox') return json(res, 404, { error: 'not found' });
+    if (url.pathname !== '/tysandbox')
+      return json(res, 404, rpcRefusal('E_PROTOCOL', 'not found: the endpoint is /tysandbox'));
     const refused = checkLoopbackRequest(req, port, token);
-    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
+    if (refused) return json(res, refused.status, rpcRefusal(refused.code, refused.reason), refused.headers);
     await route.handle(req, res, {});
   };
   const listening = await listenLoopback(

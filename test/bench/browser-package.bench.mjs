@@ -10,6 +10,9 @@ import { buildBrowserApp, launchChromium, serveDir } from '../../node/diagnostic
 export const MAIN_CHUNK_BUDGET = 1280 * 1024;
 /** Budget of the same, gzip. */
 export const MAIN_CHUNK_GZIP_BUDGET = 320 * 1024;
+/** Budget of `tysandbox/client` under the `browser` export condition (dist/client/browser.js), gzip bytes. */
+export const CLIENT_GZIP_BUDGET = 40 * 1024;
+const REPO = resolve(import.meta.dirname, '..', '..');
 
 /** index.js and the closure of its static imports (dynamic imports are loaded on demand, not counted). */
 export function mainChunk(out) {
@@ -52,6 +55,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function run() {
   const out = await buildBrowserApp({ outDir: 'dist/bench-browser-package' });
   const size = mainChunk(out);
+  // the browser build of the typed client (npm run build writes it; run.mjs builds first)
+  const client = readFileSync(join(REPO, 'dist', 'client', 'browser.js'));
+  const clientGzip = gzipSync(client).length;
   const rows = [
     {
       name: `main chunk (index.js + ${size.files - 1} static chunks)`,
@@ -71,12 +77,23 @@ export async function run() {
       ratio: Math.round((size.gzip / MAIN_CHUNK_GZIP_BUDGET) * 100) / 100,
       target: '<= 1x',
     },
+    {
+      name: `tysandbox/client browser build (dist/client/browser.js, ${(client.length / 1024).toFixed(1)} KiB), gzip`,
+      value: Math.round((clientGzip / 1024) * 10) / 10,
+      unit: 'KiB',
+      baseline: 'budget',
+      baselineValue: CLIENT_GZIP_BUDGET / 1024,
+      ratio: Math.round((clientGzip / CLIENT_GZIP_BUDGET) * 100) / 100,
+      target: '<= 1x',
+    },
   ];
   const notes = [
     `The build is not minified (the worker bootstrap text stays as written); an app's own bundler ` +
       `minifies it. Main chunk budget ${MAIN_CHUNK_BUDGET / 1024} KiB (${MAIN_CHUNK_GZIP_BUDGET / 1024} ` +
       `KiB gzip): what an app loads before its first call. Pyodide (about 10 MB) is fetched only for ` +
       `Python, on demand.`,
+    `tysandbox/client under the \`browser\` export condition: connectWindow and connectHttp, no node:* import and ` +
+      `no zod (esbuild, minified; browser/build/client-bundle.mjs); budget ${CLIENT_GZIP_BUDGET / 1024} KiB gzip.`,
   ];
   const server = await serveDir(out, {
     files: {

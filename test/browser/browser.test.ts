@@ -63,3 +63,28 @@ describe.skipIf(!haveChromium)('browser host in Chromium', () => {
     expect(rows.filter((r) => !r.ok)).toEqual([]);
   });
 });
+
+// The same contracts with every sandbox of the page in srcdoc mode (the page served with srcdocPageCsp(), the policy
+// docs/browser.md gives): what `tycli diagnostics --browser --frame srcdoc` runs. The control contract runs an inline
+// script of its own, which that page policy forbids by design; it runs in the default pass above.
+describe.skipIf(!haveChromium)('browser host in Chromium, srcdoc frame mode', () => {
+  let srcdocRows: ContractRow[] = [];
+  beforeAll(async () => {
+    srcdocRows = await runBrowserContracts({ frame: 'srcdoc', build: false });
+  }, 240_000);
+
+  for (const name of EXPECTED.filter((n) => !n.startsWith('control:'))) {
+    it(name, () => {
+      const row = srcdocRows.find((r) => r.name.startsWith(name));
+      expect(row, `no row for "${name}"`).toBeDefined();
+      expect({ name: row!.name, ok: row!.ok, detail: row!.detail }).toMatchObject({ ok: true });
+    });
+  }
+  it('the frames were srcdoc frames (the frame contract read the inline document)', () => {
+    const row = srcdocRows.find((r) => r.name.startsWith('sandbox frame: sandbox attribute'));
+    expect(row).toMatchObject({ ok: true, detail: expect.stringContaining('srcdoc document') });
+    expect(rows.find((r) => r.name === row!.name)?.detail ?? '').not.toContain('srcdoc');
+    expect(srcdocRows.length).toBeGreaterThanOrEqual(EXPECTED.length - 1);
+    expect(srcdocRows.filter((r) => !r.ok)).toEqual([]);
+  });
+});

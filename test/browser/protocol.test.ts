@@ -98,12 +98,15 @@ describe.skipIf(!haveChromium)('tysandbox/1 over postMessage (browser/registrati
     expect(ran.result).toEqual({ revision: browserRevision, result: 42 });
     const runId = (ran.progress[0] as { id: unknown }).id;
     expect(ran.progress).toEqual([
-      { id: runId, stage: 'resolved', revision: browserRevision },
-      { id: runId, stage: 'done', revision: browserRevision },
+      { id: runId, stage: 'queued', revision: browserRevision },
+      { id: runId, stage: 'started', revision: browserRevision },
+      { id: runId, stage: 'done', revision: browserRevision, outcome: 'ok' },
     ]);
     expect(ran.logs).toEqual([{ id: runId, level: 'info', text: 'x is 21' }]);
-    const list = (await page.evaluate(() => window.ty.call('tool/list', {}))) as { result: { name: string }[] };
-    expect(list.result.map((t) => t.name)).toContain('double');
+    const list = (await page.evaluate(() => window.ty.call('tool/list', {}))) as {
+      result: { tools: { name: string }[] };
+    };
+    expect(list.result.tools.map((t) => t.name)).toContain('double');
     const second = (await page.evaluate((m) => window.ty.call('tool/add', { manifest: m }), doubler('double', 3))) as {
       result: { revision: string; active: boolean };
     };

@@ -75,6 +75,39 @@ describe('tycli diagnostics --browser', () => {
     },
   );
 
+  it.skipIf(!existsSync('/usr/bin/chromium'))(
+    '--frame srcdoc runs the contracts with srcdoc sandbox frames under the documented page policy',
+    async () => {
+      const r = await tycli(join(ROOT, 'bin', 'tycli.mjs'), [
+        'diagnostics',
+        '--browser',
+        '--frame',
+        'srcdoc',
+        '--filter',
+        'sandbox attribute',
+        '--json',
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      const res = JSON.parse(r.stdout.trim()) as {
+        ok: boolean;
+        contracts: { host: string; ok: boolean; detail: string }[];
+      };
+      expect(res.ok).toBe(true);
+      const browserRows = res.contracts.filter((c) => c.host === 'browser');
+      expect(browserRows.length).toBeGreaterThan(0);
+      expect(browserRows.every((c) => c.ok && c.detail.includes('srcdoc document'))).toBe(true);
+      // --frame takes srcdoc, and only with --browser
+      for (const args of [
+        ['--browser', '--frame', 'blob'],
+        ['--frame', 'srcdoc'],
+      ]) {
+        const bad = await tycli(join(ROOT, 'bin', 'tycli.mjs'), ['diagnostics', ...args, '--json']);
+        expect(bad.code).toBe(2);
+        expect(JSON.parse(bad.stdout.trim())).toMatchObject({ ok: false, error: { code: 'E_USAGE' } });
+      }
+    },
+  );
+
   it('outside a source checkout, fails with E_SANDBOX_UNAVAILABLE and a plain message, not a stack', async () => {
     // An installed copy: the compiled code and the launcher, without test/browser.
     const inst = join(tmp, 'installed');

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { connectHttp, connectStdio, type ProtocolClient } from '../../node/client.js';
+import { connectHttp, connectStdio, type ClientOptions, type ProtocolClient } from '../../node/client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'tycli.mjs');
@@ -39,12 +39,18 @@ export function doubler(name = 'double', k = 2, extra: Record<string, unknown> =
 }
 
 /** `tycli serve` over stdio through the typed client (no controlling terminal). */
-export function stdioClient(home: string, args: string[] = [], name = 'tests'): Promise<ProtocolClient> {
+export function stdioClient(
+  home: string,
+  args: string[] = [],
+  name = 'tests',
+  extra: Partial<ClientOptions> = {},
+): Promise<ProtocolClient> {
   return connectStdio(['setsid', process.execPath, BIN, '--home', home, 'serve', ...args], {
     env: cleanEnv(home),
     cwd: home,
     name,
     version: '1.0.0',
+    ...extra,
   });
 }
 
@@ -91,8 +97,8 @@ export async function startHttp(home: string, args: string[] = []): Promise<Http
   };
 }
 
-export function httpClient(s: HttpServer, name = 'tests'): Promise<ProtocolClient> {
-  return connectHttp(s.url, s.token, { name, version: '1.0.0' });
+export function httpClient(s: HttpServer, name = 'tests', extra: Partial<ClientOptions> = {}): Promise<ProtocolClient> {
+  return connectHttp(s.url, s.token, { name, version: '1.0.0', ...extra });
 }
 
 /** Wait until `cond` holds (polled every 50 ms), at most `ms`. */

@@ -1,12 +1,13 @@
-// Every method and refusal of tysandbox/1 through the typed client, over `tycli serve` (stdio) and `tycli serve
-// --http`; test side.
+// Every method and refusal of tysandbox/1 through the typed client speaking the 1.0 wire (a 1.0 client keeps working
+// against a 1.1 server), over `tycli serve` (stdio) and `tycli serve --http`; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { QuestionStore, questionsDir } from '../../node/ask/store.js';
 import { revisionId } from '../../core/revisions/registry.js';
 import { parseManifest } from '../../core/manifest/parse.js';
-import { REGISTRATION_METHODS, type ProtocolClient } from '../../node/client.js';
+import { REGISTRATION_METHODS_V1 as REGISTRATION_METHODS } from '../../protocol/registration.js';
+import type { ProtocolClient } from '../../node/client.js';
 import { runProcess } from '../e2e/helpers.js';
 import {
   BIN,
@@ -34,10 +35,10 @@ afterAll(async () => {
 });
 
 async function open(t: Transport, home: string, args: string[] = [], name = 'tests'): Promise<ProtocolClient> {
-  if (t === 'stdio') return stdioClient(home, args, name);
+  if (t === 'stdio') return stdioClient(home, args, name, { protocolVersion: 'tysandbox/1' });
   const s = await startHttp(home, args);
   servers.push(s);
-  return httpClient(s, name);
+  return httpClient(s, name, { protocolVersion: 'tysandbox/1' });
 }
 
 async function audit(home: string): Promise<Record<string, unknown>[]> {

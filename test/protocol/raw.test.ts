@@ -51,7 +51,7 @@ describe('raw NDJSON on tycli serve', () => {
     s.write(init(0, 'tysandbox/0'));
     expect((await s.byId(0)).error).toMatchObject({
       code: -32000,
-      data: { code: 'E_PROTOCOL', supported: ['tysandbox/1'] },
+      data: { code: 'E_PROTOCOL', supported: ['tysandbox/1', 'tysandbox/1.1'] },
     });
     s.write(init(1));
     expect((await s.byId(1)).result).toMatchObject({ protocolVersion: 'tysandbox/1', principal: 'protocol:raw' });
@@ -269,7 +269,7 @@ describe('raw HTTP on tycli serve --http', () => {
     expect(other.headers.get('tysandbox-session')).toBeNull(); // a failed initialize opens no session
     expect(JSON.parse((await other.text()).trim())).toMatchObject({
       id: 6,
-      error: { data: { code: 'E_PROTOCOL', supported: ['tysandbox/1'] } },
+      error: { data: { code: 'E_PROTOCOL', supported: ['tysandbox/1', 'tysandbox/1.1'] } },
     });
     expect(
       (

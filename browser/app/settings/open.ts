@@ -13,6 +13,7 @@ import type { keyForEndpoint } from '../providers/key-question.js';
 import type { ConversationView } from '../ui/conversation.js';
 import type { Shell } from '../ui/shell.js';
 import { mcpSettingsSection } from './mcp.js';
+import { webmcpSettingSection } from '../ui/webmcp-setting.js';
 import { appSettingsSection, settingsPanel } from './panel.js';
 import { secretsSection } from './secrets.js';
 import { checkExport, exportSettings, importSettings } from './transfer.js';
@@ -166,6 +167,7 @@ export function openSettingsPanel(a: SettingsHost): HTMLElement {
     }),
     secretsSection(a.db),
     mcpSettingsSection(a.db, a.host.mcp, () => void widenForMcp()),
+    webmcpSettingSection(a.db, a.host.webmcp),
     transferSection(a),
   );
 }

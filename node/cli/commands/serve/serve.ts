@@ -1,5 +1,5 @@
-// tycli serve [--http [HOST:]PORT]: the registration protocol (tysandbox/1) for programs, over stdio or HTTP(S) as a
-// team gateway instance; Node host, trusted side.
+// tycli serve [--http [HOST:]PORT]: the registration protocol (tysandbox/1.1, and 1.0) for programs, over stdio or
+// HTTP(S) as a team gateway instance; Node host, trusted side.
 import type { CliCommand, CliContext } from '../../types.js';
 import { note, outJson, usage } from '../../output.js';
 import { untilStopped, writeTokenFile } from '../../serve-loop.js';
@@ -7,7 +7,7 @@ import { GATEWAY_OPTIONS, GATEWAY_USAGE } from '../../../gateway/serve.js';
 
 const serve: CliCommand = {
   path: ['serve'],
-  summary: 'serve the registration protocol tysandbox/1 to programs (stdio NDJSON, or HTTP: a gateway instance)',
+  summary: 'serve the registration protocol tysandbox/1.1 to programs (stdio NDJSON, or HTTP: a gateway instance)',
   usage: `Usage: tycli serve [--http [HOST:]PORT [--tls-cert FILE --tls-key FILE | --behind-proxy]] [--rate N]
 
 ${GATEWAY_USAGE}
@@ -15,8 +15,10 @@ ${GATEWAY_USAGE}
                           principal per minute (default 60; counted in the store, so shared by every instance
                           on one store); beyond it they are refused with E_BUSY
 
-Speaks the JSON-RPC 2.0 protocol "tysandbox/1" (docs/protocol.md): initialize, tool/add, tool/list,
-tool/show, tool/activate, tool/remove, tool/run and $/cancel. On stdin/stdout one message per line (NDJSON);
+Speaks the JSON-RPC 2.0 protocol "tysandbox/1.1" and "tysandbox/1" (docs/protocol.md): initialize, tool/add,
+tool/list (paged), tool/show, tool/activate, tool/remove, tool/run, rpc.discover and $/cancel; tool/listChanged
+tells clients that ask for it about changes by any process sharing this store. On stdin/stdout one message per
+line (NDJSON);
 with --http at http(s)://HOST:PORT/tysandbox. A client authenticates with a bearer token: a per-client token
 ('tycli token create --principal NAME': it acts as user:NAME), an OIDC access token (gateway.oidc in the user
 settings) or this server's own token, written 0600 to <home>/run/serve-http-HOST-PORT.token (one per listening
@@ -41,6 +43,7 @@ it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the gate as tool cal
     const instruments = gw ? await gw.gatewayInstruments(ctx.env) : undefined;
     const { createNodeHost } = await import('../../../host/host.js');
     const { protocolServerFor, serveProtocolStream } = await import('../../../registration/stdio.js');
+    const { watchRegistry } = await import('../../../registration/watch.js');
     const { StoreRate } = await import('../../../../core/registration/limits.js');
     let server: import('../../../../core/registration/server.js').RegistrationServer | undefined;
     const host = await createNodeHost({
@@ -61,6 +64,7 @@ it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the gate as tool cal
       new StoreRate(host.store, perMinute, 60_000),
     );
     let stop: (() => Promise<void>) | undefined;
+    const stopWatch = watchRegistry(host.paths.store, server);
     const stopped = untilStopped(ctx, v.http === undefined);
     try {
       if (!gw || !flags || !instruments) {
@@ -102,10 +106,11 @@ it is refused with E_APPROVAL_REQUIRED. tool/run calls pass the gate as tool cal
           route.close();
         };
         if (ctx.globals.json) outJson(ctx, { ok: true, url: serving.url, tokenFile: serving.tokenFile });
-        else note(ctx, `tysandbox/1 at ${serving.url} (bearer token in ${serving.tokenFile}); Ctrl-C stops it`);
+        else note(ctx, `tysandbox/1.1 at ${serving.url} (bearer token in ${serving.tokenFile}); Ctrl-C stops it`);
         await stopped;
       }
     } finally {
+      stopWatch();
       await stop?.();
       server.close();
       await host.close();

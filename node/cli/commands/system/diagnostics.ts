@@ -32,11 +32,13 @@ function failed(rows: readonly { ok: boolean; name: string }[]): { error?: { cod
 const diagnostics: CliCommand = {
   path: ['diagnostics'],
   summary: 'run the security-contract suite against this host (real probes through the real sandbox)',
-  usage: `Usage: tycli diagnostics [--list] [--filter TEXT] [--json] [--verbose] [--browser] [--sandbox auto|required|off]
+  usage: `Usage: tycli diagnostics [--list] [--filter TEXT] [--json] [--verbose] [--browser [--frame srcdoc]] [--sandbox auto|required|off]
 
   --list          list the contracts (name and requirement) without running them
   --filter TEXT   only contracts whose name contains TEXT (case-insensitive, not empty), e.g. os_isolation
   --verbose       print every check of every contract, not only the failing ones
+  --frame srcdoc  with --browser: run them with the sandbox frame in srcdoc mode (docs/browser.md), the page
+                  served with the policy that mode needs
   --browser       also run the browser contracts in Debian's Chromium (served on 127.0.0.1, driven by
                   playwright-core; needs the source checkout and its dev dependencies) and print one
                   table for both hosts. Contracts of the same property carry the same name on both
@@ -55,11 +57,14 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
     filter: { type: 'string' },
     verbose: { type: 'boolean' },
     browser: { type: 'boolean' },
+    frame: { type: 'string' },
   },
   async run(ctx, values) {
     try {
       const { selectContracts, runContracts } = await import('../../../diagnostics/contracts.js');
       const filter = typeof values.filter === 'string' ? values.filter : undefined;
+      if (values.frame !== undefined && (values.frame !== 'srcdoc' || values.browser !== true))
+        return fail(ctx, 'E_USAGE', '--frame takes srcdoc, with --browser (the default mode needs no flag)');
       if (filter !== undefined && filter.trim() === '')
         return fail(
           ctx,
@@ -174,7 +179,12 @@ async function bothHosts(
   const browserRun = checks === undefined || checks.length > 0;
   if (browserRun) {
     bar.status('browser: building the app and running the contracts in Chromium (this takes a while)...');
-    rows.push(...(await runBrowserHostContracts(filter ? { filter } : {}).finally(() => bar.done())));
+    const frame = values.frame === 'srcdoc' ? ('srcdoc' as const) : undefined;
+    rows.push(
+      ...(await runBrowserHostContracts({ ...(filter ? { filter } : {}), ...(frame ? { frame } : {}) }).finally(() =>
+        bar.done(),
+      )),
+    );
   } else bar.done();
   if (rows.length === 0) return fail(ctx, 'E_USAGE', none);
   const ok = rows.every((r) => r.ok);
