@@ -361,7 +361,8 @@ export class SocketTransport implements Transport {
     });
   }
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) throw new TyError('E_MCP', 'the hub session has ended');
+    if (this.closed)
+      throw new TyError('E_MCP_ENDED', 'the session with the shared server ended; the next call starts a new one');
     this.socket.write(frame(message));
   }
   async close(): Promise<void> {
