@@ -84,6 +84,8 @@ export interface ProcessTransportOptions {
   maxMessageBytes?: number;
   /** Server requests handed to the session instead of refused (core/mcp/wire/messages.ts serverMessageRule). */
   passRequests?: ReadonlySet<string>;
+  /** How long the server may take to exit after SIGTERM when closed, before its group is killed, ms (default 1500). */
+  stopGraceMs?: number;
 }
 
 /** Lines that are not JSON-RPC messages a server may send in one session before it is ended. */
@@ -256,7 +258,7 @@ export class ProcessTransport implements Transport {
     this.closing = (async () => {
       if (child) {
         child.stdin?.end();
-        await killGroup(child);
+        await killGroup(child, this.opts.stopGraceMs);
       }
       if (!wasClosed) this.onclose?.();
     })();
