@@ -37,9 +37,10 @@ export const BWRAP_ADVISORIES: readonly BwrapAdvisory[] = Object.freeze([
     tysandbox: {
       exposure: 'not-exposed',
       why:
-        "tysandbox's bwrap command line creates no mount point, folder or symlink beneath a bound folder that a " +
-        'sandbox or another user can write (node/os-sandbox/mount-plan.ts; test/os/bwrap-setup-paths.test.ts), so ' +
-        'no planted symlink lies on a path bwrap creates',
+        "tysandbox's bwrap command lines create no mount point, folder or symlink beneath a bound folder that a " +
+        'sandbox or another user can write (each is checked before it runs; `tycli diagnostics --filter ' +
+        'bwrap_setup_paths` checks this machine), so no planted symlink lies on a path bwrap creates; upgrading ' +
+        'bubblewrap still closes it for other programs that use bwrap',
     },
   },
   {

@@ -5,7 +5,7 @@ import { dirname, isAbsolute, posix } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { prlimitPrefix, type OsLimits } from './limits.js';
 import { chownToLease, type UidLease } from './uid-pool.js';
-import { othersCanWrite, planMounts, type MountEntry } from './mount-plan.js';
+import { othersCanWrite, planMounts, setupPathViolations, type MountEntry } from './mount-plan.js';
 
 /**
  * What a runtime wants to spawn, before OS isolation. Structurally the `SpawnWrapper` input of
@@ -466,7 +466,11 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
           '--',
         ]
       : [];
-  return [...prefix, opts.bwrapPath, ...args];
+  const argv = [...prefix, opts.bwrapPath, ...args];
+  // the final check, on the command line itself: nothing bwrap creates lies beneath a folder others can write
+  const bad = setupPathViolations(argv, opts.bwrapPath, (p) => othersCanWrite(p, me));
+  if (bad.length > 0) fail(`the sandbox's command line would create a path beneath a writable folder: ${bad[0]}`);
+  return argv;
 }
 
 let capsChecked: boolean | undefined;

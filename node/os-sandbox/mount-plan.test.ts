@@ -1,7 +1,7 @@
 // Unit tests of the bubblewrap mount plan (mount-plan.ts): nested grants, runtime files, folders others can write,
 // order; Node host, trusted side.
 import { describe, expect, it } from 'vitest';
-import { planMounts, type MountEntry, type MountPlanContext } from './mount-plan.js';
+import { planMounts, setupPathViolations, type MountEntry, type MountPlanContext } from './mount-plan.js';
 
 const ro = (dest: string, src = dest, what = 'the read-only path'): MountEntry => ({
   dest,
@@ -79,5 +79,35 @@ describe('planMounts', () => {
     expect(() => planMounts([rw('/lib64')], ctx(), links)).toThrow(
       expect.objectContaining({ message: expect.stringContaining('the library link /lib64/ld-linux-x86-64.so.2') }),
     );
+  });
+});
+
+describe('setupPathViolations (the final check of a bwrap command line)', () => {
+  const B = '/usr/bin/bwrap';
+  const argv = (...ops: string[]) => ['/usr/bin/setpriv', '--', B, '--unshare-all', ...ops, '--', 'node'];
+  it('passes a plan without nesting, and reports a path beneath a writable bind or a folder others can change', () => {
+    expect(
+      setupPathViolations(
+        argv('--tmpfs', '/tmp', '--ro-bind', '/p', '/p', '--bind', '/p/out', '/p/out'),
+        B,
+        () => false,
+      ),
+    ).toEqual([]);
+    expect(setupPathViolations(argv('--bind', '/w', '/w', '--ro-bind', '/n', '/w/n'), B, () => false)).toEqual([
+      '--ro-bind /w/n lies beneath the writable bind /w',
+    ]);
+    expect(
+      setupPathViolations(argv('--symlink', 'w', '/l', '--bind', '/w', '/w', '--dir', '/l/x'), B, () => false),
+    ).toEqual(['--dir /w/x lies beneath the writable bind /w']);
+    expect(
+      setupPathViolations(argv('--ro-bind', '/s', '/s', '--bind', '/s/a/o', '/s/a/o'), B, (p) => p === '/s/a'),
+    ).toEqual(['--bind /s/a/o lies beneath /s, through /s/a, which another user can change']);
+  });
+  it('reports an option it does not know, and a command line without bwrap or without --', () => {
+    expect(setupPathViolations(argv('--overlay-src', '/x'), B, () => false)).toEqual([
+      'unclassified bwrap option --overlay-src',
+    ]);
+    expect(setupPathViolations(['node'], B, () => false)).toEqual([`no ${B} in the command line`]);
+    expect(setupPathViolations([B, '--tmpfs', '/tmp'], B, () => false)).toEqual(['no -- before the command']);
   });
 });

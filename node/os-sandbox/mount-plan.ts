@@ -149,3 +149,96 @@ export function planMounts(
     .map((x) => x.k);
   return { mounts, links: keptLinks };
 }
+
+/**
+ * The operands of each bubblewrap option tysandbox passes (bwrap(1), 0.8.0), and which of them create their
+ * destination in the new root. An option not listed fails the check (setupPathViolations): a new option must be
+ * classified before it is passed.
+ */
+const BWRAP_ARITY: Readonly<Record<string, number>> = {
+  '--unshare-all': 0,
+  '--unshare-user': 0,
+  '--disable-userns': 0,
+  '--die-with-parent': 0,
+  '--new-session': 0,
+  '--clearenv': 0,
+  '--cap-drop': 1,
+  '--hostname': 1,
+  '--setenv': 2,
+  '--size': 1,
+  '--remount-ro': 1,
+  '--chdir': 1,
+  '--tmpfs': 1,
+  '--proc': 1,
+  '--dev': 1,
+  '--dir': 1,
+  '--bind': 2,
+  '--ro-bind': 2,
+  '--symlink': 2,
+};
+const CREATES: ReadonlySet<string> = new Set([
+  '--tmpfs',
+  '--proc',
+  '--dev',
+  '--dir',
+  '--bind',
+  '--ro-bind',
+  '--symlink',
+]);
+
+/**
+ * Every setup path of a bubblewrap command line (`[setpriv ... --] BWRAP OPTIONS -- command`) that bwrap would create
+ * beneath a bound host folder the sandbox can write (`--bind`) or, on the way from a read-only bind's folder down to
+ * the path's parent, a user other than root and `uid` can change (othersCanWrite); a destination is first resolved
+ * through the command line's own `--symlink`s. Empty when there is none. The final check of bwrapArgv and the
+ * `os_setup_paths` diagnostics contract.
+ * @returns one line per violation (or for an option it does not know).
+ */
+export function setupPathViolations(
+  argv: string[],
+  bwrapPath: string,
+  canOthersWrite: (path: string) => boolean,
+): string[] {
+  const start = argv.indexOf(bwrapPath);
+  if (start < 0) return [`no ${bwrapPath} in the command line`];
+  const ops: { flag: string; src?: string; dest: string }[] = [];
+  let i = start + 1;
+  for (; i < argv.length && argv[i] !== '--'; ) {
+    const flag = argv[i] as string;
+    const n = BWRAP_ARITY[flag];
+    if (n === undefined) return [`unclassified bwrap option ${flag}`];
+    if (CREATES.has(flag))
+      ops.push(
+        n === 2
+          ? { flag, src: argv[i + 1] as string, dest: argv[i + 2] as string }
+          : { flag, dest: argv[i + 1] as string },
+      );
+    i += 1 + n;
+  }
+  if (i >= argv.length) return ['no -- before the command'];
+  const links = new Map(ops.filter((o) => o.flag === '--symlink').map((o) => [o.dest, o.src as string]));
+  const binds = ops.filter((o) => o.flag === '--bind' || o.flag === '--ro-bind');
+  const out: string[] = [];
+  for (const op of ops) {
+    let dest = op.dest;
+    for (let k = 0; k < 40; k++) {
+      const hit = [...links.keys()].find((l) => beneath(dest, l));
+      if (hit === undefined) break;
+      dest = throughLinks(dest, new Map([[hit, links.get(hit) as string]]));
+    }
+    for (const b of binds) {
+      if (b === op || !beneath(dest, b.dest)) continue;
+      if (b.flag === '--bind') {
+        out.push(`${op.flag} ${dest} lies beneath the writable bind ${b.dest}`);
+        continue;
+      }
+      let p = b.src as string;
+      const walk = [p];
+      for (const part of posix.dirname(dest).slice(b.dest.length).split('/').filter(Boolean))
+        walk.push((p = posix.join(p, part)));
+      const open = walk.find((x) => canOthersWrite(x));
+      if (open) out.push(`${op.flag} ${dest} lies beneath ${b.dest}, through ${open}, which another user can change`);
+    }
+  }
+  return out;
+}
