@@ -1,5 +1,5 @@
-// Finding 5 as reported, end to end: the built `tycli mcp serve` (stdio and --http) with `mcp add --timeout` in front of
-// a server written with the MCP SDK; after a crash, a timeout or a cancel the next call is answered; test side.
+// Finding 5 as reported, end to end: the built `tycli mcp serve` (stdio and --http) with `mcp add --timeout` in front
+// of a server written with the MCP SDK; after a crash, a timeout or a cancel the next call is answered; test side.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
