@@ -126,7 +126,13 @@ export const setupPathsContract = {
     try {
       chmodSync(dir, 0o755);
       const me = host.probe.dropTo?.uid ?? process.geteuid?.() ?? 0;
-      for (const [name, argv] of await commandLines(host.plan.wrap, host.probe, host.engines(), dir)) {
+      for (const [name, argv] of await commandLines(
+        host.plan.wrap,
+        host.probe,
+        // quickjs's host process goes through the same wrapper, whose final check refuses any violation (bwrap.ts)
+        host.engines().filter((e): e is 'node' | 'deno' => e === 'node' || e === 'deno'),
+        dir,
+      )) {
         const bad = setupPathViolations(argv, host.probe.path as string, (p) => othersCanWrite(p, me));
         ok &&= bad.length === 0;
         lines.push(
