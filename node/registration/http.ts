@@ -77,6 +77,8 @@ interface Entry {
   /** Who opened it: the authenticated principal, or null for the server's own token. */
   owner: string | null;
   release(): void;
+  /** Requests of this session being handled now. */
+  busy: number;
 }
 
 interface SessionRecord {
@@ -163,7 +165,7 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
       p.release();
       return { answers };
     }
-    return { entry: { session, used: Date.now(), owner, release: p.release }, answers };
+    return { entry: { session, used: Date.now(), owner, release: p.release, busy: 0 }, answers };
   };
 
   /** A session another instance opened, resumed here from its stored initialize (same owner only). */
@@ -171,13 +173,28 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
     id: string,
     owner: string | null,
     place: (principal: string) => SessionPlace,
-  ): Promise<Entry | undefined> => {
+  ): Promise<Entry | { refused: string } | undefined> => {
     if (!opts.shared || !/^[0-9a-f-]{36}$/.test(id)) return undefined;
     const rec = await opts.shared.getJson<SessionRecord>(SESSIONS_NS, id).catch(() => undefined);
     if (rec?.v !== 1 || rec.owner !== owner || Date.now() - rec.at > SESSION_RECORD_MAX_AGE) return undefined;
-    const r = await start(owner, rec.init, place);
+    let r = await start(owner, rec.init, place);
+    // Refused a place here (the owner's sessions on this instance are at their limit): this instance's least recently
+    // used idle copy of one of the owner's stored sessions makes room. Its record stays in the shared store, so that
+    // session resumes again (here or elsewhere) at its next request; nothing of it is lost.
+    if (r.refused !== undefined && makeRoom(owner)) r = await start(owner, rec.init, place);
     if (r.entry) sessions.set(id, r.entry);
-    return r.entry;
+    return r.entry ?? (r.refused !== undefined ? { refused: r.refused } : undefined);
+  };
+
+  /** End this instance's least recently used idle session of `owner` (shared store only); false when there is none. */
+  const makeRoom = (owner: string | null): boolean => {
+    if (!opts.shared) return false;
+    let lru: [string, Entry] | undefined;
+    for (const [id, e] of sessions)
+      if (e.owner === owner && e.busy === 0 && (lru === undefined || e.used < lru[1].used)) lru = [id, e];
+    if (lru === undefined) return false;
+    end(lru[0], lru[1]);
+    return true;
   };
 
   const handle = async (
@@ -190,7 +207,13 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
     const sid = req.headers[SESSION_HEADER];
     let existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (existing && existing.owner !== owner) existing = undefined;
-    if (!existing && typeof sid === 'string') existing = await resume(sid, owner, place);
+    if (!existing && typeof sid === 'string') {
+      const r = await resume(sid, owner, place);
+      // the session exists, but this instance has no place for it now: busy, not gone
+      if (r !== undefined && 'refused' in r)
+        return json(res, 429, rpcFailure(null, RPC_CODES.SERVER_ERROR, r.refused, 'E_BUSY'), { 'retry-after': '5' });
+      existing = r;
+    }
     if (req.method === 'DELETE') {
       if (!existing || typeof sid !== 'string')
         return json(res, 404, rpcFailure(null, RPC_CODES.INVALID_REQUEST, 'unknown or ended session', 'E_PROTOCOL'));
@@ -258,6 +281,22 @@ export function protocolRoute(server: RegistrationServer, opts: ProtocolRouteOpt
     }
     const entry = existing;
     entry.used = Date.now();
+    entry.busy++;
+    try {
+      await answer(entry, m, text, res);
+    } finally {
+      entry.busy--;
+      entry.used = Date.now();
+    }
+  };
+
+  /** Answer one message of an open session: 202 for a notification, else the run's NDJSON stream. */
+  const answer = async (
+    entry: Entry,
+    m: ReturnType<typeof classifyInbound>,
+    text: string,
+    res: ServerResponse,
+  ): Promise<void> => {
     if (m.kind !== 'request') {
       await entry.session.receive(text);
       res.writeHead(202).end();
