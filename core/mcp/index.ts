@@ -108,4 +108,4 @@ export {
 export { checkToolArguments, checkToolSchema, checkStructuredContent } from './bridge/args.js';
 export { StoreDefinitionMemory, definitionHash, type DefinitionMemory } from './bridge/definitions.js';
 export { TOOL_EXECUTION_CODES, clientMessage, toolErrorResult, withFeedback } from './bridge/results.js';
-export { RpcFailure, SERVER_FAULT_CODES, toMcpError } from './wire/errors.js';
+export { BRIDGE_ERROR_CODES, GATE_REFUSED, BRIDGE_FAILED, RpcFailure, rpcCodeOf, toMcpError } from './wire/errors.js';

@@ -8,6 +8,7 @@ import { Elicitor } from '../../core/mcp/input/elicit.js';
 import { compilePolicy } from '../../core/policy/permissions.js';
 import { DialogAskChannel } from './dialog.js';
 import { FORM_SEPARATOR } from './dialog-form.js';
+import { sanitizeInline } from '../../core/ask/text.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -76,4 +77,73 @@ describe('an elicitation form in the desktop dialog (zenity --forms)', () => {
       action: 'cancel',
     });
   });
+
+  it('choice values are shown inert (bidi, controls, line breaks as escapes) and the chosen one maps back to the value', async () => {
+    const evil = ['safe\u202E\u2066txt.exe', 'red\u001b[2J', 'two\nlines', 'zero\u200Bwidth'];
+    const z = await fakeZenity(['Ada', '7', sanitizedOf(evil[0]!)].join(FORM_SEPARATOR));
+    const r = await elicitor(z.dir).elicit('srv', {
+      message: 'Pick',
+      requestedSchema: {
+        type: 'object',
+        properties: { name: { type: 'string' }, age: { type: 'integer' }, file: { type: 'string', enum: evil } },
+        required: ['name', 'age'],
+      },
+    });
+    // the server gets its own value back
+    expect(r).toEqual({ action: 'accept', content: { name: 'Ada', age: 7, file: evil[0] } });
+    const combo = (await z.args()).find((a) => a.startsWith('--combo-values='))!;
+    expect(combo).toBe(`--combo-values=${evil.map(sanitizedOf).join('|')}`);
+    expect(combo).toContain('\\u202e');
+    expect(combo).toContain('\\x1b');
+    // nothing hidden or line-breaking reaches the dialog
+    expect(combo).not.toMatch(/[\u0000-\u001f\u007f\u200b\u202a-\u202e\u2066-\u2069]/);
+  });
+
+  it('choices that would look the same once made inert, or a printed choice that was not offered: the form is not shown or not taken', async () => {
+    const same = { type: 'string', enum: ['red', 'red\u200B'] };
+    const z = await fakeZenity(['Ada', '7', 'red'].join(FORM_SEPARATOR));
+    const ask = (choice: Record<string, unknown>) =>
+      elicitor(z.dir).elicit('srv', {
+        message: 'Pick',
+        requestedSchema: {
+          type: 'object',
+          properties: { name: { type: 'string' }, age: { type: 'integer' }, c: choice },
+          required: ['name', 'age'],
+        },
+      });
+    // red and red<ZWSP>, shown as "red" and "red\u200b", are told apart: the answer "red" is red
+    expect(await ask(same)).toMatchObject({ action: 'accept', content: { c: 'red' } });
+    const z3 = await fakeZenity(['Ada', '7', 'a b'].join(FORM_SEPARATOR));
+    const collide = await elicitor(z3.dir).elicit('srv', {
+      message: 'Pick',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          age: { type: 'integer' },
+          c: { type: 'string', enum: ['a  b', 'a b'] },
+        },
+        required: ['name', 'age'],
+      },
+    });
+    // "a  b" and "a b" look the same once made inert: the form is never shown, and nobody could answer it
+    expect(collide).toEqual({ action: 'decline' });
+    await expect(z3.args()).rejects.toThrow();
+    // zenity printing a choice it was not offered (a spoofed output) is not an answer
+    const z2 = await fakeZenity(['Ada', '7', 'blue'].join(FORM_SEPARATOR));
+    const spoof = await elicitor(z2.dir).elicit('srv', {
+      message: 'Pick',
+      requestedSchema: {
+        type: 'object',
+        properties: { name: { type: 'string' }, age: { type: 'integer' }, c: { type: 'string', enum: ['red'] } },
+        required: ['name', 'age'],
+      },
+    });
+    expect(spoof.action).not.toBe('accept');
+  });
 });
+
+/** The text a combo shows for a choice (core/ask/text.ts sanitizeInline). */
+function sanitizedOf(v: string): string {
+  return sanitizeInline(v);
+}

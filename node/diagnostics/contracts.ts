@@ -21,6 +21,7 @@ import { createMediatedFetch } from '../../core/capabilities/fetch/mediated.js';
 import type { Gate } from '../../core/exec/runtime.js';
 import { NodeFetchTransport } from '../fetch.js';
 import type { ContractHost, Engine, Layers } from './cli-host.js';
+import { setupPathsContract } from './setup-paths.js';
 import {
   PROBE_TOOL_SOURCE,
   QUICKJS_PROBE_SOURCE,
@@ -538,6 +539,7 @@ export const CONTRACTS: Contract[] = [
       return { ok: checks.every((c) => c[0]), detail: formatChecks('-', 'posture', checks).join('\n') };
     },
   },
+  setupPathsContract,
 ];
 
 /** Contracts whose name contains `filter` (case-insensitive) and that apply to `hostName`. */

@@ -16,7 +16,14 @@ export {
   serverRule,
 } from '../../core/mcp/bridge/gate.js';
 export { withFeedback } from '../../core/mcp/bridge/results.js';
-export { RpcFailure, SERVER_FAULT_CODES, toMcpError } from '../../core/mcp/wire/errors.js';
+export {
+  BRIDGE_ERROR_CODES,
+  GATE_REFUSED,
+  BRIDGE_FAILED,
+  RpcFailure,
+  rpcCodeOf,
+  toMcpError,
+} from '../../core/mcp/wire/errors.js';
 
 export interface BridgeOptions extends Omit<CoreBridgeOptions, 'source' | 'connect'> {
   /** tycli home (definitions are read from it on every call). */

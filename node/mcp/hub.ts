@@ -26,6 +26,13 @@ export const MAX_UNREAD_ANSWERS = 64;
 export const MAX_KEPT_OUTPUT = 1024 * 1024;
 /** A hub with no session for this long stops and kills its server's process group, ms (default 5 min). */
 export const DEFAULT_HUB_IDLE_MS = 300_000;
+/**
+ * How long a stopping hub's server may take to exit after SIGTERM before its process group is killed, ms: short, so a
+ * hub told to stop (SIGTERM) is gone within a second.
+ */
+export const HUB_SERVER_GRACE_MS = 400;
+/** How long a stopping hub waits for a session to take its last answers before the socket is closed, ms. */
+const SESSION_FLUSH_MS = 100;
 
 /** The per-machine secret (32 random bytes, `config/mcp/.key`, 0600), made once. */
 export async function machineKey(home: string): Promise<Buffer> {
@@ -103,11 +110,17 @@ interface HubSession {
 }
 
 /**
- * Run the hub for server `name` until it goes idle (no session for `idleMs`) or its server exits.
- * Returns false at once when another hub holds the lock. Resolves after the server's process group is killed
- * and the socket and lock are removed.
+ * Run the hub for server `name` until it goes idle (no session for `idleMs`), its server exits, or `signal` aborts (the
+ * CLI's SIGTERM or Ctrl-C). Returns false at once when another hub holds the lock. Stopping: every request still
+ * waiting is answered with E_MCP_ENDED (JSON-RPC -32014: the next call starts a new session), every session's socket
+ * is closed, the server gets SIGTERM and, after HUB_SERVER_GRACE_MS, its whole process group SIGKILL; resolves once
+ * the socket and lock files are removed (within about half a second of the abort).
  */
-export async function runHub(home: string, name: string, opts: { idleMs?: number } = {}): Promise<boolean> {
+export async function runHub(
+  home: string,
+  name: string,
+  opts: { idleMs?: number; signal?: AbortSignal } = {},
+): Promise<boolean> {
   const def = await loadDefinition(home, name);
   if (def === undefined || !def.shared || def.command === undefined)
     throw new TyError('E_UNKNOWN_TOOL', `no shared stdio MCP server "${name}"`);
@@ -124,11 +137,46 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
 
-  const server = new ProcessTransport({ command: def.command, args: def.args, env: def.env });
-  const stop = (): Promise<void> => {
+  const server = new ProcessTransport({
+    command: def.command,
+    args: def.args,
+    env: def.env,
+    stopGraceMs: HUB_SERVER_GRACE_MS,
+  });
+  const stop = (why?: string): Promise<void> => {
     stopping ??= (async () => {
       if (idleTimer) clearTimeout(idleTimer);
-      for (const s of sessions) s.socket.destroy();
+      // sessions told: each request still waiting gets its answer, then its socket closes
+      const told: Promise<void>[] = [];
+      for (const s of sessions) {
+        for (const h of s.mine) {
+          const p = pending.get(h);
+          if (p !== undefined)
+            writeTo(
+              s,
+              rpcError(
+                p.id,
+                -32014,
+                `the shared server's hub stopped${why ? ` (${why})` : ''}; the next call starts a new session`,
+                'E_MCP_ENDED',
+              ),
+            );
+        }
+        told.push(
+          new Promise<void>((r) => {
+            const t = setTimeout(() => {
+              s.socket.destroy();
+              r();
+            }, SESSION_FLUSH_MS);
+            s.socket.once('close', () => {
+              clearTimeout(t);
+              r();
+            });
+            s.socket.end();
+          }),
+        );
+      }
+      await Promise.all(told);
       sessions.clear();
       await new Promise<void>((r) => (listener ? listener.close(() => r()) : r()));
       await server.close();
@@ -145,6 +193,7 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
   };
   const armIdle = (): void => {
     if (idleTimer) clearTimeout(idleTimer);
+    if (stopping !== undefined) return;
     if (sessions.size === 0) idleTimer = setTimeout(() => void stop(), idleMs);
   };
   const endSession = (s: HubSession): void => {
@@ -236,6 +285,9 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
       .catch(() => writeTo(s, rpcError(c.id, RPC.INTERNAL_ERROR, 'the shared server has ended', 'E_MCP')));
   };
 
+  const onAbort = (): void => void stop('the hub was told to stop');
+  if (opts.signal?.aborted) onAbort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await server.start();
     void server.send({
@@ -250,6 +302,9 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
     } as JSONRPCMessage);
     await Promise.race([
       initDone,
+      done.then(() => {
+        throw new TyError('E_ABORTED', 'the hub stopped before its server answered initialize');
+      }),
       new Promise((_, rej) =>
         setTimeout(
           () => rej(new TyError('E_MCP', 'the shared server did not answer initialize within 60 s')),
@@ -257,6 +312,7 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
         ).unref(),
       ),
     ]);
+    if (stopping !== undefined) throw new TyError('E_ABORTED', 'the hub was told to stop');
     try {
       unlinkSync(sockPath);
     } catch {
@@ -288,9 +344,12 @@ export async function runHub(home: string, name: string, opts: { idleMs?: number
     armIdle();
   } catch (e) {
     await stop();
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (e instanceof TyError && e.code === 'E_ABORTED' && opts.signal?.aborted) return true;
     throw e;
   }
   await done;
+  opts.signal?.removeEventListener('abort', onAbort);
   return true;
 }
 
@@ -361,7 +420,8 @@ export class SocketTransport implements Transport {
     });
   }
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) throw new TyError('E_MCP', 'the hub session has ended');
+    if (this.closed)
+      throw new TyError('E_MCP_ENDED', 'the session with the shared server ended; the next call starts a new one');
     this.socket.write(frame(message));
   }
   async close(): Promise<void> {

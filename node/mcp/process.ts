@@ -84,6 +84,8 @@ export interface ProcessTransportOptions {
   maxMessageBytes?: number;
   /** Server requests handed to the session instead of refused (core/mcp/wire/messages.ts serverMessageRule). */
   passRequests?: ReadonlySet<string>;
+  /** How long the server may take to exit after SIGTERM when closed, before its group is killed, ms (default 1500). */
+  stopGraceMs?: number;
 }
 
 /** Lines that are not JSON-RPC messages a server may send in one session before it is ended. */
@@ -101,6 +103,7 @@ export class ProcessTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   private child: ChildProcess | undefined;
   private closed = false;
+  private starting = false;
   private closing: Promise<void> | undefined;
   /**
    * Why the session ended (an oversize message, too many junk lines, the process exited); undefined when the bridge
@@ -117,7 +120,16 @@ export class ProcessTransport implements Transport {
     return this.child?.pid;
   }
 
+  /**
+   * Start the server process. Refused once the transport was closed (or started): a start that comes after a close (the
+   * SDK's version negotiation starts the transport lazily, and a cancelled session start closes it meanwhile) would
+   * leave a process nobody stops.
+   * @throws TyError E_ABORTED (closed before it started), E_MCP (started already, or the command cannot run).
+   */
   async start(): Promise<void> {
+    if (this.closed) throw new TyError('E_ABORTED', 'the server session was closed before its process started');
+    if (this.starting) throw new TyError('E_MCP', 'the server process was started already');
+    this.starting = true;
     const file = await resolveCommand(this.opts.command, this.opts.env.PATH);
     const env: Record<string, string> = { ...this.opts.env };
     // checked here because under setpriv a missing file would show only as an early exit
@@ -129,6 +141,8 @@ export class ProcessTransport implements Transport {
         `the server did not start (${String((e as NodeJS.ErrnoException).code ?? 'not executable').slice(0, 40)})`,
       );
     }
+    // closed while the command was looked up: nothing is started
+    if (this.closed) throw new TyError('E_ABORTED', 'the server session was closed before its process started');
     const run = withDeathSignal(file, this.opts.args);
     const child = spawn(run.file, run.args, {
       cwd: '/',
@@ -154,7 +168,7 @@ export class ProcessTransport implements Transport {
           // the session ends at once (pending calls fail with this reason, the pool drops the session so the
           // next call starts a fresh one); the process group is killed in the background
           const reason = new TyError(
-            'E_MCP',
+            'E_MCP_OVERSIZE',
             `the server sent a message over ${Math.round(cap / 1048576)} MiB (the bridge's cap); its session was ended and the next call starts a new one`,
           );
           this.endReason = reason;
@@ -211,7 +225,7 @@ export class ProcessTransport implements Transport {
   private countJunk(): void {
     if (++this.junk < JUNK_LIMIT || this.closed) return;
     const reason = new TyError(
-      'E_MCP',
+      'E_MCP_GARBAGE',
       `the server sent ${JUNK_LIMIT} lines that are not JSON-RPC messages; its session was ended and the next call starts a new one`,
     );
     this.endReason = reason;
@@ -228,7 +242,10 @@ export class ProcessTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) throw new TyError('E_MCP', 'the server session has ended');
+    if (this.closed)
+      throw (
+        this.endReason ?? new TyError('E_MCP_ENDED', 'the server session has ended; the next call starts a new one')
+      );
     this.write(message);
   }
 
@@ -241,7 +258,7 @@ export class ProcessTransport implements Transport {
     this.closing = (async () => {
       if (child) {
         child.stdin?.end();
-        await killGroup(child);
+        await killGroup(child, this.opts.stopGraceMs);
       }
       if (!wasClosed) this.onclose?.();
     })();

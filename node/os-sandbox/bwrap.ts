@@ -5,6 +5,7 @@ import { dirname, isAbsolute, posix } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { prlimitPrefix, type OsLimits } from './limits.js';
 import { chownToLease, type UidLease } from './uid-pool.js';
+import { othersCanWrite, planMounts, setupPathViolations, type MountEntry } from './mount-plan.js';
 
 /**
  * What a runtime wants to spawn, before OS isolation. Structurally the `SpawnWrapper` input of
@@ -297,9 +298,13 @@ function isScript(real: string): boolean {
   }
 }
 
-/** Binds that provide the system library folders read-only, mirroring the host's symlinks (e.g. /lib -> usr/lib). */
-function systemBinds(): string[] {
-  const out: string[] = ['--ro-bind', '/usr', '/usr'];
+/**
+ * The system library folders, bound read-only at their own path, and the host's symlinks among them (e.g. /lib ->
+ * usr/lib), mirrored.
+ */
+function systemBinds(): { folders: string[]; links: Map<string, string> } {
+  const folders = ['/usr'];
+  const links = new Map<string, string>();
   for (const p of ['/lib', '/lib64', '/lib32', '/libx32', '/bin', '/sbin']) {
     let st;
     try {
@@ -307,10 +312,10 @@ function systemBinds(): string[] {
     } catch {
       continue;
     }
-    if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
-    else if (st.isDirectory()) out.push('--ro-bind', p, p);
+    if (st.isSymbolicLink()) links.set(p, readlinkSync(p));
+    else if (st.isDirectory()) folders.push(p);
   }
-  return out;
+  return { folders, links };
 }
 
 /**
@@ -340,49 +345,53 @@ function checkReachable(path: string, writable: boolean, uid: number, searchable
  * The full argv (`argv[0]` is the program) that runs `req` under bubblewrap:
  * `[setpriv ... --] bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session
  * --cap-drop ALL --hostname tysandbox --clearenv --setenv K V ... --proc /proc --dev /dev --tmpfs /tmp
- * <grants> <runtime binds, read-only> --remount-ro /dev --remount-ro / --chdir FIRST_GRANT_OR_/tmp -- [prlimit ... --]
- * command args`.
+ * [<system folders, read-only> <their symlinks>] <grants and runtime binds, outer first> <library links>
+ * --remount-ro /dev --remount-ro / --chdir FIRST_GRANT_OR_/tmp -- [prlimit ... --] command args`.
  * Nothing of the host is visible except what is bound: no home, no project folder, no /etc.
- * Paths are canonicalized with realpath; a grant of `/`, /proc, /sys or /dev is refused.
- * @throws TyError E_SANDBOX_FAILED (a path missing, not absolute, forbidden or unreachable; a bad env key)
+ * Paths are canonicalized with realpath; a grant of `/`, /proc, /sys or /dev is refused. No destination lies beneath a
+ * folder the sandbox or another user can write (mount-plan.ts planMounts: the class of GHSA-pxhw-h44j-8pfx).
+ * @throws TyError E_SANDBOX_FAILED (a path missing, not absolute, forbidden or unreachable; a path inside a writable
+ *   grant, or inside a folder another user can change; a bad env key)
  */
 export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
   const dropUid = opts.dropTo?.uid;
-  const searchable = new Set<string>();
   const cmdReal = canonical(req.command, 'the runtime binary');
-  const runtimeBinds = new Map<string, string>(); // dest -> source, read-only
+  const entries: MountEntry[] = []; // read-only binds and writable grants, planned by mount-plan.ts
   const libLinks = new Map<string, string>(); // link path -> target
   const addRo = (given: string, what: string) => {
     const real = canonical(given, what);
     if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r)))
       fail(`binding ${real} into a sandbox is not allowed`);
-    if (dropUid !== undefined) checkReachable(real, false, dropUid, searchable);
-    runtimeBinds.set(real, real);
-    if (posix.normalize(given) !== real) runtimeBinds.set(posix.normalize(given), real);
+    entries.push({ dest: real, src: real, writable: false, what });
+    const dest = posix.normalize(given);
+    if (dest !== real) entries.push({ dest, src: real, writable: false, what });
   };
   addRo(req.command, 'the runtime binary');
   if (opts.prlimitPath && opts.limits) addRo(opts.prlimitPath, 'prlimit');
 
   const libsMode = opts.libraries ?? 'minimal';
-  let libArgs: string[] = [];
+  let system: { folders: string[]; links: Map<string, string> } = { folders: [], links: new Map() };
   if (libsMode === 'system') {
-    libArgs = systemBinds();
+    system = systemBinds();
   } else {
+    const libs: { path: string; real: string }[] = [];
     for (const bin of [cmdReal, ...(opts.prlimitPath && opts.limits ? [canonical(opts.prlimitPath, 'prlimit')] : [])]) {
       if (isScript(bin)) fail(`the runtime binary ${bin} is a script; pass the interpreter's real binary`);
-      const libs = sharedLibraries(bin);
-      if (libs === null) {
-        libArgs = systemBinds();
+      const listed = sharedLibraries(bin);
+      if (listed === null) {
+        system = systemBinds();
+        libs.length = 0;
         break;
       }
-      for (const l of libs) {
-        // One mount per library file; the name the loader asks for becomes a symlink (cheaper than a mount).
-        runtimeBinds.set(l.real, l.real);
-        if (l.real !== l.path) libLinks.set(l.path, l.real);
-      }
+      libs.push(...listed);
+    }
+    for (const l of libs) {
+      // One mount per library file; the name the loader asks for becomes a symlink (cheaper than a mount).
+      entries.push({ dest: l.real, src: l.real, writable: false, what: 'the shared library' });
+      if (l.real !== l.path) libLinks.set(l.path, l.real);
     }
   }
-  for (const p of req.readOnlyPaths) addRo(p, 'a read-only path');
+  for (const p of req.readOnlyPaths) addRo(p, 'the read-only path');
 
   // A runtime's private cache folder (Deno's DENO_DIR) moves into the sandbox's own /tmp: nothing of the
   // host is bound for it, and a root CLI's 0700 temp folder need not be opened to the sandbox's uid.
@@ -392,13 +401,27 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
     writable = writable.filter((p) => p !== env.DENO_DIR);
     env.DENO_DIR = SANDBOX_DENO_DIR;
   }
-  const grants = new Map<string, 'ro' | 'rw'>();
+  const grants: string[] = [];
   for (const p of writable) {
     const real = canonical(p, 'a writable folder grant');
     if (real === '/' || FORBIDDEN_GRANT_ROOTS.some((r) => within(real, r)))
       fail(`binding ${real} into a sandbox is not allowed`);
-    if (dropUid !== undefined) checkReachable(real, true, dropUid, searchable);
-    grants.set(real, 'rw');
+    grants.push(real);
+    entries.push({ dest: real, src: real, writable: true, what: 'the writable folder grant' });
+  }
+  // Nothing is created beneath a folder the sandbox or another user can write (mount-plan.ts), checked before any
+  // reachability: the uid bwrap runs as is the one whose writes do not count as "another user".
+  const me = dropUid ?? process.geteuid?.() ?? 0;
+  for (const [link] of libLinks) if (entries.some((e) => e.dest === link)) libLinks.delete(link);
+  const plan = planMounts(
+    entries,
+    { systemFolders: system.folders, systemLinks: system.links, othersCanWrite: (p) => othersCanWrite(p, me) },
+    libLinks,
+  );
+  if (dropUid !== undefined) {
+    const searchable = new Set<string>();
+    for (const e of entries)
+      if (e.dest === e.src && e.what !== 'the shared library') checkReachable(e.src, e.writable, dropUid, searchable);
   }
 
   const args: string[] = [
@@ -418,18 +441,16 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
       fail(`environment variable ${JSON.stringify(k).slice(0, 80)} is not valid`);
     args.push('--setenv', k, v);
   }
+  // Mount order: 1. the sandbox's own /proc, /dev and size-capped /tmp; 2. the system library folders and their
+  // symlinks (libraries: 'system'); 3. grants and runtime files, outer folders first; 4. the library links;
+  // 5. everything read-only except the grants.
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(opts.tmpBytes ?? 64 * 1024 * 1024), '--tmpfs', '/tmp');
-  args.push(...libArgs);
-  const depth = (p: string) => p.split('/').length;
-  for (const [p, mode] of [...grants].sort((a, b) => depth(a[0]) - depth(b[0]))) {
-    args.push(mode === 'rw' ? '--bind' : '--ro-bind', p, p);
-  }
-  for (const [dest, src] of [...runtimeBinds].sort((a, b) => depth(a[0]) - depth(b[0]))) {
-    args.push('--ro-bind', src, dest);
-  }
+  for (const f of system.folders) args.push('--ro-bind', f, f);
+  for (const [link, target] of system.links) args.push('--symlink', target, link);
+  for (const m of plan.mounts) args.push(m.writable ? '--bind' : '--ro-bind', m.src, m.dest);
+  for (const [link, target] of plan.links) args.push('--symlink', target, link);
   // Working folder: the first writable grant (a tool's own work folder), else the private /tmp.
-  const cwd = [...grants.keys()][0] ?? '/tmp';
-  for (const [link, target] of libLinks) if (!runtimeBinds.has(link)) args.push('--symlink', target, link);
+  const cwd = grants[0] ?? '/tmp';
   args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', cwd, '--');
   if (opts.prlimitPath && opts.limits) args.push(...prlimitPrefix(opts.prlimitPath, opts.limits));
   args.push(req.command, ...req.args);
@@ -445,7 +466,11 @@ export function bwrapArgv(req: SpawnRequest, opts: BwrapOptions): string[] {
           '--',
         ]
       : [];
-  return [...prefix, opts.bwrapPath, ...args];
+  const argv = [...prefix, opts.bwrapPath, ...args];
+  // the final check, on the command line itself: nothing bwrap creates lies beneath a folder others can write
+  const bad = setupPathViolations(argv, opts.bwrapPath, (p) => othersCanWrite(p, me));
+  if (bad.length > 0) fail(`the sandbox's command line would create a path beneath a writable folder: ${bad[0]}`);
+  return argv;
 }
 
 let capsChecked: boolean | undefined;

@@ -35,3 +35,12 @@ export {
   type RuntimeKind,
 } from './posture.js';
 export { osLimitsFor, prlimitPrefix, ulimitPrefix, DEFAULT_NPROC, type OsLimits } from './limits.js';
+export {
+  BWRAP_ADVISORIES,
+  bwrapAdvisories,
+  isSetuidRoot,
+  parseBwrapVersion,
+  type BwrapAdvisory,
+  type BwrapAdvisoryReport,
+} from './advisories.js';
+export { othersCanWrite, planMounts, setupPathViolations, type MountEntry } from './mount-plan.js';

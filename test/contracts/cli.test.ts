@@ -29,9 +29,16 @@ describe('security contracts on the cli host', () => {
       expect(lines.some((l) => l.includes(' node/'))).toBe(true);
       expect(lines.some((l) => l.includes(' deno/'))).toBe(true);
     }
-    // The quickjs engine runs every contract but those of the OS layer alone (no engine checks to switch off) and
-    // of Python (a quickjs revision is JavaScript).
-    const onQuickJs = !['sandbox_posture', 'os_isolation', 'os_resource_limits', 'python_escapes'].includes(name);
+    // The quickjs engine runs every contract but those of the OS layer alone (no engine checks to switch off; the
+    // bwrap command lines of bwrap_setup_paths are the node and deno sandboxes') and of Python (a quickjs revision is
+    // JavaScript).
+    const onQuickJs = ![
+      'sandbox_posture',
+      'os_isolation',
+      'os_resource_limits',
+      'python_escapes',
+      'bwrap_setup_paths',
+    ].includes(name);
     expect(lines.some((l) => l.includes(' quickjs/'))).toBe(onQuickJs);
   });
 

@@ -138,7 +138,7 @@ describe('client request errors (C7)', () => {
     expect((await session.request(6, 'ping')).result).toEqual({});
   });
 
-  it('an oversize server reply fails with E_MCP naming the 8 MiB cap, and the next call starts a fresh server session', async () => {
+  it('an oversize server reply fails with E_MCP_OVERSIZE (-32015) naming the 8 MiB cap, and the next call starts a fresh server session', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     session = new RawSession(home);
     await session.init();
@@ -146,7 +146,7 @@ describe('client request errors (C7)', () => {
       textOf(await session.request(1, 'tools/call', { name: 'fx__received', arguments: {} })),
     ) as { pgid: number };
     const big = errorOf(await session.request(2, 'tools/call', { name: 'fx__big', arguments: { n: 9 * 1024 * 1024 } }));
-    expect(big.data?.code).toBe('E_MCP');
+    expect([big.code, big.data?.code]).toEqual([-32015, 'E_MCP_OVERSIZE']);
     expect(big.message).toMatch(/over 8 MiB/);
     expect(big.message).not.toMatch(/Connection closed/);
     // the next call is answered by a new server process (a stuck session would hit the test timeout)

@@ -49,7 +49,7 @@ describe.each(['stdio', 'http'] as const)('frozen, crashed and babbling servers 
     expect(await pgid(conn)).not.toBe(first);
   }, 30_000);
 
-  it('100 lines that are not JSON-RPC end the session; fewer are dropped and the call is answered', async () => {
+  it('100 lines that are not JSON-RPC end the session (E_MCP_GARBAGE, -32016); fewer are dropped and the call is answered', async () => {
     await addNodeServer(home, 'fx', FIXTURE, [], { ask: 'none' });
     conn = await openVia(via, { home, sandbox: 'f' });
     const first = await pgid(conn);
@@ -57,7 +57,7 @@ describe.each(['stdio', 'http'] as const)('frozen, crashed and babbling servers 
     expect(JSON.stringify(ok)).toContain('after junk');
     expect(await pgid(conn)).toBe(first);
     const r = await mcpRefusal(conn.client.callTool({ name: 'fx__junk', arguments: { n: 100 } }));
-    expect(r.stable).toBe('E_MCP');
+    expect([r.code, r.stable]).toEqual([-32016, 'E_MCP_GARBAGE']);
     expect(r.message).toMatch(/100 lines that are not JSON-RPC/);
     expect(await gone(first)).toBe(true);
     expect(await pgid(conn)).not.toBe(first);

@@ -103,7 +103,8 @@ describe('bridged tools/call through gate.run', () => {
     const { gate, audit } = realGate({ sets: [{ scope: 'user', deny: ['mcp(fx/search)'] }] });
     conn = await connect({ home, sandbox: 'g', gate });
     const r = await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
-    expect(r.stable).toBe('E_CAPABILITY_DENIED');
+    // a refusal by the gate has its own JSON-RPC code (-32010), never the SDK's request timeout (-32001)
+    expect([r.code, r.stable]).toEqual([-32010, 'E_CAPABILITY_DENIED']);
     expect(r.message).toContain('mcp(fx/search)');
     const denied = (await entries(audit)).filter((e) => e.tool === 'fx__search');
     expect(denied).toHaveLength(1);
@@ -178,7 +179,7 @@ describe('bridged tools/call through gate.run', () => {
     });
     conn = await connect({ home, sandbox: 'g', gate });
     const blocked = await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
-    expect(blocked.stable).toBe('E_HOOK_BLOCKED');
+    expect([blocked.code, blocked.stable]).toEqual([-32010, 'E_HOOK_BLOCKED']);
     expect(blocked.message).toContain('no searching today');
     // the hook got the call's arguments
     expect(JSON.parse(runner.inputs[0]!.input)).toMatchObject({
@@ -212,7 +213,7 @@ describe('bridged tools/call through gate.run', () => {
     await pause.recordRefusal('fx__search');
     conn = await connect({ home, sandbox: 'g', gate });
     const r = await refusal(conn.client.callTool({ name: 'fx__search', arguments: { q: 'x' } }));
-    expect(r.stable).toBe('E_PAUSED');
+    expect([r.code, r.stable]).toEqual([-32010, 'E_PAUSED']);
     expect((await entries(audit))[0]).toMatchObject({ tool: 'fx__search', outcome: 'paused', code: 'E_PAUSED' });
     // another tool of the same server is not paused
     expect(JSON.stringify(await conn.client.callTool({ name: 'fx__received', arguments: {} }))).toContain('received');

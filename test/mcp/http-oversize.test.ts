@@ -34,12 +34,12 @@ describe("core's Streamable HTTP connector and the message limit", () => {
     ['an SSE event', () => sse],
     ['a JSON body', () => json],
   ] as const) {
-    it(`${kind} over 8 MiB ends the session at once with E_MCP (not the call timeout); a new session works`, async () => {
+    it(`${kind} over 8 MiB ends the session at once with E_MCP_OVERSIZE (not the call timeout); a new session works`, async () => {
       const s = await UpstreamSession.start(def(fx().url), {});
       await s.tools();
       const t0 = Date.now();
       await expect(s.callTool('big', { bytes: 9 * 1024 * 1024 })).rejects.toMatchObject({
-        code: 'E_MCP',
+        code: 'E_MCP_OVERSIZE',
         message: expect.stringMatching(/over 8 MiB/),
       });
       // far below the 30 s call timeout: the oversize message itself ended the call

@@ -246,9 +246,9 @@ describe('per-message cap on a remote server', () => {
     const base = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
     try {
       const f = cappedFetch(2048);
-      await expect((await f(`${base}/json`)).text()).rejects.toMatchObject({ code: 'E_MCP' });
+      await expect((await f(`${base}/json`)).text()).rejects.toMatchObject({ code: 'E_MCP_OVERSIZE' });
       expect((await (await f(`${base}/sse-small`)).text()).length).toBeGreaterThan(2048);
-      await expect((await f(`${base}/sse-big`)).text()).rejects.toMatchObject({ code: 'E_MCP' });
+      await expect((await f(`${base}/sse-big`)).text()).rejects.toMatchObject({ code: 'E_MCP_OVERSIZE' });
     } finally {
       await new Promise((r) => srv.close(r));
     }

@@ -112,9 +112,12 @@ describe('input_required through the bridge (2026-07-28)', () => {
     expect(first.result?.resultType).toBe('input_required');
     expect(JSON.stringify(first.result?.inputRequests)).toContain('visible text');
     const state = first.result?.requestState as string;
-    expect(state).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    // sealed (AES-GCM): the server's own state and the form inside cannot be read
+    expect(state).toMatch(/^v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(Buffer.from(state.split('.')[2]!, 'base64url').toString('latin1')).not.toMatch(/colour|elicitation|"k"/);
+    // the answer reaches the server trimmed to the form it asked for: a field it did not ask for is dropped
     const done = await call('mrtr__report', {
-      inputResponses: { q: { action: 'accept', content: { colour: 'red' } } },
+      inputResponses: { q: { action: 'accept', content: { colour: 'red', card: '4111 1111 1111 1111' } } },
       requestState: state,
     });
     expect(done.result?.resultType).toBe('complete');

@@ -60,6 +60,31 @@ describe('tycli sandbox status', () => {
     );
   });
 
+  it('reports the bwrap version and the known advisories that affect it, with what each means for tysandbox', async () => {
+    const r = await tycli('sandbox', 'status', '--json');
+    const s = JSON.parse(r.out) as {
+      version: string;
+      bwrap: {
+        version: string;
+        setuid: boolean;
+        advisories: { id: string; fixedIn: string; tysandbox: { exposure: string } }[];
+      };
+    };
+    expect(s.bwrap.version).toBe(/bubblewrap (\S+)/.exec(s.version)?.[1]);
+    expect(s.bwrap.setuid).toBe(false);
+    const below12 = Number(s.bwrap.version.split('.')[1]) < 12 && s.bwrap.version.startsWith('0.');
+    // Debian 12's 0.8.0 (this machine) has GHSA-pxhw-h44j-8pfx; tysandbox is not exposed to it
+    expect(s.bwrap.advisories.map((a) => [a.id, a.fixedIn, a.tysandbox.exposure])).toEqual(
+      below12 ? [['GHSA-pxhw-h44j-8pfx', '0.12.0', 'not-exposed']] : [],
+    );
+    const text = await tycli('sandbox', 'status');
+    if (below12)
+      expect(text.out).toMatch(
+        /^advisory: +GHSA-pxhw-h44j-8pfx \/ CVE-2026-87766 affects bubblewrap \d+\.\d+\.\d+ \(fixed in 0\.12\.0\): .*; not exposed through tysandbox: /m,
+      );
+    else expect(text.out).toMatch(/^advisory: +none known for bubblewrap /m);
+  });
+
   it('text form names the posture and its source', async () => {
     const r = await tycli('sandbox', 'status', '--sandbox', 'required');
     expect(r.code).toBe(0);
@@ -121,6 +146,24 @@ describe('tycli diagnostics', () => {
     expect(res.pyodide).toMatchObject({ verified: true });
     expect(r.code).toBe(0);
   }, 240_000);
+
+  it("reports the bwrap version and its advisories, and checks this machine's sandbox command lines (bwrap_setup_paths)", async () => {
+    const r = await tycli('diagnostics', '--filter', 'bwrap_setup_paths', '--json');
+    const res = JSON.parse(r.out) as {
+      bwrap: { version: string; advisories: { id: string }[] };
+      contracts: { name: string; ok: boolean; detail: string }[];
+    };
+    expect(res.bwrap.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(res.contracts.map((c) => [c.name, c.ok])).toEqual([['bwrap_setup_paths', true]]);
+    const detail = res.contracts[0]!.detail;
+    expect(detail).toMatch(/^PASS -\/bwrap version: \d+\.\d+\.\d+$/m);
+    for (const kind of ['node/javascript', 'node/python', 'deno/javascript', 'deno/python'])
+      expect(detail).toContain(`PASS ${kind} with read-only, writable and nested folders: no setup path beneath`);
+    for (const a of res.bwrap.advisories) expect(detail).toMatch(new RegExp(`^PASS -/bwrap advisory ${a.id} `, 'm'));
+    const text = await tycli('diagnostics', '--filter', 'bwrap_setup_paths');
+    expect(text.out).toMatch(/^bubblewrap \d+\.\d+\.\d+: /m);
+    expect(r.code).toBe(0);
+  }, 120_000);
 
   it('exits 1 with a FAIL row when a contract fails (no backend: os_isolation cannot hold)', async () => {
     setProbeOverrideForTests({ platform: 'linux', backend: 'bwrap', available: false, reason: 'simulated: no bwrap' });

@@ -83,7 +83,7 @@ export class McpBridge {
 
   /** A new client session id. */
   newSessionId(): string {
-    return `s${++this.seq}`;
+    return this.ctx.openSession(`s${++this.seq}`);
   }
 
   /** Build the SDK Server for one client session. Connect it to a guarded transport (see node/mcp/serve.ts). */
@@ -198,6 +198,8 @@ export class McpBridge {
 
   /** The client session ended: its server sessions stop (a start still running is cancelled). */
   async closeSession(sessionId: string): Promise<void> {
+    // first: a request of this session still on its way starts no server session after this point
+    this.ctx.endSession(sessionId);
     const s = this.ctx.servers.get(sessionId);
     this.ctx.servers.delete(sessionId);
     this.notifications.endSession(sessionId);

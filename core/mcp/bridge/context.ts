@@ -125,6 +125,10 @@ export class BridgeContext {
   readonly pool: SessionPool<UpstreamSession>;
   /** Each client session's SDK Server, by client session id. */
   readonly servers = new Map<string, Server>();
+  /** Client sessions issued (`s1`, `s2`, ...: McpBridge.newSessionId) and not yet closed. */
+  private readonly live = new Set<string>();
+  /** The highest session number issued. */
+  private issued = 0;
 
   constructor(
     readonly opts: BridgeOptions,
@@ -132,6 +136,25 @@ export class BridgeContext {
   ) {
     this.pool = new SessionPool<UpstreamSession>(opts.limits);
     this.naming = opts.naming ?? prefixedNaming;
+  }
+
+  /** A client session issued by McpBridge.newSessionId (`sN`): live until endSession. Returns `id`. */
+  openSession(id: string): string {
+    const n = /^s(\d+)$/.exec(id);
+    if (n) this.issued = Math.max(this.issued, Number(n[1]));
+    this.live.add(id);
+    return id;
+  }
+
+  /** The client session ended: a request of it still on its way starts no server session any more. */
+  endSession(id: string): void {
+    this.live.delete(id);
+  }
+
+  /** Whether `id` is a session this bridge issued and has since closed. */
+  sessionEnded(id: string): boolean {
+    const n = /^s(\d+)$/.exec(id);
+    return n !== null && Number(n[1]) <= this.issued && !this.live.has(id);
   }
 
   /** One request-log line (core/mcp/wire/messages.ts requestLogLine); never arguments or answers. */
@@ -163,6 +186,10 @@ export class BridgeContext {
     const key = this.poolKey(sessionId, def.name);
     const server = this.servers.get(sessionId);
     const start = async (sig: AbortSignal): Promise<UpstreamSession> => {
+      // a request that outlived its client session (it ended while this one waited) leaves no server behind
+      if (this.sessionEnded(sessionId))
+        throw new TyError('E_ABORTED', 'the client session ended before its server session started');
+      let started: UpstreamSession | undefined;
       const uopts: UpstreamOptions = {
         onNotification: (method, params) => this.notify(server, sessionId, def.name, method, params),
         onFiltered: (w) =>
@@ -172,7 +199,10 @@ export class BridgeContext {
             undefined,
             w.action === 'answer' ? 'refused-server-request' : 'dropped',
           ),
-        onClose: () => void this.pool.end(key),
+        // the place is freed only if this session still holds it (never the fresh one that replaced it)
+        onClose: () => {
+          if (started !== undefined) this.pool.retire(key, started);
+        },
         onToolRefused: (tool, reason) => {
           const line = JSON.parse(
             requestLogLine({
@@ -194,6 +224,7 @@ export class BridgeContext {
         ...(await elicitOptions(this.opts.elicit, def, (o) => this.log(def.name, 'elicitation/create', undefined, o))),
       };
       const u = await (this.opts.startUpstream ?? ((d, o, s) => UpstreamSession.start(d, o, s)))(def, uopts, sig);
+      started = u;
       // the revision negotiated with this server (2026-07-28, or a 2025 one after the handshake)
       this.log(def.name, 'connect', undefined, `protocol:${u.protocolVersion ?? 'unknown'}`);
       return u;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../audit/trail.js';
 import { compilePolicy } from '../../policy/permissions.js';
 import { Elicitor } from './elicit.js';
-import { callTakingInput, checkedResponses } from './relay.js';
+import { callTakingInput, checkedResponses, formShapes } from './relay.js';
 import type { CallInput } from '../upstream/session.js';
 
 const asks = (inputRequests: Record<string, unknown>) => ({ resultType: 'input_required', inputRequests });
@@ -13,6 +13,7 @@ const elicitation = {
   params: { message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } },
 };
 const sampling = { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } };
+const roots = { method: 'roots/list', params: {} };
 
 function setup(rules: string[]) {
   const audit: AuditRecord[] = [];
@@ -127,5 +128,59 @@ describe('callTakingInput', () => {
     expect(() => checkedResponses({ s: 'sampling/createMessage' }, { s: { method: 'x', result: {} } })).toThrow(
       /bare result/,
     );
+  });
+
+  it('an elicitation answer is trimmed to the form the server asked for: unasked fields dropped, wrong types refused', () => {
+    const forms = formShapes({
+      q: {
+        method: 'elicitation/create',
+        params: {
+          message: 'm',
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              colour: { type: 'string', enum: ['red', 'blue'] },
+              size: { type: 'integer' },
+              agree: { type: 'boolean' },
+              tags: { type: 'array', items: { enum: ['a', 'b'] } },
+              note: { type: 'string' },
+            },
+          },
+        },
+      },
+      r: roots,
+    });
+    expect(forms).toEqual({
+      q: {
+        colour: { t: 'string', e: ['red', 'blue'] },
+        size: { t: 'integer' },
+        agree: { t: 'boolean' },
+        tags: { t: 'array', e: ['a', 'b'] },
+        note: { t: 'string' },
+      },
+    });
+    const keys = { q: 'elicitation/create' };
+    const answer = {
+      action: 'accept',
+      content: { colour: 'red', size: 3, agree: true, tags: ['a'], note: 'hi', ssn: '078-05-1120', __proto__x: 1 },
+      _meta: { smuggled: true },
+    };
+    expect(checkedResponses(keys, { q: answer }, forms)).toEqual({
+      q: { action: 'accept', content: { colour: 'red', size: 3, agree: true, tags: ['a'], note: 'hi' } },
+    });
+    // a decline or cancel carries nothing else to the server
+    expect(checkedResponses(keys, { q: { action: 'decline', content: { colour: 'red' } } }, forms)).toEqual({
+      q: { action: 'decline' },
+    });
+    for (const [field, value] of [
+      ['colour', 'green'],
+      ['size', 1.5],
+      ['agree', 'yes'],
+      ['tags', ['c']],
+      ['note', 7],
+    ] as const)
+      expect(() => checkedResponses(keys, { q: { action: 'accept', content: { [field]: value } } }, forms)).toThrow(
+        expect.objectContaining({ code: 'E_INVALID_ARGS', message: expect.stringContaining(`content.${field}`) }),
+      );
   });
 });

@@ -8,6 +8,7 @@
 import { TyError } from '../../errors.js';
 import type { BridgeOptions } from '../bridge/context.js';
 import { INPUT_METHODS, MAX_ROUNDS, inputResponseProblem, type InputKind, type InputRequest } from './required.js';
+import type { FieldShape } from './state.js';
 import type { CallInput, InputRequiredAnswer } from '../upstream/session.js';
 
 /**
@@ -146,18 +147,20 @@ export async function callTakingInput(
 /**
  * A retry's answers checked against the input requests the bridge relayed (`keys`: key -> method): each must be there
  * and be the bare result its method defines (core/mcp/input/required.ts inputResponseProblem); keys the bridge did not
- * relay are dropped. @throws TyError E_INVALID_ARGS naming the key and what is wrong.
+ * relay are dropped, and an elicitation's answer is trimmed to the form the server asked for (`forms`, from
+ * formShapes; trimElicitation). @throws TyError E_INVALID_ARGS naming the key and what is wrong.
  */
 export function checkedResponses(
   keys: Record<string, string>,
   given: Record<string, unknown> | undefined,
+  forms: Record<string, Record<string, FieldShape>> = {},
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, method] of Object.entries(keys)) {
     const v = given !== undefined && Object.prototype.hasOwnProperty.call(given, k) ? given[k] : undefined;
     const problem = v === undefined ? 'is missing' : inputResponseProblem(method, v);
     if (problem !== undefined) throw new TyError('E_INVALID_ARGS', `inputResponses.${k} (${method}) ${problem}`);
-    out[k] = v;
+    out[k] = method === 'elicitation/create' ? trimElicitation(k, forms[k] ?? {}, v) : v;
   }
   return out;
 }
@@ -170,4 +173,81 @@ export function relayedCapabilities(r: RelayedInput, declared: Record<string, un
     if (k !== undefined && declared[k] !== undefined) out[k] = declared[k];
   }
   return out;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The string values a schema lists: `enum`, or `oneOf` / `anyOf` of `const` (at most 100, else none). */
+function listed(p: unknown): string[] | undefined {
+  if (!isObj(p)) return undefined;
+  const alts = Array.isArray(p.enum)
+    ? p.enum
+    : Array.isArray(p.oneOf)
+      ? p.oneOf.map((a) => (isObj(a) ? a.const : undefined))
+      : Array.isArray(p.anyOf)
+        ? p.anyOf.map((a) => (isObj(a) ? a.const : undefined))
+        : undefined;
+  if (alts === undefined || alts.length === 0 || alts.length > 100) return undefined;
+  return alts.every((v) => typeof v === 'string') ? (alts as string[]) : undefined;
+}
+
+/**
+ * The shape of each elicitation form among the relayed input requests (MCP 2025-11-25 "Elicitation", the restricted
+ * `requestedSchema`: a flat object of string, number, integer, boolean and enum properties, multi-select as an array
+ * of enum strings), key -> field -> shape, so the client's answer can be trimmed to it (trimElicitation). A property of
+ * a type outside that form is kept as `any`.
+ */
+export function formShapes(inputRequests: Record<string, InputRequest>): Record<string, Record<string, FieldShape>> {
+  const out: Record<string, Record<string, FieldShape>> = {};
+  for (const [key, q] of Object.entries(inputRequests)) {
+    if (q.method !== 'elicitation/create') continue;
+    const schema = q.params.requestedSchema;
+    const props = isObj(schema) && isObj(schema.properties) ? schema.properties : {};
+    const fields: Record<string, FieldShape> = {};
+    for (const [name, p] of Object.entries(props)) {
+      const type = isObj(p) ? p.type : undefined;
+      const t: FieldShape['t'] =
+        type === 'string' || type === 'number' || type === 'integer' || type === 'boolean' || type === 'array'
+          ? type
+          : listed(p) !== undefined
+            ? 'string'
+            : 'any';
+      const e = t === 'array' ? listed(isObj(p) ? p.items : undefined) : listed(p);
+      fields[name] = e !== undefined && (t === 'string' || t === 'array') ? { t, e } : { t };
+    }
+    out[key] = fields;
+  }
+  return out;
+}
+
+/**
+ * A client's answer to a relayed elicitation trimmed to the form the server asked for (`fields`, from formShapes):
+ * only `action`, and with `accept` only the `content` fields the form names; a field of the wrong type or outside
+ * its listed values is refused. A decline or cancel carries no content (MCP "Elicitation": content only with
+ * accept), so whatever else the client put there never reaches the server.
+ * @throws TyError E_INVALID_ARGS naming the key and the field.
+ */
+export function trimElicitation(key: string, fields: Record<string, FieldShape>, answer: unknown): unknown {
+  const a = answer as { action: string; content?: Record<string, unknown> };
+  if (a.action !== 'accept') return { action: a.action };
+  const content: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(a.content ?? {})) {
+    if (!Object.prototype.hasOwnProperty.call(fields, name)) continue;
+    const f = fields[name] as FieldShape;
+    const fits =
+      f.t === 'any' ||
+      (f.t === 'string' && typeof v === 'string' && (f.e === undefined || f.e.includes(v))) ||
+      (f.t === 'number' && typeof v === 'number' && Number.isFinite(v)) ||
+      (f.t === 'integer' && typeof v === 'number' && Number.isInteger(v)) ||
+      (f.t === 'boolean' && typeof v === 'boolean') ||
+      (f.t === 'array' &&
+        Array.isArray(v) &&
+        v.every((x) => typeof x === 'string' && (f.e === undefined || f.e.includes(x))));
+    if (!fits)
+      throw new TyError(
+        'E_INVALID_ARGS',
+        `inputResponses.${key} (elicitation/create): content.${name.slice(0, 64)} is not ${f.e ? `one of the listed ${f.t === 'array' ? 'choices' : 'values'}` : `a ${f.t}`} as the form asks`,
+      );
+    content[name] = v;
+  }
+  return { action: 'accept', content };
 }

@@ -4,8 +4,8 @@
 import type { BridgeContext } from '../bridge/context.js';
 import { RpcFailure } from '../wire/errors.js';
 import { RPC, declaredCapabilities } from '../wire/messages.js';
-import { checkedResponses, type CallRound, type RelayedInput } from './relay.js';
-import { RequestStates } from './required.js';
+import { checkedResponses, formShapes, type CallRound, type RelayedInput } from './relay.js';
+import { RequestStates } from './state.js';
 
 /** What the SDK Server's request context gives of one request for its input round. */
 export interface RoundRequest {
@@ -80,7 +80,7 @@ export class InputRounds {
       );
     let responses: Record<string, unknown>;
     try {
-      responses = checkedResponses(opened.keys, req.inputResponses);
+      responses = checkedResponses(opened.keys, req.inputResponses, opened.forms);
     } catch (e) {
       throw this.ctx.mcpError(e);
     }
@@ -94,7 +94,7 @@ export class InputRounds {
 
   /**
    * The `input_required` result a client gets for relayed input requests: the server's requests and the bridge's own
-   * state for this call.
+   * state for this call (sealed: core/mcp/input/state.ts), which carries the server's state and the forms' shapes.
    */
   async relayedAnswer(
     sessionId: string,
@@ -109,6 +109,7 @@ export class InputRounds {
       keys,
       r.upstreamState,
       r.suspension,
+      formShapes(r.inputRequests),
     );
     return { resultType: 'input_required', inputRequests: r.inputRequests, requestState };
   }

@@ -22,6 +22,14 @@ import {
   type UpstreamTool,
 } from './options.js';
 
+/** A request the session could not answer because it ended first (E_MCP_ENDED). */
+export function ended(server: string): TyError {
+  return new TyError(
+    'E_MCP_ENDED',
+    `the session with server "${server}" ended before this request was answered; the next call starts a new one`,
+  );
+}
+
 /** What the own-call path needs of its session (core/mcp/upstream/session.ts UpstreamSession). */
 export interface CallHost {
   /** The server's name (in error messages). */
@@ -105,7 +113,7 @@ export class OwnCalls {
     const tool = method === 'tools/call' ? this.host.tool(name) : undefined;
     if (tool?.execution?.taskSupport === 'required')
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool "${name}" requires task-based execution.`);
-    if (!this.host.alive()) throw this.host.endReason() ?? new TyError('E_MCP', 'the server session has ended');
+    if (!this.host.alive()) throw this.host.endReason() ?? ended(this.host.server);
     const signal = opts.signal;
     if (signal?.aborted) throw new TyError('E_ABORTED', 'the call was cancelled');
     const id = `${CALL_ID}${++this.seq}`;
@@ -159,7 +167,7 @@ export class OwnCalls {
       // sent first, the bookkeeping after: nothing can answer before this synchronous code returns
       this.host
         .send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage)
-        .catch(() => call.settle(new TyError('E_MCP', 'the server session has ended')));
+        .catch(() => call.settle(this.host.endReason() ?? ended(this.host.server)));
       if (!this.pending.has(id)) return;
       signal?.addEventListener('abort', onAbort, { once: true });
       call.deadline = Date.now() + this.host.timeoutMs;
@@ -225,36 +233,52 @@ export class OwnCalls {
   /**
    * One timer per session for the deadlines of its own calls (a timer per call is a measurable part of a
    * call's cost): when it fires, calls past their deadline time out (cancelled on the server) and it is
-   * armed again for the earliest deadline left.
+   * armed again for the earliest deadline left. The deadline is applied one turn of the event loop later, after the
+   * input already waiting (an answer, the process's exit, an oversize message): a bridge that was busy past a
+   * deadline never turns an answer, a crash or an oversize message that came in time into a timeout.
    */
   private armSweep(ms: number): void {
     this.sweepTimer = setTimeout(
       () => {
         this.sweepTimer = undefined;
         const now = Date.now();
-        let next = Infinity;
-        let late = false;
-        for (const c of [...this.pending.values()]) {
-          if (c.deadline <= now && this.host.elicitations() === 0) {
+        const late =
+          this.host.elicitations() === 0
+            ? [...this.pending].filter(([, c]) => c.deadline <= now).map(([id]) => id)
+            : [];
+        if (late.length === 0) return this.rearm(now);
+        this.sweepTimer = setTimeout(() => {
+          this.sweepTimer = undefined;
+          let timedOut = false;
+          for (const id of late) {
+            const c = this.pending.get(id);
+            if (c === undefined) continue;
             c.cancel('timed out');
             c.settle(this.host.timedOut('tools/call'));
-            late = true;
-          } else next = Math.min(next, Math.max(c.deadline, now + 1000));
-        }
-        // a server that did not answer in time is taken as hung: its session (and process) ends
-        if (late) void this.host.close(this.host.timedOut('tools/call'));
-        else if (next !== Infinity && this.host.alive()) this.armSweep(next - now);
+            timedOut = true;
+          }
+          // a server that did not answer in time is taken as hung: its session (and process) ends
+          if (timedOut) void this.host.close(this.host.timedOut('tools/call'));
+          else this.rearm(Date.now());
+        }, 0);
+        (this.sweepTimer as { unref?: () => void }).unref?.();
       },
       Math.max(1, ms),
     );
     (this.sweepTimer as { unref?: () => void }).unref?.();
   }
 
+  /** Arm the sweep for the earliest deadline left (checked at least a second apart), if any. */
+  private rearm(now: number): void {
+    let next = Infinity;
+    for (const c of this.pending.values()) next = Math.min(next, Math.max(c.deadline, now + 1000));
+    if (next !== Infinity && this.host.alive()) this.armSweep(next - now);
+  }
+
   /** Every own call still waiting fails: the session ended (with `reason` when the bridge knows why). */
   failAll(reason?: TyError): void {
     if (this.sweepTimer !== undefined) clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
-    for (const c of [...this.pending.values()])
-      c.settle(reason ?? new TyError('E_MCP', 'the server session has ended'));
+    for (const c of [...this.pending.values()]) c.settle(reason ?? ended(this.host.server));
   }
 }

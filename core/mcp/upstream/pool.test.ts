@@ -237,4 +237,68 @@ describe('SessionPool', () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(f.closed).toBe(true);
   });
+
+  it('a session that ended on its own is replaced by the next call at once, while its own close still runs', async () => {
+    const pool = new SessionPool<Ending>();
+    const first = new Ending();
+    const made: Ending[] = [];
+    const start = async (): Promise<Ending> => {
+      const f = made.length === 0 ? first : new Ending();
+      made.push(f);
+      return f;
+    };
+    expect(await pool.use('a', 'fp', start, async (s) => s)).toBe(first);
+    // its server timed out: the session says it is no longer alive; its close (a process group's kill) is slow
+    first.alive = false;
+    expect(pool.tryHold('a', 'fp')).toBeUndefined();
+    const second = await pool.use('a', 'fp', start, async (s) => s);
+    expect(second).not.toBe(first);
+    expect(first.closeCalls).toBe(1);
+    expect(pool.size).toBe(1);
+    for (const f of made) f.finishClose();
+    await pool.closeAll();
+  });
+
+  it("an ended session's late word (retire) frees only its own place, never the session that replaced it", async () => {
+    const pool = new SessionPool<Ending>();
+    const first = new Ending();
+    await pool.use(
+      'a',
+      'fp',
+      async () => first,
+      async () => 1,
+    );
+    first.alive = false;
+    const second = new Ending();
+    await pool.use(
+      'a',
+      'fp',
+      async () => second,
+      async () => 1,
+    );
+    pool.retire('a', first);
+    expect(second.closeCalls).toBe(0);
+    expect(pool.tryHold('a', 'fp')?.session).toBe(second);
+    // the session that holds the place frees it when it ends
+    pool.retire('a', second);
+    expect(pool.size).toBe(0);
+    expect(second.closeCalls).toBe(1);
+    first.finishClose();
+    second.finishClose();
+  });
 });
+
+/** A session whose `alive` the test sets, and whose close takes as long as the test says. */
+class Ending {
+  alive = true;
+  closeCalls = 0;
+  private done!: () => void;
+  private readonly closed = new Promise<void>((r) => (this.done = r));
+  close(): Promise<void> {
+    this.closeCalls++;
+    return this.closed;
+  }
+  finishClose(): void {
+    this.done();
+  }
+}

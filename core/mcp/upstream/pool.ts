@@ -1,9 +1,14 @@
-// Bounded pool of bridged MCP server sessions for one sandbox (limits, start queue, idle end); core, trusted side.
+// Bounded pool of bridged MCP server sessions for one sandbox (limits, start queue, idle end, a session that ended
+// replaced on the next call); core, trusted side.
 import { TyError } from '../../errors.js';
 
-/** Something the pool can end: a running server session. */
+/**
+ * Something the pool can end: a running server session. `alive` false says the session ended on its own (its server
+ * timed out, crashed, sent too much or garbage): the pool never hands it out again.
+ */
 export interface Closable {
   close(): Promise<void>;
+  readonly alive?: boolean;
 }
 
 export interface PoolLimits {
@@ -48,7 +53,18 @@ function unref(t: ReturnType<typeof setTimeout>): void {
  * ready) and `maxStarting` starts at once; the rest wait in order, and one still waiting after `waitMs`
  * gets E_BUSY. A start whose caller went away keeps running and the session is kept for the next call,
  * unless `cancel(key)` says the client closed first, which stops it and frees its place.
- * A session whose definition fingerprint changed ends; the request that finds it gets E_MCP (session gone).
+ * A session whose definition fingerprint changed ends; the request that finds it gets E_MCP_REDEFINED.
+ *
+ * Each place's life, as a state machine (every order of these is tested: test/mcp/session-renewal.test.ts):
+ * - (none) -> starting: a call finds no place; `start` runs.
+ * - starting -> ready: the start succeeded. starting -> (none): it failed, or `cancel`/`end` stopped it.
+ * - ready -> ready: a call; a call the client cancelled (the server is told, the session stays).
+ * - ready -> ended: the session ended on its own (`alive` false: timed out, crashed, oversize, garbage). The place is
+ *   freed at once (never only when the session's own close has finished: a server's process group may take its kill
+ *   grace to go), and the next call starts a fresh session.
+ * - ready -> (none): idle, `end`, `cancel`, a redefinition, the bridge closing.
+ * A session that ended tells the pool with `retire(key, session)`, which frees the place only if it is still that
+ * session's: a late word from an ended session never ends the fresh one that took its place.
  */
 export class SessionPool<S extends Closable> {
   private readonly entries = new Map<string, Entry<S>>();
@@ -102,6 +118,7 @@ export class SessionPool<S extends Closable> {
       e === undefined ||
       e.state !== 'ready' ||
       e.session === undefined ||
+      e.session.alive === false ||
       e.fingerprint !== fingerprint
     )
       return undefined;
@@ -131,6 +148,11 @@ export class SessionPool<S extends Closable> {
         'E_MCP_REDEFINED',
         'this session is gone: its server was defined again; the next request starts a new one',
       );
+    }
+    // a session that ended on its own is never handed out: its place is freed and a fresh one starts
+    if (e !== undefined && e.state === 'ready' && e.session?.alive === false) {
+      this.free(e);
+      e = undefined;
     }
     // a ready session needs no wait (and no abort listener): the common case of every call after the first
     if (e !== undefined && e.state === 'ready' && e.session !== undefined) {
@@ -199,11 +221,26 @@ export class SessionPool<S extends Closable> {
   async end(key: string): Promise<void> {
     const e = this.entries.get(key);
     if (e === undefined) return;
-    this.entries.delete(key);
+    await this.free(e);
+  }
+
+  /**
+   * `session` ended on its own (its server timed out, crashed, sent too much or garbage): its place is freed now, if it
+   * is still the one at `key` (a session that ended late never ends the one that replaced it); its close goes on.
+   */
+  retire(key: string, session: S): void {
+    const e = this.entries.get(key);
+    if (e !== undefined && e.session === session) void this.free(e);
+  }
+
+  /** Take `e` out of the pool at once (its place is free for the next call), then close its session. */
+  private async free(e: Entry<S>): Promise<void> {
+    if (this.entries.get(e.key) === e) this.entries.delete(e.key);
     if (e.idleTimer !== undefined) clearTimeout(e.idleTimer);
+    e.idleTimer = undefined;
     e.abort.abort();
-    if (e.session !== undefined) await e.session.close().catch(() => undefined);
     this.wake();
+    if (e.session !== undefined) await e.session.close().catch(() => undefined);
   }
 
   /** End every session whose key starts with `prefix` (a client session closing). */

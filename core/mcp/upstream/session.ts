@@ -13,7 +13,7 @@ import {
 import { streamableHttpConnector } from './transport.js';
 import { listenForChanges } from './listen.js';
 import { answerElicitation } from './elicit.js';
-import { OwnCalls } from './calls.js';
+import { OwnCalls, ended } from './calls.js';
 import { ServerLists } from './lists.js';
 import {
   CLIENT_INFO,
@@ -59,6 +59,7 @@ export class UpstreamSession {
         this.sdk(
           this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
           'tools/list',
+          signal,
         ),
       listPrompts: (cursor, signal) => this.listPrompts(cursor, signal),
       listResources: (cursor, signal) => this.listResources(cursor, signal),
@@ -311,15 +312,17 @@ export class UpstreamSession {
   }
 
   /**
-   * An SDK Client request whose "Connection closed" is replaced by the reason the session ended, when
-   * known; a timeout ends the session and becomes E_MCP_TIMEOUT.
+   * An SDK Client request whose "Connection closed" (or "Not connected") is replaced by the reason the session ended,
+   * else E_MCP_ENDED; a timeout ends the session and becomes E_MCP_TIMEOUT. The SDK reports a caller's abort as a
+   * request timeout too: with `signal` aborted it is the caller's cancellation (E_ABORTED), and the session stays.
    */
-  private async sdk<T>(p: Promise<T>, method = 'a request'): Promise<T> {
+  private async sdk<T>(p: Promise<T>, method: string, signal: AbortSignal | undefined): Promise<T> {
     try {
       return await p;
     } catch (e) {
-      const reason = this.endReason();
-      if (reason !== undefined && e instanceof SdkError && e.code === SdkErrorCode.ConnectionClosed) throw reason;
+      if (signal?.aborted) throw new TyError('E_ABORTED', `${method} was cancelled`);
+      if (e instanceof SdkError && (e.code === SdkErrorCode.ConnectionClosed || e.code === SdkErrorCode.NotConnected))
+        throw this.endReason() ?? ended(this.server);
       if (e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout) {
         void this.close(this.timedOut(method));
         throw this.timedOut(method);
@@ -363,6 +366,7 @@ export class UpstreamSession {
     return this.sdk(
       this.client.complete(params as Parameters<Client['complete']>[0], { signal, timeout: this.timeoutMs }),
       'completion/complete',
+      signal,
     );
   }
 
@@ -373,6 +377,7 @@ export class UpstreamSession {
         ? this.client.subscribeResource({ uri }, { signal, timeout: this.timeoutMs })
         : this.client.unsubscribeResource({ uri }, { signal, timeout: this.timeoutMs }),
       on ? 'resources/subscribe' : 'resources/unsubscribe',
+      signal,
     );
   }
 
@@ -385,6 +390,7 @@ export class UpstreamSession {
         timeout: this.timeoutMs,
       }),
       'logging/setLevel',
+      signal,
     );
   }
 
@@ -393,28 +399,32 @@ export class UpstreamSession {
     return this.sdk(
       this.client.listPrompts(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
       'prompts/list',
+      signal,
     );
   }
   getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal) {
     return this.sdk(
       this.client.getPrompt(args ? { name, arguments: args } : { name }, { signal, timeout: this.timeoutMs }),
       'prompts/get',
+      signal,
     );
   }
   listResources(cursor: string | undefined, signal?: AbortSignal) {
     return this.sdk(
       this.client.listResources(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
       'resources/list',
+      signal,
     );
   }
   listResourceTemplates(cursor: string | undefined, signal?: AbortSignal) {
     return this.sdk(
       this.client.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout: this.timeoutMs }),
       'resources/templates/list',
+      signal,
     );
   }
   readResource(uri: string, signal?: AbortSignal) {
-    return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }), 'resources/read');
+    return this.sdk(this.client.readResource({ uri }, { signal, timeout: this.timeoutMs }), 'resources/read', signal);
   }
   /** Server capabilities from the handshake. */
   capabilities() {

@@ -65,7 +65,8 @@ export class RuledTransport implements Transport {
 
 /**
  * A fetch whose response bodies fail once one message passes `max` bytes: a JSON body as a whole, an SSE
- * stream per event (bytes between blank lines), so memory stays bounded whatever a remote server sends.
+ * stream per event (bytes between blank lines), so memory stays bounded whatever a remote server sends. The body
+ * fails with TyError E_MCP_OVERSIZE.
  */
 export function cappedFetch(max: number = MAX_MESSAGE_BYTES, base: typeof fetch = fetch): typeof fetch {
   return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
@@ -91,7 +92,9 @@ export function cappedFetch(max: number = MAX_MESSAGE_BYTES, base: typeof fetch 
           }
         }
         if (over) {
-          ctl.error(new TyError('E_MCP', `the server sent a message over ${Math.round(max / 1048576)} MiB; refused`));
+          ctl.error(
+            new TyError('E_MCP_OVERSIZE', `the server sent a message over ${Math.round(max / 1048576)} MiB; refused`),
+          );
           return;
         }
         ctl.enqueue(chunk);
@@ -137,7 +140,7 @@ function watchedFetch(capped: typeof fetch, onOversize: (e: TyError) => void): t
           if (done) ctl.close();
           else ctl.enqueue(value);
         } catch (e) {
-          if (e instanceof TyError && e.code === 'E_MCP') onOversize(e);
+          if (e instanceof TyError && e.code === 'E_MCP_OVERSIZE') onOversize(e);
           ctl.error(e);
         }
       },
@@ -151,7 +154,7 @@ function watchedFetch(capped: typeof fetch, onOversize: (e: TyError) => void): t
  * The connector for `url` definitions on any host with fetch (Node 18+, browsers, workers): the SDK's
  * StreamableHTTPClientTransport (MCP "Streamable HTTP"), redirects refused, every message capped while it
  * streams, the server-message rules applied before the SDK Client sees anything. A message over the cap ends
- * the session at once with E_MCP as its `endReason` (the waiting request fails with it, never at its timeout).
+ * the session at once with E_MCP_OVERSIZE as its `endReason` (the waiting request fails with it, never at its timeout).
  * A `command` definition is refused: starting processes belongs to a host that can (the command line's connector).
  * @throws TyError E_MCP for a definition with no url.
  */
@@ -173,7 +176,7 @@ export function streamableHttpConnector(opts: StreamableHttpConnectorOptions = {
     const fetchFn = watchedFetch(cappedFetch(max, base), () => {
       if (endReason !== undefined) return;
       endReason = new TyError(
-        'E_MCP',
+        'E_MCP_OVERSIZE',
         `server "${def.name}" sent a message over ${Math.round(max / 1048576)} MiB (the message limit); refused, nothing of it was delivered, and its session was ended`,
       );
       void ruled?.close().catch(() => undefined);

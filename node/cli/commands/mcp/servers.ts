@@ -270,14 +270,19 @@ const hub: CliCommand = {
 
 Runs one server process for every session naming NAME, on a 0600 Unix socket in the settings folder.
 Exits at once when another hub holds the lock. Stops after MS (default 300000) without a session and
-kills the server's whole process group.`,
+kills the server's whole process group. On SIGTERM or Ctrl-C it stops within a second: each request
+still waiting is answered (E_MCP_ENDED), each session's socket closed, the server's process group
+stopped (SIGTERM, then SIGKILL after 0.4 s), the socket and lock files removed; exit 143 (130).`,
   options: { 'idle-ms': { type: 'string' } },
   async run(ctx, v, pos) {
     if (pos.length !== 1) usage('give one server name');
     const idle = v['idle-ms'] === undefined ? undefined : Number(v['idle-ms']);
     if (idle !== undefined && (!Number.isInteger(idle) || idle < 1)) usage('--idle-ms takes a whole number of ms');
     const { runHub } = await import('../../../mcp/hub.js');
-    const ran = await runHub(ctx.globals.home, pos[0]!, idle === undefined ? {} : { idleMs: idle });
+    const ran = await runHub(ctx.globals.home, pos[0]!, {
+      ...(idle === undefined ? {} : { idleMs: idle }),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     if (!ran) note(ctx, 'another hub is running for this server');
     return 0;
   },

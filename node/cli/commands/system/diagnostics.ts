@@ -97,13 +97,23 @@ with --browser: {ok, hosts:["cli","browser"], isolation, contracts:[{host, name,
       const ok = results.every((r) => r.ok);
       const { pyodideStatus } = await import('../../../python/sandbox.js');
       const pyodide = pyodideStatus((await import('../../../sandbox/runtime.js')).packageRoot());
+      const bwrap = (await import('../../../diagnostics/setup-paths.js')).probeAdvisories(host.probe);
       if (ctx.globals.json)
-        outJson(ctx, { ok, ...failed(results), host: 'cli', isolation: host.describe(), pyodide, contracts: results });
+        outJson(ctx, {
+          ok,
+          ...failed(results),
+          host: 'cli',
+          isolation: host.describe(),
+          ...(bwrap ? { bwrap } : {}),
+          pyodide,
+          contracts: results,
+        });
       else {
         out(
           ctx,
           `host: cli; isolation: ${host.describe()}; posture: ${posture}; pyodide: ${pyodide.verified ? `${pyodide.version} (files verified)` : `unavailable (${pyodide.reason ?? ''})`}`,
         );
+        if (bwrap) out(ctx, terminalSafe(ctx, clipLine(bwrap.summary, 400)));
         for (const r of results) {
           out(ctx, `${r.ok ? 'PASS' : 'FAIL'}  ${r.name}`);
           const lines = r.detail.split('\n').filter((l) => values.verbose === true || !l.startsWith('PASS'));
@@ -165,6 +175,7 @@ async function bothHosts(
   const bar = progress(ctx);
   const rows: HostContractRow[] = [];
   let isolation = 'not run';
+  let bwrap: import('../../../os-sandbox/advisories.js').BwrapAdvisoryReport | undefined;
   if (chosen.length > 0) {
     const [{ runContracts }, { CliContractHost }] = await Promise.all([
       import('../../../diagnostics/contracts.js'),
@@ -172,6 +183,7 @@ async function bothHosts(
     ]);
     const host = await CliContractHost.create({ posture });
     isolation = host.describe();
+    bwrap = (await import('../../../diagnostics/setup-paths.js')).probeAdvisories(host.probe);
     for (const r of await runContracts(host, chosen, (i, n, name) => bar.step(i, n, `cli: ${name}`)))
       rows.push({ host: 'cli', name: r.name, ok: r.ok, detail: r.detail });
   }
@@ -194,6 +206,7 @@ async function bothHosts(
       ...failed(rows),
       hosts: ['cli', 'browser'],
       isolation,
+      ...(bwrap ? { bwrap } : {}),
       ...(browserRun ? {} : { browser: 'not started: no browser check matches the filter' }),
       contracts: rows,
     });
@@ -203,6 +216,7 @@ async function bothHosts(
     ? 'Chromium (headless, loopback server)'
     : `not started (no browser check matches "${terminalSafe(ctx, filter ?? '', ctx.io.stdout)}")`;
   out(ctx, `cli isolation: ${isolation}; posture: ${posture}; browser: ${browserLine}`);
+  if (bwrap) out(ctx, terminalSafe(ctx, clipLine(bwrap.summary, 400)));
   const nw = Math.max(8, ...rows.map((r) => r.name.length));
   out(ctx, `${'RESULT'}  ${'HOST'.padEnd(7)}  ${'CONTRACT'.padEnd(nw)}  CHECK`);
   for (const r of rows) {

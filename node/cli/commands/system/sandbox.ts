@@ -16,6 +16,11 @@ export interface SandboxStatus {
   path?: string;
   version?: string;
   reason?: string;
+  /**
+   * bubblewrap only: the version read, whether the binary is setuid root, and the known advisories that affect it
+   * (node/os-sandbox/advisories.ts), each with what it means for tysandbox.
+   */
+  bwrap?: import('../../../os-sandbox/advisories.js').BwrapAdvisoryReport;
   limits: { prlimit: boolean; sandboxUid?: number; sandboxUids?: { first: number; last: number } };
   runtimes: {
     node: { path: string; version: string };
@@ -82,6 +87,10 @@ export async function sandboxStatus(opts: {
   if (probe.path) status.path = probe.path;
   if (probe.version) status.version = probe.version;
   if (probe.reason) status.reason = probe.reason;
+  if (probe.backend === 'bwrap' && probe.path) {
+    const { bwrapAdvisories, isSetuidRoot } = await import('../../../os-sandbox/advisories.js');
+    status.bwrap = bwrapAdvisories(probe.version, { setuid: isSetuidRoot(probe.path) });
+  }
   try {
     const { resolveDeno } = await import('../../../sandbox/runtime.js');
     const deno = resolveDeno();
@@ -150,7 +159,8 @@ const status: CliCommand = {
   usage: `Usage: tycli sandbox status [--json] [--sandbox auto|required|off]
 
 Probes the OS sandbox once (bubblewrap with working user namespaces on Linux, sandbox-exec on macOS;
-5 s timeout) and prints: backend and version, whether tools will run inside it under the posture
+5 s timeout) and prints: backend and version, the known bubblewrap advisories that affect that version
+(and whether tysandbox is exposed to each), whether tools will run inside it under the posture
 (--sandbox, else the settings key "sandbox", else auto), the process limits, the runtime versions
 (node, deno, native python), the Pyodide files sandboxed Python revisions run on (checked against
 their sha-256 manifest), the quickjs engine (its QuickJS binary checked against its pinned sha-256,
@@ -172,6 +182,19 @@ required cannot be met.`,
           ctx,
           `backend:   ${s.backend}${s.version ? ` (${s.version})` : ''}${s.path ? ` at ${s.path}` : ''}: ${s.available ? 'available' : `unavailable: ${s.reason ?? ''}`}`,
         );
+        if (s.bwrap !== undefined) {
+          if (s.bwrap.advisories.length === 0)
+            out(ctx, `advisory:  none known for bubblewrap ${s.bwrap.version ?? '(version unknown)'}`);
+          for (const a of s.bwrap.advisories)
+            out(
+              ctx,
+              `advisory:  ${[a.id, ...a.aliases].join(' / ')} affects bubblewrap ${s.bwrap.version ?? '(version unknown)'}` +
+                `${a.setuidOnly ? ' installed setuid root' : ''} (fixed in ${a.fixedIn}): ${a.summary}; ` +
+                (a.tysandbox.exposure === 'not-exposed'
+                  ? `not exposed through tysandbox: ${a.tysandbox.why}`
+                  : `EXPOSED: ${a.tysandbox.why}`),
+            );
+        }
         out(
           ctx,
           `isolation: ${s.enforced ? 'enforced: tools run inside the OS sandbox' : s.refusal ? `refused: ${s.refusal}` : 'NOT enforced'}`,
