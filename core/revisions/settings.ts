@@ -1,6 +1,6 @@
 // Per-tool settings revisions: values a person configures for one tool revision, content-addressed; core, trusted side.
 import type { ToolManifest } from '../../protocol/manifest.js';
-import type { AuditSink } from '../audit/trail.js';
+import type { AuditRecord, AuditSink } from '../audit/trail.js';
 import { DOMAINS, documentBytes, isContentId } from './cid.js';
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
@@ -167,7 +167,11 @@ export class ToolSettings {
   readonly #checks = new Map<string, SchemaCheck>();
   constructor(
     readonly store: Store,
-    readonly opts: { audit?: AuditSink } = {},
+    /**
+     * `audit`: where changes are recorded; `hostId`: this host process's identity, put on a change's `started` record
+     * (as the gate does), so that a reader tells a change in progress from one its host did not finish.
+     */
+    readonly opts: { audit?: AuditSink; hostId?: string } = {},
   ) {}
 
   #check(toolRevision: string, schema: unknown): SchemaCheck {
@@ -336,36 +340,58 @@ export class ToolSettings {
     const bytes = documentBytes(DOMAINS.settings, body, 'E_INVALID_MANIFEST');
     const settingsRevision = await this.store.putObject(bytes);
     let previous: string | undefined;
-    await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, (r) => {
-      const next: SettingsRecord = r
-        ? { ...r, history: [...r.history] }
-        : { tool: tool.name, toolRevision: tool.revision, history: [] };
-      previous = next.current;
-      if (next.current !== settingsRevision) next.history.push({ settingsRevision, at: new Date().toISOString() });
-      next.current = settingsRevision;
-      return next;
-    });
-    const changed = previous !== settingsRevision;
-    // Every change is audited (who, which tool revision, the new settings revision); the values stay in the store.
-    if (changed && this.opts.audit) {
-      await this.opts.audit.append({
-        v: 1,
-        time: new Date().toISOString(),
-        principal: who.principal,
-        tool: tool.name,
-        revision: tool.revision,
-        kind: 'settings',
-        target: settingsRevision,
-        decision: 'allow',
-        rule: previous
-          ? `settings ${previous} -> ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`
-          : `settings ${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
-        list: 'person',
-        scope: who.via.slice(0, 64),
-        durationMs: Date.now() - started,
-        outcome: 'ok',
+    const audit = this.opts.audit;
+    // Every change is audited (who, which tool revision, the new settings revision; the values stay in the store), and
+    // written ahead: a `started` record is on disk before the settings record changes, its completion (same `call`)
+    // after, so a change cut short by a crash reads as `interrupted`, never as an unaudited change (the crash harness,
+    // test/faults/crash/, stops the command at every write point).
+    let record = undefined as AuditRecord | undefined;
+    try {
+      await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, async (r) => {
+        const next: SettingsRecord = r
+          ? { ...r, history: [...r.history] }
+          : { tool: tool.name, toolRevision: tool.revision, history: [] };
+        previous = next.current;
+        if (next.current === settingsRevision) return next;
+        next.history.push({ settingsRevision, at: new Date().toISOString() });
+        next.current = settingsRevision;
+        if (audit) {
+          const rec: AuditRecord = {
+            v: 1,
+            time: new Date().toISOString(),
+            principal: who.principal,
+            tool: tool.name,
+            revision: tool.revision,
+            kind: 'settings',
+            target: settingsRevision,
+            decision: 'allow',
+            rule: `settings ${previous ? `${previous} -> ` : ''}${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
+            list: 'person',
+            scope: who.via.slice(0, 64),
+            durationMs: Date.now() - started,
+            outcome: 'ok',
+            call: globalThis.crypto.randomUUID(),
+          };
+          const host = this.opts.hostId;
+          await audit.append({ ...rec, outcome: 'started', ...(host !== undefined ? { host } : {}) });
+          record = rec;
+        }
+        return next;
       });
+    } catch (e) {
+      if (record && audit)
+        await audit
+          .append({ ...record, time: new Date().toISOString(), outcome: 'error', code: 'E_STORE' })
+          .catch(() => undefined);
+      throw e;
     }
+    const changed = previous !== settingsRevision;
+    if (record && audit)
+      await audit.append({
+        ...record,
+        time: new Date().toISOString(),
+        durationMs: Date.now() - started,
+      });
     return { settingsRevision, values, effective, changed, ...(previous ? { previous } : {}) };
   }
 
