@@ -11,7 +11,9 @@ import {
   writeSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { TyError } from '../../core/errors.js';
+import { syncDir, syncDirSync } from './dirs.js';
 
 const NL = 0x0a;
 
@@ -19,12 +21,13 @@ const NL = 0x0a;
  * Append `line` (one record, without its newline) to the file at `path` (created 0600), each record on a line of
  * its own even after a torn write: when the file does not end with a newline (a write cut short by a full disk,
  * a crash mid-write), the record is preceded by one, so the fragment stays a line of its own (readers count it
- * as corrupt) and this record parses. One `write` on an O_APPEND descriptor, then fsync when `sync` (default).
+ * as corrupt) and this record parses. One `write` on an O_APPEND descriptor, then fsync when `sync` (default), and
+ * the folder's fsync when this append created the file.
  * Two appenders racing a third one's torn write may both add the newline: an empty line, which readers skip.
  * @throws TyError E_STORE on a short write (the torn tail is repaired by the next append) or any I/O error.
  */
 export async function appendLine(path: string, line: string, opts: { sync?: boolean } = {}): Promise<void> {
-  const fh = await open(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
+  const { fh, created } = await openLog(path);
   try {
     const { size } = await fh.stat();
     let torn = false;
@@ -37,9 +40,33 @@ export async function appendLine(path: string, line: string, opts: { sync?: bool
     const { bytesWritten } = await fh.write(bytes, 0, bytes.length);
     if (bytesWritten !== bytes.length)
       throw new TyError('E_STORE', `short write to ${path.split('/').pop() ?? 'log'} (disk full?)`);
-    if (opts.sync !== false) await fh.sync();
+    if (opts.sync !== false) {
+      await fh.sync();
+      // a log this append created is durable only once its folder's entry is
+      if (created) await syncDir(dirname(path));
+    }
   } finally {
     await fh.close();
+  }
+}
+
+/** Open a log for appending; `created`: this open made the file (its folder then needs an fsync). */
+async function openLog(path: string): Promise<{ fh: Awaited<ReturnType<typeof open>>; created: boolean }> {
+  try {
+    return { fh: await open(path, FS.O_RDWR | FS.O_APPEND), created: false };
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    return { fh: await open(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600), created: true };
+  }
+}
+
+/** openLog, synchronously, as a descriptor. */
+function openLogSync(path: string): { fd: number; created: boolean } {
+  try {
+    return { fd: openSync(path, FS.O_RDWR | FS.O_APPEND), created: false };
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    return { fd: openSync(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600), created: true };
   }
 }
 
@@ -64,6 +91,8 @@ interface Pending {
 interface Written {
   fd: number;
   records: Pending[];
+  /** This descriptor's open created the file: its folder is fsync'd after the file, before the records resolve. */
+  created: boolean;
 }
 
 /**
@@ -76,6 +105,8 @@ interface Written {
  * A staged line (`stage`: written now, durable later) does not start an fsync by itself: it shares the fsync of
  * the next `append` (a call's completion record), or its own at most STAGED_SYNC_MS after it was written, so a
  * short call costs one fsync for its two records instead of two in a row.
+ * A log file this appender creates has its folder fsync'd after its first fsync, before those records resolve: a power
+ * loss cannot take the whole file (node/store/dirs.ts).
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written
  * whole before it are still synced and resolved. An fsync that fails rejects the records it covered.
  * The cheap steps (open, fstat, 1-byte read, write, close) run synchronously on the calling thread; only fsync
@@ -162,10 +193,11 @@ export class GroupAppender {
     let open = this.#unsynced[this.#unsynced.length - 1];
     if (open && !namesFile(this.path, open.fd)) open = undefined;
     let fd: number;
+    let created = false;
     if (open) fd = open.fd;
     else {
       try {
-        fd = openSync(this.path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
+        ({ fd, created } = openLogSync(this.path));
       } catch (e) {
         for (const p of batch) p.reject(storeError(this.path, e));
         return;
@@ -203,7 +235,7 @@ export class GroupAppender {
     }
     const records = written === batch.length ? batch : batch.slice(0, written);
     if (open) for (const p of records) open.records.push(p);
-    else this.#unsynced.push({ fd, records });
+    else this.#unsynced.push({ fd, records, created });
     let wanted = false; // an append waits for this fsync (staged lines only: they may wait for company)
     for (const p of records) {
       if (p.onWritten) p.onWritten();
@@ -269,6 +301,11 @@ export class GroupAppender {
           } catch (e) {
             failure = e;
           }
+        }
+        // a log created by this appender: its folder's entry, so that a power loss cannot take the whole file
+        if (failure === undefined && group.some((w) => w.created)) {
+          if (inline) syncDirSync(dirname(this.path));
+          else await syncDir(dirname(this.path));
         }
         if (inline) this.stats.inline++;
         let n = 0;
