@@ -5,6 +5,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { TyError } from '../../core/errors.js';
+import { checkPureWheel } from '../../core/manifest/wheel.js';
 import { guestFile } from '../sandbox/engines.js';
 
 /** The one Pyodide asset manifest (core/pyodide-manifest.json), shared with the browser build. */
@@ -185,8 +186,11 @@ export const PYTHON_PACKAGES_NS = 'python-packages';
 
 /**
  * Resolve `packages` in `dir` (the folder of the manifest the revision was added from) and check each file's
- * sha-256 before anything uses it. Files must stay inside `dir` after resolving symlinks.
- * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs).
+ * sha-256 before anything uses it, then its contents (core/manifest/wheel.ts checkPureWheel: pure Python only, no
+ * entry outside the install folder). Files must stay inside `dir` after resolving symlinks. Runs at `tool add` and
+ * again at every sandbox start.
+ * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs),
+ *   E_INVALID_MANIFEST (native code, an entry leaving the install folder, not a zip archive).
  */
 export function resolvePythonPackages(
   dir: string,
@@ -206,12 +210,15 @@ export function resolvePythonPackages(
     const rel = relative(base, path);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
       throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} leaves the manifest's folder`);
-    const got = createHash('sha256').update(readFileSync(path)).digest('hex');
+    const bytes = readFileSync(path);
+    const got = createHash('sha256').update(bytes).digest('hex');
     if (got !== sha256)
       throw new TyError(
         'E_INTEGRITY',
         `the wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`,
       );
+    // pure Python only, every entry inside the install folder: refused here, at tool add, not first at a run
+    checkPureWheel(file, bytes);
     return { file, sha256, path };
   });
 }

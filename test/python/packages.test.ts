@@ -95,7 +95,7 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY' } });
   }, 240_000);
 
-  it('only pure-Python wheels: a platform wheel name is refused at add; native code inside a none-any wheel is refused at load', async () => {
+  it('only pure-Python wheels: a platform wheel name, and native code or an escaping entry inside a none-any wheel, are refused at tool add, nothing stored', async () => {
     const w = tinyWheel();
     const plat = { file: 'tinytext-1.0-cp314-cp314-linux_x86_64.whl', bytes: w.bytes };
     const m = project('pyplatform', plat, { file: plat.file, sha256: w.sha256 });
@@ -104,24 +104,25 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
       ok: false,
       error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
     });
-    const native = tinyWheel({ 'tinytext/_speed.cpython-314-wasm32-emscripten.so': new Uint8Array([0, 97, 115, 109]) });
+    const so = 'tinytext/_speed.cpython-314-wasm32-emscripten.so';
+    const native = tinyWheel({ [so]: new Uint8Array([0, 97, 115, 109]) });
     const m2 = project('pynative', native, { file: native.file, sha256: native.sha256 });
     const home = join(tmp, 'home-native');
-    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m2]))).toMatchObject({ ok: true });
-    const r = await tycli([
-      '--home',
-      home,
-      '--json',
-      '--sandbox',
-      'required',
-      'run',
-      'pynative',
-      '--args',
-      '{"s":"hi"}',
-    ]);
-    expect(oneLine(r)).toMatchObject({
+    const refused = await tycli(['--home', home, '--json', 'tool', 'add', m2]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused)).toMatchObject({
       ok: false,
-      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
+      error: {
+        code: 'E_INVALID_MANIFEST',
+        message: `the wheel ${native.file} holds native code ("${so}"); only pure-Python wheels are supported`,
+      },
+    });
+    expect((await tycli(['--home', home, '--json', 'tool', 'list'])).stdout).not.toContain('pynative');
+    const escaping = tinyWheel({ '../outside.py': 'x = 1\n' });
+    const m3 = project('pyescape', escaping, { file: escaping.file, sha256: escaping.sha256 });
+    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m3]))).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('leaves the install folder') },
     });
   }, 240_000);
 });
