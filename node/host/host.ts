@@ -19,6 +19,7 @@ import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
 import { memoryBudget, queueBound, type NodeHostOptions } from './options.js';
 import { wireGateAndCapabilities, type Wiring } from './wiring.js';
 import { pythonNative } from './builtin-python.js';
+import { hostIdentity } from '../process/identity.js';
 
 export interface NodeHost {
   paths: TycliPaths;
@@ -88,7 +89,8 @@ class HostAssembly {
     this.env = opts.env ?? process.env;
     this.running = opts.startSandboxes !== false;
     this.registry = new HostToolRegistry(store);
-    this.toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store) });
+    // the host's identity on a settings change's started record: tycli audit tells one in progress from one cut short
+    this.toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store), hostId: hostIdentity() });
     if (opts.asker) this.#asker = Promise.resolve(opts.asker);
   }
 
