@@ -1,5 +1,6 @@
 // Host interfaces core defines once and each host implements (SandboxRuntime, AskChannel); core, trusted side.
 import type { CapabilityName } from '../../protocol/wire.js';
+import type { CallPhase } from '../../protocol/names.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
 /** Limits for one call; the host clamps manifest requests to its maxima. */
@@ -57,6 +58,11 @@ export interface CallOptions {
    * writes bytes sends them one after the other, so a long string argument is encoded once and never joined.
    */
   argsParts?: readonly string[];
+  /**
+   * Told when the sandbox says which part of the call runs now (protocol/wire.ts PhaseMessageSchema: a Python module's
+   * top-level code, then `main`), so a time limit reached names it (core/exec/timeouts.ts).
+   */
+  onPhase?: (phase: CallPhase) => void;
 }
 
 /** A live sandbox for one revision. */

@@ -16,6 +16,8 @@ const good: Record<string, unknown>[] = [
   { v: 1, type: 'cap', id: 7, callId: 3, name: 'storage.get', params: null },
   { v: 1, type: 'cap-cancel', id: 7 },
   { v: 1, type: 'log', level: 'warn', text: 'careful' },
+  { v: 1, type: 'phase', id: 3, phase: 'module' },
+  { v: 1, type: 'phase', id: 0, phase: 'main' },
 ];
 /** Values of every kind the fields meet: each type, bounds, non-JSON values a structured message could hold. */
 const odd: unknown[] = [
@@ -59,6 +61,9 @@ const odd: unknown[] = [
   'cap',
   'cap-cancel',
   'log',
+  'phase',
+  'module',
+  'main',
   'fetch',
   'getSecret',
   'nope',

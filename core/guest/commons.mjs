@@ -47,6 +47,7 @@ export const { parse: JSONParse, stringify: JSONStringify } = JSON;
 export const NumberCtor = Number;
 export const NumberIsFinite = Number.isFinite;
 export const MathMin = Math.min;
+export const MathCeil = Math.ceil;
 export const DateNow = Date.now;
 export const SymbolHasInstance = Symbol.hasInstance;
 export const StringCtor = String;
@@ -81,9 +82,11 @@ export const ErrorCtor = Error;
 export const ErrorPrototype = Error.prototype;
 export const TypeErrorCtor = TypeError;
 export const TypeErrorPrototype = TypeError.prototype;
+export const RangeErrorCtor = RangeError;
 
 // ---- bytes ------------------------------------------------------------------------------------------------------
 export const ArrayBufferCtor = ArrayBuffer;
+export const ArrayBufferPrototypeGetByteLength = uncurryGetter(ArrayBuffer.prototype, 'byteLength');
 export const Uint8ArrayCtor = Uint8Array;
 export const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype);
 export const TypedArrayPrototypeGetLength = uncurryGetter(TypedArrayPrototype, 'length');
@@ -96,6 +99,11 @@ export const TextEncoderCtor = TextEncoder;
 export const TextEncoderPrototypeEncode = uncurryThis(TextEncoder.prototype.encode);
 export const atobFn = atob;
 export const btoaFn = btoa;
+
+// ---- WebAssembly: the Python guest caps Pyodide's memory growth (core/guest/python-limits.mjs) ---------------------
+export const WebAssemblyMemoryPrototype = WebAssembly.Memory.prototype;
+export const WebAssemblyMemoryPrototypeGrow = uncurryThis(WebAssembly.Memory.prototype.grow);
+export const WebAssemblyMemoryPrototypeGetBuffer = uncurryGetter(WebAssembly.Memory.prototype, 'buffer');
 
 // ---- web platform (present on every host) -----------------------------------------------------------------------
 export const EventTargetPrototypeAddEventListener = uncurryThis(EventTarget.prototype.addEventListener);

@@ -40,14 +40,16 @@ export const PYTHON_SANDBOX_NEEDS = Object.freeze({
 export const PYTHON_RUNNER_FLAG = '--tysandbox-python=';
 
 /**
- * The Pyodide sandbox side file (core/guest/python.mjs) of the runner in `runnerDir` (guestFile: two folders up). The
- * captured built-ins it imports (core/guest/commons.mjs) are among the runner's files (runnerFiles).
- * @throws TyError E_SANDBOX_UNAVAILABLE when it is missing.
+ * The Pyodide sandbox side files of the runner in `runnerDir` (guestFile: two folders up): core/guest/python.mjs and
+ * the memory limit it imports, core/guest/python-limits.mjs. The captured built-ins they import
+ * (core/guest/commons.mjs) are among the runner's files (runnerFiles).
+ * @throws TyError E_SANDBOX_UNAVAILABLE when one is missing.
  */
-export function pythonGuestFile(runnerDir: string): string {
-  const p = guestFile(runnerDir, 'python.mjs');
-  if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python sandbox file is missing from the package');
-  return p;
+export function pythonGuestFiles(runnerDir: string): string[] {
+  const files = [guestFile(runnerDir, 'python.mjs'), guestFile(runnerDir, 'python-limits.mjs')];
+  if (!files.every((p) => existsSync(p)))
+    throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python sandbox files are missing from the package');
+  return files;
 }
 
 const assetCache = new Map<string, PyodideAssets>();
@@ -126,18 +128,31 @@ export function pyodideAssetsIn(root: string, dir: string): PyodideAssets {
   return { version: base.version, files: base.files, dir, paths };
 }
 
-/** What the sandbox command gains for a Python revision: files to grant read-only and the runner argument. */
+/**
+ * What the sandbox command gains for a Python revision: the guest files the runner compiles (`guestFiles`, read by the
+ * Node entry; Deno imports them as modules), the Pyodide files and wheels the guest reads (`readFiles`), and the runner
+ * argument: the asset spec, with `retainState` and `memoryMb` (limits.memoryMb, the cap on Pyodide's memory and
+ * in-memory files: core/guest/python-limits.mjs).
+ */
 export function pythonSandboxPlan(
   assets: string | PyodideAssets,
   runnerDir: string,
-  opts: { retainState: boolean; packages?: PythonPackageFile[] },
-): { readFiles: string[]; runnerArg: string; version: string } {
+  opts: { retainState: boolean; packages?: PythonPackageFile[]; memoryMb?: number },
+): { guestFiles: string[]; readFiles: string[]; runnerArg: string; version: string } {
   const a = typeof assets === 'string' ? pyodideAssets(assets) : assets;
   verifyPyodideAssets(a);
   const packages = opts.packages ?? [];
-  const spec = { version: a.version, files: a.files, paths: a.paths, retainState: opts.retainState, packages };
+  const spec = {
+    version: a.version,
+    files: a.files,
+    paths: a.paths,
+    retainState: opts.retainState,
+    packages,
+    ...(opts.memoryMb !== undefined ? { memoryMb: opts.memoryMb } : {}),
+  };
   return {
-    readFiles: [pythonGuestFile(runnerDir), ...Object.values(a.paths), ...packages.map((p) => p.path)],
+    guestFiles: pythonGuestFiles(runnerDir),
+    readFiles: [...Object.values(a.paths), ...packages.map((p) => p.path)],
     runnerArg: PYTHON_RUNNER_FLAG + Buffer.from(JSON.stringify(spec)).toString('base64'),
     version: a.version,
   };

@@ -2,6 +2,7 @@
 // through tycli; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../node/sandbox/runtime.js';
@@ -63,6 +64,24 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
       '{"s":"hi"}',
     ]);
     expect(oneLine(r)).toMatchObject({ ok: true, result: { out: 'HI!', version: '1.0' } });
+  }, 240_000);
+
+  it("a wheel the installer refuses in the sandbox (bad CRC) fails in one line naming the wheel, not the installer's traceback", async () => {
+    const w = tinyWheel();
+    const bytes = Buffer.from(w.bytes);
+    // the first entry's data (stored, uncompressed) starts after its 30-byte local header and its name
+    const at = 30 + bytes.readUInt16LE(26);
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 0x20, at);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const m = project('pycrc', { file: w.file, bytes }, { file: w.file, sha256 });
+    const home = join(tmp, 'home-crc');
+    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m]))).toMatchObject({ ok: true });
+    const r = await tycli(['--home', home, '--json', '--sandbox', 'required', 'run', 'pycrc', '--args', '{"s":"hi"}']);
+    const err = (oneLine(r) as { error: { code: string; message: string } }).error;
+    expect(err).toEqual({
+      code: 'E_INVALID_MANIFEST',
+      message: `the wheel ${w.file} could not be installed: zipfile.BadZipFile: Bad CRC-32 for file 'tinytext/__init__.py'`,
+    });
   }, 240_000);
 
   it('a wheel that does not match its sha256 is refused at tool add with E_INTEGRITY, nothing installed; one changed afterwards is refused at run', async () => {
