@@ -10,6 +10,7 @@ import { PermissionGate, StoreDecisions } from '../core/policy/gate.js';
 import { compilePolicy, type RuleSet } from '../core/policy/permissions.js';
 import { AskRouter } from '../core/ask/router.js';
 import { StoreAuditLog } from '../core/audit/trail.js';
+import { RefusalTally } from '../core/audit/refusals.js';
 import { PauseTracker } from '../core/policy/pause.js';
 import { capabilityFactory } from '../core/capabilities/handler.js';
 import { ToolSettings, type SettingsValues } from '../core/revisions/settings.js';
@@ -201,9 +202,11 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
   const approvals = new ApprovalChannel();
   const pause = new PauseTracker(store, { expireMs: DEFAULT_BROWSER_PAUSE_EXPIRE_MS, ...(opts.pause ?? {}) });
   const decisionStore = new StoreDecisions(store);
-  // MCP header values in use: withheld from questions, hook input, audit records and error messages
+  // MCP header values in use: withheld (as tokens) from question previews, hook input and text the host did not write
   const withheld = new Set<string>();
-  const auditLog = new StoreAuditLog(store, () => withheld);
+  const auditLog = new StoreAuditLog(store);
+  // admission refusals (E_BUSY) audited in aggregate, one record per principal and second
+  const refusals = new RefusalTally(auditLog);
   const dialogOpt = opts.dialog ?? opts.askChannels === undefined;
   const dialog = dialogOpt === false ? undefined : new DialogAskChannel(dialogOpt === true ? {} : dialogOpt);
   const channels: AskChannel[] = [...(opts.askChannels ?? []), approvals, ...(dialog ? [dialog] : [])];
@@ -292,6 +295,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
     capabilities,
     settings: toolSettings,
     principal,
+    refusals,
     external: async (identity, args, signal) => {
       if (!external)
         throw new TyError(
@@ -428,6 +432,7 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       closed = true;
       await mcp.close();
       await pool.shutdown();
+      await refusals.flush();
       backend.close();
     },
   };

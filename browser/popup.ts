@@ -3,6 +3,7 @@
 import { TyError } from '../core/errors.js';
 import type { Gate, Principal } from '../core/exec/runtime.js';
 import type { ToolManifest } from '../protocol/manifest.js';
+import { srcdocForSandboxedFrame } from './trusted-html.js';
 
 export interface PopupRequest {
   principal: Principal;
@@ -91,7 +92,9 @@ export async function openHostPopup(
   frame.setAttribute('sandbox', 'allow-scripts');
   frame.setAttribute('referrerpolicy', 'no-referrer');
   frame.style.cssText = 'border:0;position:fixed;inset:0;width:100%;height:100%';
-  frame.srcdoc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${escAttr(POPUP_CONTENT_CSP)}">${req.html}`;
+  frame.srcdoc = srcdocForSandboxedFrame(
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${escAttr(POPUP_CONTENT_CSP)}">${req.html}`,
+  );
   doc.body.replaceChildren(frame);
   return {
     target,

@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'E_MCP_UNREACHABLE',
   'E_MCP_REQUEST_STATE',
   'E_BUSY',
+  'E_INTERRUPTED',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -17,6 +17,8 @@ export interface AppSettings {
   examplesOffered: boolean;
   /** The built-in host tools (browser/app/host-tools.ts) were installed once. */
   hostToolsOffered?: boolean;
+  /** Assistant text rendered as markdown (default); off: plain text. */
+  markdown?: boolean;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = {
@@ -40,15 +42,41 @@ export interface ConversationRecord {
   children: Record<string, string[]>;
   /** The selected branch ends here. */
   leaf: string;
+  /** Assistant messages that were cut off (a reload, a closed tab, a broken stream): they offer "Continue". */
+  interrupted?: string[];
+}
+
+/**
+ * A turn's state while it runs, written as it goes (chat/journal.ts): the text streamed so far after `leaf`, and the
+ * outcomes of the calls that ended. A reload finds it and puts what it holds in the tree (chat/recover.ts).
+ */
+export interface TurnRecord {
+  /** The conversation id. */
+  id: string;
+  /** The task the streamed text answers (the tree's leaf when the request was made). */
+  leaf: string;
+  text: string;
+  /** Outcomes of calls that ended, by function-call task id. */
+  calls: Record<string, unknown>;
+  updated: number;
+}
+
+/** The API key and the endpoint origins the person confirmed it for (RFC 6454 origins: `https://api.openai.com`). */
+export interface KeyRecord {
+  key: string;
+  origins: string[];
 }
 
 interface Schema extends DBSchema {
   settings: { key: string; value: unknown };
-  /** Only the API key lives here: read by the model client, never by tools, audit or export. */
-  keys: { key: string; value: string };
+  /** Only the API key lives here (a KeyRecord; a string from before keys were bound to origins): read by the model
+   * client, never by tools, audit or export. */
+  keys: { key: string; value: KeyRecord | string };
   conversations: { key: string; value: ConversationRecord };
   /** Secret values for tools (by name), handed to the host's secret broker; a revision reads one only after a grant. */
   secrets: { key: string; value: string };
+  /** A running turn's state per conversation (TurnRecord). */
+  turns: { key: string; value: TurnRecord };
 }
 
 /** Open the app database (name default `tysandbox-app`, next to the host's `tysandbox` database). */
@@ -56,7 +84,7 @@ export class AppDb {
   private constructor(readonly db: IDBPDatabase<Schema>) {}
 
   static async open(name = 'tysandbox-app'): Promise<AppDb> {
-    const db = await openDB<Schema>(name, 2, {
+    const db = await openDB<Schema>(name, 3, {
       upgrade(d, oldVersion) {
         if (oldVersion < 1) {
           d.createObjectStore('settings');
@@ -64,6 +92,7 @@ export class AppDb {
           d.createObjectStore('conversations', { keyPath: 'id' });
         }
         if (oldVersion < 2) d.createObjectStore('secrets');
+        if (oldVersion < 3) d.createObjectStore('turns', { keyPath: 'id' });
       },
     });
     return new AppDb(db);
@@ -76,12 +105,31 @@ export class AppDb {
   async putSettings(s: AppSettings): Promise<void> {
     await this.db.put('settings', { ...s }, 'app');
   }
-  async getKey(): Promise<string> {
-    return (await this.db.get('keys', 'apiKey')) ?? '';
+  /** The saved key and the origins it is confirmed for (a key saved before origins were kept: confirmed for none). */
+  async getKeyRecord(): Promise<KeyRecord | undefined> {
+    const v = await this.db.get('keys', 'apiKey');
+    if (v === undefined || v === '') return undefined;
+    return typeof v === 'string' ? { key: v, origins: [] } : { key: v.key, origins: [...v.origins] };
   }
-  async putKey(key: string): Promise<void> {
-    if (key) await this.db.put('keys', key, 'apiKey');
+  /** Save the key for exactly `origin` (the endpoint it was entered for; none: confirmed for no origin yet). */
+  async putKey(key: string, origin: string | undefined): Promise<void> {
+    if (key) await this.db.put('keys', { key, origins: origin ? [origin] : [] }, 'apiKey');
     else await this.db.delete('keys', 'apiKey');
+  }
+  /** The person confirmed sending the key to `origin`. */
+  async confirmKeyOrigin(origin: string): Promise<void> {
+    const r = await this.getKeyRecord();
+    if (r && !r.origins.includes(origin))
+      await this.db.put('keys', { key: r.key, origins: [...r.origins, origin] }, 'apiKey');
+  }
+  async getTurn(id: string): Promise<TurnRecord | undefined> {
+    return this.db.get('turns', id);
+  }
+  async putTurn(t: TurnRecord): Promise<void> {
+    await this.db.put('turns', structuredClone(t));
+  }
+  async deleteTurn(id: string): Promise<void> {
+    await this.db.delete('turns', id);
   }
   async getConversation(id: string): Promise<ConversationRecord | undefined> {
     return this.db.get('conversations', id);

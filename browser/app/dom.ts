@@ -42,3 +42,13 @@ export function replaceChildren(el: Element, ...children: Child[]): void {
 export function shortId(id: string | undefined): string {
   return id ? coreShortId(id) : '';
 }
+
+/** Let the person download `value` as a JSON file named `name` (a Blob URL, revoked after a while). */
+export function downloadJson(name: string, value: unknown): void {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: 'application/json' }));
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

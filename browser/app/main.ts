@@ -1,20 +1,26 @@
-// The chat app's entry: opens the stores and the browser host, wires the conversation, composer and panels; browser
-// app, trusted side.
+// The chat app's entry: opens the stores and the browser host, wires the shell, conversation, composer and panels;
+// browser app, trusted side.
 import '../zod-jitless.js';
 import './app.css';
 import { createBrowserHost, type BrowserHost } from '../host.js';
 import { PYODIDE_MANIFEST } from '../python/pyodide-manifest.js';
 import { AppDb, settingsFromUrl, type AppSettings } from './app-db.js';
-import { ConversationTree } from './tree.js';
-import { ToolRunner } from './tool-runner.js';
-import { runTurn } from './turn.js';
-import { h, replaceChildren } from './dom.js';
+import { ConversationTree } from './chat/tree.js';
+import { ToolRunner } from './chat/tool-runner.js';
+import { Interruption, runCalls, runTurn } from './chat/turn.js';
+import { TurnJournal } from './chat/journal.js';
+import { recoverTurn } from './chat/recover.js';
+import { planRerun } from './chat/rerun.js';
+import { downloadJson, h, replaceChildren } from './dom.js';
 import { ConversationView, type BranchInfo } from './ui/conversation.js';
 import { mountInlineApprovals } from './ui/approvals.js';
 import { settingsPanel } from './ui/settings-panel.js';
 import { toolsPanel } from './ui/tools-panel.js';
 import { auditPanel } from './ui/audit-panel.js';
-import { exportConversation, importConversation } from './transfer.js';
+import { Shell, applyTheme, showConversations, type Theme } from './ui/shell.js';
+import { keyForEndpoint } from './ui/key-question.js';
+import { showFailure } from './ui/failure.js';
+import { exportConversation, importConversation } from './chat/transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { exampleTools } from './examples.js';
 import { HOST_TOOL_NAMES, installHostTools } from './host-tools.js';
@@ -24,6 +30,8 @@ import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
 import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
 import type { Task } from '../../protocol/task.js';
+import type { ModelError } from './models/types.js';
+import { ConnectOrigins, connectSource, neededOrigins } from './connect.js';
 
 declare global {
   interface Window {
@@ -32,21 +40,30 @@ declare global {
   }
 }
 
+/** sessionStorage: a message to send again after the page reloaded to widen its connect origins. */
+const RESEND = 'tysandbox-resend';
+/** sessionStorage: the panel to open again after such a reload. */
+const REOPEN = 'tysandbox-panel';
+
 class App {
   tree!: ConversationTree;
   busy: AbortController | undefined;
   editing: Task | undefined;
+  /** A conversation switch in progress: a Send waits for it, so the message lands in the conversation shown. */
+  switching: Promise<void> = Promise.resolve();
+  journal: TurnJournal | undefined;
+  /** Stops a running 429 countdown. */
+  stopCountdown: () => void = () => {};
   readonly view: ConversationView;
   readonly message = h('textarea', {
     id: 'message',
-    rows: 3,
+    rows: 2,
     placeholder: 'Ask something; tools run in a sandbox in this page',
   });
   readonly send = h('button', { type: 'submit', class: 'primary' }, 'Send');
   readonly stop = h('button', { type: 'button', disabled: true }, 'Stop');
   readonly editNote = h('p', { class: 'edit-note', hidden: true });
   readonly python = new PythonProgressBar();
-  readonly panels = h('div', { class: 'panels' });
   readonly convList = h('ul', { class: 'conv-list', 'aria-label': 'Conversations' });
   readonly importFile = h('input', {
     type: 'file',
@@ -55,8 +72,10 @@ class App {
     id: 'import-file',
   });
   readonly importInput = h('label', { class: 'button-like', for: 'import-file' }, 'Import', this.importFile);
+  shell!: Shell;
   host!: BrowserHost;
   runner!: ToolRunner;
+  connect!: ConnectOrigins;
   /** Pins calls: a remote MCP server's SERVER__TOOL to its offered revision, every other name through the registry. */
   readonly resolver = {
     resolve: async (ref: string) =>
@@ -73,19 +92,29 @@ class App {
     this.view = new ConversationView({
       edit: (t) => this.edit(t),
       switchBranch: (t, d) => void this.switchBranch(t, d),
+      regenerate: (t) => void this.regenerate(t),
+      continueAnswer: (t) => void this.continueAnswer(t),
+      runAgain: (t) => void this.runAgain(t),
     });
+    this.view.plain = settings.markdown === false;
   }
 
   async start(): Promise<void> {
+    applyTheme(await this.db.getValue<Theme>('theme'));
     this.host = await createBrowserHost({
       dialog: false,
       secretValues: this.db.secretValues(),
-      sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.python.update(p) },
+      sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.onPython(p) },
     });
+    this.connect = await ConnectOrigins.load();
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
     await restoreMcpServers(this.db, this.host.mcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
-    mountInlineApprovals(this.host.approvals, (rev, tool) => this.view.placeFor(rev, tool));
+    mountInlineApprovals(
+      this.host.approvals,
+      (rev, tool) => this.view.placeFor(rev, tool),
+      (place, open) => this.view.asking(place, open),
+    );
     this.runner = new ToolRunner(this.host, () => this.disabledTools);
     if (!this.settings.examplesOffered) {
       for (const m of await exampleTools()) await this.host.registry.install(m);
@@ -107,15 +136,28 @@ class App {
       )
     )
       void this.host.prewarm('python').catch(() => {});
+    const resend = readSession<{ conversation: string; text: string; parent?: string }>(RESEND);
     const last = (await this.db.listConversations())[0];
-    const current = await this.db.getValue<string>('current');
+    const current = resend?.conversation ?? (await this.db.getValue<string>('current'));
     this.tree =
       (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ??
       (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ??
       (await this.newTree());
+    await recoverTurn(this.tree, this.db, this.resolver);
     this.layout();
     await this.refresh();
     mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
+    // Leaving the page: questions are withdrawn, calls in flight end as interrupted, the streamed text is written.
+    addEventListener('pagehide', () => {
+      this.busy?.abort(new Interruption());
+      void this.journal?.flush();
+    });
+    const panel = readSession<string>(REOPEN);
+    if (panel) this.shell.openPanel(panel);
+    if (resend) {
+      this.message.value = resend.text;
+      void this.submit(resend.parent);
+    }
   }
 
   async newTree(): Promise<ConversationTree> {
@@ -149,56 +191,49 @@ class App {
       this.importFile.value = '';
       if (f) void this.importFrom(f);
     });
-    const toggle = (label: string, make: () => HTMLElement) => {
-      const b = h('button', { type: 'button', 'aria-expanded': 'false' }, label);
-      b.addEventListener('click', () => {
-        const open = b.getAttribute('aria-expanded') === 'true';
-        for (const other of document.querySelectorAll('.toolbar [aria-expanded]'))
-          other.setAttribute('aria-expanded', 'false');
-        if (open) replaceChildren(this.panels);
-        else {
-          b.setAttribute('aria-expanded', 'true');
-          replaceChildren(this.panels, make());
-        }
-      });
-      return b;
-    };
-    const toolbar = h(
-      'nav',
-      { class: 'toolbar', 'aria-label': 'App' },
-      h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation'),
-      toggle('Settings', () => {
-        const panel = settingsPanel(this.db, this.settings, () => {});
-        panel.append(mcpSettingsSection(this.db, this.host.mcp));
-        return panel;
-      }),
-      toggle('Tools', () =>
-        toolsPanel({
-          registry: this.host.registry,
-          tools: this.host.tools,
-          grants: new SecretGrants(this.host.store),
-          disabled: this.disabledTools,
-          saveDisabled: () => this.db.putValue('toolsOff', [...this.disabledTools]),
-          defineInConversation: (m) => this.defineTool(m),
-        }),
-      ),
-      toggle('Audit', () => auditPanel(this.host)),
-      h('button', { type: 'button', onclick: () => void this.exportCurrent() }, 'Export'),
-      this.importInput,
+    this.shell = new Shell(document.getElementById('app')!, {
+      lead: [h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation')],
+      panels: [
+        {
+          label: 'Settings',
+          make: () => {
+            const panel = settingsPanel(this.db, this.settings, () => {
+              this.view.plain = this.settings.markdown === false;
+            });
+            panel.append(mcpSettingsSection(this.db, this.host.mcp, () => void this.widenForMcp()));
+            return panel;
+          },
+        },
+        {
+          label: 'Tools',
+          make: () =>
+            toolsPanel({
+              registry: this.host.registry,
+              tools: this.host.tools,
+              grants: new SecretGrants(this.host.store),
+              disabled: this.disabledTools,
+              saveDisabled: () => this.db.putValue('toolsOff', [...this.disabledTools]),
+              defineInConversation: (m) => this.defineTool(m),
+            }),
+        },
+        { label: 'Audit', make: () => auditPanel(this.host) },
+      ],
+      tail: [h('button', { type: 'button', onclick: () => void this.exportCurrent() }, 'Export'), this.importInput],
+      conversations: this.convList,
+      main: [this.view.root, form],
+      saveTheme: (t) => void this.db.putValue('theme', t),
+    });
+    document.getElementById('app')!.removeAttribute('aria-busy');
+  }
+
+  /** Python's start-up progress, shown only in the card of the Python call that is starting it. */
+  onPython(p: Parameters<PythonProgressBar['update']>[0]): void {
+    const card = this.view.root.querySelector<HTMLElement>(
+      '.call[data-runtime="python"]:not([data-outcome]) .progress-slot',
     );
-    const app = document.getElementById('app')!;
-    replaceChildren(
-      app,
-      h('header', { class: 'top' }, h('h1', {}, 'tysandbox chat'), toolbar),
-      h(
-        'div',
-        { class: 'body' },
-        h('aside', { class: 'sidebar' }, h('h2', {}, 'Conversations'), this.convList),
-        h('main', {}, this.view.root, this.python.element, form),
-        this.panels,
-      ),
-    );
-    app.removeAttribute('aria-busy');
+    if (!card) return this.python.done();
+    if (this.python.element.parentElement !== card) card.replaceChildren(this.python.element);
+    this.python.update(p);
   }
 
   /** Add a tooldefinition task at the end of the selected branch: only what comes after it there can call the tool. */
@@ -213,16 +248,8 @@ class App {
   }
 
   async exportCurrent(): Promise<void> {
-    const doc = await exportConversation(this.tree);
-    const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
-    const a = h('a', {
-      href: url,
-      download: `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`,
-    });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    const name = `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`;
+    downloadJson(name, await exportConversation(this.tree));
   }
 
   async importFrom(file: File): Promise<void> {
@@ -235,22 +262,31 @@ class App {
     }
   }
 
-  async openNew(): Promise<void> {
-    if (this.busy) return;
-    this.tree = await this.newTree();
-    this.editing = undefined;
-    this.view.clearNotices();
-    await this.refresh();
+  /** Switch conversations; a Send pressed meanwhile waits for the switch (`switching`). */
+  #switch(to: () => Promise<ConversationTree | undefined>): Promise<void> {
+    if (this.busy) return this.switching;
+    this.cancelRetry();
+    this.switching = this.switching.then(async () => {
+      const t = await to();
+      if (!t) return;
+      this.tree = t;
+      await this.db.putValue('current', t.record.id);
+      await recoverTurn(t, this.db, this.resolver);
+      this.editing = undefined;
+      this.editNote.hidden = true;
+      this.view.clearNotices();
+      this.shell.drawer(false);
+      await this.refresh();
+    });
+    return this.switching;
   }
 
-  async openConversation(id: string): Promise<void> {
-    if (this.busy) return;
-    const t = await ConversationTree.open(this.host.store, this.db, id);
-    if (!t) return;
-    this.tree = t;
-    await this.db.putValue('current', id);
-    this.view.clearNotices();
-    await this.refresh();
+  openNew(): Promise<void> {
+    return this.#switch(() => this.newTree());
+  }
+
+  openConversation(id: string): Promise<void> {
+    return this.#switch(() => ConversationTree.open(this.host.store, this.db, id));
   }
 
   async refresh(): Promise<void> {
@@ -261,25 +297,9 @@ class App {
       const sib = this.tree.children(t.parent);
       if (sib.length > 1) branches.set(t.id, { index: sib.indexOf(t.id), count: sib.length });
     }
-    this.view.render(path, branches);
-    const convs = await this.db.listConversations();
-    replaceChildren(
-      this.convList,
-      ...convs.map((c) =>
-        h(
-          'li',
-          {},
-          h(
-            'button',
-            {
-              type: 'button',
-              'aria-current': c.id === this.tree.record.id ? 'true' : undefined,
-              onclick: () => void this.openConversation(c.id),
-            },
-            c.title,
-          ),
-        ),
-      ),
+    this.view.render(path, branches, new Set(this.tree.record.interrupted ?? []));
+    showConversations(this.convList, await this.db.listConversations(), this.tree.record.id, (id) =>
+      this.openConversation(id),
     );
   }
 
@@ -298,59 +318,190 @@ class App {
     const next = sib[sib.indexOf(t.id) + delta];
     if (!next) return;
     await this.tree.select(next);
+    await recoverTurn(this.tree, this.db, this.resolver);
     await this.refresh();
   }
 
-  async submit(): Promise<void> {
+  /** The key for this request, after asking when the endpoint's origin is not one it was confirmed for. */
+  keyForRequest(): Promise<string | undefined> {
+    return keyForEndpoint(this.db, this.settings.endpoint, this.view.placeFor(undefined));
+  }
+
+  /** The origins the next turn needs: the endpoint's, and every offered tool's fetch origins. */
+  async neededOrigins(): Promise<string[]> {
+    return neededOrigins(this.settings.endpoint, await this.runner.offeredTools());
+  }
+
+  /** Widen the page's connect origins for the MCP servers, reloading into the same panel when needed. */
+  async widenForMcp(): Promise<void> {
+    const need = this.host.mcp.servers().flatMap((s) => connectSource(s.url) ?? []);
+    if (this.busy || !this.connect.reloadFor(need) || !(await this.connect.widen(need).catch(() => false))) return;
+    sessionStorage.setItem(REOPEN, JSON.stringify(this.shell.openLabel ?? 'Settings'));
+    location.reload();
+  }
+
+  async submit(resendParent?: string): Promise<void> {
     const text = this.message.value.trim();
     if (!text || this.busy) return;
     if (!this.settings.endpoint || !this.settings.model) {
       this.view.notice('Set the Endpoint URL and the Model in Settings first.', 'error');
       return;
     }
-    const parent = this.editing?.parent ?? this.tree.record.leaf;
+    const editing = this.editing;
+    this.message.value = '';
+    await this.switching;
+    const parent = resendParent ?? editing?.parent ?? this.tree.record.leaf;
+    const key = await this.keyForRequest();
+    if (key === undefined) {
+      this.message.value = text;
+      return;
+    }
+    // The page's policy lets it connect only to configured origins: widen it and send again after a reload.
+    const need = await this.neededOrigins();
+    if (this.connect.missing(need).length > 0) {
+      try {
+        if (!this.connect.reloadFor(need))
+          throw new Error(
+            `this page still cannot connect to ${this.connect.missing(need).join(', ')} after a reload: restart tycli app`,
+          );
+        await this.connect.widen(need);
+        sessionStorage.setItem(RESEND, JSON.stringify({ conversation: this.tree.record.id, text, parent }));
+        location.reload();
+      } catch (e) {
+        this.message.value = text;
+        this.view.notice(e instanceof Error ? e.message : String(e), 'error');
+      }
+      return;
+    }
     this.editing = undefined;
     this.editNote.hidden = true;
-    this.message.value = '';
     this.view.clearNotices();
+    await this.turn(key, async () => {
+      if (this.tree.record.title === 'New conversation') await this.tree.setTitle(text.split('\n')[0]!.slice(0, 60));
+      await this.tree.append(parent, [{ role: 'user', content: { type: 'message', text } }], this.host.registry);
+      await this.refresh();
+    });
+  }
+
+  /** Ask the model again for an assistant message: its parent becomes the leaf, the new answer a sibling branch. */
+  async regenerate(t: Task): Promise<void> {
+    if (this.busy || t.parent === undefined) return;
+    await this.#again(() => this.tree.setLeaf(t.parent!));
+  }
+
+  /** Continue an interrupted answer from where it stopped. */
+  async continueAnswer(t: Task): Promise<void> {
+    if (this.busy) return;
+    await this.#again(async () => {
+      this.tree.record.interrupted = (this.tree.record.interrupted ?? []).filter((x) => x !== t.id);
+      await this.tree.setLeaf(t.id);
+    });
+  }
+
+  /** Run an interrupted call again (and the reply's other interrupted calls), then let the model go on. */
+  async runAgain(call: Task): Promise<void> {
+    if (this.busy) return;
+    const plan = await planRerun(this.tree, call);
+    if (!plan) return;
+    await this.#again(async () => {
+      await this.tree.setLeaf(plan.parent);
+      await this.refresh();
+      await runCalls(this.#deps(this.busy!.signal, ''), plan.calls, plan.keep);
+    });
+  }
+
+  async #again(setup: () => Promise<void>): Promise<void> {
+    const key = await this.keyForRequest();
+    if (key === undefined) return;
+    this.view.clearNotices();
+    await this.turn(key, setup);
+  }
+
+  #deps(signal: AbortSignal, key: string) {
+    return {
+      tree: this.tree,
+      registry: this.resolver,
+      toolSettings: this.host.settings,
+      runner: this.runner,
+      settings: this.settings,
+      apiKey: async () => key,
+      signal,
+      ...(this.journal ? { journal: this.journal } : {}),
+      events: {
+        onText: (d: string) => this.view.streamText(d),
+        onTasks: () => void this.refresh(),
+        onCallStart: (c: Task) => {
+          this.view.callStarted(c.id);
+          void this.markRuntime(c);
+        },
+        onCallEnd: (c: Task, o: Parameters<ConversationView['callEnded']>[1]) => this.view.callEnded(c, o),
+        onNotice: (m: string, k: 'info' | 'error') => this.view.notice(m, k),
+      },
+    };
+  }
+
+  async markRuntime(c: Task): Promise<void> {
+    if (c.content.type !== 'functioncall' || !c.content.toolRevision) return;
+    try {
+      const { manifest } = await this.resolver.resolve(`${c.content.name}@${c.content.toolRevision}`);
+      const ex = manifest.execution;
+      const card = this.view.card(c.id);
+      if (card && ex.kind === 'sandboxed-code') card.dataset.runtime = ex.runtime;
+    } catch {
+      /* a call to an unknown revision fails on its own */
+    }
+  }
+
+  /** One turn: `setup` (add the message, pick the leaf), then the model and tools; a failure offers what to do. */
+  async turn(key: string, setup: () => Promise<void>, attempt = 0): Promise<void> {
+    this.cancelRetry();
     const ac = new AbortController();
     this.busy = ac;
     this.send.disabled = true;
     this.stop.disabled = false;
+    this.journal = new TurnJournal(this.db, this.tree.record.id, this.tree.record.leaf);
+    let end: Awaited<ReturnType<typeof runTurn>> = { ok: true };
     try {
-      if (this.tree.record.title === 'New conversation') await this.tree.setTitle(text.split('\n')[0]!.slice(0, 60));
-      await this.tree.append(parent, [{ role: 'user', content: { type: 'message', text } }], this.host.registry);
-      await this.refresh();
-      await runTurn({
-        tree: this.tree,
-        registry: this.resolver,
-        toolSettings: this.host.settings,
-        runner: this.runner,
-        settings: this.settings,
-        apiKey: () => this.db.getKey(),
-        signal: ac.signal,
-        events: {
-          onText: (d) => this.view.streamText(d),
-          onTasks: () => {
-            this.view.clearStream();
-            void this.refresh();
-          },
-          onCalls: (ids) => {
-            this.view.setRunning(ids);
-            if (ids.size === 0) this.python.done();
-          },
-          onNotice: (m, k) => this.view.notice(m, k),
-        },
-      });
+      await setup();
+      end = await runTurn(this.#deps(ac.signal, key));
     } catch (e) {
       this.view.notice(`The turn failed: ${e instanceof Error ? e.message : String(e)}`, 'error');
     } finally {
       this.busy = undefined;
+      this.journal = undefined;
       this.send.disabled = false;
       this.stop.disabled = true;
       this.view.clearStream();
       await this.refresh();
     }
+    if (!end.ok) this.failed(end.error, key, attempt);
+  }
+
+  cancelRetry(): void {
+    this.stopCountdown();
+    this.stopCountdown = () => {};
+  }
+
+  /** Say what failed and offer the way on (ui/failure.ts). */
+  failed(e: ModelError, key: string, attempt: number): void {
+    const leaf = this.tree.record.leaf;
+    const cut = (this.tree.record.interrupted ?? []).includes(leaf);
+    this.stopCountdown = showFailure(this.view, e, attempt, {
+      retry: () => void this.turn(key, async () => {}, attempt + 1),
+      openSettings: () => this.shell.openPanel('Settings'),
+      ...(cut ? { continueCut: () => void this.tree.task(leaf).then((t) => this.continueAnswer(t)) } : {}),
+    });
+  }
+}
+
+function readSession<T>(key: string): T | undefined {
+  const v = sessionStorage.getItem(key);
+  if (v === null) return undefined;
+  sessionStorage.removeItem(key);
+  try {
+    return JSON.parse(v) as T;
+  } catch {
+    return undefined;
   }
 }
 

@@ -140,12 +140,11 @@ function zodUsedMembers() {
       } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
         const text = readFileSync(p, 'utf8');
         if (!/from ['"]zod['"]/.test(text)) continue;
-        // `import type { z }` brings no value: only `import { z }` and its `z.NAME` uses count
-        if (/import type \{ z \} from ['"]zod['"]/.test(text)) continue;
-        if (!/import \{ z \} from ['"]zod['"]/.test(text)) bare = true;
+        // `import type { z }` (Biome's form when z is used only in types) brings nothing at run time
+        if (!/import (?:type )?\{ z \} from ['"]zod['"]/.test(text)) bare = true;
         for (const m of text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
         const rest = text
-          .replace(/import \{ z \} from ['"]zod['"];?/g, '')
+          .replace(/import (?:type )?\{ z \} from ['"]zod['"];?/g, '')
           .replace(/(?<![\w$.])z\s*\.\s*[A-Za-z_$]/g, '');
         if (
           /(?<![\w$.-])z(?![\w$])/.test(

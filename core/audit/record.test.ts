@@ -60,6 +60,7 @@ describe('isAuditRecord (hand check of AuditRecordSchema)', () => {
       rec({ outcome: 'started', call: 'c'.repeat(36), host: 'h1' }),
       rec({ kind: 'fetch', target: 'https://a.example', access: 'read', channel: 'terminal' }),
       rec({ outcome: 'error', code: 'E_TOOL_FAILED', call: 'c1' }),
+      rec({ kind: 'admission', decision: 'deny', outcome: 'denied', code: 'E_BUSY', count: 9982 }),
       rec({ kind: 'mcp-elicit', elicit: { action: 'accept', fields: ['a', 'token'], secret: ['token'] } }),
       rec({ kind: 'mcp-elicit', elicit: { action: 'refused', fields: [], reason: 'no channel' } }),
     ];

@@ -59,6 +59,11 @@ export type AuditRecord = {
   call?: string | undefined;
   /** On `started` records: the host process that ran the call. */
   host?: string | undefined;
+  /**
+   * On an aggregate record (kind `admission`): how many refusals of this principal, for this reason, it stands for
+   * (all within one second from `time`).
+   */
+  count?: number | undefined;
   /** Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so. */
   elicit?:
     | {
@@ -93,6 +98,7 @@ export const auditRecord: Parse<AuditRecord> = strictObject<AuditRecord>({
   code: opt(oneOf(ERROR_CODES)),
   call: opt(str({ max: 64 })),
   host: opt(str({ max: 128 })),
+  count: opt(num({ int: true, positive: true })),
   elicit: opt(
     strictObject({
       action: req(oneOf(['accept', 'decline', 'cancel', 'refused'])),

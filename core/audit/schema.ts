@@ -46,6 +46,11 @@ export const AuditRecordSchema = z.strictObject({
    */
   host: z.string().max(128).optional(),
   /**
+   * On an aggregate record (kind `admission`): how many refusals of this principal, for this reason, it stands for
+   * (all within one second from `time`).
+   */
+  count: z.number().int().positive().optional(),
+  /**
    * Kind `mcp-elicit` only: MCP's action, the field names asked (and those that look secret), why it ended so; never a
    * value.
    */

@@ -4,7 +4,7 @@ import type { Store } from '../store/contract.js';
 import { sanitizeInline } from '../ask/text.js';
 import { traceText, type Trace } from '../policy/permissions.js';
 import { shortId } from '../revisions/refs.js';
-import { AUDIT_LOG, WITHHELD, isAuditRecord, type AuditRecord } from './record.js';
+import { AUDIT_LOG, isAuditRecord, type AuditRecord } from './record.js';
 
 export { AUDIT_FIELD_MAX, AUDIT_LOG, AUDIT_OUTCOMES, WITHHELD, type AuditRecord } from './record.js';
 /** core/audit/schema.ts (zod): loaded for a record the hand check refuses and to read the log, not on every call. */
@@ -22,50 +22,22 @@ export interface AuditSink {
 }
 
 /**
- * Replace every occurrence of each known secret value in `text` with `<withheld>`.
- * Longest values first, so a secret containing another is withheld whole.
- */
-export function scrub(text: string, secrets: Iterable<string>): string {
-  if (Array.isArray(secrets) && secrets.length === 0) return text;
-  let out = text;
-  const list = [...secrets].filter((s) => typeof s === 'string' && s.length > 0).sort((a, b) => b.length - a.length);
-  for (const s of list) out = out.split(s).join(WITHHELD);
-  return out;
-}
-
-/** Scrub every string field of a record. */
-export function scrubRecord<T extends Record<string, unknown>>(rec: T, secrets: Iterable<string>): T {
-  const list = [...secrets];
-  if (list.length === 0) return rec;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rec)) out[k] = typeof v === 'string' ? scrub(v, list) : v;
-  return out as T;
-}
-
-/**
  * The audit log in the store (`Store.appendJsonl('audit', ...)`): append-only, one JSON object per line.
- * `withheld` supplies the secret values currently known to the host; any that appears in a field is
- * replaced with `<withheld>` before writing.
+ * Records are written as they are given: every writer builds them from names (principal, tool, revision, rule,
+ * target, channel), never from a secret value, so nothing is searched or replaced here; a record outside the schema
+ * is refused (E_STORE). Secret values are withheld from text the host did not write where that text enters the host
+ * (core/capabilities/withhold.ts), never from records.
  */
 export class StoreAuditLog implements AuditSink {
-  constructor(
-    readonly store: Store,
-    readonly withheld: () => Iterable<string> = () => [],
-  ) {}
+  constructor(readonly store: Store) {}
 
   async append(rec: AuditRecord): Promise<void> {
-    const clean = this.#clean(rec);
-    await this.store.appendJsonl(AUDIT_LOG, isAuditRecord(clean) ? clean : await checked(clean));
+    await this.store.appendJsonl(AUDIT_LOG, isAuditRecord(rec) ? rec : await checked(rec));
   }
 
   /** See AuditSink.stage; on a store without stages, durable at once. */
   async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
-    const clean = this.#clean(rec);
-    return this.store.appendJsonlStaged(AUDIT_LOG, isAuditRecord(clean) ? clean : await checked(clean));
-  }
-
-  #clean(rec: AuditRecord): AuditRecord {
-    return scrubRecord(rec, this.withheld());
+    return this.store.appendJsonlStaged(AUDIT_LOG, isAuditRecord(rec) ? rec : await checked(rec));
   }
 
   /**
@@ -153,15 +125,23 @@ export function parseSince(value: string, now: number): number {
 }
 
 /**
- * One human-readable line for a record. Every field is made inert (core/ask/text.ts sanitizeInline: controls,
+ * One human-readable line for a record (an aggregate record, with `count`, says how many it stands for). Every field is
+ * made inert (core/ask/text.ts sanitizeInline: controls,
  * ESC/OSC, bidi, zero-width and other invisible code points shown as visible escapes), whatever the output
  * is, because tool, server and target names come from tools and MCP servers.
  */
 export function formatAuditRecord(r: AuditRecord): string {
   const f = (v: string | number | undefined): string => sanitizeInline(String(v ?? ''));
+  const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
+  if (r.count !== undefined)
+    return (
+      `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)} ${f(r.kind)}: ${r.count} refused ` +
+      `within a second by ${by} -> ${f(r.outcome)}${r.code ? ` ${f(r.code)}` : ''}`
+    );
   const what =
     r.kind === 'tool' ? 'call' : `${f(r.kind)}${r.access ? `:${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`;
-  const by = `${f(traceText({ list: r.list as Trace['list'], rule: r.rule }))} [${f(r.scope)}]${r.channel ? ` via ${f(r.channel)}` : ''}`;
+  // a change to nothing in particular (a secret set, a collection) names no tool revision
+  const subject = r.revision === '*' ? f(r.tool) : `${f(r.tool)}@${f(shortId(r.revision))}`;
   const outcome =
     r.outcome === 'started'
       ? 'started (still running)'
@@ -169,7 +149,7 @@ export function formatAuditRecord(r: AuditRecord): string {
         ? 'interrupted (its host stopped before the call finished)'
         : f(r.outcome);
   return (
-    `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${f(r.tool)}@${f(shortId(r.revision))} ` +
+    `${f(r.time)} ${f(r.decision.toUpperCase())} ${f(r.principal)} ${subject} ` +
     `${what} by ${by} -> ${outcome}${r.code ? ` ${f(r.code)}` : ''}${r.outcome === 'interrupted' || r.outcome === 'started' ? '' : ` (${Math.round(r.durationMs)} ms)`}`
   );
 }

@@ -10,6 +10,30 @@ import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from '../audit/trai
 /** Secret names: 1-64 of `[A-Za-z0-9_.-]`, not starting with "." (the manifest's `capabilities.secrets` rule). */
 export const SECRET_NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/;
 
+/**
+ * Shortest secret value a person may store without saying they mean it (bytes, UTF-8): a value that short can be
+ * guessed, and it occurs by chance in ordinary text, where the host withholds known values from text it did not write
+ * (core/capabilities/withhold.ts matches whole tokens, so a short value is only found where it stands alone).
+ */
+export const MIN_SECRET_BYTES = 8;
+
+/**
+ * Check a secret value before it is stored: at least MIN_SECRET_BYTES bytes unless `allowShort`. Never echoes the
+ * value.
+ * @throws TyError E_USAGE (data `{ bytes, minBytes }`: the value's length and the minimum)
+ */
+export function checkSecretValue(value: string, opts: { allowShort?: boolean } = {}): void {
+  const bytes = new TextEncoder().encode(value).length;
+  if (bytes > 0 && bytes < MIN_SECRET_BYTES && opts.allowShort !== true)
+    throw new TyError(
+      'E_USAGE',
+      `a secret value of ${bytes} byte${bytes === 1 ? '' : 's'} is refused: values under ${MIN_SECRET_BYTES} bytes ` +
+        'can be guessed, and they turn up by chance in ordinary text, so they cannot be told apart from it where a ' +
+        'known value is withheld',
+      { bytes, minBytes: MIN_SECRET_BYTES },
+    );
+}
+
 /** Where values live (node/store/secrets.ts: a 0600 file). Implementations never log values. */
 export interface SecretValues {
   get(name: string): Promise<string | undefined>;
@@ -279,7 +303,12 @@ export class SecretBroker implements HeaderSecrets {
    * A grant without origins does not cover any origin for substitution: substitution always needs the origin named.
    * @throws TyError E_SECRET_DENIED
    */
-  async substitute(identity: CallerIdentity, origin: string, headers: [string, string][]): Promise<[string, string][]> {
+  async substitute(
+    identity: CallerIdentity,
+    origin: string,
+    headers: [string, string][],
+    used?: string[],
+  ): Promise<[string, string][]> {
     const out: [string, string][] = [];
     for (const [k, v] of headers) {
       const names = [...v.matchAll(PLACEHOLDER_RE)].map((m) => m[1] ?? '');
@@ -308,6 +337,7 @@ export class SecretBroker implements HeaderSecrets {
           return { value, grant, name };
         });
         values.set(name, value);
+        used?.push(value);
       }
       const replaced = v.replace(PLACEHOLDER_RE, (_m, n: string) => values.get(n) ?? '');
       if (/[\r\n\0]/.test(replaced))

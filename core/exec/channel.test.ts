@@ -170,7 +170,7 @@ describe('SandboxChannel results', () => {
     const e = (await a.p.catch((x: unknown) => x)) as TyError;
     expect(e).toBeInstanceOf(TyError);
     expect(e.code).toBe('E_TOOL_FAILED');
-    expect(e.data).toEqual({ name: 'RangeError', toolCode: 'E_FETCH_TARGET' });
+    expect(e.data).toEqual({ origin: 'tool', name: 'RangeError', toolCode: 'E_FETCH_TARGET' });
     const b = await startCall(ch, port);
     ch.receive({
       v: 1,
@@ -181,7 +181,7 @@ describe('SandboxChannel results', () => {
     });
     const e2 = (await b.p.catch((x: unknown) => x)) as TyError;
     expect(e2.code).toBe('E_TOOL_FAILED');
-    expect(e2.data).toBeUndefined();
+    expect(e2.data).toEqual({ origin: 'tool' });
   });
 });
 

@@ -112,11 +112,12 @@ const TOOL_ERROR_CODE = /^E_[A-Z0-9_]{1,60}$/;
 
 /**
  * Rebuild a sandbox-reported error as a host TyError carrying only strings (and the tool's own frames, checked;
- * core/exec/stack.ts).
+ * core/exec/stack.ts). `data.origin` is `tool`: the message is the tool's own text, which hosts show apart from their
+ * own lines (the command line prints it under a `tool: ` prefix).
  */
 function rebuildToolError(err: WireError | undefined, fallback: string): TyError {
   const message = typeof err?.message === 'string' ? err.message.slice(0, 4096) : fallback;
-  const data: Record<string, unknown> = {};
+  const data: Record<string, unknown> = { origin: 'tool' };
   const d = err?.data;
   if (d !== null && typeof d === 'object' && !Array.isArray(d)) {
     const name = (d as Record<string, unknown>).name;
@@ -126,7 +127,7 @@ function rebuildToolError(err: WireError | undefined, fallback: string): TyError
     const frames = checkFrames((d as Record<string, unknown>).frames);
     if (frames) data.frames = frames;
   }
-  return new TyError('E_TOOL_FAILED', message, Object.keys(data).length > 0 ? data : undefined);
+  return new TyError('E_TOOL_FAILED', message, data);
 }
 
 /**

@@ -19,6 +19,7 @@ import {
 } from './runtime.js';
 import { ArgValidator } from '../schema/validate.js';
 import { applyDefaults, type ToolSettings } from '../revisions/settings.js';
+import type { RefusalCounter } from '../audit/refusals.js';
 
 /** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
 export interface ToolIdentity {
@@ -54,6 +55,11 @@ export interface NativeContext {
   settings: Record<string, unknown>;
 }
 
+/**
+ * A call's outcome. On failure `error.data` holds host-neutral facts of a host refusal (the rule that would allow it,
+ * the paused name, ...), or for E_TOOL_FAILED `{ origin: 'tool' | 'server' }` when the message is the tool's (or its
+ * MCP server's) own text rather than the host's.
+ */
 export type InvokeResult =
   | { ok: true; revision: string; result: unknown; feedback?: string[]; settingsRevision?: string }
   | {
@@ -91,6 +97,11 @@ export interface InvokerOptions {
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
    */
   maxQueuedCalls?: number;
+  /**
+   * Counts each admission refusal (E_BUSY) for the audit, in aggregate per principal and second
+   * (core/audit/refusals.ts RefusalTally); counting never waits and never fails the refusal.
+   */
+  refusals?: RefusalCounter;
 }
 
 /** Default bound on calls in flight per host (InvokerOptions.maxQueuedCalls). */
@@ -182,10 +193,16 @@ export class Invoker {
    * Calls of one tool name reach their sandbox in the order `invoke` was called (FIFO): each call does its
    * resolve, validation and gate steps after the previous call of that name has joined the sandbox's queue
    * (core/exec/pool.ts serializes from there) or ended. A call waiting for a person's answer holds later calls
-   * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY.
+   * of the same tool behind it. Beyond `maxQueuedCalls` calls in flight, a call is refused with E_BUSY (and counted in
+   * `refusals`, audited in aggregate).
    */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
     if (this.#inFlight >= this.#max) {
+      this.#o.refusals?.refused({
+        principal: opts.principal ?? this.#o.principal ?? 'app',
+        reason: `admission limit: ${this.#max} calls in flight on this host`,
+        tool: ref.split('@')[0] ?? ref,
+      });
       return {
         ok: false,
         error: {
@@ -327,6 +344,9 @@ export class Invoker {
       // host-neutral facts of a host refusal (the rule that would allow it, the paused name, ...): each host renders
       // its own hint
       if (err.data !== undefined && err.code !== 'E_TOOL_FAILED') error.data = err.data;
+      // the message is text the tool (or an MCP server) wrote, not the host: hosts show it apart from their own lines
+      if (err.code === 'E_TOOL_FAILED' && (err.data?.origin === 'tool' || err.data?.origin === 'server'))
+        error.data = { origin: err.data.origin };
       return revision === undefined ? { ok: false, error } : { ok: false, revision, error };
     }
   }

@@ -68,7 +68,7 @@ function setup(
   const store = opts.store ?? new Store(new MemoryStoreBackend());
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => now;
-  const audit = new StoreAuditLog(store, () => [CANARY_SECRET]);
+  const audit = new StoreAuditLog(store);
   const pause = new PauseTracker(store, opts.pause ?? { maxRefusals: 10, windowMs: 60_000 }, clock);
   const asker = opts.asker ?? new FakeAsker(() => ({ allow: false, reason: 'timeout' }));
   const config: GateConfig = { policy: compilePolicy(opts.sets ?? []) };
@@ -406,7 +406,7 @@ describe('PermissionGate: canaries never leak', () => {
   it('hook stdin withholds secret values; audit and errors hold neither arguments nor secrets', async () => {
     const runner = new FakeHooks((h) => (h.event === 'preToolUse' ? exit(2, `refusing ${CANARY_SECRET}`) : ok()));
     const { gate, store } = setup({ runner, hooks: { preToolUse: [hook('preToolUse', 'guard')] } });
-    const args = { city: CANARY_ARG, token: CANARY_SECRET, nested: [`x${CANARY_SECRET}y`] };
+    const args = { city: CANARY_ARG, token: CANARY_SECRET, nested: [`key=${CANARY_SECRET};`] };
     const e = await rejection(gate.run(toolReq({ hookPayload: args, target: undefined }), async () => 1));
     // The hook sees the arguments (that is its job), but never a secret value.
     const stdin = runner.inputs[0]!.input;
@@ -416,19 +416,54 @@ describe('PermissionGate: canaries never leak', () => {
     expect(e.message).not.toContain(CANARY_SECRET);
     expect(e.message).toContain('<withheld>');
     expect(JSON.stringify(e.toWire())).not.toContain(CANARY_SECRET);
-    // A denied capability whose target carries the secret, and an allowed call that fails with it.
-    await rejection(gate.authorize(fetchReq({ target: `https://${CANARY_SECRET}.example.com` })));
+    // An allowed call that fails with the secret in its own message.
     const ok2 = setup({ store });
-    await rejection(
+    const failed = await rejection(
       ok2.gate.run(toolReq({ hookPayload: args }), async () => {
-        throw new TyError('E_TOOL_FAILED', 'fail');
+        throw new TyError('E_TOOL_FAILED', `fail: ${CANARY_SECRET}`);
       }),
     );
+    expect(failed.message).toBe('fail: <withheld>');
     const log = (await store.backend.readLog('audit')).join('\n');
     expect(log.length).toBeGreaterThan(0);
     expect(log).not.toContain(CANARY_ARG);
     expect(log).not.toContain(CANARY_SECRET);
-    expect(log).toContain('<withheld>');
+  });
+
+  it('audit records are built from names and never searched: one-byte secret values leave every field intact', async () => {
+    const values = ['e', 'x', 'ta', '0', 't'];
+    const run = async (withheld: string[]) => {
+      const store = new Store(new MemoryStoreBackend());
+      let now = Date.parse('2026-01-02T03:04:05.060Z');
+      let id = 0;
+      const gate = new PermissionGate({
+        config: () => ({
+          policy: compilePolicy([
+            { scope: 'user', allow: ['tool(text-stats)', 'fetch(read:https://api.example.com)'] },
+          ]),
+        }),
+        audit: new StoreAuditLog(store),
+        pause: new PauseTracker(store),
+        decisions: new StoreDecisions(store),
+        withheld: () => withheld,
+        clock: () => (now += 1000),
+        newId: () => `call-0000-${id++}`,
+        hostId: 'host-1000-e',
+      });
+      const req = toolReq({ toolName: 'text-stats', target: undefined });
+      await gate.run(req, async () => 1);
+      await rejection(
+        gate.run(req, async () => {
+          throw new TyError('E_TIMEOUT', 'the call did not finish within 1000 ms');
+        }),
+      );
+      await gate.authorize(fetchReq({ toolName: 'text-stats', target: 'https://api.example.com' }));
+      await rejection(gate.authorize(fetchReq({ toolName: 'text-stats', target: 'https://other.example.net' })));
+      return (await store.backend.readLog('audit')).join('\n');
+    };
+    const plain = await run([]);
+    expect(plain).toContain('"outcome":"started"');
+    expect(await run(values)).toBe(plain);
   });
 
   it('an execution error that echoes a secret value reaches the caller with it withheld', async () => {

@@ -14,7 +14,8 @@ import {
   type StoredDecision,
   type Trace,
 } from './permissions.js';
-import { AUDIT_FIELD_MAX, scrub, type AuditRecord, type AuditSink } from '../audit/trail.js';
+import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from '../audit/trail.js';
+import { withholdInJson, withholdTokens } from '../capabilities/withhold.js';
 import type { PauseTracker } from './pause.js';
 import { cleanText, describe, where } from './gate-text.js';
 import {
@@ -49,7 +50,13 @@ export interface GateDeps {
   decisions: DecisionStore;
   /** ms since the epoch; injected for tests. */
   clock?: () => number;
-  /** Secret values currently known to the host; withheld from hook input, audit and error messages. */
+  /**
+   * Secret values currently known to the host, withheld as whole tokens (core/capabilities/withhold.ts) from the text
+   * that comes from outside the host: the arguments shown in a question and given to hooks, a result given to
+   * post-hooks, a hook's own output, and the message of an error the call's execution throws with text it did not write
+   * (E_TOOL_FAILED, E_MCP). Never from audit records or the host's own identifiers and messages: those are built from
+   * names, never from values, so they are never searched.
+   */
   withheld?: () => Iterable<string>;
   newId?: () => string;
   /**
@@ -66,9 +73,11 @@ type Verdict =
 const MAX_HOOK_INPUT = 1024 * 1024;
 /** Most lines of a request's preview shown in a question. */
 export const PREVIEW_LINES = 6;
-/** Characters of a preview kept after secret scrubbing, before display (each line is then cut at 600 on display). */
+/** Characters of a preview kept after withholding secret values (each line is then cut at 600 on display). */
 const MAX_PREVIEW_CHARS = 64 * 1024;
 const MAX_HOOK_RESULT = 256 * 1024;
+/** Codes whose message carries text the host did not write: a tool's own (E_TOOL_FAILED), an MCP server's (E_MCP). */
+const FOREIGN_TEXT_CODES: ReadonlySet<string> = new Set(['E_TOOL_FAILED', 'E_MCP']);
 
 /**
  * The Gate (core/exec/runtime.ts) implementation. For each request:
@@ -115,8 +124,9 @@ export class PermissionGate implements Gate {
     }
   }
 
+  /** Foreign text (a hook's output, a tool's own message) with known secret values withheld as whole tokens. */
   #scrub(s: string): string {
-    return scrub(s, this.#secrets());
+    return withholdTokens(s, this.#secrets());
   }
 
   async authorize(req: GateRequest, signal?: AbortSignal): Promise<void> {
@@ -243,12 +253,19 @@ export class PermissionGate implements Gate {
     }
   }
 
-  /** The error as thrown, unless its message holds a known secret value: then a TyError with it withheld. */
+  /**
+   * The error as thrown, unless it carries text the host did not write (a tool's own message, E_TOOL_FAILED; an MCP
+   * server's, E_MCP) holding a known secret value as a token: then the same error with it withheld. The host's own
+   * errors are built from names and are returned as they are.
+   */
   #withholdError(e: unknown, te: TyError): unknown {
+    if (!FOREIGN_TEXT_CODES.has(te.code)) return e;
     const secrets = this.#secrets();
-    if (!secrets.some((x) => te.message.includes(x) || (te.data !== undefined && JSON.stringify(te.data).includes(x))))
-      return e;
-    return new TyError(te.code, scrub(te.message, secrets));
+    if (secrets.length === 0) return e;
+    const message = withholdTokens(te.message, secrets);
+    const data = te.data === undefined ? undefined : (withholdInJson(te.data, secrets) as Record<string, unknown>);
+    if (message === te.message && JSON.stringify(data) === JSON.stringify(te.data)) return e;
+    return new TyError(te.code, message, data);
   }
 
   async #checkPause(req: GateRequest, t0: number): Promise<void> {
@@ -285,7 +302,8 @@ export class PermissionGate implements Gate {
     code: ErrorCode,
     message: string,
   ): Promise<never> {
-    let msg = this.#scrub(message);
+    // the host's own words (a hook's reason in it was withheld where it was read)
+    let msg = message;
     const pauseKey = req.pauseKey ?? req.toolName;
     // A refusal because nobody could be asked (no live channel) says nothing about the tool: not counted.
     const nowPaused = !v.allow && v.reason === 'no-channel' ? false : await this.#d.pause.recordRefusal(pauseKey);
@@ -334,12 +352,12 @@ export class PermissionGate implements Gate {
     if (code !== undefined) rec.code = code;
     if (call !== undefined) rec.call = call;
     if (outcome === 'started' && this.#d.hostId !== undefined) rec.host = this.#d.hostId;
-    const secrets = this.#secrets();
+    // Built from names only (never from a secret value), so never searched for one: a one-byte secret value leaves
+    // every field as it is. Long fields are cut with a marker.
     for (const k of ['principal', 'tool', 'revision', 'target', 'rule', 'channel'] as const) {
       const val = rec[k];
-      if (typeof val !== 'string') continue;
-      const clean = scrub(val, secrets);
-      rec[k] = clean.length > AUDIT_FIELD_MAX ? `${clean.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]` : clean;
+      if (typeof val === 'string' && val.length > AUDIT_FIELD_MAX)
+        rec[k] = `${val.slice(0, AUDIT_FIELD_MAX - 7)}…[cut]`;
     }
     const failed = (e: unknown) =>
       new TyError(
@@ -503,10 +521,9 @@ export class PermissionGate implements Gate {
    */
   #previewLines(req: GateRequest): string[] {
     if (typeof req.preview !== 'string' || req.preview.length === 0) return [];
-    // Scrub before cutting, so a cut never leaves part of a secret value behind.
-    // A preview is often JSON: withhold each value also in its JSON-escaped form (quotes, backslashes, controls).
-    const secrets = this.#secrets();
-    const clean = scrub(req.preview, [...secrets, ...secrets.map((x) => JSON.stringify(x).slice(1, -1))]);
+    // Withheld before cutting, so a cut never leaves part of a secret value behind; a preview is often JSON, and
+    // withholdTokens looks for each value JSON-escaped and percent-encoded too.
+    const clean = withholdTokens(req.preview, this.#secrets());
     const lines = (clean.length > MAX_PREVIEW_CHARS ? `${clean.slice(0, MAX_PREVIEW_CHARS)}…` : clean).split(/\r?\n/);
     if (lines.length <= PREVIEW_LINES) return lines;
     return [...lines.slice(0, PREVIEW_LINES - 1), `… [cut: ${lines.length - (PREVIEW_LINES - 1)} more lines]`];
@@ -567,14 +584,15 @@ export class PermissionGate implements Gate {
     return p;
   }
 
-  /** JSON round-trip with secret values withheld; undefined when not JSON or larger than `max` bytes. */
+  /**
+   * JSON round-trip with secret values withheld as tokens from every string (decoded first, so JSON escaping cannot
+   * hide a value); undefined when not JSON or larger than `max` bytes.
+   */
   #cleanJson(v: unknown, max: number): unknown {
     try {
       const text = JSON.stringify(v);
       if (typeof text !== 'string' || text.length > max) return undefined;
-      const secrets = this.#secrets();
-      // Scrub on the decoded strings so JSON escaping cannot hide a value.
-      return JSON.parse(text, (_k, val: unknown) => (typeof val === 'string' ? scrub(val, secrets) : val));
+      return withholdInJson(JSON.parse(text) as unknown, this.#secrets());
     } catch {
       return undefined;
     }
@@ -583,8 +601,8 @@ export class PermissionGate implements Gate {
   async #runHook(hook: HookSpec, payload: HookPayload): Promise<HookResult> {
     if (!this.#d.hooks)
       return { exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'no hook runner on this host' };
-    let input = JSON.stringify(payload);
-    input = this.#scrub(input);
+    // the payload's foreign parts (input, result) were withheld by #cleanJson; the rest are the host's names
+    const input = JSON.stringify(payload);
     try {
       return await this.#d.hooks.run(hook, input);
     } catch (e) {

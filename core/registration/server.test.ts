@@ -60,7 +60,7 @@ function setup(opts: { sets?: RuleSet[]; answer?: (q: Question) => AskOutcome; r
 const init = { protocolVersion: 'tysandbox/1', client: { name: 'ide', version: '1' } };
 
 describe('RegistrationServer', () => {
-  it('refuses a trusted-native manifest and the name of a host built-in; nothing is stored', async () => {
+  it('refuses a trusted-native manifest and the name of a host built-in in any case; nothing is stored', async () => {
     const t = setup({ sets: [{ scope: 'user', allow: ['registry(add)'] }] });
     await t.req('initialize', init);
     const native = { ...manifest(), name: 'native', execution: { kind: 'trusted-native', entry: 'python' } };
@@ -75,6 +75,11 @@ describe('RegistrationServer', () => {
     expect((await t.req('tool/add', { manifest: manifest(2, 'python') })).error).toMatchObject({
       data: { code: 'E_INVALID_MANIFEST', path: 'name' },
     });
+    // nor a case variant of it (finding 9 of issue 26: `Python` beside the built-in `python`)
+    for (const name of ['Python', 'PYTHON', 'pyThon'])
+      expect((await t.req('tool/add', { manifest: manifest(2, name) })).error).toMatchObject({
+        data: { code: 'E_INVALID_MANIFEST', path: 'name', conflictsWith: 'python' },
+      });
     expect(await t.registry.list()).toEqual([]);
     expect((await t.req('tool/add', { manifest: manifest(2) })).result).toMatchObject({
       name: 'double',

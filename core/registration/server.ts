@@ -22,6 +22,7 @@ import { parseManifest } from '../manifest/parse.js';
 import type { Gate, GateRequest } from '../exec/runtime.js';
 import type { InvokeResult } from '../exec/invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
+import type { RefusalCounter } from '../audit/refusals.js';
 import { RegistrationRate } from './limits.js';
 import {
   classifyInbound,
@@ -54,8 +55,16 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
-  /** Names of tools the host itself offers (built-ins): a client may not register a revision under them. */
+  /**
+   * Names of tools the host itself offers (built-ins): a client may not register a revision under them, nor under a
+   * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
+   */
   reservedNames?: () => Iterable<string>;
+  /**
+   * Counts the admission refusals (E_BUSY: the registration rate, runs in flight on a connection) for the audit, in
+   * aggregate per principal and second (core/audit/refusals.ts RefusalTally).
+   */
+  refusals?: RefusalCounter;
 }
 
 /**
@@ -386,12 +395,17 @@ export class ProtocolSession {
             "a protocol client cannot register a trusted-native tool (it would run with the host's authority); use sandboxed-code or external-service",
             { path: 'execution.kind' },
           );
-        // a client's revision must not take the name of a host built-in (it would shadow it unasked)
-        if ([...(o.reservedNames?.() ?? [])].includes(manifest.name))
+        // a client's revision must not take the name of a host built-in (it would shadow it unasked), nor one that
+        // differs from it only in case (`Python` beside `python` reads as the built-in in a list)
+        const folded = manifest.name.toLowerCase();
+        const builtin = [...(o.reservedNames?.() ?? [])].find((n) => n.toLowerCase() === folded);
+        if (builtin !== undefined)
           throw new TyError(
             'E_INVALID_MANIFEST',
-            `"${manifest.name}" is the name of a tool this host offers itself; choose another name`,
-            { path: 'name' },
+            builtin === manifest.name
+              ? `"${manifest.name}" is the name of a tool this host offers itself; choose another name`
+              : `"${manifest.name}" differs only in case from "${builtin}", a tool this host offers itself; choose another name`,
+            { path: 'name', conflictsWith: builtin },
           );
         o.checkManifest?.(manifest, this.#principal!);
         const revision = await revisionId(manifest);
@@ -471,11 +485,17 @@ export class ProtocolSession {
   ): Promise<unknown> {
     const key = JSON.stringify(id);
     if (this.#runs.has(key)) throw new TyError('E_USAGE', 'a run with this id is still in flight; use a new id');
-    if (this.#runs.size >= this.server.limits.maxConcurrentRuns)
+    if (this.#runs.size >= this.server.limits.maxConcurrentRuns) {
+      this.server.opts.refusals?.refused({
+        principal: this.#principal!,
+        reason: `${this.server.limits.maxConcurrentRuns} runs in flight on one connection`,
+        tool: 'tool/run',
+      });
       throw new TyError(
         'E_BUSY',
         `at most ${this.server.limits.maxConcurrentRuns} runs may be in flight on one connection; wait for one to finish`,
       );
+    }
     const run: Run = { id, ac: new AbortController(), sink, seq: this.server.nextSeq() };
     this.#runs.set(key, run);
     if (this.#closed) run.ac.abort();
@@ -504,6 +524,11 @@ export class ProtocolSession {
   #rate(action: RegistryAction): void {
     if (!this.server.rate.take(this.#principal!)) {
       const l = this.server.limits;
+      this.server.opts.refusals?.refused({
+        principal: this.#principal!,
+        reason: `registration rate: ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s`,
+        tool: `tool/${action}`,
+      });
       throw new TyError(
         'E_BUSY',
         `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,

@@ -105,11 +105,16 @@ describe('settings revisions', () => {
     expect(c.settingsRevision).toBe(a.settingsRevision);
     expect(b.settingsRevision).not.toBe(a.settingsRevision);
     expect(await settings.revisionOf('conv', tool.revision)).toBe(a.settingsRevision);
-    expect(audit.filter((r) => r.outcome === 'ok').map((r) => [r.kind, r.target, r.revision])).toEqual([
-      ['settings', a.settingsRevision, tool.revision],
-      ['settings', b.settingsRevision, tool.revision],
-      ['settings', a.settingsRevision, tool.revision],
+    // each change: an intent record before it is stored, its completion after (same call id)
+    expect(audit.map((r) => [r.kind, r.target, r.revision, r.outcome])).toEqual([
+      ['settings', a.settingsRevision, tool.revision, 'started'],
+      ['settings', a.settingsRevision, tool.revision, 'ok'],
+      ['settings', b.settingsRevision, tool.revision, 'started'],
+      ['settings', b.settingsRevision, tool.revision, 'ok'],
+      ['settings', a.settingsRevision, tool.revision, 'started'],
+      ['settings', a.settingsRevision, tool.revision, 'ok'],
     ]);
+    expect(audit[0]!.call).toBe(audit[1]!.call);
     expect(JSON.stringify(audit)).not.toContain('imperial');
 
     // The same values for another tool revision are another settings revision, and never load for the first.
@@ -178,6 +183,77 @@ describe('settings revisions', () => {
     expect(() =>
       checkSettingsSchema({ type: 'object', properties: { note: { type: 'string', default: 'token' } } }),
     ).not.toThrow();
+  });
+});
+
+describe('settings are never secrets, whatever the schema (finding 3 of issue 26)', () => {
+  const open = [
+    { type: 'object', additionalProperties: true },
+    { type: 'object', additionalProperties: { type: 'string' } },
+    { type: 'object', patternProperties: { '^.*$': { type: 'string' } } },
+    { type: 'object' },
+    { type: 'object', properties: { nested: { type: 'object' } } },
+  ];
+
+  it('a key named like a secret is refused when set, under any schema that lets it through; nothing is stored', async () => {
+    for (const schema of open) {
+      const store = new Store(new MemoryStoreBackend());
+      const registry = new ToolRegistry(store);
+      const settings = new ToolSettings(store);
+      await registry.install(m('st', undefined, schema));
+      const tool = await registry.resolve('st');
+      for (const set of [
+        { apiKey: 'abc' },
+        { pass_word: '1' },
+        { ＡＰＩＫＥＹ: 'abc' },
+        { 'api\u200bkey': 'abc' },
+        { nested: { Authorization: 'Bearer abc' } },
+        { nested: { list: [{ client_secret: 'x' }] } },
+      ]) {
+        if (!schema.properties && 'nested' in set) continue;
+        let err: unknown;
+        try {
+          await settings.update(tool, { set }, who);
+        } catch (e) {
+          err = e;
+        }
+        expect(err, `${JSON.stringify(schema)} ${JSON.stringify(set)}`).toBeInstanceOf(TyError);
+        expect((err as TyError).code).toBe('E_INVALID_SETTINGS');
+        expect((err as TyError).data).toMatchObject({ tool: 'st', secretLike: true });
+        // the key is named, the value never
+        expect((err as TyError).message).not.toMatch(/abc|Bearer/);
+      }
+      expect(await settings.history(tool.revision)).toEqual([]);
+      // ordinary keys under the same schema still work
+      const ok = schema.patternProperties || schema.additionalProperties ? { region: 'eu' } : {};
+      await expect(settings.update(tool, { set: ok }, who)).resolves.toMatchObject({ values: ok });
+    }
+  });
+
+  it('stored values with a secret-named key (written before this check) are refused when a call loads them', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const registry = new ToolRegistry(store);
+    const settings = new ToolSettings(store);
+    await registry.install(m('st', undefined, { type: 'object', additionalProperties: true }));
+    const tool = await registry.resolve('st');
+    expect(() => settings.validate(tool, { db_password: 'x' })).toThrow(/named like a secret/);
+  });
+
+  it('names are compared after NFKC and case folding, without separators or invisible characters', () => {
+    for (const n of [
+      'ＡＰＩＫＥＹ',
+      'ａｐｉ＿ｋｅｙ',
+      'API\u200BKEY',
+      'Pass word',
+      'PAẞWORT_TOKEN',
+      'ſecret',
+      'client·secret',
+    ])
+      expect(secretLikeName(n), n).toBe(true);
+    for (const n of ['units', 'ｕｎｉｔｓ', 'maxTokens', 'Région']) expect(secretLikeName(n), n).toBe(false);
+    expect(() => checkSettingsSchema({ type: 'object', properties: { ＡＰＩＫＥＹ: { type: 'string' } } })).toThrow(
+      /named like a secret/,
+    );
   });
 });
 

@@ -1,7 +1,8 @@
 // Per-tool settings revisions: values a person configures for one tool revision, content-addressed; core, trusted side.
 import type { ToolManifest } from '../../protocol/manifest.js';
-import type { AuditRecord, AuditSink } from '../audit/trail.js';
-import { DOMAINS, documentBytes, isContentId } from './cid.js';
+import type { AuditSink } from '../audit/trail.js';
+import { DOMAINS, cidOfBytes, documentBytes, isContentId } from './cid.js';
+import { ChangeAudit, type ChangeAuditOptions } from '../audit/change.js';
 import { TyError } from '../errors.js';
 import type { Store } from '../store/contract.js';
 import { checkSchema, compileSchema, describeError, type SchemaCheck } from '../schema/validate.js';
@@ -60,11 +61,61 @@ const SECRET_WORDS = [
   'signingkey',
 ];
 
-/** True when a settings field name looks like a secret's (see SECRET_WORDS). */
+/**
+ * Latin letters that Cyrillic and Greek letters imitate (after case folding): `pаssword` with a Cyrillic `а` reads as
+ * `password` to a person, so it is compared as one.
+ */
+const LOOKALIKE_FROM = 'авеёкмнорстухіїјѕԁԛԝɡαβεηικνορτυχω';
+const LOOKALIKE_TO = 'abeekmhopctyxiijsdqwgabeniknoptuxw';
+const LOOKALIKES = new Map([...LOOKALIKE_FROM].map((ch, i) => [ch, LOOKALIKE_TO[i] as string]));
+
+/**
+ * A field name as a person reads it, for comparing with SECRET_WORDS: compatibility forms folded (NFKC, so a fullwidth
+ * `ＡＰＩＫＥＹ` is `APIKEY`; Unicode TR15), full case folding (upper then lower case, so `ß` is `ss`), accents
+ * dropped (NFKD, combining marks removed), Cyrillic and Greek look-alikes read as Latin, and everything that is not a
+ * letter or a digit removed (separators, punctuation, zero-width and other invisible characters).
+ */
+export function foldFieldName(name: string): string {
+  const folded = name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');
+  let out = '';
+  for (const ch of folded) out += LOOKALIKES.get(ch) ?? ch;
+  return out.replace(/[^\p{L}\p{N}]/gu, '');
+}
+
+/** True when a settings field name looks like a secret's (see SECRET_WORDS), compared as foldFieldName reads it. */
 export function secretLikeName(name: string): boolean {
-  const n = name.toLowerCase().replace(/[-_.\s]/g, '');
+  const n = foldFieldName(name);
   // `token` only as the end of a name (githubToken, access_token), so maxTokens or tokenLimit stay settings.
   return n === 'auth' || n.endsWith('token') || SECRET_WORDS.some((w) => n.includes(w));
+}
+
+/**
+ * The first key named like a secret anywhere in `values` (object keys at any depth, inside arrays too), as a JSON
+ * Pointer, or undefined. Bounded: at most 64 levels and 10 000 keys are looked at (deeper or more is refused as a
+ * secret-like key would be: settings that large are not settings).
+ */
+function secretLikeKey(values: unknown): { at: string; name: string } | undefined {
+  let seen = 0;
+  const walk = (v: unknown, at: string, depth: number): { at: string; name: string } | undefined => {
+    if (v === null || typeof v !== 'object') return undefined;
+    if (depth > 64 || ++seen > 10_000) return { at, name: '(too deep or too many keys to check)' };
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const hit = walk(v[i], `${at}/${i}`, depth + 1);
+        if (hit) return hit;
+      }
+      return undefined;
+    }
+    for (const [k, sub] of Object.entries(v)) {
+      const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (++seen > 10_000) return { at: here, name: '(too many keys to check)' };
+      if (secretLikeName(k)) return { at: here, name: k };
+      const hit = walk(sub, here, depth + 1);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  return walk(values, '', 0);
 }
 
 /** Host-neutral: each host adds where a secret value is stored (data `secretLike: true`). */
@@ -165,14 +216,13 @@ export function applyDefaults(schema: unknown, values: SettingsValues): Settings
  */
 export class ToolSettings {
   readonly #checks = new Map<string, SchemaCheck>();
+  readonly #changes: ChangeAudit | undefined;
   constructor(
     readonly store: Store,
-    /**
-     * `audit`: where changes are recorded; `hostId`: this host process's identity, put on a change's `started` record
-     * (as the gate does), so that a reader tells a change in progress from one its host did not finish.
-     */
-    readonly opts: { audit?: AuditSink; hostId?: string } = {},
-  ) {}
+    readonly opts: { audit?: AuditSink } & ChangeAuditOptions = {},
+  ) {
+    this.#changes = opts.audit ? new ChangeAudit(opts.audit, opts) : undefined;
+  }
 
   #check(toolRevision: string, schema: unknown): SchemaCheck {
     let c = this.#checks.get(toolRevision);
@@ -186,7 +236,10 @@ export class ToolSettings {
 
   /**
    * Validate values against a tool revision's settings schema, defaults applied first; returns the effective values.
-   * @throws TyError E_INVALID_SETTINGS naming the field and the fix (values never echoed).
+   * Every key, at any depth, is checked against secret-like names first (secretLikeName), whatever the schema allows:
+   * this is where both the command line's settings edit and the host API (`update`) and every call (`forCall`) pass.
+   * @throws TyError E_INVALID_SETTINGS naming the field and the fix (values never echoed); data `{tool, field,
+   *   keyword}`, or `{tool, field, secretLike: true}` for a key named like a secret.
    */
   validate(tool: { name: string; revision: string; manifest: ToolManifest }, values: SettingsValues): SettingsValues {
     const schema = tool.manifest.settings;
@@ -199,6 +252,15 @@ export class ToolSettings {
         );
       return {};
     }
+    // Whatever the schema lets through (additionalProperties, patternProperties, a nested open object): no key named
+    // like a secret is ever a setting. The key is named in the message, never a value.
+    const secretKey = secretLikeKey(values);
+    if (secretKey)
+      throw new TyError(
+        'E_INVALID_SETTINGS',
+        `settings of ${tool.name}: the field ${secretKey.at.slice(0, 200)} is named like a secret; ${SECRET_HINT}`,
+        { tool: tool.name, field: secretKey.at.slice(0, 200), secretLike: true },
+      );
     const effective = applyDefaults(schema, values);
     const err = this.#check(tool.revision, schema)(effective);
     if (err) {
@@ -316,7 +378,6 @@ export class ToolSettings {
         'E_UNKNOWN_TOOL',
         `settings can be carried over only from another revision of "${tool.name}", not from "${change.from.name}"`,
       );
-    const started = Date.now();
     const base = change.from
       ? await this.revisionOf(change.from.name, change.from.revision)
       : await this.revisionOf(tool.name, tool.revision);
@@ -338,60 +399,42 @@ export class ToolSettings {
     const effective = this.validate(tool, values);
     const body: SettingsDocument = { tool: tool.name, toolRevision: tool.revision, values };
     const bytes = documentBytes(DOMAINS.settings, body, 'E_INVALID_MANIFEST');
-    const settingsRevision = await this.store.putObject(bytes);
+    const settingsRevision = await cidOfBytes(bytes);
+    const current = await this.revisionOf(tool.name, tool.revision);
+    const carried = change.from ? ` (carried over from ${change.from.revision})` : '';
     let previous: string | undefined;
-    const audit = this.opts.audit;
-    // Every change is audited (who, which tool revision, the new settings revision; the values stay in the store), and
-    // written ahead: a `started` record is on disk before the settings record changes, its completion (same `call`)
-    // after, so a change cut short by a crash reads as `interrupted`, never as an unaudited change (the crash harness,
-    // test/faults/crash/, stops the command at every write point).
-    let record = undefined as AuditRecord | undefined;
-    try {
-      await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, async (r) => {
+    const store = async (): Promise<void> => {
+      await this.store.putObject(bytes);
+      await this.store.update<SettingsRecord>(SETTINGS_NS, tool.revision, (r) => {
         const next: SettingsRecord = r
           ? { ...r, history: [...r.history] }
           : { tool: tool.name, toolRevision: tool.revision, history: [] };
         previous = next.current;
-        if (next.current === settingsRevision) return next;
-        next.history.push({ settingsRevision, at: new Date().toISOString() });
+        if (next.current !== settingsRevision) next.history.push({ settingsRevision, at: new Date().toISOString() });
         next.current = settingsRevision;
-        if (audit) {
-          const rec: AuditRecord = {
-            v: 1,
-            time: new Date().toISOString(),
-            principal: who.principal,
-            tool: tool.name,
-            revision: tool.revision,
-            kind: 'settings',
-            target: settingsRevision,
-            decision: 'allow',
-            rule: `settings ${previous ? `${previous} -> ` : ''}${settingsRevision}${change.from ? ` (carried over from ${change.from.revision})` : ''}`,
-            list: 'person',
-            scope: who.via.slice(0, 64),
-            durationMs: Date.now() - started,
-            outcome: 'ok',
-            call: globalThis.crypto.randomUUID(),
-          };
-          const host = this.opts.hostId;
-          await audit.append({ ...rec, outcome: 'started', ...(host !== undefined ? { host } : {}) });
-          record = rec;
-        }
         return next;
       });
-    } catch (e) {
-      if (record && audit)
-        await audit
-          .append({ ...record, time: new Date().toISOString(), outcome: 'error', code: 'E_STORE' })
-          .catch(() => undefined);
-      throw e;
-    }
+    };
+    // Every change is audited as the gate audits a call: an intent record (who, which tool revision, the new settings
+    // revision) made durable before anything is stored, its completion after; the values stay in the store.
+    if (current !== settingsRevision && this.#changes)
+      await this.#changes.run(
+        {
+          principal: who.principal,
+          kind: 'settings',
+          tool: tool.name,
+          revision: tool.revision,
+          target: settingsRevision,
+          rule: current
+            ? `settings ${current} -> ${settingsRevision}${carried}`
+            : `settings ${settingsRevision}${carried}`,
+          list: 'person',
+          scope: who.via,
+        },
+        store,
+      );
+    else await store();
     const changed = previous !== settingsRevision;
-    if (record && audit)
-      await audit.append({
-        ...record,
-        time: new Date().toISOString(),
-        durationMs: Date.now() - started,
-      });
     return { settingsRevision, values, effective, changed, ...(previous ? { previous } : {}) };
   }
 

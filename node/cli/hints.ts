@@ -30,6 +30,8 @@ export function cliHintFor(code: string, data: Record<string, unknown> | undefin
     if (str(d.grantTo)) parts.push(`grant it with: tycli secret grant ${str(d.secret)} --tool ${str(d.grantTo)}`);
     else if (d.unset === true) parts.push(`set it with: tycli secret set ${str(d.secret)}`);
   }
+  if (code === 'E_USAGE' && typeof d.minBytes === 'number')
+    parts.push('use a longer value, or store this one anyway with: tycli secret set NAME --allow-short');
   if (code === 'E_INTEGRITY' && d.repair === 'install-again')
     parts.push('repair it with: tycli tool add MANIFEST.json');
   if (code === 'E_INVALID_MANIFEST' && d.secretLike === true)

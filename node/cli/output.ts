@@ -124,24 +124,58 @@ export function outOk(ctx: CliContext, fields: Record<string, unknown>): void {
   outJson(ctx, { ok: true, ...fields });
 }
 
+/** What every line of text a tool wrote starts with on the terminal (its message, its frames); host lines never do. */
+export const TOOL_LINE_PREFIX = 'tool: ';
+
+/**
+ * Text a tool wrote as one terminal line: every hidden code point escaped (core/ask/text.ts escapeCodePoint), line
+ * feeds as `\n`, so it cannot start a line of its own, move the cursor or restyle what follows.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/gu, (ch) =>
+    ch === '\n' ? '\\n' : escapeCodePoint(ch.codePointAt(0) ?? 0),
+  );
+}
+
+/**
+ * The lines of a tool's own error on the terminal: its message, then each of its frames (`    at fn (file:l:c)`), each
+ * one escaped line (oneLine) under TOOL_LINE_PREFIX, so a message holding `\nerror[E_CAPABILITY_DENIED]: ...` or a fake
+ * `at x (/etc/passwd:1:1)` frame cannot pass for a line of the host's.
+ */
+export function toolLines(message: string | undefined, frames: readonly ToolFrame[] = []): string[] {
+  const text = [...(message !== undefined ? [message] : []), ...frames.map((f) => formatFrames([f]))];
+  return text.map((l) => TOOL_LINE_PREFIX + oneLine(l));
+}
+
 /**
  * Report an error and return its exit code: `error[CODE]: message` on stderr (always made inert: the
- * message may carry a tool's own error text, and stderr is read by people even when piped), or with --json the line
+ * message may carry text from a tool, and stderr is read by people even when piped), or with --json the line
  * `{"ok":false,"error":{"code","message"[,"frames"]}}` on stdout. `frames`: the tool's own stack frames mapped to
- * its source files (core/exec/stack.ts), printed under the message as `    at fn (file:line:column)`.
+ * its source files (core/exec/stack.ts). With `toolText` the message is the tool's own (or its MCP server's) error
+ * text: the host's line says who failed (`toolText.who`), and the message and frames follow as toolLines, each line
+ * under `tool: `; frames without `toolText` are printed so too. `hint`: the host's own advice, on the host's line.
  */
 export function fail(
   ctx: CliContext,
   code: ErrorCode | string,
   message: string,
-  extra?: { frames?: ToolFrame[] },
+  extra?: { frames?: ToolFrame[]; toolText?: { who: string }; hint?: string },
 ): 1 | 2 {
   const frames = extra?.frames?.length ? extra.frames : undefined;
-  if (ctx.globals.json) outJson(ctx, { ok: false, error: frames ? { code, message, frames } : { code, message } });
-  else
-    ctx.io.stderr.write(
-      `${paint(ctx, 'red', `error[${code}]`, ctx.io.stderr)}: ${inert(message)}${frames ? `\n${inert(formatFrames(frames))}` : ''}\n`,
-    );
+  const hint = extra?.hint ? `; ${extra.hint}` : '';
+  if (ctx.globals.json) {
+    const text = extra?.toolText ? message : `${message}${hint}`;
+    outJson(ctx, { ok: false, error: frames ? { code, message: text, frames } : { code, message: text } });
+  } else {
+    const head = paint(ctx, 'red', `error[${code}]`, ctx.io.stderr);
+    const lines = extra?.toolText
+      ? [
+          `${head}: ${inert(oneLine(extra.toolText.who))} failed with its own error; what it said follows, each line marked "${TOOL_LINE_PREFIX.trim()}"${inert(hint)}`,
+          ...toolLines(message, frames),
+        ]
+      : [`${head}: ${inert(message)}${inert(hint)}`, ...(frames ? toolLines(undefined, frames) : [])];
+    ctx.io.stderr.write(`${lines.join('\n')}\n`);
+  }
   return exitCodeFor(code);
 }
 
@@ -149,6 +183,13 @@ export function fail(
 export function failWith(ctx: CliContext, e: unknown): 1 | 2 {
   if (e instanceof TyError) {
     const hint = cliHint(e);
+    // a tool's (or an MCP server's) own error text is shown apart from the host's line, as tycli run shows it
+    const origin = e.data?.origin;
+    if (e.code === 'E_TOOL_FAILED' && (origin === 'tool' || origin === 'server'))
+      return fail(ctx, e.code, e.message, {
+        toolText: { who: origin === 'tool' ? 'the tool' : "the MCP server's tool" },
+        ...(hint ? { hint } : {}),
+      });
     return fail(ctx, e.code, hint ? `${e.message}; ${hint}` : e.message);
   }
   const msg = e instanceof Error ? e.message : String(e);

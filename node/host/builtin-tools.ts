@@ -43,6 +43,27 @@ export class HostToolRegistry extends ToolRegistry {
     return revision;
   }
 
+  /**
+   * As ToolRegistry.install, refusing a name that differs only in letter case from a built-in's (`Python` beside the
+   * built-in `python` reads as the built-in in a list; tool names are ASCII). The built-in's own name stays allowed:
+   * a person's stored tool of that exact name shadows it for an unpinned call (see the class comment).
+   * @throws TyError E_INVALID_MANIFEST (data path `name`, conflictsWith the built-in's name)
+   */
+  override async install(input: unknown): ReturnType<ToolRegistry['install']> {
+    const name = (input as { name?: unknown } | null)?.name;
+    if (typeof name === 'string') {
+      const folded = name.toLowerCase();
+      for (const b of this.#builtins.keys())
+        if (b !== name && b.toLowerCase() === folded)
+          throw new TyError(
+            'E_INVALID_MANIFEST',
+            `invalid manifest at name: "${name.slice(0, 64)}" differs only in letter case from "${b}", a tool this host offers itself; pick another name`,
+            { path: 'name', conflictsWith: b },
+          );
+    }
+    return super.install(input);
+  }
+
   /** Built-ins offered by this process, sorted by name. */
   builtins(): { name: string; revision: string }[] {
     return [...this.#builtins.entries()]

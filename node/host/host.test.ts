@@ -123,6 +123,21 @@ describe('built-in python tool', () => {
     await h.close();
   });
 
+  it('a stored tool whose name differs from the built-in only in case is refused (finding 9 of issue 26)', async () => {
+    const h = await createNodeHost({
+      home: join(tmp, 'py-case'),
+      startSandboxes: false,
+      python: python ?? { path: '/usr/bin/python3', version: '3.0.0', prefixes: ['/usr'] },
+    });
+    for (const name of ['Python', 'PYTHON'])
+      await expect(h.registry.install({ ...manifest, name })).rejects.toMatchObject({
+        code: 'E_INVALID_MANIFEST',
+        data: { path: 'name', conflictsWith: 'python' },
+      });
+    expect(await h.store.backend.list('bindings')).toEqual([]);
+    await h.close();
+  });
+
   it('python: false never offers it', async () => {
     const h = await createNodeHost({ home: join(tmp, 'py-off'), startSandboxes: false, python: false });
     expect(await h.registry.list()).toEqual([]);

@@ -13,13 +13,16 @@ import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../../core/revisions/settings.js';
 import { StoreAuditLog } from '../../core/audit/trail.js';
+import { RefusalTally } from '../../core/audit/refusals.js';
+import { ChangeAudit } from '../../core/audit/change.js';
+import { hostIdentity } from '../process/identity.js';
+import { withholdTokens } from '../../core/capabilities/withhold.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
 import { memoryBudget, queueBound, type NodeHostOptions } from './options.js';
 import { wireGateAndCapabilities, type Wiring } from './wiring.js';
 import { pythonNative } from './builtin-python.js';
-import { hostIdentity } from '../process/identity.js';
 
 export interface NodeHost {
   paths: TycliPaths;
@@ -30,6 +33,16 @@ export interface NodeHost {
   settings: ToolSettings;
   /** The permission gate calls pass (absent when opened without runtimes and no gate was given). */
   gate: Gate | undefined;
+  /**
+   * Admission refusals (E_BUSY) of this host's invoker, and of the front ends that share it (the registration
+   * protocol), audited in aggregate per principal and second; written out by close() at the latest.
+   */
+  refusals: RefusalTally;
+  /**
+   * Audits a person's changes outside calls (tool add, activate, remove, gc; secret set, grant, revoke, delete) as an
+   * intent record before and a completion record after, like the calls the gate audits.
+   */
+  changes: ChangeAudit;
   /** Destroy every sandbox this host started. Idempotent. */
   close(): Promise<void>;
 }
@@ -52,6 +65,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     settings: host.toolSettings,
     principal: opts.principal ?? 'cli:user',
     maxQueuedCalls: queueBound(opts),
+    refusals: host.refusals,
   };
   await offerPython(host);
   if (host.running) Object.assign(invokerOpts, await startRuntimes(host));
@@ -75,6 +89,10 @@ class HostAssembly {
   readonly running: boolean;
   readonly registry: HostToolRegistry;
   readonly toolSettings: ToolSettings;
+  readonly refusals: RefusalTally;
+  readonly changes: ChangeAudit;
+  /** Secret values known to the host once its gate is wired (node/host/wiring.ts); none before. */
+  withheld: () => string[] = () => [];
   /** Run, all at once, by the host's close(). */
   readonly closers: (() => Promise<void>)[] = [];
   #settings: Promise<LoadedSettings> | undefined;
@@ -89,8 +107,10 @@ class HostAssembly {
     this.env = opts.env ?? process.env;
     this.running = opts.startSandboxes !== false;
     this.registry = new HostToolRegistry(store);
-    // the host's identity on a settings change's started record: tycli audit tells one in progress from one cut short
-    this.toolSettings = new ToolSettings(store, { audit: new StoreAuditLog(store), hostId: hostIdentity() });
+    const audit = new StoreAuditLog(store);
+    this.toolSettings = new ToolSettings(store, { audit, hostId: hostIdentity() });
+    this.refusals = new RefusalTally(audit);
+    this.changes = new ChangeAudit(audit, { hostId: hostIdentity() });
     if (opts.asker) this.#asker = Promise.resolve(opts.asker);
   }
 
@@ -141,7 +161,15 @@ async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   await ensurePrivateDir(paths.home);
   await ensurePrivateDir(paths.store);
   const backend = new FileStoreBackend(paths.store);
-  return new HostAssembly(opts, paths, backend, new Store(backend));
+  // What a tool logs is its own text: known secret values are withheld from it (as whole tokens) before any front end
+  // (tycli run --logs, the protocol's $/log) sees it.
+  const onToolLog = opts.onToolLog;
+  let host: HostAssembly | undefined;
+  const own: NodeHostOptions = onToolLog
+    ? { ...opts, onToolLog: (rev, level, text) => onToolLog(rev, level, withholdTokens(text, host?.withheld() ?? [])) }
+    : opts;
+  host = new HostAssembly(own, paths, backend, new Store(backend));
+  return host;
 }
 
 /**
@@ -208,7 +236,10 @@ async function startRuntimes(
     gate: opts.gate ?? wired.value?.gate,
     capabilities: opts.capabilities ?? wired.value?.capabilities,
   };
-  if (wired.value) host.closers.push(wired.value.close);
+  if (wired.value) {
+    host.closers.push(wired.value.close);
+    host.withheld = wired.value.withheld;
+  }
   if (!opts.external) {
     const bridge = mcpExternal(host.paths.home, parts.gate);
     parts.external = bridge.external;
@@ -296,10 +327,12 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
     invoker,
     settings: host.toolSettings,
     gate,
+    refusals: host.refusals,
+    changes: host.changes,
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.allSettled(host.closers.map((c) => c()));
+      await Promise.allSettled([...host.closers.map((c) => c()), host.refusals.flush()]);
     },
   };
 }

@@ -29,12 +29,14 @@ export interface WiringInputs {
 export interface Wiring {
   gate: Gate;
   capabilities: (identity: ToolIdentity) => CapabilityHandler;
+  /** The secret values stored when the host opened (knownSecretValues), to withhold from a tool's own text. */
+  withheld: () => string[];
   close(): Promise<void>;
 }
 
 /**
  * The default gate and capabilities (see createNodeHost): opts.gate, else node/settings/load.ts createNodeGate over
- * the settings and the asker, with the stored secret values withheld from questions, hooks and audit; a capability
+ * the settings and the asker, with the stored secret values withheld from foreign text (previews, hooks); a capability
  * handler per call identity over mediated fetch (undici loaded on the first fetch), per-revision storage, the secrets
  * broker, the registry and subtasks.
  */
@@ -63,7 +65,7 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
     opts.gate ?? createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
   // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's
   // decision, so no question.
-  const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store, withheld) });
+  const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store) });
   const transport = lazyFetchTransport();
   const fetch = createMediatedFetch({ gate, transport, secrets: broker });
   const storage = new ToolStorage(store);
@@ -83,7 +85,7 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
       settingsRevisionOf: (name, revision) => toolSettings.revisionOf(name, revision),
     });
   const close = () => transport.close();
-  return { gate, capabilities, close };
+  return { gate, capabilities, withheld, close };
 }
 
 /**
@@ -105,8 +107,9 @@ function lazyFetchTransport(): FetchTransport & { close(): Promise<void> } {
 }
 
 /**
- * The secret values stored now, as the `withheld` source of a gate and audit log: they are replaced by
- * `<withheld>` in question previews, hook input, audit fields and messages. Read once per process.
+ * The secret values stored now, as the `withheld` source of a gate: withheld as whole tokens from text the host did
+ * not write (question previews, hook input, a tool's own error text; core/capabilities/withhold.ts), never searched for
+ * in audit records, which are built from names. Read once per process.
  */
 export async function knownSecretValues(secretsFile: {
   names(): Promise<string[]>;

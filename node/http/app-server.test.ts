@@ -15,6 +15,7 @@ function get(
   path: string,
   headers: Record<string, string> = {},
   method = 'GET',
+  send?: string,
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const r = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
@@ -23,8 +24,33 @@ function get(
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     r.on('error', reject);
-    r.end();
+    r.end(send);
   });
+}
+
+/** PUT /app/connect as the app's own page sends it (Origin and Sec-Fetch-Site of the page, a JSON body). */
+function putConnect(port: number, origins: unknown, headers: Record<string, string> = {}) {
+  return get(
+    port,
+    '/app/connect',
+    {
+      origin: `http://127.0.0.1:${port}`,
+      'sec-fetch-site': 'same-origin',
+      'content-type': 'application/json',
+      ...headers,
+    },
+    'PUT',
+    JSON.stringify({ origins }),
+  );
+}
+
+function directivesOf(csp: string): Record<string, string[]> {
+  return Object.fromEntries(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([k, ...v]) => [k!, v]),
+  );
 }
 
 beforeAll(async () => {
@@ -66,6 +92,11 @@ describe('app server', () => {
     expect(directives['object-src']).toEqual(["'none'"]);
     expect(directives['base-uri']).toEqual(["'none'"]);
     expect(directives['frame-ancestors']).toEqual(["'none'"]);
+    // Trusted Types: every script sink needs a TrustedHTML/TrustedScript(URL), and only the one named policy exists
+    expect(directives['require-trusted-types-for']).toEqual(["'script'"]);
+    expect(directives['trusted-types']).toEqual(['tysandbox']);
+    // no endpoint configured yet: the page connects to its own origin only, never to any address
+    expect(directives['connect-src']).toEqual(["'self'"]);
     expect(r.headers['x-content-type-options']).toBe('nosniff');
     expect(r.headers['referrer-policy']).toBe('no-referrer');
   });
@@ -89,6 +120,84 @@ describe('app server', () => {
   it('answers only requests addressed to its loopback address (DNS rebinding)', async () => {
     expect((await get(server.port, '/', { host: 'evil.example:80' })).status).toBe(421);
     expect((await get(server.port, '/', { host: `localhost:${server.port}` })).status).toBe(200);
+  });
+});
+
+describe('connect origins (PUT /app/connect)', () => {
+  it("lists only the origins the app's own page configured, each exactly, in the page's connect-src", async () => {
+    const s = await startAppServer({ dir, port: 0 });
+    try {
+      expect(JSON.parse((await get(s.port, '/app/connect')).body)).toEqual({ origins: [] });
+      const ok = await putConnect(s.port, [
+        'http://127.0.0.1:11434',
+        'https://api.openai.com',
+        'https://*.example.org',
+      ]);
+      expect(ok.status).toBe(200);
+      const csp = String((await get(s.port, '/')).headers['content-security-policy']);
+      expect(directivesOf(csp)['connect-src']).toEqual([
+        "'self'",
+        'http://127.0.0.1:11434',
+        'https://*.example.org',
+        'https://api.openai.com',
+      ]);
+      expect(csp).not.toMatch(/connect-src[^;]*(?:\shttps?:(?:\s|;|$)|\*(?:\s|;|$))/);
+      expect(JSON.parse((await get(s.port, '/app/connect')).body).origins).toHaveLength(3);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a change from another page, another site, a form post or with anything that is not an origin', async () => {
+    const s = await startAppServer({ dir, port: 0 });
+    try {
+      const bad: [Record<string, string>, unknown, number][] = [
+        [{ origin: 'http://evil.example' }, ['https://evil.example'], 403],
+        [{ origin: `http://127.0.0.1:${s.port + 1}` }, ['https://evil.example'], 403],
+        [{ 'sec-fetch-site': 'cross-site' }, ['https://evil.example'], 403],
+        [{ 'content-type': 'text/plain' }, ['https://evil.example'], 415],
+        [{}, ['*'], 400],
+        [{}, ['https:'], 400],
+        [{}, ["'unsafe-inline'"], 400],
+        [{}, ['https://a.example/path'], 400],
+        [{}, ['https://user:pw@a.example'], 400],
+        [{}, ['https://a.example; script-src *'], 400],
+        [{}, ['ws://a.example'], 400],
+        [{}, 'https://a.example', 400],
+        [{}, Array.from({ length: 201 }, (_, i) => `https://a${i}.example`), 400],
+      ];
+      for (const [h, origins, status] of bad)
+        expect((await putConnect(s.port, origins, h)).status, JSON.stringify(h)).toBe(status);
+      const noOrigin = await get(
+        s.port,
+        '/app/connect',
+        { 'content-type': 'application/json' },
+        'PUT',
+        '{"origins":[]}',
+      );
+      expect(noOrigin.status).toBe(403);
+      expect(JSON.parse((await get(s.port, '/app/connect')).body)).toEqual({ origins: [] });
+      expect(directivesOf(String((await get(s.port, '/')).headers['content-security-policy']))['connect-src']).toEqual([
+        "'self'",
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keeps the list in the connect file across restarts (0600), per port', async () => {
+    const file = join(dir, 'state', 'connect.json');
+    const a = await startAppServer({ dir, port: 0, connectFile: () => file });
+    expect((await putConnect(a.port, ['https://api.anthropic.com'])).status).toBe(200);
+    await a.close();
+    const b = await startAppServer({ dir, port: 0, connectFile: (p) => (p > 0 ? file : '') });
+    try {
+      expect(JSON.parse((await get(b.port, '/app/connect')).body)).toEqual({ origins: ['https://api.anthropic.com'] });
+      const { stat } = await import('node:fs/promises');
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+    } finally {
+      await b.close();
+    }
   });
 });
 

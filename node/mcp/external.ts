@@ -96,7 +96,9 @@ export function createMcpExternal(
       .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
       .map((c) => c.text);
     if (result.isError)
-      throw new TyError('E_TOOL_FAILED', (texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096));
+      throw new TyError('E_TOOL_FAILED', (texts.join('\n') || 'the MCP tool reported an error').slice(0, 4096), {
+        origin: 'server',
+      });
     if (result.structuredContent !== undefined) return result.structuredContent;
     if (texts.length === (result.content ?? []).length) return texts.join('\n');
     return result.content;

@@ -15,6 +15,7 @@ import { DEFAULT_SESSION_IDLE_MS, SessionClock } from '../../core/mcp/wire/sessi
 import type { McpBridge } from './bridge.js';
 import { checkLoopbackRequest, json, listenLoopback, newBearerToken, readBody } from '../http/guard.js';
 import { serveWeb } from './web-http.js';
+import type { RefusalCounter } from '../../core/audit/refusals.js';
 
 /** Requests 2026-07-28 removed (MCP 2026-07-28 changelog): answered 404 / -32601 to a stateless request. */
 const REMOVED_IN_2026: ReadonlySet<string> = new Set([
@@ -37,6 +38,11 @@ export interface HttpServeOptions {
   /** A client session with no request for this long ends (setting `session_idle`), ms (default 300 000). */
   idleMs?: number;
   onDropped?: (reason: string) => void;
+  /**
+   * Counts a session refused for want of a place (429, E_BUSY) under `principal`, for the audit in aggregate
+   * (core/audit/refusals.ts RefusalTally).
+   */
+  refusals?: { counter: RefusalCounter; principal: string };
 }
 
 export interface HttpServeHandle {
@@ -285,6 +291,11 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
       // the client went away while waiting: it holds no place
       if (res.destroyed || res.socket?.destroyed !== false) return;
+      opts.refusals?.counter.refused({
+        principal: opts.refusals.principal,
+        reason: `${maxSessions} MCP client sessions per sandbox`,
+        tool: 'initialize',
+      });
       return json(
         res,
         429,

@@ -114,7 +114,14 @@ export async function serveProtocolHttp(
             'E_PROTOCOL',
           ),
         );
-      if (sessions.size >= maxSessions)
+      if (sessions.size >= maxSessions) {
+        // an admission refusal: audited in aggregate with the rest (core/audit/refusals.ts)
+        const client = (m.params as { client?: { name?: unknown } } | undefined)?.client;
+        server.opts.refusals?.refused({
+          principal: cliPrincipal({ name: typeof client?.name === 'string' ? client.name.slice(0, 64) : '?' }),
+          reason: `${maxSessions} protocol sessions at once`,
+          tool: 'initialize',
+        });
         return json(
           res,
           429,
@@ -126,6 +133,7 @@ export async function serveProtocolHttp(
           ),
           { 'retry-after': '5' },
         );
+      }
       newId = randomUUID();
       const session = server.connect({ principal: cliPrincipal, send: () => undefined });
       entry = { session, used: Date.now() };

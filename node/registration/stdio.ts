@@ -23,6 +23,7 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
     gate: host.gate,
     run: (ref, args, o) => host.invoker.invoke(ref, args, o),
     reservedNames: () => host.registry.builtins().map((b) => b.name),
+    refusals: host.refusals,
   };
   if (limits) opts.limits = limits;
   return new RegistrationServer(opts);

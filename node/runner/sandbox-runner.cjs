@@ -24,7 +24,8 @@ const BufferSubarray = uncurryThis(Buffer.prototype.subarray);
 const BufferIndexOf = uncurryThis(Buffer.prototype.indexOf);
 const BufferLatin1Slice = uncurryThis(Buffer.prototype.latin1Slice);
 const bufferIsAscii = require('node:buffer').isAscii;
-const exitFn = FunctionPrototypeBind(proc.exit, proc);
+// process.exit looks process.reallyExit up when called, and tool code cannot reach the binding captured here
+const exitFn = FunctionPrototypeBind(proc.reallyExit, proc);
 // The entry's import(): a script compiled by node:vm has no dynamic-import callback of its own.
 const importModule = entryImport;
 
@@ -48,6 +49,7 @@ let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): the
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
 const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
+const OWN_PID = proc.pid; // captured: process.pid is configurable, and only this process is ever signalled
 const SIGKILL = require('node:os').constants.signals.SIGKILL;
 const fsFstatSync = fs.fstatSync;
 const fdIdentity = (fd) => {
@@ -66,7 +68,7 @@ function channelLost() {
   } catch {
     /* stderr closed too */
   }
-  rawKill(proc.pid, SIGKILL);
+  rawKill(OWN_PID, SIGKILL);
 }
 function checkChannel() {
   if (fdIdentity(0) !== channelIds[0] || fdIdentity(1) !== channelIds[1]) channelLost();
@@ -281,6 +283,21 @@ const denied = (what) => () => {
 };
 for (const k of ['kill', '_kill'])
   ReflectDefineProperty(proc, k, { value: denied(`process.${k}`), configurable: false, writable: false });
+// process.exit / reallyExit from tool code would wait for the pending thread-pool read of fd 0, possibly until the
+// call's time limit: the sandbox ends at once instead, its stderr saying which code the tool asked for (the host
+// reports it as that exit, node/sandbox/runtime.ts TOOL_EXIT_MARK).
+const TOOL_EXIT_MARK = 'tysandbox: the tool ended its sandbox with exit code ';
+const toolExit = (code) => {
+  const n = typeof code === 'number' && code === code ? code & 0xff : 0;
+  try {
+    fsWriteSync(2, `\n${TOOL_EXIT_MARK}${n}\n`);
+  } catch {
+    /* stderr closed */
+  }
+  rawKill(OWN_PID, SIGKILL);
+};
+for (const k of ['exit', 'reallyExit'])
+  ReflectDefineProperty(proc, k, { value: toolExit, configurable: false, writable: false });
 const os = require('node:os');
 for (const k of ['setPriority'])
   ReflectDefineProperty(os, k, { value: denied(`os.${k}`), configurable: false, writable: false, enumerable: true });

@@ -337,6 +337,21 @@ describe.each(['node', 'deno'] as const)('%s engine', (engine) => {
     await expect(inst.call({}, opts())).rejects.toMatchObject({ code: 'E_SANDBOX_FAILED' });
   });
 
+  it('process.exit or reallyExit after an await ends the sandbox with that code, not at the time limit', async () => {
+    for (const how of ['exit', 'reallyExit']) {
+      const inst = await start(`export default async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        if (typeof Deno === 'object') Deno.exit(5);
+        Object.defineProperty(process, 'pid', { value: 1 }); // the runner signals only itself, whatever pid says
+        process.${how}(5);
+      }`);
+      // a hang would end as E_TIMEOUT at this generous limit instead
+      const err = await inst.call({}, opts(deny, { ...DEFAULT_LIMITS, timeoutMs: 60_000 })).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'E_SANDBOX_FAILED', message: expect.stringContaining('exited with code 5') });
+      expect(inst.alive).toBe(false);
+    }
+  });
+
   it('unhandled rejections in tool code are logged, not fatal', async () => {
     const inst = await start(
       `export default async () => { Promise.reject(new Error('stray')); await new Promise((r) => setTimeout(r, 20)); return 'alive'; }`,

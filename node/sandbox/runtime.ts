@@ -127,6 +127,8 @@ const STDERR_CAP = 64 * 1024;
  * (node/runner/*).
  */
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
+/** node/runner/sandbox-runner.cjs: tool code called process.exit(N); the runner then SIGKILLs itself at once. */
+const TOOL_EXIT_RE = /tysandbox: the tool ended its sandbox with exit code (\d+)/;
 /** After a sandbox's stdout ends or its stdin breaks, how long its exit status may take to classify the death, ms. */
 const CHANNEL_GRACE_MS = 250;
 /** SIGXCPU's number on Linux and macOS (os.constants.signals.SIGXCPU). */
@@ -353,6 +355,8 @@ export class NodeSandboxInstance implements SandboxInstance {
         'E_SANDBOX_FAILED',
         `the ${this.engine} sandbox closed or replaced its channel (stdin/stdout); sandbox destroyed`,
       );
+    const toolExit = TOOL_EXIT_RE.exec(this.#stderr);
+    if (toolExit) return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox exited with code ${toolExit[1]}`);
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return new TyError('E_SANDBOX_FAILED', `the ${this.engine} sandbox ${how}`);
   }

@@ -403,7 +403,10 @@ export interface NodeGateOptions {
   settings: LoadedSettings;
   /** Asks a person (core/ask/router.ts AskRouter over the terminal / question-store channels). */
   asker?: Asker;
-  /** Secret values known to the host, withheld from hook input, audit and messages. */
+  /**
+   * Secret values known to the host, withheld as tokens from text the host did not write: hook input, question
+   * previews, a tool's own error text (core/policy/gate.ts GateDeps.withheld). Never searched for in audit records.
+   */
   withheld?: () => Iterable<string>;
   /** Where hooks run when there is no project root. */
   cwd: string;
@@ -420,7 +423,7 @@ export interface NodeGateOptions {
 export function createNodeGate(o: NodeGateOptions): PermissionGate {
   const deps: GateDeps = {
     config: () => gateConfigOf(o.settings),
-    audit: new StoreAuditLog(o.store, o.withheld),
+    audit: new StoreAuditLog(o.store),
     pause: new PauseTracker(o.store, o.settings.pause, o.clock),
     decisions: new StoreDecisions(o.store),
     hooks: new NodeHookRunner(

@@ -1,6 +1,6 @@
 // Cross-process folder locks whose staleness is decided by owner pid plus process start time; Node host, trusted side.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
@@ -42,12 +42,19 @@ const errno = (e: unknown): string | undefined =>
 /**
  * Locks as folders `<dir>/<name>`, each made whole before it appears: a private folder `.new-<token>` gets its
  * `owner.json` {pid, start, host, token, at}, then is renamed to `<name>` (rename(2) fails when `<name>` exists
- * and is not empty, so exactly one taker wins, and a held lock always has its owner file). A lock is stale when its
- * owner, on this machine, is no longer the process that took it (the pid is gone, or reused: another start time),
- * when it has no readable owner file after OWNERLESS_STALE_MS, or (other machine / no start time) after `staleMs`.
- * A stale lock is moved away under a guard lock `<dir>/.steal-<name>` of the same kind, so two waiters never both
- * take it over, and the moved folder's token is checked: a lock taken meanwhile is put back. Waiters poll with
- * backoff up to 50 ms, so a dead owner's lock is recovered well within a second.
+ * and is not empty, so exactly one taker wins, and a held lock always has its owner file; an empty `<name>` folder,
+ * left by a process killed while releasing, is replaced and so is free). A lock is stale when its owner, on this
+ * machine, is no longer the process that took it (the pid is gone, or reused: another start time), when it has no
+ * readable owner file after OWNERLESS_STALE_MS, or (other machine / no start time) after `staleMs`. A stale lock is
+ * taken over under a guard lock `<dir>/.steal-<name>` of the same kind, so two waiters never both take it over.
+ * Waiters poll with backoff up to 50 ms, so a dead owner's lock is recovered well within a second.
+ *
+ * Removing a lock (release, take-over) happens inside its own folder and never moves the folder: the owner file is
+ * renamed to `.gone-<random>` beside it (atomic: of two removers one gets ENOENT), its token checked (another
+ * holder's file is put back), then unlinked, and the empty folder removed with rmdir(2), which never removes a folder a
+ * taker has filled meanwhile. A process killed at any step leaves at most that lock's own folder, empty or holding
+ * only `.gone-*` (ownerless): the next taker of that name replaces or removes it, and the once-per-process sweep
+ * removes leftovers of any name. No `.dead-*` folder is ever made.
  */
 export class DirLocks {
   readonly #io: <T>(fn: () => Promise<T>) => Promise<T>;
@@ -86,20 +93,12 @@ export class DirLocks {
 
   /** Release `name` if `token` still owns it (a lock taken over as stale is never removed by its old owner). */
   async release(name: string, token: string): Promise<void> {
-    const o = await this.owner(name);
-    if (o?.token !== token) return;
-    const moved = await this.#moveAway(name);
-    if (moved) await this.#io(() => rm(moved, { recursive: true, force: true })).catch(() => {});
+    await this.#removeOwned(name, token);
   }
 
   /** The owner file of `name`, or undefined when absent or unreadable. */
   async owner(name: string): Promise<LockOwner | undefined> {
-    try {
-      const o = JSON.parse(await this.#io(() => readFile(join(this.dir, name, 'owner.json'), 'utf8'))) as LockOwner;
-      return typeof o.pid === 'number' && typeof o.token === 'string' && typeof o.host === 'string' ? o : undefined;
-    } catch {
-      return undefined;
-    }
+    return readOwner(join(this.dir, name), this.#io);
   }
 
   async #tryTake(name: string, token: string): Promise<boolean> {
@@ -108,10 +107,8 @@ export class DirLocks {
     const start = processStartTime(process.pid);
     if (start !== undefined) owner.start = start;
     try {
-      await this.#io(async () => {
-        await mkdir(tmp, { mode: 0o700 });
-        await writeFile(join(tmp, 'owner.json'), JSON.stringify(owner), { mode: 0o600 });
-      });
+      await this.#io(() => mkdir(tmp, { mode: 0o700 }));
+      await this.#io(() => writeFile(join(tmp, 'owner.json'), JSON.stringify(owner), { mode: 0o600 }));
     } catch (e) {
       await this.#io(() => rm(tmp, { recursive: true, force: true })).catch(() => {});
       throw new TyError('E_STORE', `cannot take store lock ${name}: ${(e as Error).message}`);
@@ -131,6 +128,11 @@ export class DirLocks {
   async #isStale(name: string): Promise<boolean> {
     const o = await this.owner(name);
     if (o) return ownerStale(o, this.opts.staleMs);
+    return this.#ownerlessOld(name);
+  }
+
+  /** True when `name` exists without a readable owner file and has not changed for OWNERLESS_STALE_MS. */
+  async #ownerlessOld(name: string): Promise<boolean> {
     try {
       return Date.now() - (await this.#io(() => stat(join(this.dir, name)))).mtimeMs > OWNERLESS_STALE_MS;
     } catch {
@@ -138,57 +140,84 @@ export class DirLocks {
     }
   }
 
-  /** Under the guard `.steal-<name>` (itself a lock of this kind), re-check and move the stale lock away. */
+  /** Under the guard `.steal-<name>` (itself a lock of this kind), re-check and remove the stale lock. */
   async #stealStale(name: string): Promise<void> {
     const guard = `.steal-${name}`;
     const token = randomBytes(12).toString('hex');
     if (!(await this.#tryTake(guard, token))) {
-      if (await this.#isStale(guard)) await this.#moveAway(guard);
+      if (await this.#isStale(guard)) await this.#removeStale(guard);
       else await sleep(2);
-      await this.#dropMoved();
       return;
     }
     try {
-      const before = await this.owner(name);
-      if (!(await this.#isStale(name))) return;
-      const moved = await this.#moveAway(name);
-      if (moved && before) {
-        // The folder moved is not the one judged stale (it was released and taken meanwhile): put it back.
-        const o = await readOwner(moved, this.#io);
-        if (o && o.token !== before.token) await this.#io(() => rename(moved, join(this.dir, name))).catch(() => {});
-      }
+      if (await this.#isStale(name)) await this.#removeStale(name);
     } finally {
-      const o = await this.owner(guard);
-      if (o?.token === token) await this.#moveAway(guard);
-      await this.#dropMoved();
+      await this.#removeOwned(guard, token);
     }
   }
 
-  /** Rename `name` to a unique `.dead-*` folder (atomic), returning its path; undefined when it was gone. */
-  async #moveAway(name: string): Promise<string | undefined> {
-    const dead = join(this.dir, `.dead-${randomBytes(8).toString('hex')}`);
-    try {
-      await this.#io(() => rename(join(this.dir, name), dead));
-    } catch {
-      return undefined;
-    }
-    return dead;
+  /** Remove the stale lock `name`: the owner judged stale (its token checked), or an ownerless folder. */
+  async #removeStale(name: string): Promise<void> {
+    const o = await this.owner(name);
+    if (o) {
+      if (ownerStale(o, this.opts.staleMs)) await this.#removeOwned(name, o.token);
+    } else if (await this.#ownerlessOld(name)) await this.#removeOwnerless(name);
   }
 
-  /** Remove moved-away folders (their owners no longer hold anything). */
-  async #dropMoved(): Promise<void> {
+  /**
+   * Remove lock `name` if its owner file carries `token`: rename the owner file to `.gone-<random>` in the folder
+   * (atomic), check the token (another holder's file is put back at once), unlink it, rmdir the folder. Returns whether
+   * it removed the lock. A remover that finds no owner file while another remover holds one aside (a `.gone-*` entry)
+   * waits for it to be put back or removed, so a release never misses its own lock.
+   */
+  async #removeOwned(name: string, token: string): Promise<boolean> {
+    const folder = join(this.dir, name);
+    const gone = join(folder, `.gone-${randomBytes(8).toString('hex')}`);
+    for (let tries = 0; ; tries++) {
+      try {
+        await this.#io(() => rename(join(folder, 'owner.json'), gone));
+        break;
+      } catch (e) {
+        if (errno(e) !== 'ENOENT' && errno(e) !== 'ENOTDIR') return false;
+        const aside = await this.#io(() => readdir(folder)).then(
+          (names) => names.some((n) => n.startsWith('.gone-')),
+          () => false,
+        );
+        if (!aside || tries >= 50) return false;
+        await sleep(2);
+      }
+    }
+    const o = await readOwnerFile(gone, this.#io);
+    if (o?.token !== token) {
+      await this.#io(() => rename(gone, join(folder, 'owner.json'))).catch(() => {});
+      return false;
+    }
+    await this.#io(() => unlink(gone)).catch(() => {});
+    await this.#io(() => rmdir(folder)).catch(() => {}); // ENOTEMPTY: a taker filled it meanwhile, and holds it
+    return true;
+  }
+
+  /**
+   * Remove a lock folder without an owner file (its remover or taker died): nothing can enter it (a taker's rename
+   * needs it empty, and there is no owner file to set aside), so its entries are removed and then the folder.
+   */
+  async #removeOwnerless(name: string): Promise<void> {
+    const folder = join(this.dir, name);
     let names: string[];
     try {
-      names = await this.#io(() => readdir(this.dir));
+      names = await this.#io(() => readdir(folder));
     } catch {
       return;
     }
-    for (const n of names)
-      if (n.startsWith('.dead-'))
-        await this.#io(() => rm(join(this.dir, n), { recursive: true, force: true })).catch(() => {});
+    if (names.includes('owner.json')) return;
+    for (const n of names) await this.#io(() => rm(join(folder, n), { recursive: true, force: true })).catch(() => {});
+    await this.#io(() => rmdir(folder)).catch(() => {});
   }
 
-  /** Once per process: remove half-made `.new-*` folders of dead takers and leftover `.dead-*` folders. */
+  /**
+   * Once per process: remove half-made `.new-*` folders of dead takers, `.dead-*` folders of older versions, and
+   * lock and guard folders whose owner is stale or which have stayed ownerless (left by a process killed mid-way).
+   */
   async #sweep(): Promise<void> {
     if (this.#swept) return;
     this.#swept = true;
@@ -199,26 +228,35 @@ export class DirLocks {
       return;
     }
     for (const n of names) {
-      if (!n.startsWith('.new-') && !n.startsWith('.dead-')) continue;
       const p = join(this.dir, n);
-      const o = n.startsWith('.new-') ? await readOwner(p, this.#io) : undefined;
-      if (o && !ownerStale(o, this.opts.staleMs)) continue;
-      if (!o && n.startsWith('.new-')) {
-        const age = await this.#io(() => stat(p)).then(
-          (s) => Date.now() - s.mtimeMs,
-          () => 0,
-        );
-        if (age < OWNERLESS_STALE_MS) continue;
+      if (n.startsWith('.dead-')) {
+        await this.#io(() => rm(p, { recursive: true, force: true })).catch(() => {});
+        continue;
       }
-      await this.#io(() => rm(p, { recursive: true, force: true })).catch(() => {});
+      if (n.startsWith('.new-')) {
+        const o = await readOwner(p, this.#io);
+        if (o ? !ownerStale(o, this.opts.staleMs) : !(await this.#ownerlessOld(n))) continue;
+        await this.#io(() => rm(p, { recursive: true, force: true })).catch(() => {});
+        continue;
+      }
+      // a guard, or a lock nobody holds any more: removed as a take-over would (checked, in place)
+      if (n.startsWith('.steal-') || !n.startsWith('.')) await this.#removeStale(n);
     }
   }
 }
 
-async function readOwner(dir: string, io: <T>(fn: () => Promise<T>) => Promise<T>): Promise<LockOwner | undefined> {
+/** The owner file of the lock folder `dir`, or undefined when absent or unreadable. */
+function readOwner(dir: string, io: <T>(fn: () => Promise<T>) => Promise<T>): Promise<LockOwner | undefined> {
+  return readOwnerFile(join(dir, 'owner.json'), io);
+}
+
+async function readOwnerFile(
+  file: string,
+  io: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<LockOwner | undefined> {
   try {
-    const o = JSON.parse(await io(() => readFile(join(dir, 'owner.json'), 'utf8'))) as LockOwner;
-    return typeof o.pid === 'number' && typeof o.token === 'string' ? o : undefined;
+    const o = JSON.parse(await io(() => readFile(file, 'utf8'))) as LockOwner;
+    return typeof o.pid === 'number' && typeof o.token === 'string' && typeof o.host === 'string' ? o : undefined;
   } catch {
     return undefined;
   }

@@ -103,12 +103,12 @@ describe.skipIf(!haveChromium)('chat app with an Anthropic-compatible model', ()
     await idle(page);
     await page.getByRole('button', { name: 'Audit' }).click();
     const audit = page.getByRole('region', { name: 'Audit' });
-    const log = audit.getByRole('table', { name: 'Audit log' });
+    const log = audit.getByRole('list', { name: 'Audit log' });
     await log.waitFor();
     const text = (await log.textContent()) ?? '';
     expect(text).toContain('fetch read https://data.example.org');
-    expect(text).toMatch(/allow.*person \(answer "yes" \(once\)\)/);
-    expect(text).toMatch(/deny.*person \(answer "no"\)/);
+    expect(text).toMatch(/Allowed: fetch read https:\/\/data\.example\.org.*person \(answer "yes" \(once\)\)/);
+    expect(text).toMatch(/Denied: fetch read https:\/\/data\.example\.org.*person \(answer "no"\)/);
     expect(text).not.toContain('Oslo'); // never arguments
     expect(text).not.toContain(KEY);
     const revoke = audit.getByRole('button', {

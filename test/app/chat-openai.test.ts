@@ -248,7 +248,7 @@ describe.skipIf(!haveChromium)('chat app with an OpenAI-compatible model', () =>
     for (const r of m.requests) expect(JSON.stringify(r.body)).not.toContain(SECRET);
     for (const r of requests) expect(`${r.url()} ${r.postData() ?? ''}`).not.toContain(SECRET);
     await page.getByRole('button', { name: 'Audit' }).click();
-    const log = page.getByRole('table', { name: 'Audit log' });
+    const log = page.getByRole('list', { name: 'Audit log' });
     await log.waitFor();
     await expect(log.textContent()).resolves.toContain('secret');
     await expect(page.getByRole('region', { name: 'Audit' }).textContent()).resolves.not.toContain(SECRET);

@@ -43,6 +43,58 @@ export interface OpenedApp {
   violations(): Promise<string[]>;
 }
 
+/** The two screens every view is checked on. */
+export const SCREENS = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/** A browser profile at one of SCREENS in a colour scheme (what `prefers-color-scheme` says). */
+export function newContext(
+  env: AppEnv,
+  screen: keyof typeof SCREENS = 'desktop',
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<BrowserContext> {
+  return env.browser.newContext({
+    viewport: SCREENS[screen],
+    colorScheme,
+    ...(screen === 'phone' ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+  });
+}
+
+/**
+ * Let the page connect to `origins` without the reload a new endpoint needs (PUT /app/connect as the app's own page
+ * would): for tests and benchmarks that measure something else.
+ */
+export async function allowConnect(env: AppEnv, origins: string[]): Promise<void> {
+  const r = await fetch(`${env.server.url}app/connect`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', origin: env.server.url.replace(/\/$/, '') },
+    body: JSON.stringify({ origins }),
+  });
+  if (!r.ok) throw new Error(`PUT /app/connect: ${r.status} ${await r.text()}`);
+}
+
+/** Every request a scripted model refused because its history had a tool call without its result (none expected). */
+export function rejectedHistories(models: { requests: { rejected?: string }[] }[]): string[] {
+  return models.flatMap((m) => m.requests.flatMap((r) => (r.rejected ? [r.rejected] : [])));
+}
+
+/** Wait until the app is interactive again (after a reload it may do by itself). */
+export async function ready(page: Page, timeout = 30_000): Promise<void> {
+  const until = Date.now() + timeout;
+  for (;;) {
+    try {
+      await page.waitForFunction(() => window.tyAppReady === true, undefined, {
+        timeout: Math.max(1000, until - Date.now()),
+      });
+      return;
+    } catch (e) {
+      if (Date.now() > until || !/context was destroyed|navigat/i.test(String(e))) throw e;
+    }
+  }
+}
+
 /** A fresh browser profile (own IndexedDB) on the app, waiting until it is interactive. */
 export async function openApp(env: AppEnv, query = '', context?: BrowserContext): Promise<OpenedApp> {
   const ctx = context ?? (await env.browser.newContext({ viewport: { width: 1280, height: 860 } }));
@@ -54,12 +106,26 @@ export async function openApp(env: AppEnv, query = '', context?: BrowserContext)
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console: ${m.text()}`);
   });
+  page.on('dialog', (d) => {
+    errors.push(`dialog: ${d.type()} ${d.message()}`);
+    void d.dismiss();
+  });
   await page.addInitScript(() => {
     const w = window as unknown as { tyViolations: string[] };
-    w.tyViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) =>
-      w.tyViolations.push(`${e.effectiveDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`),
-    );
+    // kept across the reloads the app makes (a new endpoint widens its CSP), so nothing is lost in between; an
+    // opaque-origin frame has no sessionStorage
+    const store = (() => {
+      try {
+        return window.sessionStorage;
+      } catch {
+        return undefined;
+      }
+    })();
+    w.tyViolations = JSON.parse(store?.getItem('tyViolations') ?? '[]') as string[];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      w.tyViolations.push(`${e.effectiveDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`);
+      store?.setItem('tyViolations', JSON.stringify(w.tyViolations));
+    });
   });
   const res = await page.goto(`${env.server.url}${query}`);
   await page.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 30_000 });

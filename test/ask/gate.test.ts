@@ -24,7 +24,7 @@ function gateFor(home: string): PermissionGate {
   const store = new Store(new MemoryStoreBackend());
   return new PermissionGate({
     config: () => ({ policy: compilePolicy([]) }),
-    audit: new StoreAuditLog(store, () => []),
+    audit: new StoreAuditLog(store),
     pause: new PauseTracker(store, { maxRefusals: 100, windowMs: 60_000 }),
     decisions: new StoreDecisions(store),
     // terminal: false stands for "no controlling terminal" (vitest workers have none either); an empty environment

@@ -104,12 +104,12 @@ describe('tycli secret', () => {
       cwd: home,
     });
     await new Promise((r) => setTimeout(r, 50));
-    tty.write('hunter2x\u007f\r');
+    tty.write('hunter22x\u007f\r');
     expect(await p).toBe(0);
     expect(modes).toEqual([true, false]);
     expect(t.err()).toContain('input hidden');
     expect(t.err() + t.out()).not.toContain('hunter2');
-    expect(JSON.parse(await readFile(join(home, 'config', 'secrets.json'), 'utf8')).secrets.TTYSECRET).toBe('hunter2');
+    expect(JSON.parse(await readFile(join(home, 'config', 'secrets.json'), 'utf8')).secrets.TTYSECRET).toBe('hunter22');
   });
 
   it('grant / list / revoke bind a secret to an exact revision and never show values', async () => {

@@ -174,7 +174,7 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
     const e = await rejection(run(s, 'throw'));
     expect(e.code).toBe('E_TOOL_FAILED');
     expect(e.message).toBe('Error: thrown with hook');
-    expect(e.data).toEqual({ name: 'Error' });
+    expect(e.data).toEqual({ origin: 'tool', name: 'Error' });
     expect(Object.keys(e)).not.toContain('stack');
     expect(String(e.stack)).not.toContain('custom');
   });
@@ -195,8 +195,8 @@ describe.each(['node', 'deno'] as const)('js escapes: %s sandbox', (engine) => {
     const thrown = await rejection(run(s, 'throw'));
     expect(thrown.code).toBe('E_TOOL_FAILED');
     expect(thrown.message).toBe('Error: x');
-    // name, and the tool's own frames where the engine could format the stack (V8 cannot with a Symbol name)
-    expect(Object.keys(thrown.data ?? {}).filter((k) => k !== 'frames')).toEqual(['name']);
+    // origin and name, and the tool's own frames where the engine could format the stack (V8 cannot with a Symbol name)
+    expect(Object.keys(thrown.data ?? {}).filter((k) => k !== 'frames')).toEqual(['origin', 'name']);
     expect(thrown.data?.name).toBe('Error');
     for (const f of (thrown.data?.frames as { line: number }[] | undefined) ?? []) expect(f.line).toBe(2);
     for (const mode of ['getter', 'proxy', 'symbol']) {

@@ -260,8 +260,11 @@ describe('stack traces point at the source', () => {
       expect((await tycli(['--home', h, 'tool', 'add', m])).code).toBe(0);
       const r = await tycli(['--home', h, 'run', name, '--args', '{"ip":"boom"}']);
       expect(r.code).toBe(1);
+      // the tool's own message and frames under "tool: " (a tool cannot print a line that passes for the host's)
       expect(r.stderr).toBe(
-        'error[E_TOOL_FAILED]: Error: cannot classify boom\n    at classify (lib/classify.mjs:5:11)\n    at default (index.mjs:9:15)\n',
+        `error[E_TOOL_FAILED]: ${name} failed with its own error; what it said follows, each line marked "tool:"\n` +
+          'tool: Error: cannot classify boom\ntool:     at classify (lib/classify.mjs:5:11)\n' +
+          'tool:     at default (index.mjs:9:15)\n',
       );
       const j = oneLine(await tycli(['--home', h, '--json', 'run', name, '--args', '{"ip":"boom"}']));
       expect(j).toMatchObject({

@@ -101,7 +101,9 @@ describe('Python tool errors', () => {
     expect(sec.error).toMatchObject({ code: 'E_SECRET_DENIED' });
     const text = await tycli(['--home', h, 'run', 'ratio', '--args', '{"x":0}']);
     expect(text.stderr).toContain(
-      'error[E_TOOL_FAILED]: ZeroDivisionError: division by zero\n    at ratio (src/ratio.py:4:12)\n    at main (src/ratio.py:11:12)\n',
+      'error[E_TOOL_FAILED]: ratio failed with its own error; what it said follows, each line marked "tool:"\n' +
+        'tool: ZeroDivisionError: division by zero\ntool:     at ratio (src/ratio.py:4:12)\n' +
+        'tool:     at main (src/ratio.py:11:12)\n',
     );
   }, 180_000);
 

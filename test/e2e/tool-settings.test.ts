@@ -229,6 +229,39 @@ describe('tycli tool settings', () => {
     expect(ok.code, ok.stderr).toBe(0);
   });
 
+  it('finding 3 of issue 26: under an open schema, --set of a key named like a secret is refused and nothing stored; a fullwidth ＡＰＩＫＥＹ is refused at add', async () => {
+    const h = join(S.dir, 'open');
+    for (const [i, schema] of [
+      { type: 'object', additionalProperties: true },
+      { type: 'object', additionalProperties: { type: 'string' } },
+      { type: 'object', patternProperties: { '^.*$': { type: 'string' } } },
+    ].entries()) {
+      const name = `st${i}`;
+      await add(h, await manifest(name, {}, schema));
+      for (const set of ['apiKey=abc', 'pass_word=1', 'ＡＰＩＫＥＹ=abc']) {
+        const r = await tycli(['--home', h, 'tool', 'settings', name, '--set', set]);
+        expect(r.code, `${name} ${set}`).toBe(2);
+        expect(r.stderr, set).toMatch(
+          /^error\[E_INVALID_SETTINGS\]: settings of st\d: the field \/\S+ is named like a secret/m,
+        );
+        expect(r.stderr + r.stdout, set).not.toMatch(/abc/);
+      }
+      const shown = oneLine(await tycli(['--home', h, '--json', 'tool', 'settings', name]));
+      expect(shown).toMatchObject({ ok: true, settingsRevision: null });
+      const run = oneLine(await tycli(['--home', h, '--json', 'run', name]));
+      expect(run).toMatchObject({ ok: true, result: { settings: {} } });
+    }
+    const wide = await tycli([
+      '--home',
+      h,
+      'tool',
+      'add',
+      await manifest('wide', {}, { type: 'object', properties: { ＡＰＩＫＥＹ: { type: 'string' } } }),
+    ]);
+    expect(wide.code).toBe(2);
+    expect(wide.stderr).toMatch(/E_INVALID_MANIFEST.*named like a secret/);
+  });
+
   it('a Deno tool reads ctx.settings', async () => {
     const h = join(S.dir, 'deno');
     const file = join(S.dir, 'deno-settings.json');

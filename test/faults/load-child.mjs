@@ -1,6 +1,7 @@
 // Fault suite child: N calls submitted at once to one Node host (built dist/), counting outcomes; run under `ulimit
 // -n`; test side.
-// argv: HOME CALLS TOOLS [MAX_QUEUED]. Prints one JSON line: { completed, busy, other: {code: n}, emfile, ms }.
+// argv: HOME CALLS TOOLS [MAX_QUEUED]. Prints one JSON line: { completed, busy, other: {code: n}, emfile, ms,
+// auditedBusy, admissionRecords }.
 import { createNodeHost } from '../../dist/node/host/host.js';
 
 const [home, callsArg, toolsArg, maxQueuedArg] = process.argv.slice(2);
@@ -44,6 +45,12 @@ try {
     else out.other[r.error.code] = (out.other[r.error.code] ?? 0) + 1;
     if (!r.ok && /EMFILE|too many open files/i.test(r.error.message)) out.emfile++;
   });
+  // every E_BUSY refusal is audited, in aggregate (kind admission, one record per principal and second, with count)
+  await host.close();
+  const lines = await host.store.backend.readLog('audit');
+  const admission = lines.map((l) => JSON.parse(l)).filter((r) => r.kind === 'admission');
+  out.auditedBusy = admission.reduce((n, r) => n + r.count, 0);
+  out.admissionRecords = admission.length;
   process.stdout.write(`${JSON.stringify(out)}\n`);
 } finally {
   await host.close();

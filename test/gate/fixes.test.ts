@@ -319,7 +319,7 @@ function memGate(
 ) {
   const store = new Store(new MemoryStoreBackend());
   const withheld = o.withheld ?? [SECRET_VALUE];
-  const audit = new StoreAuditLog(store, () => withheld);
+  const audit = new StoreAuditLog(store);
   const deps: ConstructorParameters<typeof PermissionGate>[0] = {
     config: () => ({ policy: compilePolicy(sets), hooks: { preToolUse: o.hookSpecs ?? [] } }),
     audit,
@@ -513,9 +513,12 @@ describe('S6: every secret use is audited (name, decision, deciding grant or lis
     });
     const a = await tycli(['--json', 'audit']);
     const recs = (JSON.parse(a.stdout.trim()) as { records: AuditRecord[] }).records;
-    expect(recs.filter((r) => r.kind === 'secret').map((r) => [r.target, r.decision])).toEqual([
-      ['TOK', 'allow'],
-      ['NOPE', 'deny'],
+    // the person's own secret set and grant (list person), then the tool's uses (list grant)
+    expect(recs.filter((r) => r.kind === 'secret').map((r) => [r.target, r.decision, r.list])).toEqual([
+      ['TOK', 'allow', 'person'],
+      ['TOK', 'allow', 'person'],
+      ['TOK', 'allow', 'grant'],
+      ['NOPE', 'deny', 'grant'],
     ]);
     expect(a.stdout).not.toContain(SECRET_VALUE);
   }, 60_000);

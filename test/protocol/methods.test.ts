@@ -271,6 +271,25 @@ describe.each<Transport>(['stdio', 'http'])('tysandbox/1 over %s with the typed 
       await expect(c.tool.add(doubler('t4', 4))).rejects.toMatchObject({ code: 'E_BUSY' });
       expect((await c.tool.list()).some((e) => e.name === 't4')).toBe(false);
       expect((await c.tool.run('t2', { x: 1 })).result).toBe(2); // runs are not registrations
+      // finding 7 of issue 26: the refusal is audited (kind admission, in aggregate per principal and second)
+      // (a server writes a second's record when the second ends, or when it closes)
+      if (t === 'stdio') await c.close();
+      let busy: Record<string, unknown>[] = [];
+      for (let i = 0; i < 20 && busy.length === 0; i++) {
+        busy = (await audit(home)).filter((e) => e.kind === 'admission');
+        if (busy.length === 0) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(busy).toEqual([
+        expect.objectContaining({
+          principal: 'protocol:tests',
+          tool: 'tool/add',
+          decision: 'deny',
+          outcome: 'denied',
+          code: 'E_BUSY',
+          count: 1,
+          rule: 'registration rate: 3 per 60 s',
+        }),
+      ]);
       if (t === 'http') {
         const other = await httpClient(servers[servers.length - 1]!, 'other');
         expect((await other.tool.add(doubler('t5', 5))).created).toBe(true);

@@ -51,6 +51,14 @@ export function anthropicBody(req: ModelRequest): Record<string, unknown> {
         { type: 'tool_result', tool_use_id: m.callId, content: m.content, ...(m.isError ? { is_error: true } : {}) },
       ]);
   }
+  // A final assistant message is a prefill the model continues ("Continue"); the API refuses one ending in whitespace.
+  const last = out[out.length - 1];
+  if (last?.role === 'assistant') {
+    const tail = last.content[last.content.length - 1];
+    if (tail?.type === 'text') tail.text = tail.text.trimEnd();
+    if (tail?.type === 'text' && !tail.text) last.content.pop();
+    if (last.content.length === 0) out.pop();
+  }
   const body: Record<string, unknown> = {
     model: req.model,
     max_tokens: req.maxTokens ?? 4096,
@@ -144,6 +152,7 @@ export async function anthropicComplete(req: ModelRequest): Promise<ModelReply> 
   const acc = new AnthropicAccumulator();
   try {
     if (!res.body) throw new ModelError('the model reply has no body', res.status, 'E_MODEL_PROTOCOL');
+    let stopped = false;
     for await (const ev of parseSse(res.body)) {
       let data: unknown;
       try {
@@ -158,12 +167,16 @@ export async function anthropicComplete(req: ModelRequest): Promise<ModelReply> 
       const type = ev.event !== 'message' ? ev.event : String((data as { type?: unknown })?.type ?? '');
       const delta = acc.push(type, data);
       if (delta) req.onText?.(delta);
-      if (type === 'message_stop') break;
+      if (type === 'message_stop') {
+        stopped = true;
+        break;
+      }
     }
+    if (!stopped) throw new ModelError('the answer stopped mid-way: the stream ended early', res.status, 'E_MODEL_CUT');
     return acc.reply();
   } catch (e) {
     if (req.signal.aborted) throw new ModelError('stopped', 0, 'E_ABORTED');
     if (e instanceof ModelError) throw e;
-    throw new ModelError(`reading the model reply failed: ${(e as Error).message}`, res.status, 'E_MODEL_PROTOCOL');
+    throw new ModelError(`the answer stopped mid-way: ${(e as Error).message}`, res.status, 'E_MODEL_CUT');
   }
 }

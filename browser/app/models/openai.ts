@@ -139,8 +139,12 @@ export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
       return acc.reply();
     }
     if (!res.body) throw new ModelError('the model reply has no body', res.status, 'E_MODEL_PROTOCOL');
+    let done = false;
     for await (const ev of parseSse(res.body)) {
-      if (ev.data === '[DONE]') break;
+      if (ev.data === '[DONE]') {
+        done = true;
+        break;
+      }
       let chunk: unknown;
       try {
         chunk = JSON.parse(ev.data);
@@ -154,10 +158,13 @@ export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
       const delta = acc.push(chunk);
       if (delta) req.onText?.(delta);
     }
+    // a stream that ends with neither [DONE] nor a finish_reason was cut mid-way (a proxy, a crash, the network)
+    if (!done && !acc.stopReason)
+      throw new ModelError('the answer stopped mid-way: the stream ended early', res.status, 'E_MODEL_CUT');
     return acc.reply();
   } catch (e) {
     if (req.signal.aborted) throw new ModelError('stopped', 0, 'E_ABORTED');
     if (e instanceof ModelError) throw e;
-    throw new ModelError(`reading the model reply failed: ${(e as Error).message}`, res.status, 'E_MODEL_PROTOCOL');
+    throw new ModelError(`the answer stopped mid-way: ${(e as Error).message}`, res.status, 'E_MODEL_CUT');
   }
 }

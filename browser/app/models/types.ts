@@ -41,16 +41,49 @@ export interface ModelReply {
   stopReason: string;
 }
 
-/** A model request that failed: HTTP status (0: network or CORS), a short message for the conversation. */
+/** Why a model request failed (the app's own codes, never on a wire; docs/app.md "When a request fails"). */
+export type ModelErrorCode = 'E_MODEL_HTTP' | 'E_MODEL_NETWORK' | 'E_MODEL_PROTOCOL' | 'E_MODEL_CUT' | 'E_ABORTED';
+
+/**
+ * A model request that failed: HTTP status (0: network or CORS), a short message for the conversation, the wait the
+ * server asked for (`Retry-After`, ms) and, for a stream cut mid-way (E_MODEL_CUT), the text received before it.
+ */
 export class ModelError extends Error {
   constructor(
     message: string,
     readonly status: number,
-    readonly code: 'E_MODEL_HTTP' | 'E_MODEL_NETWORK' | 'E_MODEL_PROTOCOL' | 'E_ABORTED' = 'E_MODEL_HTTP',
+    readonly code: ModelErrorCode = 'E_MODEL_HTTP',
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ModelError';
   }
+}
+
+/**
+ * The wait an HTTP `Retry-After` value asks for, in ms: delay-seconds or an HTTP-date (RFC 9110 §10.2.3), measured
+ * from `now` (ms since the epoch); undefined for a missing or unreadable value. A date in the past is 0.
+ */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  // an HTTP-date starts with a day name (IMF-fixdate, RFC 850 or asctime); Date.parse alone would read "-3" as a year
+  if (!/^[A-Za-z]{3}/.test(v)) return undefined;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
+}
+
+/** The human part of a provider's error body (OpenAI `{error:{message}}`, Anthropic `{type,error:{message}}`). */
+export function providerMessage(body: string): string {
+  try {
+    const j = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof j.error === 'object' ? j.error?.message : typeof j.error === 'string' ? j.error : j.message;
+    if (typeof m === 'string' && m.trim()) return m.trim().slice(0, 300);
+  } catch {
+    /* not JSON: the text itself */
+  }
+  return body.trim().slice(0, 300);
 }
 
 /** POST JSON with no cookies and no referrer; maps failures to ModelError. */
@@ -83,11 +116,16 @@ export async function postJson(
   if (!res.ok) {
     let detail = '';
     try {
-      detail = (await res.text()).slice(0, 600);
+      detail = providerMessage(await res.text());
     } catch {
       /* body unreadable */
     }
-    throw new ModelError(`the model endpoint answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`, res.status);
+    throw new ModelError(
+      `the model endpoint answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`,
+      res.status,
+      'E_MODEL_HTTP',
+      parseRetryAfter(res.headers.get('retry-after')),
+    );
   }
   return res;
 }

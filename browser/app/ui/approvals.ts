@@ -29,6 +29,8 @@ const DONE: Record<ApprovalChoice, string> = {
 export function mountInlineApprovals(
   channel: ApprovalChannel,
   placeFor: (revision: string | undefined, tool?: string) => HTMLElement,
+  /** Told when a card is placed (`open`) and when it is answered or withdrawn, with the element it went into. */
+  onAsk: (place: HTMLElement, open: boolean) => void = () => {},
 ): () => void {
   const render = (q: ApprovalQuestion) => {
     const status = h('p', { class: 'approval-status', role: 'status' });
@@ -37,7 +39,7 @@ export function mountInlineApprovals(
     const card = h(
       'section',
       { class: 'approval', role: 'group', 'aria-label': 'Approval needed', 'data-question': q.id },
-      h('h3', {}, sanitizeInline(q.title)),
+      h('h2', {}, sanitizeInline(q.title)),
       h('pre', { class: 'approval-details' }, lines.join('\n')),
       h(
         'p',
@@ -47,10 +49,12 @@ export function mountInlineApprovals(
       buttons,
       status,
     );
+    let place: HTMLElement | undefined;
     const finish = (text: string, cls: string) => {
       buttons.remove();
       card.classList.add(cls);
       status.textContent = text;
+      if (place) onAsk(place, false);
     };
     const onWithdrawn = () => finish('Withdrawn: no answer needed any more.', 'refused');
     q.signal.addEventListener('abort', onWithdrawn, { once: true });
@@ -65,7 +69,9 @@ export function mountInlineApprovals(
       buttons.append(b);
       first ??= b;
     }
-    placeFor(q.revision, q.tool).append(card);
+    place = placeFor(q.revision, q.tool);
+    place.append(card);
+    onAsk(place, true);
     card.scrollIntoView({ block: 'nearest' });
     first?.focus();
   };

@@ -15,6 +15,83 @@ function by(r: AuditRecord): string {
     : `${r.list} rule ${r.rule} [${r.scope}]`;
 }
 
+/** Error codes of a call that mean something said no (a rule, a person, the fetch target rules). */
+const REFUSALS = new Set([
+  'E_CAPABILITY_DENIED',
+  'E_SECRET_DENIED',
+  'E_FETCH_TARGET',
+  'E_FETCH_SCHEME',
+  'E_FETCH_CREDENTIALS',
+  'E_HOOK_BLOCKED',
+  'E_PAUSED',
+]);
+
+/** One line of the audit view: the decision that mattered for a call or a capability use. */
+export interface AuditLine {
+  time: string;
+  decision: 'allowed' | 'denied' | 'failed' | 'started';
+  /** What was decided: `call`, or the capability and its target (`fetch read https://a.example`). */
+  what: string;
+  tool: string;
+  revision: string;
+  by: string;
+  /** Outcome and code as recorded (`ok`, `error E_TOOL_FAILED`). */
+  outcome: string;
+}
+
+const whatOf = (r: AuditRecord) =>
+  r.kind === 'tool' ? 'call' : `${r.kind}${r.access ? ` ${r.access}` : ''}${r.target ? ` ${r.target}` : ''}`;
+
+/**
+ * The audit records (oldest first) as lines, newest first, each naming the decision that mattered: a call's intent
+ * record (`started`) is folded into its completion; a call the gate allowed whose capability use was then denied (a
+ * capability record with decision deny for the same tool revision, between the call's start and its end) reads as
+ * denied, with that capability, its rule and who decided; a call ended by a fetch target refusal reads as denied too.
+ */
+export function auditLines(records: AuditRecord[]): AuditLine[] {
+  const out: AuditLine[] = [];
+  const completed = new Set(records.filter((r) => r.call && r.outcome !== 'started').map((r) => r.call));
+  const startIndex = new Map<string, number>();
+  records.forEach((r, i) => {
+    if (r.call && r.outcome === 'started') startIndex.set(r.call, i);
+  });
+  records.forEach((r, i) => {
+    if (r.outcome === 'started' && r.call && completed.has(r.call)) return;
+    const base: AuditLine = {
+      time: r.time,
+      decision: r.outcome === 'started' ? 'started' : r.decision === 'deny' ? 'denied' : 'allowed',
+      what: whatOf(r),
+      tool: r.tool,
+      revision: r.revision,
+      by: by(r),
+      outcome: `${r.outcome}${r.code ? ` ${r.code}` : ''}`,
+    };
+    if (r.kind === 'tool' && r.decision === 'allow' && r.outcome === 'error') {
+      const from = r.call !== undefined ? (startIndex.get(r.call) ?? Math.max(0, i - 50)) : Math.max(0, i - 50);
+      let cause: AuditRecord | undefined;
+      for (let j = i - 1; j >= from; j--) {
+        const c = records[j]!;
+        if (c.kind !== 'tool' && c.decision === 'deny' && c.tool === r.tool && c.revision === r.revision) {
+          cause = c;
+          break;
+        }
+      }
+      if (cause) {
+        out.push({ ...base, decision: 'denied', what: `call: ${whatOf(cause)} denied`, by: by(cause) });
+        return;
+      }
+      if (r.code && REFUSALS.has(r.code)) {
+        out.push({ ...base, decision: 'denied', what: `call: refused by the fetch rules (${r.code})` });
+        return;
+      }
+      out.push({ ...base, decision: 'failed' });
+      return;
+    }
+    out.push(base);
+  });
+  return out.reverse();
+}
+
 /**
  * Builds the view over the host's read API (host.audit, host.decisions, host.revokeDecision, host.paused,
  * host.resume). The audit trail holds no arguments and no secret values (core/audit/trail.ts); every field is made
@@ -92,38 +169,30 @@ export function auditPanel(host: BrowserHost): HTMLElement {
         : h('p', {}, 'No tool is paused.'),
     );
     const entries = await host.audit({ limit: MAX_ROWS + 1 });
-    const shown = entries.slice(-MAX_ROWS).reverse();
+    const lines = auditLines(entries.slice(-MAX_ROWS));
+    const label: Record<AuditLine['decision'], string> = {
+      allowed: 'Allowed',
+      denied: 'Denied',
+      failed: 'Allowed, then failed',
+      started: 'Started, no end recorded',
+    };
     replaceChildren(
       log,
-      shown.length === 0
+      lines.length === 0
         ? h('p', {}, 'Nothing recorded yet.')
         : h(
-            'table',
-            { class: 'audit', 'aria-label': 'Audit log' },
-            h(
-              'thead',
-              {},
-              h('tr', {}, ...['Time', 'Decision', 'Tool', 'What', 'By', 'Outcome'].map((t) => h('th', {}, t))),
-            ),
-            h(
-              'tbody',
-              {},
-              ...shown.map((r) =>
+            'ol',
+            { 'aria-label': 'Audit log' },
+            ...lines.map((l) =>
+              h(
+                'li',
+                { class: 'audit-entry', 'data-decision': l.decision },
+                h('span', { class: 'when' }, f(l.time.slice(11, 19))),
+                h('span', { class: 'verdict' }, `${label[l.decision]}: ${f(l.what)}`),
                 h(
-                  'tr',
-                  {},
-                  h('td', {}, f(r.time.slice(11, 19))),
-                  h('td', {}, f(r.decision)),
-                  h('td', {}, `${f(r.tool)} @${f(shortId(r.revision))}`),
-                  h(
-                    'td',
-                    {},
-                    r.kind === 'tool'
-                      ? 'call'
-                      : `${f(r.kind)}${r.access ? ` ${f(r.access)}` : ''}${r.target ? ` ${f(r.target)}` : ''}`,
-                  ),
-                  h('td', {}, f(by(r))),
-                  h('td', {}, `${f(r.outcome)}${r.code ? ` ${f(r.code)}` : ''}`),
+                  'span',
+                  { class: 'who' },
+                  `${f(l.tool)} @${f(shortId(l.revision))} · by ${f(l.by)} · ${f(l.outcome)}`,
                 ),
               ),
             ),

@@ -1,14 +1,25 @@
-// The conversation view: messages, tool-call cards with their results and approvals, branch navigation; browser app,
-// trusted side.
+// The conversation view: messages (assistant text as rendered markdown), tool-call cards, branch navigation, the
+// streaming answer, notices with actions, following new text; browser app, trusted side.
+import { inertText } from '../../../core/ask/text.js';
 import type { Task } from '../../../protocol/task.js';
-import { h, replaceChildren, shortId } from '../dom.js';
-import { failedCall, type CallOutcome } from '../convert.js';
+import type { CallOutcome } from '../chat/convert.js';
+import { h, replaceChildren } from '../dom.js';
+import { renderMarkdown } from '../render/message.js';
+import { MarkdownStream } from '../render/stream.js';
+import { callCard, failedCallCard, setCallState, showOutcome } from './call-card.js';
+import { ScrollFollower } from './scroll.js';
 
 export interface ConversationActions {
   /** Put a user message back into the composer; sending makes a sibling branch. */
   edit(task: Task): void;
   /** Show the sibling branch `delta` steps from `task` (-1 previous, +1 next). */
   switchBranch(task: Task, delta: number): void;
+  /** Ask the model again for this assistant message: a sibling branch. */
+  regenerate(task: Task): void;
+  /** Continue an answer that was cut off or interrupted. */
+  continueAnswer(task: Task): void;
+  /** Run an interrupted call again. */
+  runAgain(call: Task): void;
 }
 
 export interface BranchInfo {
@@ -16,41 +27,41 @@ export interface BranchInfo {
   count: number;
 }
 
-const MAX_SHOWN = 20_000;
-
-function pretty(v: unknown): string {
-  let s: string;
-  try {
-    s = typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? 'null');
-  } catch {
-    s = String(v);
-  }
-  return s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}\n… [cut: ${s.length - MAX_SHOWN} more characters]` : s;
+/** A button a notice offers (e.g. "Retry", "Open settings", "Cancel"). */
+export interface NoticeAction {
+  label: string;
+  run(): void;
 }
 
 /**
  * Renders the selected branch. Elements are kept per task id between renders, so an approval card placed in a
- * running call's card stays where it is while the conversation grows. All text is set as text.
+ * running call's card stays where it is while the conversation grows. Model text is rendered as sanitized markdown
+ * (render/); everything else is set as text.
  */
 export class ConversationView {
   readonly root: HTMLElement;
   readonly #list: HTMLElement;
-  readonly #live: HTMLElement;
+  readonly #liveBox: HTMLElement;
   readonly #notices: HTMLElement;
   readonly #els = new Map<string, HTMLElement>();
+  readonly #follow: ScrollFollower;
   #running = new Set<string>();
+  #stream: MarkdownStream | undefined;
+  /** Markdown off: assistant text as plain text (Settings, "Render markdown"). */
+  plain = false;
 
   constructor(private readonly actions: ConversationActions) {
     this.#list = h('ol', { class: 'messages', 'aria-label': 'Messages' });
-    this.#live = h('div', { class: 'msg assistant streaming', 'aria-live': 'polite', hidden: true });
+    this.#liveBox = h('div', {
+      class: 'msg assistant streaming',
+      'aria-live': 'polite',
+      'aria-busy': 'true',
+      hidden: true,
+    });
     this.#notices = h('div', { class: 'notices', role: 'log', 'aria-label': 'Notices' });
-    this.root = h(
-      'section',
-      { class: 'conversation', 'aria-label': 'Conversation' },
-      this.#list,
-      this.#live,
-      this.#notices,
-    );
+    const scroller = h('div', { class: 'conversation-scroll' }, this.#list, this.#liveBox, this.#notices);
+    this.#follow = new ScrollFollower(scroller);
+    this.root = h('section', { class: 'conversation', 'aria-label': 'Conversation' }, scroller, this.#follow.button);
   }
 
   /** Where a question of `revision` goes: the running call card of that revision, else the end of the conversation. */
@@ -68,63 +79,122 @@ export class ConversationView {
     return this.#notices;
   }
 
-  setRunning(ids: Set<string>): void {
-    this.#running = ids;
-    for (const [id, el] of this.#els)
-      if (el.classList.contains('call')) this.#status(el, ids.has(id) ? 'running' : (el.dataset.outcome ?? 'queued'));
+  /** A question was placed (`open`) or settled in `place`: its call reads "waiting for you" meanwhile. */
+  asking(place: HTMLElement, open: boolean): void {
+    const card = place.closest<HTMLElement>('.call');
+    if (!card || card.dataset.outcome) return;
+    const waiting = open || card.querySelector('.approval:not(.approved):not(.refused)') !== null;
+    setCallState(card, waiting ? 'waiting' : 'running');
+    this.#follow.changed();
+  }
+
+  /** The card of a call task, if it is shown. */
+  card(id: string): HTMLElement | undefined {
+    return this.#els.get(id);
+  }
+
+  /** A call starts (again, after "Run again": its old outcome is cleared from the card). */
+  callStarted(id: string): void {
+    this.#running.add(id);
+    const el = this.#els.get(id);
+    if (!el) return;
+    delete el.dataset.outcome;
+    delete el.dataset.resultTask;
+    for (const sel of ['.result', '.call-actions', '.call-time']) el.querySelector(sel)?.replaceChildren();
+    setCallState(el, 'running');
+  }
+
+  /** A call ended: its card shows the outcome at once, whatever the other calls of the reply are doing. */
+  callEnded(task: Task, o: CallOutcome): void {
+    this.#running.delete(task.id);
+    const el = this.#els.get(task.id);
+    if (el) showOutcome(el, task, o, o.ms, this.actions);
+    this.#follow.changed();
   }
 
   streamText(delta: string): void {
-    this.#live.hidden = false;
-    this.#live.textContent += delta;
-    this.#live.scrollIntoView({ block: 'nearest' });
+    if (!this.#stream) {
+      this.#stream = new MarkdownStream({ plain: this.plain, onRender: () => this.#follow.changed() });
+      replaceChildren(this.#liveBox, this.#stream.root);
+      this.#liveBox.hidden = false;
+    }
+    this.#stream.push(delta);
+  }
+
+  /** The streamed text so far ('' when nothing streams). */
+  get streamed(): string {
+    return this.#stream?.text ?? '';
   }
 
   clearStream(): void {
-    this.#live.textContent = '';
-    this.#live.hidden = true;
+    this.#stream = undefined;
+    replaceChildren(this.#liveBox);
+    this.#liveBox.hidden = true;
   }
 
-  notice(text: string, kind: 'info' | 'error'): void {
-    this.#notices.append(h('p', { class: `notice ${kind}`, ...(kind === 'error' ? { role: 'alert' } : {}) }, text));
+  notice(text: string, kind: 'info' | 'error', actions: NoticeAction[] = []): HTMLElement {
+    const p = h(
+      'div',
+      { class: `notice ${kind}`, ...(kind === 'error' ? { role: 'alert' } : {}) },
+      h('span', { class: 'notice-text' }, text),
+      ...actions.map((a) => h('button', { type: 'button', onclick: () => a.run() }, a.label)),
+    );
+    this.#notices.append(p);
+    this.#follow.changed();
+    return p;
   }
 
   clearNotices(): void {
     for (const n of this.#notices.querySelectorAll('.notice')) n.remove();
   }
 
-  /** Render `path` (root first); `branches` gives sibling positions of tasks that have siblings. */
-  render(path: Task[], branches: Map<string, BranchInfo>): void {
+  /** Scroll to the newest text and follow it again. */
+  jumpToLatest(): void {
+    this.#follow.jump();
+  }
+
+  /**
+   * Render `path` (root first); `branches` gives sibling positions of tasks that have siblings; `interrupted` the
+   * assistant messages cut off (they offer "Continue").
+   */
+  render(path: Task[], branches: Map<string, BranchInfo>, interrupted: ReadonlySet<string> = new Set()): void {
     const results = new Map<string, Task>();
     for (const t of path) if (t.content.type === 'toolresult' && t.content.callTask) results.set(t.content.callTask, t);
     const items: HTMLElement[] = [];
     for (const t of path) {
       if (t.parent === undefined || t.content.type === 'toolresult') continue;
-      if (t.content.type === 'message' && t.role === 'assistant' && t.content.text === '') continue;
       let el = this.#els.get(t.id);
       if (!el) {
         el = this.#create(t);
         this.#els.set(t.id, el);
       }
-      if (t.role === 'user') this.#branchNav(el, t, branches.get(t.id));
+      if (t.content.type === 'message' && t.role !== 'system') {
+        this.#branchNav(el, t, branches.get(t.id));
+        if (t.role === 'assistant') this.#interrupted(el, t, interrupted.has(t.id));
+      }
       if (t.content.type === 'functioncall') {
         const r = results.get(t.id);
-        if (r && !el.dataset.outcome) this.#result(el, r);
+        if (r && r.content.type === 'toolresult' && el.dataset.resultTask !== r.id) {
+          el.dataset.resultTask = r.id;
+          this.#running.delete(t.id);
+          showOutcome(el, t, r.content.result as CallOutcome, (r.content.result as CallOutcome).ms, this.actions);
+        }
       }
       items.push(h('li', {}, el));
     }
     replaceChildren(this.#list, ...items);
+    this.#follow.changed();
   }
 
   #create(t: Task): HTMLElement {
     const c = t.content;
     switch (c.type) {
-      case 'message':
+      case 'message': {
         if (t.role === 'user') {
           return h(
             'article',
             { class: 'msg user', 'aria-label': 'You', 'data-task': t.id },
-            h('div', { class: 'text' }, c.text),
+            h('div', { class: 'text' }, inertText(c.text)),
             h(
               'div',
               { class: 'msg-tools' },
@@ -133,37 +203,24 @@ export class ConversationView {
             ),
           );
         }
+        if (t.role !== 'assistant')
+          return h('article', { class: 'msg system', 'aria-label': 'System', 'data-task': t.id }, c.text);
         return h(
           'article',
-          { class: `msg ${t.role}`, 'aria-label': t.role === 'assistant' ? 'Assistant' : 'System', 'data-task': t.id },
-          h('div', { class: 'text' }, c.text),
-        );
-      case 'functioncall': {
-        const el = h(
-          'article',
-          {
-            class: 'call',
-            'aria-label': `Tool call ${c.name}`,
-            'data-task': t.id,
-            'data-revision': c.toolRevision ?? '',
-            'data-tool': c.name,
-            'data-status': 'queued',
-          },
+          { class: `msg assistant${c.text ? '' : ' empty'}`, 'aria-label': 'Assistant', 'data-task': t.id },
+          c.text ? this.#body(c.text) : null,
+          h('p', { class: 'interrupted-note', hidden: true }, 'interrupted: the answer was cut off before it ended'),
           h(
-            'header',
-            {},
-            h('span', { class: 'tool-name' }, c.name),
-            ' ',
-            h('code', { class: 'rev', title: c.toolRevision ?? '' }, `@${shortId(c.toolRevision)}`),
-            ' ',
-            h('span', { class: 'call-status', role: 'status' }, 'queued'),
+            'div',
+            { class: 'msg-tools' },
+            h('span', { class: 'continue-slot' }),
+            h('button', { type: 'button', onclick: () => this.actions.regenerate(t) }, 'Regenerate'),
+            h('span', { class: 'branch-nav' }),
           ),
-          h('details', {}, h('summary', {}, 'Arguments'), h('pre', {}, pretty(c.arguments))),
-          h('div', { class: 'approvals' }),
-          h('div', { class: 'result' }),
         );
-        return el;
       }
+      case 'functioncall':
+        return callCard(t);
       case 'tooldefinition': {
         const d = c.definition;
         const name = 'manifest' in d ? d.manifest.name : d.binding.name;
@@ -179,55 +236,46 @@ export class ConversationView {
           ),
         );
       }
-      case 'error': {
-        const call = failedCall(t);
-        if (call) {
-          const el = h(
+      case 'error':
+        return (
+          failedCallCard(t) ??
+          h(
             'article',
-            {
-              class: 'call failed',
-              'aria-label': `Tool call ${call.name}`,
-              'data-task': t.id,
-              'data-outcome': 'error',
-            },
-            h(
-              'header',
-              {},
-              h('span', { class: 'tool-name' }, call.name),
-              ' ',
-              h('span', { class: 'call-status', role: 'status' }, 'error'),
-            ),
-            h('div', { class: 'result error' }, `${String(c.error.code)}: ${c.error.message}`),
-          );
-          return el;
-        }
-        return h('article', { class: 'msg error', 'data-task': t.id }, `${String(c.error.code)}: ${c.error.message}`);
-      }
+            { class: 'msg error', 'data-task': t.id },
+            `${String(c.error.code)}: ${inertText(c.error.message)}`,
+          )
+        );
       default:
         return h('article', { class: 'msg' }, '');
     }
   }
 
-  #status(el: HTMLElement, s: string): void {
-    el.dataset.status = s;
-    const st = el.querySelector('.call-status');
-    if (st && st.textContent !== s) st.textContent = s;
+  /** An assistant text: the streamed rendering when it is the text just streamed, else rendered now. */
+  #body(text: string): HTMLElement {
+    const s = this.#stream;
+    if (s && s.text === text) {
+      s.finish();
+      this.#stream = undefined;
+      replaceChildren(this.#liveBox);
+      this.#liveBox.hidden = true;
+      return s.root;
+    }
+    if (this.plain) return h('div', { class: 'text plain' }, text);
+    const box = h('div', { class: 'text md' });
+    box.append(renderMarkdown(text));
+    return box;
   }
 
-  #result(el: HTMLElement, r: Task): void {
-    if (r.content.type !== 'toolresult') return;
-    const o = r.content.result as CallOutcome;
-    el.dataset.outcome = o.ok ? 'ok' : 'error';
-    this.#status(el, o.ok ? 'done' : 'error');
-    const box = el.querySelector<HTMLElement>('.result');
-    if (!box) return;
-    box.classList.toggle('error', !o.ok);
-    replaceChildren(
-      box,
-      o.ok
-        ? h('pre', { 'aria-label': 'Result' }, pretty(o.value))
-        : h('p', { 'aria-label': 'Error' }, `${o.error.code}: ${o.error.message}`),
-    );
+  #interrupted(el: HTMLElement, t: Task, on: boolean): void {
+    const note = el.querySelector<HTMLElement>('.interrupted-note');
+    if (note) note.hidden = !on;
+    el.classList.toggle('interrupted', on);
+    const slot = el.querySelector<HTMLElement>('.continue-slot');
+    if (slot)
+      replaceChildren(
+        slot,
+        on ? h('button', { type: 'button', onclick: () => this.actions.continueAnswer(t) }, 'Continue') : null,
+      );
   }
 
   #branchNav(el: HTMLElement, t: Task, info: BranchInfo | undefined): void {

@@ -190,6 +190,7 @@ export function mcpSettingsSection(db: AppDb, mcp: BrowserMcp, onChange: () => v
     headerValue.value = '';
     status.textContent = `Added ${n}. Its tools are offered as ${n}__TOOL; each call is asked about first.`;
     render();
+    onChange(); // the app widens its connect origins for the new server (and reloads into this panel if it must)
     await refreshTools(n);
   });
 

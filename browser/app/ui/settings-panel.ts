@@ -2,6 +2,7 @@
 // trusted side.
 import { h } from '../dom.js';
 import type { AppDb, AppSettings } from '../app-db.js';
+import { connectSource } from '../connect.js';
 
 /** One labelled field: a <label> wrapping its text and control gives the control its accessible name. */
 function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
@@ -140,12 +141,22 @@ export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => 
   });
   const stream = h('input', { type: 'checkbox', name: 'stream' });
   stream.checked = settings.stream;
+  const markdown = h('input', { type: 'checkbox', name: 'markdown' });
+  markdown.checked = settings.markdown !== false;
   const origins = h('textarea', { name: 'embedding-origins', rows: 2, placeholder: 'https://example.org' });
   origins.value = settings.embeddingOrigins.join('\n');
   const show = h('input', { type: 'checkbox' });
   show.addEventListener('change', () => key.classList.toggle('masked', !show.checked));
-  void db.getKey().then((k) => {
-    if (!key.value) key.value = k;
+  const keyNote = h('small', { class: 'key-note' });
+  const showKeyNote = (origins: string[]) => {
+    keyNote.textContent = origins.length
+      ? `Kept in this browser (IndexedDB) and sent only to ${origins.join(', ')}; another endpoint gets it only after you confirm.`
+      : 'Kept in this browser (IndexedDB); sent to an endpoint only after you confirm it for that endpoint.';
+  };
+  showKeyNote([]);
+  void db.getKeyRecord().then((r) => {
+    if (!key.value && r) key.value = r.key;
+    showKeyNote(r?.origins ?? []);
   });
   // endpoint is type=url for the keyboard, but it must keep role textbox: give it an explicit role.
   endpoint.setAttribute('role', 'textbox');
@@ -154,15 +165,21 @@ export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => 
     settings.endpoint = endpoint.value.trim();
     settings.model = model.value.trim();
     settings.stream = stream.checked;
+    settings.markdown = markdown.checked;
     settings.embeddingOrigins = parseOrigins(origins.value);
     void db.putSettings(settings);
     onChange();
   };
-  for (const el of [api, endpoint, model, stream, origins]) {
+  for (const el of [api, endpoint, model, stream, markdown, origins]) {
     el.addEventListener('input', save);
     el.addEventListener('change', save);
   }
-  key.addEventListener('input', () => void db.putKey(key.value.trim()));
+  // The key belongs to the endpoint origin it is typed for; a later endpoint gets it only after "Send key to HOST".
+  key.addEventListener('input', () => {
+    const origin = connectSource(endpoint.value.trim());
+    void db.putKey(key.value.trim(), origin);
+    showKeyNote(key.value.trim() && origin ? [origin] : []);
+  });
   return h(
     'section',
     { class: 'panel settings', 'aria-label': 'Settings' },
@@ -174,9 +191,10 @@ export function settingsPanel(db: AppDb, settings: AppSettings, onChange: () => 
       'OpenAI-compatible: the base URL ending in /v1 (OpenAI, Ollama, llama.cpp, vLLM, LM Studio). Anthropic: https://api.anthropic.com',
     ),
     field('Model', model),
-    field('API key', key, 'Kept in this browser (IndexedDB) and sent only to the endpoint above.'),
+    h('label', { class: 'field' }, h('span', { class: 'label' }, 'API key'), key, keyNote),
     h('label', { class: 'check' }, show, ' Show key'),
     h('label', { class: 'check' }, stream, ' Stream responses'),
+    h('label', { class: 'check' }, markdown, ' Render markdown'),
     field(
       'Allowed embedding origins',
       origins,

@@ -9,6 +9,7 @@ import { lineDiff } from './diff.js';
 import type { SecretGrants } from '../../../core/capabilities/secrets.js';
 import type { BrowserHost } from '../../host.js';
 import { settingsForm } from './settings-form.js';
+import { judgeFetchOrigin } from '../../../core/capabilities/fetch/mediated.js';
 
 export interface ToolsPanelDeps {
   registry: ToolRegistry;
@@ -33,6 +34,22 @@ export function capabilitySummary(m: ToolManifest): string {
   if (c.subtasks) parts.push('subtasks');
   if (c.resolveInvocation?.length) parts.push(`invocation lookup (${c.resolveInvocation.join(', ')})`);
   return parts.length ? `Requests: ${parts.join('; ')}` : 'Requests no capabilities';
+}
+
+/**
+ * Warnings for the fetch origins of `m` the host will always refuse (judgeFetchOrigin: the mediated fetch's own
+ * rule), e.g. "tools cannot reach 127.0.0.1: a request there is always refused (127.0.0.1 is a loopback address)".
+ */
+export function fetchWarnings(m: ToolManifest): string[] {
+  const out: string[] = [];
+  for (const f of m.capabilities?.fetch ?? []) {
+    const v = judgeFetchOrigin(f.origin);
+    if (!v.ok)
+      out.push(
+        `tools cannot reach ${v.host}: a request there is always refused (${v.message.replace(/^refused target: /, '')})`,
+      );
+  }
+  return out;
 }
 
 function errorText(e: unknown): string {
@@ -98,10 +115,12 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
   add.addEventListener('click', async () => {
     try {
       const r = await d.registry.install(await input());
+      const warn = fetchWarnings(r.manifest);
       say(
-        r.activated
+        (r.activated
           ? `Added ${r.manifest.name} @${shortId(r.revision)}.`
-          : `Stored ${r.manifest.name} @${shortId(r.revision)}; the name is bound to another revision: activate it below.`,
+          : `Stored ${r.manifest.name} @${shortId(r.revision)}; the name is bound to another revision: activate it below.`) +
+          (warn.length ? ` Warning: ${warn.join('; ')}.` : ''),
       );
       manifestBox.value = '';
       files.value = '';
@@ -237,6 +256,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       ),
       h('p', {}, manifest.description.length > 240 ? `${manifest.description.slice(0, 240)}…` : manifest.description),
       h('p', { class: 'caps' }, capabilitySummary(manifest)),
+      ...fetchWarnings(manifest).map((w) => h('p', { class: 'warning', role: 'note' }, `Warning: ${w}.`)),
       secretRows.length ? h('ul', { class: 'secret-grants', 'aria-label': `Secrets of ${name}` }, ...secretRows) : null,
       settings,
       h('label', { class: 'check' }, offer, ` Offer ${name} to the model`),

@@ -191,6 +191,37 @@ describe('pipeline order', () => {
   });
 });
 
+describe('a transport error that echoes the request (finding 1 of issue 26)', () => {
+  it('has the secret values filled into this request withheld as tokens; the rest of its text and code kept', async () => {
+    const value = 'hdr-value-42x';
+    const echo: FetchTransport = {
+      async request(r) {
+        throw Object.assign(new Error(`invalid header: ${r.headers.map(([k, v]) => `${k}: ${v}`).join(', ')}`), {
+          code: 'E_FETCH_FAILED',
+        });
+      },
+    };
+    const secrets = {
+      async substitute(_i: CallerIdentity, _o: string, headers: [string, string][], used?: string[]) {
+        used?.push(value);
+        return headers.map(([k, v]): [string, string] => [k, v.replace('{{secret:TOK}}', value)]);
+      },
+    };
+    const mf = createMediatedFetch({ gate: allowAll(), transport: echo, secrets });
+    let err: unknown;
+    try {
+      await mf(
+        id([{ origin: 'https://example.com', access: '*' }]),
+        { url: 'https://example.com/', headers: [['Authorization', 'Bearer {{secret:TOK}}']] },
+        never,
+      );
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'E_FETCH_FAILED', message: 'invalid header: Authorization: Bearer <withheld>' });
+  });
+});
+
 describe('limits without transport cooperation', () => {
   const hung: FetchTransport = { request: () => new Promise(() => {}) };
   it('the core timeout ends a request even if the transport ignores its signal', async () => {

@@ -6,6 +6,7 @@ import type { Gate, Principal } from '../../exec/runtime.js';
 import { TyError, toTyError } from '../../errors.js';
 import { judgeHostname } from './address.js';
 import { refuseUndeclared } from '../refusal.js';
+import { withholdTokens } from '../withhold.js';
 
 /** Per-request limits. */
 export interface FetchLimits {
@@ -50,8 +51,17 @@ export interface CallerIdentity {
  * implements it).
  */
 export interface HeaderSecrets {
-  /** @throws TyError E_SECRET_DENIED when a named secret is not granted to this revision for this origin. */
-  substitute(identity: CallerIdentity, origin: string, headers: [string, string][]): Promise<[string, string][]>;
+  /**
+   * The headers with every placeholder filled; each value filled in is also pushed to `used` when given (so an error
+   * that echoes one can be withheld).
+   * @throws TyError E_SECRET_DENIED when a named secret is not granted to this revision for this origin.
+   */
+  substitute(
+    identity: CallerIdentity,
+    origin: string,
+    headers: [string, string][],
+    used?: string[],
+  ): Promise<[string, string][]>;
 }
 
 export interface MediatedFetchOptions {
@@ -253,16 +263,61 @@ export async function preflight(
   } catch {
     fail('E_FETCH_TARGET', 'fetch needs an absolute https:// URL');
   }
-  if (url.protocol !== 'https:')
-    fail('E_FETCH_SCHEME', `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`);
-  if (url.username !== '' || url.password !== '')
-    fail('E_FETCH_CREDENTIALS', 'URLs with credentials (user:password@) are refused; send credentials in a header');
-  const verdict = judgeHostname(url.hostname, { fromUrl: true });
-  if (!verdict.ok) fail('E_FETCH_TARGET', `refused target: ${verdict.message}`);
+  const verdict = judgeFetchUrl(url);
+  if (!verdict.ok) fail(verdict.code, verdict.message);
   if (url.hash !== '') url.hash = ''; // (assigning re-serializes the URL: only when there is one)
   const method = req.method.toUpperCase();
   if (FORBIDDEN_METHODS.has(method)) fail('E_FETCH_FAILED', `the ${method} method is not allowed`);
   return { req, url, origin: url.origin, method, access: accessOf(method) };
+}
+
+/** Why the mediated fetch refuses a URL before any authorization, or ok. */
+export type FetchUrlVerdict =
+  | { ok: true }
+  | { ok: false; code: 'E_FETCH_SCHEME' | 'E_FETCH_CREDENTIALS' | 'E_FETCH_TARGET'; message: string; host: string };
+
+/**
+ * The target rules of the mediated fetch, in the order it applies them: https only, no URL credentials, and the
+ * host judged by judgeHostname (loopback, private, link-local, metadata, special-use and single-label names refused).
+ * The one function both the fetch (preflight) and a host's add-time warning use (the chat app's Tools panel,
+ * judgeFetchOrigin), so a warning and a refusal can never disagree. Pure; never throws.
+ */
+export function judgeFetchUrl(url: URL): FetchUrlVerdict {
+  // what a warning names: the host, or for a URL without one (data:, file:) its first characters
+  const host = url.hostname || url.href.slice(0, 60);
+  if (url.protocol !== 'https:')
+    return {
+      ok: false,
+      code: 'E_FETCH_SCHEME',
+      message: `only https: URLs may be fetched (got ${url.protocol.slice(0, 16)})`,
+      host,
+    };
+  if (url.username !== '' || url.password !== '')
+    return {
+      ok: false,
+      code: 'E_FETCH_CREDENTIALS',
+      message: 'URLs with credentials (user:password@) are refused; send credentials in a header',
+      host,
+    };
+  const verdict = judgeHostname(host, { fromUrl: true });
+  return verdict.ok
+    ? { ok: true }
+    : { ok: false, code: 'E_FETCH_TARGET', message: `refused target: ${verdict.message}`, host };
+}
+
+/**
+ * judgeFetchUrl for a manifest's fetch origin (`https://host[:port]`, or a wildcard `https://*.domain`, judged by the
+ * domain under the wildcard): the verdict every request to it would get. Text that is not a URL is E_FETCH_TARGET.
+ */
+export function judgeFetchOrigin(origin: string): FetchUrlVerdict {
+  const wild = origin.startsWith('https://*.');
+  let url: URL;
+  try {
+    url = new URL(wild ? `https://${origin.slice('https://*.'.length)}` : origin);
+  } catch {
+    return { ok: false, code: 'E_FETCH_TARGET', message: 'not an absolute URL', host: origin.slice(0, 80) };
+  }
+  return judgeFetchUrl(url);
 }
 
 /** Cheap structural check of a transport's answer (FetchResponseSchema's shape; the transport is host code). */
@@ -343,9 +398,11 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
     // Secrets only after authorization, only for this origin.
     const hasPlaceholder = headers.some(([, v]) => v.includes('{{secret:'));
     let finalHeaders = headers;
+    /** The secret values filled into this request's headers: withheld from a transport error that echoes one. */
+    const filled: string[] = [];
     if (hasPlaceholder) {
       if (!opts.secrets) throw new TyError('E_SECRET_DENIED', 'secret placeholders are not available on this host');
-      finalHeaders = await opts.secrets.substitute(identity, origin, headers);
+      finalHeaders = await opts.secrets.substitute(identity, origin, headers, filled);
     }
     // e. the request. The transport gets the call's own signal and enforces limits.timeoutMs itself (its
     // contract); this timer and the abort listener end the wait even if the transport ignored both.
@@ -379,8 +436,10 @@ export function createMediatedFetch(opts: MediatedFetchOptions): MediatedFetch {
       if (timedOut) throw new TyError('E_TIMEOUT', `fetch to ${origin} took longer than ${limits.timeoutMs} ms`);
       if (signal.aborted) throw callAborted(signal);
       const te = toTyError(e, 'E_FETCH_FAILED');
-      // Keep the code and a short message; never a stack.
-      throw new TyError(te.code, te.message.slice(0, 500));
+      // Keep the code and a short message; never a stack. The message is the network library's text, which may
+      // echo the request (a header value): the secret values filled into it are withheld there, as whole tokens,
+      // before it is cut (so a cut never leaves part of one).
+      throw new TyError(te.code, withholdTokens(te.message, filled).slice(0, 500));
     }
   };
 }

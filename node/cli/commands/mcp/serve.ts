@@ -109,7 +109,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   const store = new Store(backend);
   const { SecretsFile } = await import('../../../store/secrets.js');
   const { knownSecretValues } = await import('../../../host/wiring.js');
-  // Secret values are withheld from questions, hook input and audit here too (as in tycli run).
+  // Secret values are withheld from question previews, hook input and tools' own error text here too (as in tycli run).
   const withheld = await knownSecretValues(
     new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn)),
   );
@@ -121,7 +121,7 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
   const elicit = new Elicitor({
     policy: () => settings.policy,
     asker,
-    audit: new StoreAuditLog(store, withheld),
+    audit: new StoreAuditLog(store),
     principal,
   });
   const { PauseTracker } = await import('../../../../core/policy/pause.js');
@@ -200,11 +200,12 @@ async function runBridge(ctx: CliContext, v: Record<string, unknown>, proxy: str
       ]);
     } else {
       const { serveHttp } = await import('../../../mcp/serve-http.js');
+      const refusals = { counter: host.refusals, principal };
       const h = await serveHttp(
         bridge,
         settings.sessionIdleMs === undefined
-          ? { port: httpPort, onDropped }
-          : { port: httpPort, onDropped, idleMs: settings.sessionIdleMs },
+          ? { port: httpPort, onDropped, refusals }
+          : { port: httpPort, onDropped, refusals, idleMs: settings.sessionIdleMs },
       );
       stopHttp = () => h.close();
       const tokenFile = await writeTokenFile(

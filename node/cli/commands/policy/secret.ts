@@ -4,6 +4,7 @@ import { TyError } from '../../../../core/errors.js';
 import type { CliCommand, CliContext } from '../../types.js';
 import { note, out, outJson, usage } from '../../output.js';
 import { shortId } from '../../../../core/revisions/refs.js';
+import { MIN_SECRET_BYTES } from '../../../../core/capabilities/secrets.js';
 
 async function openSecrets(ctx: CliContext) {
   const { createNodeHost } = await import('../../../host/host.js');
@@ -81,11 +82,14 @@ async function resolveTool(
 const set: CliCommand = {
   path: ['secret', 'set'],
   summary: 'store a secret value (read from stdin or a hidden prompt, never from the command line)',
-  usage: `Usage: tycli secret set NAME        (value on stdin, or typed at a hidden prompt)
+  usage: `Usage: tycli secret set NAME [--allow-short]   (value on stdin, or typed at a hidden prompt)
 
 The value is kept in <home>/config/secrets.json (mode 0600) and is never printed or logged.
-Setting a value grants it to no tool; use 'tycli secret grant'.`,
-  async run(ctx, _v, pos) {
+Setting a value grants it to no tool; use 'tycli secret grant'.
+  --allow-short   store a value under ${MIN_SECRET_BYTES} bytes. Refused without it: a value that short can be guessed, and it
+                  is found by chance in ordinary text (a tool's own message), where tycli withholds known values`,
+  options: { 'allow-short': { type: 'boolean' } },
+  async run(ctx, v, pos) {
     if (pos.length !== 1)
       usage(
         pos.length > 1
@@ -93,12 +97,18 @@ Setting a value grants it to no tool; use 'tycli secret grant'.`,
           : 'tycli secret set needs NAME',
       );
     const name = pos[0]!;
-    (await import('../../../../core/capabilities/secrets.js')).checkSecretName(name);
+    const { checkSecretName, checkSecretValue } = await import('../../../../core/capabilities/secrets.js');
+    checkSecretName(name);
     const tty = (ctx.io.stdin as NodeJS.ReadStream).isTTY === true;
     const value = tty ? await readHidden(ctx, `value for ${name} (input hidden): `) : await readStdin(ctx.io.stdin);
+    checkSecretValue(value, { allowShort: v['allow-short'] === true });
     const { host, values } = await openSecrets(ctx);
     try {
-      await values.set(name, value);
+      // audited (the name, never the value): an intent record before the file is written, its completion after
+      await host.changes.run(
+        { principal: 'cli:user', kind: 'secret', tool: '*', revision: '*', target: name, rule: 'tycli secret set' },
+        () => values.set(name, value),
+      );
     } finally {
       await host.close();
     }
@@ -140,7 +150,17 @@ name starts with no grants. NAME must be one the revision's manifest requests (c
             `never be used`,
         );
       }
-      await grants.grant(name, { tool: tool.name, revision: tool.revision, origins });
+      await host.changes.run(
+        {
+          principal: 'cli:user',
+          kind: 'secret',
+          tool: tool.name,
+          revision: tool.revision,
+          target: origins.length ? `${name} -> ${origins.join(', ')}` : name,
+          rule: 'tycli secret grant',
+        },
+        () => grants.grant(name, { tool: tool.name, revision: tool.revision, origins }),
+      );
       const hasValue = (await values.get(name)) !== undefined;
       if (ctx.globals.json)
         outJson(ctx, { ok: true, name, tool: tool.name, revision: tool.revision, origins, hasValue });
@@ -172,7 +192,17 @@ const revoke: CliCommand = {
     const revision = at < 0 ? undefined : v.tool.slice(at + 1);
     const { host, grants } = await openSecrets(ctx);
     try {
-      const n = await grants.revoke(name, toolName, revision);
+      const n = await host.changes.run(
+        {
+          principal: 'cli:user',
+          kind: 'secret',
+          tool: toolName,
+          revision: revision ?? '*',
+          target: name,
+          rule: 'tycli secret revoke',
+        },
+        () => grants.revoke(name, toolName, revision),
+      );
       if (ctx.globals.json) outJson(ctx, { ok: true, name, removed: n });
       else out(ctx, `removed ${n} grant${n === 1 ? '' : 's'} of ${name} from ${v.tool}`);
       return 0;
@@ -229,8 +259,14 @@ const del: CliCommand = {
     (await import('../../../../core/capabilities/secrets.js')).checkSecretName(name);
     const { host, values, grants } = await openSecrets(ctx);
     try {
-      const had = await values.delete(name);
-      await grants.revokeAll(name);
+      const had = await host.changes.run(
+        { principal: 'cli:user', kind: 'secret', tool: '*', revision: '*', target: name, rule: 'tycli secret delete' },
+        async () => {
+          const removed = await values.delete(name);
+          await grants.revokeAll(name);
+          return removed;
+        },
+      );
       if (ctx.globals.json) outJson(ctx, { ok: true, name, deleted: had });
       else out(ctx, had ? `deleted ${name}` : `${name} had no value; its grants were removed`);
       return 0;

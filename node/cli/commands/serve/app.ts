@@ -1,4 +1,5 @@
 // tycli app: serve the built web chat app on 127.0.0.1 with a strict CSP until interrupted; Node host, trusted side.
+import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import type { CliCommand } from '../../types.js';
 import { note, out, outJson, usage } from '../../output.js';
@@ -63,6 +64,8 @@ Stop with Ctrl-C (exit 130; SIGTERM: 143). With --json: {"ok":true,"url","port"}
     const { startAppServer } = await import('../../../http/app-server.js');
     const server = await startAppServer({
       ...(port === undefined ? {} : { port }),
+      // the endpoints the app was configured with, per port (each port is its own origin with its own data)
+      connectFile: (p: number) => join(ctx.globals.home, 'app', `connect-${p}.json`),
       ...(embed.length ? { frameAncestors: embed.map((o) => new URL(o).origin) } : {}),
     });
     if (ctx.globals.json) outJson(ctx, { ok: true, url: server.url, port: server.port });

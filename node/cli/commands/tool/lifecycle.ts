@@ -34,7 +34,19 @@ With --json: {"ok":true,"name","removed":REV}.`,
     const name = pos[0]!;
     const host = await openHost(ctx);
     try {
-      const b = await host.registry.remove(name, { approveRemoval: v['approve-removal'] === true });
+      const approve = v['approve-removal'] === true;
+      const before = (await host.registry.binding(name))?.active ?? '*';
+      const b = await host.changes.run(
+        {
+          principal: 'cli:user',
+          kind: 'registry',
+          tool: name,
+          revision: before,
+          target: 'remove',
+          rule: `tycli tool remove${approve ? ' --approve-removal' : ''}`,
+        },
+        () => host.registry.remove(name, { approveRemoval: approve }),
+      );
       if (ctx.globals.json) outJson(ctx, { ok: true, name, removed: b.active });
       else
         note(
@@ -64,7 +76,17 @@ With --json: {"ok":true,"dryRun","removed":[{"name","revision"}],"kept":[{"name"
     const dryRun = v['dry-run'] === true;
     const host = await openHost(ctx);
     try {
-      const r = await host.registry.gc({ dryRun });
+      const what = {
+        principal: 'cli:user',
+        kind: 'registry',
+        tool: '*',
+        revision: '*',
+        target: 'gc',
+        rule: 'tycli tool gc',
+      };
+      // a dry run changes nothing and is not audited; a collection is, and each revision it deleted
+      const r = dryRun ? await host.registry.gc({ dryRun }) : await host.changes.run(what, () => host.registry.gc());
+      if (!dryRun) for (const x of r.removed) await host.changes.done({ ...what, tool: x.name, revision: x.revision });
       if (ctx.globals.json) {
         outJson(ctx, { ok: true, dryRun, removed: r.removed, kept: r.kept });
         return 0;

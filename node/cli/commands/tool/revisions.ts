@@ -53,12 +53,24 @@ until 'tycli tool activate NAME REV --approve-replacement'.`,
     const wheels = await pythonPackagesOf(file, manifest);
     const host = await openHost(ctx);
     try {
-      const r = await host.registry.install(manifest);
-      // Where this revision's wheels are read from at run time (checked by sha-256 again then).
-      if (wheels) {
-        const { PYTHON_PACKAGES_NS } = await import('../../../python/sandbox.js');
-        await host.store.putJson(PYTHON_PACKAGES_NS, r.revision, { dir: wheels.dir });
-      }
+      // audited like the protocol's tool/add: an intent record (name, revision) before anything is stored, its
+      // completion after, so an interrupted add leaves a trace (a manifest refused as invalid changes nothing)
+      const [{ parseManifest }, { revisionId }] = await Promise.all([
+        import('../../../../core/manifest/parse.js'),
+        import('../../../../core/revisions/registry.js'),
+      ]);
+      const parsed = parseManifest(manifest);
+      const revision = await revisionId(parsed);
+      const change = { principal: 'cli:user', kind: 'registry', tool: parsed.name, revision, target: 'add' };
+      const r = await host.changes.run({ ...change, rule: 'tycli tool add' }, async () => {
+        const installed = await host.registry.install(manifest);
+        // Where this revision's wheels are read from at run time (checked by sha-256 again then).
+        if (wheels) {
+          const { PYTHON_PACKAGES_NS } = await import('../../../python/sandbox.js');
+          await host.store.putJson(PYTHON_PACKAGES_NS, installed.revision, { dir: wheels.dir });
+        }
+        return installed;
+      });
       if (ctx.globals.json)
         outJson(ctx, {
           ok: true,
@@ -239,7 +251,18 @@ Replacing a different active revision is refused with E_APPROVAL_REQUIRED (exit 
       const { parseRef } = await import('../../../../core/revisions/registry.js');
       parseRef(`${name}@${rev}`);
       const full = (await host.registry.resolve(`${name}@${rev}`)).revision;
-      await host.registry.activate(name, full, { approveReplacement: v['approve-replacement'] === true });
+      const approve = v['approve-replacement'] === true;
+      await host.changes.run(
+        {
+          principal: 'cli:user',
+          kind: 'registry',
+          tool: name,
+          revision: full,
+          target: 'activate',
+          rule: `tycli tool activate${approve ? ' --approve-replacement' : ''}`,
+        },
+        () => host.registry.activate(name, full, { approveReplacement: approve }),
+      );
       if (ctx.globals.json) outJson(ctx, { ok: true, name, revision: full });
       else note(ctx, `${name} now runs ${full}`);
       return 0;

@@ -149,12 +149,14 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
       if (!r.ok) {
         if (r.error.code === 'E_UNKNOWN_TOOL') r.error.data = await suggestTool(r.error.data, ctx.globals.home);
         const hint = cliHintFor(r.error.code, r.error.data);
-        return fail(
-          ctx,
-          r.error.code,
-          hint ? `${r.error.message}; ${hint}` : r.error.message,
-          r.error.frames ? { frames: r.error.frames } : undefined,
-        );
+        // the message of a tool's own error is its text, shown apart from the host's lines (node/cli/output.ts fail)
+        const origin = r.error.data?.origin;
+        const who = origin === 'tool' || origin === 'server' ? pos[0]!.split('@')[0]! : undefined;
+        return fail(ctx, r.error.code, r.error.message, {
+          ...(r.error.frames ? { frames: r.error.frames } : {}),
+          ...(who !== undefined ? { toolText: { who } } : {}),
+          ...(hint ? { hint } : {}),
+        });
       }
       if (ctx.globals.json)
         outJson(ctx, {

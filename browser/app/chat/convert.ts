@@ -1,9 +1,11 @@
 // Task lineage -> provider-neutral chat messages, and tool results as the model sees them; browser app, trusted side.
-import type { Task } from '../../protocol/task.js';
-import type { ChatMessage, ChatToolCall } from './models/types.js';
+import type { Task } from '../../../protocol/task.js';
+import type { ChatMessage, ChatToolCall } from '../models/types.js';
 
-/** What a toolresult task holds in `result`. */
-export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } };
+/** What a toolresult task holds in `result`; `ms`: how long the call ran (shown in its card, not sent to the model). */
+export type CallOutcome = ({ ok: true; value: unknown } | { ok: false; error: { code: string; message: string } }) & {
+  ms?: number;
+};
 
 /**
  * An `error` task that stands for a tool call that could not become a function-call task (unknown tool, arguments not a

@@ -1,11 +1,11 @@
 // A conversation as a task tree: content-addressed tasks in the host store, branches indexed in the app database;
 // browser app, trusted side.
-import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../core/revisions/tasks.js';
-import { TyError } from '../../core/errors.js';
-import { TaskSchema, type DraftTask, type Task } from '../../protocol/task.js';
-import type { Store } from '../../core/store/contract.js';
-import type { ToolRegistry } from '../../core/revisions/registry.js';
-import type { AppDb, ConversationRecord } from './app-db.js';
+import { compileDrafts, persistTask, taskId, type CompileOptions } from '../../../core/revisions/tasks.js';
+import { TyError } from '../../../core/errors.js';
+import { TaskSchema, type DraftTask, type Task } from '../../../protocol/task.js';
+import type { Store } from '../../../core/store/contract.js';
+import type { ToolRegistry } from '../../../core/revisions/registry.js';
+import type { AppDb, ConversationRecord } from '../app-db.js';
 
 /** The system prompt at each conversation's root. */
 export const SYSTEM_PROMPT =
@@ -128,6 +128,19 @@ export class ConversationTree {
       cur = kids[kids.length - 1]!;
     }
     this.record.leaf = cur;
+    await this.save();
+  }
+
+  /** Mark an assistant message as cut off (it offers "Continue"). */
+  async markInterrupted(id: string): Promise<void> {
+    const list = (this.record.interrupted ??= []);
+    if (!list.includes(id)) list.push(id);
+    await this.save();
+  }
+
+  /** Move the selected leaf to `id` (a task of this conversation), e.g. to ask the model again from there. */
+  async setLeaf(id: string): Promise<void> {
+    this.record.leaf = id;
     await this.save();
   }
 

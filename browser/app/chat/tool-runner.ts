@@ -1,15 +1,15 @@
 // Runs the model's tool calls as pinned function-call tasks through the browser host's gate and sandboxes; browser app,
 // trusted side.
-import { Invoker } from '../../core/exec/invoke.js';
-import { ToolRegistry } from '../../core/revisions/registry.js';
-import { Store } from '../../core/store/contract.js';
-import { MemoryStoreBackend } from '../../core/store/memory.js';
-import { capabilityFactory } from '../../core/capabilities/handler.js';
-import { visibleToolSignatures } from '../../core/revisions/tasks.js';
-import type { ToolManifest } from '../../protocol/manifest.js';
-import type { Task, ToolSignature } from '../../protocol/task.js';
-import type { BrowserHost } from '../host.js';
-import { BrowserFetchTransport } from '../fetch.js';
+import { Invoker } from '../../../core/exec/invoke.js';
+import { ToolRegistry } from '../../../core/revisions/registry.js';
+import { Store } from '../../../core/store/contract.js';
+import { MemoryStoreBackend } from '../../../core/store/memory.js';
+import { capabilityFactory } from '../../../core/capabilities/handler.js';
+import { visibleToolSignatures } from '../../../core/revisions/tasks.js';
+import type { ToolManifest } from '../../../protocol/manifest.js';
+import type { Task, ToolSignature } from '../../../protocol/task.js';
+import type { BrowserHost } from '../../host.js';
+import { BrowserFetchTransport } from '../../fetch.js';
 import type { CallOutcome } from './convert.js';
 
 /** The principal the app's calls run as (rules and audit). */

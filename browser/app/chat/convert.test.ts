@@ -1,10 +1,10 @@
 // Unit tests: task paths become chat messages (calls grouped, results answering their call ids, failed calls); test
 // code.
 import { describe, expect, it } from 'vitest';
-import { compileDrafts } from '../../core/revisions/tasks.js';
-import { ToolRegistry } from '../../core/revisions/registry.js';
-import { Store } from '../../core/store/contract.js';
-import { MemoryStoreBackend } from '../../core/store/memory.js';
+import { compileDrafts } from '../../../core/revisions/tasks.js';
+import { ToolRegistry } from '../../../core/revisions/registry.js';
+import { Store } from '../../../core/store/contract.js';
+import { MemoryStoreBackend } from '../../../core/store/memory.js';
 import { callIdOf, toChatMessages } from './convert.js';
 
 describe('toChatMessages', () => {

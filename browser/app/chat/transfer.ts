@@ -1,9 +1,9 @@
 // Export and import of a conversation as JSON (every branch, content-addressed tasks; never the API key); browser app,
 // trusted side.
-import { persistTask, taskId } from '../../core/revisions/tasks.js';
-import type { Store } from '../../core/store/contract.js';
-import { TaskSchema, type Task } from '../../protocol/task.js';
-import type { AppDb, ConversationRecord } from './app-db.js';
+import { persistTask, taskId } from '../../../core/revisions/tasks.js';
+import type { Store } from '../../../core/store/contract.js';
+import { TaskSchema, type Task } from '../../../protocol/task.js';
+import type { AppDb, ConversationRecord } from '../app-db.js';
 import type { ConversationTree } from './tree.js';
 
 export const EXPORT_FORMAT = 'tysandbox-conversation';
