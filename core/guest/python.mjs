@@ -430,7 +430,7 @@ export function createPythonGuest(h) {
     }
   }
 
-  /** resetFs after a call; a Pyodide that failed fatally refuses even this: the call's own error (or this) reports it. */
+  /** resetFs after a call; a Pyodide that failed fatally refuses even this: the call's error reports it. */
   function resetFsAfterCall() {
     try {
       resetFs();

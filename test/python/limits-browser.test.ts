@@ -1,6 +1,6 @@
-// Python limits named right in the browser host: the same probe tool as on the command line (test/python/limits-tool.ts)
-// in the sandbox worker in Chromium: a time limit names main() or the module, a memory bomb and a full /tmp are
-// E_MEMORY_LIMIT at limits.memoryMb; test side.
+// Python limits named right in the browser host: the same probe tool as on the command line
+// (test/python/limits-tool.ts) in the sandbox worker in Chromium: a time limit names main() or the module, a memory
+// bomb and a full /tmp are E_MEMORY_LIMIT at limits.memoryMb; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
