@@ -288,7 +288,7 @@ for (const k of ['kill', '_kill'])
 // reports it as that exit, node/sandbox/runtime.ts TOOL_EXIT_MARK).
 const TOOL_EXIT_MARK = 'tysandbox: the tool ended its sandbox with exit code ';
 const toolExit = (code) => {
-  const n = typeof code === 'number' && code === code ? code & 0xff : 0;
+  const n = typeof code === 'number' ? code & 0xff : 0;
   try {
     fsWriteSync(2, `\n${TOOL_EXIT_MARK}${n}\n`);
   } catch {
