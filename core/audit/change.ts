@@ -116,8 +116,12 @@ export class ChangeAudit {
     const label = `${what.kind} ${what.target.slice(0, 80)}`;
     try {
       const intent = record('started');
-      if (this.sink.stage) await (await this.sink.stage(intent)).durable;
-      else await this.sink.append(intent);
+      if (this.sink.stage) {
+        const s = await this.sink.stage(intent);
+        // a person's change waits for its record now: its fsync starts at once, on this thread (nothing else runs)
+        s.begin?.(true);
+        await s.durable;
+      } else await this.sink.append(intent);
     } catch (e) {
       throw new TyError(
         'E_STORE',

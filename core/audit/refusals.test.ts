@@ -108,6 +108,31 @@ describe('ChangeAudit', () => {
     expect(foldCalls(s.recs).map((r) => r.outcome)).toEqual(['ok']);
   });
 
+  it('a staged intent record is begun at once (its fsync starts now) and made durable before the change', async () => {
+    const recs: AuditRecord[] = [];
+    const order: string[] = [];
+    const s: AuditSink = {
+      append: async (r) => void recs.push(r),
+      // like node/store/append.ts: a staged line is durable only once begun (or after a commit nobody starts here)
+      stage: async (r) => {
+        recs.push(r);
+        let done!: () => void;
+        const durable = new Promise<void>((res) => (done = res));
+        return {
+          durable,
+          begin: (alone) => {
+            order.push(`begin ${alone}`);
+            done();
+          },
+        };
+      },
+    };
+    const audit = new ChangeAudit(s, { newId: () => 'c3' });
+    expect(await audit.run(what, async () => (order.push('change'), 7))).toBe(7);
+    expect(order).toEqual(['begin true', 'change']);
+    expect(recs.map((r) => r.outcome)).toEqual(['started', 'ok']);
+  });
+
   it('a failed change is recorded with its code; an intent that cannot be written stops the change (E_STORE)', async () => {
     const s = sink();
     const audit = new ChangeAudit(s, { newId: () => 'c2' });

@@ -16,9 +16,11 @@ export interface AuditSink {
   append(rec: AuditRecord): Promise<void>;
   /**
    * Optional: append in two steps, resolving once the record is written where the host process dying cannot lose
-   * it, with `durable`, which settles once it is on disk. Throws when it cannot be written.
+   * it, with `durable`, which settles once it is on disk. Throws when it cannot be written. A sink may also return
+   * `begin(alone)`, which starts that fsync now (node/store/append.ts StagedLine.begin); without it the record waits
+   * for the next group commit or STAGED_SYNC_MS, so a caller that awaits `durable` at once calls `begin` first.
    */
-  stage?(rec: AuditRecord): Promise<{ durable: Promise<void> }>;
+  stage?(rec: AuditRecord): Promise<{ durable: Promise<void>; begin?: (alone?: boolean) => void }>;
 }
 
 /**
@@ -36,7 +38,7 @@ export class StoreAuditLog implements AuditSink {
   }
 
   /** See AuditSink.stage; on a store without stages, durable at once. */
-  async stage(rec: AuditRecord): Promise<{ durable: Promise<void> }> {
+  async stage(rec: AuditRecord): Promise<{ durable: Promise<void>; begin?: (alone?: boolean) => void }> {
     return this.store.appendJsonlStaged(AUDIT_LOG, isAuditRecord(rec) ? rec : await checked(rec));
   }
 

@@ -121,12 +121,16 @@ export class SecretGrants {
   /** Remove every grant of `name` (used when the secret itself is deleted). */
   async revokeAll(name: string): Promise<void> {
     checkSecretName(name);
-    await this.store.backend.delete(NS, name);
+    await this.store.deleteKey(NS, name);
   }
 
+  /**
+   * The grants of `name`, read on each use of the secret: kept in memory while the store vouches nothing changed
+   * (Store.getJsonFresh: its generation, else the record's stamp), so a revoke by any process applies to the next use.
+   */
   async grantsOf(name: string): Promise<SecretGrant[]> {
     checkSecretName(name);
-    return (await this.store.getJson<GrantRecord>(NS, name))?.grants ?? [];
+    return [...((await this.store.getJsonFresh<GrantRecord>(NS, name))?.grants ?? [])];
   }
 
   /** Every secret name that has grants, with them. Never values. */

@@ -1,7 +1,7 @@
 // Unit tests for the host side of the sandbox wire protocol (core/exec/channel.ts) over a fake port; trusted side.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { SandboxChannel, plainResult, utf8Length, type SandboxPort } from './channel.js';
+import { SandboxChannel, plainResult, type SandboxPort } from './channel.js';
 import { ResultMessageSchema } from '../../protocol/wire.js';
 import { canonicalJson, canonicalParts, joinParts, PART_MIN } from '../revisions/canonical.js';
 import { TyError } from '../errors.js';
@@ -59,6 +59,25 @@ async function startCall(ch: SandboxChannel, port: FakePort, o = opts(), args: u
   if (m.type !== 'call') throw new Error('expected a call message');
   return { p, id: m.id };
 }
+
+describe('SandboxChannel: the call is sent before onSent (the intent record fsync begins as the tool runs)', () => {
+  it('tells onSent once, right after the call message was handed to the port, and not for a call never sent', async () => {
+    const { ch, port } = await loaded();
+    const seen: string[] = [];
+    const o = opts({
+      onSent: () => seen.push(`sent after ${port.sent.length} messages, last ${port.sent.at(-1)?.type}`),
+    });
+    const { p, id } = await startCall(ch, port, o, { x: 1 });
+    expect(seen).toEqual(['sent after 2 messages, last call']);
+    ch.receive({ v: 1, type: 'result', id, ok: true, json: '1' });
+    expect(await p).toBe(1);
+    expect(seen).toHaveLength(1);
+    // arguments that are not JSON data never leave: no onSent
+    const bad = ch.call({ n: 1n }, opts({ onSent: () => seen.push('bad') }));
+    await expect(bad).rejects.toMatchObject({ code: 'E_INVALID_ARGS' });
+    expect(seen).toHaveLength(1);
+  });
+});
 
 describe('SandboxChannel handshake', () => {
   it('sends load only after ready and resolves on loaded', async () => {
@@ -592,13 +611,5 @@ describe('SandboxChannel limits', () => {
     expect(ch.alive).toBe(false);
     expect(ch.closedReason?.code).toBe('E_PROTOCOL');
     expect(port.closed).toBe(1);
-  });
-});
-
-describe('utf8Length', () => {
-  it('matches TextEncoder on mixed text, surrogate pairs and lone surrogates', () => {
-    for (const s of ['', 'abc', 'é', '€', '😀', 'a😀b€é', '\ud800', '\udc00x', 'x\ud83d']) {
-      expect(utf8Length(s)).toBe(new TextEncoder().encode(s).length);
-    }
   });
 });

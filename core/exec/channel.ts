@@ -8,6 +8,7 @@ import type { WireError } from '../../protocol/errors.js';
 import { TyError } from '../errors.js';
 import { NEVER_ABORTED, type CallOptions } from './runtime.js';
 import { timeoutError } from './timeouts.js';
+import { utf8Length, type ByteLength } from './bytes.js';
 
 /** A transport to one sandbox. `send` must deliver one message (node: one NDJSON line); `close` kills the sandbox. */
 export interface SandboxPort {
@@ -35,6 +36,8 @@ export interface ChannelOptions {
   now?: () => number;
   /** Called once when the channel dies, with the reason (after pending work was rejected). */
   onClosed?: (reason: TyError) => void;
+  /** UTF-8 byte length of a result's text (default core/exec/bytes.ts utf8Length; Node passes Buffer.byteLength). */
+  byteLength?: ByteLength;
 }
 
 interface PendingCall {
@@ -63,21 +66,6 @@ function setTimerRef(t: ReturnType<typeof setTimeout>, on: boolean): void {
 /** A call message's text up to its arguments' value: `{"v":1,"type":"call","id":N[,"settings":{...}],"args":`. */
 function callHead(id: number, settings: Record<string, unknown> | undefined): string {
   return `{"v":${PROTOCOL_VERSION},"type":"call","id":${id}${settings ? `,"settings":${JSON.stringify(settings)}` : ''},"args":`;
-}
-
-/** UTF-8 byte length of a string without allocating (lone surrogates count as U+FFFD, 3 bytes). */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
 }
 
 /**
@@ -271,7 +259,9 @@ export class SandboxChannel {
       } catch (e) {
         const p = this.#calls.get(id);
         p?.reject(e instanceof TyError ? e : new TyError('E_INVALID_ARGS', 'arguments are not JSON data'));
+        return;
       }
+      opts.onSent?.();
     });
   }
 
@@ -445,7 +435,7 @@ export class SandboxChannel {
     const cap = call.opts.limits.outputBytes;
     // Cheap bounds first (UTF-16 length <= UTF-8 bytes <= 3 x UTF-16 length), exact count only when it can matter.
     const len = m.json.length;
-    if (len > cap || (len * 3 > cap && utf8Length(m.json) > cap)) {
+    if (len > cap || (len * 3 > cap && (ch.#opts.byteLength ?? utf8Length)(m.json) > cap)) {
       const err = new TyError('E_OUTPUT_LIMIT', `tool result exceeds the output limit of ${cap} bytes`);
       call.reject(err);
       return;

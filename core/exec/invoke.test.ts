@@ -124,6 +124,23 @@ describe('Invoker', () => {
     });
   });
 
+  it('caps arguments by their UTF-8 bytes exactly, long string pieces included (counted piece by piece)', async () => {
+    const max = 64 * 1024;
+    const counted: number[] = [];
+    const { registry, inv } = await setup({
+      maxArgsBytes: max,
+      byteLength: (p) => (counted.push(p.length), Buffer.byteLength(p)),
+    });
+    await registry.install({ ...code(), parameters: { type: 'object' } });
+    const over = { s: 'ж'.repeat(32 * 1024) }; // 32768 units, 65536 bytes of string, plus `{"s":""}`
+    expect(await inv.invoke('dbl', over)).toMatchObject({ ok: false, error: { code: 'E_INVALID_ARGS' } });
+    expect(counted).toEqual([6, 32 * 1024, 2]); // the pieces, never their joined text
+    const fits = { s: 'ж'.repeat(32 * 1024 - 8) }; // 65520 + 8 bytes
+    expect(await inv.invoke('dbl', fits)).toMatchObject({ ok: true });
+    expect(await inv.invoke('dbl', { s: 'x'.repeat(max) })).toMatchObject({ ok: false }); // units alone decide
+    expect(counted).toHaveLength(6);
+  });
+
   it('passes a tool request to the gate and honours its refusal', async () => {
     const seen: GateRequest[] = [];
     const gate: Gate = {
@@ -337,5 +354,94 @@ describe('Invoker capability refusals', () => {
     const s2 = await setup({}, failing('E_FETCH_TARGET', true));
     await s2.registry.install(code());
     expect(await s2.inv.invoke('dbl', { x: 1 })).toMatchObject({ ok: false, error: { code: 'E_TOOL_FAILED' } });
+  });
+});
+
+describe('Invoker: the intent record (no effect before it is durable)', () => {
+  /** A gate that allows every call and hands `execute` an intent record whose fsync settles by hand. */
+  const intentGate = () => {
+    const log: string[] = [];
+    const alone: boolean[] = [];
+    let settle!: () => void;
+    const durable = new Promise<void>((r) => (settle = r));
+    const gate: Gate = {
+      authorize: vi.fn(async () => {}),
+      run: async (_req, execute) => {
+        const value = await execute({ durable, begin: (a) => void (log.push('begin'), alone.push(a === true)) });
+        await durable;
+        return { value };
+      },
+    };
+    return { gate, log, alone, settle: () => settle() };
+  };
+
+  it('sandboxed code runs at once; its capability requests wait until the intent record is durable; the fsync begins when the call is sent', async () => {
+    const { gate, log, settle } = intentGate();
+    const pool: PoolLike = {
+      call: async (_s, _a, o) => {
+        log.push('sent');
+        o.onSent?.();
+        const v = await o.onCapability('fetch', {}, o.signal);
+        log.push(`capability answered: ${String(v)}`);
+        return 1;
+      },
+    };
+    const { registry, inv } = await setup({ gate, capabilities: () => async () => (log.push('handler'), 'ok') }, pool);
+    await registry.install(code());
+    const r = inv.invoke('dbl', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['sent', 'begin']));
+    await new Promise((res) => setTimeout(res, 10));
+    expect(log).toEqual(['sent', 'begin']); // the request waits: its handler has not run
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 1 });
+    expect(log).toEqual(['sent', 'begin', 'handler', 'capability answered: ok']);
+  });
+
+  it('says whether the call is alone on its host when it begins the fsync (a sequential caller may sync inline)', async () => {
+    const { gate, alone, settle } = intentGate();
+    settle();
+    const pool: PoolLike = { call: async (_s, _a, o) => (o.onSent?.(), 1) };
+    const { registry, inv } = await setup({ gate }, pool);
+    await registry.install(code());
+    await inv.invoke('dbl', { x: 1 });
+    expect(alone).toEqual([true]);
+    await Promise.all([inv.invoke('dbl', { x: 1 }), inv.invoke('dbl', { x: 2 })]);
+    expect(alone.slice(1)).toContain(false);
+  });
+
+  it('native code starts only once the intent record is durable (it has effects of its own)', async () => {
+    const { gate, log, settle } = intentGate();
+    const { registry, inv } = await setup({ gate });
+    const { revision } = await registry.install({
+      name: 'nat',
+      description: 'n',
+      parameters: params,
+      execution: { kind: 'trusted-native', entry: 'n' },
+    });
+    registry.registerNative(revision, async () => (log.push('native ran'), 3));
+    const r = inv.invoke('nat', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['begin']));
+    await new Promise((res) => setTimeout(res, 10));
+    expect(log).toEqual(['begin']);
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 3 });
+    expect(log).toEqual(['begin', 'native ran']);
+  });
+
+  it("a bridged service's call is forwarded only once the intent record is durable", async () => {
+    const { gate, log, settle } = intentGate();
+    const { registry, inv } = await setup({ gate, external: async () => (log.push('forwarded'), 4) });
+    await registry.install({
+      name: 'ext',
+      description: 'e',
+      parameters: params,
+      execution: { kind: 'external-service', serviceId: 's', tool: 't' },
+    });
+    const r = inv.invoke('ext', { x: 1 });
+    await vi.waitFor(() => expect(log).toEqual(['begin']));
+    expect(log).toEqual(['begin']);
+    settle();
+    expect(await r).toMatchObject({ ok: true, result: 4 });
+    expect(log).toEqual(['begin', 'forwarded']);
   });
 });

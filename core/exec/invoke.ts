@@ -4,16 +4,18 @@ import { checkFrames, mapFrames, type ToolFrame } from './stack.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { CapabilityName } from '../../protocol/wire.js';
 import { canonicalParts, joinParts } from '../revisions/canonical.js';
-import { utf8Length } from './channel.js';
+import { utf8Length, type ByteLength } from './bytes.js';
 import { TyError, toTyError } from '../errors.js';
 import type { ToolRegistry } from '../revisions/registry.js';
 import {
   DEFAULT_LIMITS,
+  DURABLE_INTENT,
   NEVER_ABORTED,
   type CallLimits,
   type CapabilityHandler,
   type Gate,
   type GateRequest,
+  type IntentRecord,
   type Principal,
   type SandboxSpec,
 } from './runtime.js';
@@ -42,6 +44,8 @@ export interface PoolLike {
       limits: CallLimits;
       argsJson?: string;
       argsParts?: readonly string[];
+      /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
+      onSent?: () => void;
     },
   ): Promise<unknown>;
 }
@@ -92,6 +96,8 @@ export interface InvokerOptions {
   principal?: Principal;
   /** Largest serialized arguments accepted, bytes (default 8 MiB). */
   maxArgsBytes?: number;
+  /** UTF-8 byte length of a text (default core/exec/bytes.ts utf8Length; Node passes Buffer.byteLength). */
+  byteLength?: ByteLength;
   /**
    * Admission control: most calls in flight on this host at once (running or waiting for their turn), default
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
@@ -241,8 +247,7 @@ export class Invoker {
       const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
       const argsJson = joinParts(argsParts);
       const maxArgs = this.#o.maxArgsBytes ?? 8 * 1024 * 1024;
-      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the text could be over the cap
-      if (argsJson.length * 3 > maxArgs && utf8Length(argsJson) > maxArgs)
+      if (argsBytesOver(argsParts, maxArgs, this.#o.byteLength ?? utf8Length))
         throw new TyError('E_INVALID_ARGS', `arguments exceed ${maxArgs} bytes`);
       this.#validator.validate(tool.revision, tool.manifest.parameters, args);
       // The settings this call runs with: the pinned or current settings revision, re-validated, defaults applied.
@@ -272,10 +277,16 @@ export class Invoker {
         opts.timeoutMs,
       );
       limitsUsed = limits;
-      const handler = this.#o.capabilities?.(identity) ?? denyAll;
-      // Remember the host's own refusals, so an uncaught one is reported with its code (never a tool's claim).
+      // made on the call's first capability request (most calls make none)
+      let handler: CapabilityHandler | undefined;
+      let intent: IntentRecord = DURABLE_INTENT;
+      // Every capability request waits until the call's intent record is durable (no effect without its durable
+      // audit record); the host's own refusals are remembered, so an uncaught one is reported with its code (never a
+      // tool's claim).
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
+          await intent.durable;
+          handler ??= this.#o.capabilities?.(identity) ?? denyAll;
           return await handler(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');
@@ -293,7 +304,8 @@ export class Invoker {
       // Everything that decides the caller's outcome happens inside `execute`, so the gate's audit record and
       // post-hooks see the same code the caller gets: the host's refusal when the tool let one propagate, and
       // result checks (E_OUTPUT_LIMIT, outputSchema).
-      const execute = async (): Promise<unknown> => {
+      const execute = async (started: IntentRecord = DURABLE_INTENT): Promise<unknown> => {
+        intent = started;
         let value: unknown;
         try {
           value = await this.#execute(
@@ -305,6 +317,7 @@ export class Invoker {
             onCapability,
             opts,
             joined,
+            started,
             settings,
           );
         } catch (e) {
@@ -351,7 +364,12 @@ export class Invoker {
     }
   }
 
-  /** `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously). */
+  /**
+   * `joined` is called once the call holds its place in the sandbox's queue (pool.call enqueues synchronously).
+   * Sandboxed code runs at once, its intent record's fsync begun as its call message leaves (the sandbox reaches
+   * nothing but through `onCapability`, which waits for it); native code and a bridged service's call have effects
+   * of their own, so they start only once the intent record is durable.
+   */
   async #execute(
     identity: ToolIdentity,
     args: unknown,
@@ -361,6 +379,7 @@ export class Invoker {
     onCapability: CapabilityHandler,
     opts: InvokeOptions,
     joined: () => void,
+    intent: IntentRecord,
     settings?: Record<string, unknown>,
   ): Promise<unknown> {
     const exec = identity.manifest.execution;
@@ -379,12 +398,16 @@ export class Invoker {
           limits,
           argsJson,
           argsParts,
+          // alone on this host: the fsync may run on this thread while the tool runs in its sandbox
+          onSent: () => intent.begin(this.#inFlight === 1),
         });
         joined();
         return running;
       }
       case 'trusted-native': {
         joined();
+        intent.begin(this.#inFlight === 1);
+        await intent.durable;
         const fn = this.#o.registry.getNative(identity.revision);
         if (!fn)
           throw new TyError(
@@ -397,6 +420,8 @@ export class Invoker {
       }
       case 'external-service': {
         joined();
+        intent.begin(this.#inFlight === 1);
+        await intent.durable;
         const bridge = this.#o.external;
         if (!bridge)
           throw new TyError('E_TOOL_FAILED', `no bridge configured for the external service "${exec.serviceId}"`);
@@ -413,7 +438,8 @@ export class Invoker {
       throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
     }
     if (json === undefined) throw new TyError('E_TOOL_FAILED', 'the tool returned a value that is not JSON data');
-    const bytes = json.length * 3 > limits.outputBytes ? utf8Length(json) : 0; // counted only when it could be over
+    // counted only when it could be over
+    const bytes = json.length * 3 > limits.outputBytes ? (this.#o.byteLength ?? utf8Length)(json) : 0;
     if (bytes > limits.outputBytes)
       throw new TyError(
         'E_OUTPUT_LIMIT',
@@ -421,6 +447,21 @@ export class Invoker {
       );
     return JSON.parse(json) as unknown;
   }
+}
+
+/**
+ * True when the UTF-8 text of `parts` (the canonical arguments, in pieces) is longer than `max` bytes. A UTF-16 code
+ * unit is 1 to 3 bytes of UTF-8 (a surrogate pair 4 for 2), so bytes are counted only when the length leaves it open,
+ * and piece by piece: the pieces are flat strings, their concatenation a rope that counting would flatten (a copy).
+ */
+function argsBytesOver(parts: readonly string[], max: number, byteLength: ByteLength): boolean {
+  let units = 0;
+  for (const p of parts) units += p.length;
+  if (units > max) return true;
+  if (units * 3 <= max) return false;
+  let bytes = 0;
+  for (const p of parts) bytes += byteLength(p);
+  return bytes > max;
 }
 
 /** Run `fn` with a signal aborted after `ms` or when `outer` aborts; E_TIMEOUT / E_ABORTED win the race. */

@@ -1,6 +1,6 @@
 // Unit tests for SandboxPool (core/exec/pool.ts) against a scripted fake runtime; trusted side.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SandboxPool } from './pool.js';
+import { MEMORY_CHECK_MS, NEAR_LIMIT_SHARE, SandboxPool } from './pool.js';
 import { TyError } from '../errors.js';
 import {
   DEFAULT_LIMITS,
@@ -103,6 +103,17 @@ describe('SandboxPool retained mode', () => {
       [undefined, undefined],
     ]);
     expect(seen[0]!.argsParts).toBe(argsParts);
+  });
+
+  it("hands the caller's onSent to the sandbox's call, retained and disposable alike", async () => {
+    const seen: CallOptions[] = [];
+    const rt = new FakeRuntime(async (_a, o) => (seen.push(o), 1));
+    pool = new SandboxPool({ runtime: rt });
+    const onSent = () => {};
+    await pool.call(spec('b1'), {}, { onCapability, onSent });
+    await pool.call(spec('b1'), {}, { onCapability, onSent, disposable: true });
+    await pool.call(spec('b1'), {}, { onCapability });
+    expect(seen.map((o) => o.onSent)).toEqual([onSent, onSent, undefined]);
   });
 
   it('serializes calls to one sandbox', async () => {
@@ -438,6 +449,61 @@ describe('SandboxPool limits: maxRetained (LRU) and idle timeout', () => {
     open();
     await busy;
     await pool.shutdown();
+  });
+});
+
+describe('SandboxPool: a sandbox near its memory limit is not kept', () => {
+  /** A runtime whose sandboxes report `mb` MiB held (memoryMb); each call returns the sandbox's own call count. */
+  const memoryRuntime = (mb: { value: number }) => {
+    const rt = new FakeRuntime(async (_a, _o, inst) => ++inst.state);
+    const start = rt.start.bind(rt);
+    rt.start = async (s: SandboxSpec) => {
+      const i = (await start(s)) as FakeInstance & { memoryMb?: () => number };
+      i.memoryMb = () => mb.value;
+      return i;
+    };
+    return rt;
+  };
+
+  it('an idle sandbox holding NEAR_LIMIT_SHARE of its charge or more is destroyed MEMORY_CHECK_MS after its call', async () => {
+    const mb = { value: 100 };
+    const evicted: string[] = [];
+    const rt = memoryRuntime(mb);
+    pool = new SandboxPool({ runtime: rt, memoryOf: () => 512, onEvict: (r, why) => evicted.push(`${r} ${why}`) });
+    expect(await pool.call(spec('r-m'), {}, { onCapability })).toBe(1);
+    await new Promise((r) => setTimeout(r, MEMORY_CHECK_MS + 100));
+    expect(pool.peek('r-m')).toBeDefined(); // 100 of 512 MiB: kept
+    expect(await pool.call(spec('r-m'), {}, { onCapability })).toBe(2);
+    mb.value = Math.ceil(NEAR_LIMIT_SHARE * 512); // the tool grabbed what it could and holds it
+    await pool.call(spec('r-m'), {}, { onCapability });
+    for (let i = 0; i < 40 && pool.peek('r-m'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pool.peek('r-m')).toBeUndefined();
+    expect(evicted).toEqual(['r-m memory limit']);
+    expect(rt.started[0]!.destroyed).toMatch(/holds 461 MiB of its 512 MiB limit/);
+    expect(await pool.call(spec('r-m'), {}, { onCapability })).toBe(1); // a fresh sandbox
+  });
+
+  it('a busy sandbox is never checked (its call may hold memory for a while), and one check timer serves many calls', async () => {
+    const mb = { value: 1000 };
+    const rt = memoryRuntime(mb);
+    let open!: () => void;
+    const hold = new Promise<void>((r) => (open = r));
+    rt.behaviour = async (a, _o, inst) => (a === 'hold' ? hold.then(() => ++inst.state) : ++inst.state);
+    pool = new SandboxPool({ runtime: rt, memoryOf: () => 512 });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      for (let i = 0; i < 20; i++) await pool.call(spec('r-b'), {}, { onCapability });
+      expect(timers.mock.calls.filter((c) => c[1] === MEMORY_CHECK_MS)).toHaveLength(1);
+    } finally {
+      timers.mockRestore();
+    }
+    const busy = pool.call(spec('r-b'), 'hold', { onCapability });
+    await new Promise((r) => setTimeout(r, MEMORY_CHECK_MS + 200));
+    expect(pool.peek('r-b')).toBeDefined(); // busy: never judged
+    open();
+    await busy;
+    for (let i = 0; i < 40 && pool.peek('r-b'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pool.peek('r-b')).toBeUndefined(); // idle again, and over: gone
   });
 });
 

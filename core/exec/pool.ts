@@ -52,9 +52,21 @@ export interface SandboxPoolOptions {
    * never).
    */
   idleMs?: number;
-  /** Told when the pool destroys a sandbox for its limits (`max retained`, `idle`, `memory budget`). */
+  /** Told when the pool destroys a sandbox for its limits (`max retained`, `idle`, `memory budget`, `memory limit`). */
   onEvict?: (revision: string, reason: string) => void;
+  /**
+   * A retained sandbox found holding at least this share of its charge (`memoryOf`) once it has gone idle is not kept
+   * (default NEAR_LIMIT_SHARE): it hit, or nearly hit, its memory limit, and tool code that caught the failed
+   * allocation would keep holding what it got. Read from SandboxInstance.memoryMb, MEMORY_CHECK_MS after a call ended
+   * with none queued.
+   */
+  nearLimitShare?: number;
 }
+
+/** Default share of its memory charge past which an idle retained sandbox is destroyed (SandboxPoolOptions). */
+export const NEAR_LIMIT_SHARE = 0.9;
+/** How long after its last call a retained sandbox's memory is read, ms (one timer per sandbox at a time). */
+export const MEMORY_CHECK_MS = 250;
 
 /** Default cap on retained sandboxes per pool. */
 export const DEFAULT_MAX_RETAINED = 16;
@@ -71,6 +83,8 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
   /** Override the pool mode for this call. */
   disposable?: boolean;
+  /** Told once the call message was handed to the sandbox (CallOptions.onSent). */
+  onSent?: () => void;
 }
 
 interface Entry {
@@ -120,6 +134,8 @@ export class SandboxPool {
   readonly #maxRetained: number;
   readonly #idleMs: number;
   readonly #idleTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
+  readonly #memoryTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
+  readonly #nearLimit: number;
   #tick = 0;
   #closed = false;
 
@@ -128,6 +144,7 @@ export class SandboxPool {
     this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
     this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
     this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
+    this.#nearLimit = opts.nearLimitShare ?? NEAR_LIMIT_SHARE;
     if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1)
       throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
     if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0)
@@ -174,6 +191,25 @@ export class SandboxPool {
     }, ms);
     (t as { unref?: () => void }).unref?.();
     this.#idleTimers.set(e, t);
+  }
+
+  /**
+   * Read an entry's memory MEMORY_CHECK_MS after its calls ended (one timer per entry; a busy entry's next call end
+   * arms it again): at NEAR_LIMIT_SHARE of its charge or more, the sandbox is destroyed rather than kept.
+   */
+  #armMemoryCheck(e: Entry): void {
+    if (this.#closed || e.pending > 0 || !e.instance?.memoryMb || this.#memoryTimers.has(e)) return;
+    const t = setTimeout(() => {
+      this.#memoryTimers.delete(e);
+      const inst = e.instance;
+      if (e.pending > 0 || !inst?.alive || e.retired || this.#closed) return;
+      const mb = inst.memoryMb?.();
+      if (mb === undefined || mb < this.#nearLimit * e.chargeMb) return;
+      this.#opts.onEvict?.(e.revision, 'memory limit');
+      void this.#retire(e, `holds ${Math.round(mb)} MiB of its ${e.chargeMb} MiB limit`, true);
+    }, MEMORY_CHECK_MS);
+    (t as { unref?: () => void }).unref?.();
+    this.#memoryTimers.set(e, t);
   }
 
   #runtimeFor(spec: SandboxSpec): SandboxRuntime {
@@ -257,6 +293,7 @@ export class SandboxPool {
       if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
       if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
       this.#armIdle(e);
+      this.#armMemoryCheck(e);
     }
   }
 
@@ -351,6 +388,9 @@ export class SandboxPool {
     const idle = this.#idleTimers.get(e);
     if (idle !== undefined) clearTimeout(idle);
     this.#idleTimers.delete(e);
+    const mem = this.#memoryTimers.get(e);
+    if (mem !== undefined) clearTimeout(mem);
+    this.#memoryTimers.delete(e);
     if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
     const kill = async () => {
       e.killed = true;
@@ -444,8 +484,8 @@ function runtimeOf(spec: SandboxSpec): 'javascript' | 'python' {
   return e.kind === 'sandboxed-code' && e.runtime === 'python' ? 'python' : 'javascript';
 }
 
-/** A call's canonical arguments text, as the caller gave it (PoolCallOptions). */
-type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts'>;
+/** A call's canonical arguments text, as the caller gave it, and its sent hook (PoolCallOptions). */
+type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts' | 'onSent'>;
 
 /**
  * Call with the pool's own timeout and abort guard: either kills the sandbox and rejects with a stable code.
@@ -491,6 +531,7 @@ function guarded(
     if (spec.settings) o.settings = spec.settings;
     if (text.argsJson !== undefined) o.argsJson = text.argsJson;
     if (text.argsParts !== undefined) o.argsParts = text.argsParts;
+    if (text.onSent !== undefined) o.onSent = text.onSent;
     inst.call(args, o).then(
       (v) => finish(() => resolve(v)),
       (e: unknown) => finish(() => reject(toTyError(e, 'E_SANDBOX_FAILED'))),

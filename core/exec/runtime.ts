@@ -63,7 +63,31 @@ export interface CallOptions {
    * top-level code, then `main`), so a time limit reached names it (core/exec/timeouts.ts).
    */
   onPhase?: (phase: CallPhase) => void;
+  /**
+   * Told once, right after the call message was handed to the transport (the tool may run from now on): the host
+   * starts the fsync of the call's intent record then, so it overlaps the tool's run (IntentRecord.begin).
+   */
+  onSent?: () => void;
 }
+
+/**
+ * The intent (`started`) audit record of a call the gate let through, as the gate's `execute` receives it. It is
+ * written (held by the OS: a host process killed from now on cannot lose it) before `execute` runs; `durable` settles
+ * once it is on disk (rejecting with E_STORE when it cannot be made durable). `begin()` starts that fsync now: called
+ * once the call's arguments are on their way to its sandbox, the fsync overlaps the tool's run. `alone`: the caller
+ * knows no other call is in flight on its host (a sequential caller), so the fsync may run on the calling thread,
+ * which has nothing else to do meanwhile; otherwise it runs beside that thread, shared with the other calls' records.
+ * Nothing the call does outside its sandbox (a capability request, a native tool's own code, a bridged server's call)
+ * and no answer may go ahead of `durable`. Hosts whose audit records are durable when written give a settled
+ * `durable`.
+ */
+export interface IntentRecord {
+  durable: Promise<void>;
+  begin(alone?: boolean): void;
+}
+
+/** An intent record that is durable already (no gate, or a sink without stages). */
+export const DURABLE_INTENT: IntentRecord = Object.freeze({ durable: Promise.resolve(), begin: () => {} });
 
 /** A live sandbox for one revision. */
 export interface SandboxInstance {
@@ -77,6 +101,12 @@ export interface SandboxInstance {
   call(args: unknown, opts: CallOptions): Promise<unknown>;
   /** Kill the sandbox (whole process tree / worker + frame). Idempotent. */
   destroy(reason: string): Promise<void>;
+  /**
+   * Optional: the memory the sandbox holds now against its memory limit, MiB (a Node sandbox: the private writable
+   * memory of its processes, what RLIMIT_DATA bounds), undefined when it cannot be told. The pool reads it once a
+   * sandbox has gone idle, never on a call's path.
+   */
+  memoryMb?(): number | undefined;
 }
 
 /** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker). */
@@ -256,10 +286,16 @@ export interface GateRequest {
  */
 export interface Gate {
   /**
-   * For invocations: run `execute` only if allowed; `signal` aborts a pending question. @throws TyError
-   * E_CAPABILITY_DENIED, E_HOOK_BLOCKED, E_PAUSED
+   * For invocations: run `execute` only if allowed, handing it the call's intent record (IntentRecord: what the call
+   * may do outside its sandbox waits for `durable`; `begin()` once its arguments are sent); the answer waits until the
+   * intent record is durable. `signal` aborts a pending question. @throws TyError E_CAPABILITY_DENIED, E_HOOK_BLOCKED,
+   * E_PAUSED, E_STORE
    */
-  run<T>(req: GateRequest, execute: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; feedback?: string[] }>;
+  run<T>(
+    req: GateRequest,
+    execute: (intent?: IntentRecord) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ value: T; feedback?: string[] }>;
   /** For capability uses: resolve if allowed. @throws TyError E_CAPABILITY_DENIED, E_PAUSED */
   authorize(req: GateRequest, signal?: AbortSignal): Promise<void>;
 }

@@ -86,6 +86,9 @@ import {
  *     network and worker constructors;
  *   - `eagerFetchClasses` (optional): capture Request/Response/Headers prototype methods now rather than on the
  *     first fetch (where loading them costs nothing: Deno's snapshot, browsers).
+ *   - `onBusy(busy)` (optional): told `true` when tool code starts running on the host's behalf (the module loading,
+ *     the first call in flight) and `false` when the last such work ended: an adapter keeps its periodic checks to
+ *     those times, so an idle sandbox wakes for nothing.
  * @returns {{ handle(msg): void, feed(text): void, line(text): void, log(level, text): void, describe(v): string,
  *   toolError(code, message, Ctor?): Error,
  *   toWireError(e): object, mediatedFetch: Function, loadState: string }} `handle` takes one parsed host->sandbox
@@ -684,6 +687,15 @@ export function createGuest(host) {
   // ---- message handling (null-prototype dispatch; unknown types fail closed) -----------------------------
   let toolFn;
   let loadState = 'none'; // none | loading | loaded | failed
+  // Work in progress for the host (the module's load, calls in flight): the adapter is told when it starts and ends.
+  let busyWith = 0;
+  const onBusy = typeof host.onBusy === 'function' ? host.onBusy : undefined;
+  const busy = () => {
+    if (busyWith++ === 0 && onBusy) onBusy(true);
+  };
+  const idle = () => {
+    if (--busyWith === 0 && onBusy) onBusy(false);
+  };
 
   const handlers = nullProto({
     async load(msg) {
@@ -697,6 +709,7 @@ export function createGuest(host) {
         return;
       }
       loadState = 'loading';
+      busy();
       try {
         let fn;
         if (msg.runtime === 'javascript') {
@@ -728,6 +741,8 @@ export function createGuest(host) {
         loadState = 'failed';
         reportDropped();
         send({ v: 1, type: 'loaded', ok: false, error: toWireError(e) });
+      } finally {
+        idle();
       }
     },
     async call(msg) {
@@ -748,6 +763,7 @@ export function createGuest(host) {
       };
       MapPrototypeSet(activeCalls, id, true);
       currentCall = id;
+      busy();
       let out;
       try {
         const value = await ReflectApply(toolFn, undefined, [msg.args, makeCtx(id, getSignal, msg.settings)]);
@@ -767,7 +783,11 @@ export function createGuest(host) {
       }
       // drops inside the last window are told now, before the result, not by a later log call that may never come
       reportDropped();
-      send(out);
+      try {
+        send(out);
+      } finally {
+        idle();
+      }
     },
     'cap-reply'(msg) {
       const p = MapPrototypeGet(pendingCaps, msg.id);

@@ -601,28 +601,37 @@ describe('PermissionGate: intent records', () => {
 });
 
 describe('PermissionGate: staged intent records', () => {
+  /** A sink that stages records; each record's fsync settles by hand, and `begin()` calls are counted. */
   const stagedSink = () => {
     const written: AuditRecord[] = [];
-    let settle!: { resolve: () => void; reject: (e: Error) => void };
+    const settles: { resolve: () => void; reject: (e: Error) => void }[] = [];
+    const begun: string[] = [];
     const sink = {
       append: async (r: AuditRecord) => void written.push(r),
       stage: async (r: AuditRecord) => {
         written.push(r);
-        return { durable: new Promise<void>((resolve, reject) => (settle = { resolve, reject })) };
+        let settle!: { resolve: () => void; reject: (e: Error) => void };
+        const durable = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+        settles.push(settle);
+        return { durable, begin: () => void begun.push(r.outcome) };
       },
     };
-    return { sink, written, settle: () => settle };
+    /** The fsync of the n-th staged record (0: the intent record). */
+    return { sink, written, begun, settle: (n = 0) => settles[n]! };
   };
-
-  it('a staged started record is written before the call runs; the answer waits until it is durable', async () => {
+  const gateOver = (sink: ReturnType<typeof stagedSink>['sink']) => {
     const store = new Store(new MemoryStoreBackend());
-    const { sink, written, settle } = stagedSink();
-    const gate = new PermissionGate({
+    return new PermissionGate({
       config: () => ({ policy: compilePolicy([]) }),
       audit: sink,
       pause: new PauseTracker(store),
       decisions: new StoreDecisions(store),
     });
+  };
+
+  it('a staged started record is written before the call runs; the answer waits until it is durable', async () => {
+    const { sink, written, settle } = stagedSink();
+    const gate = gateOver(sink);
     let ranWith: string[] = [];
     let answered = false;
     const p = gate
@@ -634,41 +643,79 @@ describe('PermissionGate: staged intent records', () => {
     await vi.waitFor(() => expect(ranWith).toEqual(['started']));
     await new Promise((r) => setTimeout(r, 20));
     expect(answered).toBe(false); // executed, not answered: the intent record is not durable yet
-    settle().resolve();
+    settle(0).resolve();
     expect(await p).toEqual({ value: 7 });
     expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']);
   });
 
-  it('without post-hooks the completion record is written while the intent record waits for its fsync (one commit can cover both)', async () => {
-    const store = new Store(new MemoryStoreBackend());
-    const { sink, written, settle } = stagedSink();
-    const gate = new PermissionGate({
-      config: () => ({ policy: compilePolicy([]) }),
-      audit: sink,
-      pause: new PauseTracker(store),
-      decisions: new StoreDecisions(store),
+  it('execute gets the intent record: it runs before the fsync, which it begins; the fsync then overlaps its run', async () => {
+    const { sink, begun, settle } = stagedSink();
+    const gate = gateOver(sink);
+    const steps: string[] = [];
+    const p = gate.run(toolReq(), async (intent) => {
+      steps.push('running');
+      expect(begun).toEqual([]); // nothing asked for the fsync before the call's arguments went out
+      intent!.begin(); // the arguments are on their way to the sandbox
+      intent!.begin(); // idempotent
+      expect(begun).toEqual(['started']);
+      void intent!.durable.then(() => steps.push('durable'));
+      await new Promise((r) => setTimeout(r, 5));
+      steps.push('tool done');
+      return 1;
     });
+    await vi.waitFor(() => expect(steps).toEqual(['running', 'tool done']));
+    settle(0).resolve();
+    expect(await p).toEqual({ value: 1 });
+    expect(steps).toEqual(['running', 'tool done', 'durable']);
+    expect(begun).toEqual(['started']); // the completion record's fsync is never asked for: it joins the next commit
+  });
+
+  it('an execute that never begins the fsync still gets it once it settles (the answer is not held by a timer)', async () => {
+    const { sink, begun, settle } = stagedSink();
+    const gate = gateOver(sink);
+    const p = gate.run(toolReq(), async () => 2);
+    await vi.waitFor(() => expect(begun).toEqual(['started']));
+    settle(0).resolve();
+    expect(await p).toEqual({ value: 2 });
+  });
+
+  it("the completion record is written before the answer, which does not wait for the completion's own fsync", async () => {
+    const { sink, written, settle } = stagedSink();
+    const gate = gateOver(sink);
     let answered = false;
     const p = gate.run(toolReq(), async () => 7).then((r) => ((answered = true), r));
     await vi.waitFor(() => expect(written.map((r) => r.outcome)).toEqual(['started', 'ok']));
     expect(answered).toBe(false); // both written; the answer still waits for the intent record's durability
-    settle().resolve();
+    settle(0).resolve();
     expect(await p).toEqual({ value: 7 });
+    // the completion record (staged second) is still waiting for a group commit: the answer did not wait for it
+    expect(settle(1)).toBeDefined();
   });
 
   it('a started record that cannot be made durable fails the call with E_STORE (no answer on an unsynced record)', async () => {
-    const store = new Store(new MemoryStoreBackend());
     const { sink, settle } = stagedSink();
-    const gate = new PermissionGate({
-      config: () => ({ policy: compilePolicy([]) }),
-      audit: sink,
-      pause: new PauseTracker(store),
-      decisions: new StoreDecisions(store),
-    });
+    const gate = gateOver(sink);
     const p = gate.run(toolReq(), async () => 7);
-    await vi.waitFor(() => expect(settle()).toBeDefined());
-    settle().reject(new Error('EIO'));
+    await vi.waitFor(() => expect(settle(0)).toBeDefined());
+    settle(0).reject(new Error('EIO'));
     expect((await rejection(p)).code).toBe('E_STORE');
+  });
+
+  it('a failing call waits for its durable intent record too, and its completion records the error code', async () => {
+    const { sink, written, settle } = stagedSink();
+    const gate = gateOver(sink);
+    let settled = false;
+    const p = rejection(
+      gate.run(toolReq(), async () => {
+        throw new TyError('E_TOOL_FAILED', 'boom');
+      }),
+    ).then((e) => ((settled = true), e));
+    await vi.waitFor(() => expect(written.map((r) => r.outcome)).toEqual(['started', 'error']));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false);
+    settle(0).resolve();
+    expect((await p).code).toBe('E_TOOL_FAILED');
+    expect(written[1]!.code).toBe('E_TOOL_FAILED');
   });
 });
 

@@ -1,7 +1,7 @@
 // The gate every invocation and capability use passes: permissions, asking, hooks, audit, pause; core, trusted side.
 import { TyError, toTyError } from '../errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
-import type { Gate, GateRequest, Question } from '../exec/runtime.js';
+import type { Gate, GateRequest, IntentRecord, Question } from '../exec/runtime.js';
 import { describeChannels, type Asker, type AskOutcome } from '../ask/router.js';
 import {
   decide,
@@ -76,6 +76,8 @@ export const PREVIEW_LINES = 6;
 /** Characters of a preview kept after withholding secret values (each line is then cut at 600 on display). */
 const MAX_PREVIEW_CHARS = 64 * 1024;
 const MAX_HOOK_RESULT = 256 * 1024;
+/** A record that is durable once written (an `append`). */
+const DURABLE: IntentRecord = Object.freeze({ durable: Promise.resolve(), begin: () => {} });
 /** Codes whose message carries text the host did not write: a tool's own (E_TOOL_FAILED), an MCP server's (E_MCP). */
 const FOREIGN_TEXT_CODES: ReadonlySet<string> = new Set(['E_TOOL_FAILED', 'E_MCP']);
 
@@ -85,9 +87,11 @@ const FOREIGN_TEXT_CODES: ReadonlySet<string> = new Set(['E_TOOL_FAILED', 'E_MCP
  * `preapproved` rule counts as an allow below every settings rule and never beats deny or alwaysAsk) -> when it says
  * ask: permissionRequest hooks (may allow or deny; never allow an alwaysAsk) -> ask a person (no answer is
  * a refusal naming the --allow rule) -> [run only] preToolUse hooks (exit 0 allows, 2 blocks E_HOOK_BLOCKED,
- * anything else E_HOOK_FAILED, fail closed) -> `started` audit record (durable) -> execute -> postToolUse hooks (output
- * appended as feedback,
- * cannot block or replace) -> audit record. Every refusal counts toward the tool's pause.
+ * anything else E_HOOK_FAILED, fail closed) -> `started` audit record, written, handed to `execute` as its
+ * IntentRecord (its fsync begun once the call is sent, overlapping the tool's run) -> execute -> the intent record
+ * durable -> postToolUse hooks (output appended as feedback, cannot block or replace) -> completion record, written
+ * (its fsync joins the next group commit); the answer waits for the durable intent record. Every refusal counts toward
+ * the tool's pause.
  */
 export class PermissionGate implements Gate {
   readonly #d: GateDeps;
@@ -140,7 +144,7 @@ export class PermissionGate implements Gate {
 
   async run<T>(
     req: GateRequest,
-    execute: () => Promise<T>,
+    execute: (intent?: IntentRecord) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<{ value: T; feedback?: string[] }> {
     const t0 = this.#clock();
@@ -180,38 +184,44 @@ export class PermissionGate implements Gate {
       throw err;
     }
 
-    // The intent record is written before anything runs (a host killed mid-call still leaves it) and on disk
-    // (fsync) before the call's answer, its sync overlapping the call where the sink stages records; the
-    // completion record with the same `call` follows, durable before the answer too. Intent record not
-    // written: the call does not run (E_STORE); either one not durable: the call fails with E_STORE.
-    // Without post-hooks the completion record is written while the intent record may still wait for its fsync,
-    // so one fsync (group commit, node/store/append.ts) makes both durable; the answer waits for both either way.
+    // The intent record is written before anything runs (a host killed mid-call still leaves it); its fsync begins
+    // when `execute` says the call's arguments are on their way (IntentRecord.begin: the fsync overlaps the tool's
+    // run), else once `execute` settles. What the call does outside its sandbox waits for it to be durable (the
+    // Invoker holds capability requests, native code and bridged calls until then), and so does the answer. Intent
+    // record not written: the call does not run (E_STORE); not durable: the call fails with E_STORE.
+    // The completion record with the same `call` is written (held by the OS) before the answer; its fsync joins the
+    // next group commit (node/store/append.ts: the next call's intent record, or its own within STAGED_SYNC_MS).
     const call = this.#d.newId?.() ?? globalThis.crypto.randomUUID();
-    const started = (await this.#audit(req, v, t0, 'started', undefined, call, true)).durable;
+    const intent = await this.#audit(req, v, t0, 'started', undefined, call, true);
     const post = this.#hooksFor(cfg, 'postToolUse', req).length > 0;
     let value: T;
     try {
-      value = await execute();
+      value = await execute(intent);
     } catch (e) {
       const te = toTyError(e);
       if (post) {
-        await started;
+        intent.begin();
+        await intent.durable;
         // they observe failures too; feedback has nowhere to go
         await this.#postHooks(cfg, req, { outcome: 'error', code: te.code });
       }
-      await this.#completion(req, v, t0, 'error', te.code, call, started);
+      await this.#completion(req, v, t0, 'error', te.code, call, intent);
       throw this.#withholdError(e, te);
     }
     let feedback: string[] = [];
     if (post) {
-      await started;
+      intent.begin();
+      await intent.durable;
       feedback = await this.#postHooks(cfg, req, { outcome: 'ok', result: value });
     }
-    await this.#completion(req, v, t0, 'ok', undefined, call, started);
+    await this.#completion(req, v, t0, 'ok', undefined, call, intent);
     return feedback.length ? { value, feedback } : { value };
   }
 
-  /** Write the completion record and wait until it and the intent record (`started`) are durable; E_STORE otherwise. */
+  /**
+   * Write the completion record (staged where the sink stages records: its fsync joins the next group commit), then
+   * wait until the intent record is durable; E_STORE when either fails.
+   */
   async #completion(
     req: GateRequest,
     v: Verdict,
@@ -219,14 +229,14 @@ export class PermissionGate implements Gate {
     outcome: AuditRecord['outcome'],
     code: ErrorCode | undefined,
     call: string,
-    started: Promise<void>,
+    intent: IntentRecord,
   ): Promise<void> {
-    const done = this.#audit(req, v, t0, outcome, code, call);
     try {
-      await done;
+      await this.#audit(req, v, t0, outcome, code, call, true);
     } finally {
       // an intent record that cannot be made durable fails the call (E_STORE), whatever the completion did
-      await started;
+      intent.begin();
+      await intent.durable;
     }
   }
 
@@ -321,7 +331,8 @@ export class PermissionGate implements Gate {
 
   /**
    * Write one audit record; durable when this resolves, except with `staged` on a sink that stages records: then
-   * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk.
+   * it resolves once the record is written, and `durable` settles (rejecting with E_STORE) once it is on disk, its
+   * fsync started by `begin()` or by the sink's next group commit.
    */
   async #audit(
     req: GateRequest,
@@ -331,7 +342,7 @@ export class PermissionGate implements Gate {
     code?: ErrorCode,
     call?: string,
     staged = false,
-  ): Promise<{ durable: Promise<void> }> {
+  ): Promise<IntentRecord> {
     const rec: AuditRecord = {
       v: 1,
       time: new Date(this.#clock()).toISOString(),
@@ -366,17 +377,29 @@ export class PermissionGate implements Gate {
       );
     try {
       if (staged && this.#d.audit.stage) {
-        const durable = (await this.#d.audit.stage(rec)).durable.catch((e: unknown) => {
+        const s = await this.#d.audit.stage(rec);
+        const durable = s.durable.catch((e: unknown) => {
           throw failed(e);
         });
         durable.catch(() => {}); // awaited by the caller later; never an unhandled rejection meanwhile
-        return { durable };
+        // a sink that can start the fsync on request (node/store/append.ts StagedLine.begin)
+        const start = (s as { begin?: unknown }).begin;
+        let begun = false;
+        const begin =
+          typeof start === 'function'
+            ? (alone?: boolean) => {
+                if (begun) return;
+                begun = true;
+                (start as (alone?: boolean) => void).call(s, alone === true);
+              }
+            : () => {};
+        return { durable, begin };
       }
       await this.#d.audit.append(rec);
     } catch (e) {
       throw failed(e);
     }
-    return { durable: Promise.resolve() };
+    return DURABLE;
   }
 
   async #remembered(req: GateRequest): Promise<StoredDecision[]> {

@@ -146,6 +146,27 @@ export const STORE_CONTRACT: StoreContractCase[] = [
     },
   },
   {
+    name: 'a generation, where the backend has one, moves with every record written or deleted, never with objects or tool storage',
+    async run(b) {
+      if (!b.generation) return;
+      const g0 = b.generation();
+      await b.put('pause', 'gen-a', bytes('{}'));
+      const g1 = b.generation();
+      if (g1 === undefined || g1 === g0) fail('a put did not move the generation');
+      await b.delete('pause', 'gen-a');
+      const g2 = b.generation();
+      if (g2 === undefined || g2 === g1) fail('a delete did not move the generation');
+      await new Store(b).putObject(bytes('{"gen":1}'));
+      await b.put('tool-storage', 'gen-c', bytes('1'));
+      eq(b.generation(), g2, 'generation after an object and tool storage were written');
+      const store = new Store(b);
+      await store.putJson('decisions', 'gen-b', { n: 1 });
+      eq(await store.getJsonFresh('decisions', 'gen-b'), { n: 1 }, 'first read');
+      await new Store(b).putJson('decisions', 'gen-b', { n: 2 });
+      eq(await store.getJsonFresh('decisions', 'gen-b'), { n: 2 }, 'after another Store wrote it');
+    },
+  },
+  {
     name: 'values survive large sizes byte for byte (1 MiB of every byte value)',
     async run(b) {
       const big = new Uint8Array(1024 * 1024);

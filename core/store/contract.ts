@@ -39,10 +39,37 @@ export interface StoreBackend {
    * {@link Store.getJsonFresh} keep records in memory without missing another process's change.
    */
   stamp?(ns: string, key: string): string | undefined;
+  /**
+   * Optional: a cheap synchronous stamp of every mutable record at once (every namespace but UNGENERATED_NAMESPACES):
+   * any process that writes or deletes such a record changes it after its change (a generation counter), so an
+   * unchanged generation vouches for every record read before it was taken; undefined when the host cannot vouch.
+   * Lets {@link Store.getJsonFresh} answer from memory after one check of the whole store instead of one per record.
+   */
+  generation?(): string | undefined;
 }
+
+/**
+ * Namespaces whose writes do not move a backend's generation: content-addressed ones (`objects`, `tasks`: an entry
+ * never changes) and tool storage (written by tools on their calls, never kept in memory by getJsonFresh).
+ */
+export const UNGENERATED_NAMESPACES: ReadonlySet<string> = new Set(['objects', 'tasks', 'tool-storage']);
 
 /** Most records {@link Store.getJsonFresh} keeps in memory per Store. */
 const FRESH_MAX = 512;
+/**
+ * Longest an unchanged generation alone vouches for a record kept in memory, ms; after it the record's own stamp is
+ * checked (or the record read). Bounds how long a change stays unseen when its writer could not change the
+ * generation after it (a process killed between the two steps, a writer that predates generations).
+ */
+export const GENERATION_VOUCH_MS = 1000;
+
+/** A record kept in memory: its entry stamp and the generation it was last checked under, and when (ms). */
+interface FreshEntry {
+  stamp: string | undefined;
+  value: unknown;
+  gen: string | undefined;
+  at: number;
+}
 
 function deepFreeze<T>(v: T): T {
   if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
@@ -70,7 +97,7 @@ const enc = new TextEncoder();
  * (E_INTEGRITY on mismatch), JSON records, JSON Lines logs.
  */
 export class Store {
-  readonly #fresh = new Map<string, { stamp: string; value: unknown }>();
+  readonly #fresh = new Map<string, FreshEntry>();
   constructor(readonly backend: StoreBackend) {}
 
   /**
@@ -120,35 +147,65 @@ export class Store {
   }
 
   /**
-   * getJson for records read on every call (pause state, permanent decisions): kept in memory (deep-frozen: never
-   * mutate it) while the backend's {@link StoreBackend.stamp} of the entry is unchanged, so a write by any process
-   * is seen at the next read; a backend without stamps (or one that cannot vouch for an entry) is read every time.
+   * getJson for records read on every call (bindings, pause state, permanent decisions): kept in memory (deep-frozen:
+   * never mutate it), absence included, and answered from there while the backend vouches that nothing changed:
+   * its {@link StoreBackend.generation} is the one the record was checked under (one check of the whole store per call,
+   * for at most GENERATION_VOUCH_MS), else the entry's own {@link StoreBackend.stamp} is unchanged. A write by any
+   * process is seen at the next read; a backend with neither (or an entry neither vouches for) is read every time.
    */
   async getJsonFresh<T>(ns: string, key: string): Promise<T | undefined> {
-    const stamp = this.backend.stamp?.(ns, key);
+    // the generation is taken first: a change made after it changes the generation again
+    const gen = UNGENERATED_NAMESPACES.has(ns) ? undefined : this.backend.generation?.();
     const id = `${ns}/${key}`;
-    if (stamp === undefined) {
+    const hit = this.#fresh.get(id);
+    const now = Date.now();
+    if (hit !== undefined && gen !== undefined && hit.gen === gen && now - hit.at < GENERATION_VOUCH_MS)
+      return hit.value as T;
+    const stamp = this.backend.stamp?.(ns, key);
+    if (hit !== undefined && stamp !== undefined && hit.stamp === stamp) {
+      hit.gen = gen;
+      hit.at = now;
+      return hit.value as T;
+    }
+    if (stamp === 'absent') {
+      this.#remember(id, { stamp, value: undefined, gen, at: now });
+      return undefined;
+    }
+    if (stamp === undefined && gen === undefined) {
       this.#fresh.delete(id);
       return this.getJson<T>(ns, key);
     }
-    if (stamp === 'absent') {
-      this.#fresh.delete(id);
-      return undefined;
-    }
-    const hit = this.#fresh.get(id);
-    if (hit !== undefined && hit.stamp === stamp) return hit.value as T;
     const value = deepFreeze(await this.getJson<T>(ns, key));
-    // kept only when nothing changed while it was read
-    if (value !== undefined && this.backend.stamp?.(ns, key) === stamp) {
-      this.#fresh.delete(id);
-      if (this.#fresh.size >= FRESH_MAX) this.#fresh.delete(this.#fresh.keys().next().value as string);
-      this.#fresh.set(id, { stamp, value });
-    }
+    // kept only when nothing changed while it was read (the entry's stamp, and the generation where there is one)
+    if (this.backend.stamp?.(ns, key) === stamp && (gen === undefined || this.backend.generation?.() === gen))
+      this.#remember(id, { stamp: value === undefined ? 'absent' : stamp, value, gen, at: now });
+    else this.#fresh.delete(id);
     return value;
   }
 
+  #remember(id: string, e: FreshEntry): void {
+    this.#fresh.delete(id);
+    if (this.#fresh.size >= FRESH_MAX) this.#fresh.delete(this.#fresh.keys().next().value as string);
+    this.#fresh.set(id, e);
+  }
+
   async putJson(ns: string, key: string, value: unknown): Promise<void> {
-    await this.backend.put(ns, key, enc.encode(JSON.stringify(value)));
+    this.#fresh.delete(`${ns}/${key}`);
+    try {
+      await this.backend.put(ns, key, enc.encode(JSON.stringify(value)));
+    } finally {
+      this.#fresh.delete(`${ns}/${key}`);
+    }
+  }
+
+  /** Delete a record (absent is not an error); a copy kept in memory by getJsonFresh is dropped. */
+  async deleteKey(ns: string, key: string): Promise<void> {
+    this.#fresh.delete(`${ns}/${key}`);
+    try {
+      await this.backend.delete(ns, key);
+    } finally {
+      this.#fresh.delete(`${ns}/${key}`);
+    }
   }
 
   /** Read-modify-write under the lock `ns/key`. Returning undefined deletes the record. */
@@ -159,7 +216,7 @@ export class Store {
   ): Promise<T | undefined> {
     return this.backend.withLock(`${ns}.${key}`, async () => {
       const next = await fn(await this.getJson<T>(ns, key));
-      if (next === undefined) await this.backend.delete(ns, key);
+      if (next === undefined) await this.deleteKey(ns, key);
       else await this.putJson(ns, key, next);
       return next;
     });

@@ -1,11 +1,17 @@
 // In-memory StoreBackend (tests, ephemeral sessions, embedders); core, trusted side.
-import { checkKey, type StoreBackend } from './contract.js';
+import { UNGENERATED_NAMESPACES, checkKey, type StoreBackend } from './contract.js';
 
 /** A StoreBackend kept in memory; locks are in-process only. */
 export class MemoryStoreBackend implements StoreBackend {
   readonly #data = new Map<string, Map<string, Uint8Array>>();
   readonly #logs = new Map<string, string[]>();
   readonly #locks = new Map<string, Promise<unknown>>();
+  #generation = 0;
+
+  /** See StoreBackend.generation: a counter every put or delete outside UNGENERATED_NAMESPACES moves. */
+  generation(): string {
+    return String(this.#generation);
+  }
 
   async get(ns: string, key: string): Promise<Uint8Array | undefined> {
     checkKey(ns, key);
@@ -17,10 +23,12 @@ export class MemoryStoreBackend implements StoreBackend {
     let m = this.#data.get(ns);
     if (!m) this.#data.set(ns, (m = new Map()));
     m.set(key, bytes.slice());
+    if (!UNGENERATED_NAMESPACES.has(ns)) this.#generation++;
   }
   async delete(ns: string, key: string): Promise<void> {
     checkKey(ns, key);
     this.#data.get(ns)?.delete(key);
+    if (!UNGENERATED_NAMESPACES.has(ns)) this.#generation++;
   }
   async list(ns: string): Promise<string[]> {
     checkKey(ns);

@@ -8,6 +8,7 @@ import { Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions } from '../..
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type Gate } from '../../core/exec/runtime.js';
 import { FileStoreBackend } from '../store/file-store.js';
+import { settleAppenders } from '../store/append.js';
 import { ensurePrivateDir, tycliPaths, type TycliPaths } from '../store/paths.js';
 import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
@@ -20,7 +21,7 @@ import { withholdTokens } from '../../core/capabilities/withhold.js';
 import type { LoadedSettings } from '../settings/load.js';
 import { python3OnPath, pythonToolManifest } from '../python/native-tool.js';
 import { PROBE_CACHE_FILE, buildPool, type HostPool } from './pool.js';
-import { memoryBudget, queueBound, type NodeHostOptions } from './options.js';
+import { idleBound, memoryBudget, queueBound, type NodeHostOptions } from './options.js';
 import { wireGateAndCapabilities, type Wiring } from './wiring.js';
 import { pythonNative } from './builtin-python.js';
 
@@ -65,6 +66,7 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     settings: host.toolSettings,
     principal: opts.principal ?? 'cli:user',
     maxQueuedCalls: queueBound(opts),
+    byteLength: utf8Bytes,
     refusals: host.refusals,
   };
   await offerPython(host);
@@ -120,7 +122,16 @@ class HostAssembly {
    * @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
    */
   settings(): Promise<LoadedSettings> {
-    this.#settings ??= (async () => {
+    this.#settings ??= this.loadSettings();
+    return this.#settings;
+  }
+
+  /**
+   * Load the settings files merged with the flags now (a reload: the gate of a long-lived host follows edits), each
+   * warning written to stderr as at start. @throws TyError E_INVALID_SETTINGS, E_USAGE (a bad flag rule)
+   */
+  loadSettings(): Promise<LoadedSettings> {
+    return (async () => {
       const { loadSettings } = await import('../settings/load.js');
       const g = this.opts.globals ?? {};
       const loaded = await loadSettings({
@@ -135,7 +146,6 @@ class HostAssembly {
       }
       return loaded;
     })();
-    return this.#settings;
   }
 
   /** opts.asker, else the terminal, desktop dialog and waiting-question store (node/ask/channels.ts), made once. */
@@ -219,6 +229,7 @@ async function startRuntimes(
           backend: host.backend,
           registry: host.registry,
           settings: await host.settings(),
+          reloadSettings: () => host.loadSettings(),
           asker: await host.asker(),
           toolSettings: host.toolSettings,
         });
@@ -263,7 +274,7 @@ async function openPool(host: HostAssembly, wiring: boolean): Promise<HostPool> 
   const { opts } = host;
   const posture = opts.globals?.sandbox ?? (wiring ? (await host.settings()).sandbox : undefined) ?? 'auto';
   const probeCache = join(host.paths.state, PROBE_CACHE_FILE);
-  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts));
+  const pool = await buildPool(opts, posture, host.store, probeCache, memoryBudget(opts), idleBound(opts));
   await prestartSandbox(host, pool);
   return pool;
 }
@@ -317,7 +328,13 @@ function mcpExternal(
   };
 }
 
-/** Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only. */
+/** Node's native UTF-8 byte count (the argument and result caps' measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Step 4: the NodeHost over the assembled parts; close() runs every closer at once, the first time only, then makes
+ * the audit records still waiting for their group commit (the last calls' completion records) durable.
+ */
 function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): NodeHost {
   let closed = false;
   return {
@@ -333,6 +350,7 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
       if (closed) return;
       closed = true;
       await Promise.allSettled([...host.closers.map((c) => c()), host.refusals.flush()]);
+      await settleAppenders();
     },
   };
 }

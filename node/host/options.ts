@@ -96,7 +96,10 @@ export interface NodeHostOptions {
   memoryBudgetMb?: number;
   /** Most retained sandboxes at once (core/exec/pool.ts, default 16: the least recently used idle one goes first). */
   maxRetained?: number;
-  /** A retained sandbox idle this long is destroyed, ms (core/exec/pool.ts, default 600 000; 0: never). */
+  /**
+   * A retained sandbox idle this long is destroyed, ms (core/exec/pool.ts, default 600 000; 0: never). Default:
+   * $TYCLI_IDLE_MS, else the pool's default.
+   */
   idleMs?: number;
   /**
    * Start the sandbox process of `tool` (NAME or NAME@REV; `timeoutMs` the call's --timeout) while the host is still
@@ -134,6 +137,15 @@ function boundFrom(
  */
 export const memoryBudget = (opts: NodeHostOptions): number =>
   boundFrom(opts, opts.memoryBudgetMb, 'TYCLI_MEMORY_BUDGET_MB', DEFAULT_MEMORY_BUDGET_MB, ' (MiB)');
+
+/**
+ * How long a retained sandbox may sit idle before the pool destroys it, ms: the option, else $TYCLI_IDLE_MS (a
+ * long-lived `tycli serve` or `mcp serve` set by its operator), else undefined: the pool's default
+ * (core/exec/pool.ts DEFAULT_IDLE_MS, 10 minutes). @throws TyError E_USAGE
+ */
+export const idleBound = (opts: NodeHostOptions): number | undefined =>
+  opts.idleMs ??
+  ((opts.env ?? process.env).TYCLI_IDLE_MS ? boundFrom(opts, undefined, 'TYCLI_IDLE_MS', 0, ' (ms)') : undefined);
 
 /** The host's admission bound: the option, else $TYCLI_MAX_QUEUED_CALLS, else the default. @throws TyError E_USAGE */
 export const queueBound = (opts: NodeHostOptions): number =>

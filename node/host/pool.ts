@@ -87,7 +87,8 @@ export interface HostPool extends PoolLike {
 
 /**
  * The retained per-revision pool (core/exec/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on
- * first use; `memoryBudgetMb` bounds its retained sandboxes (MiB).
+ * first use; `memoryBudgetMb` bounds its retained sandboxes (MiB), `idleMs` how long one may sit idle (default the
+ * pool's).
  */
 export async function buildPool(
   opts: NodeHostOptions,
@@ -95,6 +96,7 @@ export async function buildPool(
   store: Store,
   probeCache: string,
   memoryBudgetMb: number,
+  idleMs?: number,
 ): Promise<HostPool> {
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
@@ -168,7 +170,7 @@ export async function buildPool(
     runtime: runtimeFor,
     memoryBudgetMb,
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
-    ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
+    ...(idleMs !== undefined ? { idleMs } : {}),
     memoryOf: (spec) => {
       const n = needs(spec);
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
@@ -179,6 +181,7 @@ export async function buildPool(
       const po: PoolCallOptions = { onCapability: o.onCapability, signal: o.signal, disposable: o.disposable ?? false };
       if (o.argsJson !== undefined) po.argsJson = o.argsJson;
       if (o.argsParts !== undefined) po.argsParts = o.argsParts;
+      if (o.onSent !== undefined) po.onSent = o.onSent;
       return pool.call(spec, args, po);
     },
     prestart: (spec) => {

@@ -21,6 +21,8 @@ export interface WiringInputs {
   backend: FileStoreBackend;
   registry: HostToolRegistry;
   settings: LoadedSettings;
+  /** Loads the settings again (the gate follows edits of the settings files). */
+  reloadSettings?: () => Promise<LoadedSettings>;
   asker: Asker;
   toolSettings: ToolSettings;
 }
@@ -62,7 +64,16 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
   const withheld = await knownSecretValues(secretsFile);
   // An injected gate is used by the capabilities too, so one session's decisions cover both.
   const gate =
-    opts.gate ?? createNodeGate({ store, settings, asker, withheld, cwd, ...(opts.env ? { env: opts.env } : {}) });
+    opts.gate ??
+    createNodeGate({
+      store,
+      settings,
+      asker,
+      withheld,
+      cwd,
+      ...(opts.env ? { env: opts.env } : {}),
+      ...(inputs.reloadSettings ? { reload: inputs.reloadSettings } : {}),
+    });
   // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's
   // decision, so no question.
   const broker = new SecretBroker(new SecretGrants(store), secretsFile, { audit: new StoreAuditLog(store) });

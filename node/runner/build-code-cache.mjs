@@ -97,11 +97,22 @@ if (process.argv[2] === '--child') {
   // The runner in this process, compiled without a cache; the cache is written when the runner exits (input ended).
   const compiled = entry.compileRunner(false);
   const tmp = `${entry.CACHE}.${process.pid}.tmp`;
-  process.on('exit', () => {
+  let written = false;
+  const writeCache = () => {
+    if (written) return;
+    written = true;
     writeFileSync(tmp, entry.cacheFileBytes(compiled), { mode: 0o644 });
     chmodSync(tmp, 0o644); // readable by a root CLI's sandbox uids whatever the umask, like the runner files
     renameSync(tmp, entry.CACHE);
-  });
+  };
+  process.on('exit', writeCache);
+  // The runner ends through the process.reallyExit it captures as it loads (no 'exit' event): that binding is this
+  // wrapper, which writes the cache first.
+  const reallyExit = process.reallyExit;
+  process.reallyExit = (code) => {
+    writeCache();
+    reallyExit.call(process, code);
+  };
   compiled.script.runInThisContext()(createRequire(entry.RUNNER), dirname(entry.RUNNER), (url) => import(url));
 } else if (process.argv[2] === '--check') {
   process.stdout.write(entry.compileRunner().cacheUsed ? 'used' : 'unused');

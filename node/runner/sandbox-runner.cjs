@@ -44,8 +44,10 @@ const realStdout = () => ReflectApply(stdoutDesc.get, proc, []);
 let fallback; // set only if fd 1 ever reports EAGAIN (a non-blocking pipe): then Node's stream, which queues
 // ---- channel watch: tool code that closes or replaces fd 0 / fd 1 ends the sandbox (stderr mark, SIGKILL) ---------
 // Under bubblewrap the wrapper's own processes hold copies of the channel, so the host would never see it close; the
-// runner checks fd 1's identity before each write (where protocol data goes) and both descriptors' every
-// CHANNEL_CHECK_MS (unreferenced timer).
+// runner checks fd 1's identity before each write (where protocol data goes), both descriptors' as a message arrives
+// at an idle sandbox (tool code may have run since: a timer it left), and both every CHANNEL_CHECK_MS while tool code
+// works for the host (its module loading, a call in flight: the guest's onBusy). An idle sandbox runs no timer: it
+// wakes up only for the host's next message.
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
 const rawKill = FunctionPrototypeBind(proc._kill, proc); // process.kill's binding, before the stubs below replace both
@@ -76,8 +78,29 @@ function checkChannel() {
 function checkOutput() {
   if (fdIdentity(1) !== channelIds[1]) channelLost();
 }
-const watchTimer = setInterval(checkChannel, CHANNEL_CHECK_MS);
-if (watchTimer && typeof watchTimer.unref === 'function') watchTimer.unref();
+const setIntervalFn = setInterval;
+const clearIntervalFn = clearInterval;
+// Timeout's own unref, captured before tool code runs (the watch is armed again after tool code has loaded)
+const unrefProbe = setTimeout(() => {}, 0);
+const timeoutUnref = unrefProbe.unref;
+clearTimeout(unrefProbe);
+let busyNow = false;
+let watchTimer;
+/** The periodic check: armed when work starts, it stops itself at its first tick with no work (no timer per call). */
+function watchTick() {
+  checkChannel();
+  if (!busyNow) {
+    clearIntervalFn(watchTimer);
+    watchTimer = undefined;
+  }
+}
+function onBusy(busy) {
+  busyNow = busy;
+  if (busy && watchTimer === undefined) {
+    watchTimer = setIntervalFn(watchTick, CHANNEL_CHECK_MS);
+    if (typeof timeoutUnref === 'function') ReflectApply(timeoutUnref, watchTimer, []);
+  }
+}
 function writeLine(line) {
   checkOutput();
   if (fallback !== undefined) return void fallback(line);
@@ -129,6 +152,7 @@ ReflectDefineProperty(proc, 'stdout', {
 
 const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
+  onBusy,
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   // Proxy detection without running traps.
   isProxy: require('node:util').types.isProxy,
@@ -210,6 +234,8 @@ function noteInput(n) {
 /** `reused`: `chunk` is overwritten by the next read (the thread-pool buffer), so a partial line is copied out. */
 function onBytes(chunk, reused) {
   noteInput(chunk.length);
+  // a message to an idle sandbox: the channel as tool code may have left it meanwhile (while busy, the watch checks)
+  if (!busyNow) checkChannel();
   let start = 0;
   let nl;
   while ((nl = BufferIndexOf(chunk, 10, start)) !== -1) {

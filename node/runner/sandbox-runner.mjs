@@ -75,9 +75,11 @@ function writeLine(line) {
   }
 }
 // Channel watch: tool code that closes stdout ends the sandbox (stderr mark, exit CHANNEL_LOST), checked with an empty
-// write every
-// CHANNEL_CHECK_MS (unreferenced timer): under bubblewrap the wrapper holds copies of the channel, so the host would
-// not see it close. Without permissions Deno cannot open a file that could take the closed descriptor's place.
+// write as a message arrives at an idle sandbox (tool code may have run since: a timer it left) and every
+// CHANNEL_CHECK_MS while tool code works for the host (its module loading, a call in flight: the guest's onBusy; an
+// unreferenced timer that stops at its first tick with no work, so an idle sandbox wakes for nothing): under bubblewrap
+// the wrapper holds copies of the channel, so the host would not see it close. Without permissions Deno cannot open a
+// file that could take the closed descriptor's place.
 const CHANNEL_LOST = 86;
 const CHANNEL_LOST_MARK = 'tysandbox: the sandbox channel was closed or replaced';
 const CHANNEL_CHECK_MS = 200;
@@ -96,11 +98,36 @@ const checkChannel = () => {
   }
 };
 // Deno 2's global setInterval returns a Node-style Timeout: its first use loads Deno's Node timers, about 10-15 ms of
-// CPU (40-70 ms of wall time on a loaded machine) before `ready`. core.createSystemInterval is the unreferenced
-// interval Deno's own modules use, without that load; the global is the fallback for a Deno without it.
-if (core && typeof core.createSystemInterval === 'function')
-  ReflectApply(core.createSystemInterval, core, [checkChannel, CHANNEL_CHECK_MS]);
-else G.Deno.unrefTimer(setInterval(checkChannel, CHANNEL_CHECK_MS));
+// CPU (40-70 ms of wall time on a loaded machine). core.createSystemInterval is the unreferenced interval Deno's own
+// modules use, without that load (cancelled with core.cancelTimer); the globals are the fallback for a Deno without
+// them. All captured now, before tool code runs.
+const systemInterval =
+  core && typeof core.createSystemInterval === 'function' && typeof core.cancelTimer === 'function'
+    ? {
+        start: FunctionPrototypeBind(core.createSystemInterval, core),
+        stop: FunctionPrototypeBind(core.cancelTimer, core),
+      }
+    : undefined;
+const setIntervalFn = G.setInterval;
+const clearIntervalFn = G.clearInterval;
+const unrefTimerFn = FunctionPrototypeBind(G.Deno.unrefTimer, G.Deno);
+let busyNow = false;
+let watchTimer;
+/** The periodic check: armed when work starts, it stops itself at its first tick with no work (no timer per call). */
+function watchTick() {
+  checkChannel();
+  if (busyNow || watchTimer === undefined) return;
+  const t = watchTimer;
+  watchTimer = undefined;
+  if (systemInterval) systemInterval.stop(t);
+  else clearIntervalFn(t);
+}
+function onBusy(busy) {
+  busyNow = busy;
+  if (!busy || watchTimer !== undefined) return;
+  if (systemInterval) watchTimer = systemInterval.start(watchTick, CHANNEL_CHECK_MS);
+  else unrefTimerFn((watchTimer = setIntervalFn(watchTick, CHANNEL_CHECK_MS)));
+}
 // Guest writes to stdout become log lines instead of corrupting the protocol stream.
 ReflectDefineProperty(out, 'writeSync', {
   value: (b) => {
@@ -133,6 +160,7 @@ let python;
 
 const guest = createGuest({
   send: (msg) => writeLine(JSONStringify(msg) + '\n'),
+  onBusy,
   importSource: (source) => importModule('data:text/javascript;charset=utf-8,' + encodeURIComponentFn(source)),
   ...(isProxy ? { isProxy } : {}),
   // Deno 2 loads its fetch classes on first access of lazy global getters, like Node (about 7-10 ms of CPU at start-up
@@ -207,6 +235,8 @@ let parts = [];
 let partsLen = 0;
 /** `chunk` is a view of the read buffer, overwritten by the next read: a partial line is copied out. */
 function onBytes(chunk) {
+  // a message to an idle sandbox: the channel as tool code may have left it meanwhile (while busy, the watch checks)
+  if (!busyNow) checkChannel();
   const len = TypedArrayPrototypeGetLength(chunk);
   let start = 0;
   let nl;

@@ -42,6 +42,7 @@ import {
   nodeRunnerV8Flags,
 } from './engines.js';
 import { forgetGroup, killGroup, trackGroup } from '../process/groups.js';
+import { treeDataMb } from '../process/memory.js';
 export {
   packageRoot,
   runnerPath,
@@ -138,6 +139,8 @@ const OOM_RE =
   /heap out of memory|Reached heap limit|Fatal JavaScript out of memory|Fatal process out of memory|Allocation failed/i;
 
 let swept = false;
+/** Node's native UTF-8 byte count (the result cap's measure). */
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 /** A sandbox process started ahead of its call (NodeSandboxRuntime.prestart): the unwrapped command line it runs. */
 interface Spare {
@@ -218,6 +221,7 @@ export class NodeSandboxInstance implements SandboxInstance {
       {
         ...(onLog ? { onLog: (level, text) => onLog(revision, level, text) } : {}),
         onClosed: () => this.#kill(),
+        byteLength: utf8Bytes,
       },
     );
     // stdout: NDJSON, one message per line, each line capped (E_OUTPUT_LIMIT, sandbox killed; never truncated).
@@ -328,6 +332,16 @@ export class NodeSandboxInstance implements SandboxInstance {
   /** Wait until the process has exited (after destroy or death). */
   get exited(): Promise<void> {
     return this.#exited;
+  }
+
+  /**
+   * The private writable memory of the sandbox's processes (VmData of /proc/PID/status, what RLIMIT_DATA bounds:
+   * heap, ArrayBuffers, stacks), MiB, summed over the process and its descendants (the OS wrapper's and the engine's);
+   * undefined when /proc cannot tell (not Linux, the process gone). A few reads of /proc: for the pool's check of an
+   * idle sandbox (core/exec/pool.ts), never on a call's path.
+   */
+  memoryMb(): number | undefined {
+    return this.alive ? treeDataMb(this.pid) : undefined;
   }
 
   #overflow(cap: number): void {

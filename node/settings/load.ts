@@ -16,6 +16,7 @@ import {
   type HookSpec,
 } from '../../core/policy/gate.js';
 import { DEFAULT_PAUSE, PauseTracker, type PauseConfig } from '../../core/policy/pause.js';
+import { SettingsWatch } from './watch.js';
 import { StoreAuditLog } from '../../core/audit/trail.js';
 import { hostIdentity } from '../process/identity.js';
 import type { Asker } from '../../core/ask/router.js';
@@ -413,16 +414,22 @@ export interface NodeGateOptions {
   /** Environment for hooks (default: the CLI's own). */
   env?: NodeJS.ProcessEnv;
   clock?: () => number;
+  /**
+   * Loads the settings again with the same options: given, the gate follows edits of the settings files
+   * (node/settings/watch.ts SettingsWatch: stamps checked at most once a second, files re-read when they moved).
+   */
+  reload?: () => Promise<LoadedSettings>;
 }
 
 /**
- * The CLI's gate: PermissionGate over the loaded settings, the store's audit log (`audit`), pause
- * records (`pause`, thresholds from settings) and permanent decisions (`decisions`), with hooks run by
+ * The CLI's gate: PermissionGate over the loaded settings (kept current when `reload` is given), the store's audit log
+ * (`audit`), pause records (`pause`, thresholds from settings) and permanent decisions (`decisions`), with hooks run by
  * NodeHookRunner in the project root.
  */
 export function createNodeGate(o: NodeGateOptions): PermissionGate {
+  const watch = o.reload ? new SettingsWatch(o.settings, o.reload, gateConfigOf) : undefined;
   const deps: GateDeps = {
-    config: () => gateConfigOf(o.settings),
+    config: watch ? () => watch.config() : () => gateConfigOf(o.settings),
     audit: new StoreAuditLog(o.store),
     pause: new PauseTracker(o.store, o.settings.pause, o.clock),
     decisions: new StoreDecisions(o.store),

@@ -3,16 +3,25 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
-import { checkKey, type StoreBackend } from '../../core/store/contract.js';
+import { UNGENERATED_NAMESPACES, checkKey, type StoreBackend } from '../../core/store/contract.js';
 import { GroupAppender, appendLine } from './append.js';
 import { sweepTempFiles, writeFileAtomic } from './atomic.js';
 import { makeDurableDir } from './dirs.js';
+import { StoreGeneration } from './generation.js';
 import { DirLocks } from './lock.js';
 
 /**
  * Longest line appended without taking the log's lock: Linux PIPE_BUF. O_APPEND writes of this size never interleave.
  */
 const ATOMIC_APPEND_BYTES = 4096;
+
+/** One generation counter per store root in this process, shared by every backend over it. */
+const generations = new Map<string, StoreGeneration>();
+function generationOf(root: string): StoreGeneration {
+  let g = generations.get(root);
+  if (!g) generations.set(root, (g = new StoreGeneration(root)));
+  return g;
+}
 
 /** One group-commit appender per log file in this process, shared by every backend over the same root. */
 const appenders = new Map<string, GroupAppender>();
@@ -94,7 +103,8 @@ function isErrno(e: unknown, code: string): boolean {
  * The CLI's store: `<root>/<ns>/<key>` files (0600) in folders (0700).
  * - put: node/store/atomic.ts writeFileAtomic with its temp file in `<root>/.tmp` (named `<pid>.<random>`): fsync,
  *   rename over the target, fsync the folder (readers see the old bytes or the new ones). Temp files of dead writers
- *   are swept on a process's first write.
+ *   are swept on a process's first write. A put or delete of a record (not objects, tasks or tool storage) then moves
+ *   the store's generation (`<root>/.generation`, node/store/generation.ts), so every process's readers see it.
  * - append: lines up to PIPE_BUF are group-committed (node/store/append.ts GroupAppender): the lines appended while
  *   an fsync is in flight go out in whole-line `write`s of at most PIPE_BUF bytes on an O_APPEND descriptor
  *   and share the next fsync; each append resolves only once its line is durable. Longer lines take the log's
@@ -193,6 +203,20 @@ export class FileStoreBackend implements StoreBackend {
     const dir = await this.#dir(ns);
     const tmpDir = await this.#dir('.tmp');
     await this.#io(() => this.#atomicWrite(dir, tmpDir, key, bytes));
+    this.#changed(ns);
+  }
+
+  /**
+   * See StoreBackend.generation: `<root>/.generation`'s stamp (node/store/generation.ts), one statx at most per
+   * GENERATION_REUSE_MS; every put and delete outside UNGENERATED_NAMESPACES moves it, by any process.
+   */
+  generation(): string | undefined {
+    return generationOf(this.root).current();
+  }
+
+  /** A record of `ns` was written or deleted: move the generation (after the change, so readers then see it). */
+  #changed(ns: string): void {
+    if (!UNGENERATED_NAMESPACES.has(ns)) generationOf(this.root).bump();
   }
 
   /** Runs inside one #io slot (it holds at most one descriptor at a time). */
@@ -212,6 +236,7 @@ export class FileStoreBackend implements StoreBackend {
   async delete(ns: string, key: string): Promise<void> {
     checkKey(ns, key);
     await this.#io(() => rm(join(this.root, ns, key), { force: true }));
+    this.#changed(ns);
   }
 
   async list(ns: string): Promise<string[]> {

@@ -9,7 +9,8 @@ import { makeDurableDir } from './dirs.js';
  * whole installation (tests use a temp home). Folders are created 0700 on first use.
  *
  * - `store/`     the content-addressed store (node/store/file-store.ts): `store/<ns>/<key>`, plus `store/.logs`,
- *                `store/.locks`, `store/.tmp` (names starting with "." are never namespaces)
+ *                `store/.locks`, `store/.tmp` and the record writers' counter `store/.generation`
+ *                (node/store/generation.ts) (names starting with "." are never namespaces)
  * - `config/`    files a person edits: `config/settings.json` (permission rules, hooks; node/settings/load.ts),
  *                `config/secrets.json` (node/store/secrets.ts, 0600). With the default home (no --home, no
  *                TYCLI_HOME) the user settings live in the per-user config folder instead (XDG:

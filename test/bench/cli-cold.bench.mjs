@@ -188,7 +188,7 @@ export async function run({ runs = 15 } = {}) {
         s.run,
         s.node,
         '`node -e 0`, same environment',
-        '<= 3x',
+        '<= 2x',
       ),
     );
     if (s.srt)

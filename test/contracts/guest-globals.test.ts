@@ -53,7 +53,7 @@ const ENTRY_POINTS: Record<string, { sourceType: 'module' | 'script'; outer: str
   '../../node/runner/sandbox-runner.cjs': {
     sourceType: 'script',
     outer: ['createGuest', 'createPythonGuest', 'require', '__dirname', 'entryImport'],
-    hostGlobals: ['process', 'Buffer', 'setInterval', 'setTimeout', 'clearTimeout', 'setImmediate'],
+    hostGlobals: ['process', 'Buffer', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'setImmediate'],
   },
   // an ES module: imports commons.mjs and core.mjs itself
   '../../node/runner/sandbox-runner.mjs': {

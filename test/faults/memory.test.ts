@@ -59,6 +59,38 @@ describe('memory outside the heap', () => {
     },
   );
 
+  it('a sandbox that hit its memory limit (its tool caught the failed allocation and holds what it got) is not kept', async () => {
+    const probe = await probeSandbox();
+    expect(probe.available && probe.prlimit !== undefined, 'needs bubblewrap and prlimit').toBe(true);
+    const host = await createNodeHost({
+      home: join(tmp, 'home-near-limit'),
+      globals: { allow: [], deny: [] },
+      cwd: tmp,
+      python: false,
+    });
+    try {
+      const grab =
+        'const held = []; let calls = 0; export default async (a) => { calls++; if (a.grab) try { for (let i = 0; ' +
+        'i < 200; i++) held.push(new Uint8Array(32 << 20).fill(1)); } catch {} return { calls, mb: held.length * 32 }; };';
+      await host.registry.install(jsTool('grabber', grab));
+      const call = async (grab: boolean) => {
+        const r = await host.invoker.invoke('grabber', { grab });
+        expect(r.ok, JSON.stringify(r)).toBe(true);
+        return (r as { result: { calls: number; mb: number } }).result;
+      };
+      expect(await call(false)).toEqual({ calls: 1, mb: 0 });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await call(false)).calls).toBe(2); // light: kept, with its state
+      const grabbed = await call(true);
+      expect(grabbed.calls).toBe(3);
+      expect(grabbed.mb).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 1500)); // the pool reads an idle sandbox's memory after 250 ms
+      expect(await call(false)).toEqual({ calls: 1, mb: 0 }); // a fresh sandbox: the full one was not kept
+    } finally {
+      await host.close();
+    }
+  });
+
   it('the host memory budget destroys the least recently used idle sandbox when a new one would pass it', async () => {
     // Each node sandbox of 256 MiB heap is charged 512 MiB: two fit in 1100, the third evicts the oldest.
     const host = await createNodeHost({
