@@ -24,6 +24,8 @@ export {
 export {
   TaskSchema,
   DraftTaskSchema,
+  AttachmentSchema,
+  type Attachment,
   type Task,
   type DraftTask,
   type TaskContent,

@@ -7,7 +7,26 @@ import { WireErrorSchema } from './errors.js';
 export const TaskIdSchema = z.string().regex(/^b[a-z2-7]{20,200}$/);
 export type TaskId = z.infer<typeof TaskIdSchema>;
 
-export const MessageContentSchema = z.strictObject({ type: z.literal('message'), text: z.string() });
+/**
+ * A file attached to a person's message, named by its content: the bytes are kept by the host that shows the
+ * conversation (the chat app's file store) under `sha256`, so the task id covers them. `toTools`: the file is handed to
+ * tools only; the model sees a reference (`attachment:<first 12 hex of sha256>/<name>`), never the content.
+ */
+export const AttachmentSchema = z.strictObject({
+  name: z.string().min(1).max(255),
+  mediaType: z.string().min(1).max(127),
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  toTools: z.boolean().optional(),
+});
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+export const MessageContentSchema = z.strictObject({
+  type: z.literal('message'),
+  text: z.string(),
+  /** Files attached to a user message (at most 20). */
+  attachments: z.array(AttachmentSchema).max(20).optional(),
+});
 export const FunctionCallContentSchema = z.strictObject({
   type: z.literal('functioncall'),
   name: ToolNameSchema,

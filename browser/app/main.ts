@@ -1,37 +1,43 @@
-// The chat app's entry: opens the stores and the browser host, wires the shell, conversation, composer and panels;
-// browser app, trusted side.
+// The chat app's entry: opens the stores and the browser host, wires the shell, the conversation and its header, the
+// composer, the conversation list, the panels and the keyboard; browser app, trusted side.
 import '../zod-jitless.js';
 import './app.css';
 import { createBrowserHost, type BrowserHost } from '../host.js';
 import { PYODIDE_MANIFEST } from '../python/pyodide-manifest.js';
-import { AppDb, settingsFromUrl, type AppSettings } from './app-db.js';
+import { AppDb, settingsFromUrl, type AppSettings, type LinkOverride } from './app-db.js';
 import { ConversationTree } from './chat/tree.js';
 import { ToolRunner } from './chat/tool-runner.js';
-import { Interruption, runCalls, runTurn } from './chat/turn.js';
-import { TurnJournal } from './chat/journal.js';
+import { Interruption } from './chat/turn.js';
 import { recoverTurn } from './chat/recover.js';
-import { planRerun } from './chat/rerun.js';
+import { RESEND, TurnDriver, type Resend } from './chat/driver.js';
+import { APP_SENTENCE } from './chat/system.js';
 import { downloadJson, h, replaceChildren } from './dom.js';
 import { ConversationView, type BranchInfo } from './ui/conversation.js';
 import { mountInlineApprovals } from './ui/approvals.js';
-import { settingsPanel } from './ui/settings-panel.js';
 import { toolsPanel } from './ui/tools-panel.js';
 import { auditPanel } from './ui/audit-panel.js';
-import { Shell, applyTheme, showConversations, type Theme } from './ui/shell.js';
-import { keyForEndpoint } from './ui/key-question.js';
-import { showFailure } from './ui/failure.js';
+import { Shell, applyTheme, type Theme } from './ui/shell.js';
+import { Toast } from './ui/toast.js';
 import { exportConversation, importConversation } from './chat/transfer.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
+import type { Task } from '../../protocol/task.js';
 import { exampleTools } from './examples.js';
 import { HOST_TOOL_NAMES, installHostTools } from './host-tools.js';
 import { mountEmbedding } from './embed.js';
 import { SecretGrants } from '../../core/capabilities/secrets.js';
 import './protocol-embed.js';
 import { PythonProgressBar } from './ui/python-progress.js';
-import { mcpSettingsSection, restoreMcpServers } from './ui/mcp-settings.js';
-import type { Task } from '../../protocol/task.js';
-import type { ModelError } from './models/types.js';
-import { ConnectOrigins, connectSource, neededOrigins } from './connect.js';
+import { ConnectOrigins, connectSource } from './connect.js';
+import { AttachmentTray, LIMITS_TEXT } from './attachments/tray.js';
+import { ConversationManager } from './conversations/manager.js';
+import { ConversationHeader } from './conversations/header.js';
+import { ConversationSettingsBox } from './conversations/settings-box.js';
+import { purgeDeleted } from './conversations/purge.js';
+import { installShortcuts, ShortcutsDialog } from './keyboard/shortcuts.js';
+import { Connections } from './providers/connections.js';
+import { ModelMenu } from './providers/model-menu.js';
+import { openSettingsPanel, readSession, REOPEN, testConnection } from './settings/open.js';
+import { keyForEndpoint } from './providers/key-question.js';
 
 declare global {
   interface Window {
@@ -40,20 +46,13 @@ declare global {
   }
 }
 
-/** sessionStorage: a message to send again after the page reloaded to widen its connect origins. */
-const RESEND = 'tysandbox-resend';
-/** sessionStorage: the panel to open again after such a reload. */
-const REOPEN = 'tysandbox-panel';
+/** Files attached but never sent are dropped after this long (ms). */
+const UNSENT_FILE_MS = 24 * 3600_000;
 
 class App {
-  tree!: ConversationTree;
-  busy: AbortController | undefined;
-  editing: Task | undefined;
+  #tree!: ConversationTree;
   /** A conversation switch in progress: a Send waits for it, so the message lands in the conversation shown. */
-  switching: Promise<void> = Promise.resolve();
-  journal: TurnJournal | undefined;
-  /** Stops a running 429 countdown. */
-  stopCountdown: () => void = () => {};
+  #switching: Promise<void> = Promise.resolve();
   readonly view: ConversationView;
   readonly message = h('textarea', {
     id: 'message',
@@ -64,7 +63,7 @@ class App {
   readonly stop = h('button', { type: 'button', disabled: true }, 'Stop');
   readonly editNote = h('p', { class: 'edit-note', hidden: true });
   readonly python = new PythonProgressBar();
-  readonly convList = h('ul', { class: 'conv-list', 'aria-label': 'Conversations' });
+  readonly toast = new Toast();
   readonly importFile = h('input', {
     type: 'file',
     accept: '.json,application/json',
@@ -72,10 +71,18 @@ class App {
     id: 'import-file',
   });
   readonly importInput = h('label', { class: 'button-like', for: 'import-file' }, 'Import', this.importFile);
+  readonly shortcuts = new ShortcutsDialog();
+  readonly tray: AttachmentTray;
+  readonly manager: ConversationManager;
+  readonly header: ConversationHeader;
+  readonly modelMenu: ModelMenu;
+  readonly convSettings: ConversationSettingsBox;
+  readonly driver: TurnDriver;
   shell!: Shell;
   host!: BrowserHost;
   runner!: ToolRunner;
   connect!: ConnectOrigins;
+  connections!: Connections;
   /** Pins calls: a remote MCP server's SERVER__TOOL to its offered revision, every other name through the registry. */
   readonly resolver = {
     resolve: async (ref: string) =>
@@ -88,15 +95,81 @@ class App {
   constructor(
     readonly db: AppDb,
     readonly settings: AppSettings,
+    readonly link: LinkOverride,
   ) {
+    const app = this;
+    const d = () => this.driver;
     this.view = new ConversationView({
       edit: (t) => this.edit(t),
-      switchBranch: (t, d) => void this.switchBranch(t, d),
-      regenerate: (t) => void this.regenerate(t),
-      continueAnswer: (t) => void this.continueAnswer(t),
-      runAgain: (t) => void this.runAgain(t),
+      switchBranch: (t, n) => void this.switchBranch(t, n),
+      regenerate: (t) => void d().regenerate(t),
+      continueAnswer: (t) => void d().continueAnswer(t),
+      runAgain: (t) => void d().runAgain(t),
+      loadFile: (sha) => this.db.getFile(sha),
     });
     this.view.plain = settings.markdown === false;
+    this.tray = new AttachmentTray(db, (m, k) => this.view.notice(m, k));
+    this.manager = new ConversationManager({
+      db,
+      store: () => this.host.store,
+      current: () => this.#tree,
+      busy: () => this.driver.busy !== undefined,
+      open: (id) => this.openConversation(id),
+      openNew: () => this.openNew(),
+      changed: () => void this.refresh(),
+      toast: this.toast,
+    });
+    this.modelMenu = new ModelMenu(
+      (id, model) => void this.pickModel(id, model),
+      () => this.openSettings(),
+    );
+    this.header = new ConversationHeader(
+      {
+        rename: (t) => void this.manager.rename(this.#tree.record.id, t),
+        togglePin: () => void this.manager.togglePin(this.#tree.record.id),
+        remove: () => void this.manager.remove(this.#tree.record.id),
+      },
+      this.modelMenu.root,
+    );
+    this.convSettings = new ConversationSettingsBox((patch) => {
+      const r = this.#tree.record;
+      r.systemPrompt = patch.systemPrompt ?? '';
+      if (patch.temperature === undefined) delete r.temperature;
+      else r.temperature = patch.temperature;
+      if (patch.maxTokens === undefined) delete r.maxTokens;
+      else r.maxTokens = patch.maxTokens;
+      void this.#tree.save(false);
+    });
+    this.driver = new TurnDriver({
+      db,
+      settings,
+      link,
+      view: this.view,
+      tray: this.tray,
+      manager: this.manager,
+      message: this.message,
+      send: this.send,
+      stop: this.stop,
+      editNote: this.editNote,
+      get host() {
+        return app.host;
+      },
+      get connections() {
+        return app.connections;
+      },
+      get connect() {
+        return app.connect;
+      },
+      get runner() {
+        return app.runner;
+      },
+      resolver: this.resolver,
+      tree: () => this.#tree,
+      switching: () => this.#switching,
+      refresh: () => this.refresh(),
+      openSettings: () => this.openSettings(),
+      markRuntime: (c) => void this.markRuntime(c),
+    });
   }
 
   async start(): Promise<void> {
@@ -107,7 +180,11 @@ class App {
       sandbox: { pyodide: PYODIDE_MANIFEST, onPythonProgress: (p) => this.onPython(p) },
     });
     this.connect = await ConnectOrigins.load();
+    this.connections = await Connections.load(this.db, this.settings);
+    this.connections.onChange(() => this.showHeader());
+    await purgeDeleted(this.db, this.host.store);
     this.disabledTools = new Set((await this.db.getValue<string[]>('toolsOff')) ?? []);
+    const { restoreMcpServers } = await import('./settings/mcp.js');
     await restoreMcpServers(this.db, this.host.mcp);
     // Questions are answered inline, in the conversation (the host's built-in dialog is off).
     mountInlineApprovals(
@@ -115,7 +192,11 @@ class App {
       (rev, tool) => this.view.placeFor(rev, tool),
       (place, open) => this.view.asking(place, open),
     );
-    this.runner = new ToolRunner(this.host, () => this.disabledTools);
+    this.runner = new ToolRunner(
+      this.host,
+      () => this.disabledTools,
+      (sha) => this.db.getFile(sha),
+    );
     if (!this.settings.examplesOffered) {
       for (const m of await exampleTools()) await this.host.registry.install(m);
       this.settings.examplesOffered = true;
@@ -136,32 +217,35 @@ class App {
       )
     )
       void this.host.prewarm('python').catch(() => {});
-    const resend = readSession<{ conversation: string; text: string; parent?: string }>(RESEND);
-    const last = (await this.db.listConversations())[0];
+    const resend = readSession<Resend>(RESEND);
+    await this.db.dropUnsentFiles(Date.now() - UNSENT_FILE_MS, new Set(resend?.attachments?.map((f) => f.sha256)));
+    const last = (await this.db.listConversations()).find((c) => c.deleted === undefined);
     const current = resend?.conversation ?? (await this.db.getValue<string>('current'));
-    this.tree =
+    this.#tree =
       (current ? await ConversationTree.open(this.host.store, this.db, current) : undefined) ??
       (last ? await ConversationTree.open(this.host.store, this.db, last.id) : undefined) ??
       (await this.newTree());
-    await recoverTurn(this.tree, this.db, this.resolver);
+    await recoverTurn(this.#tree, this.db, this.resolver);
     this.layout();
     await this.refresh();
+    if (this.link.endpoint)
+      this.view.notice(
+        `This page was opened with a link that sends this visit's messages to ${connectSource(this.link.endpoint) ?? this.link.endpoint}.`,
+        'info',
+      );
     mountEmbedding({ host: this.host, allowedOrigins: () => this.settings.embeddingOrigins });
     // Leaving the page: questions are withdrawn, calls in flight end as interrupted, the streamed text is written.
     addEventListener('pagehide', () => {
-      this.busy?.abort(new Interruption());
-      void this.journal?.flush();
+      this.driver.busy?.abort(new Interruption());
+      void this.driver.journal?.flush();
     });
     const panel = readSession<string>(REOPEN);
     if (panel) this.shell.openPanel(panel);
-    if (resend) {
-      this.message.value = resend.text;
-      void this.submit(resend.parent);
-    }
+    if (resend) void this.driver.submit(resend);
   }
 
   async newTree(): Promise<ConversationTree> {
-    const t = await ConversationTree.create(this.host.store, this.db);
+    const t = await ConversationTree.create(this.host.store, this.db, { systemPrompt: this.settings.systemPrompt });
     await this.db.putValue('current', t.record.id);
     return t;
   }
@@ -171,39 +255,41 @@ class App {
       'form',
       { class: 'composer', 'aria-label': 'Composer' },
       this.editNote,
+      this.tray.chips,
       h('label', { for: 'message', class: 'visually-hidden' }, 'Message'),
       this.message,
-      h('div', { class: 'composer-buttons' }, this.send, this.stop),
+      h(
+        'div',
+        { class: 'composer-buttons' },
+        h('span', { class: 'attach-limits', title: LIMITS_TEXT }, this.tray.button),
+        this.send,
+        this.stop,
+      ),
     );
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      void this.submit();
+      void this.driver.submit();
     });
     this.message.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
-        void this.submit();
+        void this.driver.submit();
       }
     });
-    this.stop.addEventListener('click', () => this.busy?.abort());
+    this.tray.pasteInto(this.message);
+    this.stop.addEventListener('click', () => this.driver.busy?.abort());
     this.importFile.addEventListener('change', () => {
       const f = this.importFile.files?.[0];
       this.importFile.value = '';
       if (f) void this.importFrom(f);
     });
+    const shortcutsButton = h('button', { type: 'button' }, 'Keyboard shortcuts');
+    shortcutsButton.addEventListener('click', () => this.shortcuts.open());
+    const main = [this.header.root, this.view.root, this.toast.root, form];
     this.shell = new Shell(document.getElementById('app')!, {
       lead: [h('button', { type: 'button', onclick: () => void this.openNew() }, 'New conversation')],
       panels: [
-        {
-          label: 'Settings',
-          make: () => {
-            const panel = settingsPanel(this.db, this.settings, () => {
-              this.view.plain = this.settings.markdown === false;
-            });
-            panel.append(mcpSettingsSection(this.db, this.host.mcp, () => void this.widenForMcp()));
-            return panel;
-          },
-        },
+        { label: 'Settings', make: () => openSettingsPanel(this) },
         {
           label: 'Tools',
           make: () =>
@@ -216,14 +302,59 @@ class App {
               defineInConversation: (m) => this.defineTool(m),
             }),
         },
-        { label: 'Audit', make: () => auditPanel(this.host) },
+        { label: 'Audit', make: () => auditPanel(this.host), secondary: true },
       ],
-      tail: [h('button', { type: 'button', onclick: () => void this.exportCurrent() }, 'Export'), this.importInput],
-      conversations: this.convList,
-      main: [this.view.root, form],
+      tail: [
+        h('button', { type: 'button', onclick: () => void this.exportCurrent() }, 'Export'),
+        this.importInput,
+        shortcutsButton,
+      ],
+      conversations: this.manager.elements,
+      main,
+      focusMessage: () => this.message.focus(),
       saveTheme: (t) => void this.db.putValue('theme', t),
     });
+    this.tray.dropOn(document.querySelector('main')!);
+    this.view.setTop(this.convSettings.root);
+    installShortcuts(document, {
+      search: () => {
+        if (this.shell.narrow()) this.shell.drawer(true, this.manager.search);
+        this.manager.search.focus();
+        this.manager.search.select();
+      },
+      newConversation: () => void this.openNew(),
+      focusMessage: () => this.message.focus(),
+      copyLastAnswer: () => void this.copyLastAnswer(),
+      showShortcuts: () => this.shortcuts.open(),
+    });
     document.getElementById('app')!.removeAttribute('aria-busy');
+  }
+
+  /** Open Settings (on the current conversation's connection). */
+  openSettings(): void {
+    if (this.shell.openLabel !== 'Settings') this.shell.openPanel('Settings');
+  }
+
+  /** The person picked a connection and model in the Model menu: this conversation's, and the default of new ones. */
+  async pickModel(id: string, model: string): Promise<void> {
+    await this.connections.pick(this.#tree.record, id, model);
+    await this.#tree.save(false);
+    this.showHeader();
+    this.toast.show(`This conversation now uses ${model} (${this.connections.get(id)?.name ?? ''}).`);
+  }
+
+  /** Copy the last answer of the branch shown (its text as the model wrote it). */
+  async copyLastAnswer(): Promise<void> {
+    const last = (await this.#tree.path())
+      .reverse()
+      .find((t) => t.role === 'assistant' && t.content.type === 'message' && t.content.text.trim());
+    if (last?.content.type !== 'message') return this.toast.show('There is no answer to copy yet.');
+    try {
+      await navigator.clipboard.writeText(last.content.text);
+      this.toast.show('Copied the last answer.');
+    } catch {
+      this.toast.show('Copy failed: the browser refused the clipboard.');
+    }
   }
 
   /** Python's start-up progress, shown only in the card of the Python call that is starting it. */
@@ -238,9 +369,9 @@ class App {
 
   /** Add a tooldefinition task at the end of the selected branch: only what comes after it there can call the tool. */
   async defineTool(m: ToolManifest): Promise<void> {
-    if (this.busy) throw new Error('wait until the current turn ends');
-    await this.tree.append(
-      this.tree.record.leaf,
+    if (this.driver.busy) throw new Error('wait until the current turn ends');
+    await this.#tree.append(
+      this.#tree.record.leaf,
       [{ role: 'system', content: { type: 'tooldefinition', definition: { manifest: m } } }],
       this.host.registry,
     );
@@ -248,8 +379,8 @@ class App {
   }
 
   async exportCurrent(): Promise<void> {
-    const name = `${this.tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`;
-    downloadJson(name, await exportConversation(this.tree));
+    const name = `${this.#tree.record.title.replace(/[^\w.-]+/g, '-').slice(0, 40) || 'conversation'}.json`;
+    downloadJson(name, await exportConversation(this.#tree));
   }
 
   async importFrom(file: File): Promise<void> {
@@ -264,180 +395,76 @@ class App {
 
   /** Switch conversations; a Send pressed meanwhile waits for the switch (`switching`). */
   #switch(to: () => Promise<ConversationTree | undefined>): Promise<void> {
-    if (this.busy) return this.switching;
-    this.cancelRetry();
-    this.switching = this.switching.then(async () => {
+    if (this.driver.busy) return this.#switching;
+    this.driver.cancelRetry();
+    this.#switching = this.#switching.then(async () => {
       const t = await to();
       if (!t) return;
-      this.tree = t;
+      this.#tree = t;
       await this.db.putValue('current', t.record.id);
       await recoverTurn(t, this.db, this.resolver);
-      this.editing = undefined;
+      this.driver.editing = undefined;
       this.editNote.hidden = true;
       this.view.clearNotices();
       this.shell.drawer(false);
       await this.refresh();
     });
-    return this.switching;
+    return this.#switching;
   }
 
-  openNew(): Promise<void> {
-    return this.#switch(() => this.newTree());
+  /** A new conversation; focus goes to the message box. */
+  async openNew(): Promise<void> {
+    await this.#switch(() => this.newTree());
+    this.message.focus();
   }
 
   openConversation(id: string): Promise<void> {
     return this.#switch(() => ConversationTree.open(this.host.store, this.db, id));
   }
 
+  /** The conversation header, its Model menu and its settings box, for the conversation shown. */
+  showHeader(): void {
+    const r = this.#tree.record;
+    this.header.show(r);
+    this.modelMenu.show(this.driver.choice(), this.connections.all());
+    void this.#tree.task(r.root).then((root) => {
+      const text = root.content.type === 'message' ? root.content.text : APP_SENTENCE;
+      this.convSettings.show(r, text);
+    });
+  }
+
   async refresh(): Promise<void> {
-    const path = await this.tree.path();
+    const path = await this.#tree.path();
     const branches = new Map<string, BranchInfo>();
     for (const t of path) {
       if (t.parent === undefined) continue;
-      const sib = this.tree.children(t.parent);
+      const sib = this.#tree.children(t.parent);
       if (sib.length > 1) branches.set(t.id, { index: sib.indexOf(t.id), count: sib.length });
     }
-    this.view.render(path, branches, new Set(this.tree.record.interrupted ?? []));
-    showConversations(this.convList, await this.db.listConversations(), this.tree.record.id, (id) =>
-      this.openConversation(id),
-    );
+    const r = this.#tree.record;
+    this.view.render(path, branches, new Set(r.interrupted ?? []), r.replies ?? {});
+    this.showHeader();
+    await this.manager.render();
   }
 
   edit(t: Task): void {
-    if (this.busy || t.content.type !== 'message') return;
-    this.editing = t;
+    if (this.driver.busy || t.content.type !== 'message') return;
+    this.driver.editing = t;
     this.message.value = t.content.text;
+    void this.tray.restore(t.content.attachments ?? []);
     this.editNote.hidden = false;
     this.editNote.textContent = 'Editing a message: Send makes a new branch beside the old one.';
     this.message.focus();
   }
 
   async switchBranch(t: Task, delta: number): Promise<void> {
-    if (this.busy || t.parent === undefined) return;
-    const sib = this.tree.children(t.parent);
+    if (this.driver.busy || t.parent === undefined) return;
+    const sib = this.#tree.children(t.parent);
     const next = sib[sib.indexOf(t.id) + delta];
     if (!next) return;
-    await this.tree.select(next);
-    await recoverTurn(this.tree, this.db, this.resolver);
+    await this.#tree.select(next);
+    await recoverTurn(this.#tree, this.db, this.resolver);
     await this.refresh();
-  }
-
-  /** The key for this request, after asking when the endpoint's origin is not one it was confirmed for. */
-  keyForRequest(): Promise<string | undefined> {
-    return keyForEndpoint(this.db, this.settings.endpoint, this.view.placeFor(undefined));
-  }
-
-  /** The origins the next turn needs: the endpoint's, and every offered tool's fetch origins. */
-  async neededOrigins(): Promise<string[]> {
-    return neededOrigins(this.settings.endpoint, await this.runner.offeredTools());
-  }
-
-  /** Widen the page's connect origins for the MCP servers, reloading into the same panel when needed. */
-  async widenForMcp(): Promise<void> {
-    const need = this.host.mcp.servers().flatMap((s) => connectSource(s.url) ?? []);
-    if (this.busy || !this.connect.reloadFor(need) || !(await this.connect.widen(need).catch(() => false))) return;
-    sessionStorage.setItem(REOPEN, JSON.stringify(this.shell.openLabel ?? 'Settings'));
-    location.reload();
-  }
-
-  async submit(resendParent?: string): Promise<void> {
-    const text = this.message.value.trim();
-    if (!text || this.busy) return;
-    if (!this.settings.endpoint || !this.settings.model) {
-      this.view.notice('Set the Endpoint URL and the Model in Settings first.', 'error');
-      return;
-    }
-    const editing = this.editing;
-    this.message.value = '';
-    await this.switching;
-    const parent = resendParent ?? editing?.parent ?? this.tree.record.leaf;
-    const key = await this.keyForRequest();
-    if (key === undefined) {
-      this.message.value = text;
-      return;
-    }
-    // The page's policy lets it connect only to configured origins: widen it and send again after a reload.
-    const need = await this.neededOrigins();
-    if (this.connect.missing(need).length > 0) {
-      try {
-        if (!this.connect.reloadFor(need))
-          throw new Error(
-            `this page still cannot connect to ${this.connect.missing(need).join(', ')} after a reload: restart tycli app`,
-          );
-        await this.connect.widen(need);
-        sessionStorage.setItem(RESEND, JSON.stringify({ conversation: this.tree.record.id, text, parent }));
-        location.reload();
-      } catch (e) {
-        this.message.value = text;
-        this.view.notice(e instanceof Error ? e.message : String(e), 'error');
-      }
-      return;
-    }
-    this.editing = undefined;
-    this.editNote.hidden = true;
-    this.view.clearNotices();
-    await this.turn(key, async () => {
-      if (this.tree.record.title === 'New conversation') await this.tree.setTitle(text.split('\n')[0]!.slice(0, 60));
-      await this.tree.append(parent, [{ role: 'user', content: { type: 'message', text } }], this.host.registry);
-      await this.refresh();
-    });
-  }
-
-  /** Ask the model again for an assistant message: its parent becomes the leaf, the new answer a sibling branch. */
-  async regenerate(t: Task): Promise<void> {
-    if (this.busy || t.parent === undefined) return;
-    await this.#again(() => this.tree.setLeaf(t.parent!));
-  }
-
-  /** Continue an interrupted answer from where it stopped. */
-  async continueAnswer(t: Task): Promise<void> {
-    if (this.busy) return;
-    await this.#again(async () => {
-      this.tree.record.interrupted = (this.tree.record.interrupted ?? []).filter((x) => x !== t.id);
-      await this.tree.setLeaf(t.id);
-    });
-  }
-
-  /** Run an interrupted call again (and the reply's other interrupted calls), then let the model go on. */
-  async runAgain(call: Task): Promise<void> {
-    if (this.busy) return;
-    const plan = await planRerun(this.tree, call);
-    if (!plan) return;
-    await this.#again(async () => {
-      await this.tree.setLeaf(plan.parent);
-      await this.refresh();
-      await runCalls(this.#deps(this.busy!.signal, ''), plan.calls, plan.keep);
-    });
-  }
-
-  async #again(setup: () => Promise<void>): Promise<void> {
-    const key = await this.keyForRequest();
-    if (key === undefined) return;
-    this.view.clearNotices();
-    await this.turn(key, setup);
-  }
-
-  #deps(signal: AbortSignal, key: string) {
-    return {
-      tree: this.tree,
-      registry: this.resolver,
-      toolSettings: this.host.settings,
-      runner: this.runner,
-      settings: this.settings,
-      apiKey: async () => key,
-      signal,
-      ...(this.journal ? { journal: this.journal } : {}),
-      events: {
-        onText: (d: string) => this.view.streamText(d),
-        onTasks: () => void this.refresh(),
-        onCallStart: (c: Task) => {
-          this.view.callStarted(c.id);
-          void this.markRuntime(c);
-        },
-        onCallEnd: (c: Task, o: Parameters<ConversationView['callEnded']>[1]) => this.view.callEnded(c, o),
-        onNotice: (m: string, k: 'info' | 'error') => this.view.notice(m, k),
-      },
-    };
   }
 
   async markRuntime(c: Task): Promise<void> {
@@ -452,63 +479,15 @@ class App {
     }
   }
 
-  /** One turn: `setup` (add the message, pick the leaf), then the model and tools; a failure offers what to do. */
-  async turn(key: string, setup: () => Promise<void>, attempt = 0): Promise<void> {
-    this.cancelRetry();
-    const ac = new AbortController();
-    this.busy = ac;
-    this.send.disabled = true;
-    this.stop.disabled = false;
-    this.journal = new TurnJournal(this.db, this.tree.record.id, this.tree.record.leaf);
-    let end: Awaited<ReturnType<typeof runTurn>> = { ok: true };
-    try {
-      await setup();
-      end = await runTurn(this.#deps(ac.signal, key));
-    } catch (e) {
-      this.view.notice(`The turn failed: ${e instanceof Error ? e.message : String(e)}`, 'error');
-    } finally {
-      this.busy = undefined;
-      this.journal = undefined;
-      this.send.disabled = false;
-      this.stop.disabled = true;
-      this.view.clearStream();
-      await this.refresh();
-    }
-    if (!end.ok) this.failed(end.error, key, attempt);
-  }
-
-  cancelRetry(): void {
-    this.stopCountdown();
-    this.stopCountdown = () => {};
-  }
-
-  /** Say what failed and offer the way on (ui/failure.ts). */
-  failed(e: ModelError, key: string, attempt: number): void {
-    const leaf = this.tree.record.leaf;
-    const cut = (this.tree.record.interrupted ?? []).includes(leaf);
-    this.stopCountdown = showFailure(this.view, e, attempt, {
-      retry: () => void this.turn(key, async () => {}, attempt + 1),
-      openSettings: () => this.shell.openPanel('Settings'),
-      ...(cut ? { continueCut: () => void this.tree.task(leaf).then((t) => this.continueAnswer(t)) } : {}),
-    });
-  }
-}
-
-function readSession<T>(key: string): T | undefined {
-  const v = sessionStorage.getItem(key);
-  if (v === null) return undefined;
-  sessionStorage.removeItem(key);
-  try {
-    return JSON.parse(v) as T;
-  } catch {
-    return undefined;
+  /** Test a connection from Settings (settings/open.ts). */
+  testConnection(c: Parameters<typeof testConnection>[1], place: HTMLElement): Promise<string[]> {
+    return testConnection(this, c, place, keyForEndpoint);
   }
 }
 
 async function boot(): Promise<void> {
   const db = await AppDb.open();
-  const settings: AppSettings = { ...(await db.getSettings()), ...settingsFromUrl(location.search) };
-  const app = new App(db, settings);
+  const app = new App(db, await db.getSettings(), settingsFromUrl(location.search));
   await app.start();
   window.tyAppReady = true;
 }

@@ -204,13 +204,20 @@ describe.skipIf(!haveChromium)('chat app conversation tree', () => {
     await context.close();
   }, 240_000);
 
-  it('URL parameters prefill the settings (never a key), and a tool is added from manifest files', async () => {
+  it('URL parameters point this visit at an endpoint (never a key), and a tool is added from manifest files', async () => {
     const q = `?api=openai&endpoint=${encodeURIComponent(m.url)}&model=from-url&key=sk-in-url-not-used&apiKey=sk-in-url-not-used`;
     const { page, context, requests } = await openApp(env, q);
+    // connections hold saved endpoints; a link names one for this visit only: the Model menu shows it, nothing is saved
+    const menu = page.getByRole('combobox', { name: 'Model', exact: true });
+    await expect(menu.evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent)).resolves.toBe('from-url');
+    await expect(
+      menu.evaluate(
+        (s: HTMLSelectElement) => (s.selectedOptions[0]?.parentElement as HTMLOptGroupElement | null)?.label,
+      ),
+    ).resolves.toContain('(from the link, this visit)');
+    await page.getByText(/This page was opened with a link that sends this visit's messages to/).waitFor();
     await page.getByRole('button', { name: 'Settings' }).click();
-    await expect(page.getByRole('combobox', { name: 'API' }).inputValue()).resolves.toBe('openai');
-    await expect(page.getByRole('textbox', { name: 'Endpoint URL' }).inputValue()).resolves.toBe(m.url);
-    await expect(page.getByRole('textbox', { name: 'Model' }).inputValue()).resolves.toBe('from-url');
+    await expect(page.getByRole('textbox', { name: 'Endpoint URL' }).inputValue()).resolves.toBe('');
     await expect(page.getByRole('textbox', { name: 'API key' }).inputValue()).resolves.toBe('');
     await expect(page.getByRole('textbox', { name: 'Allowed embedding origins' }).inputValue()).resolves.toBe('');
     await page.getByRole('button', { name: 'Settings' }).click();

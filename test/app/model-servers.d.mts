@@ -19,14 +19,20 @@ export interface ScriptedReply {
   pace?: { tokens: number; everyMs: number };
   /** Wait before answering (ms). */
   delayMs?: number;
+  /** Report no token usage (a provider that sends none). */
+  noUsage?: boolean;
 }
 export interface RecordedRequest {
   path: string;
+  method: 'GET' | 'POST';
   headers: Record<string, string | string[] | undefined>;
   body: any;
-  /** Why the history was refused with HTTP 400 (the provider's message), when it was. */
+  /** Why the request was refused (a history, a format, a key or a model the provider refuses): its message. */
   rejected?: string;
+  /** The token usage the peer reported for this request's reply. */
+  usage?: { input: number; output: number };
 }
+export type PeerKind = 'openai' | 'anthropic' | 'openai-responses';
 export function historyError(kind: 'openai' | 'anthropic', body: any): string | undefined;
 export interface ScriptedModel {
   url: string;
@@ -35,6 +41,12 @@ export interface ScriptedModel {
   close(): Promise<void>;
 }
 export function startScriptedModel(opts: {
-  kind: 'openai' | 'anthropic';
+  kind: PeerKind;
   script: (body: any, n: number, req: RecordedRequest) => ScriptedReply;
+  /** Every request must carry exactly this key in the API's own header (else 401). */
+  key?: string;
+  /** The models it knows (GET /v1/models lists them; another one gets 404). */
+  models?: string[];
+  /** More request headers CORS allows. */
+  allowHeaders?: string[];
 }): Promise<ScriptedModel>;

@@ -8,93 +8,28 @@
 // Like the real APIs they refuse a history with a tool call that has no result (HTTP 400, the provider's error shape:
 // historyError), and they can be scripted to fail: any status with Retry-After, a stream cut mid-way, a paced stream.
 import { createServer } from 'node:http';
+import { contentError, historyError, keyOf, responsesError, usageOf } from './peer-rules.mjs';
+import { responsesJson, responsesStream } from './peer-responses.mjs';
+
+export { historyError } from './peer-rules.mjs';
 
 /**
  * @typedef {{ name: string, arguments: object | string }} ScriptedCall
  * @typedef {{ text?: string, toolCalls?: ScriptedCall[], hang?: boolean, status?: number, stream?: boolean,
- *   retryAfter?: string, errorMessage?: string, cut?: boolean, pace?: { tokens: number, everyMs: number } }}
- *   ScriptedReply
- * @typedef {{ path: string, headers: Record<string, string | string[] | undefined>, body: any,
- *   rejected?: string }} RecordedRequest
+ *   retryAfter?: string, errorMessage?: string, cut?: boolean, pace?: { tokens: number, everyMs: number },
+ *   noUsage?: boolean, delayMs?: number }} ScriptedReply
+ * @typedef {{ path: string, method: string, headers: Record<string, string | string[] | undefined>, body: any,
+ *   rejected?: string, usage?: { input: number, output: number } }} RecordedRequest
  */
 
 const CORS = {
   'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'POST, OPTIONS',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
   'access-control-allow-headers':
     'authorization, content-type, x-api-key, anthropic-version, anthropic-dangerous-direct-browser-access, accept',
   'access-control-expose-headers': 'retry-after',
   'access-control-max-age': '600',
 };
-
-/**
- * Why the provider would refuse this request's history (HTTP 400), or undefined. OpenAI Chat Completions: every
- * `tool_calls[].id` of an assistant message must be answered by `role: "tool"` messages right after it, and a tool
- * message must answer a call of the assistant message before it. Anthropic Messages: the first message is the user's,
- * roles alternate, every `tool_use` id has a `tool_result` in the very next user message (and no result answers an
- * unknown id), and a final assistant message does not end in whitespace. Messages follow the providers' own wording.
- */
-export function historyError(kind, body) {
-  const msgs = Array.isArray(body?.messages) ? body.messages : [];
-  if (kind === 'openai') {
-    for (let i = 0; i < msgs.length; i++) {
-      const m = msgs[i];
-      if (m.role === 'tool') {
-        let j = i - 1;
-        while (j >= 0 && msgs[j].role === 'tool') j--;
-        const ids = (msgs[j]?.role === 'assistant' && msgs[j].tool_calls ? msgs[j].tool_calls : []).map((c) => c.id);
-        if (!ids.includes(m.tool_call_id))
-          return (
-            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with " +
-            "'tool_calls'."
-          );
-      }
-      if (m.role !== 'assistant' || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0) continue;
-      const answered = new Set();
-      for (let j = i + 1; j < msgs.length && msgs[j].role === 'tool'; j++) answered.add(msgs[j].tool_call_id);
-      const missing = m.tool_calls.map((c) => c.id).filter((id) => !answered.has(id));
-      if (missing.length)
-        return (
-          "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
-          `'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`
-        );
-    }
-    return undefined;
-  }
-  if (msgs[0]?.role !== 'user') return 'messages: first message must use the "user" role';
-  for (let i = 0; i < msgs.length; i++) {
-    const m = msgs[i];
-    if (i > 0 && msgs[i - 1].role === m.role) return 'messages: roles must alternate between "user" and "assistant"';
-    const blocks = Array.isArray(m.content) ? m.content : [{ type: 'text', text: m.content }];
-    const prev = i > 0 && Array.isArray(msgs[i - 1].content) ? msgs[i - 1].content : [];
-    const uses = prev.filter((b) => b.type === 'tool_use').map((b) => b.id);
-    for (const b of blocks)
-      if (b.type === 'tool_result' && !uses.includes(b.tool_use_id))
-        return (
-          `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. ` +
-          'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.'
-        );
-    if (m.role !== 'assistant') continue;
-    const ids = blocks.filter((b) => b.type === 'tool_use').map((b) => b.id);
-    const next = msgs[i + 1];
-    const results = new Set(
-      (next && Array.isArray(next.content) ? next.content : [])
-        .filter((b) => b.type === 'tool_result')
-        .map((b) => b.tool_use_id),
-    );
-    const missing = ids.filter((id) => !results.has(id));
-    if (missing.length)
-      return (
-        `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ` +
-        `${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next ` +
-        'message.'
-      );
-    const last = blocks[blocks.length - 1];
-    if (i === msgs.length - 1 && last?.type === 'text' && /\s$/.test(last.text))
-      return 'messages: final assistant content cannot end with trailing whitespace';
-  }
-  return undefined;
-}
 
 /** Send `text` as `pace.tokens` words (with their spaces) every `pace.everyMs` ms; resolves at the end. */
 function paced(text, pace, send, isOpen) {
@@ -124,8 +59,11 @@ function pieces(s, n = 3) {
 
 const argText = (a) => (typeof a === 'string' ? a : JSON.stringify(a));
 
-/** @param {import('node:http').ServerResponse} res @param {ScriptedReply} r @param {number} n */
-async function openaiStream(res, r, n) {
+/**
+ * @param {import('node:http').ServerResponse} res @param {ScriptedReply} r @param {number} n
+ * @param {{ input: number, output: number } | undefined} usage sent as the last chunk (`choices: []`) when asked for
+ */
+async function openaiStream(res, r, n, usage) {
   res.writeHead(200, { ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const id = `chatcmpl-${n}`;
   const send = (delta, finish = null) =>
@@ -158,10 +96,25 @@ async function openaiStream(res, r, n) {
     for (const p of rest) send({ tool_calls: [{ index, function: { arguments: p } }] });
   });
   send({}, r.toolCalls?.length ? 'tool_calls' : 'stop');
+  if (usage)
+    res.write(
+      `data: ${JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'scripted',
+        choices: [],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        },
+      })}\n\n`,
+    );
   res.end('data: [DONE]\n\n');
 }
 
-function openaiJson(res, r, n) {
+function openaiJson(res, r, n, usage) {
   const message = { role: 'assistant', content: r.text ?? null };
   if (r.toolCalls?.length)
     message.tool_calls = r.toolCalls.map((c, i) => ({
@@ -177,11 +130,20 @@ function openaiJson(res, r, n) {
       created: 0,
       model: 'scripted',
       choices: [{ index: 0, message, finish_reason: r.toolCalls?.length ? 'tool_calls' : 'stop' }],
+      ...(usage
+        ? {
+            usage: {
+              prompt_tokens: usage.input,
+              completion_tokens: usage.output,
+              total_tokens: usage.input + usage.output,
+            },
+          }
+        : {}),
     }),
   );
 }
 
-async function anthropicStream(res, r, n) {
+async function anthropicStream(res, r, n, usage) {
   res.writeHead(200, { ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   ev('message_start', {
@@ -192,7 +154,7 @@ async function anthropicStream(res, r, n) {
       content: [],
       model: 'scripted',
       stop_reason: null,
-      usage: { input_tokens: 1, output_tokens: 0 },
+      ...(usage ? { usage: { input_tokens: usage.input, output_tokens: 1 } } : {}),
     },
   });
   ev('ping', {});
@@ -219,99 +181,174 @@ async function anthropicStream(res, r, n) {
   }
   ev('message_delta', {
     delta: { stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
-    usage: { output_tokens: 1 },
+    ...(usage ? { usage: { output_tokens: usage.output } } : {}),
   });
   ev('message_stop', {});
   res.end();
 }
 
+/** The provider's error body for `status` and `message`. */
+function errorBody(kind, status, message, type) {
+  return kind === 'anthropic'
+    ? { type: 'error', error: { type: type ?? (status === 429 ? 'rate_limit_error' : 'api_error'), message } }
+    : {
+        error: {
+          message,
+          type: type ?? (status === 429 ? 'rate_limit_exceeded' : 'server_error'),
+          param: null,
+          code: null,
+        },
+      };
+}
+
+/** One page of a models list as each API answers GET /v1/models (Anthropic: `limit`, `after_id`, `has_more`). */
+function modelsPage(kind, models, url) {
+  if (kind !== 'anthropic')
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) };
+  const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 20)));
+  const after = url.searchParams.get('after_id');
+  const from = after ? models.indexOf(after) + 1 : 0;
+  const page = models.slice(from, from + limit);
+  return {
+    data: page.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
+    has_more: from + limit < models.length,
+    first_id: page[0] ?? null,
+    last_id: page.at(-1) ?? null,
+  };
+}
+
 /**
  * Start a scripted model server on 127.0.0.1 (ephemeral port).
- * @param {{ kind: 'openai' | 'anthropic', script: (body: any, n: number, req: RecordedRequest) => ScriptedReply }} opts
- *   `script` gets the parsed request body and the request's number (0-based) and returns the reply.
+ * @param {{ kind: 'openai' | 'anthropic' | 'openai-responses',
+ *   script: (body: any, n: number, req: RecordedRequest) => ScriptedReply,
+ *   key?: string, models?: string[], allowHeaders?: string[] }} opts
+ *   `script` gets the parsed request body and the request's number (0-based) and returns the reply. With `key`, every
+ *   request must carry exactly that key in the API's own header (and no other API's credential header): else 401, as
+ *   the provider answers it. With `models`, a request for another model gets the provider's 404, and GET /v1/models
+ *   lists them. `allowHeaders`: more request headers CORS allows (a connection's extra headers).
  * @returns {Promise<{ url: string, origin: string, requests: RecordedRequest[], close(): Promise<void> }>}
- *   `url` is the endpoint a person would type (OpenAI: `<origin>/v1`; Anthropic: `<origin>`).
+ *   `url` is the endpoint a person would type (OpenAI: `<origin>/v1`; Anthropic: `<origin>`). Refused requests are
+ *   recorded with `rejected` (the provider's message).
  */
 export async function startScriptedModel(opts) {
   /** @type {RecordedRequest[]} */
   const requests = [];
+  const cors = {
+    ...CORS,
+    'access-control-allow-headers': [CORS['access-control-allow-headers'], ...(opts.allowHeaders ?? [])].join(', '),
+  };
+  const api = opts.kind === 'openai-responses' ? 'openai' : opts.kind;
   const server = createServer((req, res) => {
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, CORS).end();
+      res.writeHead(204, cors).end();
       return;
     }
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const url = new URL(req.url ?? '/', 'http://x');
+      const path = url.pathname;
+      const refuse = (rec, status, message, type) => {
+        rec.rejected = message;
+        res
+          .writeHead(status, { ...cors, 'content-type': 'application/json' })
+          .end(JSON.stringify(errorBody(api, status, message, type)));
+      };
+      const checkKey = (rec) => {
+        if (opts.key === undefined) return true;
+        const { key, foreign } = keyOf(api, req.headers);
+        if (foreign !== undefined) {
+          refuse(
+            rec,
+            401,
+            `a credential header of another API was sent (${api === 'anthropic' ? 'authorization' : 'x-api-key'})`,
+            'authentication_error',
+          );
+          return false;
+        }
+        if (key !== opts.key) {
+          refuse(
+            rec,
+            401,
+            api === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${String(key ?? '').slice(0, 6)}…`,
+            api === 'anthropic' ? 'authentication_error' : 'invalid_request_error',
+          );
+          return false;
+        }
+        return true;
+      };
+      if (req.method === 'GET') {
+        const rec = { path, method: 'GET', headers: req.headers, body: undefined };
+        requests.push(rec);
+        if (path !== '/v1/models') return refuse(rec, 404, `no route ${path}`, 'not_found_error');
+        if (api === 'anthropic' && req.headers['anthropic-version'] !== '2023-06-01')
+          return refuse(rec, 400, 'anthropic-version: header is required', 'invalid_request_error');
+        if (!checkKey(rec)) return;
+        res
+          .writeHead(200, { ...cors, 'content-type': 'application/json' })
+          .end(JSON.stringify(modelsPage(api, opts.models ?? [], url)));
+        return;
+      }
       let body;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
-        res.writeHead(400, CORS).end('{"error":{"message":"body is not JSON"}}');
+        res.writeHead(400, cors).end('{"error":{"message":"body is not JSON"}}');
         return;
       }
-      const rec = { path, headers: req.headers, body };
+      const rec = { path, method: 'POST', headers: req.headers, body };
       requests.push(rec);
-      const bad = historyError(opts.kind, body);
-      if (bad) {
-        rec.rejected = bad;
-        res
-          .writeHead(400, { ...CORS, 'content-type': 'application/json' })
-          .end(
-            JSON.stringify(
-              opts.kind === 'openai'
-                ? { error: { message: bad, type: 'invalid_request_error', param: 'messages', code: null } }
-                : { type: 'error', error: { type: 'invalid_request_error', message: bad } },
-            ),
-          );
-        return;
-      }
-      const want = opts.kind === 'openai' ? '/v1/chat/completions' : '/v1/messages';
-      if (req.method !== 'POST' || path !== want) {
-        res.writeHead(404, CORS).end(`{"error":{"message":"no route ${path}"}}`);
-        return;
-      }
+      if (!checkKey(rec)) return;
+      const bad =
+        opts.kind === 'openai-responses'
+          ? responsesError(body)
+          : (historyError(opts.kind, body) ?? contentError(opts.kind, body));
+      if (bad) return refuse(rec, 400, bad, 'invalid_request_error');
+      const want = { openai: '/v1/chat/completions', anthropic: '/v1/messages', 'openai-responses': '/v1/responses' }[
+        opts.kind
+      ];
+      if (req.method !== 'POST' || path !== want) return refuse(rec, 404, `no route ${path}`, 'not_found_error');
+      if (opts.models && !opts.models.includes(body.model))
+        return refuse(
+          rec,
+          404,
+          api === 'anthropic'
+            ? `model: ${body.model}`
+            : `The model \`${body.model}\` does not exist or you do not have access to it.`,
+          api === 'anthropic' ? 'not_found_error' : 'invalid_request_error',
+        );
       if (
         opts.kind === 'anthropic' &&
         (req.headers['anthropic-version'] !== '2023-06-01' || typeof body.max_tokens !== 'number')
-      ) {
-        res
-          .writeHead(400, { ...CORS, 'content-type': 'application/json' })
-          .end(
-            '{"type":"error","error":{"type":"invalid_request_error","message":"anthropic-version header and max_tokens are required"}}',
-          );
-        return;
-      }
+      )
+        return refuse(rec, 400, 'anthropic-version header and max_tokens are required', 'invalid_request_error');
       const n = requests.length - 1;
       let r;
       try {
         r = opts.script(body, n, rec);
       } catch (e) {
-        res.writeHead(500, CORS).end(JSON.stringify({ error: { message: String(e?.message ?? e) } }));
+        res.writeHead(500, cors).end(JSON.stringify({ error: { message: String(e?.message ?? e) } }));
         return;
       }
       if (r.status && r.status !== 200) {
-        const message = r.errorMessage ?? 'scripted failure';
         res
           .writeHead(r.status, {
-            ...CORS,
+            ...cors,
             'content-type': 'application/json',
             ...(r.retryAfter !== undefined ? { 'retry-after': r.retryAfter } : {}),
           })
-          .end(
-            JSON.stringify(
-              opts.kind === 'openai'
-                ? { error: { message, type: r.status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } }
-                : { type: 'error', error: { type: r.status === 429 ? 'rate_limit_error' : 'api_error', message } },
-            ),
-          );
+          .end(JSON.stringify(errorBody(api, r.status, r.errorMessage ?? 'scripted failure')));
         return;
       }
+      const usage = r.noUsage ? undefined : usageOf(body, r.text);
+      if (usage) rec.usage = usage;
       const go = () => {
-        if (opts.kind === 'anthropic') void anthropicStream(res, r, n);
-        else if (body.stream) void openaiStream(res, r, n);
-        else openaiJson(res, r, n);
+        if (opts.kind === 'anthropic') void anthropicStream(res, r, n, usage);
+        else if (opts.kind === 'openai-responses') {
+          if (body.stream) void responsesStream(res, r, n, usage, cors);
+          else responsesJson(res, r, n, usage, cors);
+        } else if (body.stream) void openaiStream(res, r, n, body.stream_options?.include_usage ? usage : undefined);
+        else openaiJson(res, r, n, usage);
       };
       if (r.delayMs) setTimeout(go, r.delayMs);
       else go();
@@ -322,7 +359,7 @@ export async function startScriptedModel(opts) {
   const origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {
     origin,
-    url: opts.kind === 'openai' ? `${origin}/v1` : origin,
+    url: api === 'openai' ? `${origin}/v1` : origin,
     requests,
     close: () =>
       new Promise((r) => {

@@ -156,6 +156,8 @@ describe.skipIf(!haveChromium)('the app shell', () => {
         await idle(page);
         // each panel: beside the conversation on a desktop, a full-screen sheet with "Close" on a phone
         for (const name of ['Settings', 'Tools', 'Audit']) {
+          // on a phone the less used actions (Audit, Export, Import, Keyboard shortcuts, Theme) are under "More"
+          if (screen === 'phone' && name === 'Audit') await page.getByRole('button', { name: 'More' }).click();
           await page.getByRole('button', { name, exact: true }).click();
           const panel = page.getByRole('region', { name, exact: true });
           await panel.waitFor();
@@ -198,6 +200,7 @@ describe.skipIf(!haveChromium)('the app shell', () => {
           await expect(page.getByRole('button', { name: 'Conversations' }).isVisible()).resolves.toBe(false);
         }
         // "Theme" switches and is remembered across a reload
+        if (screen === 'phone') await page.getByRole('button', { name: 'More' }).click();
         await page.getByRole('button', { name: 'Theme' }).click();
         expect(dark(await bg())).toBe(scheme !== 'dark');
         await page.reload();

@@ -95,7 +95,8 @@ export function toChatMessages(path: Task[]): ChatMessage[] {
     current = undefined;
     if (c.type === 'message') {
       if (t.role === 'system') out.push({ role: 'system', text: c.text });
-      else if (t.role === 'user') out.push({ role: 'user', text: c.text });
+      else if (t.role === 'user')
+        out.push({ role: 'user', text: c.text, ...(c.attachments?.length ? { attachments: c.attachments } : {}) });
       else if (t.role === 'assistant') {
         current = { role: 'assistant', text: c.text, toolCalls: [] };
         out.push(current);

@@ -23,19 +23,41 @@ const tool = {
 };
 
 describe('AppDb keys', () => {
-  it('binds the key to the origin it was saved for; a key saved before origins were kept is confirmed for none', async () => {
+  it("binds a connection's key and headers to the origin they were saved for; a new key is for its origin only", async () => {
+    const d = await db();
+    await d.putKey('c1', 'sk-new', 'https://api.openai.com');
+    expect(await d.getCredentials('c1')).toEqual({ key: 'sk-new', origins: ['https://api.openai.com'], headers: [] });
+    await d.confirmKeyOrigin('c1', 'http://127.0.0.1:11434');
+    await d.confirmKeyOrigin('c1', 'http://127.0.0.1:11434');
+    expect((await d.getCredentials('c1'))?.origins).toEqual(['https://api.openai.com', 'http://127.0.0.1:11434']);
+    // another connection's key is its own
+    expect(await d.getCredentials('c2')).toBeUndefined();
+    await d.putKey('c2', 'sk-two', 'https://api.anthropic.com');
+    expect((await d.getCredentials('c1'))?.key).toBe('sk-new');
+    // a header saved for another origin than the key's confirms only that origin
+    await d.putHeaders('c1', [{ name: 'X-Title', value: 'v' }], 'https://openrouter.ai');
+    expect(await d.getCredentials('c1')).toEqual({
+      key: 'sk-new',
+      origins: ['https://openrouter.ai'],
+      headers: [{ name: 'X-Title', value: 'v' }],
+    });
+    await d.putKey('c1', 'sk-other', undefined);
+    expect((await d.getCredentials('c1'))?.origins).toEqual([]);
+    await d.putHeaders('c1', [], undefined);
+    await d.putKey('c1', '', undefined);
+    expect(await d.getCredentials('c1')).toBeUndefined();
+    await d.deleteConnection('c2');
+    expect(await d.getCredentials('c2')).toBeUndefined();
+  });
+
+  it('keeps the single key of before (a bare string: confirmed for no origin) until it is moved', async () => {
     const d = await db();
     await d.db.put('keys', 'sk-legacy', 'apiKey');
-    expect(await d.getKeyRecord()).toEqual({ key: 'sk-legacy', origins: [] });
-    await d.putKey('sk-new', 'https://api.openai.com');
-    expect(await d.getKeyRecord()).toEqual({ key: 'sk-new', origins: ['https://api.openai.com'] });
-    await d.confirmKeyOrigin('http://127.0.0.1:11434');
-    await d.confirmKeyOrigin('http://127.0.0.1:11434');
-    expect((await d.getKeyRecord())?.origins).toEqual(['https://api.openai.com', 'http://127.0.0.1:11434']);
-    await d.putKey('sk-other', undefined);
-    expect(await d.getKeyRecord()).toEqual({ key: 'sk-other', origins: [] });
-    await d.putKey('', undefined);
-    expect(await d.getKeyRecord()).toBeUndefined();
+    expect(await d.legacyKey()).toEqual({ key: 'sk-legacy', origins: [] });
+    await d.db.put('keys', { key: 'sk-bound', origins: ['https://api.openai.com'] }, 'apiKey');
+    expect(await d.legacyKey()).toEqual({ key: 'sk-bound', origins: ['https://api.openai.com'] });
+    await d.deleteLegacyKey();
+    expect(await d.legacyKey()).toBeUndefined();
   });
 });
 

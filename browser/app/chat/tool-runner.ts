@@ -11,6 +11,8 @@ import type { Task, ToolSignature } from '../../../protocol/task.js';
 import type { BrowserHost } from '../../host.js';
 import { BrowserFetchTransport } from '../../fetch.js';
 import type { CallOutcome } from './convert.js';
+import { toolFiles, type FileLoader } from '../attachments/parts.js';
+import { putFilesInArgs } from '../attachments/tool-args.js';
 
 /** The principal the app's calls run as (rules and audit). */
 export const APP_PRINCIPAL = 'browser:app';
@@ -35,6 +37,8 @@ export class ToolRunner {
     private readonly host: BrowserHost,
     /** Names the person switched off in the tools panel: not offered to the model. */
     private readonly disabled: () => Set<string>,
+    /** Reads files handed to tools (attachments/tool-args.ts); none: a reference stays as it is. */
+    private readonly loadFile?: FileLoader,
   ) {}
 
   /** The active manifests of the host registry that are offered to the model. */
@@ -65,17 +69,40 @@ export class ToolRunner {
     return visibleToolSignatures(path, { registry: this.host.registry, registryTools: await this.offeredTools() });
   }
 
+  /** The parameters schema of `name@revision` (a scoped definition, a remote MCP tool or a registry revision). */
+  async #parameters(name: string, revision: string, def: ToolManifest | undefined) {
+    if (def) return def.parameters;
+    const ref = `${name}@${revision}`;
+    try {
+      return (this.host.mcp.handles(ref) ? await this.host.mcp.resolve(ref) : await this.host.registry.resolve(ref))
+        .manifest.parameters;
+    } catch {
+      return undefined;
+    }
+  }
+
   /**
    * Run one compiled function-call task. Calls of one round run at once: a second call of a revision that is
-   * already running gets a disposable sandbox, so calls of the same tool overlap too. Never throws: every failure
-   * (unknown tool, E_INVALID_ARGS, a refusal,
-   * E_ABORTED after Stop) is an outcome the model receives as the tool's result.
+   * already running gets a disposable sandbox, so calls of the same tool overlap too. A string argument holding the
+   * reference of a file handed to tools in the call's branch gets the file's content (attachments/tool-args.ts).
+   * Never throws: every failure (unknown tool, E_INVALID_ARGS, a refusal, E_ABORTED after Stop) is an outcome the
+   * model receives as the tool's result.
    */
   async run(call: Task, path: Task[], signal: AbortSignal): Promise<CallOutcome> {
     if (call.content.type !== 'functioncall' || !call.content.toolRevision)
       return { ok: false, error: { code: 'E_UNPINNED_TASK', message: 'the call is not pinned to a revision' } };
-    const { name, toolRevision, arguments: args } = call.content;
+    const { name, toolRevision } = call.content;
+    let args = call.content.arguments;
     const def = scopedManifest(path, name);
+    const files = toolFiles(path);
+    if (files.size > 0 && this.loadFile) {
+      try {
+        const params = await this.#parameters(name, toolRevision, def);
+        args = (await putFilesInArgs(args, params, files, this.loadFile)).args;
+      } catch (e) {
+        return { ok: false, error: { code: 'E_INVALID_ARGS', message: e instanceof Error ? e.message : String(e) } };
+      }
+    }
     const invoker = def ? await this.#scopedInvoker(def, toolRevision) : this.host.invoker;
     const busy = this.#inFlight.get(toolRevision) ?? 0;
     this.#inFlight.set(toolRevision, busy + 1);

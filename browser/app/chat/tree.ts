@@ -5,11 +5,18 @@ import { TyError } from '../../../core/errors.js';
 import { TaskSchema, type DraftTask, type Task } from '../../../protocol/task.js';
 import type { Store } from '../../../core/store/contract.js';
 import type { ToolRegistry } from '../../../core/revisions/registry.js';
-import type { AppDb, ConversationRecord } from '../app-db.js';
+import type { AppDb, ConversationRecord, ReplyMeta } from '../app-db.js';
+import { APP_SENTENCE } from './system.js';
 
-/** The system prompt at each conversation's root. */
-export const SYSTEM_PROMPT =
-  'You are a helpful assistant. Tools you call run in a sandbox in the browser of the person you talk to; some ask that person for approval first.';
+/** Longest searchable text kept per conversation (characters; the newest is kept). */
+export const MAX_SEARCH_TEXT = 400_000;
+
+/** The searchable text of a message task: its text and its attachments' names. */
+export function searchTextOf(t: Task): string {
+  if (t.content.type !== 'message' || t.role === 'system') return '';
+  const names = (t.content.attachments ?? []).map((a) => a.name).join(' ');
+  return [t.content.text, names].filter(Boolean).join('\n');
+}
 
 /**
  * One conversation. Tasks are compiled with core/revisions/tasks.ts (every function call pinned to a revision before
@@ -28,16 +35,22 @@ export class ConversationTree {
   ) {}
 
   /**
-   * Start a conversation: a root system task, a fresh record (the id is random: two conversations never share an
-   * index).
+   * Start a conversation: a root system task holding the app's sentence (chat/system.ts; the person's system prompt is
+   * kept in the record and put before it in each request), a fresh record (the id is random: two conversations never
+   * share an index).
    */
-  static async create(store: Store, db: AppDb, title = 'New conversation'): Promise<ConversationTree> {
-    const [root] = await compileDrafts([{ role: 'system', content: { type: 'message', text: SYSTEM_PROMPT } }]);
+  static async create(
+    store: Store,
+    db: AppDb,
+    init: Partial<Pick<ConversationRecord, 'title' | 'systemPrompt' | 'connection' | 'model'>> = {},
+  ): Promise<ConversationTree> {
+    const [root] = await compileDrafts([{ role: 'system', content: { type: 'message', text: APP_SENTENCE } }]);
     await persistTask(store, root!);
     const now = Date.now();
     const rec: ConversationRecord = {
+      ...init,
       id: crypto.randomUUID(),
-      title,
+      title: init.title ?? 'New conversation',
       created: now,
       updated: now,
       root: root!.id,
@@ -116,6 +129,11 @@ export class ConversationTree {
     }
     if (tasks.length > 0) this.record.leaf = tasks[tasks.length - 1]!.id;
     await this.save();
+    const text = tasks.map(searchTextOf).filter(Boolean).join('\n');
+    if (text) {
+      const old = (await this.db.getSearchText(this.record.id)) ?? '';
+      await this.db.putSearchText(this.record.id, `${old}\n${text}`.slice(-MAX_SEARCH_TEXT));
+    }
     return tasks;
   }
 
@@ -144,13 +162,22 @@ export class ConversationTree {
     await this.save();
   }
 
-  async setTitle(title: string): Promise<void> {
+  /** Set the title; `source` says who chose it (a person's title is never replaced by the app's). */
+  async setTitle(title: string, source: NonNullable<ConversationRecord['titleSource']> = 'person'): Promise<void> {
     this.record.title = title.slice(0, 80);
+    this.record.titleSource = source;
+    await this.save(false);
+  }
+
+  /** Note who answered with assistant message `id` and the tokens the provider reported (chat/turn.ts onReply). */
+  async noteReply(id: string, meta: ReplyMeta): Promise<void> {
+    (this.record.replies ??= {})[id] = meta;
     await this.save();
   }
 
-  async save(): Promise<void> {
-    this.record.updated = Date.now();
+  /** Save the record; `touch` (default) marks it updated now, which orders the conversation list. */
+  async save(touch = true): Promise<void> {
+    if (touch) this.record.updated = Date.now();
     await this.db.putConversation(this.record);
   }
 

@@ -6,6 +6,9 @@ import type { CompileOptions } from '../../../core/revisions/tasks.js';
 import { isTyError } from '../../../core/errors.js';
 import { anthropicComplete } from '../models/anthropic.js';
 import { openaiComplete } from '../models/openai.js';
+import { responsesComplete } from '../models/responses.js';
+import { resolveAttachments, type FileLoader } from '../attachments/parts.js';
+import { withSystemPrompt } from './system.js';
 import {
   ModelError,
   type ApiKind,
@@ -13,6 +16,7 @@ import {
   type ChatToolCall,
   type ModelReply,
   type ModelRequest,
+  type Usage,
 } from '../models/types.js';
 import { toChatMessages, type CallOutcome, type FailedCallData } from './convert.js';
 import type { ConversationTree } from './tree.js';
@@ -23,11 +27,20 @@ import { completeCalls, interruptedOutcome, resultDrafts } from './recover.js';
 /** Tool rounds per turn: after this many model replies with tool calls, the turn ends with a notice. */
 export const MAX_TOOL_ROUNDS = 8;
 
+/** Where a turn's requests go and with what: one connection and model, the conversation's settings. */
 export interface TurnSettings {
   api: ApiKind;
   endpoint: string;
   model: string;
   stream: boolean;
+  /** The person's system prompt, put before the root's system text (chat/system.ts). */
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** The connection's extra headers. */
+  headers?: Record<string, string>;
+  /** Send image attachments (false: a note stands for each image). Default true. */
+  images?: boolean;
 }
 
 export interface TurnEvents {
@@ -41,6 +54,8 @@ export interface TurnEvents {
   onCallEnd(call: Task, outcome: CallOutcome): void;
   /** A notice for the person (the round limit, Stop). */
   onNotice(text: string, kind: 'info' | 'error'): void;
+  /** A reply was stored as assistant message `task`, with the usage the provider reported (if any). */
+  onReply?(task: Task, usage: Usage | undefined): void;
 }
 
 /** Abort reason when the page goes away: calls end as E_INTERRUPTED, streamed text is kept as interrupted. */
@@ -67,12 +82,16 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Where the turn's state is written as it goes (absent: kept in memory only). */
   journal?: TurnJournal;
+  /** Reads attached files by sha-256 (absent: attachments are sent as notes that the file is gone). */
+  loadFile?: FileLoader;
   /** Replace the model clients (tests of the loop without a server). */
   complete?: (api: ApiKind, req: ModelRequest) => Promise<ModelReply>;
 }
 
-function complete(api: ApiKind, req: ModelRequest): Promise<ModelReply> {
-  return api === 'anthropic' ? anthropicComplete(req) : openaiComplete(req);
+/** Send `req` with the client of `api`. @throws ModelError */
+export function complete(api: ApiKind, req: ModelRequest): Promise<ModelReply> {
+  if (api === 'anthropic') return anthropicComplete(req);
+  return api === 'openai-responses' ? responsesComplete(req) : openaiComplete(req);
 }
 
 /** A draft for one model tool call: a function call when the arguments are a JSON object, else a failed call. */
@@ -169,7 +188,7 @@ export async function runTurn(d: TurnDeps): Promise<TurnEnd> {
       return { ok: true };
     }
     const path = await tree.path();
-    const messages = toChatMessages(path);
+    const messages = withSystemPrompt(toChatMessages(path), d.settings.systemPrompt);
     const dangling = unansweredToolCall(messages);
     if (dangling)
       return {
@@ -182,14 +201,18 @@ export async function runTurn(d: TurnDeps): Promise<TurnEnd> {
       };
     let streamed = '';
     await d.journal?.begin(tree.record.leaf);
+    const sent = await resolveAttachments(messages, d.loadFile ?? (async () => undefined), d.settings.images !== false);
     const req: ModelRequest = {
       endpoint: d.settings.endpoint,
       model: d.settings.model,
       apiKey: await d.apiKey(),
-      messages,
+      messages: sent,
       tools: await d.runner.signatures(path),
       stream: d.settings.stream,
       signal,
+      ...(d.settings.temperature !== undefined ? { temperature: d.settings.temperature } : {}),
+      ...(d.settings.maxTokens !== undefined ? { maxTokens: d.settings.maxTokens } : {}),
+      ...(d.settings.headers ? { headers: d.settings.headers } : {}),
       onText: (t) => {
         streamed += t;
         d.journal?.text(streamed);
@@ -220,7 +243,8 @@ export async function runTurn(d: TurnDeps): Promise<TurnEnd> {
       return { ok: false, error: err.code === 'E_ABORTED' ? new ModelError(err.message, 0, 'E_MODEL_CUT') : err };
     }
     const drafts: Omit<DraftTask, 'parent'>[] = [{ role: 'assistant', content: { type: 'message', text: reply.text } }];
-    await tree.append(tree.record.leaf, drafts, d.registry);
+    const [answer] = await tree.append(tree.record.leaf, drafts, d.registry);
+    if (answer) events.onReply?.(answer, reply.usage);
     // Each call is compiled on its own, so one that cannot be pinned (unknown tool) does not take the others down.
     const calls: Task[] = [];
     for (const c of reply.toolCalls) {

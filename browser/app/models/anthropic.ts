@@ -1,9 +1,20 @@
 // Anthropic Messages API client (tool_use / tool_result blocks, streaming SSE); browser app, trusted side.
 import { parseSse } from './sse.js';
-import { ModelError, joinEndpoint, postJson, type ChatToolCall, type ModelReply, type ModelRequest } from './types.js';
+import {
+  ModelError,
+  joinEndpoint,
+  postJson,
+  tokenCount,
+  type ChatMessage,
+  type ChatToolCall,
+  type ModelReply,
+  type ModelRequest,
+  type Usage,
+} from './types.js';
 
 type Block =
   | { type: 'text'; text: string }
+  | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
@@ -16,10 +27,24 @@ function parseInput(args: string): unknown {
   }
 }
 
+/** A user message's blocks: its text (when not empty: the API refuses empty text blocks), then its attachments. */
+function userBlocks(m: Extract<ChatMessage, { role: 'user' }>): Block[] {
+  return [
+    ...(m.text.trim() ? [{ type: 'text' as const, text: m.text }] : []),
+    ...(m.parts ?? []).map(
+      (p): Block =>
+        p.type === 'text'
+          ? { type: 'text', text: p.text }
+          : { type: 'image', source: { type: 'base64', media_type: p.mediaType, data: p.data } },
+    ),
+  ];
+}
+
 /**
  * The request body of POST /v1/messages (https://docs.anthropic.com/en/api/messages): system text at the top
- * level; tool calls as `tool_use` blocks of the assistant; tool results as `tool_result` blocks of the next
- * user message; consecutive messages of one role merged (the API wants them alternating).
+ * level; a user message's attachments as `text` and `image` blocks (a base64 `source`); tool calls as `tool_use`
+ * blocks of the assistant; tool results as `tool_result` blocks of the next user message; consecutive messages of
+ * one role merged (the API wants them alternating); temperature only when set.
  */
 export function anthropicBody(req: ModelRequest): Record<string, unknown> {
   const system = req.messages
@@ -35,7 +60,7 @@ export function anthropicBody(req: ModelRequest): Record<string, unknown> {
     else out.push({ role, content: blocks });
   };
   for (const m of req.messages) {
-    if (m.role === 'user') push('user', [{ type: 'text', text: m.text }]);
+    if (m.role === 'user') push('user', userBlocks(m));
     else if (m.role === 'assistant')
       push('assistant', [
         ...(m.text ? [{ type: 'text' as const, text: m.text }] : []),
@@ -66,6 +91,7 @@ export function anthropicBody(req: ModelRequest): Record<string, unknown> {
     stream: true,
   };
   if (system) body.system = system;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.tools.length > 0)
     body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   return body;
@@ -75,6 +101,8 @@ export function anthropicBody(req: ModelRequest): Record<string, unknown> {
 export class AnthropicAccumulator {
   text = '';
   stopReason = '';
+  /** From `message_start` (input, cache reads and writes) and `message_delta` (output, cumulative). */
+  usage: Usage | undefined;
   readonly #blocks = new Map<number, { kind: 'text' } | { kind: 'tool'; id: string; name: string; json: string }>();
   readonly #order: number[] = [];
 
@@ -85,6 +113,8 @@ export class AnthropicAccumulator {
       content_block?: { type?: string; id?: string; name?: string; text?: string };
       delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string };
       error?: { message?: string };
+      message?: { usage?: Record<string, unknown> };
+      usage?: Record<string, unknown>;
     };
     if (type === 'error')
       throw new ModelError(
@@ -119,8 +149,22 @@ export class AnthropicAccumulator {
         b.json += d.delta.partial_json;
       return '';
     }
-    if (type === 'message_delta' && typeof d.delta?.stop_reason === 'string') this.stopReason = d.delta.stop_reason;
+    if (type === 'message_start' && d.message?.usage) this.#noteUsage(d.message.usage);
+    if (type === 'message_delta') {
+      if (typeof d.delta?.stop_reason === 'string') this.stopReason = d.delta.stop_reason;
+      if (d.usage) this.#noteUsage(d.usage);
+    }
     return '';
+  }
+
+  #noteUsage(u: Record<string, unknown>): void {
+    const parts = [u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens].map(tokenCount);
+    const input = parts.some((x) => x !== undefined) ? parts.reduce<number>((a, b) => a + (b ?? 0), 0) : undefined;
+    const output = tokenCount(u.output_tokens);
+    const next: Usage = { ...this.usage };
+    if (input !== undefined) next.input = input;
+    if (output !== undefined) next.output = output;
+    if (next.input !== undefined || next.output !== undefined) this.usage = next;
   }
 
   reply(): ModelReply {
@@ -129,8 +173,30 @@ export class AnthropicAccumulator {
       const b = this.#blocks.get(i);
       if (b?.kind === 'tool') toolCalls.push({ id: b.id, name: b.name, arguments: b.json || '{}' });
     }
-    return { text: this.text, toolCalls, stopReason: this.stopReason || (toolCalls.length ? 'tool_use' : 'end_turn') };
+    return {
+      text: this.text,
+      toolCalls,
+      stopReason: this.stopReason || (toolCalls.length ? 'tool_use' : 'end_turn'),
+      ...(this.usage ? { usage: this.usage } : {}),
+    };
   }
+}
+
+/** The Messages API's own headers (version, browser access) and the key, for any request to it. */
+export function anthropicHeaders(apiKey: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'anthropic-version': '2023-06-01',
+    'anthropic-dangerous-direct-browser-access': 'true',
+  };
+  if (apiKey) headers['x-api-key'] = apiKey;
+  return headers;
+}
+
+/** `<base>/v1<path>` for an Anthropic endpoint typed as the origin, `…/v1` or `…/v1/messages`. */
+export function anthropicUrl(endpoint: string, path: '/messages' | '/models'): string {
+  let base = endpoint.trim().replace(/\/+$/, '');
+  if (base.endsWith('/messages')) base = base.slice(0, -'/messages'.length);
+  return joinEndpoint(base.endsWith('/v1') ? base : `${base}/v1`, path);
 }
 
 /**
@@ -140,15 +206,14 @@ export class AnthropicAccumulator {
  * @throws ModelError
  */
 export async function anthropicComplete(req: ModelRequest): Promise<ModelReply> {
-  const headers: Record<string, string> = {
-    accept: 'text/event-stream',
-    'anthropic-version': '2023-06-01',
-    'anthropic-dangerous-direct-browser-access': 'true',
-  };
-  if (req.apiKey) headers['x-api-key'] = req.apiKey;
-  const base = req.endpoint.trim().replace(/\/+$/, '');
-  const url = base.endsWith('/messages') ? base : joinEndpoint(base.endsWith('/v1') ? base : `${base}/v1`, '/messages');
-  const res = await postJson(url, headers, anthropicBody(req), req.signal);
+  const headers = { accept: 'text/event-stream', ...anthropicHeaders(req.apiKey) };
+  const res = await postJson(
+    anthropicUrl(req.endpoint, '/messages'),
+    headers,
+    anthropicBody(req),
+    req.signal,
+    req.headers,
+  );
   const acc = new AnthropicAccumulator();
   try {
     if (!res.body) throw new ModelError('the model reply has no body', res.status, 'E_MODEL_PROTOCOL');

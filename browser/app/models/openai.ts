@@ -4,19 +4,55 @@ import {
   ModelError,
   joinEndpoint,
   postJson,
+  tokenCount,
   type ChatMessage,
+  type ChatPart,
   type ChatToolCall,
+  type Usage,
   type ModelReply,
   type ModelRequest,
 } from './types.js';
 
-/** The request body of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create). */
+/** The `data:` URL of an image part (OpenAI's `image_url.url`). */
+export function dataUrl(p: Extract<ChatPart, { type: 'image' }>): string {
+  return `data:${p.mediaType};base64,${p.data}`;
+}
+
+/** A user message's `content`: its text alone, or text and image parts (`text`, `image_url` with a data URL). */
+function userContent(m: Extract<ChatMessage, { role: 'user' }>): unknown {
+  if (!m.parts?.length) return m.text;
+  return [
+    ...(m.text ? [{ type: 'text', text: m.text }] : []),
+    ...m.parts.map((p) =>
+      p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: dataUrl(p) } },
+    ),
+  ];
+}
+
+/**
+ * True for OpenAI's own API, which takes the reply limit as `max_completion_tokens` (its reasoning models refuse
+ * `max_tokens`); OpenAI-compatible servers (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) read `max_tokens`.
+ */
+function isOpenAiItself(endpoint: string): boolean {
+  try {
+    return new URL(endpoint).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The request body of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create): a user
+ * message with attachments has `content` parts (`text`, `image_url` with a `data:` URL); a streamed request asks for
+ * the usage chunk (`stream_options.include_usage`); temperature and the reply limit only when set.
+ */
 export function openaiBody(req: ModelRequest): Record<string, unknown> {
   const messages = req.messages.map((m: ChatMessage) => {
     switch (m.role) {
       case 'system':
+        return { role: 'system', content: m.text };
       case 'user':
-        return { role: m.role, content: m.text };
+        return { role: 'user', content: userContent(m) };
       case 'assistant':
         return m.toolCalls.length > 0
           ? {
@@ -36,12 +72,15 @@ export function openaiBody(req: ModelRequest): Record<string, unknown> {
     }
   });
   const body: Record<string, unknown> = { model: req.model, messages, stream: req.stream };
+  if (req.stream) body.stream_options = { include_usage: true };
   if (req.tools.length > 0)
     body.tools = req.tools.map((t) => ({
       type: 'function',
       function: { name: t.name, description: t.description, parameters: t.parameters },
     }));
-  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.maxTokens !== undefined)
+    body[isOpenAiItself(req.endpoint) ? 'max_completion_tokens' : 'max_tokens'] = req.maxTokens;
   return body;
 }
 
@@ -59,6 +98,7 @@ interface Partial {
 export class OpenAiAccumulator {
   text = '';
   stopReason = '';
+  usage: Usage | undefined;
   readonly #calls: Partial[] = [];
   readonly #byIndex = new Map<number, Partial>();
 
@@ -67,6 +107,7 @@ export class OpenAiAccumulator {
     const c = chunk as {
       error?: { message?: string };
       choices?: { delta?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[];
+      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
     };
     if (c && typeof c === 'object' && c.error)
       throw new ModelError(
@@ -74,6 +115,10 @@ export class OpenAiAccumulator {
         200,
         'E_MODEL_PROTOCOL',
       );
+    if (c?.usage && typeof c.usage === 'object') {
+      const u = { input: tokenCount(c.usage.prompt_tokens), output: tokenCount(c.usage.completion_tokens) };
+      if (u.input !== undefined || u.output !== undefined) this.usage = u;
+    }
     const choice = Array.isArray(c?.choices) ? c.choices[0] : undefined;
     if (!choice) return '';
     if (typeof choice.finish_reason === 'string') this.stopReason = choice.finish_reason;
@@ -103,7 +148,12 @@ export class OpenAiAccumulator {
 
   reply(): ModelReply {
     const toolCalls: ChatToolCall[] = this.#calls.map((p) => ({ id: p.id, name: p.name, arguments: p.arguments }));
-    return { text: this.text, toolCalls, stopReason: this.stopReason || (toolCalls.length ? 'tool_calls' : 'stop') };
+    return {
+      text: this.text,
+      toolCalls,
+      stopReason: this.stopReason || (toolCalls.length ? 'tool_calls' : 'stop'),
+      ...(this.usage ? { usage: this.usage } : {}),
+    };
   }
 }
 
@@ -116,12 +166,19 @@ export class OpenAiAccumulator {
 export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
   const headers: Record<string, string> = req.stream ? { accept: 'text/event-stream' } : { accept: 'application/json' };
   if (req.apiKey) headers.authorization = `Bearer ${req.apiKey}`;
-  const res = await postJson(joinEndpoint(req.endpoint, '/chat/completions'), headers, openaiBody(req), req.signal);
+  const res = await postJson(
+    joinEndpoint(req.endpoint, '/chat/completions'),
+    headers,
+    openaiBody(req),
+    req.signal,
+    req.headers,
+  );
   const acc = new OpenAiAccumulator();
   try {
     if (!req.stream) {
       const j = (await res.json()) as {
         choices?: { message?: { content?: unknown; tool_calls?: unknown[] }; finish_reason?: unknown }[];
+        usage?: unknown;
       };
       const choice = j.choices?.[0];
       if (!choice?.message)
@@ -134,6 +191,7 @@ export async function openaiComplete(req: ModelRequest): Promise<ModelReply> {
             finish_reason: choice.finish_reason,
           },
         ],
+        usage: j.usage,
       });
       if (acc.text) req.onText?.(acc.text);
       return acc.reply();

@@ -1,6 +1,6 @@
 // Provider-neutral chat shapes the model clients speak (OpenAI Chat Completions, Anthropic Messages); browser app,
 // trusted side.
-import type { ToolSignature } from '../../../protocol/task.js';
+import type { Attachment, ToolSignature } from '../../../protocol/task.js';
 
 /** One tool call the model made: `arguments` is the raw JSON text the model produced (parsed later). */
 export interface ChatToolCall {
@@ -9,13 +9,35 @@ export interface ChatToolCall {
   arguments: string;
 }
 
+/** An image type both APIs take as an image part (OpenAI `image_url` data URL, Anthropic `image` base64 source). */
+export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
+
+/**
+ * What a person's message carries beyond its text, as the model receives it: an attached file's text (or, for a file
+ * handed to tools, the reference that stands for it), or an image as base64 (no `data:` prefix).
+ */
+export type ChatPart = { type: 'text'; text: string } | { type: 'image'; mediaType: ImageMediaType; data: string };
+
 export type ChatMessage =
   | { role: 'system'; text: string }
-  | { role: 'user'; text: string }
+  | {
+      role: 'user';
+      text: string;
+      /** Attachments as the model receives them (chat/attachments.ts resolves `attachments` into these). */
+      parts?: ChatPart[];
+      /** Attachments by reference, before their content is read (toChatMessages puts them here). */
+      attachments?: Attachment[];
+    }
   | { role: 'assistant'; text: string; toolCalls: ChatToolCall[] }
   | { role: 'tool'; callId: string; name: string; content: string; isError: boolean };
 
-export type ApiKind = 'openai' | 'anthropic';
+/**
+ * The wire format of a connection: `openai` Chat Completions (OpenAI and every OpenAI-compatible server), `anthropic`
+ * Messages, `openai-responses` OpenAI's Responses API.
+ */
+export type ApiKind = 'openai' | 'anthropic' | 'openai-responses';
+
+export const API_KINDS: readonly ApiKind[] = ['openai', 'anthropic', 'openai-responses'];
 
 export interface ModelRequest {
   /** Base URL as the person typed it, e.g. `http://127.0.0.1:11434/v1` or `https://api.anthropic.com`. */
@@ -30,8 +52,23 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Called with each piece of text as it arrives. */
   onText?: (delta: string) => void;
-  /** Longest reply, tokens (default 4096). */
+  /** Longest reply, tokens. Unset: the provider's default (Anthropic, which requires one: 4096). */
   maxTokens?: number;
+  /** Sampling temperature; unset: the provider's default. */
+  temperature?: number;
+  /**
+   * The connection's extra headers (e.g. OpenRouter's `X-Title`); the client's own headers (authentication, version,
+   * content type) are set after them and win.
+   */
+  headers?: Record<string, string>;
+}
+
+/** Tokens a reply used, as the provider reported them (absent: it reported nothing; never estimated). */
+export interface Usage {
+  /** Tokens of the request (prompt), cache reads and writes included. */
+  input?: number;
+  /** Tokens of the reply. */
+  output?: number;
 }
 
 export interface ModelReply {
@@ -39,6 +76,12 @@ export interface ModelReply {
   toolCalls: ChatToolCall[];
   /** The provider's reason (`stop`, `tool_calls`, `end_turn`, `tool_use`, `length`...). */
   stopReason: string;
+  usage?: Usage;
+}
+
+/** A non-negative integer token count from a provider's usage object, or undefined. */
+export function tokenCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
 }
 
 /** Why a model request failed (the app's own codes, never on a wire; docs/app.md "When a request fails"). */
@@ -86,24 +129,29 @@ export function providerMessage(body: string): string {
   return body.trim().slice(0, 300);
 }
 
-/** POST JSON with no cookies and no referrer; maps failures to ModelError. */
-export async function postJson(
+/**
+ * A request to a model endpoint with no cookies and no referrer (a POST of JSON when `body` is given, else a GET);
+ * maps failures to ModelError. The connection's extra headers go first, `headers` (the client's own) after them.
+ */
+export async function requestJson(
   url: string,
   headers: Record<string, string>,
   body: unknown,
   signal: AbortSignal,
+  extra: Record<string, string> = {},
 ): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal,
       credentials: 'omit',
       referrerPolicy: 'no-referrer',
       cache: 'no-store',
       mode: 'cors',
+      redirect: 'error',
     });
   } catch {
     if (signal.aborted) throw new ModelError('stopped', 0, 'E_ABORTED');
@@ -128,6 +176,17 @@ export async function postJson(
     );
   }
   return res;
+}
+
+/** POST JSON (requestJson with a body). */
+export function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+  extra: Record<string, string> = {},
+): Promise<Response> {
+  return requestJson(url, headers, body, signal, extra);
 }
 
 /** `base` plus `suffix` unless the base already ends with it (people paste either form). */

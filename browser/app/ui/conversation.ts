@@ -8,6 +8,11 @@ import { renderMarkdown } from '../render/message.js';
 import { MarkdownStream } from '../render/stream.js';
 import { callCard, failedCallCard, setCallState, showOutcome } from './call-card.js';
 import { ScrollFollower } from './scroll.js';
+import type { ReplyMeta } from '../app-db.js';
+import type { Attachment } from '../../../protocol/task.js';
+import { formatBytes } from '../attachments/files.js';
+import { base64, isImage } from '../attachments/parts.js';
+import { tokensText } from '../conversations/header.js';
 
 export interface ConversationActions {
   /** Put a user message back into the composer; sending makes a sibling branch. */
@@ -20,6 +25,8 @@ export interface ConversationActions {
   continueAnswer(task: Task): void;
   /** Run an interrupted call again. */
   runAgain(call: Task): void;
+  /** An attached file's bytes (image previews in sent messages). */
+  loadFile?(sha256: string): Promise<{ bytes: Uint8Array } | undefined>;
 }
 
 export interface BranchInfo {
@@ -43,6 +50,7 @@ export class ConversationView {
   readonly #list: HTMLElement;
   readonly #liveBox: HTMLElement;
   readonly #notices: HTMLElement;
+  readonly #top = h('div', { class: 'conversation-top' });
   readonly #els = new Map<string, HTMLElement>();
   readonly #follow: ScrollFollower;
   #running = new Set<string>();
@@ -59,9 +67,14 @@ export class ConversationView {
       hidden: true,
     });
     this.#notices = h('div', { class: 'notices', role: 'log', 'aria-label': 'Notices' });
-    const scroller = h('div', { class: 'conversation-scroll' }, this.#list, this.#liveBox, this.#notices);
+    const scroller = h('div', { class: 'conversation-scroll' }, this.#top, this.#list, this.#liveBox, this.#notices);
     this.#follow = new ScrollFollower(scroller);
     this.root = h('section', { class: 'conversation', 'aria-label': 'Conversation' }, scroller, this.#follow.button);
+  }
+
+  /** Put `els` above the messages (the conversation's collapsed settings). */
+  setTop(...els: HTMLElement[]): void {
+    replaceChildren(this.#top, ...els);
   }
 
   /** Where a question of `revision` goes: the running call card of that revision, else the end of the conversation. */
@@ -157,7 +170,12 @@ export class ConversationView {
    * Render `path` (root first); `branches` gives sibling positions of tasks that have siblings; `interrupted` the
    * assistant messages cut off (they offer "Continue").
    */
-  render(path: Task[], branches: Map<string, BranchInfo>, interrupted: ReadonlySet<string> = new Set()): void {
+  render(
+    path: Task[],
+    branches: Map<string, BranchInfo>,
+    interrupted: ReadonlySet<string> = new Set(),
+    replies: Readonly<Record<string, ReplyMeta>> = {},
+  ): void {
     const results = new Map<string, Task>();
     for (const t of path) if (t.content.type === 'toolresult' && t.content.callTask) results.set(t.content.callTask, t);
     const items: HTMLElement[] = [];
@@ -170,7 +188,10 @@ export class ConversationView {
       }
       if (t.content.type === 'message' && t.role !== 'system') {
         this.#branchNav(el, t, branches.get(t.id));
-        if (t.role === 'assistant') this.#interrupted(el, t, interrupted.has(t.id));
+        if (t.role === 'assistant') {
+          this.#interrupted(el, t, interrupted.has(t.id));
+          this.#meta(el, replies[t.id]);
+        }
       }
       if (t.content.type === 'functioncall') {
         const r = results.get(t.id);
@@ -194,7 +215,8 @@ export class ConversationView {
           return h(
             'article',
             { class: 'msg user', 'aria-label': 'You', 'data-task': t.id },
-            h('div', { class: 'text' }, inertText(c.text)),
+            c.text ? h('div', { class: 'text' }, inertText(c.text)) : null,
+            c.attachments?.length ? this.#attachments(c.attachments) : null,
             h(
               'div',
               { class: 'msg-tools' },
@@ -213,6 +235,7 @@ export class ConversationView {
           h(
             'div',
             { class: 'msg-tools' },
+            h('span', { class: 'reply-meta' }),
             h('span', { class: 'continue-slot' }),
             h('button', { type: 'button', onclick: () => this.actions.regenerate(t) }, 'Regenerate'),
             h('span', { class: 'branch-nav' }),
@@ -264,6 +287,39 @@ export class ConversationView {
     const box = h('div', { class: 'text md' });
     box.append(renderMarkdown(text));
     return box;
+  }
+
+  /** The files of a sent message: name, size, "for tools", an image's preview. */
+  #attachments(list: Attachment[]): HTMLElement {
+    return h(
+      'ul',
+      { class: 'sent-files', 'aria-label': 'Attached files' },
+      ...list.map((a) => {
+        const li = h(
+          'li',
+          { class: 'sent-file' },
+          h('span', { class: 'chip-name' }, inertText(a.name)),
+          h('span', { class: 'chip-size' }, `${formatBytes(a.bytes)}${a.toTools ? ' · given to tools' : ''}`),
+        );
+        if (isImage(a) && !a.toTools && this.actions.loadFile)
+          void this.actions.loadFile(a.sha256).then((f) => {
+            if (f)
+              li.prepend(
+                h('img', { class: 'chip-thumb', alt: '', src: `data:${a.mediaType};base64,${base64(f.bytes)}` }),
+              );
+          });
+        return li;
+      }),
+    );
+  }
+
+  /** Who answered and the tokens reported ("gpt-4o · 1,234 in · 56 out"); nothing estimated when none came. */
+  #meta(el: HTMLElement, m: ReplyMeta | undefined): void {
+    const slot = el.querySelector<HTMLElement>('.reply-meta');
+    if (!slot) return;
+    const tokens = m ? tokensText(m) : '';
+    slot.textContent = m ? `${m.model}${tokens ? ` · ${tokens}` : ''}` : '';
+    slot.title = m ? `${m.connection}: ${m.model}${tokens ? `, tokens ${tokens}` : ', no token usage reported'}` : '';
   }
 
   #interrupted(el: HTMLElement, t: Task, on: boolean): void {

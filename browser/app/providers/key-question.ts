@@ -1,6 +1,6 @@
-// "Send your key to HOST?": asked in the conversation before the saved API key goes to an endpoint origin it was not
-// entered or confirmed for; browser app, trusted side.
-import type { AppDb } from '../app-db.js';
+// "Send your key to HOST?": asked in the conversation before a connection's saved key (and its extra headers) goes to
+// an endpoint origin it was not entered or confirmed for; browser app, trusted side.
+import type { AppDb, ConnectionRecord } from '../app-db.js';
 import { connectSource } from '../connect.js';
 import { h } from '../dom.js';
 
@@ -49,24 +49,38 @@ export function askSendKey(place: HTMLElement, host: string, keyOrigins: string[
   });
 }
 
+/** What a request to a connection carries: its key ('' for none) and its extra headers. */
+export interface SentCredentials {
+  key: string;
+  headers: Record<string, string>;
+}
+
 /**
- * The key for a request to `endpoint`: the saved key when it is confirmed for the endpoint's origin, '' when none is
- * saved or the person chose "Send without key" for this origin in this tab, else the answer to askSendKey shown in
- * `place` ("Send key to HOST" confirms the origin for the key). Undefined: the person cancelled; send nothing.
+ * The key and extra headers for a request to connection `c` at its endpoint: the saved ones when they are confirmed
+ * for the endpoint's origin; none when nothing is saved or the person chose "Send without key" for this connection
+ * and origin in this tab; else the answer to askSendKey shown in `place` ("Send key to HOST" confirms the origin for
+ * the connection's key). Undefined: the person cancelled; send nothing.
  */
-export async function keyForEndpoint(db: AppDb, endpoint: string, place: HTMLElement): Promise<string | undefined> {
-  const rec = await db.getKeyRecord();
-  if (!rec) return '';
-  const origin = connectSource(endpoint);
-  if (!origin) return '';
-  if (rec.origins.includes(origin)) return rec.key;
-  if (sessionStorage.getItem(NO_KEY) === JSON.stringify(origin)) return '';
+export async function keyForEndpoint(
+  db: AppDb,
+  c: Pick<ConnectionRecord, 'id' | 'endpoint'>,
+  place: HTMLElement,
+): Promise<SentCredentials | undefined> {
+  const none: SentCredentials = { key: '', headers: {} };
+  const rec = await db.getCredentials(c.id);
+  if (!rec) return none;
+  const origin = connectSource(c.endpoint);
+  if (!origin) return none;
+  const saved = { key: rec.key, headers: Object.fromEntries(rec.headers.map((x) => [x.name, x.value])) };
+  if (rec.origins.includes(origin)) return saved;
+  const choice = JSON.stringify([c.id, origin]);
+  if (sessionStorage.getItem(NO_KEY) === choice) return none;
   const a = await askSendKey(place, new URL(origin).host, rec.origins);
   if (a === 'cancel') return undefined;
   if (a === 'without') {
-    sessionStorage.setItem(NO_KEY, JSON.stringify(origin));
-    return '';
+    sessionStorage.setItem(NO_KEY, choice);
+    return none;
   }
-  await db.confirmKeyOrigin(origin);
-  return rec.key;
+  await db.confirmKeyOrigin(c.id, origin);
+  return saved;
 }
