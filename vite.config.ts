@@ -1,6 +1,7 @@
 // Vitest configuration (unit tests beside the code, contracts and e2e in test/) and the browser build.
 import { defineConfig } from 'vitest/config';
 import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from './browser/build/config.mjs';
+import { quickJsPlugin } from './browser/build/quickjs.mjs';
 
 export default defineConfig({
   test: {
@@ -19,5 +20,5 @@ export default defineConfig({
   },
   // `npx vite build`: the browser library (browser/index.ts) and the diagnostics page, into dist/browser.
   build: browserBuildOptions(),
-  plugins: [pyodideAssetsPlugin(), zodUsedOnly()],
+  plugins: [pyodideAssetsPlugin(), zodUsedOnly(), quickJsPlugin()],
 });

@@ -8,3 +8,8 @@ declare module 'virtual:tysandbox/pyodide-manifest' {
   export default manifest;
 }
 declare module '*.css';
+declare module 'virtual:tysandbox/quickjs-worker' {
+  /** The QuickJS sandbox worker's classic script (browser/build/quickjs.mjs quickJsWorkerSource). */
+  const source: string;
+  export default source;
+}

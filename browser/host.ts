@@ -16,7 +16,7 @@ import { capabilityFactory } from '../core/capabilities/handler.js';
 import { ToolSettings, type SettingsValues } from '../core/revisions/settings.js';
 import type { SecretValues } from '../core/capabilities/secrets.js';
 import type { FetchTransport } from '../core/capabilities/fetch/mediated.js';
-import type { AskChannel, Gate } from '../core/exec/runtime.js';
+import type { AskChannel, Gate, SandboxRuntime } from '../core/exec/runtime.js';
 import { IdbStoreBackend } from './store.js';
 import { BrowserSandboxRuntime, type BrowserSandboxOptions } from './sandbox/runtime.js';
 import { DialogAskChannel, type DialogAskOptions } from './ask/dialog.js';
@@ -36,6 +36,14 @@ import { Elicitor } from '../core/mcp/input/elicit.js';
 export type ToolLogListener = (revision: string, level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
 /** A pause in the browser lifts by itself after this long (ms): 15 minutes. */
 export const DEFAULT_BROWSER_PAUSE_EXPIRE_MS = 15 * 60_000;
+/**
+ * Default cap of retained quickjs sandboxes in a page. Chromium keeps every ArrayBuffer, WebAssembly memories
+ * included, inside its V8 sandbox (1 TiB of address space per renderer process), and each 32-bit WebAssembly memory
+ * reserves 8 GiB there for its guard regions whatever its size: measured in Debian's Chromium, about the 125th live
+ * QuickJS sandbox of a renderer fails with "WebAssembly.Memory(): could not allocate memory". 100 leaves room for
+ * Pyodide sandboxes and for memories not yet collected; beyond it the least recently used idle one goes first.
+ */
+export const BROWSER_MAX_INSTANCES = 100;
 
 export interface BrowserHostOptions {
   /** IndexedDB database name (default `tysandbox`). */
@@ -71,6 +79,11 @@ export interface BrowserHostOptions {
   pause?: Partial<PauseConfig>;
   /** Most retained sandboxes at once (default 16; the least recently used idle one goes first). */
   maxRetained?: number;
+  /**
+   * Most retained quickjs sandboxes at once, counted apart (default BROWSER_MAX_INSTANCES, 100; core/exec/pool.ts
+   * maxInstances).
+   */
+  maxInstances?: number;
   /** A retained sandbox idle this long is destroyed, ms (default 600 000; 0: never). */
   idleMs?: number;
   /** Replace the permission gate. */
@@ -252,10 +265,36 @@ export async function createBrowserHost(opts: BrowserHostOptions = {}): Promise<
       events.emit('python-progress', p);
     },
   });
+  // quickjs revisions: one frame per principal holding many QuickJS sandboxes (browser/quickjs/runtime.ts), loaded with
+  // the first one; node and deno revisions run in the worker engine above (those names choose a command-line engine).
+  let quickjs: Promise<SandboxRuntime> | undefined;
+  const quickJsRuntime = (): Promise<SandboxRuntime> =>
+    (quickjs ??= import('./quickjs/runtime.js').then(
+      ({ BrowserQuickJsRuntime }) =>
+        new BrowserQuickJsRuntime({
+          ...(opts.sandbox ?? {}),
+          onLog: (level, text, revision) => {
+            userLog?.(level, text, revision);
+            for (const l of logListeners) l(revision, level, text);
+          },
+          events,
+          callIdOf: (s) => callIds.get(s),
+        }),
+    ));
+  const quickJsFacade: SandboxRuntime = {
+    name: 'quickjs',
+    perPrincipal: true,
+    sharesProcess: true,
+    start: async (spec, signal) => (await quickJsRuntime()).start(spec, signal),
+  };
   const pool = new SandboxPool({
-    runtime,
+    runtime: (spec) => {
+      const exec = spec.manifest.execution;
+      return exec.kind === 'sandboxed-code' && exec.engine === 'quickjs' ? quickJsFacade : runtime;
+    },
     mode: opts.mode ?? 'retained',
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    maxInstances: opts.maxInstances ?? BROWSER_MAX_INSTANCES,
     ...(opts.idleMs !== undefined ? { idleMs: opts.idleMs } : {}),
   });
   let external = opts.external;

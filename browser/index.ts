@@ -11,6 +11,7 @@ import './zod-jitless.js';
 // The host: one call creates it, with its events
 export {
   createBrowserHost,
+  BROWSER_MAX_INSTANCES,
   DEFAULT_BROWSER_PAUSE_EXPIRE_MS,
   type BrowserHost,
   type BrowserHostOptions,

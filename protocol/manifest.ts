@@ -116,8 +116,13 @@ export const SandboxedCodeSchema = z.strictObject({
     .string()
     .min(1)
     .max(4 * 1024 * 1024),
-  /** Preferred CLI runtime for JavaScript; `node` when absent. */
-  engine: z.enum(['node', 'deno']).optional(),
+  /**
+   * The JavaScript engine, part of the revision: `node` (default on the command line), `deno`, or `quickjs` (QuickJS in
+   * WebAssembly, the same on both hosts: many sandboxes per process or frame, each its own WebAssembly instance, exact
+   * memory and time limits, no file system; JavaScript only). The browser runs `node` and `deno` revisions in its
+   * worker engine. docs/manifest.md says when to choose which.
+   */
+  engine: z.enum(['node', 'deno', 'quickjs']).optional(),
   /** Python only: keep the in-memory file system between calls of a retained sandbox. */
   retainState: z.boolean().optional(),
   /** JavaScript from files: what `source` was bundled from, and its source map. */

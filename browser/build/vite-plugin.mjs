@@ -14,12 +14,14 @@ const TYPES = {
 };
 
 /**
- * `tysandboxAssets({ dir, python })`: the files `createBrowserHost` loads at run time (docs/browser.md "Assets the
- * app serves"): `sandbox-frame.html`, `sandbox-frame.js` and, with `python` (default true), `pyodide/*` (whose
- * digests are already compiled into tysandbox/browser). They are emitted under `<outDir>/<dir>` at build and served
- * from `<base><dir>` by the dev server. Pass the same folder to the host: `createBrowserHost({ sandbox:
- * { assetBaseUrl: '/<dir>' } })` (default `dir` is '', the root, which is also the host's default assetBaseUrl).
- * @param {{ dir?: string, python?: boolean, from?: string }} [opts] `from`: the folder holding the built assets
+ * `tysandboxAssets({ dir, python, quickjs })`: the files `createBrowserHost` loads at run time (docs/browser.md
+ * "Assets the app serves"): `sandbox-frame.html`, `sandbox-frame.js`, with `python` (default true) `pyodide/*`, and
+ * with `quickjs` (default true) `quickjs/emscripten-module.wasm` (whose digests are already compiled into
+ * tysandbox/browser). They are emitted under `<outDir>/<dir>` at build and served from `<base><dir>` by the dev server.
+ * Pass the same folder to the host: `createBrowserHost({ sandbox: { assetBaseUrl: '/<dir>' } })` (default `dir` is
+ * '', the root, which is also the host's default assetBaseUrl).
+ * @param {{ dir?: string, python?: boolean, quickjs?: boolean, from?: string }} [opts] `from`: the folder holding the
+ *   built assets
  *   (default: this package's dist/browser).
  */
 export function tysandboxAssets(opts = {}) {
@@ -30,6 +32,7 @@ export function tysandboxAssets(opts = {}) {
   const list = async () => {
     const out = ['sandbox-frame.html', 'sandbox-frame.js'];
     if (opts.python !== false) for (const f of await readdir(join(from, 'pyodide'))) out.push(`pyodide/${f}`);
+    if (opts.quickjs !== false) out.push('quickjs/emscripten-module.wasm');
     return out;
   };
   let base = '/';

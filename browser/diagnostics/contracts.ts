@@ -19,6 +19,7 @@ import {
 import type { ToolManifest } from '../../protocol/manifest.js';
 import { runStoreContract } from '../../core/store/contract-suite.js';
 import { bundledContract } from './bundled-contract.js';
+import { QUICKJS_CONTRACTS } from './quickjs-contracts.js';
 import {
   PYTHON_ESCAPE_SOURCE,
   pythonEscapeChecks,
@@ -1089,6 +1090,7 @@ const contracts: Contract[] = [
       }
     },
   },
+  ...QUICKJS_CONTRACTS,
 ];
 
 /** Store contract rows against the page's real IndexedDB. */

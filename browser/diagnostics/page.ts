@@ -4,6 +4,7 @@ import { runBrowserContracts, contractNames, type ContractRow } from './contract
 import { runBrowserBench } from './bench.js';
 import { invokeManifest } from './cross-host.js';
 import { runMcpBench } from './bench-mcp.js';
+import { BrowserQuickJsRuntime } from '../quickjs/runtime.js';
 
 declare global {
   interface Window {
@@ -13,6 +14,8 @@ declare global {
     tyBench: typeof runBrowserBench;
     tyInvokeManifest: typeof invokeManifest;
     tyBenchMcp: typeof runMcpBench;
+    /** The quickjs engine's runtime, for the browser tests and benchmarks that drive it directly. */
+    tyQuickJsRuntime: typeof BrowserQuickJsRuntime;
   }
 }
 
@@ -43,5 +46,6 @@ window.tyContractNames = contractNames;
 window.tyBench = runBrowserBench;
 window.tyInvokeManifest = invokeManifest;
 window.tyBenchMcp = runMcpBench;
+window.tyQuickJsRuntime = BrowserQuickJsRuntime;
 document.getElementById('run')!.addEventListener('click', () => void window.tyRunContracts());
 window.tyHarnessReady = true;

@@ -154,6 +154,13 @@ export interface BrowserSandboxOptions {
   pyodide?: PyodideManifest;
   /** Folder of the Pyodide files (default: the manifest's base, `<assetBaseUrl>pyodide/`). */
   pyodideBaseUrl?: string;
+  /**
+   * Folder of the QuickJS binary `emscripten-module.wasm` for `engine: "quickjs"` (default `<assetBaseUrl>quickjs/`).
+   * The page fetches it (then checks it against the digest built in): from another origin the server must allow the
+   * page's origin (CORS `Access-Control-Allow-Origin`), so with the frame assets on a separate site point this at the
+   * page's own.
+   */
+  quickjsBaseUrl?: string;
   /** Folder of the wheels Python revisions declare in `python.packages` (default `<assetBaseUrl>python-packages/`). */
   pythonPackagesBaseUrl?: string;
   /** Called with Python load progress (fetching and verifying the files). */

@@ -391,6 +391,7 @@ export class Invoker {
           ? { revision: identity.revision, manifest: identity.manifest, limits, folders: opts.folders }
           : { revision: identity.revision, manifest: identity.manifest, limits };
         if (settings) spec.settings = settings;
+        spec.principal = identity.principal;
         const running = this.#o.pool.call(spec, args, {
           signal,
           onCapability,

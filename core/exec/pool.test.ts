@@ -568,3 +568,93 @@ describe('SandboxPool disposable mode', () => {
     expect(await pool.call(spec('rev-a'), {}, { onCapability })).toBe(2);
   });
 });
+
+describe('SandboxPool with a runtime that keeps principals apart (perPrincipal: the quickjs engine)', () => {
+  class PerPrincipalRuntime extends FakeRuntime {
+    readonly perPrincipal = true;
+    principals: (string | undefined)[] = [];
+    override async start(s: SandboxSpec): Promise<SandboxInstance> {
+      this.principals.push(s.principal);
+      return super.start(s);
+    }
+  }
+  const as = (principal: string) => ({ ...spec('rev-a'), principal });
+
+  it('retains one sandbox per revision and principal: state never crosses principals', async () => {
+    const rt = new PerPrincipalRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    expect(await pool.call(as('p:a'), {}, { onCapability })).toBe(1);
+    expect(await pool.call(as('p:b'), {}, { onCapability })).toBe(1);
+    expect(await pool.call(as('p:a'), {}, { onCapability })).toBe(2);
+    expect(rt.principals).toEqual(['p:a', 'p:b']);
+    expect(pool.revisions()).toEqual(['rev-a']);
+    expect(pool.retainedCount()).toBe(2);
+  });
+
+  it('terminate(revision) ends it for every principal; a new revision of the name retires every old one', async () => {
+    const rt = new PerPrincipalRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    await pool.call(as('p:a'), {}, { onCapability });
+    await pool.call(as('p:b'), {}, { onCapability });
+    await pool.terminate('rev-a');
+    expect(rt.started.every((i) => i.destroyed === 'terminated')).toBe(true);
+    await pool.call(as('p:a'), {}, { onCapability });
+    await pool.call({ ...spec('rev-b'), principal: 'p:b' }, {}, { onCapability });
+    await tick();
+    expect(rt.started[2]!.destroyed).toBe('revision changed');
+  });
+
+  it('a runtime without it keeps one sandbox per revision whoever calls', async () => {
+    const rt = new FakeRuntime(counter);
+    pool = new SandboxPool({ runtime: rt });
+    await pool.call(as('p:a'), {}, { onCapability });
+    expect(await pool.call(as('p:b'), {}, { onCapability })).toBe(2);
+    expect(rt.started).toHaveLength(1);
+  });
+});
+
+describe('SandboxPool with a runtime whose sandboxes share a process (sharesProcess: quickjs instances)', () => {
+  class SharedRuntime extends FakeRuntime {
+    readonly sharesProcess = true;
+    held = new Map<string, number>();
+    override async start(s: SandboxSpec): Promise<SandboxInstance> {
+      const inst = (await super.start(s)) as FakeInstance & { heldMb?: () => number };
+      inst.heldMb = () => this.held.get(s.revision) ?? 1;
+      return inst;
+    }
+  }
+
+  it('counts them against maxInstances, apart from maxRetained: 40 stay warm beside 2 process sandboxes', async () => {
+    const shared = new SharedRuntime(counter);
+    const own = new FakeRuntime(counter);
+    const evicted: string[] = [];
+    pool = new SandboxPool({
+      runtime: (s) => (s.revision.startsWith('q-') ? shared : own),
+      maxRetained: 2,
+      maxInstances: 40,
+      onEvict: (r, why) => evicted.push(`${r}:${why}`),
+    });
+    for (let i = 0; i < 40; i++) await pool.call(spec(`q-${i}`, `q${i}`), {}, { onCapability });
+    for (const n of ['a', 'b']) await pool.call(spec(`r-${n}`, n), {}, { onCapability });
+    expect(pool.retainedCount(true)).toBe(40);
+    expect(pool.retainedCount()).toBe(2);
+    expect(evicted).toEqual([]);
+    expect(await pool.call(spec('q-0', 'q0'), {}, { onCapability })).toBe(2); // warm: its state kept
+    await pool.call(spec('q-40', 'q40'), {}, { onCapability });
+    expect(evicted).toEqual(['q-1:max retained']);
+    expect(shared.started[1]!.destroyed).toMatch(/at most 40 sandboxes that share a process/);
+    expect(pool.retainedCount()).toBe(2);
+  });
+
+  it('charges what each holds against the memory budget, not its start charge', async () => {
+    const shared = new SharedRuntime(counter);
+    pool = new SandboxPool({ runtime: shared, memoryBudgetMb: 100, memoryOf: () => 2, maxInstances: 1000 });
+    for (let i = 0; i < 30; i++) await pool.call(spec(`q-${i}`, `q${i}`), {}, { onCapability });
+    expect(pool.retainedMemoryMb()).toBe(30);
+    shared.held.set('q-5', 80); // q-5 grew: the next start finds the pool over budget
+    await pool.call(spec('q-30', 'q30'), {}, { onCapability });
+    expect(pool.retainedMemoryMb()).toBeLessThanOrEqual(100);
+    expect(shared.started[0]!.destroyed).toBe('memory budget');
+    expect(pool.peek('q-30')).toBeDefined();
+  });
+});

@@ -48,6 +48,12 @@ export interface SandboxPoolOptions {
    */
   maxRetained?: number;
   /**
+   * Most retained sandboxes alive at once of runtimes whose sandboxes share a process (SandboxRuntime.sharesProcess:
+   * quickjs), counted apart from `maxRetained` (default 2048, DEFAULT_MAX_INSTANCES); the same least recently used
+   * rule.
+   */
+  maxInstances?: number;
+  /**
    * A retained sandbox idle (no call running or queued) this long is destroyed, ms (default 600 000, 10 minutes; 0:
    * never).
    */
@@ -70,6 +76,8 @@ export const MEMORY_CHECK_MS = 250;
 
 /** Default cap on retained sandboxes per pool. */
 export const DEFAULT_MAX_RETAINED = 16;
+/** Default cap on retained sandboxes that share a process (quickjs instances) per pool. */
+export const DEFAULT_MAX_INSTANCES = 2048;
 /** Default idle time after which a retained sandbox is destroyed, ms (10 minutes). */
 export const DEFAULT_IDLE_MS = 600_000;
 
@@ -88,6 +96,8 @@ export interface PoolCallOptions {
 }
 
 interface Entry {
+  /** Its key in the pool: the revision, and for runtimes that keep principals apart the principal too. */
+  slot: string;
   revision: string;
   name: string;
   /** What the sandbox was started with (runtime, memory, folders); a different key needs a new sandbox. */
@@ -104,8 +114,10 @@ interface Entry {
   lastUsed: number;
   /** When its last call ended, ms since the epoch (the idle timer measures from here). */
   idleSince: number;
-  /** MiB charged against the memory budget while its sandbox lives. */
+  /** MiB charged against the memory budget while its sandbox lives, until it reports what it holds (heldMb). */
   chargeMb: number;
+  /** Its runtime's sandboxes share a process: counted against maxInstances, not maxRetained. */
+  shared: boolean;
 }
 
 const runtimeIds = new WeakMap<SandboxRuntime, number>();
@@ -132,6 +144,7 @@ export class SandboxPool {
   readonly #disposables = new Set<SandboxInstance>();
   readonly #budget: number;
   readonly #maxRetained: number;
+  readonly #maxInstances: number;
   readonly #idleMs: number;
   readonly #idleTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
   readonly #memoryTimers = new Map<Entry, ReturnType<typeof setTimeout>>();
@@ -143,30 +156,40 @@ export class SandboxPool {
     this.#opts = opts;
     this.#budget = opts.memoryBudgetMb ?? Number.POSITIVE_INFINITY;
     this.#maxRetained = opts.maxRetained ?? DEFAULT_MAX_RETAINED;
+    this.#maxInstances = opts.maxInstances ?? DEFAULT_MAX_INSTANCES;
     this.#idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
     this.#nearLimit = opts.nearLimitShare ?? NEAR_LIMIT_SHARE;
-    if (!Number.isInteger(this.#maxRetained) || this.#maxRetained < 1)
-      throw new TyError('E_INVALID_SETTINGS', 'maxRetained must be a whole number, 1 or more');
+    for (const [k, v] of [
+      ['maxRetained', this.#maxRetained],
+      ['maxInstances', this.#maxInstances],
+    ] as const)
+      if (!Number.isInteger(v) || v < 1)
+        throw new TyError('E_INVALID_SETTINGS', `${k} must be a whole number, 1 or more`);
     if (!Number.isInteger(this.#idleMs) || this.#idleMs < 0)
       throw new TyError('E_INVALID_SETTINGS', 'idleMs must be a whole number of ms, 0 or more');
   }
 
-  /** How many retained sandboxes are alive now. */
-  retainedCount(): number {
+  /** How many retained sandboxes are alive now (`shared`: those that share a process, else the others). */
+  retainedCount(shared = false): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    for (const e of this.#entries.values()) if (e.instance?.alive && e.shared === shared) n++;
     return n;
   }
 
-  /** Destroy least recently used idle sandboxes (never `keep`) until `room` more fit under maxRetained. */
-  async #fitCount(keep: Entry | undefined, room: number): Promise<void> {
+  /**
+   * Destroy least recently used idle sandboxes (never `keep`) of one kind (`shared`) until `room` more fit under its
+   * cap (maxInstances for sandboxes that share a process, else maxRetained).
+   */
+  async #fitCount(keep: Entry | undefined, room: number, shared: boolean): Promise<void> {
+    const cap = shared ? this.#maxInstances : this.#maxRetained;
     const idle = [...this.#entries.values()]
-      .filter((x) => x !== keep && x.pending === 0 && x.instance?.alive)
+      .filter((x) => x !== keep && x.shared === shared && x.pending === 0 && x.instance?.alive)
       .sort((a, b) => a.lastUsed - b.lastUsed);
     for (const x of idle) {
-      if (this.retainedCount() + room <= this.#maxRetained) return;
+      if (this.retainedCount(shared) + room <= cap) return;
       this.#opts.onEvict?.(x.revision, 'max retained');
-      await this.#retire(x, `the pool keeps at most ${this.#maxRetained} sandboxes (least recently used)`, true);
+      const what = shared ? 'sandboxes that share a process' : 'sandboxes';
+      await this.#retire(x, `the pool keeps at most ${cap} ${what} (least recently used)`, true);
     }
   }
 
@@ -217,14 +240,14 @@ export class SandboxPool {
     return typeof r === 'function' ? r(spec) : r;
   }
 
-  /** The live retained sandbox for a revision, if any (diagnostics and tests). */
+  /** The live retained sandbox for a revision, if any (diagnostics and tests; the first principal's, if several). */
   peek(revision: string): SandboxInstance | undefined {
-    const e = this.#entries.get(revision);
-    return e?.instance?.alive ? e.instance : undefined;
+    for (const e of this.#entries.values()) if (e.revision === revision && e.instance?.alive) return e.instance;
+    return undefined;
   }
   /** Revisions with a pool entry. */
   revisions(): string[] {
-    return [...this.#entries.keys()];
+    return [...new Set([...this.#entries.values()].map((e) => e.revision))];
   }
 
   /**
@@ -245,13 +268,16 @@ export class SandboxPool {
       if (e.name === spec.manifest.name && e.revision !== spec.revision) this.#retire(e, 'revision changed', false);
     }
     const key = specKey(runtime, spec);
-    let entry = this.#entries.get(spec.revision);
+    // A runtime that keeps principals apart (quickjs: one process per principal) retains a sandbox per principal.
+    const slot = runtime.perPrincipal ? `${spec.revision}\u0000${spec.principal ?? ''}` : spec.revision;
+    let entry = this.#entries.get(slot);
     if (entry && entry.key !== key) {
       this.#retire(entry, 'sandbox settings changed', false);
       entry = undefined;
     }
     if (!entry) {
       entry = {
+        slot,
         revision: spec.revision,
         name: spec.manifest.name,
         key,
@@ -263,8 +289,9 @@ export class SandboxPool {
         lastUsed: 0,
         idleSince: 0,
         chargeMb: this.#opts.memoryOf?.(spec) ?? spec.limits.memoryMb,
+        shared: runtime.sharesProcess === true,
       };
-      this.#entries.set(spec.revision, entry);
+      this.#entries.set(slot, entry);
     }
     const e = entry;
     e.pending++; // a call is queued: not idle (an idle timer that fires now finds it pending)
@@ -291,7 +318,8 @@ export class SandboxPool {
       e.idleSince = Date.now();
       release();
       if (this.#usedMb() > this.#budget) void this.#fitBudget(undefined, 0);
-      if (this.retainedCount() > this.#maxRetained) void this.#fitCount(undefined, 0);
+      if (this.retainedCount(e.shared) > (e.shared ? this.#maxInstances : this.#maxRetained))
+        void this.#fitCount(undefined, 0, e.shared);
       this.#armIdle(e);
       this.#armMemoryCheck(e);
     }
@@ -304,7 +332,7 @@ export class SandboxPool {
 
   #usedMb(): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.chargeMb;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n += e.instance.heldMb?.() ?? e.chargeMb;
     return n;
   }
 
@@ -333,7 +361,7 @@ export class SandboxPool {
     if (!e.instance?.alive) {
       e.instance = undefined;
       await this.#fitBudget(e, e.chargeMb);
-      await this.#fitCount(e, 1);
+      await this.#fitCount(e, 1, e.shared);
       e.instance = await startWithin(runtime, spec, signal, deadline);
       if (e.killed || this.#closed) {
         await e.instance.destroy('pool closed during start');
@@ -391,7 +419,7 @@ export class SandboxPool {
     const mem = this.#memoryTimers.get(e);
     if (mem !== undefined) clearTimeout(mem);
     this.#memoryTimers.delete(e);
-    if (this.#entries.get(e.revision) === e) this.#entries.delete(e.revision);
+    if (this.#entries.get(e.slot) === e) this.#entries.delete(e.slot);
     const kill = async () => {
       e.killed = true;
       const inst = e.instance;
@@ -403,10 +431,10 @@ export class SandboxPool {
     return e.queue.then(kill);
   }
 
-  /** Destroy the retained sandbox of `revision` now (a call running in it fails with E_SANDBOX_FAILED). */
+  /** Destroy the retained sandboxes of `revision` now (a call running in one fails with E_SANDBOX_FAILED). */
   async terminate(revision: string): Promise<void> {
-    const e = this.#entries.get(revision);
-    if (e) await this.#retire(e, 'terminated', true);
+    const all = [...this.#entries.values()].filter((e) => e.revision === revision);
+    await Promise.all(all.map((e) => this.#retire(e, 'terminated', true)));
   }
 
   /** Destroy every sandbox; later calls fail with E_SANDBOX_UNAVAILABLE. */

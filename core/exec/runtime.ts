@@ -26,6 +26,11 @@ export interface SandboxSpec {
    * tool as `ctx.settings`. Per call, not per sandbox: a retained sandbox keeps running when settings change.
    */
   settings?: Record<string, unknown>;
+  /**
+   * Who the call runs for (the invoker's principal). Runtimes that put several sandboxes in one process or worker
+   * (the quickjs engine) keep each principal's sandboxes apart by it; others ignore it.
+   */
+  principal?: Principal;
 }
 
 /**
@@ -102,6 +107,12 @@ export interface SandboxInstance {
   /** Kill the sandbox (whole process tree / worker + frame). Idempotent. */
   destroy(reason: string): Promise<void>;
   /**
+   * MiB the sandbox may hold now, for sandboxes that grow inside a process they share (quickjs: its heap, its stack
+   * limit and static data, as its sandbox host last reported): the pool charges this against its memory budget
+   * instead of the start charge. Absent: the start charge stands.
+   */
+  heldMb?(): number;
+  /**
    * Optional: the memory the sandbox holds now against its memory limit, MiB (a Node sandbox: the private writable
    * memory of its processes, what RLIMIT_DATA bounds), undefined when it cannot be told. The pool reads it once a
    * sandbox has gone idle, never on a call's path.
@@ -109,9 +120,19 @@ export interface SandboxInstance {
   memoryMb?(): number | undefined;
 }
 
-/** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker). */
+/** A host's way of starting sandboxes (node subprocess, deno subprocess, browser iframe+worker, quickjs). */
 export interface SandboxRuntime {
   readonly name: string;
+  /**
+   * True when sandboxes of different principals must not share one (SandboxSpec.principal): the pool then retains a
+   * revision's sandbox per principal (core/exec/pool.ts).
+   */
+  readonly perPrincipal?: boolean;
+  /**
+   * True when its sandboxes are instances inside a process or worker they share (quickjs), not a process or a frame
+   * each: the pool counts them against `maxInstances` instead of `maxRetained` (core/exec/pool.ts).
+   */
+  readonly sharesProcess?: boolean;
   start(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxInstance>;
 }
 

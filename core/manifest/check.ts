@@ -49,7 +49,7 @@ const execution = byKey('kind', {
     kind: req(oneOf(['sandboxed-code'])),
     runtime: req(oneOf(['javascript', 'python'])),
     source: req(str({ min: 1, max: 4 * MIB })),
-    engine: opt(oneOf(['node', 'deno'])),
+    engine: opt(oneOf(['node', 'deno', 'quickjs'])),
     retainState: opt(bool),
     bundle: opt(bundle),
   }),

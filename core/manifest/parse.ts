@@ -35,6 +35,21 @@ export function parseManifest(input: unknown): ToolManifest {
       path: 'name',
     });
   }
+  const exec = r.data.execution;
+  if (exec.kind === 'sandboxed-code' && exec.engine === 'quickjs') {
+    if (exec.runtime !== 'javascript')
+      throw new TyError(
+        'E_INVALID_MANIFEST',
+        'invalid manifest at execution.engine: the quickjs engine runs JavaScript only (Python runs on the node or deno engine)',
+        { path: 'execution.engine' },
+      );
+    if ((r.data.capabilities?.folders?.length ?? 0) > 0)
+      throw new TyError(
+        'E_INVALID_MANIFEST',
+        'invalid manifest at capabilities.folders: the quickjs engine has no file system; folder grants need the node or deno engine',
+        { path: 'capabilities.folders' },
+      );
+  }
   checkSchema(r.data.parameters, 'parameters');
   if (r.data.outputSchema) checkSchema(r.data.outputSchema, 'outputSchema');
   if (r.data.settings) checkSettingsSchema(r.data.settings);

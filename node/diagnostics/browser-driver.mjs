@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, normalize, resolve, sep, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { browserBuildOptions, pyodideAssetsPlugin, zodUsedOnly } from '../../browser/build/config.mjs';
+import { quickJsPlugin } from '../../browser/build/quickjs.mjs';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -42,7 +43,7 @@ export async function buildBrowserApp(opts = {}) {
     configFile: false,
     logLevel: 'warn',
     build: browserBuildOptions(outDir),
-    plugins: [pyodideAssetsPlugin(), zodUsedOnly()],
+    plugins: [pyodideAssetsPlugin(), zodUsedOnly(), quickJsPlugin()],
   });
   return outDir;
 }

@@ -37,6 +37,7 @@ export const BROWSER_GROUPS: { name: string; requirement: string; prefixes: stri
       'host: messages',
       'js-escape:',
       'lifecycle',
+      'quickjs:',
       'no request from a sandbox reached the network',
     ],
   },

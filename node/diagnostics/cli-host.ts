@@ -1,14 +1,17 @@
-// The command-line host as the security contracts see it: runs a tool source through the real Node/Deno runtime and OS
-// wrapper; Node host, trusted side.
+// The command-line host as the security contracts see it: runs a tool source through the real Node/Deno/QuickJS runtime
+// and OS wrapper; Node host, trusted side.
 import { DEFAULT_LIMITS, type CapabilityHandler, type CallLimits } from '../../core/exec/runtime.js';
 import { TyError, toTyError } from '../../core/errors.js';
 import { revisionId } from '../../core/revisions/registry.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
-import { NodeSandboxRuntime, resolveDeno, type SpawnWrapper } from '../sandbox/runtime.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodeSandboxRuntime, packageRoot, resolveDeno, type SpawnWrapper } from '../sandbox/runtime.js';
+import { QuickJsSandboxRuntime, SANDBOX_HOST_BUNDLE } from '../quickjs/runtime.js';
 import { planIsolation, type IsolationPlan, type Posture } from '../os-sandbox/posture.js';
 import { probeSandbox, type SandboxProbe } from '../os-sandbox/probe.js';
 
-export type Engine = 'node' | 'deno';
+export type Engine = 'node' | 'deno' | 'quickjs';
 /**
  * `full`: engine permission checks + OS sandbox; `os-only`: the engine's own checks switched off, the OS sandbox alone.
  */
@@ -38,7 +41,9 @@ export type RunToolResult = { ok: true; value: unknown } | { ok: false; code: st
 /** What a security contract needs from a host. The browser host implements the same shape. */
 export interface ContractHost {
   readonly name: 'cli' | 'browser';
-  /** Engines this host can run (`node` always; `deno` when its binary exists). */
+  /**
+   * Engines this host can run (`node` always; `deno` when its binary exists; `quickjs` when its sandbox host is built).
+   */
   engines(): Engine[];
   /** True when an OS sandbox wraps every tool process. */
   osEnforced(): boolean;
@@ -112,7 +117,9 @@ export class CliContractHost implements ContractHost {
   }
 
   engines(): Engine[] {
-    return this.#deno ? ['node', 'deno'] : ['node'];
+    const out: Engine[] = this.#deno ? ['node', 'deno'] : ['node'];
+    if (existsSync(join(packageRoot(), SANDBOX_HOST_BUNDLE))) out.push('quickjs');
+    return out;
   }
   osEnforced(): boolean {
     return this.plan.enforced;
@@ -136,12 +143,22 @@ export class CliContractHost implements ContractHost {
         };
       wrap = withoutEnginePermissions(o.engine, wrap);
     }
-    const runtime = new NodeSandboxRuntime({
-      engine: o.engine,
-      ...(wrap ? { wrap } : {}),
-      ...(this.#deno ? { denoPath: this.#deno } : {}),
-      ...(this.#opts.nodePath ? { nodePath: this.#opts.nodePath } : {}),
-    });
+    // quickjs: a sandbox host process of its own for this call (no engine check to switch off: os-only is refused above
+    // by the contracts, which run the OS layer alone on node and deno only)
+    if (o.engine === 'quickjs' && layers === 'os-only')
+      return { ok: false, code: 'E_USAGE', message: 'the quickjs engine has no engine checks to switch off' };
+    const quickjs =
+      o.engine === 'quickjs'
+        ? new QuickJsSandboxRuntime({ workers: 1, idleProcessMs: 0, ...(wrap ? { wrap } : {}) })
+        : undefined;
+    const runtime =
+      quickjs ??
+      new NodeSandboxRuntime({
+        engine: o.engine === 'deno' ? 'deno' : 'node',
+        ...(wrap ? { wrap } : {}),
+        ...(this.#deno ? { denoPath: this.#deno } : {}),
+        ...(this.#opts.nodePath ? { nodePath: this.#opts.nodePath } : {}),
+      });
     const limits: CallLimits = { ...DEFAULT_LIMITS, timeoutMs: o.runtime === 'python' ? 120_000 : 30_000, ...o.limits };
     const manifest: ToolManifest = {
       name: 'diagnostics_probe',
@@ -153,7 +170,10 @@ export class CliContractHost implements ContractHost {
     const signal = o.signal ?? new AbortController().signal;
     let inst;
     try {
-      inst = await runtime.start({ revision, manifest, limits, ...(o.folders ? { folders: o.folders } : {}) }, signal);
+      inst = await runtime.start(
+        { revision, manifest, limits, principal: 'cli:diagnostics', ...(o.folders ? { folders: o.folders } : {}) },
+        signal,
+      );
       const onCapability = o.capabilityFor
         ? o.capabilityFor({ name: manifest.name, revision, manifest, principal: 'cli:diagnostics' })
         : (o.onCapability ?? refuse);
@@ -164,6 +184,7 @@ export class CliContractHost implements ContractHost {
       return { ok: false, code: t.code, message: t.message };
     } finally {
       await inst?.destroy('diagnostics call finished');
+      quickjs?.close();
     }
   }
 }

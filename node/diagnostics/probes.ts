@@ -153,6 +153,85 @@ export default async (args) => {
 };
 `;
 
+/**
+ * The probe tool for the quickjs engine: QuickJS has no Node built-ins, so each probe tries every way a tool inside a
+ * QuickJS sandbox could reach the same thing (Node and QuickJS modules through import(), host globals, a second
+ * global object through Function, the mediated fetch) and reports what succeeded; every observation should be a
+ * refusal. Same names and result shape as PROBE_TOOL_SOURCE, judged the same way.
+ */
+export const QUICKJS_PROBE_SOURCE = String.raw`
+export default async (args) => {
+  const out = {};
+  const want = new Set(args.probes);
+  const code = (e) => String((e && (e.code || e.name)) || e).slice(0, 80);
+  const probe = async (name, fn) => {
+    if (!want.has(name)) return;
+    try { out[name] = await fn(); } catch (e) { out[name] = { ok: false, detail: code(e) }; }
+  };
+  const tryImport = async (spec) => { try { await import(spec); return { spec, ok: true, detail: spec + ': loaded' }; } catch (e) { return { spec, ok: false, detail: spec + ': ' + code(e) }; } };
+  const imports = async (specs) => { const r = []; for (const s of specs) r.push(await tryImport(s)); return { ok: r.some((x) => x.ok), detail: r.map((x) => x.detail).join('; ') }; };
+  const HOST_GLOBALS = ['process', 'require', 'module', 'Deno', 'Bun', 'std', 'os', 'WebAssembly', 'scriptArgs', 'print', 'H', 'web'];
+  const hostGlobals = () => {
+    const g = Function('return this')();
+    const found = HOST_GLOBALS.filter((k) => typeof g[k] !== 'undefined');
+    if (g !== globalThis) found.push('a second global object');
+    return found;
+  };
+  await probe('env_canary', async () => {
+    // The canary is in the CLI's environment: look for it in every string reachable from the global object.
+    const seen = [];
+    const visited = new Set();
+    const walk = (v, path, depth) => {
+      if (typeof v === 'string') { if (v.includes(args.canary)) seen.push(path); return; }
+      if ((typeof v !== 'object' && typeof v !== 'function') || v === null || visited.has(v) || depth > 6) return;
+      visited.add(v);
+      for (const k of Reflect.ownKeys(v)) {
+        let d;
+        try { d = Reflect.getOwnPropertyDescriptor(v, k); } catch { continue; }
+        if (d && 'value' in d) walk(d.value, path + '.' + String(k), depth + 1);
+      }
+    };
+    walk(globalThis, 'globalThis', 0);
+    const mods = await imports(['node:process', 'process', 'std', 'os']);
+    const globals = hostGlobals();
+    const hit = [...seen, ...(mods.ok ? [mods.detail] : []), ...globals];
+    return { ok: hit.length > 0, detail: hit.length ? 'reachable: ' + hit.join(', ') : 'not seen (' + visited.size + ' objects walked; ' + mods.detail + '; host globals: none)' };
+  });
+  await probe('read_file', async () => {
+    const specs = ['node:fs', 'fs', 'std', 'os'];
+    for (const p of args.readPaths || []) specs.push('file://' + p, p);
+    return imports(specs);
+  });
+  await probe('read_shadow', () => imports(['file:///etc/shadow', '/etc/shadow']));
+  await probe('write_files', () => imports(['node:fs', 'std', 'os']));
+  await probe('symlink_etc', () => imports(['node:fs', 'os']));
+  await probe('proc_root_hostname', () => imports(['file:///proc/self/root/etc/hostname', 'os']));
+  await probe('tcp_connect', async () => {
+    const r = [];
+    for (const u of ['http://127.0.0.1:' + args.port + '/', 'https://127.0.0.1:' + args.port + '/']) {
+      try { await fetch(u); r.push({ ok: true, detail: u + ': fetched' }); } catch (e) { r.push({ ok: false, detail: u + ': ' + code(e) }); }
+    }
+    r.push(await tryImport('node:net'));
+    return { ok: r.some((x) => x.ok), detail: r.map((x) => x.detail).join('; ') };
+  });
+  await probe('unix_connect', () => imports(['node:net', 'os']));
+  await probe('dns_lookup', () => imports(['node:dns', 'os']));
+  await probe('dev_tty', () => imports(['file:///dev/tty', 'os']));
+  await probe('spawn_background', async () => {
+    const r = await imports(['node:child_process', 'os']);
+    const globals = hostGlobals();
+    return { ok: r.ok || globals.length > 0, detail: r.detail + (globals.length ? '; host globals: ' + globals.join(', ') : '') };
+  });
+  await probe('fork_bomb', () => imports(['node:child_process', 'os']));
+  await probe('huge_allocation', async () => {
+    const chunks = [];
+    try { for (let i = 0; i < 64; i++) chunks.push(new Uint8Array(256 * 1024 * 1024)); } catch (e) { return { ok: false, detail: 'failed after ' + chunks.length * 256 + ' MiB: ' + code(e) }; }
+    return { ok: true, detail: 'allocated ' + chunks.length * 256 + ' MiB' };
+  });
+  return out;
+};
+`;
+
 /** Host pids (Linux /proc scan) whose command line contains `marker`, excluding this process. */
 export function processesWithMarker(marker: string): number[] {
   const out: number[] = [];

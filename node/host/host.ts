@@ -297,6 +297,8 @@ async function prestartSandbox(host: HostAssembly, pool: HostPool): Promise<void
     revision: tool.revision,
     manifest: tool.manifest,
     limits: effectiveLimits(tool.manifest, DEFAULT_LIMITS, MAX_LIMITS, want.timeoutMs),
+    // the quickjs engine starts the principal's sandbox host process, which the call's sandbox then joins
+    principal: host.opts.principal ?? 'cli:user',
   });
 }
 

@@ -90,12 +90,14 @@ export interface NodeHostOptions {
   maxQueuedCalls?: number;
   /**
    * Memory budget for the retained sandboxes of this host, MiB: each is charged its data limit (heap cap plus the
-   * engine's margin, node/os-sandbox/limits.ts dataLimitMb); past it the least recently used idle ones are
-   * destroyed. Default: $TYCLI_MEMORY_BUDGET_MB, else DEFAULT_MEMORY_BUDGET_MB (4096).
+   * engine's margin, node/os-sandbox/limits.ts dataLimitMb; a quickjs sandbox what it holds); past it the least
+   * recently used idle ones are destroyed. Default: $TYCLI_MEMORY_BUDGET_MB, else DEFAULT_MEMORY_BUDGET_MB (4096).
    */
   memoryBudgetMb?: number;
   /** Most retained sandboxes at once (core/exec/pool.ts, default 16: the least recently used idle one goes first). */
   maxRetained?: number;
+  /** Most retained quickjs sandboxes at once, counted apart (core/exec/pool.ts maxInstances, default 2048). */
+  maxInstances?: number;
   /**
    * A retained sandbox idle this long is destroyed, ms (core/exec/pool.ts, default 600 000; 0: never). Default:
    * $TYCLI_IDLE_MS, else the pool's default.

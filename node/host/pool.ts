@@ -5,17 +5,24 @@ import type { Store } from '../../core/store/contract.js';
 import type { PoolLike } from '../../core/exec/invoke.js';
 import type { CallLimits, SandboxRuntime, SandboxSpec } from '../../core/exec/runtime.js';
 import type { BwrapOptions } from '../os-sandbox/bwrap.js';
+import type { OsLimits } from '../os-sandbox/limits.js';
 import type { SpawnWrapper } from '../sandbox/runtime.js';
 import type { PoolCallOptions } from '../../core/exec/pool.js';
 import type { HostIO, NodeHostOptions } from './options.js';
 
-/** The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes). */
+/**
+ * The OS wrapper for one sandbox: its call limits, engine and runtime's stated data need (bytes); or, with `os`, for a
+ * process of its own limits (a QuickJS sandbox host: node/os-sandbox/limits.ts quickJsHostLimits).
+ */
 type WrapFactory = (
   limits: CallLimits,
   sandbox?: { engine: 'node' | 'deno'; minDataBytes?: number },
+  os?: OsLimits,
 ) => SpawnWrapper | undefined;
 
 let warnedNoOsSandbox = false;
+/** Call limits the QuickJS sandbox host's wrapper is built for (its OS limits are given whole: quickJsHostLimits). */
+const DEFAULT_QUICKJS_LIMITS: CallLimits = { timeoutMs: 60_000, outputBytes: 2 * 1024 * 1024, memoryMb: 256 };
 /**
  * In the state folder: the passing sandbox probe and node's permission flag, kept across processes (probe-cache.ts).
  */
@@ -41,11 +48,11 @@ async function osWrapFactory(posture: string, io: HostIO | undefined, cacheFile:
     ]);
     seedLibraryLists(cacheFile); // the binaries' library lists from an earlier process: no loader run per binary
     const bwrapPath = p.path;
-    return (limits, sandbox) => {
+    return (limits, sandbox, os) => {
       const o: BwrapOptions = { bwrapPath };
       if (p.prlimit) {
         o.prlimitPath = p.prlimit;
-        o.limits = osLimitsFor(limits, {}, sandbox);
+        o.limits = os ?? osLimitsFor(limits, {}, sandbox);
       }
       if (p.dropTo) o.dropTo = p.dropTo;
       return createBwrapWrapper(o);
@@ -56,7 +63,7 @@ async function osWrapFactory(posture: string, io: HostIO | undefined, cacheFile:
       import('../os-sandbox/seatbelt.js'),
       import('../os-sandbox/limits.js'),
     ]);
-    return (limits, sandbox) => createSeatbeltWrapper({ limits: osLimitsFor(limits, {}, sandbox) });
+    return (limits, sandbox, os) => createSeatbeltWrapper({ limits: os ?? osLimitsFor(limits, {}, sandbox) });
   }
   const reason = p.reason ?? `no OS sandbox backend (${p.backend})`;
   if (posture === 'required')
@@ -86,9 +93,10 @@ export interface HostPool extends PoolLike {
 }
 
 /**
- * The retained per-revision pool (core/exec/pool.ts) over Node/Deno runtimes chosen by `execution.engine`, created on
- * first use; `memoryBudgetMb` bounds its retained sandboxes (MiB), `idleMs` how long one may sit idle (default the
- * pool's).
+ * The retained per-revision pool (core/exec/pool.ts) over the runtimes chosen by `execution.engine`, created on first
+ * use: Node and Deno subprocesses (one per sandbox), and QuickJS (node/quickjs/runtime.ts: one sandbox host process per
+ * principal under the same OS wrapper, its limits those of the whole process). `memoryBudgetMb` bounds the retained
+ * sandboxes (MiB), `idleMs` how long one may sit idle (default the pool's).
  */
 export async function buildPool(
   opts: NodeHostOptions,
@@ -100,8 +108,8 @@ export async function buildPool(
 ): Promise<HostPool> {
   const [
     { NodeSandboxRuntime, rememberPermissionFlag },
-    { SandboxPool },
-    { dataLimitMb },
+    { SandboxPool, DEFAULT_MAX_INSTANCES },
+    { dataLimitMb, QUICKJS_START_MB },
     { PYTHON_SANDBOX_NEEDS },
     { permissionFlagCached, forgetProbe, keepLibraryLists },
   ] = await Promise.all([
@@ -111,6 +119,29 @@ export async function buildPool(
     import('../python/sandbox.js'),
     import('../os-sandbox/probe-cache.js'),
   ]);
+  // The quickjs engine's runtime: one per host, loaded when a quickjs revision first runs.
+  let quickjs: (SandboxRuntime & { close(): void; prestart(s: SandboxSpec): void }) | undefined;
+  const quickJsRuntime = async () => {
+    if (quickjs) return quickjs;
+    const [{ QuickJsSandboxRuntime, THREAD_HEAP_MB }, { quickJsHostLimits }] = await Promise.all([
+      import('../quickjs/runtime.js'),
+      import('../os-sandbox/limits.js'),
+    ]);
+    const probe = new QuickJsSandboxRuntime();
+    const os = quickJsHostLimits(
+      memoryBudgetMb,
+      probe.threads + 1,
+      THREAD_HEAP_MB,
+      opts.maxInstances ?? DEFAULT_MAX_INSTANCES,
+    );
+    const wrap = wrapFor(DEFAULT_QUICKJS_LIMITS, undefined, os);
+    const rt = new QuickJsSandboxRuntime({
+      ...(wrap ? { wrap } : {}),
+      ...(opts.onToolLog ? { onLog: opts.onToolLog } : {}),
+    });
+    quickjs = rt;
+    return rt;
+  };
   // The node permission flag and the OS sandbox probe, both kept across processes in the state folder, found at once.
   const [flag, wrapFor] = await Promise.all([
     permissionFlagCached(probeCache, process.execPath),
@@ -120,11 +151,15 @@ export async function buildPool(
   const osWrapped = !opts.wrap && posture !== 'off';
   type HostRuntime = SandboxRuntime & { prestart?(spec: SandboxSpec): void; discardSpare?(): Promise<void> };
   const runtimes = new Map<string, HostRuntime>();
+  const engineOf = (spec: SandboxSpec) => {
+    const exec = spec.manifest.execution;
+    return (exec.kind === 'sandboxed-code' ? exec.engine : undefined) ?? 'node';
+  };
   const needs = (spec: SandboxSpec) => {
     const exec = spec.manifest.execution;
-    const engine = (exec.kind === 'sandboxed-code' ? exec.engine : undefined) ?? 'node';
+    const engine = engineOf(spec) === 'deno' ? 'deno' : 'node';
     const python = exec.kind === 'sandboxed-code' && exec.runtime === 'python';
-    return { engine, minDataBytes: python ? PYTHON_SANDBOX_NEEDS.dataBytes : 0 };
+    return { engine, minDataBytes: python ? PYTHON_SANDBOX_NEEDS.dataBytes : 0 } as const;
   };
   const runtimeFor = (spec: SandboxSpec): HostRuntime => {
     const exec = spec.manifest.execution;
@@ -133,6 +168,7 @@ export async function buildPool(
         'E_SANDBOX_UNAVAILABLE',
         'the command line runs sandboxed code (JavaScript, or Python through Pyodide) only',
       );
+    if (engineOf(spec) === 'quickjs') return quickJsFacade;
     const sandbox = needs(spec);
     const engine = sandbox.engine;
     // One runtime per engine, runtime and limits, so the OS limits (RLIMITs) follow the revision's limits.
@@ -166,12 +202,30 @@ export async function buildPool(
     }
     return r;
   };
+  // The quickjs runtime through a facade: the pool holds one runtime object for it, loaded on first start.
+  const quickJsFacade: HostRuntime = {
+    name: 'quickjs',
+    perPrincipal: true,
+    sharesProcess: true,
+    prestart: (s: SandboxSpec) =>
+      void quickJsRuntime().then(
+        (rt) => rt.prestart(s),
+        () => {},
+      ),
+    start: async (s: SandboxSpec, signal?: AbortSignal) =>
+      (await quickJsRuntime()).start(s, signal).catch((e: unknown) => {
+        if (osWrapped && e instanceof TyError && e.code === 'E_SANDBOX_UNAVAILABLE') forgetProbe(probeCache);
+        throw e;
+      }),
+  };
   const pool = new SandboxPool({
     runtime: runtimeFor,
     memoryBudgetMb,
     ...(opts.maxRetained !== undefined ? { maxRetained: opts.maxRetained } : {}),
+    ...(opts.maxInstances !== undefined ? { maxInstances: opts.maxInstances } : {}),
     ...(idleMs !== undefined ? { idleMs } : {}),
     memoryOf: (spec) => {
+      if (engineOf(spec) === 'quickjs') return QUICKJS_START_MB;
       const n = needs(spec);
       return dataLimitMb(spec.limits.memoryMb, n.engine, n.minDataBytes);
     },
@@ -194,6 +248,7 @@ export async function buildPool(
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
       await pool.shutdown();
+      quickjs?.close();
       if (osWrapped) keepLibraryLists(probeCache);
     },
   };

@@ -84,7 +84,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** Folders of the build the app needs; everything else (e.g. the diagnostics page) is not served. */
-const SERVED_PREFIXES = ['/browser/app/', '/assets/', '/pyodide/'];
+const SERVED_PREFIXES = ['/browser/app/', '/assets/', '/pyodide/', '/quickjs/'];
 /** The app's entry script (vite names entries at the top of the build). */
 const SERVED_FILES = ['/app.js'];
 /**
@@ -255,7 +255,7 @@ export async function startAppServer(opts: AppServerOptions = {}): Promise<AppSe
       if (!s.isFile()) throw new Error('not a file');
       const body = await readFile(file);
       const cache =
-        path.startsWith('/assets/') || path.startsWith('/pyodide/')
+        path.startsWith('/assets/') || path.startsWith('/pyodide/') || path.startsWith('/quickjs/')
           ? 'public, max-age=31536000, immutable'
           : 'no-cache';
       // The frame is an opaque origin: a same-origin CORP header would block its own bootstrap script.

@@ -1,6 +1,7 @@
 // OS resource limits for a sandboxed process (process count, CPU seconds, data size) as prlimit arguments; Node host,
 // trusted side.
 import type { CallLimits } from '../../core/exec/runtime.js';
+import { LINEAR_RESERVE_MB } from '../../core/quickjs/limits.js';
 
 /**
  * Kernel resource limits (setrlimit(2)) applied to the sandboxed process tree, soft = hard (except RLIMIT_CPU).
@@ -43,6 +44,32 @@ export const DATA_MARGIN_MB: Readonly<Record<'node' | 'deno', number>> = Object.
  */
 export function dataLimitMb(memoryMb: number, engine: 'node' | 'deno', minDataBytes = 0): number {
   return Math.max(Math.ceil(memoryMb) + DATA_MARGIN_MB[engine], Math.ceil(minDataBytes / MiB));
+}
+
+/**
+ * What a QuickJS sandbox is charged against the host's memory budget when it starts, MiB; from then on it is charged
+ * what its sandbox host reports it holds (node/quickjs/runtime.ts QuickJsInstance.heldMb). Its own limit is its
+ * linear memory's maximum (core/quickjs/memory.ts maxPagesFor); the process's RLIMIT_DATA bounds them all.
+ */
+export const QUICKJS_START_MB = 2;
+
+/**
+ * OS limits of a QuickJS sandbox host process (node/quickjs/sandbox-host.ts), one per principal holding many sandboxes:
+ * RLIMIT_DATA covers the host's whole memory budget for retained sandboxes (`budgetMb`, each charged what it holds),
+ * the writable but untouched part of each linear memory for as many sandboxes as the pool may keep (`maxSandboxes` x
+ * LINEAR_RESERVE_MB: Linux counts it, it takes no RAM), `threadHeapMb` of V8 heap for each of `threads` threads and
+ * 512 MiB for Node itself; RLIMIT_CPU is a day (the process lives as long as its principal's sandboxes; each call's
+ * time is bounded by QuickJS's interrupt, not by it). Measured: a sandbox host with 1000 retained sandboxes maps about
+ * 6.6 GB of data for about 1 GB of RSS.
+ */
+export function quickJsHostLimits(
+  budgetMb: number,
+  threads: number,
+  threadHeapMb: number,
+  maxSandboxes: number,
+): OsLimits {
+  const dataMb = Math.ceil(budgetMb) + maxSandboxes * LINEAR_RESERVE_MB + threads * threadHeapMb + 512;
+  return osLimitsFor({ memoryMb: 256, timeoutMs: 60_000 }, { cpuSeconds: 24 * 3600, dataBytes: dataMb * MiB });
 }
 
 /**

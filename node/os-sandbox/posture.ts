@@ -34,7 +34,7 @@ export function resolvePosture(flag: unknown, setting: unknown): Posture {
   return 'auto';
 }
 
-export type RuntimeKind = 'node' | 'deno' | 'python';
+export type RuntimeKind = 'node' | 'deno' | 'quickjs' | 'python';
 
 /** What is no longer enforced when a runtime runs without the OS sandbox, per runtime. */
 export const UNENFORCED_WITHOUT_BACKEND: Record<RuntimeKind, string[]> = {
@@ -46,6 +46,10 @@ export const UNENFORCED_WITHOUT_BACKEND: Record<RuntimeKind, string[]> = {
   deno: [
     "a second layer: only Deno's permission checks stand between tool code and your network, files and environment",
     'process-count, CPU and data-size limits (only the heap cap and the wall-clock timeout remain)',
+  ],
+  quickjs: [
+    "a second layer around QuickJS: a tool that escaped QuickJS and WebAssembly would hold the sandbox host process, with your user's network, files and environment",
+    'process-count, CPU and data-size limits of the sandbox host process (the per-sandbox memory and time limits remain)',
   ],
   python: ["everything: native Python runs with your user's full permissions (files, network, environment, processes)"],
 };

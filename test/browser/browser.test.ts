@@ -36,6 +36,12 @@ const EXPECTED = [
   'fetch (worker): URL credentials are E_FETCH_CREDENTIALS',
   'store (IndexedDB): content-addressed objects are re-hashed on read',
   'store (IndexedDB): withLock serializes read-modify-write',
+  'quickjs: one opaque frame per principal holds its sandboxes',
+  'quickjs: a memory bomb is E_MEMORY_LIMIT; the worker, the frame and a sibling sandbox go on',
+  'quickjs: an endless loop is E_TIMEOUT; the frame and a sibling sandbox go on',
+  'quickjs: js-escape cases',
+  'quickjs: deep recursion is a RangeError the tool catches',
+  'quickjs: the QuickJS binary must match the digest compiled into the app',
   'no request from a sandbox reached the network (loopback beacon server)',
 ];
 

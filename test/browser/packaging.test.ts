@@ -40,10 +40,18 @@ export async function start(root: HTMLElement): Promise<string> {
     execution: { kind: 'sandboxed-code', runtime: 'javascript', source: 'export default async () => "hi from the sandbox"' },
   });
   const r = await host.invoke('hi', {});
+  await host.registry.install({
+    name: 'hiq',
+    description: 'd',
+    parameters: { type: 'object' },
+    execution: { kind: 'sandboxed-code', runtime: 'javascript', engine: 'quickjs', source: 'export default async () => "and from QuickJS"' },
+  });
+  const q = await host.invoke('hiq', {});
   off();
   const paused: { tool: string; until?: number }[] = await host.paused();
   void paused;
-  return r.ok ? String(r.result) : r.error.code + ': ' + r.error.message;
+  const text = (x: typeof r) => (x.ok ? String(x.result) : x.error.code + ': ' + x.error.message);
+  return text(r) + '; ' + text(q);
 }
 `;
 const WRONG_TS = `import { createBrowserHost } from 'tysandbox/browser';
@@ -93,7 +101,7 @@ describe('the tysandbox/browser package', () => {
   }, 180_000);
 
   it.skipIf(!haveChromium)(
-    'an app built with vite and tysandboxAssets() serves the frame and Pyodide assets and runs a tool in Chromium under a strict CSP',
+    'an app built with vite and tysandboxAssets() serves the frame, Pyodide and QuickJS assets and runs a tool on each JavaScript engine in Chromium under a strict CSP',
     async () => {
       writeFileSync(
         join(dir, 'index.html'),
@@ -118,6 +126,7 @@ describe('the tysandbox/browser package', () => {
         'sandbox-frame.js',
         'pyodide/pyodide.asm.wasm',
         'pyodide/python_stdlib.zip',
+        'quickjs/emscripten-module.wasm',
       ])
         expect(existsSync(join(out, f)), f).toBe(true);
       expect(readFileSync(join(out, 'sandbox-frame.js'))).toEqual(
@@ -134,7 +143,9 @@ describe('the tysandbox/browser package', () => {
         await page.waitForFunction(() => typeof (window as unknown as { done?: string }).done === 'string', undefined, {
           timeout: 60_000,
         });
-        expect(await page.evaluate(() => (window as unknown as { done: string }).done)).toBe('hi from the sandbox');
+        expect(await page.evaluate(() => (window as unknown as { done: string }).done)).toBe(
+          'hi from the sandbox; and from QuickJS',
+        );
       } finally {
         await browser.close();
         await server.close();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_PATH, REPO_ROOT, launchChromium, serveDir } from '../../node/diagnostics/browser-driver.mjs';
 import { pyodideAssetsPlugin } from '../../browser/build/config.mjs';
+import { quickJsPlugin } from '../../browser/build/quickjs.mjs';
 import { startAppServer, type AppServer } from '../../node/http/app-server.js';
 import { runProcess } from '../e2e/helpers.js';
 import type {} from './protocol/api.js';
@@ -63,7 +64,8 @@ beforeAll(async () => {
       modulePreload: false,
       rolldownOptions: { input: { embedder: `${PAGES}/embedder.html`, frame: `${PAGES}/frame.html` } },
     },
-    plugins: [pyodideAssetsPlugin()], // also emits the sandbox frame (sandbox-frame.html/.js) the host loads
+    // also emits the sandbox frame (sandbox-frame.html/.js) the host loads; quickJsPlugin: the host's quickjs chunk
+    plugins: [pyodideAssetsPlugin(), quickJsPlugin()],
   });
   servers = await Promise.all([serveDir(out), serveDir(out), serveDir(out)]);
   [A, B, C] = servers.map((s) => s.origin) as [string, string, string];

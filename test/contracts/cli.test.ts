@@ -10,8 +10,8 @@ beforeAll(async () => {
 });
 
 describe('security contracts on the cli host', () => {
-  it('the host runs both engines inside bubblewrap', () => {
-    expect(host.engines()).toEqual(['node', 'deno']);
+  it('the host runs all three engines inside bubblewrap', () => {
+    expect(host.engines()).toEqual(['node', 'deno', 'quickjs']);
     expect(host.osEnforced()).toBe(true);
   });
 
@@ -29,6 +29,10 @@ describe('security contracts on the cli host', () => {
       expect(lines.some((l) => l.includes(' node/'))).toBe(true);
       expect(lines.some((l) => l.includes(' deno/'))).toBe(true);
     }
+    // The quickjs engine runs every contract but those of the OS layer alone (no engine checks to switch off) and
+    // of Python (a quickjs revision is JavaScript).
+    const onQuickJs = !['sandbox_posture', 'os_isolation', 'os_resource_limits', 'python_escapes'].includes(name);
+    expect(lines.some((l) => l.includes(' quickjs/'))).toBe(onQuickJs);
   });
 
   it('the filter is a case-insensitive substring of the names', () => {

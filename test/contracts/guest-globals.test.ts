@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { parse } from 'acorn';
 import { describe, expect, it } from 'vitest';
 import { commonsSource, guestModuleSource } from '../../browser/sandbox/runtime.js';
+import { commonsAsScript, moduleAsScript, QUICKJS_GUEST_FILES } from '../../core/quickjs/guest-script.js';
 
 /** The globals commons.mjs reads when it loads: each new one is a reviewed addition to this list. */
 const CAPTURED = [
@@ -60,6 +61,13 @@ const ENTRY_POINTS: Record<string, { sourceType: 'module' | 'script'; outer: str
     sourceType: 'module',
     outer: [],
     hostGlobals: ['setInterval'],
+  },
+  // the end of each QuickJS sandbox's one script (core/quickjs/guest-script.ts), after the web globals QuickJS lacks
+  // (`web`), commons.mjs and core.mjs, in a function of the sandbox's host functions `H`; it reads no host global
+  '../../core/guest/quickjs/entry.js': {
+    sourceType: 'script',
+    outer: ['createGuest', 'H', 'web'],
+    hostGlobals: [],
   },
   // the end of the worker's one script (browser/sandbox/runtime.ts), after commons.mjs, core.mjs and python.mjs
   '../../browser/sandbox/worker-bootstrap.js': {
@@ -438,6 +446,20 @@ describe('the one-script form of the guest modules (the Node entry and the brows
     const a = analyze(`(function () {'use strict';\n${node}\n})`, 'script');
     expect(a.imports).toEqual([]);
     expect(a.exports).toEqual([]);
+  });
+});
+
+describe('the one-script form in QuickJS sandboxes (core/quickjs/guest-script.ts)', () => {
+  it('commons.mjs and core.mjs are the same text as in the browser worker (and so as in the Node entry)', () => {
+    expect(commonsAsScript(text(`${GUEST}commons.mjs`))).toBe(commonsSource(text(`${GUEST}commons.mjs`)));
+    expect(moduleAsScript(text(`${GUEST}core.mjs`), 'createGuest')).toBe(
+      guestModuleSource(text(`${GUEST}core.mjs`), 'createGuest'),
+    );
+  });
+  it('puts the web globals QuickJS lacks before commons.mjs, so the captured built-ins are theirs', () => {
+    const files = QUICKJS_GUEST_FILES.map((f) => f.path);
+    expect(files.indexOf('quickjs/install.mjs')).toBeLessThan(files.indexOf('commons.mjs'));
+    expect(files.at(-1)).toBe('quickjs/entry.js');
   });
 });
 

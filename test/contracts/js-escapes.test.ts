@@ -1,8 +1,10 @@
-// Security contract: every case of test/fixtures/cases/js-escapes.json against the node and deno CLI sandboxes (real
-// subprocesses); trusted side.
+// Security contract: every case of test/fixtures/cases/js-escapes.json against the node, deno and quickjs CLI sandboxes
+// (real subprocesses and sandbox host processes); trusted side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { NodeSandboxRuntime } from '../../node/sandbox/runtime.js';
+import { buildSandboxHost } from '../../node/quickjs/build.mjs';
+import { QuickJsSandboxRuntime } from '../../node/quickjs/runtime.js';
 import { SandboxPool } from '../../core/exec/pool.js';
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type CallLimits, type CapabilityHandler, type SandboxSpec } from '../../core/exec/runtime.js';
@@ -378,5 +380,198 @@ describe.each(['node', 'deno'] as const)('sandbox lifecycle: %s', (engine) => {
     } finally {
       await pool.shutdown();
     }
+  });
+});
+
+// The same cases on the quickjs engine: its sandboxes share a process (one per principal), so "the sandbox's own
+// process" becomes "the sandbox's own QuickJS instance": no host object, no Node API, no other instance's global.
+describe('js escapes: quickjs sandbox', () => {
+  const logs: string[] = [];
+  const rt = new QuickJsSandboxRuntime({ workers: 2, onLog: (_r, _l, t) => logs.push(t) });
+  const pool = new SandboxPool({ runtime: rt });
+  beforeAll(async () => {
+    await buildSandboxHost();
+  });
+  afterAll(async () => {
+    await pool.shutdown();
+    rt.close();
+  });
+  const capCalls: string[] = [];
+  const onCapability: CapabilityHandler = async (name) => {
+    capCalls.push(name);
+    throw new TyError('E_CAPABILITY_DENIED', `${name} denied`);
+  };
+  const qspec = (source: string, limits: Partial<CallLimits> = {}) => ({
+    ...spec(source, limits),
+    principal: 'test:js-escapes',
+  });
+  const run = (s: SandboxSpec, args: unknown = {}) => pool.call(s, args, { onCapability });
+
+  it('case 1: constructor chains reach only the sandbox global: no process, no host function, no secret', async () => {
+    const s = qspec(`export default async function () {
+      const probes = [
+        () => this?.constructor?.constructor('return typeof process')(),
+        () => ({}).constructor.constructor('return typeof process + typeof require + typeof Deno + typeof std + typeof os + typeof WebAssembly')(),
+        () => (async () => {}).constructor('return typeof process')(),
+        () => Function('return Object.keys(globalThis).join()')(),
+        () => Function('return typeof H + typeof web + typeof createGuest + typeof ReflectApply')(),
+      ];
+      const out = [];
+      for (const p of probes) { try { const v = p(); out.push(typeof v.then === 'function' ? await v : v); } catch (e) { out.push('threw ' + e.name); } }
+      return out;
+    }`);
+    const v = (await run(s)) as string[];
+    // `this` is undefined in a strict module function: the chain ends in calling undefined (as on the node engine)
+    expect(['undefined', 'threw TypeError']).toContain(v[0]);
+    expect(v[1]).toBe('undefined'.repeat(6));
+    expect(v[2]).toBe('undefined');
+    expect(v[4]).toBe('undefined'.repeat(4));
+    expect(JSON.stringify(v)).not.toContain(CANARY);
+  });
+
+  it('case 2: promise-derived Function constructor yields only the sandbox global', async () => {
+    const s = qspec(`export default async () => {
+      const g = import('x').catch(() => 0).constructor.constructor('return globalThis')();
+      return { same: g === globalThis, hasHostMarker: 'tyHostMarker' in g, process: typeof g.process };
+    }`);
+    (globalThis as Record<string, unknown>).tyHostMarker = CANARY;
+    try {
+      expect(await run(s)).toEqual({ same: true, hasHostMarker: false, process: 'undefined' });
+    } finally {
+      delete (globalThis as Record<string, unknown>).tyHostMarker;
+    }
+  });
+
+  it('case 3: Error.prepareStackTrace reaches no host object; bridge errors cross as {name, message}', async () => {
+    const s = qspec(`export default async (args, ctx) => {
+      Error.prepareStackTrace = (e, frames) => 'custom:' + frames.map((f) => typeof f.getThis?.()).join();
+      let bridgeErr;
+      try { await ctx.storage.get('k'); } catch (e) { bridgeErr = e; }
+      const inCallback = await new Promise((resolve) => queueMicrotask(() => resolve(new Error('cb').stack)));
+      if (args === 'throw') { const e = new Error('thrown with hook'); e.stack; throw e; }
+      return { bridgeStack: bridgeErr.stack, bridgeKeys: Object.keys(bridgeErr), inCallback };
+    }`);
+    const v = (await run(s)) as { bridgeStack: string; bridgeKeys: string[]; inCallback: string };
+    expect(v.bridgeStack).toBe('Error: storage.get denied');
+    expect(v.bridgeKeys).toEqual(['code']);
+    expect(JSON.stringify(v)).not.toContain(CANARY);
+    const e = await rejection(run(s, 'throw'));
+    expect(e.code).toBe('E_TOOL_FAILED');
+    expect(e.message).toBe('Error: thrown with hook');
+    expect(e.data?.name).toBe('Error');
+    expect(String(e.stack)).not.toContain('custom');
+  });
+
+  it('case 4: Symbol-named errors, returned or thrown, and hostile error accessors do not crash anything', async () => {
+    const s = qspec(`export default async (mode) => {
+      const e = new Error('x'); e.name = Symbol('s');
+      if (mode === 'return') return e;
+      if (mode === 'throw') throw e;
+      if (mode === 'getter') { const g = new Error('y'); Object.defineProperty(g, 'name', { get() { throw new Error('boom'); } }); throw g; }
+      if (mode === 'proxy') throw new Proxy(new Error('p'), { get() { throw 1; } });
+      if (mode === 'symbol') throw Symbol('bare');
+      return 'still alive';
+    }`);
+    expect((await rejection(run(s, 'return'))).message).toMatch(/not JSON data: an instance of a class/);
+    const thrown = await rejection(run(s, 'throw'));
+    expect([thrown.code, thrown.message, thrown.data?.name]).toEqual(['E_TOOL_FAILED', 'Error: x', 'Error']);
+    for (const mode of ['getter', 'proxy', 'symbol']) {
+      const e = await rejection(run(s, mode));
+      expect(e.code).toBe('E_TOOL_FAILED');
+      expect(typeof e.message).toBe('string');
+    }
+    expect(await run(s, 'ok')).toBe('still alive');
+  });
+
+  it('case 5: a Proxy result is a serialization error and no trap runs (the Proxy constructor records what it makes)', async () => {
+    const s = qspec(`let trapRan = false;
+    const h = { get(t, k) { if (k === 'then') return undefined; trapRan = true; console.log('TRAP'); throw new Error('trap'); },
+      ownKeys() { trapRan = true; throw 1; }, getOwnPropertyDescriptor() { trapRan = true; throw 1; },
+      getPrototypeOf() { trapRan = true; return Object.prototype; }, has() { trapRan = true; throw 1; } };
+    export default async (mode) => {
+      if (mode === 'top') return new Proxy({}, h);
+      if (mode === 'nested') return { a: [1, { b: new Proxy([], h) }] };
+      if (mode === 'revocable') return Proxy.revocable({}, h).proxy;
+      if (mode === 'getter') return { get x() { trapRan = true; return 1; } };
+      return { trapRan };
+    }`);
+    logs.length = 0;
+    for (const mode of ['top', 'nested', 'revocable'])
+      expect((await rejection(run(s, mode))).message).toMatch(/not JSON data: a Proxy/);
+    expect((await rejection(run(s, 'getter'))).message).toMatch(/accessor property/);
+    expect(await run(s, 'report')).toEqual({ trapRan: false });
+    expect(logs).not.toContain('TRAP');
+  });
+
+  it('case 6: a Proxy as fetch init is a validation error inside the sandbox; nothing reaches the host', async () => {
+    const s = qspec(`let trapRan = false;
+    export default async () => {
+      const init = new Proxy({}, { getOwnPropertyDescriptor() { trapRan = true; throw 1; }, get() { trapRan = true; throw 2; }, ownKeys() { trapRan = true; throw 3; } });
+      try { await fetch('https://api.example.com/', init); return 'sent'; } catch (e) { return { name: e.name, code: e.code, trapRan }; }
+    }`);
+    capCalls.length = 0;
+    expect(await run(s)).toEqual({ name: 'TypeError', code: 'E_INVALID_ARGS', trapRan: false });
+    expect(capCalls).toEqual([]);
+  });
+
+  it('case 7: while(true){} is stopped at the time limit (E_TIMEOUT); the next call gets a fresh sandbox', async () => {
+    const s = qspec(
+      `let n = 0;\nexport default async (mode) => { if (mode === 'spin') { while (true) {} } return ++n; }`,
+      {
+        timeoutMs: 1500,
+      },
+    );
+    expect(await run(s, 'count')).toBe(1);
+    expect(await run(s, 'count')).toBe(2);
+    expect((await rejection(run(s, 'spin'))).code).toBe('E_TIMEOUT');
+    expect(await run(s, 'count')).toBe(1);
+  });
+
+  it('case 8: a memory bomb is E_MEMORY_LIMIT at the sandbox limit; the host and the process are unaffected', async () => {
+    const s = qspec(
+      `export default async (mode) => { if (mode === 'bomb') { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return 'fresh'; }`,
+      { memoryMb: 64 },
+    );
+    const hostHeapBefore = process.memoryUsage().heapUsed;
+    expect(await run(s, 'again')).toBe('fresh');
+    const pid = rt.processes()[0]!.pid;
+    const e = await rejection(run(s, 'bomb'));
+    expect(e.code).toBe('E_MEMORY_LIMIT');
+    expect(e.message).not.toMatch(/\/|\n/);
+    expect(await run(s, 'again')).toBe('fresh');
+    expect(rt.processes()[0]!.pid).toBe(pid);
+    expect(process.memoryUsage().heapUsed - hostHeapBefore).toBeLessThan(48 * 1024 * 1024);
+  });
+
+  it('case 9: a 50 MiB string is E_OUTPUT_LIMIT, never truncated; the next call is fresh', async () => {
+    const s = qspec(`export default async (mode) => mode === 'big' ? 'x'.repeat(50 * 1024 * 1024) : 'small'`);
+    expect((await rejection(run(s, 'big'))).code).toBe('E_OUTPUT_LIMIT');
+    expect(await run(s, 'small')).toBe('small');
+    const s2 = qspec(`export default async (n) => 'y'.repeat(n)`, { outputBytes: 1000 });
+    expect(await run(s2, 998)).toBe('y'.repeat(998));
+    expect((await rejection(run(s2, 999))).code).toBe('E_OUTPUT_LIMIT');
+  });
+
+  it('other non-data results of the same kind: functions, BigInt, Symbol, cycles, class instances, non-finite numbers', async () => {
+    const s = qspec(`export default async (k) => {
+      const cyc = {}; cyc.self = cyc;
+      const m = { fn: () => 1, big: 1n, sym: Symbol('s'), cycle: cyc, date: new Date(0), map: new Map(), nan: NaN, symkey: { [Symbol('k')]: 1 } };
+      return { v: m[k] };
+    }`);
+    for (const k of ['fn', 'big', 'sym', 'cycle', 'date', 'map', 'nan', 'symkey']) {
+      const e = await rejection(run(s, k));
+      expect(e.code).toBe('E_TOOL_FAILED');
+      expect(e.message).toMatch(/not JSON data/);
+    }
+  });
+
+  it('sandboxes of one principal: one cannot reach another (separate globals and memories)', async () => {
+    const a = qspec(`globalThis.secretOfA = 'a-secret';\nexport default async () => typeof globalThis.secretOfA`);
+    const b = qspec(
+      `export default async () => [typeof globalThis.secretOfA, Object.keys(globalThis).includes('secretOfA'), typeof Function('return this')().secretOfA]`,
+    );
+    expect(await run(a)).toBe('string');
+    expect(await run(b)).toEqual(['undefined', false, 'undefined']);
+    expect(rt.processes()).toHaveLength(1);
   });
 });

@@ -66,6 +66,23 @@ function errorText(e: unknown): string {
   return isTyError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 }
 
+/** The JavaScript engines a revision may name (protocol/manifest.ts execution.engine), as the panel offers them. */
+export const ENGINE_CHOICES: readonly { value: 'node' | 'quickjs'; label: string }[] = [
+  { value: 'node', label: 'node: V8 in a browser worker (the default)' },
+  { value: 'quickjs', label: 'quickjs: QuickJS in WebAssembly, exact memory and time limits' },
+];
+
+/**
+ * The manifest with `execution.engine` set to `engine` (part of the revision), or unchanged for '' (as the manifest
+ * says) and for what is not sandboxed JavaScript.
+ */
+export function withEngine(raw: unknown, engine: string): unknown {
+  if (engine === '' || raw === null || typeof raw !== 'object') return raw;
+  const exec = (raw as { execution?: Record<string, unknown> }).execution;
+  if (!exec || exec.kind !== 'sandboxed-code' || exec.runtime !== 'javascript') return raw;
+  return { ...(raw as object), execution: { ...exec, engine } };
+}
+
 /** Read a manifest from JSON text, inlining `execution.sourceFile` from `files` (by file name) when given. */
 export function manifestFromInput(text: string, files: Map<string, string> = new Map()): unknown {
   let raw: unknown;
@@ -107,9 +124,16 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     const manifestFile = list.find((f) => f.name.endsWith('.json'));
     return manifestFile ? { text: texts.get(manifestFile.name)!, files: texts } : undefined;
   };
+  const engineSelect = h(
+    'select',
+    {},
+    h('option', { value: '' }, 'As the manifest says'),
+    ...ENGINE_CHOICES.map((c) => h('option', { value: c.value }, c.label)),
+  );
   const input = async (): Promise<unknown> => {
     const fromFiles = manifestBox.value.trim() ? undefined : await readFiles();
-    return fromFiles ? manifestFromInput(fromFiles.text, fromFiles.files) : manifestFromInput(manifestBox.value);
+    const raw = fromFiles ? manifestFromInput(fromFiles.text, fromFiles.files) : manifestFromInput(manifestBox.value);
+    return withEngine(raw, engineSelect.value);
   };
   const add = h('button', { type: 'button' }, 'Add tool');
   add.addEventListener('click', async () => {
@@ -194,6 +218,53 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
       });
       replaceChildren(editor, src, save, out);
     });
+    // The engine is part of the revision: another engine is another revision, stored and then activated.
+    const engine = exec.kind === 'sandboxed-code' ? (exec.engine ?? 'node') : undefined;
+    let engineRow: HTMLElement | null = null;
+    if (exec.kind === 'sandboxed-code' && exec.runtime === 'javascript') {
+      const pick = h(
+        'select',
+        { 'aria-label': `Engine of ${name}` },
+        ...ENGINE_CHOICES.map((c) => h('option', { value: c.value }, c.value)),
+      );
+      pick.value = engine === 'quickjs' ? 'quickjs' : 'node';
+      const saveEngine = h('button', { type: 'button', disabled: true }, 'Save as new revision');
+      const engineOut = h('div', { class: 'new-revision' });
+      pick.addEventListener('change', () => {
+        saveEngine.disabled = pick.value === (engine === 'quickjs' ? 'quickjs' : 'node');
+      });
+      saveEngine.addEventListener('click', async () => {
+        try {
+          const r = await d.registry.install(withEngine(manifest, pick.value));
+          const activate = h('button', { type: 'button', class: 'primary' }, `Activate ${name} on ${pick.value}`);
+          activate.addEventListener('click', async () => {
+            await d.registry.activate(name, r.revision, { approveReplacement: true });
+            await refresh();
+            say(`${name} now runs revision @${shortId(r.revision)} on ${pick.value}; it starts with no grants.`);
+          });
+          replaceChildren(
+            engineOut,
+            h(
+              'p',
+              {},
+              `Revision @${shortId(r.revision)} on ${pick.value} stored, not active: calls by name still run @${shortId(active)}.`,
+            ),
+            activate,
+          );
+        } catch (e) {
+          replaceChildren(engineOut, h('p', { role: 'alert' }, `Not saved: ${errorText(e)}`));
+        }
+      });
+      engineRow = h(
+        'div',
+        { class: 'engine', role: 'group', 'aria-label': `Engine choice for ${name}` },
+        h('span', {}, 'Engine '),
+        pick,
+        ' ',
+        saveEngine,
+        engineOut,
+      );
+    }
     const remove = h('button', { type: 'button' }, 'Remove');
     remove.addEventListener('click', () => {
       const confirm = h('button', { type: 'button', class: 'deny' }, `Remove ${name}`);
@@ -252,13 +323,16 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
         name,
         ' ',
         h('code', { title: active }, `@${shortId(active)}`),
-        exec.kind === 'sandboxed-code' ? ` · ${exec.runtime}` : ` · ${exec.kind}`,
+        exec.kind === 'sandboxed-code'
+          ? ` · ${exec.runtime}${exec.runtime === 'javascript' ? ` on ${engine}` : ''}`
+          : ` · ${exec.kind}`,
       ),
       h('p', {}, manifest.description.length > 240 ? `${manifest.description.slice(0, 240)}…` : manifest.description),
       h('p', { class: 'caps' }, capabilitySummary(manifest)),
       ...fetchWarnings(manifest).map((w) => h('p', { class: 'warning', role: 'note' }, `Warning: ${w}.`)),
       secretRows.length ? h('ul', { class: 'secret-grants', 'aria-label': `Secrets of ${name}` }, ...secretRows) : null,
       settings,
+      engineRow,
       h('label', { class: 'check' }, offer, ` Offer ${name} to the model`),
       h('div', { class: 'tool-buttons' }, editBtn, ' ', remove),
       others.length
@@ -318,6 +392,13 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
     list,
     h('h3', {}, 'Add a tool'),
     h('label', { class: 'field' }, h('span', { class: 'label' }, 'Tool manifest (JSON)'), manifestBox),
+    h(
+      'label',
+      { class: 'field' },
+      h('span', { class: 'label' }, 'JavaScript engine'),
+      engineSelect,
+      h('small', {}, 'Part of the revision. quickjs: for untrusted, small tools; node: for heavy computation.'),
+    ),
     h(
       'label',
       { class: 'field' },

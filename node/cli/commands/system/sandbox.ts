@@ -27,6 +27,8 @@ export interface SandboxStatus {
    * manifest.
    */
   pyodide: import('../../../python/sandbox.js').PyodideStatus;
+  /** The quickjs engine: its binary (checked against its pinned sha-256) and its sandbox host. */
+  quickjs: import('../../../quickjs/status.js').QuickJsStatus;
   /** What is not enforced under this posture (empty when enforced). */
   notEnforced: string[];
   /** `required` without a backend: what would happen to a call. */
@@ -74,6 +76,7 @@ export async function sandboxStatus(opts: {
     pyodide: await import('../../../python/sandbox.js').then(async (m) =>
       m.pyodideStatus((await import('../../../sandbox/runtime.js')).packageRoot()),
     ),
+    quickjs: (await import('../../../quickjs/status.js')).quickJsStatus(),
     notEnforced: [],
   };
   if (probe.path) status.path = probe.path;
@@ -119,7 +122,12 @@ export async function sandboxStatus(opts: {
     else throw e;
   }
   if (!status.enforced) {
-    const kinds = ['node', 'deno', ...(status.runtimes.python ? ['python' as const] : [])] as const;
+    const kinds = [
+      'node',
+      'deno',
+      ...(status.quickjs.available ? ['quickjs' as const] : []),
+      ...(status.runtimes.python ? ['python' as const] : []),
+    ] as const;
     for (const k of kinds) for (const l of UNENFORCED_WITHOUT_BACKEND[k]) status.notEnforced.push(`${k}: ${l}`);
   }
   return status;
@@ -145,7 +153,9 @@ Probes the OS sandbox once (bubblewrap with working user namespaces on Linux, sa
 5 s timeout) and prints: backend and version, whether tools will run inside it under the posture
 (--sandbox, else the settings key "sandbox", else auto), the process limits, the runtime versions
 (node, deno, native python), the Pyodide files sandboxed Python revisions run on (checked against
-their sha-256 manifest) and, when not enforced, what is then not protected.
+their sha-256 manifest), the quickjs engine (its QuickJS binary checked against its pinned sha-256,
+and the sandbox host process quickjs revisions run in, one per principal) and, when not enforced,
+what is then not protected.
 Exit 0 when tools run isolated or the posture is an explicit off/auto fallback; 1 when posture
 required cannot be met.`,
   allowPositionals: false,
@@ -194,6 +204,11 @@ required cannot be met.`,
         out(
           ctx,
           `pyodide:   ${p.verified ? `${p.version} (${p.path}): files match core/pyodide-manifest.json; Python revisions run sandboxed in the node/deno sandboxes` : `unavailable: ${p.reason ?? ''}`}`,
+        );
+        const q = s.quickjs;
+        out(
+          ctx,
+          `quickjs:   ${q.available ? `${q.version} (${q.package}, sha-256 checked): quickjs revisions run in one sandbox host process per principal (${q.host})` : `unavailable: ${q.reason ?? ''}`}`,
         );
         if (s.notEnforced.length) {
           out(ctx, 'not enforced now:');

@@ -36,19 +36,32 @@ async function manifestPath(path: string): Promise<string> {
 const add: CliCommand = {
   path: ['tool', 'add'],
   summary: 'install a tool revision from a manifest file (prints its revision id)',
-  usage: `Usage: tycli tool add MANIFEST.json|FOLDER
+  usage: `Usage: tycli tool add MANIFEST.json|FOLDER [--engine node|deno|quickjs]
 
 A FOLDER means its manifest.json. The manifest's "execution.sourceFile" (relative to the manifest) is read and inlined as "source"
 before hashing, so the revision id covers the code. A Python revision's "python.packages" wheels
 ({"file", "sha256"}, pure-Python only) must sit next to the manifest and match their sha256; they are
 read from there (and checked again) when the revision runs. The same manifest always yields the same id.
 A new name becomes active at once; a new revision of an existing name is installed but not active
-until 'tycli tool activate NAME REV --approve-replacement'.`,
-  async run(ctx, _v, pos) {
+until 'tycli tool activate NAME REV --approve-replacement'.
+  --engine     sets "execution.engine" of a JavaScript tool before hashing (so it is part of the revision):
+               node (the default), deno, or quickjs (QuickJS in WebAssembly: many sandboxes per process, exact
+               memory and time limits, no file system; docs/manifest.md says when to choose it).`,
+  options: { engine: { type: 'string' } },
+  async run(ctx, v, pos) {
     if (pos.length !== 1) usage(`tycli tool add takes exactly one MANIFEST.json or FOLDER (got ${pos.length})`);
+    const engine = v.engine as string | undefined;
+    if (engine !== undefined && engine !== 'node' && engine !== 'deno' && engine !== 'quickjs')
+      usage(`--engine takes node, deno or quickjs (got ${inert(engine)})`);
     const { loadManifestFile } = await import('../../../manifest/file.js'); // loads the bundler only when needed
     const file = await manifestPath(resolve(ctx.cwd, pos[0]!));
     const manifest = await loadManifestFile(file);
+    if (engine !== undefined) {
+      const exec = (manifest as { execution?: Record<string, unknown> }).execution;
+      if (exec?.kind !== 'sandboxed-code')
+        usage('--engine applies to sandboxed code (execution.kind "sandboxed-code")');
+      exec.engine = engine;
+    }
     const { pythonPackagesOf } = await import('../../../manifest/file.js');
     const wheels = await pythonPackagesOf(file, manifest);
     const host = await openHost(ctx);
