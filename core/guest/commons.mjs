@@ -101,9 +101,13 @@ export const atobFn = atob;
 export const btoaFn = btoa;
 
 // ---- WebAssembly: the Python guest caps Pyodide's memory growth (core/guest/python-limits.mjs) ---------------------
-export const WebAssemblyMemoryPrototype = WebAssembly.Memory.prototype;
-export const WebAssemblyMemoryPrototypeGrow = uncurryThis(WebAssembly.Memory.prototype.grow);
-export const WebAssemblyMemoryPrototypeGetBuffer = uncurryGetter(WebAssembly.Memory.prototype, 'buffer');
+// Absent where the guest runs inside QuickJS (core/quickjs/: no WebAssembly there, and no Python): undefined then.
+export const WebAssemblyMemoryPrototype =
+  typeof WebAssembly === 'object' && WebAssembly !== null ? WebAssembly.Memory.prototype : undefined;
+export const WebAssemblyMemoryPrototypeGrow =
+  WebAssemblyMemoryPrototype === undefined ? undefined : uncurryThis(WebAssemblyMemoryPrototype.grow);
+export const WebAssemblyMemoryPrototypeGetBuffer =
+  WebAssemblyMemoryPrototype === undefined ? undefined : uncurryGetter(WebAssemblyMemoryPrototype, 'buffer');
 
 // ---- web platform (present on every host) -----------------------------------------------------------------------
 export const EventTargetPrototypeAddEventListener = uncurryThis(EventTarget.prototype.addEventListener);
