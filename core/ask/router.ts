@@ -151,6 +151,11 @@ export class AskRouter implements Asker {
     return this.queue.length;
   }
 
+  /** Questions not yet answered: the one being asked and those waiting behind it. */
+  get pending(): number {
+    return this.queue.length + (this.busy ? 1 : 0);
+  }
+
   ask(q: Question, signal?: AbortSignal): Promise<AskOutcome> {
     if (signal?.aborted) return Promise.resolve(refusal(q, 'aborted'));
     return new Promise<AskOutcome>((resolve) => {

@@ -21,6 +21,7 @@ import {
 } from './runtime.js';
 import { ArgValidator } from '../schema/validate.js';
 import { applyDefaults, type ToolSettings } from '../revisions/settings.js';
+import { NO_TRACE, type CallReport, type CallTracer } from './trace.js';
 import type { RefusalCounter } from '../audit/refusals.js';
 
 /** Who a call runs as: the exact revision plus the acting principal. Capability handlers key on this. */
@@ -103,6 +104,10 @@ export interface InvokerOptions {
    * DEFAULT_MAX_QUEUED_CALLS. A call beyond it is refused at once with E_BUSY; nothing of it has started.
    */
   maxQueuedCalls?: number;
+  /** Traces each call (`tysandbox.call`, `tysandbox.sandbox`, `tysandbox.capability` spans); default none. */
+  tracer?: CallTracer;
+  /** Told of every answered call, refusals included (metrics); must not throw. */
+  observe?: (report: CallReport) => void;
   /**
    * Counts each admission refusal (E_BUSY) for the audit, in aggregate per principal and second
    * (core/audit/refusals.ts RefusalTally); counting never waits and never fails the refusal.
@@ -203,6 +208,49 @@ export class Invoker {
    * `refusals`, audited in aggregate).
    */
   async invoke(ref: string, args: unknown, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    const key = ref.split('@')[0] ?? ref;
+    const observe = this.#o.observe;
+    if (!observe && !this.#o.tracer) return this.#admitted(ref, key, args, opts);
+    const t0 = performance.now();
+    const principal = opts.principal ?? this.#o.principal ?? 'app';
+    let execution: ToolManifest['execution'] | undefined;
+    const r = await (this.#o.tracer ?? NO_TRACE).span(
+      'tysandbox.call',
+      { 'tysandbox.tool': key, 'tysandbox.principal': principal },
+      async (span) => {
+        const out = await this.#admitted(ref, key, args, opts, (m) => {
+          execution = m.execution;
+          span.set(executionAttributes(m));
+        });
+        span.set(
+          out.ok
+            ? { 'tysandbox.outcome': 'ok', 'tysandbox.revision': out.revision }
+            : { 'tysandbox.outcome': out.error.code, ...(out.revision ? { 'tysandbox.revision': out.revision } : {}) },
+        );
+        return out;
+      },
+    );
+    try {
+      observe?.({
+        tool: key,
+        ...(execution ? { execution } : {}),
+        outcome: r.ok ? 'ok' : r.error.code,
+        seconds: (performance.now() - t0) / 1000,
+        principal,
+      });
+    } catch {
+      /* an observer's failure is its own */
+    }
+    return r;
+  }
+
+  async #admitted(
+    ref: string,
+    key: string,
+    args: unknown,
+    opts: InvokeOptions,
+    resolved?: (m: ToolManifest) => void,
+  ): Promise<InvokeResult> {
     if (this.#inFlight >= this.#max) {
       this.#o.refusals?.refused({
         principal: opts.principal ?? this.#o.principal ?? 'app',
@@ -218,14 +266,13 @@ export class Invoker {
       };
     }
     this.#inFlight++;
-    const key = ref.split('@')[0] ?? ref;
     const prev = this.#order.get(key);
     let joined!: () => void;
     const mine = new Promise<void>((r) => (joined = r));
     this.#order.set(key, mine);
     try {
       if (prev) await prev;
-      return await this.#invoke(ref, args, opts, joined);
+      return await this.#invoke(ref, args, opts, joined, resolved);
     } finally {
       joined();
       if (this.#order.get(key) === mine) this.#order.delete(key);
@@ -233,7 +280,13 @@ export class Invoker {
     }
   }
 
-  async #invoke(ref: string, args: unknown, opts: InvokeOptions, joined: () => void): Promise<InvokeResult> {
+  async #invoke(
+    ref: string,
+    args: unknown,
+    opts: InvokeOptions,
+    joined: () => void,
+    resolved?: (m: ToolManifest) => void,
+  ): Promise<InvokeResult> {
     let revision: string | undefined;
     let manifest: ToolManifest | undefined;
     let limitsUsed: CallLimits | undefined;
@@ -243,6 +296,7 @@ export class Invoker {
       const tool = await this.#o.registry.resolve(ref);
       revision = tool.revision;
       manifest = tool.manifest;
+      resolved?.(tool.manifest);
       // canonicalized once: the text measured here, previewed in a question and sent to the sandbox (in pieces)
       const argsParts = canonicalParts(args, 'E_INVALID_ARGS');
       const argsJson = joinParts(argsParts);
@@ -280,14 +334,17 @@ export class Invoker {
       // made on the call's first capability request (most calls make none)
       let handler: CapabilityHandler | undefined;
       let intent: IntentRecord = DURABLE_INTENT;
+      const tracer = this.#o.tracer;
       // Every capability request waits until the call's intent record is durable (no effect without its durable
       // audit record); the host's own refusals are remembered, so an uncaught one is reported with its code (never a
       // tool's claim).
       const onCapability: CapabilityHandler = async (name, params, signal) => {
         try {
           await intent.durable;
-          handler ??= this.#o.capabilities?.(identity) ?? denyAll;
-          return await handler(name, params, signal);
+          const h = (handler ??= this.#o.capabilities?.(identity) ?? denyAll);
+          return tracer
+            ? await tracer.span('tysandbox.capability', { 'tysandbox.capability': name }, () => h(name, params, signal))
+            : await h(name, params, signal);
         } catch (e) {
           refused = toTyError(e, 'E_CAPABILITY_DENIED');
           throw e;
@@ -308,18 +365,11 @@ export class Invoker {
         intent = started;
         let value: unknown;
         try {
-          value = await this.#execute(
-            identity,
-            args,
-            argsJson,
-            argsParts,
-            limits,
-            onCapability,
-            opts,
-            joined,
-            started,
-            settings,
-          );
+          const run = () =>
+            this.#execute(identity, args, argsJson, argsParts, limits, onCapability, opts, joined, started, settings);
+          value = tracer
+            ? await tracer.span('tysandbox.sandbox', executionAttributes(tool.manifest), run)
+            : await run();
         } catch (e) {
           const err = toTyError(e, 'E_TOOL_FAILED');
           // The tool let a capability refusal propagate: report the host's refusal (code and message).
@@ -448,6 +498,17 @@ export class Invoker {
       );
     return JSON.parse(json) as unknown;
   }
+}
+
+/** Span attributes of a revision's execution: its kind, runtime and engine. */
+function executionAttributes(m: ToolManifest): Record<string, string> {
+  const e = m.execution;
+  const out: Record<string, string> = { 'tysandbox.execution': e.kind };
+  if (e.kind === 'sandboxed-code') {
+    out['tysandbox.runtime'] = e.runtime;
+    if (e.engine) out['tysandbox.engine'] = e.engine;
+  }
+  return out;
 }
 
 /**

@@ -176,6 +176,13 @@ export class SandboxPool {
     return n;
   }
 
+  /** Sandboxes alive now: the retained ones and the disposable ones running a call. */
+  aliveCount(): number {
+    let n = this.#disposables.size;
+    for (const e of this.#entries.values()) if (e.instance?.alive) n++;
+    return n;
+  }
+
   /**
    * Destroy least recently used idle sandboxes (never `keep`) of one kind (`shared`) until `room` more fit under its
    * cap (maxInstances for sandboxes that share a process, else maxRetained).

@@ -14,6 +14,7 @@ import {
   type StoredDecision,
   type Trace,
 } from './permissions.js';
+import type { CallTracer } from '../exec/trace.js';
 import { AUDIT_FIELD_MAX, type AuditRecord, type AuditSink } from '../audit/trail.js';
 import { withholdInJson, withholdTokens } from '../capabilities/withhold.js';
 import type { PauseTracker } from './pause.js';
@@ -63,6 +64,8 @@ export interface GateDeps {
    * This host process, written on `started` audit records so readers can tell a running call from an interrupted one.
    */
   hostId?: string;
+  /** Traces the decision (`tysandbox.gate`) and the question (`tysandbox.ask`) of each request; default none. */
+  tracer?: CallTracer;
 }
 
 /** `reason`: why a person's approval was not had (no-channel, timeout, refused, aborted), for the host's hint. */
@@ -248,7 +251,17 @@ export class PermissionGate implements Gate {
     t0: number,
   ): Promise<Verdict> {
     try {
-      return await this.#verdict(req, cfg, signal);
+      const tracer = this.#d.tracer;
+      if (!tracer) return await this.#verdict(req, cfg, signal);
+      return await tracer.span(
+        'tysandbox.gate',
+        { 'tysandbox.kind': req.kind, 'tysandbox.tool': req.toolName },
+        async (span) => {
+          const v = await this.#verdict(req, cfg, signal);
+          span.set({ 'tysandbox.decision': v.allow ? 'allow' : 'deny', 'tysandbox.rule': v.trace.rule.slice(0, 256) });
+          return v;
+        },
+      );
     } catch (e) {
       const te = toTyError(e, 'E_STORE');
       const rule = te.code === 'E_ABORTED' ? 'aborted while asking' : 'the decision failed';
@@ -503,7 +516,17 @@ export class PermissionGate implements Gate {
     if (req.hints) q.hints = req.hints;
     let out: AskOutcome;
     try {
-      out = await this.#d.asker.ask(q, signal);
+      const asker = this.#d.asker;
+      out = this.#d.tracer
+        ? await this.#d.tracer.span('tysandbox.ask', { 'tysandbox.kind': req.kind }, async (span) => {
+            const o = await asker.ask(q, signal);
+            span.set({
+              'tysandbox.answer': o.allow ? 'allow' : 'deny',
+              ...(o.channel ? { 'tysandbox.channel': o.channel } : {}),
+            });
+            return o;
+          })
+        : await asker.ask(q, signal);
     } catch (e) {
       out = { allow: false, reason: 'refused' };
       void e;

@@ -308,22 +308,52 @@ export function httpTransport(url: string, token: string, fetchImpl: typeof fetc
           `HTTP ${res.status}${typeof body?.error?.message === 'string' ? `: ${body.error.message}` : ''}`,
         );
       }
+      // a request's answer comes last on its stream; a stream that ends (or breaks: the server stopped, a proxy cut
+      // it) without one fails the request instead of leaving it waiting forever
+      const id = (message as { id?: unknown }).id;
+      let answered = id === undefined;
+      const deliver = (line: string): void => {
+        if (!answered) {
+          try {
+            const m = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
+            if (m.id === id && ('result' in m || 'error' in m)) answered = true;
+          } catch {
+            /* the client rejects what does not parse */
+          }
+        }
+        t.onmessage?.(line);
+      };
       void (async () => {
         const reader = res.body!.getReader();
         const dec = new TextDecoder();
         let buf = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (value) buf += dec.decode(value, { stream: true });
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (line) t.onmessage?.(line);
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (value) buf += dec.decode(value, { stream: true });
+            let nl: number;
+            while ((nl = buf.indexOf('\n')) >= 0) {
+              const line = buf.slice(0, nl).trim();
+              buf = buf.slice(nl + 1);
+              if (line) deliver(line);
+            }
+            if (done) break;
           }
-          if (done) break;
+          if (buf.trim()) deliver(buf.trim());
+        } catch {
+          /* the stream broke: answered below */
         }
-        if (buf.trim()) t.onmessage?.(buf.trim());
+        if (!answered)
+          t.onmessage?.({
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: -32000,
+              message:
+                'the connection ended before the answer (the server stopped or the link was cut); the call may have run',
+              data: { code: 'E_PROTOCOL', reason: 'connection-lost' },
+            },
+          });
       })().catch(() => undefined);
     },
     async close() {

@@ -23,7 +23,7 @@ import type { Gate, GateRequest } from '../exec/runtime.js';
 import type { InvokeResult } from '../exec/invoke.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 import type { RefusalCounter } from '../audit/refusals.js';
-import { RegistrationRate } from './limits.js';
+import { RegistrationRate, type RateCounter } from './limits.js';
 import {
   classifyInbound,
   rpcFailure,
@@ -55,6 +55,11 @@ export interface RegistrationServerOptions {
   clock?: () => number;
   /** A host's own check of a valid manifest before anything is stored (throw TyError E_INVALID_MANIFEST to refuse). */
   checkManifest?: (manifest: ToolManifest, principal: string) => void;
+  /**
+   * The per-principal registration rate; default one in this process's memory (RegistrationRate). A team gateway
+   * gives a StoreRate, so the budget is shared by every instance.
+   */
+  rate?: RateCounter;
   /**
    * Names of tools the host itself offers (built-ins): a client may not register a revision under them, nor under a
    * name equal to one of them ignoring case (tool names are ASCII: `toLowerCase` folds them).
@@ -102,13 +107,15 @@ interface Run {
  */
 export class RegistrationServer {
   readonly limits: ProtocolLimits;
-  readonly rate: RegistrationRate;
+  readonly rate: RateCounter;
   readonly #sessions = new Set<ProtocolSession>();
   #seq = 0;
 
   constructor(readonly opts: RegistrationServerOptions) {
     this.limits = { ...DEFAULT_PROTOCOL_LIMITS, ...opts.limits };
-    this.rate = new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
+    this.rate =
+      opts.rate ??
+      new RegistrationRate(this.limits.registrationsPerWindow, this.limits.registrationWindowMs, opts.clock);
   }
 
   /** A new session for one connection. */
@@ -378,7 +385,7 @@ export class ProtocolSession {
     const o = this.server.opts;
     switch (method) {
       case 'tool/add': {
-        this.#rate('add');
+        await this.#rate('add');
         // trusted-native code runs with the host's authority: only the application registers it, never a client
         // (checked on the raw manifest first, so an incomplete one, say without `entry`, gets this refusal too)
         const raw = p.manifest as { execution?: { kind?: unknown } } | null;
@@ -445,7 +452,7 @@ export class ProtocolSession {
         };
       }
       case 'tool/activate': {
-        this.#rate('activate');
+        await this.#rate('activate');
         const t = await o.registry.resolve(`${p.name}@${p.revision}`);
         const previous = (await o.registry.binding(p.name))?.active ?? null;
         if (previous === t.revision) return { name: t.name, revision: t.revision, previous };
@@ -461,7 +468,7 @@ export class ProtocolSession {
         return { name: t.name, revision: t.revision, previous };
       }
       case 'tool/remove': {
-        this.#rate('remove');
+        await this.#rate('remove');
         const previous = (await o.registry.binding(p.name))?.active;
         if (!previous) throw new TyError('E_UNKNOWN_TOOL', `no tool named "${p.name}" is active`);
         await this.#gate(
@@ -521,17 +528,17 @@ export class ProtocolSession {
     }
   }
 
-  #rate(action: RegistryAction): void {
-    if (!this.server.rate.take(this.#principal!)) {
-      const l = this.server.limits;
+  async #rate(action: RegistryAction): Promise<void> {
+    if (!(await this.server.rate.take(this.#principal!))) {
+      const r = this.server.rate;
       this.server.opts.refusals?.refused({
         principal: this.#principal!,
-        reason: `registration rate: ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s`,
+        reason: `registration rate: ${r.max} per ${Math.round(r.windowMs / 1000)} s`,
         tool: `tool/${action}`,
       });
       throw new TyError(
         'E_BUSY',
-        `too many registration requests from ${this.#principal}: at most ${l.registrationsPerWindow} per ${Math.round(l.registrationWindowMs / 1000)} s; tool/${action} was not run, try again later`,
+        `too many registration requests from ${this.#principal}: at most ${r.max} per ${Math.round(r.windowMs / 1000)} s; tool/${action} was not run, try again later`,
       );
     }
   }

@@ -2,11 +2,17 @@
 // code, trusted side.
 import type { StoreBackend } from './contract.js';
 import { Store } from './contract.js';
+import { ToolRegistry } from '../revisions/registry.js';
 
-/** One named requirement of the store contract. `run` throws (with a reason) when the backend fails it. */
+/**
+ * One named requirement of the store contract. `run` throws (with a reason) when the backend fails it. `peer`, when
+ * given, is a second backend over the same storage, as another process or another machine's instance opens it (a
+ * second FileStoreBackend over the same folder, a second PostgreSQL connection pool); cases about several instances
+ * use it, and run against `backend` twice where there is none.
+ */
 export interface StoreContractCase {
   name: string;
-  run(backend: StoreBackend): Promise<void>;
+  run(backend: StoreBackend, peer?: StoreBackend): Promise<void>;
 }
 
 function fail(msg: string): never {
@@ -146,6 +152,92 @@ export const STORE_CONTRACT: StoreContractCase[] = [
     },
   },
   {
+    name: 'no lost update across instances: read-modify-write racing on two instances counts every increment',
+    async run(b, peer = b) {
+      const stores = [new Store(b), new Store(peer)];
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          stores[i % 2]!.update<number>('counters', 'shared', (old) => (old ?? 0) + 1),
+        ),
+      );
+      eq(await stores[0]!.getJson('counters', 'shared'), 30, 'counter seen by the first instance');
+      eq(await stores[1]!.getJson('counters', 'shared'), 30, 'counter seen by the second instance');
+    },
+  },
+  {
+    name: 'a read-modify-write whose function throws changes nothing (compare-and-set: all or nothing)',
+    async run(b) {
+      const store = new Store(b);
+      await store.putJson('cas', 'entry', { v: 1 });
+      let threw = false;
+      try {
+        await store.update<{ v: number }>('cas', 'entry', () => {
+          throw new Error('refused');
+        });
+      } catch {
+        threw = true;
+      }
+      if (!threw) fail('the refusal inside update was swallowed');
+      eq(await store.getJson('cas', 'entry'), { v: 1 }, 'entry after a refused update');
+    },
+  },
+  {
+    name: 'activation is compare-and-set: installs racing on two instances keep every revision, one active everywhere',
+    async run(b, peer = b) {
+      const regs = [new ToolRegistry(new Store(b)), new ToolRegistry(new Store(peer))];
+      const manifest = (i: number) => ({
+        name: 'racer',
+        description: `revision ${i}`,
+        parameters: { type: 'object', properties: {}, additionalProperties: false },
+        execution: { kind: 'sandboxed-code', runtime: 'javascript', source: `export default async () => ${i};` },
+      });
+      const installed = await Promise.all(Array.from({ length: 8 }, (_, i) => regs[i % 2]!.install(manifest(i))));
+      const activated = installed.filter((r) => r.activated);
+      eq(activated.length, 1, 'installs that activated the new name');
+      const binding = await new Store(b).getJson<{ active: string; revisions: string[] }>('bindings', 'racer');
+      eq([...(binding?.revisions ?? [])].sort(), installed.map((r) => r.revision).sort(), 'revisions kept');
+      eq(binding?.active, activated[0]?.revision, 'the active revision');
+      // activations racing with and without approval: the approved ones win in some order, the others are refused
+      const target = installed.map((r) => r.revision).filter((r) => r !== binding?.active);
+      const results = await Promise.allSettled(
+        target.map((rev, i) => regs[i % 2]!.activate('racer', rev, { approveReplacement: i % 2 === 0 })),
+      );
+      const refused = results.filter((r) => r.status === 'rejected');
+      for (const r of refused)
+        if ((r as PromiseRejectedResult).reason?.code !== 'E_APPROVAL_REQUIRED')
+          fail(`an activation failed otherwise: ${String((r as PromiseRejectedResult).reason)}`);
+      eq(refused.length, target.filter((_, i) => i % 2 === 1).length, 'activations refused without approval');
+      const after = await Promise.all(regs.map((r) => r.resolve('racer')));
+      eq(after[0]!.revision, after[1]!.revision, 'both instances resolve the same active revision');
+      if (!target.filter((_, i) => i % 2 === 0).includes(after[0]!.revision))
+        fail('the active revision is not one of the approved activations');
+    },
+  },
+  {
+    name: 'log appends from two instances all land once, each visible to both as soon as its append resolves',
+    async run(b, peer = b) {
+      const writers = [b, peer];
+      await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          await writers[i % 2]!.append('audit-shared', `rec ${i}`);
+          const seen = await writers[(i + 1) % 2]!.readLog('audit-shared');
+          if (!seen.includes(`rec ${i}`)) fail(`record ${i} was not visible to the other instance after its append`);
+        }),
+      );
+      const all = await b.readLog('audit-shared');
+      eq(all.length, 40, 'records');
+      eq(new Set(all).size, 40, 'distinct records');
+    },
+  },
+  {
+    name: 'an object altered through another instance is refused on read with E_INTEGRITY',
+    async run(b, peer = b) {
+      const cid = await new Store(b).putObject(bytes('{"peer":true}'));
+      await peer.put('objects', cid, bytes('{"peer":false}'));
+      await rejectsWith(() => new Store(b).getObject(cid), 'E_INTEGRITY', 'object altered by the peer');
+    },
+  },
+  {
     name: 'a generation, where the backend has one, moves with every record written or deleted, never with objects or tool storage',
     async run(b) {
       if (!b.generation) return;
@@ -179,16 +271,21 @@ export const STORE_CONTRACT: StoreContractCase[] = [
   },
 ];
 
-/** Run every case against fresh backends from `make`; returns one row per case (never throws). */
+/**
+ * Run every case against fresh backends from `make` (with `peerOf`, a second backend over the same storage for the
+ * cases about several instances); returns one row per case (never throws).
+ */
 export async function runStoreContract(
   make: () => Promise<StoreBackend>,
   filter?: (name: string) => boolean,
+  peerOf?: (b: StoreBackend) => Promise<StoreBackend>,
 ): Promise<{ name: string; ok: boolean; detail: string }[]> {
   const rows: { name: string; ok: boolean; detail: string }[] = [];
   for (const c of STORE_CONTRACT) {
     if (filter && !filter(c.name)) continue;
     try {
-      await c.run(await make());
+      const b = await make();
+      await c.run(b, peerOf ? await peerOf(b) : undefined);
       rows.push({ name: c.name, ok: true, detail: 'ok' });
     } catch (e) {
       rows.push({ name: c.name, ok: false, detail: e instanceof Error ? e.message : String(e) });

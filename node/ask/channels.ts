@@ -1,11 +1,11 @@
 // The waiting-question store as an ask channel, and the command line's asker over terminal, store and dialog; Node
 // host, trusted side.
-import { watch, type FSWatcher } from 'node:fs';
 import type { Answer, AskChannel, Question } from '../../core/exec/runtime.js';
 import { AskRouter, DEFAULT_ASK_WAIT_MS } from '../../core/ask/router.js';
 import { TerminalAskChannel } from './terminal.js';
 import { DialogAskChannel } from './dialog.js';
 import { QuestionStore, questionsDir } from './store.js';
+import type { WaitingQuestions } from './waiting.js';
 
 export interface StoreChannelOptions {
   /** Re-check for an answer at least this often, ms (default 500), besides file-change events. */
@@ -15,9 +15,9 @@ export interface StoreChannelOptions {
 }
 
 /**
- * The waiting-question store as an ask channel: live only while a watcher holds the lock; a question is
- * stored, the answer file awaited (fs.watch plus polling), and the question removed when answered or
- * withdrawn (signal aborted), so a late `tycli answer` finds nothing waiting.
+ * The waiting-question store as an ask channel (files, or PostgreSQL for a team gateway): live only while a watcher
+ * holds the lock; a question is stored, its answer awaited (the store's change hints plus polling), and the question
+ * removed when answered or withdrawn (signal aborted), so a late `tycli answer` finds nothing waiting.
  */
 export class StoreAskChannel implements AskChannel {
   readonly name: string;
@@ -25,7 +25,7 @@ export class StoreAskChannel implements AskChannel {
   private readonly pollMs: number;
 
   constructor(
-    readonly store: QuestionStore,
+    readonly store: WaitingQuestions,
     opts: StoreChannelOptions = {},
   ) {
     this.name = opts.name ?? 'questions';
@@ -46,12 +46,12 @@ export class StoreAskChannel implements AskChannel {
     try {
       return await new Promise<Answer | undefined>((resolve) => {
         let done = false;
-        let watcher: FSWatcher | undefined;
+        let stopHints: (() => void) | undefined;
         const finish = (a: Answer | undefined): void => {
           if (done) return;
           done = true;
           clearInterval(poll);
-          watcher?.close();
+          stopHints?.();
           signal.removeEventListener('abort', onAbort);
           resolve(a);
         };
@@ -72,14 +72,9 @@ export class StoreAskChannel implements AskChannel {
         const onAbort = (): void => finish(undefined);
         signal.addEventListener('abort', onAbort, { once: true });
         const poll = setInterval(check, this.pollMs);
-        try {
-          watcher = watch(this.store.dir, { persistent: false }, (_e, file) => {
-            if (file === null || file === `${id}.answer`) check();
-          });
-          watcher.on('error', () => undefined);
-        } catch {
-          /* polling alone */
-        }
+        stopHints = this.store.onChange((changed) => {
+          if (changed === undefined || changed === id) check();
+        });
         check();
       });
     } finally {
@@ -97,6 +92,8 @@ export class StoreAskChannel implements AskChannel {
  */
 export function createNodeAsker(opts: {
   home: string;
+  /** The waiting-question store (default the files under `home`; a team gateway's PostgreSQL store). */
+  questions?: WaitingQuestions;
   askWaitMs?: number;
   terminal?: boolean;
   dialog?: 'auto' | 'off';
@@ -104,7 +101,7 @@ export function createNodeAsker(opts: {
 }): AskRouter {
   const channels: AskChannel[] = [];
   if (opts.terminal !== false) channels.push(new TerminalAskChannel());
-  channels.push(new StoreAskChannel(new QuestionStore(questionsDir(opts.home))));
+  channels.push(new StoreAskChannel(opts.questions ?? new QuestionStore(questionsDir(opts.home))));
   channels.push(
     new DialogAskChannel({
       mode: opts.dialog ?? 'auto',

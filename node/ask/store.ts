@@ -1,14 +1,22 @@
 // Waiting-question store: questions as 0600 files in the user's state folder, answered by `tycli answer`; Node host,
 // trusted side.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { constants as fsc } from 'node:fs';
+import { constants as fsc, watch, type FSWatcher } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
-import type { Answer, Question } from '../../core/exec/runtime.js';
+import type { Question } from '../../core/exec/runtime.js';
 import { tycliPaths } from '../store/paths.js';
-import { answerValues } from './form.js';
+import {
+  alreadyAnswered,
+  answerDoc,
+  questionDoc,
+  type AnswerOutcome,
+  type GivenAnswer,
+  type WaitingQuestions,
+  type WatchLock,
+} from './waiting.js';
 import { QUESTION_ID_RE, newQuestionId } from './question-id.js';
 import type { StoredAnswer, StoredQuestion } from './schemas.js';
 import { writeFileAtomic } from '../store/atomic.js';
@@ -68,10 +76,10 @@ function processAlive(pid: number): boolean {
   }
 }
 
-export interface WatchLock {
+/** The liveness lock of a file store: a listening Unix socket. */
+export interface SocketWatchLock extends WatchLock {
   /** The socket path the lock listens on. */
   readonly path: string;
-  release(): Promise<void>;
 }
 
 /**
@@ -86,8 +94,23 @@ export interface WatchLock {
  * correctly; a watcher that dies (even by SIGKILL) stops accepting at once, since the kernel closes its
  * listening socket, and its leftover socket file is removed by the next check (ECONNREFUSED).
  */
-export class QuestionStore {
+export class QuestionStore implements WaitingQuestions {
   constructor(readonly dir: string) {}
+
+  /** File events in the folder (fs.watch), with the question id when the file names one. */
+  onChange(fn: (id?: string) => void): () => void {
+    let w: FSWatcher | undefined;
+    try {
+      w = watch(this.dir, { persistent: false }, (_e, file) => {
+        const m = file === null ? null : /^([a-z2-7]{24})\./.exec(String(file));
+        fn(m ? m[1] : undefined);
+      });
+      w.on('error', () => undefined);
+    } catch {
+      /* no events (the folder is not there yet): callers poll */
+    }
+    return () => w?.close();
+  }
 
   /**
    * Create the folder (0700) or check it. @throws TyError E_STORE when it is a symlink, not ours, or open to others.
@@ -127,23 +150,7 @@ export class QuestionStore {
   async put(q: Question): Promise<string> {
     await this.ensureDir();
     const id = newQuestionId();
-    const doc: StoredQuestion = {
-      v: 1,
-      id,
-      createdAt: Date.now(),
-      pid: process.pid,
-      title: String(q.title).slice(0, 4096),
-      details: (Array.isArray(q.details) ? q.details : []).slice(0, 256).map((d) => String(d).slice(0, 65_536)),
-    };
-    if (typeof q.suggestedRule === 'string') doc.suggestedRule = q.suggestedRule.slice(0, 4096);
-    const { HintsSchema, ScopeSchema, storedForm } = await schemas();
-    const hints = HintsSchema.safeParse(q.hints ?? {});
-    if (q.hints && hints.success) doc.hints = hints.data;
-    if (q.scopes) doc.scopes = q.scopes.filter((s) => ScopeSchema.safeParse(s).success).slice(0, 3);
-    const form = storedForm(q.form);
-    if (q.form !== undefined && form === undefined)
-      throw new TyError('E_STORE', "the question's form cannot be stored");
-    if (form) doc.form = form;
+    const doc = await questionDoc(q, id, process.pid);
     try {
       await writeFileAtomic(this.path(id, 'json'), JSON.stringify(doc), { mode: 0o600 });
     } catch (e) {
@@ -211,43 +218,17 @@ export class QuestionStore {
    * Returns `{ok:false}` with E_USAGE when the question is not waiting (unknown, withdrawn) or already answered.
    * @throws TyError E_USAGE for a malformed id, E_STORE when the folder cannot be written.
    */
-  async answer(
-    id: string,
-    a: { allow: boolean; scope?: Answer['scope']; by: string; values?: Record<string, unknown> },
-  ): Promise<{ ok: true } | { ok: false; code: 'E_USAGE'; message: string }> {
+  async answer(id: string, a: GivenAnswer): Promise<AnswerOutcome> {
     checkId(id);
     await this.ensureDir();
-    const q = await this.get(id);
-    if (!q)
-      return {
-        ok: false,
-        code: 'E_USAGE',
-        message: `question ${id} is not waiting (unknown, withdrawn, or its asker ended)`,
-      };
-    const scope = a.scope ?? 'once';
-    const offered = q.scopes && q.scopes.length > 0 ? q.scopes : ['once'];
-    if (a.allow && !offered.includes(scope))
-      return { ok: false, code: 'E_USAGE', message: `question ${id} offers ${offered.join(', ')}, not ${scope}` };
-    const vals = answerValues(q.form, a.allow === true, a.values);
-    if (!vals.ok) return { ok: false, code: 'E_USAGE', message: `question ${id}: ${vals.message}` };
-    const doc: StoredAnswer = {
-      v: 1,
-      allow: a.allow === true,
-      scope: a.allow ? scope : 'once',
-      answeredAt: Date.now(),
-      by: String(a.by).slice(0, 128),
-      ...(vals.values ? { values: vals.values } : {}),
-    };
+    const made = answerDoc(id, await this.get(id), a);
+    if (!made.ok) return made;
+    const doc = made.doc;
     const tmp = await this.writeTemp(JSON.stringify(doc));
     try {
       await link(tmp, this.path(id, 'answer'));
     } catch (e) {
-      if (isCode(e, 'EEXIST'))
-        return {
-          ok: false,
-          code: 'E_USAGE',
-          message: `question ${id} was already answered; the first answer is final`,
-        };
+      if (isCode(e, 'EEXIST')) return alreadyAnswered(id);
       throw new TyError('E_STORE', `cannot write the answer (${(e as { code?: string }).code ?? 'error'})`);
     } finally {
       await unlink(tmp).catch(() => undefined);
@@ -266,7 +247,7 @@ export class QuestionStore {
    * Hold the store's liveness lock: listen on a fresh `watch-<random>.sock` (0600) until released or
    * this process ends. @throws TyError E_STORE when the socket path is too long (use a shorter --home).
    */
-  async holdWatchLock(): Promise<WatchLock> {
+  async holdWatchLock(): Promise<SocketWatchLock> {
     await this.ensureDir();
     const path = join(this.dir, `watch-${randomBytes(12).toString('hex')}.sock`);
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {

@@ -7,9 +7,10 @@ import type { Asker } from '../../core/ask/router.js';
 import { Invoker, MAX_LIMITS, effectiveLimits, type InvokerOptions } from '../../core/exec/invoke.js';
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type Gate } from '../../core/exec/runtime.js';
-import { FileStoreBackend } from '../store/file-store.js';
+import type { StoreBackend } from '../../core/store/contract.js';
+import { openTycliStore, type OpenedStore } from '../store/open.js';
+import { tycliPaths, type TycliPaths } from '../store/paths.js';
 import { settleAppenders } from '../store/append.js';
-import { ensurePrivateDir, tycliPaths, type TycliPaths } from '../store/paths.js';
 import type { ExternalCaller } from '../mcp/external.js';
 import { HostToolRegistry } from './builtin-tools.js';
 import { ToolSettings } from '../../core/revisions/settings.js';
@@ -28,12 +29,16 @@ import { pythonNative } from './builtin-python.js';
 export interface NodeHost {
   paths: TycliPaths;
   store: Store;
+  /** Which store (files or PostgreSQL), its secrets, instance session, audit liveness and waiting questions. */
+  opened: OpenedStore;
   registry: HostToolRegistry;
   invoker: Invoker;
   /** Per-tool settings revisions (core/revisions/settings.ts); every change audited. */
   settings: ToolSettings;
   /** The permission gate calls pass (absent when opened without runtimes and no gate was given). */
   gate: Gate | undefined;
+  /** Live figures for metrics: sandboxes alive, calls admitted and not yet answered, questions waiting for a person. */
+  gauges: { sandboxesAlive(): number; queueDepth(): number; asksPending(): number };
   /**
    * Admission refusals (E_BUSY) of this host's invoker, and of the front ends that share it (the registration
    * protocol), audited in aggregate per principal and second; written out by close() at the latest.
@@ -66,6 +71,8 @@ export async function createNodeHost(opts: NodeHostOptions): Promise<NodeHost> {
     settings: host.toolSettings,
     principal: opts.principal ?? 'cli:user',
     maxQueuedCalls: queueBound(opts),
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.observe ? { observe: opts.observe } : {}),
     byteLength: utf8Bytes,
     refusals: host.refusals,
   };
@@ -97,20 +104,29 @@ class HostAssembly {
   withheld: () => string[] = () => [];
   /** Run, all at once, by the host's close(). */
   readonly closers: (() => Promise<void>)[] = [];
+  /** Run after `closers` (the store: sandboxes and calls first). */
+  readonly lastClosers: (() => Promise<void>)[] = [];
   #settings: Promise<LoadedSettings> | undefined;
   #asker: Promise<Asker> | undefined;
+  /** The asker once made (for its pending count), and the pool once built (for its sandboxes). */
+  madeAsker: Asker | undefined;
+  pool: { aliveCount(): number } | undefined;
+
+  readonly backend: StoreBackend;
+  readonly store: Store;
 
   constructor(
     readonly opts: NodeHostOptions,
     readonly paths: TycliPaths,
-    readonly backend: FileStoreBackend,
-    readonly store: Store,
+    readonly opened: OpenedStore,
   ) {
+    this.backend = opened.backend;
+    this.store = new Store(opened.backend);
     this.env = opts.env ?? process.env;
     this.running = opts.startSandboxes !== false;
-    this.registry = new HostToolRegistry(store);
-    const audit = new StoreAuditLog(store);
-    this.toolSettings = new ToolSettings(store, { audit, hostId: hostIdentity() });
+    this.registry = new HostToolRegistry(this.store);
+    const audit = new StoreAuditLog(this.store);
+    this.toolSettings = new ToolSettings(this.store, { audit, hostId: hostIdentity() });
     this.refusals = new RefusalTally(audit);
     this.changes = new ChangeAudit(audit, { hostId: hostIdentity() });
     if (opts.asker) this.#asker = Promise.resolve(opts.asker);
@@ -153,24 +169,30 @@ class HostAssembly {
     this.#asker ??= (async () => {
       const { createNodeAsker } = await import('../ask/channels.js');
       const loaded = await this.settings();
-      return createNodeAsker({
+      const made = createNodeAsker({
         home: this.paths.home,
+        questions: await this.opened.questions(),
         askWaitMs: loaded.askWaitMs,
         terminal: true,
         dialog: loaded.askDialog,
         env: this.env,
       });
+      this.madeAsker = made;
+      return made;
     })();
     return this.#asker;
   }
 }
 
-/** Step 1: the state folder and its store (`<home>` and `<home>/store`, both 0700), the registry and tool settings. */
+/**
+ * Step 1: the store (opts.store, else node/store/open.ts openTycliStore: `<home>/store`, 0700, or PostgreSQL by
+ * TYCLI_STORE / store.url), the registry and tool settings. A store opened here is closed with the host, after
+ * everything else.
+ * @throws TyError E_USAGE (a bad store URL), E_STORE (the database unreachable or its schema to migrate)
+ */
 async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   const paths = tycliPaths(opts.home);
-  await ensurePrivateDir(paths.home);
-  await ensurePrivateDir(paths.store);
-  const backend = new FileStoreBackend(paths.store);
+  const opened = opts.store ?? (await openTycliStore({ home: opts.home, env: opts.env ?? process.env }));
   // What a tool logs is its own text: known secret values are withheld from it (as whole tokens) before any front end
   // (tycli run --logs, the protocol's $/log) sees it.
   const onToolLog = opts.onToolLog;
@@ -178,7 +200,18 @@ async function openStore(opts: NodeHostOptions): Promise<HostAssembly> {
   const own: NodeHostOptions = onToolLog
     ? { ...opts, onToolLog: (rev, level, text) => onToolLog(rev, level, withholdTokens(text, host?.withheld() ?? [])) }
     : opts;
-  host = new HostAssembly(own, paths, backend, new Store(backend));
+  host = new HostAssembly(own, paths, opened);
+  if (!opts.store) host.lastClosers.push(() => opened.close());
+  // a host that runs calls registers itself (PostgreSQL): its `started` records read as interrupted once it is gone,
+  // and its questions wait while it lives
+  if (host.running && opened.kind === 'postgres') {
+    try {
+      await opened.session();
+    } catch (e) {
+      if (!opts.store) await opened.close();
+      throw e;
+    }
+  }
   return host;
 }
 
@@ -226,7 +259,7 @@ async function startRuntimes(
           opts,
           paths: host.paths,
           store: host.store,
-          backend: host.backend,
+          opened: host.opened,
           registry: host.registry,
           settings: await host.settings(),
           reloadSettings: () => host.loadSettings(),
@@ -259,6 +292,7 @@ async function startRuntimes(
   if (opts.pool) parts.pool = opts.pool;
   else if (pool.value) {
     const built = pool.value;
+    host.pool = built;
     host.closers.push(() => built.close());
     parts.pool = built;
   }
@@ -342,17 +376,25 @@ function hostOf(host: HostAssembly, invoker: Invoker, gate: Gate | undefined): N
   return {
     paths: host.paths,
     store: host.store,
+    opened: host.opened,
     registry: host.registry,
     invoker,
     settings: host.toolSettings,
     gate,
+    gauges: {
+      sandboxesAlive: () => host.pool?.aliveCount() ?? 0,
+      queueDepth: () => invoker.inFlight,
+      asksPending: () => (host.madeAsker as { pending?: number } | undefined)?.pending ?? 0,
+    },
     refusals: host.refusals,
     changes: host.changes,
     async close() {
       if (closed) return;
       closed = true;
+      // the refusal tally is written before the store closes
       await Promise.allSettled([...host.closers.map((c) => c()), host.refusals.flush()]);
       await settleAppenders();
+      await Promise.allSettled(host.lastClosers.map((c) => c()));
     },
   };
 }

@@ -43,6 +43,15 @@ export interface NodeHostOptions {
   env?: NodeJS.ProcessEnv;
   /** Working folder: where project settings (.tycli/) are looked for and hooks run (default process.cwd()). */
   cwd?: string;
+  /**
+   * The store to use instead of opening one (node/store/open.ts openTycliStore: the file store under `home`, or
+   * PostgreSQL by TYCLI_STORE / the user setting store.url). The host does not close a given store.
+   */
+  store?: import('../store/open.js').OpenedStore;
+  /** Traces calls (core/exec/trace.ts; node/gateway/tracing.ts on a gateway): the invoker's and the gate's spans. */
+  tracer?: import('../../core/exec/trace.js').CallTracer;
+  /** Told of every answered call (metrics). */
+  observe?: InvokerOptions['observe'];
   /** False for commands that never run code (tool add/list/show): no runtimes are created. Default true. */
   startSandboxes?: boolean;
   /**

@@ -89,6 +89,8 @@ export interface HostPool extends PoolLike {
    * throws (a failure leaves the call to start its sandbox as usual). Called by node/host/host.ts prestartSandbox.
    */
   prestart(spec: SandboxSpec): void;
+  /** Sandboxes alive now (retained and disposable; core/exec/pool.ts aliveCount), for the gateway's metrics. */
+  aliveCount(): number;
   close(): Promise<void>;
 }
 
@@ -245,6 +247,7 @@ export async function buildPool(
         /* the call starts its sandbox as usual */
       }
     },
+    aliveCount: () => pool.aliveCount(),
     close: async () => {
       await Promise.all([...runtimes.values()].map((r) => r.discardSpare?.()));
       await pool.shutdown();

@@ -8,7 +8,7 @@ import type { CapabilityHandler, Gate } from '../../core/exec/runtime.js';
 import type { ToolSettings } from '../../core/revisions/settings.js';
 import type { Store } from '../../core/store/contract.js';
 import type { LoadedSettings } from '../settings/load.js';
-import type { FileStoreBackend } from '../store/file-store.js';
+import type { OpenedStore } from '../store/open.js';
 import type { TycliPaths } from '../store/paths.js';
 import type { HostToolRegistry } from './builtin-tools.js';
 import type { NodeHostOptions } from './options.js';
@@ -18,7 +18,7 @@ export interface WiringInputs {
   opts: NodeHostOptions;
   paths: TycliPaths;
   store: Store;
-  backend: FileStoreBackend;
+  opened: OpenedStore;
   registry: HostToolRegistry;
   settings: LoadedSettings;
   /** Loads the settings again (the gate follows edits of the settings files). */
@@ -43,24 +43,23 @@ export interface Wiring {
  * broker, the registry and subtasks.
  */
 export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wiring> {
-  const { opts, paths, store, backend, registry, settings, asker, toolSettings } = inputs;
+  const { opts, store, opened, registry, settings, asker, toolSettings } = inputs;
   const [
     { createNodeGate },
     { createCapabilityHandler },
     { createMediatedFetch },
     { ToolStorage },
     { SecretBroker, SecretGrants },
-    { SecretsFile },
   ] = await Promise.all([
     import('../settings/load.js'),
     import('../../core/capabilities/handler.js'),
     import('../../core/capabilities/fetch/mediated.js'),
     import('../../core/capabilities/storage.js'),
     import('../../core/capabilities/secrets.js'),
-    import('../store/secrets.js'),
   ]);
   const cwd = opts.cwd ?? process.cwd();
-  const secretsFile = new SecretsFile(paths.secretsFile, (fn) => backend.withLock('secrets-file', fn));
+  // the 0600 secrets file, or sealed rows in PostgreSQL (node/store/open.ts)
+  const secretsFile = opened.secrets;
   const withheld = await knownSecretValues(secretsFile);
   // An injected gate is used by the capabilities too, so one session's decisions cover both.
   const gate =
@@ -72,6 +71,7 @@ export async function wireGateAndCapabilities(inputs: WiringInputs): Promise<Wir
       withheld,
       cwd,
       ...(opts.env ? { env: opts.env } : {}),
+      ...(opts.tracer ? { tracer: opts.tracer } : {}),
       ...(inputs.reloadSettings ? { reload: inputs.reloadSettings } : {}),
     });
   // Secret uses are audited by the broker itself (core/capabilities/secrets.ts): a grant is already a person's

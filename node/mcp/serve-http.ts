@@ -68,13 +68,86 @@ export interface HttpServeHandle {
  */
 export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Promise<HttpServeHandle> {
   const token = opts.token ?? newBearerToken();
+  let port = opts.port;
+  const route = mcpRoute({ ...opts, bridgeFor: () => bridge, endpoint: () => `http://127.0.0.1:${port}/mcp` });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
+    const refused = checkLoopbackRequest(req, port, token);
+    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
+    await route.handle(req, res, {});
+  };
+  const listening = await listenLoopback(
+    opts.port,
+    handle,
+    rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'),
+  );
+  const http: HttpServer = listening.http;
+  port = listening.port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    token,
+    get sessions() {
+      return route.sessions;
+    },
+    async close() {
+      await route.close();
+      http.closeAllConnections?.();
+      await new Promise((r) => http.close(() => r(undefined)));
+    },
+  };
+}
+
+/** A place for one more session of a principal, or why there is none (node/gateway/admission.ts openSession). */
+export type McpSessionPlace = { ok: true; release(): void } | { ok: false; message: string };
+
+export interface McpRouteOptions extends Omit<HttpServeOptions, 'port' | 'token'> {
+  /** The bridge requests of a principal go to (undefined: the server's own token): a bridge per principal. */
+  bridgeFor(principal: string | undefined): McpBridge;
+  /** The URL requests are rebuilt against for the SDK's transports (`http(s)://HOST:PORT/mcp`). */
+  endpoint(): string;
+}
+
+/** What the route learns from the front: the authenticated principal (`user:NAME`), if any. */
+export interface McpRequestContext {
+  principal?: string | undefined;
+}
+
+export interface McpRoute {
+  /**
+   * Handle one request to `/mcp` (already authenticated by the caller). `place`, when given, decides a new session's
+   * place (a team gateway's admission: sessions per principal) instead of the route's own bound with waiting.
+   */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ctx: McpRequestContext,
+    place?: (principal: string) => McpSessionPlace,
+  ): Promise<void>;
+  readonly sessions: number;
+  /** Tell every client of every bridge that the lists changed (a registration on another instance). */
+  listsChanged(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The MCP streamable HTTP route (see serveHttp for the rules every request passes), with a session belonging to who
+ * opened it (another principal naming its id gets 404) and each principal's requests on its own bridge (`bridgeFor`).
+ */
+export function mcpRoute(opts: McpRouteOptions): McpRoute {
   const maxSessions = opts.maxSessions ?? 8;
   const waitMs = opts.waitMs ?? 60_000;
   const waiters = new Set<() => void>();
   const freed = (): void => {
     for (const w of [...waiters]) w();
   };
-  type Live = { transport: WebStandardStreamableHTTPServerTransport; server: Server; bridgeSession: string };
+  type Live = {
+    transport: WebStandardStreamableHTTPServerTransport;
+    server: Server;
+    bridgeSession: string;
+    bridge: McpBridge;
+    owner: string | null;
+  };
   const sessions = new SessionClock<Live>(opts.idleMs ?? DEFAULT_SESSION_IDLE_MS);
   let closing = false;
   let sweep: ReturnType<typeof setTimeout> | undefined;
@@ -129,31 +202,33 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       res.once('close', onClose);
     });
   let starting = 0;
-  let port = opts.port;
 
-  // 2026-07-28 is stateless: no session, every request on its own. Such requests share one bridge session
+  // 2026-07-28 is stateless: no session, every request on its own. Such requests share one bridge session per bridge
   // (its upstream sessions pooled and bounded like any other) and are served by the SDK's per-request entry.
-  let modern: { handler: McpHttpHandler; session: string } | undefined;
-  const modernSession = (): string => {
+  const moderns = new Map<McpBridge, { handler: McpHttpHandler; session: string }>();
+  const modernOf = (bridge: McpBridge): { handler: McpHttpHandler; session: string } => {
+    let modern = moderns.get(bridge);
     if (modern === undefined) {
       const session = bridge.newSessionId();
       modern = {
         session,
         handler: createMcpHandler(() => bridge.createServer(session), { legacy: 'reject', onerror: () => undefined }),
       };
+      moderns.set(bridge, modern);
       // upstream list changes reach stateless clients on their subscriptions/listen streams
       bridge.setListenNotifier(session, modern.handler.notify);
     }
-    return modern.session;
+    return modern;
   };
   // a tools/call's Mcp-Param-* headers against its arguments, for the tool's x-mcp-header declarations (SEP-2243)
   const paramMismatch = async (
+    bridge: McpBridge,
     m: Record<string, unknown>,
     header: (name: string) => string | undefined,
   ): Promise<ReturnType<typeof checkParamHeaders>> => {
     const p = m.params as { name?: unknown; arguments?: unknown } | undefined;
     if (m.method !== 'tools/call' || typeof p?.name !== 'string') return undefined;
-    const declared = await bridge.paramHeadersOf(modernSession(), p.name);
+    const declared = await bridge.paramHeadersOf(modernOf(bridge).session, p.name);
     return declared.length === 0
       ? undefined
       : checkParamHeaders(
@@ -164,12 +239,12 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
         );
   };
   const serveModern = async (
+    bridge: McpBridge,
     req: IncomingMessage,
     res: ServerResponse,
     message: Record<string, unknown>,
   ): Promise<void> => {
-    modernSession();
-    const entry = modern!;
+    const entry = modernOf(bridge);
     // the client closing its request before the answer is its cancellation (MCP 2026-07-28): serveWeb's signal
     await serveWeb(
       req,
@@ -189,16 +264,20 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     serveWeb(req, res, endpoint(), (request) =>
       transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }),
     );
-  const endpoint = (): string => `http://127.0.0.1:${port}/mcp`;
+  const endpoint = opts.endpoint;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
-    const refused = checkLoopbackRequest(req, port, token);
-    if (refused) return json(res, refused.status, { error: refused.reason }, refused.headers);
-
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    ctx: McpRequestContext,
+    place?: (principal: string) => McpSessionPlace,
+  ): Promise<void> => {
+    const owner = ctx.principal ?? null;
+    const bridge = opts.bridgeFor(ctx.principal);
     const sid = req.headers['mcp-session-id'];
-    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    let existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    // a session is its opener's: another principal naming its id finds nothing
+    if (existing && existing.owner !== owner) existing = undefined;
     if (req.method === 'GET' || req.method === 'DELETE') {
       if (!existing) return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'unknown or ended session', 'E_MCP'));
       return viaTransport(existing.transport, req, res);
@@ -262,12 +341,12 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
         const v = req.headers[name];
         return Array.isArray(v) ? v.join(', ') : v;
       };
-      const mismatch = checkStandardHeaders(header, m) ?? (await paramMismatch(m, header));
+      const mismatch = checkStandardHeaders(header, m) ?? (await paramMismatch(bridge, m, header));
       if (mismatch !== undefined) {
         opts.onDropped?.(`header mismatch: ${m.method ?? ''}`);
         return json(res, 400, mismatch);
       }
-      return serveModern(req, res, rule.message);
+      return serveModern(bridge, req, res, rule.message);
     }
     if (existing) {
       // a request counts as activity until its response ends; a session with one in flight is never ended
@@ -285,28 +364,58 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       return json(res, 404, rpcError(null, RPC.INVALID_REQUEST, 'this session is gone; start a new one', 'E_MCP'));
     if (rule.message.method !== 'initialize')
       return json(res, 400, rpcError(null, RPC.INVALID_REQUEST, 'start a session with initialize', 'E_MCP'));
-    while (sessions.size + starting >= maxSessions && sessions.size > 0 && makeRoom()) {
-      /* each pass ended one idle session */
-    }
-    if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
-      // the client went away while waiting: it holds no place
-      if (res.destroyed || res.socket?.destroyed !== false) return;
-      opts.refusals?.counter.refused({
-        principal: opts.refusals.principal,
-        reason: `${maxSessions} MCP client sessions per sandbox`,
-        tool: 'initialize',
-      });
-      return json(
-        res,
-        429,
-        rpcError(
-          null,
-          -32003,
-          `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`,
-          'E_BUSY',
-        ),
-        { 'retry-after': '5' },
-      );
+    let release: (() => void) | undefined;
+    if (place) {
+      // a team gateway: places per principal; the principal's own least recently used idle session makes room. Its
+      // bridge also holds at most `maxSessions` client sessions (their upstream sessions count per client context):
+      // beyond that its own least recently used idle one ends first, as on one machine.
+      const mine = (): number => [...sessions.values()].filter((l) => l.owner === owner).length;
+      while (mine() >= maxSessions) {
+        const id = sessions.evictable((l) => l.owner === owner);
+        if (id === undefined) break;
+        endSession(id, 'least recently used of its principal, to make room');
+      }
+      if (mine() >= maxSessions)
+        return json(
+          res,
+          429,
+          rpcError(null, -32003, `at most ${maxSessions} sessions per principal, each with a call in flight`, 'E_BUSY'),
+          { 'retry-after': '5' },
+        );
+      let p = place(owner ?? 'static');
+      if (!p.ok) {
+        const id = sessions.evictable((l) => l.owner === owner);
+        if (id !== undefined) {
+          endSession(id, 'least recently used of its principal, to make room');
+          p = place(owner ?? 'static');
+        }
+      }
+      if (!p.ok) return json(res, 429, rpcError(null, -32003, p.message, 'E_BUSY'), { 'retry-after': '5' });
+      release = p.release;
+    } else {
+      while (sessions.size + starting >= maxSessions && sessions.size > 0 && makeRoom()) {
+        /* each pass ended one idle session */
+      }
+      if (sessions.size + starting >= maxSessions && !(await waitPlace(res))) {
+        // the client went away while waiting: it holds no place
+        if (res.destroyed || res.socket?.destroyed !== false) return;
+        opts.refusals?.counter.refused({
+          principal: opts.refusals.principal,
+          reason: `${maxSessions} MCP client sessions per sandbox`,
+          tool: 'initialize',
+        });
+        return json(
+          res,
+          429,
+          rpcError(
+            null,
+            -32003,
+            `at most ${maxSessions} sessions per sandbox, none freed within ${Math.round(waitMs / 1000)} s; try again later`,
+            'E_BUSY',
+          ),
+          { 'retry-after': '5' },
+        );
+      }
     }
     starting++;
     const bridgeSession = bridge.newSessionId();
@@ -314,12 +423,13 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.add(id, { transport, server, bridgeSession });
+        sessions.add(id, { transport, server, bridgeSession, bridge, owner });
         armSweep();
       },
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.remove(transport.sessionId);
+      release?.();
       void bridge.closeSession(bridgeSession);
       freed();
     };
@@ -328,31 +438,30 @@ export async function serveHttp(bridge: McpBridge, opts: HttpServeOptions): Prom
       await viaTransport(transport, req, res, rule.message);
     } finally {
       starting--;
+      // an initialize that opened no session holds no place
+      if (transport.sessionId === undefined || sessions.get(transport.sessionId) === undefined) release?.();
       freed();
     }
   };
 
-  const listening = await listenLoopback(
-    opts.port,
-    handle,
-    rpcError(null, RPC.INTERNAL_ERROR, 'internal error', 'E_MCP'),
-  );
-  const http: HttpServer = listening.http;
-  port = listening.port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    token,
+    handle,
     get sessions() {
       return sessions.size;
     },
+    async listsChanged() {
+      const bridges = new Set<McpBridge>([...sessions.values()].map((l) => l.bridge));
+      for (const b of moderns.keys()) bridges.add(b);
+      for (const b of bridges) await b.listsChanged().catch(() => undefined);
+    },
     async close() {
       closing = true;
-      await modern?.handler.close().catch(() => undefined);
-      if (modern !== undefined) await bridge.closeSession(modern.session);
+      for (const [b, m] of moderns) {
+        await m.handler.close().catch(() => undefined);
+        await b.closeSession(m.session);
+      }
       if (sweep !== undefined) clearTimeout(sweep);
       for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
-      http.closeAllConnections?.();
-      await new Promise((r) => http.close(() => r(undefined)));
     },
   };
 }

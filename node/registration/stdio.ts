@@ -13,10 +13,15 @@ export const cliPrincipal = (client: { name: string }): string => `protocol:${cl
 
 /**
  * A RegistrationServer over a Node host: registry and gate of the host, `tool/run` through its invoker (the
- * session's principal on every call). Wire the host's `onToolLog` to `server.toolLog` for `$/log`.
+ * session's principal on every call). Wire the host's `onToolLog` to `server.toolLog` for `$/log`. `rate`: the
+ * registration rate (default one in this process's memory; a StoreRate shares it with every instance).
  * @throws TyError E_SANDBOX_UNAVAILABLE when the host was opened without its gate.
  */
-export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOptions['limits']): RegistrationServer {
+export function protocolServerFor(
+  host: NodeHost,
+  limits?: RegistrationServerOptions['limits'],
+  rate?: RegistrationServerOptions['rate'],
+): RegistrationServer {
   if (!host.gate) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the protocol needs a host with its gate');
   const opts: RegistrationServerOptions = {
     registry: host.registry,
@@ -26,6 +31,7 @@ export function protocolServerFor(host: NodeHost, limits?: RegistrationServerOpt
     refusals: host.refusals,
   };
   if (limits) opts.limits = limits;
+  if (rate) opts.rate = rate;
   return new RegistrationServer(opts);
 }
 

@@ -268,6 +268,10 @@ export interface LoadedSettings {
   sandbox?: 'auto' | 'required' | 'off';
   runtime?: 'node' | 'deno';
   pause: PauseConfig;
+  /** `store.url` of the user settings (project and local files may not set it). */
+  storeUrl?: string;
+  /** `gateway` of the user settings: OIDC for the HTTP servers (project and local files may not set it). */
+  gateway?: NonNullable<Settings['gateway']>;
   /**
    * One line per project or local file that weakens isolation or policy (sandbox off, mode unrestricted,
    * allow rules, hooks), naming the file and what it sets. The CLI prints them on stderr (node/host/host.ts).
@@ -311,6 +315,8 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   let runtime: LoadedSettings['runtime'];
   const pause: PauseConfig = { ...DEFAULT_PAUSE };
   const warnings: string[] = [];
+  let storeUrl: string | undefined;
+  let gateway: LoadedSettings['gateway'];
   if (where.movedTo) {
     const note = await oneTimeNote(
       opts.home,
@@ -332,7 +338,17 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
     if (scope === 'user') {
       userMode = s.permissions?.mode;
       userSandbox = s.sandbox;
+      if (s.store?.url !== undefined) storeUrl = s.store.url;
+      if (s.gateway !== undefined) gateway = s.gateway;
     } else {
+      // where the state lives and who may connect are the user's to say, never a project's (a cloned repository)
+      for (const key of ['store', 'gateway'] as const)
+        if (s[key] !== undefined)
+          throw new TyError(
+            'E_INVALID_SETTINGS',
+            `${scope} settings ${path} sets ${key}: ${key === 'store' ? 'the store' : 'the gateway identities'} can be set in your user settings only`,
+            { file: path, field: key },
+          );
       const weak = weakeningsOf(s);
       const mode = s.permissions?.mode;
       if (
@@ -391,6 +407,8 @@ export async function loadSettings(opts: LoadOptions): Promise<LoadedSettings> {
   if (sandbox !== undefined) out.sandbox = sandbox;
   if (sessionIdleMs !== undefined) out.sessionIdleMs = sessionIdleMs;
   if (runtime !== undefined) out.runtime = runtime;
+  if (storeUrl !== undefined) out.storeUrl = storeUrl;
+  if (gateway !== undefined) out.gateway = gateway;
   return out;
 }
 
@@ -414,6 +432,8 @@ export interface NodeGateOptions {
   /** Environment for hooks (default: the CLI's own). */
   env?: NodeJS.ProcessEnv;
   clock?: () => number;
+  /** Traces the gate's decisions and questions (core/exec/trace.ts). */
+  tracer?: import('../../core/exec/trace.js').CallTracer;
   /**
    * Loads the settings again with the same options: given, the gate follows edits of the settings files
    * (node/settings/watch.ts SettingsWatch: stamps checked at most once a second, files re-read when they moved).
@@ -441,5 +461,6 @@ export function createNodeGate(o: NodeGateOptions): PermissionGate {
   if (o.asker) deps.asker = o.asker;
   if (o.withheld) deps.withheld = o.withheld;
   if (o.clock) deps.clock = o.clock;
+  if (o.tracer) deps.tracer = o.tracer;
   return new PermissionGate(deps);
 }

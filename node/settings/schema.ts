@@ -36,6 +36,9 @@ const HookSchema = z.strictObject({
  * - `sandbox`: OS isolation posture `auto` | `required` | `off`
  * - `runtime`: default JavaScript runtime `node` | `deno`
  * - `pause`: `{maxRefusals, windowMs}`: refusals within the window (ms) that pause a tool (default 10 in 60 000)
+ * - `store`: `{url}`: the PostgreSQL store (`postgres://...`, docs/deploy.md); user settings only (TYCLI_STORE wins)
+ * - `gateway`: `{oidc}`: OIDC access tokens for `serve --http` and `mcp serve --http` (node/gateway/oidc.ts
+ *   OidcConfig); user settings only
  */
 export const SettingsSchema = z.strictObject({
   permissions: z
@@ -63,6 +66,34 @@ export const SettingsSchema = z.strictObject({
     .strictObject({
       maxRefusals: z.number().int().min(1).max(10_000).optional(),
       windowMs: z.number().int().min(1000).max(86_400_000).optional(),
+    })
+    .optional(),
+  store: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//i, 'a postgres:// URL')
+        .max(4096),
+    })
+    .optional(),
+  gateway: z
+    .strictObject({
+      oidc: z
+        .strictObject({
+          issuer: z.string().url().max(2048),
+          audience: z.string().min(1).max(2048),
+          claim: z
+            .string()
+            .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+            .optional(),
+          jwksUri: z.string().url().max(2048).optional(),
+          algorithms: z
+            .array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA']))
+            .min(1)
+            .optional(),
+          scopes: z.array(z.string().min(1).max(256)).max(64).optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

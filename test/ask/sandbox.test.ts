@@ -10,7 +10,7 @@ import { SandboxPool } from '../../core/exec/pool.js';
 import { TyError } from '../../core/errors.js';
 import { DEFAULT_LIMITS, type CapabilityHandler, type SandboxSpec } from '../../core/exec/runtime.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
-import { QuestionStore, questionsDir, type WatchLock } from '../../node/ask/store.js';
+import { QuestionStore, questionsDir, type SocketWatchLock as WatchLock } from '../../node/ask/store.js';
 
 describe('the capability surface has no way to reach questions', () => {
   it('no capability name reads, lists or answers questions, or reaches a terminal', () => {

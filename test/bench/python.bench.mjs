@@ -53,7 +53,7 @@ const opts = (mod) => ({
  */
 function baselineScript(pyodideMjs) {
   return `import { loadPyodide } from ${JSON.stringify(pathToFileURL(pyodideMjs).href)};
-const py = await loadPyodide();
+const py = await loadPyodide({ indexURL: ${JSON.stringify(dirname(pyodideMjs) + '/')} });
 const ns = py.globals.get('dict')();
 py.runPython(${JSON.stringify(SOURCE)}, { globals: ns });
 ns.set('args_json', ${JSON.stringify(JSON.stringify(ARGS))});
@@ -137,7 +137,7 @@ export async function run({ coldRuns = 7, warmRuns = 300 } = {}) {
 
     // Warm: a retained sandbox against Pyodide in this process.
     const { loadPyodide } = await import(pathToFileURL(pyodideMjs).href);
-    const py = await loadPyodide();
+    const py = await loadPyodide({ indexURL: `${dirname(pyodideMjs)}/` });
     py.runPython('import json');
     const direct = () => {
       const ns = py.globals.get('dict')();

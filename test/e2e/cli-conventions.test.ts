@@ -133,7 +133,7 @@ describe('tycli completion', () => {
       );
       return r.stdout.split('\n').filter(Boolean);
     };
-    expect(await complete(['tycli', 'to'])).toEqual(['tool']);
+    expect(await complete(['tycli', 'to'])).toEqual(['token', 'tool']);
     expect(await complete(['tycli', 'tool', 'r'])).toEqual(['remove']);
     expect(await complete(['tycli', 'tool', 'remove', '--appr'])).toEqual(['--approve-removal']);
     expect(await complete(['tycli', 'completion', 'x'])).toEqual([]);

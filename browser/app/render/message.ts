@@ -46,7 +46,43 @@ export function renderMarkdown(text: string, opts: { draft?: boolean } = {}): Do
   const frag = sanitizeToFragment(markdownToHtml(text));
   imagesBehindClick(frag);
   decorateCode(frag, { colour: !opts.draft });
-  // a wide table scrolls sideways inside the answer: reachable by keyboard
-  for (const t of frag.querySelectorAll('table')) t.tabIndex = 0;
+  for (const t of frag.querySelectorAll('table')) scrollingTable(t);
   return frag;
+}
+
+/** Marks each table wrapper by whether its table is wider than it (checked whenever either changes size). */
+let tableSizes: ResizeObserver | undefined;
+
+/** Make `wrap` a keyboard-reachable named region while it scrolls sideways, a plain box otherwise. */
+function markScrolling(wrap: HTMLElement): void {
+  const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+  if (scrolls === (wrap.getAttribute('role') === 'region')) return;
+  if (scrolls) {
+    wrap.setAttribute('role', 'region');
+    wrap.setAttribute('aria-label', 'Table (scrolls sideways)');
+    wrap.tabIndex = 0;
+  } else {
+    wrap.removeAttribute('role');
+    wrap.removeAttribute('aria-label');
+    wrap.removeAttribute('tabindex');
+  }
+}
+
+/**
+ * Put `table` in a `div.table-scroll` of its own: the table keeps words whole (app.css) and, when wider than the
+ * answer, scrolls sideways inside that box, which is then a focusable region named "Table (scrolls sideways)" so a
+ * keyboard reaches it (WCAG 2.1.1; axe's scrollable-region-focusable); a table that fits adds no Tab stop.
+ */
+function scrollingTable(table: HTMLTableElement): void {
+  const wrap = h('div', { class: 'table-scroll' });
+  table.replaceWith(wrap);
+  wrap.append(table);
+  tableSizes ??= new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const w = (e.target as HTMLElement).closest<HTMLElement>('.table-scroll');
+      if (w) markScrolling(w);
+    }
+  });
+  tableSizes.observe(wrap);
+  tableSizes.observe(table);
 }

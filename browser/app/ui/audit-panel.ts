@@ -10,9 +10,13 @@ import { h, replaceChildren, shortId } from '../dom.js';
 const MAX_ROWS = 500;
 
 function by(r: AuditRecord): string {
-  return r.list === 'person'
-    ? `person (${r.rule})${r.channel ? ` via ${r.channel}` : ''}`
-    : `${r.list} rule ${r.rule} [${r.scope}]`;
+  if (r.list === 'person') return `person (${r.rule})${r.channel ? ` via ${r.channel}` : ''}`;
+  // the gate's trace (core/policy/permissions.ts) names the mode as `mode NAME`, the rest by their own words
+  if (r.list === 'mode')
+    return `the ${r.rule.replace(/^mode /, '')} mode${r.scope === 'default' ? '' : ` (set in ${r.scope} settings)`}`;
+  if (r.list === 'remembered') return `an ${r.rule} (${r.scope})`;
+  if (r.list === 'host' || r.list === 'manifest') return `the ${r.list}: ${r.rule}`;
+  return `${r.list} rule "${r.rule}" (${r.scope} settings)`;
 }
 
 /** Error codes of a call that mean something said no (a rule, a person, the fetch target rules). */

@@ -178,9 +178,24 @@ export class ConversationView {
   ): void {
     const results = new Map<string, Task>();
     for (const t of path) if (t.content.type === 'toolresult' && t.content.callTask) results.set(t.content.callTask, t);
+    // a reply followed by another reply of the same turn (after its calls' results) shows no actions: the turn's
+    // actions come once, with its last reply
+    const superseded = new Set<string>();
+    let previous: Task | undefined;
+    for (const t of path) {
+      if (t.content.type !== 'message') continue;
+      if (t.role === 'assistant' && previous) superseded.add(previous.id);
+      previous = t.role === 'assistant' ? t : undefined;
+    }
     const items: HTMLElement[] = [];
+    // a reply with no text (only tool calls) goes after its calls: its actions after the turn's last part
+    let held: HTMLElement | undefined;
     for (const t of path) {
       if (t.parent === undefined || t.content.type === 'toolresult') continue;
+      if (held && t.content.type !== 'functioncall') {
+        items.push(held);
+        held = undefined;
+      }
       let el = this.#els.get(t.id);
       if (!el) {
         el = this.#create(t);
@@ -191,6 +206,16 @@ export class ConversationView {
         if (t.role === 'assistant') {
           this.#interrupted(el, t, interrupted.has(t.id));
           this.#meta(el, replies[t.id]);
+          // a superseded reply keeps only its branch navigation, when it has siblings
+          const quiet = superseded.has(t.id) && !branches.has(t.id);
+          const tools = el.querySelector<HTMLElement>(':scope > .msg-tools');
+          if (tools) tools.hidden = quiet;
+          const regenerate = tools?.querySelector<HTMLElement>('button.regenerate');
+          if (regenerate) regenerate.hidden = superseded.has(t.id);
+          if (!t.content.text) {
+            held = h('li', { hidden: quiet }, el);
+            continue;
+          }
         }
       }
       if (t.content.type === 'functioncall') {
@@ -203,6 +228,7 @@ export class ConversationView {
       }
       items.push(h('li', {}, el));
     }
+    if (held) items.push(held);
     replaceChildren(this.#list, ...items);
     this.#follow.changed();
   }
@@ -237,7 +263,11 @@ export class ConversationView {
             { class: 'msg-tools' },
             h('span', { class: 'reply-meta' }),
             h('span', { class: 'continue-slot' }),
-            h('button', { type: 'button', onclick: () => this.actions.regenerate(t) }, 'Regenerate'),
+            h(
+              'button',
+              { type: 'button', class: 'regenerate', onclick: () => this.actions.regenerate(t) },
+              'Regenerate',
+            ),
             h('span', { class: 'branch-nav' }),
           ),
         );

@@ -7,23 +7,33 @@ const NEAR = 48;
 
 /**
  * Keeps `scroller` (the conversation's only scrolling element) at its bottom while new content arrives, as long as
- * the person has not scrolled away from the bottom. When they have, `button` ("Jump to latest") appears; pressing it,
- * or scrolling back down, follows again.
+ * the person has not scrolled up away from the bottom. When they have, `button` ("Jump to latest") appears; pressing
+ * it, or scrolling back down to the bottom, follows again. A scroll that moves down without reaching the bottom (the
+ * browser keeping content in place as it grows, a partial scroll down) changes nothing.
  */
 export class ScrollFollower {
   readonly button = h('button', { type: 'button', class: 'jump-latest', hidden: true }, 'Jump to latest');
   #follow = true;
   #programmatic = false;
   #queued = false;
+  /** scrollTop at the last scroll event (px): the direction of the next one. */
+  #lastTop = 0;
 
   constructor(readonly scroller: HTMLElement) {
     scroller.addEventListener('scroll', () => {
+      const top = scroller.scrollTop;
+      const up = top < this.#lastTop - 1;
+      this.#lastTop = top;
       if (this.#programmatic) {
         this.#programmatic = false;
         return;
       }
-      this.#follow = this.#atBottom();
+      // Only moving up leaves the newest text: the browser's own adjustments while content grows (scroll anchoring,
+      // CSS Scroll Anchoring 1) move the view down a little and must not stop following, e.g. after "Allow once".
+      if (this.#atBottom()) this.#follow = true;
+      else if (up) this.#follow = false;
       this.button.hidden = this.#follow;
+      if (this.#follow) this.changed();
     });
     this.button.addEventListener('click', () => this.jump());
   }

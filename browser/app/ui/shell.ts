@@ -73,6 +73,8 @@ export class Shell {
   readonly #toggles = new Map<string, HTMLButtonElement>();
   #open: { label: string; onClose?: (() => void) | undefined; back: HTMLElement | null } | undefined;
   #drawerBack: HTMLElement | null = null;
+  /** What the open drawer covers: made inert while it is open (HTML `inert`), so focus stays in the drawer. */
+  #behind: HTMLElement[] = [];
 
   constructor(
     root: HTMLElement,
@@ -130,12 +132,28 @@ export class Shell {
       ev.preventDefault();
       parts.focusMessage();
     });
-    replaceChildren(
-      root,
-      skip,
-      h('header', { class: 'top' }, this.drawerButton, h('h1', {}, 'tysandbox chat'), toolbar),
-      h('div', { class: 'body' }, this.sidebar, scrim, h('main', {}, ...parts.main), this.panelArea),
-    );
+    const header = h('header', { class: 'top' }, this.drawerButton, h('h1', {}, 'tysandbox chat'), toolbar);
+    const main = h('main', {}, ...parts.main);
+    this.#behind = [skip, header, main, this.panelArea];
+    replaceChildren(root, skip, header, h('div', { class: 'body' }, this.sidebar, scrim, main, this.panelArea));
+    // the drawer is modal: Tab and Shift+Tab go round its controls (the page behind is inert meanwhile)
+    this.sidebar.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Tab' || this.drawerButton.ariaExpanded !== 'true') return;
+      const stops = [...this.sidebar.querySelectorAll<HTMLElement>('button, input, [tabindex="0"]')].filter(
+        (el) => shown(el) && !(el as HTMLButtonElement).disabled && el.tabIndex >= 0,
+      );
+      const first = stops[0];
+      const last = stops.at(-1);
+      if (!first || !last) return;
+      if (!ev.shiftKey && document.activeElement === last) first.focus();
+      else if (ev.shiftKey && document.activeElement === first) last.focus();
+      else return;
+      ev.preventDefault();
+    });
+    // widened past the drawer's breakpoint while it is open: the list is a column again, nothing stays inert
+    matchMedia(`(max-width: ${NARROW_PX - 0.02}px)`).addEventListener('change', (ev) => {
+      if (!ev.matches && this.drawerButton.ariaExpanded === 'true') this.drawer(false);
+    });
     root.addEventListener('keydown', (ev) => {
       if (ev.key !== 'Escape' || ev.defaultPrevented) return;
       if (this.moreButton.ariaExpanded === 'true') this.more(false);
@@ -160,8 +178,10 @@ export class Shell {
   }
 
   /**
-   * Open or close the conversation drawer (narrow screens; on wide ones the list is always shown). Opening puts focus
-   * on `focus` (default: the list's Tab stop); closing puts it back where it was.
+   * Open or close the conversation drawer (narrow screens; on wide ones the list is always shown). It is modal: while
+   * open, everything behind it is `inert` (HTML Living Standard, "inert") and Tab goes round its controls. Opening
+   * puts focus on `focus` (default: the list's Tab stop); closing puts it back where it was (the "Conversations"
+   * button when that was in the drawer or is gone).
    */
   drawer(open: boolean, focus?: HTMLElement): void {
     const was = this.drawerButton.ariaExpanded === 'true';
@@ -170,6 +190,8 @@ export class Shell {
     const scrim = this.sidebar.nextElementSibling as HTMLElement | null;
     if (scrim) scrim.hidden = !open;
     if (open && !was) this.#drawerBack = document.activeElement as HTMLElement | null;
+    // before focus moves back: an inert element cannot take focus
+    for (const el of this.#behind) el.inert = open;
     if (open)
       (
         focus ??
@@ -179,8 +201,8 @@ export class Shell {
     else if (was) {
       const back = this.#drawerBack;
       this.#drawerBack = null;
-      if (back && !this.sidebar.contains(back) && shown(back)) back.focus();
-      else if (back && this.sidebar.contains(back)) this.drawerButton.focus();
+      if (back && !this.sidebar.contains(back) && back !== document.body && shown(back)) back.focus();
+      else if (shown(this.drawerButton)) this.drawerButton.focus();
     }
   }
 

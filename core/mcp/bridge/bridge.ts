@@ -188,6 +188,14 @@ export class McpBridge {
     this.sessions.noteClientProtocol(sessionId, version);
   }
 
+  /**
+   * Tell every client session that the tool, prompt and resource lists changed (MCP listChanged): e.g. a tool was
+   * registered or activated on another instance of a team gateway.
+   */
+  listsChanged(): Promise<void> {
+    return this.notifications.listsChanged();
+  }
+
   /** The client session ended: its server sessions stop (a start still running is cancelled). */
   async closeSession(sessionId: string): Promise<void> {
     const s = this.ctx.servers.get(sessionId);

@@ -42,8 +42,13 @@ export interface BridgeOptions {
   source: McpDefinitionSource;
   /** How upstream servers are reached (default: core's fetch-based streamableHttpConnector, url servers only). */
   connect?: UpstreamConnector;
-  /** The client context the limits count per; principal `mcp:SANDBOX`. */
+  /** The client context the limits count per; principal `mcp:SANDBOX` unless `principal` is given. */
   sandbox: string;
+  /**
+   * The principal gated requests act as, when the client authenticated as one (a team gateway's per-client token or
+   * OIDC: `user:NAME`); default `mcp:SANDBOX`.
+   */
+  principal?: string;
   /**
    * Every bridged tools/call, resources/read and prompts/get goes through `gate.run` (pause, deny rules,
    * the server's own rule as a preapproved allow or else a question, hooks, audit). Without a gate only the

@@ -112,7 +112,7 @@ export async function gated<T>(
   const hash = await definitionHash(dkind, body);
   const target = `${def.name}/${name}`;
   const req: GateRequest = {
-    principal: `mcp:${ctx.opts.sandbox}`,
+    principal: ctx.opts.principal ?? `mcp:${ctx.opts.sandbox}`,
     kind,
     toolName: `${def.name}${NAME_SEP}${name}`,
     revision: definitionRevision(def, ctx.opts.source.fingerprint(def), hash),

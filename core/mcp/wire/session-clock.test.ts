@@ -28,4 +28,20 @@ describe('SessionClock', () => {
     endA(); // a second end call changes nothing
     expect(c.evictable()).toBe('a');
   });
+
+  it("evicts among the sessions a filter accepts (one principal's own), or none when it accepts none idle", () => {
+    let now = 0;
+    const c = new SessionClock<{ owner: string }>(1000, () => now);
+    c.add('bob-1', { owner: 'bob' });
+    now = 10;
+    c.add('alice-1', { owner: 'alice' });
+    now = 20;
+    c.add('alice-2', { owner: 'alice' });
+    expect(c.evictable()).toBe('bob-1');
+    expect(c.evictable((v) => v.owner === 'alice')).toBe('alice-1');
+    c.begin('alice-1');
+    expect(c.evictable((v) => v.owner === 'alice')).toBe('alice-2');
+    c.begin('alice-2');
+    expect(c.evictable((v) => v.owner === 'alice')).toBeUndefined();
+  });
 });

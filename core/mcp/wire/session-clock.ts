@@ -69,11 +69,19 @@ export class SessionClock<T> {
     return [...this.sessions].filter(([, s]) => s.inFlight === 0 && t - s.lastActive >= this.idleMs).map(([id]) => id);
   }
 
-  /** The least recently used session with nothing in flight (the one to end to make room), if any. */
-  evictable(): string | undefined {
+  /**
+   * The least recently used session with nothing in flight (the one to end to make room), if any; with `which`, among
+   * the sessions it accepts (e.g. one principal's own).
+   */
+  evictable(which?: (value: T) => boolean): string | undefined {
     let best: [string, Tracked<T>] | undefined;
     for (const e of this.sessions)
-      if (e[1].inFlight === 0 && (best === undefined || e[1].lastActive < best[1].lastActive)) best = e;
+      if (
+        e[1].inFlight === 0 &&
+        (which === undefined || which(e[1].value)) &&
+        (best === undefined || e[1].lastActive < best[1].lastActive)
+      )
+        best = e;
     return best?.[0];
   }
 

@@ -1,6 +1,7 @@
 // tycli answer ID yes|no [--field NAME=VALUE]: answer a waiting question (or fill in its form); the first answer is
 // final; Node host, trusted side.
-import type { CliCommand } from '../../types.js';
+import type { WaitingQuestions } from '../../../ask/waiting.js';
+import type { CliCommand, CliContext } from '../../types.js';
 import { fail, out, outJson, usage } from '../../output.js';
 
 const SCOPES = new Set(['once', 'session', 'permanent']);
@@ -43,28 +44,41 @@ history: for a field marked "looks secret" prefer the terminal, which does not e
         given[name] = f.slice(eq + 1);
       }
     }
-    const { QuestionStore, questionsDir } = await import('../../../ask/store.js');
-    const store = new QuestionStore(questionsDir(ctx.globals.home));
-    const q = await store.get(id);
-    // a form question answered yes with no --field: its defaults (and a clear error when a required field has none)
-    if (q?.form !== undefined && verdict === 'yes') given ??= {};
-    const r = await store.answer(id, {
-      allow: verdict === 'yes',
-      scope: scope as 'once' | 'session' | 'permanent',
-      by: 'tycli answer',
-      ...(given ? { values: given } : {}),
-    });
-    if (!r.ok) return fail(ctx, r.code, r.message);
-    if (ctx.globals.json)
-      outJson(ctx, { ok: true, id, allow: verdict === 'yes', scope: verdict === 'yes' ? scope : 'once' });
-    else if (q?.form !== undefined)
-      out(
-        ctx,
-        verdict === 'yes' ? `question ${id}: answered (the values go to the server)` : `question ${id}: declined`,
-      );
-    else out(ctx, verdict === 'yes' ? `question ${id}: allowed (${scope})` : `question ${id}: refused`);
-    return 0;
+    const { openTycliStore } = await import('../../../store/open.js');
+    const opened = await openTycliStore({ home: ctx.globals.home, env: ctx.env });
+    try {
+      return await answerIn(ctx, await opened.questions(), id, verdict, scope, given);
+    } finally {
+      await opened.close();
+    }
   },
 };
+
+/** Answer question `id` in `store` and report it (one JSON line with --json). */
+async function answerIn(
+  ctx: CliContext,
+  store: WaitingQuestions,
+  id: string,
+  verdict: 'yes' | 'no',
+  scope: string,
+  given: Record<string, string> | undefined,
+): Promise<number> {
+  const q = await store.get(id);
+  // a form question answered yes with no --field: its defaults (and a clear error when a required field has none)
+  if (q?.form !== undefined && verdict === 'yes') given ??= {};
+  const r = await store.answer(id, {
+    allow: verdict === 'yes',
+    scope: scope as 'once' | 'session' | 'permanent',
+    by: 'tycli answer',
+    ...(given ? { values: given } : {}),
+  });
+  if (!r.ok) return fail(ctx, r.code, r.message);
+  if (ctx.globals.json)
+    outJson(ctx, { ok: true, id, allow: verdict === 'yes', scope: verdict === 'yes' ? scope : 'once' });
+  else if (q?.form !== undefined)
+    out(ctx, verdict === 'yes' ? `question ${id}: answered (the values go to the server)` : `question ${id}: declined`);
+  else out(ctx, verdict === 'yes' ? `question ${id}: allowed (${scope})` : `question ${id}: refused`);
+  return 0;
+}
 
 export const answerCommands: CliCommand[] = [answer];

@@ -1,8 +1,8 @@
 // tycli questions [--watch]: list waiting questions, and while watching keep the question store live; Node host,
 // trusted side.
-import { watch, type FSWatcher } from 'node:fs';
 import { wordQuestion } from '../../../ask/wording.js';
-import type { QuestionStore, StoredQuestion } from '../../../ask/store.js';
+import type { StoredQuestion } from '../../../ask/store.js';
+import type { WaitingQuestions } from '../../../ask/waiting.js';
 import type { CliCommand, CliContext } from '../../types.js';
 import { out, outJson, note } from '../../output.js';
 
@@ -67,13 +67,13 @@ function show(ctx: CliContext, q: StoredQuestion): void {
  */
 export async function watchQuestions(
   ctx: CliContext,
-  store: QuestionStore,
+  store: WaitingQuestions,
   signal: AbortSignal,
   pollMs = 1000,
 ): Promise<void> {
   const lock = await store.holdWatchLock();
   const seen = new Set<string>();
-  let fsw: FSWatcher | undefined;
+  let stopHints: (() => void) | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let running = false;
   let again = false;
@@ -115,16 +115,11 @@ export async function watchQuestions(
       if (signal.aborted) return resolve();
       signal.addEventListener('abort', () => resolve(), { once: true });
       timer = setInterval(() => void refresh(), pollMs);
-      try {
-        fsw = watch(store.dir, { persistent: false }, () => void refresh());
-        fsw.on('error', () => undefined);
-      } catch {
-        /* polling alone */
-      }
+      stopHints = store.onChange(() => void refresh());
     });
   } finally {
     if (timer) clearInterval(timer);
-    fsw?.close();
+    stopHints?.();
     await lock.release();
   }
 }
@@ -145,18 +140,24 @@ while watching, per question gone ({"event":"gone","id"}).`,
   options: { watch: { type: 'boolean' } },
   allowPositionals: false,
   async run(ctx, values) {
-    const { QuestionStore, questionsDir } = await import('../../../ask/store.js');
-    const store = new QuestionStore(questionsDir(ctx.globals.home));
-    if (values.watch !== true) {
-      const list = await store.list();
-      if (ctx.globals.json) outJson(ctx, { ok: true, questions: list.map(questionFields) });
-      else if (list.length === 0) out(ctx, 'no questions waiting');
-      else for (const q of list) show(ctx, q);
+    const { openTycliStore } = await import('../../../store/open.js');
+    const opened = await openTycliStore({ home: ctx.globals.home, env: ctx.env });
+    try {
+      // a watcher hears every instance's questions at once (a team gateway's store: a session of its own)
+      const store = await opened.questions({ events: values.watch === true });
+      if (values.watch !== true) {
+        const list = await store.list();
+        if (ctx.globals.json) outJson(ctx, { ok: true, questions: list.map(questionFields) });
+        else if (list.length === 0) out(ctx, 'no questions waiting');
+        else for (const q of list) show(ctx, q);
+        return 0;
+      }
+      // until main() aborts ctx.signal (Ctrl-C, SIGTERM); an embedder without one watches for as long as it runs
+      await watchQuestions(ctx, store, ctx.signal ?? new AbortController().signal);
       return 0;
+    } finally {
+      await opened.close();
     }
-    // until main() aborts ctx.signal (Ctrl-C, SIGTERM); an embedder without one watches for as long as it runs
-    await watchQuestions(ctx, store, ctx.signal ?? new AbortController().signal);
-    return 0;
   },
 };
 

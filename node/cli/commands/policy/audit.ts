@@ -26,7 +26,8 @@ const audit: CliCommand = {
 
 Each record: time, principal, tool@revision, capability and target, decision, the deciding rule and
 scope, duration (ms) and outcome. A call is recorded as started before its code runs; one whose tycli
-process died before it finished shows as "interrupted", one still running as "started". Arguments, results and secret values are never recorded.
+process (or, on a team gateway's PostgreSQL store, instance) died before it finished shows as "interrupted", one
+still running as "started". Arguments, results and secret values are never recorded.
 With --json: one line, {"ok":true,"records":[...],"corrupt":N} (records oldest first, each the stored
 JSON object; control, bidi and invisible characters as \\u escapes). Both forms show hidden characters
 as visible escapes, also when piped.`,
@@ -40,10 +41,9 @@ as visible escapes, also when piped.`,
       usage('--tool needs a tool name');
     const { host, log } = await openAudit(ctx);
     try {
-      const { hostIdentityAlive } = await import('../../../process/identity.js');
-      const { entries, corrupt } = await log.read(
-        since === undefined ? { hostAlive: hostIdentityAlive } : { since, hostAlive: hostIdentityAlive },
-      );
+      // this machine's processes; on PostgreSQL also every instance holding its liveness lock (any machine)
+      const hostAlive = await host.opened.hostAlive();
+      const { entries, corrupt } = await log.read(since === undefined ? { hostAlive } : { since, hostAlive });
       const shown = entries.filter(
         (r) =>
           (values.tool === undefined || r.tool === values.tool) && (values.denied !== true || r.decision === 'deny'),

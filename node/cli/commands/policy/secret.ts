@@ -8,10 +8,7 @@ import { MIN_SECRET_BYTES } from '../../../../core/capabilities/secrets.js';
 
 async function openSecrets(ctx: CliContext) {
   const { createNodeHost } = await import('../../../host/host.js');
-  const [{ SecretGrants }, { SecretsFile }] = await Promise.all([
-    import('../../../../core/capabilities/secrets.js'),
-    import('../../../store/secrets.js'),
-  ]);
+  const { SecretGrants } = await import('../../../../core/capabilities/secrets.js');
   const host = await createNodeHost({
     home: ctx.globals.home,
     globals: ctx.globals,
@@ -19,7 +16,8 @@ async function openSecrets(ctx: CliContext) {
     env: ctx.env,
     startSandboxes: false,
   });
-  const values = new SecretsFile(host.paths.secretsFile, (fn) => host.store.backend.withLock('secrets-file', fn));
+  // the 0600 secrets file, or sealed rows of the PostgreSQL store (TYCLI_STORE_KEY_FILE)
+  const values = host.opened.secrets;
   return { host, values, grants: new SecretGrants(host.store) };
 }
 
@@ -84,7 +82,8 @@ const set: CliCommand = {
   summary: 'store a secret value (read from stdin or a hidden prompt, never from the command line)',
   usage: `Usage: tycli secret set NAME [--allow-short]   (value on stdin, or typed at a hidden prompt)
 
-The value is kept in <home>/config/secrets.json (mode 0600) and is never printed or logged.
+The value is kept in <home>/config/secrets.json (mode 0600), or on a PostgreSQL store sealed with AES-256-GCM
+under the key in TYCLI_STORE_KEY_FILE; it is never printed or logged.
 Setting a value grants it to no tool; use 'tycli secret grant'.
   --allow-short   store a value under ${MIN_SECRET_BYTES} bytes. Refused without it: a value that short can be guessed, and it
                   is found by chance in ordinary text (a tool's own message), where tycli withholds known values`,
