@@ -68,6 +68,13 @@ export const CAPABILITY_NAMES = [
 ] as const;
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
+/**
+ * The parts of a sandbox call a `phase` message names (protocol/wire.ts PhaseMessageSchema): a Python module's
+ * top-level code, then the tool's main. A time limit reached in a call says which one ran.
+ */
+export const CALL_PHASES = ['module', 'main'] as const;
+export type CallPhase = (typeof CALL_PHASES)[number];
+
 /** A tool name: 1 to 64 of `[a-zA-Z0-9_-]` (the function-name rule providers share); ToolNameSchema's pattern. */
 export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 export const TOOL_NAME_RULE = 'tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -';

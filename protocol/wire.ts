@@ -1,7 +1,7 @@
 // Host-to-sandbox wire messages (one JSON object per line / per postMessage); pure data, versioned.
 import { z } from 'zod';
 import { WireErrorSchema } from './errors.js';
-import { CAPABILITY_NAMES, PROTOCOL_VERSION } from './names.js';
+import { CALL_PHASES, CAPABILITY_NAMES, PROTOCOL_VERSION } from './names.js';
 
 export { PROTOCOL_VERSION, CAPABILITY_NAMES, type CapabilityName } from './names.js';
 const V = z.literal(PROTOCOL_VERSION);
@@ -88,6 +88,18 @@ export const ProgressMessageSchema = z.strictObject({
   fraction: z.number().min(0).max(1),
   message: z.string().max(200).optional(),
 });
+
+/**
+ * Which part of the tool call `id` runs now, so a time limit names it: `module` (a Python module's top-level code,
+ * run at each call unless its state is retained), then `main` (the tool's `main(args, ctx)`). A JavaScript call runs
+ * its default export only (its module ran at load) and sends none.
+ */
+export const PhaseMessageSchema = z.strictObject({
+  v: V,
+  type: z.literal('phase'),
+  id: Id,
+  phase: z.enum(CALL_PHASES),
+});
 export const SandboxMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,
   LoadedMessageSchema,
@@ -96,6 +108,7 @@ export const SandboxMessageSchema = z.discriminatedUnion('type', [
   CapabilityCancelSchema,
   LogMessageSchema,
   ProgressMessageSchema,
+  PhaseMessageSchema,
 ]);
 export type SandboxMessage = z.infer<typeof SandboxMessageSchema>;
 

@@ -1,6 +1,7 @@
 // Fetches the Pyodide files from the app's own build and checks each against its compiled-in sha-256 digest, once per
 // page; browser host, trusted side.
 import { TyError } from '../../core/errors.js';
+import { checkPureWheel } from '../../core/manifest/wheel.js';
 
 /** `{ version, base, files: { [name]: { sha256 (hex), bytes } } }`, produced at build time. */
 export interface PyodideManifest {
@@ -134,7 +135,9 @@ export function loadPyodideAssets(
 /**
  * Fetch a Python revision's declared wheels from the app's asset folder `base` (no credentials, no redirects) and
  * check each against its sha-256 before the worker gets a byte. Not cached: every sandbox start checks again.
- * @throws TyError E_SANDBOX_UNAVAILABLE (a wheel could not be fetched), E_INTEGRITY (a digest differs).
+ * Then its contents: pure Python only, no entry outside the install folder (core/manifest/wheel.ts checkPureWheel).
+ * @throws TyError E_SANDBOX_UNAVAILABLE (a wheel could not be fetched), E_INTEGRITY (a digest differs),
+ *   E_INVALID_MANIFEST (native code, an entry leaving the install folder, not a zip archive).
  */
 export async function loadPythonPackages(
   base: string,
@@ -164,6 +167,8 @@ export async function loadPythonPackages(
           'E_INTEGRITY',
           `the Python wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`,
         );
+      // pure Python only, checked on the host before the worker gets a byte (the worker checks again as it installs)
+      checkPureWheel(file, new Uint8Array(bytes));
       return { file, bytes };
     }),
   );

@@ -46,6 +46,7 @@ describe('worker source: the captured built-ins, the shared guest core and Pytho
   const guest = {
     commons: read('../../core/guest/commons.mjs'),
     core: read('../../core/guest/core.mjs'),
+    pythonLimits: read('../../core/guest/python-limits.mjs'),
     python: read('../../core/guest/python.mjs'),
   };
   const adapter = read('./worker-bootstrap.js');
@@ -70,12 +71,18 @@ describe('worker source: the captured built-ins, the shared guest core and Pytho
     const commonsAt = src.indexOf('const globalObject = globalThis;');
     expect(commonsAt).toBeGreaterThan(0);
     expect(commonsAt).toBeLessThan(src.indexOf('function createGuest(host) {'));
-    expect(src.indexOf('function createGuest(host) {')).toBeLessThan(src.indexOf('function createPythonGuest(h) {'));
+    expect(src.indexOf('function createGuest(host) {')).toBeLessThan(
+      src.indexOf('function createPythonLimits(memoryMb) {'),
+    );
+    expect(src.indexOf('function createPythonLimits(memoryMb) {')).toBeLessThan(
+      src.indexOf('function createPythonGuest(h) {'),
+    );
     expect(src.indexOf('function createPythonGuest(h) {')).toBeLessThan(src.indexOf(adapter));
     expect(src).not.toContain("from './commons.mjs'");
     // each guest module keeps its line count (the import's lines stay as blank lines)
     for (const [text, name] of [
       [guest.core, 'createGuest'],
+      [guest.pythonLimits, 'createPythonLimits'],
       [guest.python, 'createPythonGuest'],
     ] as const)
       expect(guestModuleSource(text, name).split('\n').length).toBe(text.split('\n').length);

@@ -3,6 +3,7 @@
 import GUEST_COMMONS from '../../core/guest/commons.mjs?raw';
 import GUEST_CORE from '../../core/guest/core.mjs?raw';
 import PYTHON_GUEST from '../../core/guest/python.mjs?raw';
+import PYTHON_LIMITS from '../../core/guest/python-limits.mjs?raw';
 import { mapStackText } from '../../core/exec/stack.js';
 import WORKER_ADAPTER from './worker-bootstrap.js?raw';
 import { SandboxChannel, type ChannelOptions, type SandboxPort } from '../../core/exec/channel.js';
@@ -93,19 +94,27 @@ export function guestModuleSource(text: string, name: string): string {
 /**
  * The worker's classic script, in one strict function scope: the captured built-ins (core/guest/commons.mjs, first:
  * taken before anything else runs), the guest core (core/guest/core.mjs, the same code the Node and Deno sandboxes run)
- * and the Python guest (core/guest/python.mjs) as guest modules, then the adapter (worker-bootstrap.js).
+ * and the Python guest (core/guest/python-limits.mjs, then core/guest/python.mjs, which uses it) as guest modules,
+ * then the adapter (worker-bootstrap.js).
  * @throws Error as commonsSource and guestModuleSource do.
  */
-export function workerSource(guest: { commons: string; core: string; python: string }, adapter: string): string {
+export function workerSource(
+  guest: { commons: string; core: string; pythonLimits: string; python: string },
+  adapter: string,
+): string {
   const parts = [
     commonsSource(guest.commons),
     guestModuleSource(guest.core, 'createGuest'),
+    guestModuleSource(guest.pythonLimits, 'createPythonLimits'),
     guestModuleSource(guest.python, 'createPythonGuest'),
     adapter,
   ];
   return `(() => {\n'use strict';\n${parts.join('\n')}\n})();\n`;
 }
-const WORKER_SOURCE = workerSource({ commons: GUEST_COMMONS, core: GUEST_CORE, python: PYTHON_GUEST }, WORKER_ADAPTER);
+const WORKER_SOURCE = workerSource(
+  { commons: GUEST_COMMONS, core: GUEST_CORE, pythonLimits: PYTHON_LIMITS, python: PYTHON_GUEST },
+  WORKER_ADAPTER,
+);
 
 const HELLO = 'tysandbox-hello';
 
@@ -509,7 +518,13 @@ export class BrowserSandboxRuntime implements SandboxRuntime {
       const files: Record<string, ArrayBuffer> = {};
       for (const [k, v] of Object.entries(pyAssets)) files[k] = v.slice(0);
       port.postMessage(
-        { tysandbox: 'python-assets', files, packages: pyPackages, retainState: exec.retainState === true },
+        {
+          tysandbox: 'python-assets',
+          files,
+          packages: pyPackages,
+          retainState: exec.retainState === true,
+          memoryMb: spec.limits.memoryMb,
+        },
         [...Object.values(files), ...pyPackages.map((p) => p.bytes)],
       );
     }

@@ -28,6 +28,7 @@ let port; // the MessagePort to the host, set once by the frame's first message
 const PY_BASE = 'https://pyodide.invalid/';
 let pyAssets;
 let pyRetain = false;
+let pyMemoryMb; // limits.memoryMb: Pyodide's memory and in-memory files together (core/guest/python-limits.mjs)
 const pyPackages = [];
 let python; // createPythonGuest(...) once the assets arrived
 async function startPyodide(common) {
@@ -84,7 +85,13 @@ const guest = createGuest({
   loadRuntime: async (runtime, source) => {
     if (runtime !== 'python') return undefined;
     if (pyAssets === undefined) throw toolError('E_SANDBOX_UNAVAILABLE', 'the Python runtime files were not provided');
-    python = createPythonGuest({ guest, start: startPyodide, retainState: pyRetain, packages: pyPackages });
+    python = createPythonGuest({
+      guest,
+      start: startPyodide,
+      retainState: pyRetain,
+      packages: pyPackages,
+      memoryMb: pyMemoryMb,
+    });
     return python.loadRuntime(runtime, source);
   },
   fromGuest: (v) => (python === undefined ? v : python.fromGuest(v)),
@@ -142,6 +149,7 @@ function onPortMessage(ev) {
       const names = ReflectOwnKeys(files);
       for (let i = 0; i < names.length; i++) if (typeof names[i] === 'string') pyAssets[names[i]] = files[names[i]];
       pyRetain = msg.retainState === true;
+      if (typeof msg.memoryMb === 'number' && msg.memoryMb > 0) pyMemoryMb = msg.memoryMb;
       // Wheels the host fetched from the app's asset folder and checked by sha-256.
       const list = ArrayIsArray(msg.packages) ? msg.packages : [];
       for (let i = 0; i < list.length; i++) {

@@ -35,13 +35,16 @@ function opts(over: Partial<CallOptions> = {}): CallOptions {
 }
 
 /** A channel through `port` (a fresh FakePort by default) with the tool loaded. */
-async function loaded(port = new FakePort()): Promise<{ ch: SandboxChannel; port: FakePort }> {
+async function loaded(
+  port = new FakePort(),
+  runtime: 'javascript' | 'python' = 'javascript',
+): Promise<{ ch: SandboxChannel; port: FakePort }> {
   const ch = new SandboxChannel(port);
-  const p = ch.load('javascript', 'export default async () => 1', 5_000);
+  const p = ch.load(runtime, 'export default async () => 1', 5_000);
   ch.receive(JSON.stringify({ v: 1, type: 'ready', runtime: 'fake' }));
   await Promise.resolve();
   await new Promise((r) => setImmediate(r));
-  expect(port.sent[0]).toMatchObject({ type: 'load', runtime: 'javascript' });
+  expect(port.sent[0]).toMatchObject({ type: 'load', runtime });
   ch.receive({ v: 1, type: 'loaded', ok: true });
   await p;
   return { ch, port };
@@ -502,6 +505,60 @@ describe('SandboxChannel deadlines and aborts across calls', () => {
       await expect(b.p).rejects.toMatchObject({ code: 'E_ABORTED' });
       for (const x of acs) expect(getEventListeners(x.signal, 'abort')).toHaveLength(0);
     }
+  });
+});
+
+describe('SandboxChannel call phases', () => {
+  it('a Python call starts in its module; a phase message moves it to main, tells the caller, and the limit names it', async () => {
+    const { ch, port } = await loaded(new FakePort(), 'python');
+    const a = await startCall(ch, port, opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 30 } }));
+    await expect(a.p).rejects.toMatchObject({
+      code: 'E_TIMEOUT',
+      message: expect.stringContaining("while its module's top-level code ran"),
+      data: { phase: 'module', runtime: 'python', limitMs: 30 },
+    });
+    const { ch: ch2, port: port2 } = await loaded(new FakePort(), 'python');
+    const seen: string[] = [];
+    const b = await startCall(
+      ch2,
+      port2,
+      opts({ limits: { ...DEFAULT_LIMITS, timeoutMs: 30 }, onPhase: (x) => seen.push(x) }),
+    );
+    ch2.receive({ v: 1, type: 'phase', id: b.id, phase: 'main' });
+    expect(seen).toEqual(['main']);
+    await expect(b.p).rejects.toMatchObject({
+      code: 'E_TIMEOUT',
+      message: expect.stringContaining('while main() ran'),
+    });
+  });
+
+  it('a phase for no call in flight is E_PROTOCOL and kills the sandbox', async () => {
+    const { ch, port } = await loaded(new FakePort(), 'python');
+    ch.receive({ v: 1, type: 'phase', id: 99, phase: 'main' });
+    expect(ch.alive).toBe(false);
+    expect(ch.closedReason).toMatchObject({ code: 'E_PROTOCOL' });
+    expect(port.closed).toBe(1);
+  });
+
+  it("a Python sandbox's E_MEMORY_LIMIT and E_SANDBOX_FAILED are the host's codes; a JavaScript tool's stay E_TOOL_FAILED", async () => {
+    const fail = (code: string) => ({
+      code: 'E_TOOL_FAILED',
+      message: `Error: m ${code}`,
+      data: { name: 'Error', code },
+    });
+    const { ch, port } = await loaded(new FakePort(), 'python');
+    for (const code of ['E_MEMORY_LIMIT', 'E_SANDBOX_FAILED']) {
+      const c = await startCall(ch, port);
+      ch.receive({ v: 1, type: 'result', id: c.id, ok: false, error: fail(code) });
+      expect(await c.p.catch((x: TyError) => x)).toMatchObject({ code, message: `m ${code}` });
+    }
+    const js = await loaded();
+    const c = await startCall(js.ch, js.port);
+    js.ch.receive({ v: 1, type: 'result', id: c.id, ok: false, error: fail('E_MEMORY_LIMIT') });
+    expect(await c.p.catch((x: TyError) => x)).toMatchObject({
+      code: 'E_TOOL_FAILED',
+      data: { toolCode: 'E_MEMORY_LIMIT' },
+    });
   });
 });
 

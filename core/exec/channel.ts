@@ -1,6 +1,6 @@
 // Host side of the sandbox wire protocol v1 over an abstract port; host-agnostic core, trusted side (reused by node and
 // browser hosts).
-import { PROTOCOL_VERSION } from '../../protocol/names.js';
+import { PROTOCOL_VERSION, type CallPhase } from '../../protocol/names.js';
 import { sandboxMessage } from './wire-check.js';
 import { checkFrames } from './stack.js';
 import type { CapabilityName, HostMessage, SandboxMessage } from '../../protocol/wire.js';
@@ -8,6 +8,7 @@ import type { WireError } from '../../protocol/errors.js';
 import { TyError } from '../errors.js';
 import { NEVER_ABORTED, type CallOptions } from './runtime.js';
 import { ProgressThrottle } from './progress.js';
+import { timeoutError } from './timeouts.js';
 import { utf8Length, type ByteLength } from './bytes.js';
 
 /** A transport to one sandbox. `send` must deliver one message (node: one NDJSON line); `close` kills the sandbox. */
@@ -52,6 +53,8 @@ interface PendingCall {
   onAbort: (() => void) | undefined;
   /** Created on the first progress report of a call with `opts.onProgress`; closed when the call ends. */
   progress?: ProgressThrottle;
+  /** The part of the call running now (a `phase` message moves it), named by a time limit reached. */
+  phase: CallPhase;
 }
 
 const monotonicNow = (): number => performance.now();
@@ -138,6 +141,8 @@ export class SandboxChannel {
   };
   #loaded: { resolve: () => void; reject: (e: TyError) => void } | undefined;
   #loadState: 'none' | 'loading' | 'loaded' = 'none';
+  /** The runtime loaded (`load`): a Python call starts in its module's top-level code, a JavaScript one in `main`. */
+  #runtime: 'javascript' | 'python' = 'javascript';
   #calls = new Map<number, PendingCall>();
   #caps = new Map<number, AbortController>();
   #nextCallId = 1;
@@ -180,6 +185,7 @@ export class SandboxChannel {
     if (this.#dead) throw this.#dead;
     if (this.#loadState !== 'none') throw new TyError('E_PROTOCOL', 'load called twice');
     this.#loadState = 'loading';
+    this.#runtime = runtime;
     const timer = setTimeout(
       () => this.fail(new TyError('E_TIMEOUT', `sandbox did not start within ${timeoutMs} ms`)),
       timeoutMs,
@@ -228,6 +234,7 @@ export class SandboxChannel {
         capAbort: undefined,
         deadline,
         onAbort: undefined,
+        phase: this.#runtime === 'python' ? 'module' : 'main',
       };
       this.#calls.set(id, pending);
       this.#logs = 0;
@@ -287,10 +294,7 @@ export class SandboxChannel {
     const now = monotonicNow();
     let next = Infinity;
     for (const c of this.#calls.values()) {
-      if (c.deadline <= now)
-        return this.fail(
-          new TyError('E_TIMEOUT', `tool call exceeded ${c.opts.limits.timeoutMs} ms; sandbox destroyed`),
-        );
+      if (c.deadline <= now) return this.fail(timeoutError(c.opts.limits.timeoutMs, this.#runtime, c.phase));
       if (c.deadline < next) next = c.deadline;
     }
     if (next !== Infinity) this.#armDeadline(next);
@@ -397,6 +401,20 @@ export class SandboxChannel {
     }
   }
 
+  /**
+   * A failed call's error as the host reports it. The Python guest runs Pyodide, whose memory limit and fatal failures
+   * only it can see: its E_MEMORY_LIMIT (Pyodide's memory and in-memory files reached limits.memoryMb) and
+   * E_SANDBOX_FAILED (Pyodide failed fatally) become the host's own codes, so the pool destroys that sandbox
+   * (RETIRING_CODES); from a JavaScript sandbox, whose limits the host enforces itself, they stay the tool's
+   * E_TOOL_FAILED. Either way the code is the sandbox's claim about itself: it can only fail its own call.
+   */
+  #sandboxError(e: TyError): TyError {
+    const code = e.data?.toolCode;
+    if (this.#runtime !== 'python' || (code !== 'E_MEMORY_LIMIT' && code !== 'E_SANDBOX_FAILED')) return e;
+    // the wire message is the guest's `Error: message`: the host's own code carries the message alone
+    return new TyError(code, e.message.replace(/^Error: /, ''));
+  }
+
   // --- handlers (called through the null-prototype table below) ---
   static onReady(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'ready' }>): void {
     if (ch.#loadState === 'loaded') return ch.fail(new TyError('E_PROTOCOL', 'ready sent twice'));
@@ -416,7 +434,7 @@ export class SandboxChannel {
   static onResult(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'result' }>): void {
     const call = ch.#calls.get(m.id);
     if (!call) return ch.fail(new TyError('E_PROTOCOL', 'result for an unknown call'));
-    if (!m.ok) return call.reject(rebuildToolError(m.error, 'the tool failed'));
+    if (!m.ok) return call.reject(ch.#sandboxError(rebuildToolError(m.error, 'the tool failed')));
     if (m.json === undefined) return ch.fail(new TyError('E_PROTOCOL', 'result without json'));
     const cap = call.opts.limits.outputBytes;
     // Cheap bounds first (UTF-16 length <= UTF-8 bytes <= 3 x UTF-16 length), exact count only when it can matter.
@@ -509,6 +527,13 @@ export class SandboxChannel {
   static onCapCancel(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'cap-cancel' }>): void {
     ch.#caps.get(m.id)?.abort(new TyError('E_ABORTED', 'the tool cancelled the request'));
   }
+  /** `phase`: which part of call `id` runs now (PendingCall.phase); a phase for no call in flight is E_PROTOCOL. */
+  static onPhase(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'phase' }>): void {
+    const call = ch.#calls.get(m.id);
+    if (!call) return ch.fail(new TyError('E_PROTOCOL', 'phase for an unknown call'));
+    call.phase = m.phase;
+    call.opts.onPhase?.(m.phase);
+  }
   static onLog(ch: SandboxChannel, m: Extract<SandboxMessage, { type: 'log' }>): void {
     const cap = ch.#opts.maxLogsPerCall ?? 1000;
     // The sandbox's own rate cap (200/s) can be bypassed by tool code writing to its stdout directly: 10x that is
@@ -557,5 +582,6 @@ const HANDLERS: Record<string, (ch: SandboxChannel, m: never) => void> = Object.
     'cap-cancel': SandboxChannel.onCapCancel,
     log: SandboxChannel.onLog,
     progress: SandboxChannel.onProgress,
+    phase: SandboxChannel.onPhase,
   },
 );

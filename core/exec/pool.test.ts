@@ -242,6 +242,52 @@ describe('SandboxPool retained mode', () => {
     expect(late.destroyed).toBe('start timed out');
   });
 
+  it('a time limit names the part that ran: the Python runtime starting, its module, main(); a JavaScript start or default export', async () => {
+    const py = (revision: string, timeoutMs: number): SandboxSpec => ({
+      revision,
+      manifest: { ...manifest('pytool'), execution: { kind: 'sandboxed-code', runtime: 'python', source: 'x' } },
+      limits: { ...DEFAULT_LIMITS, timeoutMs },
+    });
+    const hangingStart: SandboxRuntime = { name: 'hang', start: () => new Promise(() => {}) };
+    const never = () => new Promise<never>(() => {});
+    const cases: [SandboxRuntime, SandboxSpec, RegExp, string][] = [
+      [
+        hangingStart,
+        py('p1', 40),
+        /while the Python runtime \(Pyodide\) started, before any of the tool's code ran/,
+        'start',
+      ],
+      [new FakeRuntime(never), py('p2', 40), /while its module's top-level code ran/, 'module'],
+      [
+        new FakeRuntime((_a, o) => {
+          o.onPhase?.('main');
+          return never();
+        }),
+        py('p3', 40),
+        /while main\(\) ran/,
+        'main',
+      ],
+      [hangingStart, spec('j1', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 40 }), /while its module loaded/, 'start'],
+      [
+        new FakeRuntime(never),
+        spec('j2', 'tool', { ...DEFAULT_LIMITS, timeoutMs: 40 }),
+        /while the tool's default export ran/,
+        'main',
+      ],
+    ];
+    for (const [rt, sp, message, phase] of cases) {
+      const p = new SandboxPool({ runtime: rt });
+      const e = await p.call(sp, {}, { onCapability }).catch((x: TyError) => x);
+      await p.shutdown();
+      expect(e).toMatchObject({ code: 'E_TIMEOUT', message: expect.stringMatching(message) });
+      expect((e as TyError).data).toEqual({
+        phase,
+        runtime: sp.manifest.execution.kind === 'sandboxed-code' ? sp.manifest.execution.runtime : '',
+        limitMs: 40,
+      });
+    }
+  });
+
   it('the time a start took is taken from the call: start + call stay within one limit', async () => {
     const rt: SandboxRuntime = {
       name: 'slow',

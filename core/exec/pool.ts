@@ -2,6 +2,8 @@
 // trusted side.
 import type { RunProgress } from './progress.js';
 import { TyError, toTyError } from '../errors.js';
+import type { CallPhase } from '../../protocol/names.js';
+import { timeoutError } from './timeouts.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import {
   NEVER_ABORTED,
@@ -489,10 +491,7 @@ async function startWithin(
   if (signal.aborted) ac.abort();
   else signal.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new TyError(
-    'E_TIMEOUT',
-    `tool call exceeded ${spec.limits.timeoutMs} ms while its module loaded (the load counts against the call's time limit); sandbox destroyed`,
-  );
+  const late = timeoutError(spec.limits.timeoutMs, runtimeOf(spec), 'start');
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => {
@@ -520,6 +519,12 @@ async function startWithin(
   }
 }
 
+/** The runtime a spec's code runs in (`javascript` for anything that is not Python). */
+function runtimeOf(spec: SandboxSpec): 'javascript' | 'python' {
+  const e = spec.manifest.execution;
+  return e.kind === 'sandboxed-code' && e.runtime === 'python' ? 'python' : 'javascript';
+}
+
 /** A call's canonical arguments text as the caller gave it, its sent hook and progress listener (PoolCallOptions). */
 type ArgsText = Pick<PoolCallOptions, 'argsJson' | 'argsParts' | 'onSent' | 'onProgress'>;
 
@@ -538,6 +543,9 @@ function guarded(
 ): Promise<unknown> {
   const full = spec.limits;
   const left = Math.max(1, deadline - Date.now());
+  const runtime = runtimeOf(spec);
+  // the part of the call running (a Python call starts in its module's top-level code; the sandbox says when main runs)
+  let phase: CallPhase = runtime === 'python' ? 'module' : 'main';
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
     const listen = signal !== NEVER_ABORTED;
@@ -555,14 +563,12 @@ function guarded(
     const timer = setTimeout(
       () =>
         finish(() => {
-          void inst
-            .destroy('timeout')
-            .then(() => reject(new TyError('E_TIMEOUT', `tool call exceeded ${full.timeoutMs} ms; sandbox destroyed`)));
+          void inst.destroy('timeout').then(() => reject(timeoutError(full.timeoutMs, runtime, phase)));
         }),
       left,
     );
     if (listen) signal.addEventListener('abort', onAbort, { once: true });
-    const o: CallOptions = { signal, onCapability, limits: full };
+    const o: CallOptions = { signal, onCapability, limits: full, onPhase: (p) => (phase = p) };
     if (spec.settings) o.settings = spec.settings;
     if (text.argsJson !== undefined) o.argsJson = text.argsJson;
     if (text.argsParts !== undefined) o.argsParts = text.argsParts;

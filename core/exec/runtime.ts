@@ -1,5 +1,6 @@
 // Host interfaces core defines once and each host implements (SandboxRuntime, AskChannel); core, trusted side.
 import type { CapabilityName } from '../../protocol/wire.js';
+import type { CallPhase } from '../../protocol/names.js';
 import type { ToolManifest } from '../../protocol/manifest.js';
 
 /** Limits for one call; the host clamps manifest requests to its maxima. */
@@ -67,6 +68,11 @@ export interface CallOptions {
    * 100 ms (core/exec/progress.ts); none after the call ended. Raw text: render `message` inert.
    */
   onProgress?: (fraction: number, message?: string) => void;
+  /**
+   * Told when the sandbox says which part of the call runs now (protocol/wire.ts PhaseMessageSchema: a Python module's
+   * top-level code, then `main`), so a time limit reached names it (core/exec/timeouts.ts).
+   */
+  onPhase?: (phase: CallPhase) => void;
   /**
    * Told once, right after the call message was handed to the transport (the tool may run from now on): the host
    * starts the fsync of the call's intent record then, so it overlaps the tool's run (IntentRecord.begin).

@@ -18,6 +18,8 @@ const good: Record<string, unknown>[] = [
   { v: 1, type: 'log', level: 'warn', text: 'careful' },
   { v: 1, type: 'progress', callId: 3, fraction: 0.5, message: 'half way' },
   { v: 1, type: 'progress', callId: 0, fraction: 1 },
+  { v: 1, type: 'phase', id: 3, phase: 'module' },
+  { v: 1, type: 'phase', id: 0, phase: 'main' },
 ];
 /** Values of every kind the fields meet: each type, bounds, non-JSON values a structured message could hold. */
 const odd: unknown[] = [
@@ -67,6 +69,9 @@ const odd: unknown[] = [
   'cap-cancel',
   'log',
   'progress',
+  'phase',
+  'module',
+  'main',
   'fetch',
   'getSecret',
   'nope',

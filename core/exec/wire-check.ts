@@ -3,7 +3,7 @@
 // The host reads every sandbox message through this parse, so the channel never loads zod. core/exec/wire-check.test.ts
 // holds it to the schema: the same verdict and output on every value JSON.parse (Node) or a structured clone (the
 // browser) can deliver; narrower only on objects no message can be (another prototype), never wider.
-import { CAPABILITY_NAMES, PROTOCOL_VERSION } from '../../protocol/names.js';
+import { CALL_PHASES, CAPABILITY_NAMES, PROTOCOL_VERSION } from '../../protocol/names.js';
 import type { WireError } from '../../protocol/errors.js';
 import type { SandboxMessage } from '../../protocol/wire.js';
 import {
@@ -53,6 +53,7 @@ const message = byKey<SandboxMessage>('type', {
     fraction: req(num({ min: 0, max: 1 })),
     message: opt(str({ max: 200 })),
   }),
+  phase: strictObject({ v, type: type('phase'), id, phase: req(oneOf(CALL_PHASES)) }),
 });
 
 /**

@@ -47,6 +47,7 @@ export const { parse: JSONParse, stringify: JSONStringify } = JSON;
 export const NumberCtor = Number;
 export const NumberIsFinite = Number.isFinite;
 export const MathMin = Math.min;
+export const MathCeil = Math.ceil;
 export const DateNow = Date.now;
 export const SymbolHasInstance = Symbol.hasInstance;
 export const StringCtor = String;
@@ -81,9 +82,11 @@ export const ErrorCtor = Error;
 export const ErrorPrototype = Error.prototype;
 export const TypeErrorCtor = TypeError;
 export const TypeErrorPrototype = TypeError.prototype;
+export const RangeErrorCtor = RangeError;
 
 // ---- bytes ------------------------------------------------------------------------------------------------------
 export const ArrayBufferCtor = ArrayBuffer;
+export const ArrayBufferPrototypeGetByteLength = uncurryGetter(ArrayBuffer.prototype, 'byteLength');
 export const Uint8ArrayCtor = Uint8Array;
 export const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype);
 export const TypedArrayPrototypeGetLength = uncurryGetter(TypedArrayPrototype, 'length');
@@ -96,6 +99,15 @@ export const TextEncoderCtor = TextEncoder;
 export const TextEncoderPrototypeEncode = uncurryThis(TextEncoder.prototype.encode);
 export const atobFn = atob;
 export const btoaFn = btoa;
+
+// ---- WebAssembly: the Python guest caps Pyodide's memory growth (core/guest/python-limits.mjs) ---------------------
+// Absent where the guest runs inside QuickJS (core/quickjs/: no WebAssembly there, and no Python): undefined then.
+export const WebAssemblyMemoryPrototype =
+  typeof WebAssembly === 'object' && WebAssembly !== null ? WebAssembly.Memory.prototype : undefined;
+export const WebAssemblyMemoryPrototypeGrow =
+  WebAssemblyMemoryPrototype === undefined ? undefined : uncurryThis(WebAssemblyMemoryPrototype.grow);
+export const WebAssemblyMemoryPrototypeGetBuffer =
+  WebAssemblyMemoryPrototype === undefined ? undefined : uncurryGetter(WebAssemblyMemoryPrototype, 'buffer');
 
 // ---- web platform (present on every host) -----------------------------------------------------------------------
 export const EventTargetPrototypeAddEventListener = uncurryThis(EventTarget.prototype.addEventListener);

@@ -890,6 +890,15 @@ export function createGuest(host) {
     if (start < text.length) ArrayPrototypePush(pendingParts, StringPrototypeSlice(text, start));
   }
 
+  /**
+   * Tell the host which part of the running call runs now (`module`: a Python module's top-level code; `main`), so a
+   * time limit reached names it (protocol/wire.ts PhaseMessageSchema). Nothing outside a call.
+   */
+  function phase(name) {
+    if (currentCall !== undefined && MapPrototypeHas(activeCalls, currentCall))
+      send({ v: 1, type: 'phase', id: currentCall, phase: name });
+  }
+
   return ObjectFreeze({
     handle,
     feed,
@@ -899,6 +908,7 @@ export function createGuest(host) {
     toolError,
     toWireError,
     mediatedFetch,
+    phase,
     get loadState() {
       return loadState;
     },

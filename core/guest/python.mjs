@@ -11,8 +11,9 @@
 // own globals (process, require, Deno, ...) from globalThis, so `import js` reaches only the guest's globals. The
 // process runs with code generation from strings disallowed (node/python/sandbox.ts), so Function/eval reached from
 // Python throw. The wrapper (bubblewrap, the engine's permissions, the frame's CSP) stays the boundary.
-// Form: plain JavaScript, one import (./commons.mjs, by name), one export (the createPythonGuest function
-// declaration); PY_PRELUDE below is a plain top-level constant, so the file can be compiled as part of one script.
+// Form: plain JavaScript, two imports (./commons.mjs and ./python-limits.mjs, by name), one export (the
+// createPythonGuest function declaration); PY_PRELUDE below is a plain top-level constant, so the file can be compiled
+// as part of one script (python-limits.mjs before it).
 import {
   ArrayIsArray,
   ArrayPrototypeJoin,
@@ -21,6 +22,7 @@ import {
   globalObject,
   JSONParse,
   JSONStringify,
+  MathCeil,
   ObjectFreeze,
   ObjectPrototype,
   ReflectApply,
@@ -43,6 +45,7 @@ import {
   Uint8ArrayCtor,
   URLCtor,
 } from './commons.mjs';
+import { createPythonLimits } from './python-limits.mjs';
 
 /**
  * Prepare the Python runtime of one sandbox. Call before tool code exists; returns `loadRuntime` for createGuest.
@@ -58,7 +61,9 @@ import {
  *   - `start(options)`: Promise of the started Pyodide, given loadPyodide options (stdout, stderr, env, ...);
  *   - `packages`: `[{ file, bytes }]` wheels the host verified by sha-256, installed before the first call;
  *   - `retainState`: keep the namespace and the in-memory file system between calls;
- *   and in both cases `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch).
+ *   - `memoryMb`: limits.memoryMb (the spec carries it on Node and Deno): Pyodide's memory and in-memory files
+ *     together (core/guest/python-limits.mjs);
+ *   and in both cases `guest`: the createGuest result (log, toolError, toWireError, mediatedFetch, phase).
  * @returns {{ loadRuntime(runtime, source): Promise<Function|undefined>, fromGuest(v): unknown }}
  */
 export function createPythonGuest(h) {
@@ -69,7 +74,7 @@ export function createPythonGuest(h) {
    * are rewritten to it.
    */
   const TOOL_STACK_URL = 'tysandbox:///tool.js';
-  const { log, toolError, toWireError, mediatedFetch } = h.guest;
+  const { log, toolError, toWireError, mediatedFetch, phase } = h.guest;
   // Node/Deno: asset files to verify and evaluate; absent when the adapter starts Pyodide itself (h.start)
   const spec = h.spec;
   const PY_BASE = 'https://pyodide.invalid/';
@@ -85,6 +90,9 @@ export function createPythonGuest(h) {
   let moduleRunner; // the compiled module body (when it has no top-level await)
   let topLevelAwait; // whether the tool source needs runPythonAsync (decided once)
   const retain = (spec !== undefined ? spec.retainState : h.retainState) === true;
+  const limits = createPythonLimits(spec !== undefined ? spec.memoryMb : h.memoryMb);
+  /** Pyodide failed fatally (its API refuses every use): every later call fails E_SANDBOX_FAILED, so it is replaced. */
+  let fatal = false;
 
   /** Read and verify every asset before a byte of it is evaluated; E_INTEGRITY on any difference. */
   async function verifiedAssets() {
@@ -233,6 +241,7 @@ export function createPythonGuest(h) {
       env: { HOME: '/home/pyodide' },
       checkAPIVersion: true,
     };
+    limits.install(); // before Pyodide's heap exists: its growth is capped from the first page
     py = spec !== undefined ? await startFromFiles(common) : await h.start(common);
     const FS = py.FS;
     for (let i = 0; i < MEMFS_DIRS.length; i++) {
@@ -251,12 +260,30 @@ export function createPythonGuest(h) {
       try {
         pyHelpers[5](wheels[i].file, wheels[i].bytes);
       } catch (e) {
+        // one line: the installer's own exception (its last traceback line), never the traceback
         throw toolError(
           'E_INVALID_MANIFEST',
-          `the wheel ${wheels[i].file} could not be installed: ${toWireError(e).message}`,
+          `the wheel ${wheels[i].file} could not be installed: ${lastLine(toWireError(e).message)}`,
         );
       }
     }
+    limits.attach(py);
+    const used = limits.usedBytes();
+    if (limits.limitMb !== undefined && used > limits.limitMb * 1048576)
+      throw toolError(
+        'E_MEMORY_LIMIT',
+        `Python needs ${MathCeil(used / 1048576)} MiB to start (Pyodide and the declared wheels), more than the sandbox's memory limit (limits.memoryMb: ${limits.limitMb} MiB)`,
+      );
+  }
+
+  /** The last non-empty line of `text`, trimmed: a Python traceback's exception line. */
+  function lastLine(text) {
+    const lines = StringPrototypeSplit(StringCtor(text), '\n');
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const l = StringPrototypeTrim(lines[i]);
+      if (l !== '') return StringPrototypeSlice(l, 0, 600);
+    }
+    return 'unknown error';
   }
 
   /** Node/Deno: read each granted wheel and check its sha-256 before Python sees a byte of it. */
@@ -295,10 +322,60 @@ export function createPythonGuest(h) {
       FS.mount(FS.filesystems.MEMFS, {}, dir);
     }
     pyHelpers[3]();
+    limits.recount();
   }
 
-  /** Run the tool: `main(args, ctx)` (may be async) from a fresh namespace, or the retained one. */
+  /**
+   * Run the tool: `main(args, ctx)` (may be async) from a fresh namespace, or the retained one. A call that met the
+   * memory limit fails E_MEMORY_LIMIT; one that left Pyodide failed fatally, E_SANDBOX_FAILED (the host then replaces
+   * the sandbox: core/exec/channel.ts).
+   */
   async function runTool(args, jsCtx) {
+    if (fatal) throw toolError('E_SANDBOX_FAILED', 'the Python runtime failed earlier and can no longer be used');
+    limits.startCall();
+    try {
+      return await runToolOnce(args, jsCtx);
+    } catch (e) {
+      throw limitFailure(e);
+    }
+  }
+
+  /** Whether `e` says Pyodide failed fatally (its `fatal_error` marks the error; its API then refuses every use). */
+  function isFatal(e) {
+    if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return false;
+    try {
+      if (e.pyodide_fatal_error === true) return true;
+      const m = e.message;
+      return typeof m === 'string' && StringPrototypeIndexOf(m, 'Pyodide already ') !== -1;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The error a failed call reports, given the limit and Pyodide's state (runTool). */
+  function limitFailure(e) {
+    if (isFatal(e)) fatal = true;
+    if (limits.hit) {
+      let what;
+      try {
+        what = lastLine(toWireError(e).message);
+      } catch {
+        what = 'MemoryError';
+      }
+      return toolError(
+        'E_MEMORY_LIMIT',
+        `Python reached the sandbox's memory limit (its memory and the files it wrote to its in-memory file system, together): ${what}`,
+      );
+    }
+    if (fatal)
+      return toolError(
+        'E_SANDBOX_FAILED',
+        'the Python runtime (Pyodide) failed fatally during the call; sandbox destroyed',
+      );
+    return e;
+  }
+
+  async function runToolOnce(args, jsCtx) {
     let ns = pyNs;
     try {
       if (ns === undefined) {
@@ -328,6 +405,7 @@ export function createPythonGuest(h) {
       const ctx = pyHelpers[2](jsCtx);
       let r;
       try {
+        phase('main'); // the host's time limit now names main() (before this: the module's top-level code)
         r = pyHelpers[7](main, pyArgs, ctx);
         // An async main's coroutine is awaited (Pyodide consumes the proxy); its result is a new value.
         if (r !== null && typeof r === 'object' && typeof r.then === 'function') r = await r;
@@ -347,8 +425,18 @@ export function createPythonGuest(h) {
         destroy(mainFn);
         mainFn = undefined;
         destroy(ns);
-        resetFs();
+        resetFsAfterCall();
       }
+    }
+  }
+
+  /** resetFs after a call; a Pyodide that failed fatally refuses even this: the call's error reports it. */
+  function resetFsAfterCall() {
+    try {
+      resetFs();
+    } catch (e) {
+      if (!isFatal(e)) throw e;
+      fatal = true;
     }
   }
 

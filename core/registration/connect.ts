@@ -1,4 +1,4 @@
-// Connecting the typed client of the registration protocol to a server over HTTP (`tycli serve --http`) or to an app in
+// Connecting the typed client of the registration protocol to a server over HTTP or to an app in
 // a frame over postMessage; core, runs on the client's side (Node, Deno and browsers: no Node built-in, no zod).
 import { ProtocolClient, ProtocolError, httpTransport, type ClientOptions, type ClientTransport } from './client.js';
 
@@ -22,7 +22,7 @@ export async function connected(
   return c;
 }
 
-/** Connect to `tycli serve --http` at `url` (http://127.0.0.1:PORT/tysandbox) with its bearer token. */
+/** Connect to a protocol server over HTTP at `url` (http://127.0.0.1:PORT/tysandbox) with its bearer token. */
 export async function connectHttp(
   url: string,
   token: string,

@@ -219,7 +219,7 @@ export function openRpcDocument(): Json {
       version: REGISTRATION_PROTOCOL.slice('tysandbox/'.length),
       description:
         'Register, activate, list, run and remove sandboxed tool revisions over JSON-RPC 2.0 (docs/protocol.md). ' +
-        'Transports: stdio NDJSON and loopback HTTP (tycli serve), postMessage (an app embedded in a page).',
+        'Transports: stdio NDJSON and HTTP (a host serving the protocol), postMessage (an app embedded in a page).',
       license: { name: 'MIT' },
     },
     methods: METHODS.map((m) => methodObject(m, true)),

@@ -50,6 +50,51 @@ async function setup() {
 const who = { principal: 'cli:user', via: 'test' };
 
 describe('settings revisions', () => {
+  it('a change is audited ahead: its started record is written before the settings record changes, its completion after', async () => {
+    const store = new Store(new MemoryStoreBackend());
+    const registry = new ToolRegistry(store);
+    await registry.install(m('conv'));
+    const tool = await registry.resolve('conv');
+    const seen: string[] = [];
+    const put = store.backend.put.bind(store.backend);
+    store.backend.put = async (ns, key, bytes) => {
+      if (ns === 'tool-settings') seen.push('settings record written');
+      return put(ns, key, bytes);
+    };
+    const audit: AuditRecord[] = [];
+    const settings = new ToolSettings(store, {
+      audit: { append: async (r) => void (audit.push(r), seen.push(`audit ${r.outcome}`)) },
+      hostId: 'test:1:2',
+    });
+    const a = await settings.update(tool, { set: { units: 'imperial' } }, who);
+    expect(seen).toEqual(['audit started', 'settings record written', 'audit ok']);
+    expect(audit[0]).toMatchObject({
+      kind: 'settings',
+      target: a.settingsRevision,
+      outcome: 'started',
+      host: 'test:1:2',
+    });
+    expect(audit[1]).toMatchObject({
+      kind: 'settings',
+      target: a.settingsRevision,
+      outcome: 'ok',
+      call: audit[0]!.call,
+    });
+    expect(audit[1]!.host).toBeUndefined();
+    // the same values again change nothing and audit nothing
+    seen.length = 0;
+    await settings.update(tool, { set: { units: 'imperial' } }, who);
+    expect(seen).toEqual(['settings record written']);
+    // a write that fails after the started record: an error completion, and the failure passed on
+    store.backend.put = async (ns, key, bytes) => {
+      if (ns === 'tool-settings') throw new TyError('E_STORE', 'disk full');
+      return put(ns, key, bytes);
+    };
+    expect(await code(settings.update(tool, { unset: ['units'] }, who))).toBe('E_STORE');
+    expect(audit.slice(-2).map((r) => r.outcome)).toEqual(['started', 'error']);
+    expect(audit.at(-1)).toMatchObject({ code: 'E_STORE', call: audit.at(-2)!.call });
+  });
+
   it('are content ids over the tool revision and the values: same values, same id; bound to one tool revision', async () => {
     const { registry, settings, tool, audit } = await setup();
     const a = await settings.update(tool, { set: { units: 'imperial' } }, who);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { TyError } from '../../core/errors.js';
+import { checkPureWheel } from '../../core/manifest/wheel.js';
 import { guestFile } from '../sandbox/engines.js';
 
 /** The one Pyodide asset manifest (core/pyodide-manifest.json), shared with the browser build. */
@@ -39,14 +40,16 @@ export const PYTHON_SANDBOX_NEEDS = Object.freeze({
 export const PYTHON_RUNNER_FLAG = '--tysandbox-python=';
 
 /**
- * The Pyodide sandbox side file (core/guest/python.mjs) of the runner in `runnerDir` (guestFile: two folders up). The
- * captured built-ins it imports (core/guest/commons.mjs) are among the runner's files (runnerFiles).
- * @throws TyError E_SANDBOX_UNAVAILABLE when it is missing.
+ * The Pyodide sandbox side files of the runner in `runnerDir` (guestFile: two folders up): core/guest/python.mjs and
+ * the memory limit it imports, core/guest/python-limits.mjs. The captured built-ins they import
+ * (core/guest/commons.mjs) are among the runner's files (runnerFiles).
+ * @throws TyError E_SANDBOX_UNAVAILABLE when one is missing.
  */
-export function pythonGuestFile(runnerDir: string): string {
-  const p = guestFile(runnerDir, 'python.mjs');
-  if (!existsSync(p)) throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python sandbox file is missing from the package');
-  return p;
+export function pythonGuestFiles(runnerDir: string): string[] {
+  const files = [guestFile(runnerDir, 'python.mjs'), guestFile(runnerDir, 'python-limits.mjs')];
+  if (!files.every((p) => existsSync(p)))
+    throw new TyError('E_SANDBOX_UNAVAILABLE', 'the Python sandbox files are missing from the package');
+  return files;
 }
 
 const assetCache = new Map<string, PyodideAssets>();
@@ -125,18 +128,31 @@ export function pyodideAssetsIn(root: string, dir: string): PyodideAssets {
   return { version: base.version, files: base.files, dir, paths };
 }
 
-/** What the sandbox command gains for a Python revision: files to grant read-only and the runner argument. */
+/**
+ * What the sandbox command gains for a Python revision: the guest files the runner compiles (`guestFiles`, read by the
+ * Node entry; Deno imports them as modules), the Pyodide files and wheels the guest reads (`readFiles`), and the runner
+ * argument: the asset spec, with `retainState` and `memoryMb` (limits.memoryMb, the cap on Pyodide's memory and
+ * in-memory files: core/guest/python-limits.mjs).
+ */
 export function pythonSandboxPlan(
   assets: string | PyodideAssets,
   runnerDir: string,
-  opts: { retainState: boolean; packages?: PythonPackageFile[] },
-): { readFiles: string[]; runnerArg: string; version: string } {
+  opts: { retainState: boolean; packages?: PythonPackageFile[]; memoryMb?: number },
+): { guestFiles: string[]; readFiles: string[]; runnerArg: string; version: string } {
   const a = typeof assets === 'string' ? pyodideAssets(assets) : assets;
   verifyPyodideAssets(a);
   const packages = opts.packages ?? [];
-  const spec = { version: a.version, files: a.files, paths: a.paths, retainState: opts.retainState, packages };
+  const spec = {
+    version: a.version,
+    files: a.files,
+    paths: a.paths,
+    retainState: opts.retainState,
+    packages,
+    ...(opts.memoryMb !== undefined ? { memoryMb: opts.memoryMb } : {}),
+  };
   return {
-    readFiles: [pythonGuestFile(runnerDir), ...Object.values(a.paths), ...packages.map((p) => p.path)],
+    guestFiles: pythonGuestFiles(runnerDir),
+    readFiles: [...Object.values(a.paths), ...packages.map((p) => p.path)],
     runnerArg: PYTHON_RUNNER_FLAG + Buffer.from(JSON.stringify(spec)).toString('base64'),
     version: a.version,
   };
@@ -185,8 +201,11 @@ export const PYTHON_PACKAGES_NS = 'python-packages';
 
 /**
  * Resolve `packages` in `dir` (the folder of the manifest the revision was added from) and check each file's
- * sha-256 before anything uses it. Files must stay inside `dir` after resolving symlinks.
- * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs).
+ * sha-256 before anything uses it, then its contents (core/manifest/wheel.ts checkPureWheel: pure Python only, no
+ * entry outside the install folder). Files must stay inside `dir` after resolving symlinks. Runs at `tool add` and
+ * again at every sandbox start.
+ * @throws TyError E_SANDBOX_UNAVAILABLE (a file missing or outside the folder), E_INTEGRITY (a digest differs),
+ *   E_INVALID_MANIFEST (native code, an entry leaving the install folder, not a zip archive).
  */
 export function resolvePythonPackages(
   dir: string,
@@ -206,12 +225,15 @@ export function resolvePythonPackages(
     const rel = relative(base, path);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
       throw new TyError('E_SANDBOX_UNAVAILABLE', `the wheel ${file} leaves the manifest's folder`);
-    const got = createHash('sha256').update(readFileSync(path)).digest('hex');
+    const bytes = readFileSync(path);
+    const got = createHash('sha256').update(bytes).digest('hex');
     if (got !== sha256)
       throw new TyError(
         'E_INTEGRITY',
         `the wheel ${file} does not match its sha256 in the manifest (got ${got.slice(0, 16)}…); refusing to load it`,
       );
+    // pure Python only, every entry inside the install folder: refused here, at tool add, not first at a run
+    checkPureWheel(file, bytes);
     return { file, sha256, path };
   });
 }

@@ -22,13 +22,18 @@ const GUEST_DIR = require('node:path').resolve(__dirname, '../../core/guest');
 const COMMONS = GUEST_DIR + '/commons.mjs';
 const CORE = GUEST_DIR + '/core.mjs';
 const PYTHON = GUEST_DIR + '/python.mjs';
+/** What python.mjs imports: its memory limit (createPythonLimits), compiled before it. */
+const PYTHON_LIMITS = GUEST_DIR + '/python-limits.mjs';
 /**
  * The files of the one script, in order, and of the code cache: the captured built-ins first (they must be taken
  * before anything else runs), the guest core, the runner last (it starts everything). node/sandbox/engines.ts
  * (nodeRunnerSources) lists the same.
  */
 const SOURCES = [COMMONS, CORE, RUNNER];
-/** A Python revision's sandbox (node/python/sandbox.ts PYTHON_RUNNER_FLAG): python.mjs before the runner, no cache. */
+/**
+ * A Python revision's sandbox (node/python/sandbox.ts PYTHON_RUNNER_FLAG): python-limits.mjs and python.mjs before the
+ * runner, no cache.
+ */
 const PYTHON_SANDBOX = process.argv.some((a) => typeof a === 'string' && a.startsWith('--tysandbox-python='));
 const CACHE = __dirname + '/sandbox-runner.cache';
 /**
@@ -112,7 +117,7 @@ function readIfReadable(path) {
  * @throws Error when a source file can be read neither from the package nor from a cache.
  */
 function compileRunner(withCache = true, python = PYTHON_SANDBOX) {
-  const files = python ? [COMMONS, CORE, PYTHON, RUNNER] : SOURCES;
+  const files = python ? [COMMONS, CORE, PYTHON_LIMITS, PYTHON, RUNNER] : SOURCES;
   const cache = withCache && !python ? readIfReadable(CACHE) : undefined;
   const parts = cache === undefined ? undefined : cacheParts(cache);
   let sources = files.map(readIfReadable);

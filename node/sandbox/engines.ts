@@ -53,7 +53,10 @@ export function runnerPath(engine: 'node' | 'deno' = 'node'): string {
  * A guest runtime file (core/guest/: the code inside every sandbox, shared with the browser worker) as the runner in
  * `runnerDir` finds it: two folders up, in the package's core/guest/.
  */
-export function guestFile(runnerDir: string, name: 'commons.mjs' | 'core.mjs' | 'python.mjs'): string {
+export function guestFile(
+  runnerDir: string,
+  name: 'commons.mjs' | 'core.mjs' | 'python.mjs' | 'python-limits.mjs',
+): string {
   return resolve(runnerDir, '..', '..', 'core', 'guest', name);
 }
 /**

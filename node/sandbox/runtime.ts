@@ -430,16 +430,17 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       isPython && exec.kind === 'sandboxed-code'
         ? pythonSandboxPlan(this.#opts.pyodide ?? packageRoot(), dirname(runner), {
             retainState: exec.retainState === true,
+            memoryMb: spec.limits.memoryMb,
             ...(packages ? { packages } : {}),
           })
         : undefined;
     if (py) {
-      if (!py.readFiles.every(flagSafe))
+      if (![...py.guestFiles, ...py.readFiles].every(flagSafe))
         throw new TyError(
           'E_SANDBOX_UNAVAILABLE',
           'the pyodide package is installed under a path the engine permission flags cannot express (contains "," or "*")',
         );
-      files.push(...py.readFiles);
+      files.push(...py.guestFiles, ...py.readFiles);
     }
     const mem = Math.max(py ? PYTHON_SANDBOX_NEEDS.minHeapMb : 16, Math.floor(spec.limits.memoryMb));
     const readFolders = (spec.folders ?? []).map((f) => f.path);
@@ -479,7 +480,7 @@ export class NodeSandboxRuntime implements SandboxRuntime {
       '--quiet',
       `--v8-flags=--max-old-space-size=${mem}${py ? ',--disallow-code-generation-from-strings' : `,--max-semi-space-size=${semiSpaceMb(mem)}`}`,
     ];
-    const denoReads = [...(py ? py.readFiles.slice(1) : []), ...readFolders];
+    const denoReads = [...(py ? py.readFiles : []), ...readFolders];
     if (denoReads.length) args.push(`--allow-read=${denoReads.join(',')}`);
     if (writeFolders.length) args.push(`--allow-write=${writeFolders.join(',')}`);
     args.push(runner);

@@ -11,7 +11,9 @@ import {
   writeSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { TyError } from '../../core/errors.js';
+import { syncDir, syncDirSync } from './dirs.js';
 
 const NL = 0x0a;
 
@@ -19,12 +21,13 @@ const NL = 0x0a;
  * Append `line` (one record, without its newline) to the file at `path` (created 0600), each record on a line of
  * its own even after a torn write: when the file does not end with a newline (a write cut short by a full disk,
  * a crash mid-write), the record is preceded by one, so the fragment stays a line of its own (readers count it
- * as corrupt) and this record parses. One `write` on an O_APPEND descriptor, then fsync when `sync` (default).
+ * as corrupt) and this record parses. One `write` on an O_APPEND descriptor, then fsync when `sync` (default), and
+ * the folder's fsync when this append created the file.
  * Two appenders racing a third one's torn write may both add the newline: an empty line, which readers skip.
  * @throws TyError E_STORE on a short write (the torn tail is repaired by the next append) or any I/O error.
  */
 export async function appendLine(path: string, line: string, opts: { sync?: boolean } = {}): Promise<void> {
-  const fh = await open(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
+  const { fh, created } = await openLog(path);
   try {
     const { size } = await fh.stat();
     let torn = false;
@@ -37,9 +40,33 @@ export async function appendLine(path: string, line: string, opts: { sync?: bool
     const { bytesWritten } = await fh.write(bytes, 0, bytes.length);
     if (bytesWritten !== bytes.length)
       throw new TyError('E_STORE', `short write to ${path.split('/').pop() ?? 'log'} (disk full?)`);
-    if (opts.sync !== false) await fh.sync();
+    if (opts.sync !== false) {
+      await fh.sync();
+      // a log this append created is durable only once its folder's entry is
+      if (created) await syncDir(dirname(path));
+    }
   } finally {
     await fh.close();
+  }
+}
+
+/** Open a log for appending; `created`: this open made the file (its folder then needs an fsync). */
+async function openLog(path: string): Promise<{ fh: Awaited<ReturnType<typeof open>>; created: boolean }> {
+  try {
+    return { fh: await open(path, FS.O_RDWR | FS.O_APPEND), created: false };
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    return { fh: await open(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600), created: true };
+  }
+}
+
+/** openLog, synchronously, as a descriptor. */
+function openLogSync(path: string): { fd: number; created: boolean } {
+  try {
+    return { fd: openSync(path, FS.O_RDWR | FS.O_APPEND), created: false };
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    return { fd: openSync(path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600), created: true };
   }
 }
 
@@ -110,6 +137,8 @@ export interface StagedLine {
  * caller says it has no other call in flight (a sequential caller has nothing else to do meanwhile: one thread
  * hand-over less), else on the thread pool, handed
  * over once the current turn's continuations ran (setImmediate), so concurrent callers never block on it.
+ * A log file this appender creates has its folder fsync'd with the next fsync, before those records resolve: a power
+ * loss cannot take the whole file (node/store/dirs.ts).
  * A write that fails (full disk) rejects the records it did not write whole with E_STORE; the records written whole
  * before it are still synced and resolved. An fsync that fails rejects the records it covered.
  */
@@ -122,6 +151,8 @@ export class GroupAppender {
   #stagedTimer: ReturnType<typeof setTimeout> | undefined;
   /** The held descriptor, its file's `dev:ino`, and the file size where our last whole write ended (or unknown). */
   #fd: number | undefined;
+  /** This appender created the log file and its folder has not been fsync'd since (the next sync does it). */
+  #dirUnsynced = false;
   #file = '';
   #end: number | undefined;
   /** Descriptors no longer held (the path names another file now), closed once their records are synced. */
@@ -247,7 +278,8 @@ export class GroupAppender {
     const st = statSync(this.path, { throwIfNoEntry: false });
     if (this.#fd !== undefined && st !== undefined && `${st.dev}:${st.ino}` === this.#file)
       return { fd: this.#fd, size: st.size, check: st.size !== this.#end };
-    const fd = openSync(this.path, FS.O_RDWR | FS.O_APPEND | FS.O_CREAT, 0o600);
+    const { fd, created } = openLogSync(this.path);
+    if (created) this.#dirUnsynced = true;
     this.stats.opens++;
     let now;
     try {
@@ -450,6 +482,16 @@ export class GroupAppender {
             // fdatasync: the appended bytes and the size that makes them readable, without an mtime-only journal write
             if (inline) fdatasyncSync(w.fd);
             else await new Promise<void>((res, rej) => fdatasync(w.fd, (err) => (err ? rej(err) : res())));
+          } catch (e) {
+            failure = e;
+          }
+        }
+        // a log this appender created: its folder's entry too, so that a power loss cannot take the whole file
+        if (failure === undefined && this.#dirUnsynced) {
+          try {
+            if (inline) syncDirSync(dirname(this.path));
+            else await syncDir(dirname(this.path));
+            this.#dirUnsynced = false;
           } catch (e) {
             failure = e;
           }

@@ -1,11 +1,12 @@
 // File-system StoreBackend for the CLI: atomic files, append-only logs, cross-process locks; Node host, trusted side.
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TyError } from '../../core/errors.js';
 import { UNGENERATED_NAMESPACES, checkKey, type StoreBackend } from '../../core/store/contract.js';
 import { GroupAppender, appendLine } from './append.js';
 import { sweepTempFiles, writeFileAtomic } from './atomic.js';
+import { makeDurableDir } from './dirs.js';
 import { StoreGeneration } from './generation.js';
 import { DirLocks } from './lock.js';
 
@@ -155,7 +156,8 @@ export class FileStoreBackend implements StoreBackend {
   async #dir(...parts: string[]): Promise<string> {
     const d = parts.length === 1 ? this.#path(parts[0]!, '') : join(this.root, ...parts);
     if (!this.#made.has(d)) {
-      await this.#io(() => mkdir(d, { recursive: true, mode: 0o700 }));
+      // a folder made now survives a power loss with what is written into it (its parents fsync'd)
+      await this.#io(() => makeDurableDir(d, 0o700));
       this.#made.add(d);
     }
     return d;

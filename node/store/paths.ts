@@ -1,8 +1,8 @@
 // Where tycli keeps its state on disk (the home folder and its fixed subfolders); Node host, trusted side.
 import { isAbsolute, join, resolve } from 'node:path';
-import { mkdir } from 'node:fs/promises';
 import envPaths from 'env-paths';
 import { TyError } from '../../core/errors.js';
+import { makeDurableDir } from './dirs.js';
 
 /**
  * The layout under the home folder. Everything tycli writes lives here, so `--home DIR` isolates a
@@ -74,7 +74,10 @@ export function tycliPaths(home: string): TycliPaths {
   };
 }
 
-/** Create a folder (and parents) with mode 0700; an existing folder keeps its mode. */
+/**
+ * Create a folder (and parents) with mode 0700; an existing folder keeps its mode. New folders survive a power loss
+ * (their parents are fsync'd: node/store/dirs.ts makeDurableDir).
+ */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDurableDir(dir, 0o700);
 }

@@ -34,6 +34,7 @@ const CAPTURED = [
   'Promise',
   'Error',
   'TypeError',
+  'RangeError',
   'ArrayBuffer',
   'Uint8Array',
   'TextDecoder',
@@ -42,6 +43,7 @@ const CAPTURED = [
   'btoa',
   'EventTarget',
   'URL',
+  'WebAssembly',
 ];
 /** Globals any function may read: non-writable, non-configurable properties of the global object. */
 const CONSTANTS = ['undefined', 'NaN', 'Infinity'];
@@ -356,7 +358,12 @@ function analyze(source: string, sourceType: 'module' | 'script', outer: Iterabl
 
 const text = (rel: string) => readFileSync(new URL(rel, import.meta.url), 'utf8');
 const GUEST = '../../core/guest/';
-const GUEST_MODULES = ['core.mjs', 'python.mjs'];
+/** Each guest module, its one export, and the sibling modules it may import. */
+const GUEST_MODULES: Record<string, { fn: string; imports: string[] }> = {
+  'core.mjs': { fn: 'createGuest', imports: ['./commons.mjs'] },
+  'python-limits.mjs': { fn: 'createPythonLimits', imports: ['./commons.mjs'] },
+  'python.mjs': { fn: 'createPythonGuest', imports: ['./commons.mjs', './python-limits.mjs'] },
+};
 const commons = analyze(text(`${GUEST}commons.mjs`), 'module');
 /** Globals outside the allowed ones, as `name:line` (what a failure names). */
 const offending = (refs: Ref[], allowed: string[]) =>
@@ -384,19 +391,22 @@ describe('core/guest/commons.mjs: the one module of captured built-ins', () => {
   });
 });
 
-describe.each(GUEST_MODULES)('core/guest/%s', (file) => {
+describe.each(Object.keys(GUEST_MODULES))('core/guest/%s', (file) => {
   const a = analyze(text(GUEST + file), 'module');
+  const { fn, imports } = GUEST_MODULES[file]!;
   it('reads no global: every built-in comes from commons.mjs by name', () => {
     expect(offending(a.free, CONSTANTS)).toEqual([]);
-    expect(a.imports.map((i) => i.from)).toEqual(['./commons.mjs']);
+    expect(a.imports.map((i) => i.from)).toEqual(imports);
     const missing = a.imports[0]!.names.filter((n) => !commons.exports.includes(n));
     expect(missing, 'imported names commons.mjs does not export').toEqual([]);
+    for (const i of a.imports.slice(1))
+      expect(i.names, `what ${file} imports from ${i.from}`).toEqual([GUEST_MODULES[i.from.slice(2)]!.fn]);
   });
   it('never iterates with the iteration protocol inside a function', () => {
     expect(a.iterations).toEqual([]);
   });
   it('has one export, its function declaration', () => {
-    expect(a.exports).toEqual([file === 'core.mjs' ? 'createGuest' : 'createPythonGuest']);
+    expect(a.exports).toEqual([fn]);
   });
 });
 
@@ -426,6 +436,7 @@ describe('the one-script form of the guest modules (the Node entry and the brows
   it.each([
     ['commons.mjs', undefined],
     ['core.mjs', 'createGuest'],
+    ['python-limits.mjs', 'createPythonLimits'],
     ['python.mjs', 'createPythonGuest'],
   ])('%s: the same text on both hosts, as many lines, a classic script without import or export', (file, fn) => {
     const source = text(GUEST + file);

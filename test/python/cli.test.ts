@@ -61,12 +61,13 @@ describe('the Python sandbox command', () => {
       .filter((a) => a.startsWith('--allow-fs-read='))
       .map((a) => a.slice('--allow-fs-read='.length));
     // the entry, the captured built-ins, the guest core, the runner (no code cache: V8 would reject it under Python's
-    // flags), the Python guest
+    // flags), the Python guest and its memory limit
     const runner = runnerFiles('node', { codeCache: false });
     expect(reads.slice(0, runner.length)).toEqual(runner);
     expect(reads.some((r) => r.endsWith('.cache'))).toBe(false);
-    expect(reads.slice(runner.length + 1).sort()).toEqual(Object.values(assets.paths).sort());
+    expect(reads.slice(runner.length + 2).sort()).toEqual(Object.values(assets.paths).sort());
     expect(reads[runner.length]).toMatch(/core\/guest\/python\.mjs$/);
+    expect(reads[runner.length + 1]).toMatch(/core\/guest\/python-limits\.mjs$/);
     expect(node.args).toContain('--disallow-code-generation-from-strings');
     expect(
       node.args.some(

@@ -73,6 +73,12 @@ const WHEEL_MANIFEST: ToolManifest = {
   python: { packages: [{ file: WHEEL.file, sha256: WHEEL.sha256 }] },
 };
 const WHEEL_CALLS = [{ s: 'wheels' }];
+// A none-any wheel that holds native code: refused by the browser host before the worker gets it.
+const NATIVE_SO = 'tinytext/_speed.cpython-314-wasm32-emscripten.so';
+const NATIVE = {
+  ...tinyWheel({ [NATIVE_SO]: new Uint8Array([0, 97, 115, 109]) }),
+  file: 'nativetext-1.0-py3-none-any.whl',
+};
 
 let tmp: string;
 beforeAll(() => {
@@ -115,11 +121,13 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
     const out = await buildBrowserApp({ outDir: join(tmp, 'browser') });
     mkdirSync(join(out, 'python-packages'));
     writeFileSync(join(out, 'python-packages', WHEEL.file), WHEEL.bytes);
+    writeFileSync(join(out, 'python-packages', NATIVE.file), NATIVE.bytes);
     const server = await serveDir(out);
     const browser = await launchChromium();
     let web: { revision: string; results: unknown[] };
     let webWheel: { revision: string; results: unknown[] };
     let webBad: { revision: string; results: unknown[] };
+    let webNative: { revision: string; results: unknown[] };
     try {
       const { page } = await openDiagnostics(browser, server.origin);
       web = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [MANIFEST, CALLS] as const)) as typeof web;
@@ -134,6 +142,15 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
       };
       webBad = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [
         bad,
+        WHEEL_CALLS,
+      ] as const)) as typeof web;
+      const native: ToolManifest = {
+        ...WHEEL_MANIFEST,
+        name: 'pyshoutnative',
+        python: { packages: [{ file: NATIVE.file, sha256: NATIVE.sha256 }] },
+      };
+      webNative = (await page.evaluate(([m, c]) => window.tyInvokeManifest(m, c), [
+        native,
         WHEEL_CALLS,
       ] as const)) as typeof web;
     } finally {
@@ -174,6 +191,14 @@ describe.runIf(existsSync(CHROMIUM_PATH))('the same Python revision on the comma
     expect(webBad.results[0]).toMatchObject({
       ok: false,
       error: { code: 'E_INTEGRITY', message: expect.stringContaining(WHEEL.file) },
+    });
+    // One that holds native code is refused there too, in one line naming the wheel and the entry.
+    expect(webNative.results[0]).toMatchObject({
+      ok: false,
+      error: {
+        code: 'E_INVALID_MANIFEST',
+        message: `the wheel ${NATIVE.file} holds native code ("${NATIVE_SO}"); only pure-Python wheels are supported`,
+      },
     });
   }, 300_000);
 });

@@ -2,6 +2,7 @@
 // through tycli; test side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../node/sandbox/runtime.js';
@@ -65,6 +66,24 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     expect(oneLine(r)).toMatchObject({ ok: true, result: { out: 'HI!', version: '1.0' } });
   }, 240_000);
 
+  it("a wheel the installer refuses in the sandbox (bad CRC) fails in one line naming the wheel, not the installer's traceback", async () => {
+    const w = tinyWheel();
+    const bytes = Buffer.from(w.bytes);
+    // the first entry's data (stored, uncompressed) starts after its 30-byte local header and its name
+    const at = 30 + bytes.readUInt16LE(26);
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 0x20, at);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const m = project('pycrc', { file: w.file, bytes }, { file: w.file, sha256 });
+    const home = join(tmp, 'home-crc');
+    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m]))).toMatchObject({ ok: true });
+    const r = await tycli(['--home', home, '--json', '--sandbox', 'required', 'run', 'pycrc', '--args', '{"s":"hi"}']);
+    const err = (oneLine(r) as { error: { code: string; message: string } }).error;
+    expect(err).toEqual({
+      code: 'E_INVALID_MANIFEST',
+      message: `the wheel ${w.file} could not be installed: zipfile.BadZipFile: Bad CRC-32 for file 'tinytext/__init__.py'`,
+    });
+  }, 240_000);
+
   it('a wheel that does not match its sha256 is refused at tool add with E_INTEGRITY, nothing installed; one changed afterwards is refused at run', async () => {
     const w = tinyWheel();
     const m = project('pybadwheel', w, { file: w.file, sha256: '0'.repeat(64) });
@@ -95,7 +114,7 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
     expect(oneLine(r)).toMatchObject({ ok: false, error: { code: 'E_INTEGRITY' } });
   }, 240_000);
 
-  it('only pure-Python wheels: a platform wheel name is refused at add; native code inside a none-any wheel is refused at load', async () => {
+  it('only pure-Python wheels: a platform wheel name, and native code or an escaping entry inside a none-any wheel, are refused at tool add, nothing stored', async () => {
     const w = tinyWheel();
     const plat = { file: 'tinytext-1.0-cp314-cp314-linux_x86_64.whl', bytes: w.bytes };
     const m = project('pyplatform', plat, { file: plat.file, sha256: w.sha256 });
@@ -104,24 +123,25 @@ describe('python.packages: pure-Python wheels by sha-256', () => {
       ok: false,
       error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
     });
-    const native = tinyWheel({ 'tinytext/_speed.cpython-314-wasm32-emscripten.so': new Uint8Array([0, 97, 115, 109]) });
+    const so = 'tinytext/_speed.cpython-314-wasm32-emscripten.so';
+    const native = tinyWheel({ [so]: new Uint8Array([0, 97, 115, 109]) });
     const m2 = project('pynative', native, { file: native.file, sha256: native.sha256 });
     const home = join(tmp, 'home-native');
-    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m2]))).toMatchObject({ ok: true });
-    const r = await tycli([
-      '--home',
-      home,
-      '--json',
-      '--sandbox',
-      'required',
-      'run',
-      'pynative',
-      '--args',
-      '{"s":"hi"}',
-    ]);
-    expect(oneLine(r)).toMatchObject({
+    const refused = await tycli(['--home', home, '--json', 'tool', 'add', m2]);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused)).toMatchObject({
       ok: false,
-      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('only pure-Python wheels are supported') },
+      error: {
+        code: 'E_INVALID_MANIFEST',
+        message: `the wheel ${native.file} holds native code ("${so}"); only pure-Python wheels are supported`,
+      },
+    });
+    expect((await tycli(['--home', home, '--json', 'tool', 'list'])).stdout).not.toContain('pynative');
+    const escaping = tinyWheel({ '../outside.py': 'x = 1\n' });
+    const m3 = project('pyescape', escaping, { file: escaping.file, sha256: escaping.sha256 });
+    expect(oneLine(await tycli(['--home', home, '--json', 'tool', 'add', m3]))).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID_MANIFEST', message: expect.stringContaining('leaves the install folder') },
     });
   }, 240_000);
 });

@@ -2,6 +2,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { TyError } from '../../../../core/errors.js';
+import { AUDIT_LOG } from '../../../../core/audit/record.js';
 import type { CliCommand, CliContext } from '../../types.js';
 import { fail, out, outJson, terminalSafe, usage } from '../../output.js';
 import { inertJson } from '../../../../core/ask/text.js';
@@ -146,6 +147,16 @@ Exit codes: 0 ok, 1 the tool failed or the call was refused, 2 bad usage or argu
         disposable: v.disposable === true,
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       });
+      // The outcome is reported only once the call's completion record is durable, so a power loss after a reported
+      // result cannot take its record (found by test/faults/crash/: the host's staged completion records wait up to
+      // STAGED_SYNC_MS for company). The one-shot CLI's exit fsyncs them anyway: this moves that fsync ahead of the
+      // answer.
+      try {
+        await host.store.syncLog(AUDIT_LOG);
+      } catch (e) {
+        const err = e instanceof TyError ? e : new TyError('E_STORE', String(e));
+        return fail(ctx, 'E_STORE', `the call ended, but its audit record could not be made durable: ${err.message}`);
+      }
       if (!r.ok) {
         if (r.error.code === 'E_UNKNOWN_TOOL') r.error.data = await suggestTool(r.error.data, ctx.globals.home);
         const hint = cliHintFor(r.error.code, r.error.data);
