@@ -7,7 +7,13 @@ import { pairRatio, spread, summary } from './stats.mjs';
 
 /** Load the compiled modules (npm run build); fall back to the TypeScript sources through tsx. */
 async function load() {
-  const names = ['node/sandbox', 'node/os-sandbox/posture', 'node/os-sandbox/probe', 'core/runtime'];
+  const names = [
+    'node/sandbox/runtime',
+    'node/sandbox/engines',
+    'node/os-sandbox/posture',
+    'node/os-sandbox/probe',
+    'core/exec/runtime',
+  ];
   try {
     if (process.env.TY_BENCH_SOURCES) throw new Error('sources requested');
     const mods = await Promise.all(names.map((n) => import(`../../dist/${n}.js`)));
