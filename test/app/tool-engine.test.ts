@@ -110,7 +110,7 @@ describe.skipIf(!haveChromium)('chat app: the JavaScript engine of a tool', () =
     // Move "words" back to node: a new revision, stored, then activated from the card.
     await page.getByRole('button', { name: 'Tools' }).click();
     await card.getByRole('combobox', { name: 'Engine of words' }).selectOption('node');
-    await card.getByRole('button', { name: 'Save as new revision' }).click();
+    await card.getByRole('button', { name: 'Save on this engine' }).click();
     await card.getByRole('button', { name: 'Activate words on node' }).click();
     await page
       .getByRole('status')

@@ -229,13 +229,13 @@ describe.skipIf(!haveChromium)('MCP in the browser host (Chromium)', () => {
     expect(fx.calls.length).toBe(before);
   });
 
-  it('an answer over the 8 MiB message limit is a clear E_MCP error, nothing half-delivered; the next call works', async () => {
+  it('an answer over the 8 MiB message limit is a clear E_MCP_OVERSIZE error, nothing half-delivered; the next call works', async () => {
     const r = await call('fxbig__big', { bytes: 9 * 1024 * 1024 });
-    expect(r).toMatchObject({ ok: false, code: 'E_MCP' });
+    expect(r).toMatchObject({ ok: false, code: 'E_MCP_OVERSIZE' });
     expect(r.ok ? '' : r.message).toMatch(/over 8 MiB/);
     expect(JSON.stringify(r).length).toBeLessThan(2000);
     const audit = await app.page.evaluate(() => (window as unknown as W).host.audit({ tool: 'fxbig__big' }));
-    expect(audit.map((x) => [x.outcome, x.code])).toContainEqual(['error', 'E_MCP']);
+    expect(audit.map((x) => [x.outcome, x.code])).toContainEqual(['error', 'E_MCP_OVERSIZE']);
     expect(await call('fxbig__big', { bytes: 1000 })).toMatchObject({ ok: true });
   });
 

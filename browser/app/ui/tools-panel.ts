@@ -228,7 +228,7 @@ export function toolsPanel(d: ToolsPanelDeps): HTMLElement {
         ...ENGINE_CHOICES.map((c) => h('option', { value: c.value }, c.value)),
       );
       pick.value = engine === 'quickjs' ? 'quickjs' : 'node';
-      const saveEngine = h('button', { type: 'button', disabled: true }, 'Save as new revision');
+      const saveEngine = h('button', { type: 'button', disabled: true }, 'Save on this engine');
       const engineOut = h('div', { class: 'new-revision' });
       pick.addEventListener('change', () => {
         saveEngine.disabled = pick.value === (engine === 'quickjs' ? 'quickjs' : 'node');
