@@ -137,6 +137,8 @@ describe.skipIf(!haveChromium)('two providers side by side', () => {
     await page.getByRole('button', { name: 'Add header' }).click();
     await expect.poll(() => page.getByRole('list', { name: 'Models of Alpha' }).innerText()).toContain('gpt-alpha-2');
     await page.getByRole('button', { name: 'Add connection' }).click();
+    // the new connection's own fields, once drawn (until then the fields are the previous connection's)
+    await expect.poll(() => page.getByRole('textbox', { name: 'Connection name' }).inputValue()).toBe('New connection');
     await fillConnection(page, {
       name: 'Beta',
       api: 'anthropic',

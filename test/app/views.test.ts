@@ -84,6 +84,10 @@ describe.skipIf(!haveChromium)('the new views', () => {
         await page.getByRole('button', { name: 'Settings' }).click();
         await addConnection(page, 'OpenAI', 'openai', a.url, 'sk-a', 'gpt-4.1-mini');
         await page.getByRole('button', { name: 'Add connection' }).click();
+        // the new connection's own fields, once drawn (until then the fields are the previous connection's)
+        await expect
+          .poll(() => page.getByRole('textbox', { name: 'Connection name' }).inputValue())
+          .toBe('New connection');
         await page.getByRole('combobox', { name: 'Preset' }).selectOption('anthropic');
         await addConnection(page, 'Anthropic', 'anthropic', b.url, 'sk-b', 'claude-sonnet-4-5');
         await axeClean(page, 'connections');

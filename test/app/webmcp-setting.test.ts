@@ -37,9 +37,13 @@ describe.skipIf(!ready)('Settings: Offer tools to browser agents (WebMCP)', () =
       const box = page.getByRole('checkbox', { name: LABEL });
       expect(await box.isChecked()).toBe(false);
       await box.check();
-      await expect.poll(async () => (await page.webmcp.tools()).length, { timeout: 20_000 }).toBeGreaterThan(0);
+      // the setting says how many it offered once every registration is made; the agent then sees that many
+      const offered = page.getByRole('status').filter({ hasText: /On: \d+ tools? offered/ });
+      await offered.waitFor({ timeout: 20_000 });
+      const n = Number(/On: (\d+) tool/.exec(await offered.innerText())?.[1]);
+      expect(n).toBeGreaterThan(0);
+      await expect.poll(async () => (await page.webmcp.tools()).length, { timeout: 20_000 }).toBe(n);
       const names = (await page.webmcp.tools()).map((t) => t.name);
-      await expect.poll(() => page.getByRole('status').filter({ hasText: 'tools offered' }).count()).toBe(1);
       for (const scheme of ['light', 'dark'] as const) {
         for (const [w, hgt] of [
           [1280, 800],

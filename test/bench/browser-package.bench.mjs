@@ -8,8 +8,12 @@ import { buildBrowserApp, launchChromium, serveDir } from '../../node/diagnostic
 
 /** Budget of `tysandbox/browser`'s main chunk (index.js with every chunk it imports statically), bytes. */
 export const MAIN_CHUNK_BUDGET = 1280 * 1024;
-/** Budget of the same, gzip. */
-export const MAIN_CHUNK_GZIP_BUDGET = 320 * 1024;
+/**
+ * Budget of the same, gzip. 320 KiB until issues 29 and 32 put WebMCP, the srcdoc frame mode, protocol 1.1 and the
+ * QuickJS host side into the main chunk (325 KiB measured); loading WebMCP and QuickJS on first use would take them
+ * out again.
+ */
+export const MAIN_CHUNK_GZIP_BUDGET = 336 * 1024;
 /** Budget of `tysandbox/client` under the `browser` export condition (dist/client/browser.js), gzip bytes. */
 export const CLIENT_GZIP_BUDGET = 40 * 1024;
 const REPO = resolve(import.meta.dirname, '..', '..');
