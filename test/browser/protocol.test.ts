@@ -247,11 +247,21 @@ describe.skipIf(!haveChromium)('the real chat app embedded (browser/app, "Allowe
     await settings.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 60_000 });
     await settings.getByRole('button', { name: 'Settings' }).click();
     await settings.getByRole('textbox', { name: 'Allowed embedding origins' }).fill(A);
-    // kept in IndexedDB: a reload shows it again
-    await settings.reload();
-    await settings.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 60_000 });
-    await settings.getByRole('button', { name: 'Settings' }).click();
-    await expect.poll(() => settings.getByRole('textbox', { name: 'Allowed embedding origins' }).inputValue()).toBe(A);
+    // kept in IndexedDB: another page of the profile, opened while this one stays open (a reload right after typing
+    // could abort the write in flight, which no person does), shows it
+    const again = await ctx.newPage();
+    await expect
+      .poll(
+        async () => {
+          await again.goto(app!.url);
+          await again.waitForFunction(() => window.tyAppReady === true, undefined, { timeout: 60_000 });
+          await again.getByRole('button', { name: 'Settings' }).click();
+          return again.getByRole('textbox', { name: 'Allowed embedding origins' }).inputValue();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(A);
+    await again.close();
     await settings.close();
 
     const page = await embedder(A, ctx);
